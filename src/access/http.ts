@@ -1,0 +1,25 @@
+/**
+ * Route plumbing shared by every service: the caller's principal (resolved once per
+ * request, only on routes that sit behind this plugin) and request metadata for audit.
+ */
+import { Elysia } from "elysia";
+import { bearerFrom, type Principal, type PrincipalResolver } from "./principal";
+
+export interface RequestMeta {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export function requestMeta(request: Request, server: { requestIP(r: Request): { address: string } | null } | null): RequestMeta {
+  return { ip: server?.requestIP(request)?.address ?? null, userAgent: request.headers.get("user-agent") };
+}
+
+export function principalPlugin(resolver: PrincipalResolver) {
+  return new Elysia({ name: "principal" }).resolve({ as: "scoped" }, async ({ request, cookie, server }) => {
+    const principal: Principal | null = await resolver.resolve(
+      bearerFrom(request.headers.get("authorization")),
+      (cookie.auth_token?.value as string | undefined) ?? null,
+    );
+    return { principal, meta: requestMeta(request, server) };
+  });
+}

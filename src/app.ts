@@ -1,0 +1,129 @@
+/**
+ * Builds one Bunker instance: the context every service receives, the Elysia app with
+ * each service mounted at its prefix, the scheduled jobs, and the health/metrics/docs
+ * routes. Tests build several side by side; main.ts builds one and listens.
+ */
+import { Elysia } from "elysia";
+import { swagger } from "@elysiajs/swagger";
+import { ActionRegistry } from "./access/actions";
+import type { Config } from "./config";
+import { systemClock, type Clock } from "./core/clock";
+import { checkpoint, migrate, openDb } from "./core/db";
+import { EventOutbox } from "./core/events";
+import { httpKernel } from "./core/http";
+import { Idempotency } from "./core/idempotency";
+import { createLogger, type Logger } from "./core/log";
+import { SystemMailer } from "./core/mailer";
+import { Metrics } from "./core/metrics";
+import { createObjectStore } from "./core/objects";
+import { createOutboundHttp } from "./core/outbound-http";
+import { PasswordHasher } from "./core/password";
+import { RateLimiter } from "./core/ratelimit";
+import { Scheduler } from "./core/scheduler";
+import { createSecretBox, loadMasterKey } from "./core/secrets";
+import type { AppContext } from "./context";
+import { Platform } from "./services/platform/service";
+import { platformRoutes } from "./services/platform/routes";
+import adminHtml from "../static/admin/index.html" with { type: "text" };
+import { join } from "node:path";
+
+export const VERSION = "0.1.0";
+
+/** Mounted services: prefix -> human title, used for per-service OpenAPI documents. */
+const SERVICES = [{ prefix: "/platform", title: "Bunker platform administration" }];
+
+export interface BunkerApp {
+  app: Elysia<any, any, any, any, any, any, any>;
+  ctx: AppContext;
+  platform: Platform;
+  /** Handles one request in-process (tests). */
+  handle(req: Request): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger } = {}): AppContext {
+  const log = opts.log ?? createLogger(config.logLevel);
+  const clock = opts.clock ?? systemClock;
+  const db = openDb(join(config.dataDir, "bunker.db"));
+  migrate(db);
+  const metrics = new Metrics();
+  const masterKey = loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir });
+  return {
+    config,
+    db,
+    clock,
+    log,
+    metrics,
+    masterKey,
+    secretBox: createSecretBox(masterKey),
+    passwords: new PasswordHasher(config.argon2MemoryKiB, config.argon2TimeCost),
+    ratelimit: new RateLimiter(db, clock),
+    idempotency: new Idempotency(db, clock),
+    events: new EventOutbox(db, clock),
+    mailer: new SystemMailer({ db, clock, log, relayUrl: config.smtpRelayUrl, from: config.mailFrom }),
+    objects: createObjectStore({ kind: config.objectStore, dataDir: config.dataDir, s3Bucket: config.s3Bucket }),
+    scheduler: new Scheduler(log, metrics),
+    outbound: createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets, requireHttps: config.env === "production" }),
+    actions: new ActionRegistry(),
+  };
+}
+
+function registerCoreJobs(ctx: AppContext) {
+  ctx.scheduler.register({ name: "mail.deliver", schedule: "*/5 * * * * *", run: async () => void (await ctx.mailer.deliverPending()) });
+  ctx.scheduler.register({ name: "ratelimit.purge", schedule: "0 */5 * * * *", run: () => void ctx.ratelimit.purgeExpired() });
+  ctx.scheduler.register({ name: "idempotency.purge", schedule: "0 7 * * * *", run: () => void ctx.idempotency.purgeExpired() });
+}
+
+export async function createApp(config: Config, opts: { clock?: Clock; log?: Logger } = {}): Promise<BunkerApp> {
+  const ctx = buildContext(config, opts);
+  const platform = new Platform(ctx);
+  registerCoreJobs(ctx);
+
+  const app = new Elysia()
+    .use(httpKernel(ctx.log, ctx.metrics))
+    .use(
+      swagger({
+        path: "/docs",
+        provider: "swagger-ui",
+        documentation: { info: { title: "Bunker API", version: VERSION, description: "Every Bunker service. Per-service documents: /<service>/openapi.json" } },
+        exclude: ["/docs", "/docs/json", "/healthz", "/readyz", "/metrics", "/", "/admin", "/admin/"],
+      }),
+    )
+    .get("/healthz", () => ({ status: "ok", version: VERSION }), { detail: { hide: true } })
+    .get("/readyz", ({ set }) => {
+      let db = false;
+      try {
+        db = ctx.db.query("SELECT 1 AS ok").get() !== null;
+      } catch {}
+      const scheduler = ctx.scheduler.isRunning();
+      if (!db || !scheduler) set.status = 503;
+      return { status: db && scheduler ? "ready" : "not_ready", checks: { db, scheduler } };
+    }, { detail: { hide: true } })
+    .get("/metrics", () => new Response(ctx.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }), { detail: { hide: true } })
+    .get("/", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
+    .get("/admin", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
+    .get("/admin/", () => new Response(adminHtml, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } })
+    .use(platformRoutes(platform));
+
+  // Per-service OpenAPI documents: the full document filtered to the service's prefix.
+  for (const s of SERVICES) {
+    app.get(`${s.prefix}/openapi.json`, async () => {
+      const full = (await (await app.handle(new Request("http://localhost/docs/json"))).json()) as any;
+      const paths = Object.fromEntries(Object.entries(full.paths ?? {}).filter(([p]) => p.startsWith(s.prefix + "/") && !p.endsWith("/openapi.json")));
+      return { ...full, info: { ...full.info, title: s.title, version: "v1.0.0" }, servers: [{ url: ctx.config.publicUrl }], paths };
+    }, { detail: { hide: true } });
+  }
+
+  return {
+    app,
+    ctx,
+    platform,
+    handle: (req) => app.handle(req),
+    async stop() {
+      await ctx.scheduler.stop();
+      await platform.accounts.idle();
+      checkpoint(ctx.db);
+      ctx.db.close();
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Environment -> typed, validated configuration. Every setting is optional for a
+ * local start; a bad value stops start-up with one message listing every problem.
+ */
+import { resolve } from "node:path";
+import type { Level } from "./core/log";
+
+export const SERVICE_CATALOGUE = ["platform", "auth", "webhooks", "mail", "tack", "waitlist", "trawl", "social"] as const;
+export type ServiceName = (typeof SERVICE_CATALOGUE)[number];
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string;
+  masterKey: string | null;
+  smtpPort: number;
+  smtpRelayUrl: string | null;
+  mailFrom: string;
+  oauthReturnToOrigins: string[];
+  allowPrivateTargets: boolean;
+  adminEmail: string | null;
+  adminPassword: string | null;
+  defaultServices: ServiceName[];
+  logLevel: Level;
+  /** Object store: "local" folder under dataDir, or "s3" through Bun.s3 (S3_* variables). */
+  objectStore: "local" | "s3";
+  s3Bucket: string | null;
+  /** Access-token lifetime of console sessions, seconds. */
+  accessTokenTtl: number;
+  /** Password hashing cost (argon2id); tests may lower it, production keeps OWASP's. */
+  argon2MemoryKiB: number;
+  argon2TimeCost: number;
+  /** "production" requires https webhook targets, Secure cookies, etc. */
+  env: "development" | "production" | "test";
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (k: string, def: string) => (env[k] === undefined || env[k] === "" ? def : env[k]!);
+  const int = (k: string, def: number, min: number, max: number) => {
+    const raw = env[k];
+    if (raw === undefined || raw === "") return def;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${k} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return def;
+    }
+    return n;
+  };
+  const bool = (k: string, def: boolean) => {
+    const raw = env[k];
+    if (raw === undefined || raw === "") return def;
+    if (["1", "true", "yes", "on"].includes(raw.toLowerCase())) return true;
+    if (["0", "false", "no", "off"].includes(raw.toLowerCase())) return false;
+    problems.push(`${k} must be true or false (got "${raw}")`);
+    return def;
+  };
+  const url = (k: string, raw: string | null, protocols: string[]) => {
+    if (raw === null) return null;
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) throw new Error();
+      return raw.replace(/\/+$/, "");
+    } catch {
+      problems.push(`${k} must be a URL with scheme ${protocols.join(" or ")} (got "${raw}")`);
+      return null;
+    }
+  };
+
+  const port = int("PORT", 8080, 0, 65535);
+  const host = str("HOST", "0.0.0.0");
+  const envName = str("BUNKER_ENV", env.NODE_ENV === "production" ? "production" : "development");
+  if (!["development", "production", "test"].includes(envName)) problems.push(`BUNKER_ENV must be development, production or test`);
+  const publicUrl = url("PUBLIC_URL", str("PUBLIC_URL", `http://localhost:${port || 8080}`), ["http:", "https:"]) ?? "http://localhost:8080";
+
+  const logLevel = str("LOG_LEVEL", "info") as Level;
+  if (!["debug", "info", "warn", "error", "silent"].includes(logLevel)) problems.push(`LOG_LEVEL must be debug, info, warn, error or silent`);
+
+  const masterKey = env.MASTER_KEY || null;
+  if (masterKey !== null && !/^[A-Za-z0-9+/_-]{43,}={0,2}$/.test(masterKey) && !/^[0-9a-fA-F]{64}$/.test(masterKey)) {
+    problems.push("MASTER_KEY must be 32 bytes as 64 hex characters or base64");
+  }
+
+  const defaultServices = str("DEFAULT_SERVICES", "platform,auth,webhooks,mail,tack,waitlist,trawl,social")
+    .split(",").map((s) => s.trim()).filter(Boolean) as ServiceName[];
+  for (const s of defaultServices) if (!SERVICE_CATALOGUE.includes(s)) problems.push(`DEFAULT_SERVICES: unknown service "${s}"`);
+
+  const origins = str("OAUTH_RETURN_TO_ORIGINS", "").split(",").map((s) => s.trim()).filter(Boolean);
+  for (const o of origins) if (!/^https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:\d+)?$/.test(o)) problems.push(`OAUTH_RETURN_TO_ORIGINS: "${o}" is not an origin`);
+
+  const adminEmail = env.BUNKER_ADMIN_EMAIL || null;
+  const adminPassword = env.BUNKER_ADMIN_PASSWORD || null;
+  if ((adminEmail === null) !== (adminPassword === null)) problems.push("BUNKER_ADMIN_EMAIL and BUNKER_ADMIN_PASSWORD go together");
+  if (adminPassword !== null && adminPassword.length < 8) problems.push("BUNKER_ADMIN_PASSWORD must be at least 8 characters");
+
+  const objectStore = str("OBJECT_STORE", env.S3_BUCKET ? "s3" : "local");
+  if (!["local", "s3"].includes(objectStore)) problems.push(`OBJECT_STORE must be local or s3`);
+
+  const config: Config = {
+    port,
+    host,
+    dataDir: resolve(str("DATA_DIR", "./data")),
+    publicUrl,
+    masterKey,
+    smtpPort: int("SMTP_PORT", 2525, 0, 65535),
+    smtpRelayUrl: url("SMTP_RELAY_URL", env.SMTP_RELAY_URL || null, ["smtp:", "smtps:"]),
+    mailFrom: str("MAIL_FROM", "Bunker <no-reply@localhost>"),
+    oauthReturnToOrigins: origins,
+    allowPrivateTargets: bool("ALLOW_PRIVATE_TARGETS", false),
+    adminEmail,
+    adminPassword,
+    defaultServices,
+    logLevel,
+    objectStore: objectStore as "local" | "s3",
+    s3Bucket: env.S3_BUCKET || null,
+    accessTokenTtl: int("ACCESS_TOKEN_TTL", 3600, 60, 86400),
+    argon2MemoryKiB: int("ARGON2_MEMORY_KIB", 19456, 1024, 1048576),
+    argon2TimeCost: int("ARGON2_TIME_COST", 2, 1, 10),
+    env: envName as Config["env"],
+  };
+  if (problems.length) throw new ConfigError("Invalid configuration:\n  - " + problems.join("\n  - "));
+  return config;
+}

@@ -1,0 +1,38 @@
+/**
+ * The context app.ts builds once per app instance and hands to every service. Nothing
+ * stateful lives at module level, so tests run isolated apps side by side.
+ */
+import type { ActionRegistry } from "./access/actions";
+import type { Config } from "./config";
+import type { Clock } from "./core/clock";
+import type { Db } from "./core/db";
+import type { EventOutbox } from "./core/events";
+import type { Idempotency } from "./core/idempotency";
+import type { Logger } from "./core/log";
+import type { SystemMailer } from "./core/mailer";
+import type { Metrics } from "./core/metrics";
+import type { ObjectStore } from "./core/objects";
+import type { createOutboundHttp } from "./core/outbound-http";
+import type { PasswordHasher } from "./core/password";
+import type { RateLimiter } from "./core/ratelimit";
+import type { Scheduler } from "./core/scheduler";
+import type { createSecretBox } from "./core/secrets";
+
+export interface AppContext {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  masterKey: Uint8Array;
+  secretBox: ReturnType<typeof createSecretBox>;
+  passwords: PasswordHasher;
+  ratelimit: RateLimiter;
+  idempotency: Idempotency;
+  events: EventOutbox;
+  mailer: SystemMailer;
+  objects: ObjectStore;
+  scheduler: Scheduler;
+  outbound: ReturnType<typeof createOutboundHttp>;
+  actions: ActionRegistry;
+}

@@ -1,0 +1,52 @@
+/** SQLite (WAL) connection, pragmas, embedded migrations and the transaction helper. */
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { MIGRATIONS } from "../../migrations/index";
+
+export type Db = Database;
+
+export function openDb(path: string): Db {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { create: true, strict: true });
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  db.exec("PRAGMA busy_timeout = 5000");
+  return db;
+}
+
+/** Applies every migration not yet recorded, each in its own transaction. Returns names applied. */
+export function migrate(db: Db): string[] {
+  db.exec("CREATE TABLE IF NOT EXISTS core_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
+  const done = new Set(db.query<{ name: string }, []>("SELECT name FROM core_migrations").all().map((r) => r.name));
+  const applied: string[] = [];
+  for (const m of MIGRATIONS) {
+    if (done.has(m.name)) continue;
+    db.transaction(() => {
+      // A file of only comments is legal (SQLite refuses to exec it); record it anyway.
+      if (m.sql.replace(/--.*$/gm, "").trim()) db.exec(m.sql);
+      db.query("INSERT INTO core_migrations (name, applied_at) VALUES (?, ?)").run(m.name, new Date().toISOString());
+    }).immediate();
+    applied.push(m.name);
+  }
+  return applied;
+}
+
+/**
+ * Runs fn in one IMMEDIATE transaction (takes the write lock up front, so two writers
+ * never deadlock upgrading read locks). Nested calls become savepoints.
+ */
+export function tx<T>(db: Db, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}
+
+/** Consistent online copy of the live database (VACUUM INTO works while others write). */
+export function backup(db: Db, target: string) {
+  mkdirSync(dirname(target), { recursive: true });
+  db.query("VACUUM INTO ?").run(target);
+}
+
+export function checkpoint(db: Db) {
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}

@@ -1,0 +1,86 @@
+/**
+ * The event outbox. A service records an event with `record` inside the same db
+ * transaction as the change it describes, so the two commit (or roll back) together; the
+ * webhook engine later reads `pending`, delivers, and calls `markDispatched`. Delivery is
+ * at-least-once: a crash between delivery and marking repeats the event, never loses it.
+ */
+import type { Clock } from "./clock";
+import type { Db } from "./db";
+import { conflict, invalidField } from "./errors";
+import { prefixedId } from "./ids";
+import * as store from "./store/events";
+
+export interface OutboxEvent {
+  id: string;
+  type: string;
+  scope: string;
+  data: unknown;
+  created_at: string;
+  dispatched_at: string | null;
+}
+
+export interface NewEvent {
+  type: string;
+  /** Who the event belongs to, e.g. "platform:ws_<uuid>" or "mail:<workspace_id>". */
+  scope: string;
+  data: unknown;
+  /** Caller-chosen id (must start with "evt_"), e.g. when the id already went out in a response. */
+  id?: string;
+}
+
+const toEvent = (r: store.EventRow): OutboxEvent => ({ ...r, data: JSON.parse(r.data) });
+
+export class EventOutbox {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * A plain synchronous insert: call it inside the transaction of the write it describes.
+   * Throws 409 if a caller-chosen id is taken.
+   */
+  record(e: NewEvent): { id: string; created_at: string } {
+    if (!e.type) throw invalidField("type", "must not be empty");
+    if (!e.scope) throw invalidField("scope", "must not be empty");
+    if (e.id !== undefined && !/^evt_[A-Za-z0-9_-]{1,100}$/.test(e.id)) throw invalidField("id", 'must look like "evt_..."');
+    const id = e.id ?? prefixedId("evt");
+    const created_at = this.clock.iso();
+    const data = JSON.stringify(e.data ?? null);
+    try {
+      store.insertEvent(this.db, { id, type: e.type, scope: e.scope, data, created_at });
+    } catch (err) {
+      if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw conflict(`Event ${id} already exists`);
+      throw err;
+    }
+    return { id, created_at };
+  }
+
+  /** Undispatched events, oldest first. */
+  pending(limit: number): OutboxEvent[] {
+    return store.selectPending(this.db, Math.max(1, Math.floor(limit))).map(toEvent);
+  }
+
+  pendingCount(): number {
+    return store.countPending(this.db);
+  }
+
+  /** Returns how many were newly marked; ids already dispatched or unknown are ignored. */
+  markDispatched(ids: string[]): number {
+    if (!ids.length) return 0;
+    return store.markDispatched(this.db, ids, this.clock.iso());
+  }
+
+  get(id: string): OutboxEvent | null {
+    const row = store.selectEvent(this.db, id);
+    return row ? toEvent(row) : null;
+  }
+
+  /**
+   * Deletes events dispatched before the instant `cutoffMs` (epoch milliseconds, e.g.
+   * `clock.nowMs() - 7 * DAY`); undispatched events are never purged. Returns the count.
+   */
+  purgeDispatchedBefore(cutoffMs: number): number {
+    return store.deleteDispatchedBefore(this.db, new Date(cutoffMs).toISOString());
+  }
+}

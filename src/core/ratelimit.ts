@@ -1,0 +1,106 @@
+/**
+ * Persistent rate limits, failure streaks and lock-outs, stored in SQLite so a restart
+ * doesn't reset them. Keys are free-form and namespaced by the caller, e.g.
+ * `signin:burst:<id>`, `signin:fail:<id>`, `signin:lock:<id>`.
+ *
+ * Typical sign-in use:
+ *   if (rl.lockedUntil(lockKey)) -> 429
+ *   if (!rl.hit(burstKey, 5, MINUTE).allowed) -> 429
+ *   bad password: if (rl.recordFailure(failKey, 15 * MINUTE) >= 4) { rl.lock(lockKey, now + 15 * MINUTE); rl.clearFailures(failKey) }
+ *   good password: rl.clearFailures(failKey)
+ *
+ * Expired rows are ignored by every read; purgeExpired() (a scheduled job) deletes them.
+ */
+import type { Clock } from "./clock";
+import type { Db } from "./db";
+import { prepareRateLimitStore, type RateLimitStore } from "./store/ratelimit";
+
+export interface HitResult {
+  allowed: boolean;
+  /** Hits counted in the window after this call (a denied attempt is not counted). */
+  count: number;
+  /** 0 when allowed; otherwise how long until the oldest counted hit leaves the window. */
+  retryAfterMs: number;
+}
+
+export class RateLimiter {
+  private readonly store: RateLimitStore;
+
+  constructor(db: Db, private readonly clock: Clock) {
+    this.store = prepareRateLimitStore(db);
+  }
+
+  /**
+   * Counts an attempt against `limit` per `windowMs`, as a sliding log: the window is
+   * always the last `windowMs` before now, so there is no burst of 2x`limit` across a
+   * fixed-window boundary. A hit at t counts while now < t + windowMs.
+   * Denied attempts are not recorded: rows per key stay bounded by `limit`, and a client
+   * that keeps hammering regains one slot each time its oldest allowed hit ages out.
+   */
+  hit(key: string, limit: number, windowMs: number): HitResult {
+    checkLimit(limit, windowMs);
+    const now = this.clock.nowMs();
+    const since = now - windowMs;
+    const allowed = this.store.insertHitIfUnder(key, now, since, now + windowMs, limit);
+    const { n, oldest } = this.store.windowStats(key, since);
+    // When denied, n >= limit >= 1, so oldest is set. If the limit was lowered since the
+    // hits were recorded this is optimistic; a retry then simply gets a new answer.
+    const retryAfterMs = allowed || oldest === null ? 0 : Math.max(0, oldest + windowMs - now);
+    return { allowed, count: n, retryAfterMs };
+  }
+
+  /** Hits in the last `windowMs`, without counting one. */
+  count(key: string, windowMs: number): number {
+    return this.store.windowStats(key, this.clock.nowMs() - windowMs).n;
+  }
+
+  /**
+   * Adds a failure to the key's streak and returns its length. The streak ends (the
+   * next failure counts 1 again) once `windowMs` passes without a failure, or on
+   * clearFailures() after a success. Measuring from the latest failure rather than the
+   * first means a slow, steady guesser still accumulates failures.
+   */
+  recordFailure(key: string, windowMs: number): number {
+    checkLimit(1, windowMs);
+    const now = this.clock.nowMs();
+    return this.store.recordFailure(key, now, now + windowMs);
+  }
+
+  /** Current streak length, 0 when none or expired. */
+  failures(key: string): number {
+    return this.store.failures(key, this.clock.nowMs());
+  }
+
+  clearFailures(key: string): void {
+    this.store.clearFailures(key);
+  }
+
+  /**
+   * Locks the key until the instant `untilMs` (epoch ms, from the clock). An existing
+   * later lock is kept, so a short lock never cuts a long one; unlock() first to shorten.
+   * Returns the effective end of the lock.
+   */
+  lock(key: string, untilMs: number): number {
+    return this.store.lock(key, untilMs);
+  }
+
+  /** End of the lock (epoch ms), or null when there is none or it has passed. */
+  lockedUntil(key: string): number | null {
+    return this.store.lockedUntil(key, this.clock.nowMs());
+  }
+
+  unlock(key: string): void {
+    this.store.unlock(key);
+  }
+
+  /** Deletes expired hits, failure streaks and locks. Returns the number of rows removed. */
+  purgeExpired(): number {
+    return this.store.purgeExpired(this.clock.nowMs());
+  }
+}
+
+function checkLimit(limit: number, windowMs: number) {
+  // Programming errors, not client input: a zero window or limit would silently deny or allow everything.
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`rate limit must be a positive integer, got ${limit}`);
+  if (!Number.isFinite(windowMs) || windowMs <= 0) throw new RangeError(`rate limit window must be positive, got ${windowMs}`);
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bun
+/**
+ * Bunker CLI. `bunker` (or `bunker serve`) runs the server; `migrate`, `backup <file>`
+ * and `version` are the maintenance commands.
+ */
+import { join, resolve } from "node:path";
+import { VERSION, createApp } from "./app";
+import { ConfigError, loadConfig, type Config } from "./config";
+import { backup, migrate, openDb } from "./core/db";
+
+const USAGE = `Usage: bunker [command]
+
+Commands:
+  serve            Run the server (default)
+  migrate          Apply pending database migrations and exit
+  backup <file>    Write a consistent copy of the live database to <file>
+  version          Print the version
+`;
+
+function config(): Config {
+  try {
+    return loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(2);
+    }
+    throw e;
+  }
+}
+
+async function serve() {
+  const cfg = config();
+  const bunker = await createApp(cfg);
+  const { ctx } = bunker;
+  const boot = await bunker.platform.setup.bootstrap();
+  if (boot?.created) ctx.log.info("operator account created from BUNKER_ADMIN_EMAIL", { account_id: boot.created });
+  if (boot?.setupUrl) {
+    // Printed plainly as well as logged: this is the one thing a first-time operator must see.
+    console.log(`\n  Bunker has no accounts yet. Create the operator account here (valid until it is used):\n\n    ${boot.setupUrl}\n`);
+    ctx.log.info("setup link issued", { setup_url: boot.setupUrl });
+  }
+  const server = Bun.serve({ port: cfg.port, hostname: cfg.host, fetch: (req, srv) => bunker.app.fetch(req, srv as any) as any });
+  ctx.scheduler.start();
+  ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, version: VERSION });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.log.info("shutting down", { signal });
+    // Stop accepting; in-flight requests finish (no force).
+    await server.stop(false);
+    await bunker.stop();
+    ctx.log.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function main(argv: string[]) {
+  const [cmd = "serve", ...rest] = argv;
+  switch (cmd) {
+    case "serve":
+      return serve();
+    case "migrate": {
+      const cfg = config();
+      const db = openDb(join(cfg.dataDir, "bunker.db"));
+      const applied = migrate(db);
+      console.log(applied.length ? `applied ${applied.length} migration(s): ${applied.join(", ")}` : "database is up to date");
+      db.close();
+      return;
+    }
+    case "backup": {
+      if (!rest[0]) {
+        console.error("backup needs a target file: bunker backup <file>");
+        process.exit(2);
+      }
+      const cfg = config();
+      const db = openDb(join(cfg.dataDir, "bunker.db"));
+      const target = resolve(rest[0]);
+      console.log(`backing up ${join(cfg.dataDir, "bunker.db")} to ${target} ...`);
+      backup(db, target);
+      db.close();
+      console.log("backup complete");
+      return;
+    }
+    case "version":
+    case "--version":
+      console.log(VERSION);
+      return;
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(USAGE);
+      return;
+    default:
+      console.error(`unknown command: ${cmd}\n\n${USAGE}`);
+      process.exit(2);
+  }
+}
+
+await main(process.argv.slice(2));

@@ -1,0 +1,308 @@
+/**
+ * Console accounts: sign-up, sign-in (with the spec's lock-out rules), sessions with
+ * rotating refresh tokens, logout, password reset and the operator's status changes.
+ */
+import { createHmac, randomInt } from "node:crypto";
+import { ApiError, badRequest, invalidField, notFound, tooMany } from "../../core/errors";
+import { MINUTE, SECOND } from "../../core/clock";
+import { tx } from "../../core/db";
+import { uuid } from "../../core/ids";
+import { deriveKey, hashToken, randomToken } from "../../core/secrets";
+import type { AppContext } from "../../context";
+import { audit, type RequestMeta } from "./audit";
+import * as store from "./store/accounts";
+import { SessionTokens } from "./tokens";
+
+export const SESSION_SHORT = 24 * 3600;
+export const SESSION_LONG = 90 * 24 * 3600;
+export const SESSION_DEFAULT = 30 * 24 * 3600;
+export const SIGNIN_BURST = { limit: 5, windowMs: MINUTE };
+export const SIGNIN_LOCK = { failures: 4, lockMs: 15 * MINUTE };
+const RESET_TTL_MS = 15 * MINUTE;
+const RESET_FAILURES_PER_IP = 5;
+
+const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/;
+const USERNAME_RE = /^[A-Za-z0-9._-]{1,64}$/;
+
+export interface TokenResponse {
+  access_token: string;
+  refresh_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+}
+
+/** short = 24 h, long = 90 d, integer seconds 3600..7776000, default 30 days. */
+export function parseSessionDuration(v: unknown): number {
+  if (v === undefined || v === null) return SESSION_DEFAULT;
+  if (v === "short") return SESSION_SHORT;
+  if (v === "long") return SESSION_LONG;
+  const n = typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v;
+  if (typeof n === "number" && Number.isInteger(n) && n >= 3600 && n <= SESSION_LONG) return n;
+  throw invalidField("session_duration", "must be \"short\", \"long\" or an integer from 3600 to 7776000 seconds");
+}
+
+export const normaliseIdentifier = (s: string) => s.trim().toLowerCase();
+
+export class AccountService {
+  readonly tokens: SessionTokens;
+  private readonly resetKey: Uint8Array;
+  /** Deferred work (reset mails) still running: awaited by idle() in tests and shutdown. */
+  private pending = new Set<Promise<unknown>>();
+
+  constructor(private readonly ctx: AppContext) {
+    this.tokens = new SessionTokens(deriveKey(ctx.masterKey, "platform-session-jwt"), `${ctx.config.publicUrl}/platform`, ctx.clock);
+    this.resetKey = deriveKey(ctx.masterKey, "platform-password-reset");
+  }
+
+  async idle() {
+    while (this.pending.size) await Promise.all([...this.pending]);
+  }
+
+  // --- sign-up ------------------------------------------------------------------------
+
+  validateSignup(b: { email: string; username: string; password: string; display_name?: string | null }) {
+    const details: { field: string; reason: string }[] = [];
+    const email = b.email.trim();
+    if (!EMAIL_RE.test(email) || email.length > 254) details.push({ field: "email", reason: "must be a valid email address" });
+    if (!USERNAME_RE.test(b.username)) details.push({ field: "username", reason: "1-64 letters, digits, dot, underscore or hyphen" });
+    if (b.password.length < 8) details.push({ field: "password", reason: "must be at least 8 characters" });
+    if (b.password.length > 1024) details.push({ field: "password", reason: "must be at most 1024 characters" });
+    if (b.display_name != null && b.display_name.length > 200) details.push({ field: "display_name", reason: "at most 200 characters" });
+    if (details.length) throw badRequest("Sign-up validation failed", details);
+    return { email: email.toLowerCase(), username: b.username };
+  }
+
+  /** Creates an account; returns its id. Duplicate email/username: 400 (the spec's sign-up status set). */
+  async createAccount(b: { email: string; username: string; password: string | null; display_name?: string | null; isOperator?: boolean; onlyIfFirst?: boolean }) {
+    const hash = b.password === null ? null : await this.ctx.passwords.hash(b.password);
+    const now = this.ctx.clock.iso();
+    const id = uuid();
+    return tx(this.ctx.db, () => {
+      // Setup: decided inside the write transaction so two racing setups cannot both win.
+      if (b.onlyIfFirst && store.countAccounts(this.ctx.db) > 0) throw new ApiError(400, "INVALID_SETUP_TOKEN", "Setup is already complete");
+      const taken = store.emailOrUsernameTaken(this.ctx.db, b.email, b.username);
+      if (taken.email) throw new ApiError(400, "EMAIL_TAKEN", "An account with this email already exists", [{ field: "email", reason: "already registered" }]);
+      if (taken.username) throw new ApiError(400, "USERNAME_TAKEN", "This username is taken", [{ field: "username", reason: "already taken" }]);
+      store.insertAccount(this.ctx.db, {
+        id,
+        email: b.email,
+        username: b.username,
+        display_name: b.display_name ?? null,
+        password_hash: hash,
+        status: "active",
+        is_operator: b.isOperator ? 1 : 0,
+        created_at: now,
+        updated_at: now,
+      });
+      audit(this.ctx, { actor: { actor_type: "account", actor_id: id }, action: "account.create", target: { type: "account", id } });
+      return id;
+    });
+  }
+
+  async signup(b: { email: string; username: string; password: string; display_name?: string | null; session_duration?: unknown }, meta: RequestMeta) {
+    const duration = parseSessionDuration(b.session_duration);
+    const v = this.validateSignup(b);
+    const id = await this.createAccount({ ...b, ...v });
+    return this.startSession(id, duration, meta);
+  }
+
+  // --- sessions -----------------------------------------------------------------------
+
+  async startSession(accountId: string, durationSec: number, meta: RequestMeta): Promise<TokenResponse> {
+    const nowMs = this.ctx.clock.nowMs();
+    const sessionId = uuid();
+    const sessionExpSec = Math.floor(nowMs / 1000) + durationSec;
+    const accessTtl = Math.min(this.ctx.config.accessTokenTtl, durationSec);
+    const [access, refresh] = await Promise.all([
+      this.tokens.access(accountId, sessionId, Math.floor(nowMs / 1000) + accessTtl),
+      this.tokens.refresh(accountId, sessionId, sessionExpSec),
+    ]);
+    tx(this.ctx.db, () => {
+      store.insertSession(this.ctx.db, {
+        id: sessionId,
+        account_id: accountId,
+        created_at: this.ctx.clock.iso(),
+        expires_at: sessionExpSec * 1000,
+        ip: meta.ip,
+        user_agent: meta.userAgent?.slice(0, 512) ?? null,
+      });
+      store.insertRefreshToken(this.ctx.db, hashToken(refresh), sessionId, this.ctx.clock.iso());
+    });
+    return { access_token: access, refresh_token: refresh, token_type: "Bearer", expires_in: accessTtl };
+  }
+
+  async refresh(refreshToken: string): Promise<TokenResponse> {
+    const invalid = () => new ApiError(400, "INVALID_TOKEN", "Refresh token is invalid or expired");
+    const claims = await this.tokens.verifyRefresh(refreshToken);
+    if (!claims) throw invalid();
+    const h = hashToken(refreshToken);
+    const nowMs = this.ctx.clock.nowMs();
+    const row = store.refreshToken(this.ctx.db, h);
+    if (!row || row.revoked_at || row.expires_at <= nowMs) throw invalid();
+    const account = store.accountById(this.ctx.db, row.account_id);
+    if (!account || account.status !== "active") throw invalid();
+    const accessTtl = Math.min(this.ctx.config.accessTokenTtl, Math.floor((row.expires_at - nowMs) / 1000));
+    const [access, next] = await Promise.all([
+      this.tokens.access(row.account_id, row.session_id, Math.floor(nowMs / 1000) + accessTtl),
+      this.tokens.refresh(row.account_id, row.session_id, Math.floor(row.expires_at / 1000)),
+    ]);
+    const ok = tx(this.ctx.db, () => {
+      if (!store.rotateRefreshToken(this.ctx.db, h, this.ctx.clock.iso())) {
+        // A rotated token came back: someone holds a copy. Kill the whole session.
+        store.revokeSession(this.ctx.db, row.session_id, this.ctx.clock.iso());
+        return false;
+      }
+      store.insertRefreshToken(this.ctx.db, hashToken(next), row.session_id, this.ctx.clock.iso());
+      return true;
+    });
+    if (!ok) throw invalid();
+    return { access_token: access, refresh_token: next, token_type: "Bearer", expires_in: accessTtl };
+  }
+
+  async logout(refreshToken: string) {
+    const claims = await this.tokens.verifyRefresh(refreshToken);
+    const row = claims ? store.refreshToken(this.ctx.db, hashToken(refreshToken)) : null;
+    if (!row) throw new ApiError(400, "INVALID_TOKEN", "Refresh token is invalid");
+    store.revokeSession(this.ctx.db, row.session_id, this.ctx.clock.iso());
+  }
+
+  logoutSession(sessionId: string) {
+    store.revokeSession(this.ctx.db, sessionId, this.ctx.clock.iso());
+  }
+
+  // --- sign-in ------------------------------------------------------------------------
+
+  /**
+   * Spec sign-in rules: every failure is the same 401; 403 only after the password is
+   * proven; two 429 counters keyed purely by the submitted identifier (so they behave
+   * identically for unknown identifiers); unknown identifiers still pay for one argon2
+   * verification against a dummy hash.
+   */
+  async signin(b: { identifier: string; password: string; session_duration?: unknown }, meta: RequestMeta): Promise<TokenResponse> {
+    const duration = parseSessionDuration(b.session_duration);
+    const id = normaliseIdentifier(b.identifier);
+    if (!id) throw invalidField("identifier", "must not be empty");
+    const rl = this.ctx.ratelimit;
+    const now = this.ctx.clock.nowMs();
+
+    const burst = rl.hit(`signin:burst:${id}`, SIGNIN_BURST.limit, SIGNIN_BURST.windowMs);
+    if (!burst.allowed) throw tooMany("Too many sign-in attempts; try again later", Math.ceil(burst.retryAfterMs / SECOND));
+    const lockedUntil = rl.lockedUntil(`signin:lock:${id}`);
+    if (lockedUntil) throw tooMany("Too many failed sign-in attempts; try again later", Math.ceil((lockedUntil - now) / SECOND));
+
+    const account = store.accountByIdentifier(this.ctx.db, id);
+    const ok = await this.ctx.passwords.verifyOrDummy(b.password, account?.password_hash);
+    const fail = () => new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
+
+    if (!ok) {
+      const failures = rl.recordFailure(`signin:fail:${id}`, SIGNIN_LOCK.lockMs);
+      if (failures >= SIGNIN_LOCK.failures) {
+        rl.lock(`signin:lock:${id}`, now + SIGNIN_LOCK.lockMs);
+        // The account itself is locked too, so its other identifier cannot be used to go on guessing.
+        if (account) rl.lock(`signin:account:${account.id}`, now + SIGNIN_LOCK.lockMs);
+        rl.clearFailures(`signin:fail:${id}`);
+      }
+      if (account) audit(this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin_failed", meta });
+      throw fail();
+    }
+    // Password proven from here on.
+    if (rl.lockedUntil(`signin:account:${account!.id}`)) throw fail();
+    if (account!.status === "blocked") throw fail();
+    if (account!.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
+    if (account!.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
+    rl.clearFailures(`signin:fail:${id}`);
+    audit(this.ctx, { actor: { actor_type: "account", actor_id: account!.id }, action: "account.signin", meta });
+    return this.startSession(account!.id, duration, meta);
+  }
+
+  // --- password reset -------------------------------------------------------------------
+
+  private codeHash(code: string) {
+    return createHmac("sha256", this.resetKey).update(code).digest("hex");
+  }
+
+  /**
+   * Always answers the same way. The lookup, code generation and mail enqueue run after the
+   * response is on its way, so neither body nor timing depends on whether the email exists,
+   * and a mail outage cannot turn into an error.
+   */
+  requestReset(email: string) {
+    if (typeof email !== "string" || !EMAIL_RE.test(email.trim())) throw invalidField("email", "must be a valid email address");
+    const normalised = email.trim().toLowerCase();
+    const job = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.issueResetCode(normalised))
+      .catch((err) => this.ctx.log.error("password reset mail failed", { err: String(err) }))
+      .finally(() => this.pending.delete(job));
+    this.pending.add(job);
+  }
+
+  private issueResetCode(email: string) {
+    const account = store.accountByEmail(this.ctx.db, email);
+    if (!account || account.status === "blocked") return;
+    let code = "";
+    let hash = "";
+    // Codes are unique among all issued codes, so a code identifies exactly one reset.
+    do {
+      code = String(randomInt(0, 1_000_000)).padStart(6, "0");
+      hash = this.codeHash(code);
+    } while (store.resetCodeInUse(this.ctx.db, hash));
+    tx(this.ctx.db, () => {
+      store.insertPasswordReset(this.ctx.db, {
+        id: uuid(),
+        account_id: account.id,
+        code_hash: hash,
+        created_at: this.ctx.clock.iso(),
+        expires_at: this.ctx.clock.nowMs() + RESET_TTL_MS,
+      });
+      this.ctx.mailer.enqueue({
+        to: account.email,
+        subject: "Your Bunker password reset code",
+        text: `Your password reset code is ${code}.\n\nIt expires in 15 minutes. If you did not ask for it, ignore this mail.`,
+      });
+    });
+  }
+
+  /**
+   * The code alone identifies the reset, so guessing is limited per client address:
+   * 5 wrong codes per 15 minutes, then 429. Codes expire after 15 minutes and are single use.
+   */
+  async resetPassword(b: { token: string; new_password: string }, meta: RequestMeta) {
+    if (!/^\d{6}$/.test(b.token)) throw invalidField("token", "must be the 6-digit code from the email");
+    if (b.new_password.length < 8) throw invalidField("new_password", "must be at least 8 characters");
+    if (b.new_password.length > 1024) throw invalidField("new_password", "must be at most 1024 characters");
+    const limiterKey = `reset:fail:${meta.ip ?? "unknown"}`;
+    if (this.ctx.ratelimit.lockedUntil(limiterKey)) throw tooMany("Too many wrong reset codes; try again later");
+    const row = store.liveResetByCode(this.ctx.db, this.codeHash(b.token), this.ctx.clock.nowMs());
+    if (!row) {
+      if (this.ctx.ratelimit.recordFailure(limiterKey, RESET_TTL_MS) >= RESET_FAILURES_PER_IP) {
+        this.ctx.ratelimit.lock(limiterKey, this.ctx.clock.nowMs() + RESET_TTL_MS);
+        this.ctx.ratelimit.clearFailures(limiterKey);
+      }
+      throw new ApiError(400, "INVALID_TOKEN", "Reset code is invalid or expired");
+    }
+    const hash = await this.ctx.passwords.hash(b.new_password);
+    const done = tx(this.ctx.db, () => {
+      if (!store.consumeReset(this.ctx.db, row.id, this.ctx.clock.iso())) return false;
+      store.setPassword(this.ctx.db, row.account_id, hash, this.ctx.clock.iso());
+      store.revokeAllSessions(this.ctx.db, row.account_id, this.ctx.clock.iso());
+      audit(this.ctx, { actor: { actor_type: "account", actor_id: row.account_id }, action: "account.password_reset", meta });
+      return true;
+    });
+    if (!done) throw new ApiError(400, "INVALID_TOKEN", "Reset code is invalid or expired");
+  }
+
+  // --- operator -----------------------------------------------------------------------
+
+  /** Operator status changes. Anything but active revokes every session at once. */
+  setStatus(operatorId: string, accountId: string, status: store.AccountRow["status"], meta: RequestMeta) {
+    return tx(this.ctx.db, () => {
+      const acc = store.accountById(this.ctx.db, accountId);
+      if (!acc) throw notFound("Account");
+      if (acc.id === operatorId && status !== "active") throw badRequest("Operators cannot change their own status", [{ field: "account_id", reason: "is you" }]);
+      store.setAccountStatus(this.ctx.db, accountId, status, this.ctx.clock.iso());
+      if (status !== "active") store.revokeAllSessions(this.ctx.db, accountId, this.ctx.clock.iso());
+      audit(this.ctx, { actor: { actor_type: "account", actor_id: operatorId }, action: `account.${status === "active" ? "reactivate" : status === "blocked" ? "block" : status === "suspended" ? "suspend" : "deactivate"}`, target: { type: "account", id: accountId }, meta });
+      return { ...store.accountById(this.ctx.db, accountId)! };
+    });
+  }
+}

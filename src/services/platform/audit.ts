@@ -1,0 +1,36 @@
+/** Audit trail of every mutation: who, what, on which target, from where, when. */
+import type { Principal } from "../../access/principal";
+import { actorOf } from "../../access/principal";
+import type { RequestMeta } from "../../access/http";
+import { uuid } from "../../core/ids";
+import type { AppContext } from "../../context";
+import { insertAudit } from "./store/audit";
+
+export type { RequestMeta } from "../../access/http";
+
+export function audit(
+  ctx: AppContext,
+  entry: {
+    actor: Principal | { actor_type: string; actor_id: string | null };
+    action: string;
+    workspaceId?: string | null;
+    target?: { type: string; id: string } | null;
+    meta?: RequestMeta;
+    metadata?: Record<string, unknown>;
+  },
+) {
+  const actor = "kind" in entry.actor ? actorOf(entry.actor) : entry.actor;
+  insertAudit(ctx.db, {
+    id: uuid(),
+    workspace_id: entry.workspaceId ?? null,
+    actor_type: actor.actor_type,
+    actor_id: actor.actor_id,
+    action: entry.action,
+    target_type: entry.target?.type ?? null,
+    target_id: entry.target?.id ?? null,
+    ip: entry.meta?.ip ?? null,
+    user_agent: entry.meta?.userAgent?.slice(0, 512) ?? null,
+    metadata: JSON.stringify(entry.metadata ?? {}),
+    created_at: ctx.clock.iso(),
+  });
+}

@@ -1,0 +1,69 @@
+/** Public account routes: sign-up, sign-in, refresh, logout, password reset, first-run setup. */
+import { Elysia, t } from "elysia";
+import { principalPlugin, requestMeta } from "../../../access/http";
+import { requireSession } from "../../../access/principal";
+import type { Platform } from "../service";
+import { EmailBody, ErrorBody, RefreshBody, ResetBody, SetupBody, SigninBody, SignupBody, TokenResponse } from "../schemas";
+import type { TokenResponse as Tokens } from "../accounts";
+
+const tags = ["Platform: auth"];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
+
+export function authRoutes(platform: Platform) {
+  const { config } = platform.ctx;
+
+  /** The browser cookie mirrors the access token (same lifetime); Secure whenever served over https. */
+  const setCookie = (cookie: any, request: Request, tokens: Tokens) => {
+    const https = config.publicUrl.startsWith("https:") || request.headers.get("x-forwarded-proto") === "https";
+    cookie.auth_token.set({ value: tokens.access_token, httpOnly: true, sameSite: "lax", secure: https, path: "/", maxAge: tokens.expires_in });
+  };
+
+  return new Elysia({ prefix: "/v1/auth" })
+    .post("/signup", async ({ body, request, server, cookie }) => {
+      const tokens = await platform.accounts.signup(body, requestMeta(request, server));
+      setCookie(cookie, request, tokens);
+      return tokens;
+    }, { body: SignupBody, response: { 200: TokenResponse, ...errors }, detail: { tags, summary: "Create an account and sign in" } })
+    .post("/signin", async ({ body, request, server, cookie }) => {
+      const tokens = await platform.accounts.signin(body, requestMeta(request, server));
+      setCookie(cookie, request, tokens);
+      return tokens;
+    }, {
+      body: SigninBody,
+      response: { 200: TokenResponse, ...errors },
+      detail: { tags, summary: "Sign in with email or username", description: "Every failure is 401 INVALID_CREDENTIALS; 403 only after the password is proven; 429 TOO_MANY_ATTEMPTS after 5 attempts a minute or 4 failures (15-minute lock), per identifier." },
+    })
+    .post("/refresh", ({ body }) => platform.accounts.refresh(body.refresh_token), {
+      body: RefreshBody, response: { 200: TokenResponse, 400: ErrorBody }, detail: { tags, summary: "Rotate the refresh token" },
+    })
+    .post("/logout", async ({ body, set }) => {
+      await platform.accounts.logout(body.refresh_token);
+      set.status = 204;
+    }, { body: RefreshBody, detail: { tags, summary: "End the session of a refresh token" } })
+    .post("/password/request-reset", ({ body, set }) => {
+      platform.accounts.requestReset(body.email);
+      set.status = 204;
+    }, {
+      body: EmailBody,
+      detail: { tags, summary: "Mail a 6-digit reset code", description: "Always 204, same body and timing whether or not the email has an account." },
+    })
+    .post("/password/reset", async ({ body, set, request, server }) => {
+      await platform.accounts.resetPassword(body, requestMeta(request, server));
+      set.status = 204;
+    }, { body: ResetBody, detail: { tags, summary: "Set a new password with the mailed code; revokes every session" } })
+    .post("/setup", async ({ body, request, server, cookie }) => {
+      const tokens = await platform.setup.complete(body, requestMeta(request, server));
+      setCookie(cookie, request, tokens);
+      return tokens;
+    }, { body: SetupBody, response: { 200: TokenResponse, 400: ErrorBody }, detail: { tags, summary: "Create the first operator account with the one-time setup token" } })
+    .get("/setup", () => ({ needs_setup: platform.setup.needsSetup() }), {
+      response: t.Object({ needs_setup: t.Boolean() }), detail: { tags, summary: "Whether first-run setup is still open" },
+    })
+    .use(principalPlugin(platform.authz))
+    .post("/logout-current", ({ principal, set, cookie }) => {
+      const p = requireSession(principal, "logout-current");
+      platform.accounts.logoutSession(p.sessionId);
+      cookie.auth_token.remove();
+      set.status = 204;
+    }, { detail: { tags, summary: "Revoke the session of the presented access token" } });
+}

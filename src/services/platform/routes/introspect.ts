@@ -1,0 +1,40 @@
+/** Introspection routes other services call to learn who a caller is. */
+import { Elysia, t } from "elysia";
+import { principalPlugin } from "../../../access/http";
+import { requirePrincipal } from "../../../access/principal";
+import type { Platform } from "../service";
+import { ErrorBody, PolicyStatement } from "../schemas";
+
+const tags = ["Platform: introspection"];
+
+export function introspectRoutes(platform: Platform) {
+  return new Elysia({ prefix: "/v1/introspect" })
+    .use(principalPlugin(platform.authz))
+    .get("", ({ principal }) => platform.introspect.current(requirePrincipal(principal)), {
+      detail: { tags, summary: "Current caller: principal, account, workspaces with role and services" },
+    })
+    .get("/workspaces/:workspace_id", ({ principal, params }) => platform.introspect.workspace(requirePrincipal(principal), params.workspace_id), {
+      response: {
+        200: t.Object({
+          id: t.Optional(t.String()),
+          is_member: t.Boolean(),
+          role: t.Record(t.String(), t.Unknown()),
+          policy: t.Array(PolicyStatement),
+          services: t.Array(t.String()),
+        }),
+        401: ErrorBody,
+      },
+      detail: { tags, summary: "The caller's membership, role, effective policy and enabled services; non-members get the same answer whether or not the workspace exists" },
+    })
+    .post("/api-key", ({ principal, set }) => {
+      const body = platform.introspect.apiKey(principal);
+      set.status = 201;
+      return body;
+    }, {
+      response: {
+        201: t.Object({ is_valid: t.Boolean(), workspace_id: t.String(), policy: t.Array(PolicyStatement), created_by: t.String(), api_key_id: t.String() }),
+        401: ErrorBody,
+      },
+      detail: { tags, summary: "Validate a workspace API key (Authorization: Bearer svc_live_...); cache for 60 s and evaluate the policy yourself" },
+    });
+}

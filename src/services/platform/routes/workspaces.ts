@@ -1,0 +1,50 @@
+/** Workspace routes: create, list, read, update, delete, avatar. */
+import { Elysia, t } from "elysia";
+import { principalPlugin } from "../../../access/http";
+import { idempotent } from "../../../access/idempotent";
+import { requireHuman, requirePrincipal } from "../../../access/principal";
+import type { Platform } from "../service";
+import { ErrorBody, ListQuery, Workspace, WorkspaceCreate, WorkspaceList, WorkspacePatch } from "../schemas";
+
+const tags = ["Platform: workspaces"];
+const slugParam = t.Object({ workspace_slug: t.String() });
+
+export function workspaceRoutes(platform: Platform) {
+  const { workspaces } = platform;
+  return new Elysia({ prefix: "/v1" })
+    .get("/avatars/:workspace_id", async ({ params }) => {
+      const a = await workspaces.avatar(params.workspace_id);
+      return new Response(a.data, { headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" } });
+    }, { detail: { tags, summary: "Workspace avatar image (public; URL changes with each upload)" } })
+    .use(principalPlugin(platform.authz))
+    .post("/workspaces", (c) => {
+      const p = requireHuman(c.principal, "Creating a workspace");
+      return idempotent(platform.ctx.idempotency, c, `account:${p.accountId}`, async () => ({ status: 201, body: workspaces.create(p, c.body, c.meta) }));
+    }, {
+      body: WorkspaceCreate,
+      response: { 201: Workspace, 400: ErrorBody, 403: ErrorBody, 409: ErrorBody },
+      detail: { tags, summary: "Create a workspace (the caller becomes its owner)", description: "Accepts Idempotency-Key. 403 for workspace API keys." },
+    })
+    .get("/workspaces", ({ principal, query }) => workspaces.list(requirePrincipal(principal), query), {
+      query: ListQuery, response: { 200: WorkspaceList, 400: ErrorBody, 401: ErrorBody }, detail: { tags, summary: "Workspaces of the caller (cursor pages)" },
+    })
+    .get("/workspaces/:workspace_slug", ({ principal, params }) => workspaces.get(requirePrincipal(principal), params.workspace_slug), {
+      params: slugParam, response: { 200: Workspace, 404: ErrorBody }, detail: { tags, summary: "Read a workspace (action workspace.read)" },
+    })
+    .patch("/workspaces/:workspace_slug", ({ principal, params, body, meta }) => workspaces.update(requirePrincipal(principal), params.workspace_slug, body, meta), {
+      params: slugParam,
+      body: WorkspacePatch,
+      response: { 200: Workspace, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+      detail: { tags, summary: "Update display name, slug or settings (action workspace.update; emits workspace.renamed on slug change)" },
+    })
+    .delete("/workspaces/:workspace_slug", ({ principal, params, meta, set }) => {
+      workspaces.remove(requireHuman(principal, "Deleting a workspace"), params.workspace_slug, meta);
+      set.status = 204;
+    }, { params: slugParam, detail: { tags, summary: "Delete a workspace (action workspace.delete; 403 for API keys)" } })
+    .post("/workspaces/:workspace_slug/avatar", ({ principal, params, body, meta }) => workspaces.setAvatar(requirePrincipal(principal), params.workspace_slug, (body as any)?.file, meta), {
+      params: slugParam,
+      type: "multipart/form-data",
+      response: { 200: t.Object({ avatar_url: t.Nullable(t.String()), content_type: t.String(), size: t.Number() }), 400: ErrorBody, 413: ErrorBody, 415: ErrorBody },
+      detail: { tags, summary: "Upload the avatar: PNG, JPEG or WEBP (detected from content), at most 2 MB" },
+    });
+}

@@ -1,0 +1,54 @@
+/**
+ * First start: with an empty database, either create the operator from
+ * BUNKER_ADMIN_EMAIL/BUNKER_ADMIN_PASSWORD, or mint a one-time setup token and print a
+ * link; whoever holds it creates the operator account through the API or admin page.
+ */
+import { ApiError } from "../../core/errors";
+import { tx } from "../../core/db";
+import { hashToken, randomToken, safeEqual } from "../../core/secrets";
+import type { AppContext } from "../../context";
+import type { AccountService } from "./accounts";
+import type { RequestMeta } from "./audit";
+import * as store from "./store/accounts";
+
+const SETUP_KEY = "platform.setup_token_hash";
+
+export class SetupService {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly accounts: AccountService,
+  ) {}
+
+  needsSetup() {
+    return store.countAccounts(this.ctx.db) === 0;
+  }
+
+  /** Called at start-up. Returns the setup link when one was minted (printed by main). */
+  async bootstrap(): Promise<{ created?: string; setupUrl?: string } | null> {
+    if (!this.needsSetup()) {
+      store.deleteSetting(this.ctx.db, SETUP_KEY);
+      return null;
+    }
+    const { adminEmail, adminPassword } = this.ctx.config;
+    if (adminEmail && adminPassword) {
+      const username = adminEmail.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 64) || "admin";
+      const v = this.accounts.validateSignup({ email: adminEmail, username, password: adminPassword });
+      const id = await this.accounts.createAccount({ ...v, password: adminPassword, display_name: "Operator", isOperator: true, onlyIfFirst: true });
+      return { created: id };
+    }
+    // A new token every start: only the hash is kept, so the link must come from this run's log.
+    const token = randomToken(32);
+    store.putSetting(this.ctx.db, SETUP_KEY, hashToken(token), this.ctx.clock.iso());
+    return { setupUrl: `${this.ctx.config.publicUrl}/admin/#setup=${token}` };
+  }
+
+  async complete(b: { setup_token: string; email: string; username: string; password: string; display_name?: string | null }, meta: RequestMeta) {
+    const invalid = () => new ApiError(400, "INVALID_SETUP_TOKEN", "Setup token is invalid or setup is already complete");
+    const stored = store.getSetting(this.ctx.db, SETUP_KEY);
+    if (!stored || !safeEqual(stored, hashToken(b.setup_token)) || !this.needsSetup()) throw invalid();
+    const v = this.accounts.validateSignup(b);
+    const id = await this.accounts.createAccount({ ...b, ...v, isOperator: true, onlyIfFirst: true });
+    tx(this.ctx.db, () => store.deleteSetting(this.ctx.db, SETUP_KEY));
+    return this.accounts.startSession(id, 30 * 24 * 3600, meta);
+  }
+}

@@ -1,0 +1,164 @@
+/** Workspaces: create, list, read, update (slug rename event), delete, avatar. */
+import type { Principal } from "../../access/principal";
+import { ApiError, badRequest, conflict, notFound } from "../../core/errors";
+import { tx } from "../../core/db";
+import { uuid } from "../../core/ids";
+import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
+import type { AppContext } from "../../context";
+import { audit, type RequestMeta } from "./audit";
+import type { Authz } from "./authz";
+import * as store from "./store/workspaces";
+
+export const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const AVATAR_MAX_BYTES = 2 * 1024 * 1024;
+const SETTINGS_MAX_BYTES = 16 * 1024;
+
+export function validateSlug(slug: unknown, field = "slug"): string {
+  if (typeof slug !== "string" || !SLUG_RE.test(slug) || slug.length > 63) {
+    throw badRequest("Invalid slug", [{ field, reason: "1-63 lowercase letters and digits, separated by single hyphens" }], "INVALID_SLUG");
+  }
+  return slug;
+}
+
+export function validateDisplayName(v: unknown, field = "display_name"): string {
+  const s = typeof v === "string" ? v.trim() : "";
+  if (!s || s.length > 100) throw badRequest("Invalid display name", [{ field, reason: "1-100 characters" }], "INVALID_DISPLAY_NAME");
+  return s;
+}
+
+/** Image type from the first bytes, never from the declared content type. */
+export function sniffImage(b: Uint8Array): "image/png" | "image/jpeg" | "image/webp" | null {
+  if (b.length >= 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47 && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) return "image/png";
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return "image/jpeg";
+  if (b.length >= 12 && String.fromCharCode(...b.subarray(0, 4)) === "RIFF" && String.fromCharCode(...b.subarray(8, 12)) === "WEBP") return "image/webp";
+  return null;
+}
+
+export class WorkspaceService {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly authz: Authz,
+  ) {}
+
+  avatarUrl(w: store.WorkspaceRow): string | null {
+    if (!w.avatar_key) return null;
+    return `${this.ctx.config.publicUrl}/platform/v1/avatars/${w.id}?v=${encodeURIComponent(w.avatar_key.split("/").pop()!)}`;
+  }
+
+  view(w: store.WorkspaceRow) {
+    return {
+      id: w.id,
+      slug: w.slug,
+      display_name: w.display_name,
+      created_by: w.created_by,
+      status: w.status,
+      settings: JSON.parse(w.settings),
+      avatar_url: this.avatarUrl(w),
+      created_at: w.created_at,
+      updated_at: w.updated_at,
+    };
+  }
+
+  create(p: Extract<Principal, { accountId: string }>, b: { slug: unknown; display_name: unknown }, meta: RequestMeta) {
+    const slug = validateSlug(b.slug);
+    const display_name = validateDisplayName(b.display_name);
+    const now = this.ctx.clock.iso();
+    const id = uuid();
+    return tx(this.ctx.db, () => {
+      if (store.slugTaken(this.ctx.db, slug)) throw conflict("This slug is taken", "SLUG_TAKEN");
+      store.insertWorkspace(this.ctx.db, { id, slug, display_name, created_by: p.accountId, status: "active", settings: "{}", created_at: now, updated_at: now });
+      store.insertMember(this.ctx.db, { id: uuid(), workspace_id: id, account_id: p.accountId, role_id: store.BUILTIN_ROLE_IDS.owner, created_at: now });
+      for (const s of this.ctx.config.defaultServices) store.enableService(this.ctx.db, id, s, now);
+      this.ctx.events.record({ type: "workspace.created", scope: `platform:${id}`, data: { workspace_id: id, slug } });
+      audit(this.ctx, { actor: p, action: "workspace.create", workspaceId: id, target: { type: "workspace", id }, meta });
+      return this.view(store.workspaceById(this.ctx.db, id)!);
+    });
+  }
+
+  list(p: Principal, q: { limit?: string; cursor?: string }) {
+    const limit = parseLimit(q.limit, 20, 100);
+    const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
+    if (p.kind === "api_key") {
+      // A key sees exactly its own workspace.
+      const w = after ? null : store.workspaceById(this.ctx.db, p.workspaceId);
+      return { data: w ? [this.view(w)] : [], pagination: { next_cursor: null, has_more: false } };
+    }
+    const rows = store.workspacesOfAccount(this.ctx.db, p.accountId, after, limit + 1);
+    return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => ({ ...this.view(r), member_role_id: r.member_role_id, member_role: r.member_role }));
+  }
+
+  get(p: Principal, slug: string) {
+    return this.view(this.authz.authorizeWorkspace(p, { slug }, "workspace.read").workspace);
+  }
+
+  update(p: Principal, slug: string, b: { display_name?: unknown; slug?: unknown; settings?: unknown }, meta: RequestMeta) {
+    const details: { field: string; reason: string }[] = [];
+    const next = {
+      slug: b.slug === undefined ? undefined : validateSlug(b.slug),
+      display_name: b.display_name === undefined ? undefined : validateDisplayName(b.display_name),
+      settings: b.settings,
+    };
+    if (b.settings !== undefined) {
+      if (b.settings === null || typeof b.settings !== "object" || Array.isArray(b.settings)) details.push({ field: "settings", reason: "must be an object" });
+      else if (JSON.stringify(b.settings).length > SETTINGS_MAX_BYTES) details.push({ field: "settings", reason: "at most 16 KiB of JSON" });
+    }
+    if (details.length) throw badRequest("Invalid workspace update", details);
+    return tx(this.ctx.db, () => {
+      const { workspace: w } = this.authz.authorizeWorkspace(p, { slug }, "workspace.update");
+      const slugChanged = next.slug !== undefined && next.slug !== w.slug;
+      if (slugChanged && store.slugTaken(this.ctx.db, next.slug!, w.id)) throw conflict("This slug is taken by another workspace", "SLUG_TAKEN");
+      store.updateWorkspace(this.ctx.db, w.id, {
+        slug: next.slug ?? w.slug,
+        display_name: next.display_name ?? w.display_name,
+        settings: next.settings !== undefined ? JSON.stringify(next.settings) : w.settings,
+        updated_at: this.ctx.clock.iso(),
+      });
+      if (slugChanged) {
+        // Outbox, same transaction: consumers holding the old slug are told exactly once the change commits.
+        this.ctx.events.record({ type: "workspace.renamed", scope: `platform:${w.id}`, data: { workspace_id: w.id, old_slug: w.slug, new_slug: next.slug } });
+      }
+      audit(this.ctx, { actor: p, action: "workspace.update", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta, metadata: slugChanged ? { old_slug: w.slug, new_slug: next.slug } : {} });
+      return this.view(store.workspaceById(this.ctx.db, w.id)!);
+    });
+  }
+
+  remove(p: Principal, slug: string, meta: RequestMeta) {
+    const removedAvatar = tx(this.ctx.db, () => {
+      const { workspace: w } = this.authz.authorizeWorkspace(p, { slug }, "workspace.delete");
+      store.deleteWorkspace(this.ctx.db, w.id);
+      this.ctx.events.record({ type: "workspace.deleted", scope: `platform:${w.id}`, data: { workspace_id: w.id, slug: w.slug } });
+      audit(this.ctx, { actor: p, action: "workspace.delete", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta });
+      return w.avatar_key;
+    });
+    if (removedAvatar) void this.ctx.objects.delete(removedAvatar).catch(() => {});
+  }
+
+  async setAvatar(p: Principal, slug: string, file: unknown, meta: RequestMeta) {
+    const { workspace: w } = this.authz.authorizeWorkspace(p, { slug }, "workspace.update");
+    if (!(file instanceof Blob)) throw badRequest("A file is required", [{ field: "file", reason: "multipart/form-data field 'file'" }]);
+    if (file.size > AVATAR_MAX_BYTES) throw new ApiError(413, "FILE_TOO_LARGE", "Avatar must be at most 2 MB", [{ field: "file", reason: "at most 2097152 bytes" }]);
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const type = sniffImage(bytes);
+    if (!type) throw new ApiError(415, "UNSUPPORTED_IMAGE", "Avatar must be a PNG, JPEG or WEBP image", [{ field: "file", reason: "content is not PNG, JPEG or WEBP" }]);
+    const key = `avatars/${w.id}/${uuid()}`;
+    await this.ctx.objects.put(key, bytes, type);
+    const old = tx(this.ctx.db, () => {
+      const current = store.workspaceById(this.ctx.db, w.id);
+      if (!current) throw notFound("Workspace");
+      store.setAvatar(this.ctx.db, w.id, key, type, this.ctx.clock.iso());
+      audit(this.ctx, { actor: p, action: "workspace.avatar.update", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta });
+      return current.avatar_key;
+    });
+    if (old) void this.ctx.objects.delete(old).catch(() => {});
+    const updated = store.workspaceById(this.ctx.db, w.id)!;
+    return { avatar_url: this.avatarUrl(updated), content_type: type, size: bytes.length };
+  }
+
+  async avatar(workspaceId: string) {
+    const w = store.workspaceById(this.ctx.db, workspaceId);
+    if (!w?.avatar_key) throw notFound("Avatar");
+    const obj = await this.ctx.objects.get(w.avatar_key);
+    if (!obj) throw notFound("Avatar");
+    return { data: obj.data, type: w.avatar_type ?? obj.contentType };
+  }
+}
