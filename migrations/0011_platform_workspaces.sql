@@ -58,11 +58,12 @@ CREATE TABLE platform_workspace_services (
 );
 
 -- Built-in roles. Owner may do everything; admin everything but deleting the workspace
--- and managing owners (enforced in the member service); member reads.
+-- and managing owners (enforced in the member service); member reads. Services add
+-- their read actions to the member role in their own migrations.
 INSERT INTO platform_roles (id, workspace_id, name, description, policy, builtin, created_at, updated_at) VALUES
  ('00000000-0000-7000-8000-000000000001', NULL, 'owner', 'Full control of the workspace',
   '[{"effect":"allow","actions":["*"],"resources":["*"]}]', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
  ('00000000-0000-7000-8000-000000000002', NULL, 'admin', 'Everything except deleting the workspace',
   '[{"effect":"allow","actions":["workspace.read","workspace.update","member.*","role.*","service.*","apikey.*","audit.*","auth.*","webhooks.*","mail.*","tack.*","waitlist.*","trawl.*","social.*"],"resources":["*"]}]', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
  ('00000000-0000-7000-8000-000000000003', NULL, 'member', 'Read access to the workspace and its services',
-  '[{"effect":"allow","actions":["workspace.read","member.list","role.list","service.list","auth.*.read","auth.*.list"],"resources":["*"]}]', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+  '[{"effect":"allow","actions":["workspace.read","member.list","role.list","role.read","service.list"],"resources":["*"]}]', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');

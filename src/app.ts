@@ -7,7 +7,7 @@ import { Elysia } from "elysia";
 import { swagger } from "@elysiajs/swagger";
 import { ActionRegistry } from "./access/actions";
 import type { Config } from "./config";
-import { systemClock, type Clock } from "./core/clock";
+import { DAY, systemClock, type Clock } from "./core/clock";
 import { checkpoint, migrate, openDb } from "./core/db";
 import { EventOutbox } from "./core/events";
 import { httpKernel } from "./core/http";
@@ -47,6 +47,9 @@ export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger
   const db = openDb(join(config.dataDir, "bunker.db"));
   migrate(db);
   const metrics = new Metrics();
+  if (config.env === "production" && !config.smtpRelayUrl) {
+    log.warn("SMTP_RELAY_URL is not set: system mails (reset codes, invitations) are only written to the log");
+  }
   const masterKey = loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir });
   return {
     config,
@@ -62,16 +65,29 @@ export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger
     events: new EventOutbox(db, clock),
     mailer: new SystemMailer({ db, clock, log, relayUrl: config.smtpRelayUrl, from: config.mailFrom }),
     objects: createObjectStore({ kind: config.objectStore, dataDir: config.dataDir, s3Bucket: config.s3Bucket }),
-    scheduler: new Scheduler(log, metrics),
+    scheduler: new Scheduler(log, metrics, clock),
     outbound: createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets, requireHttps: config.env === "production" }),
     actions: new ActionRegistry(),
   };
 }
 
+/** Retention of finished system mails (they hold reset codes and invite links) and dispatched events. */
+export const SYSTEM_MAIL_RETENTION_MS = 7 * DAY;
+export const DISPATCHED_EVENT_RETENTION_MS = 30 * DAY;
+
 function registerCoreJobs(ctx: AppContext) {
   ctx.scheduler.register({ name: "mail.deliver", schedule: "*/5 * * * * *", run: async () => void (await ctx.mailer.deliverPending()) });
   ctx.scheduler.register({ name: "ratelimit.purge", schedule: "0 */5 * * * *", run: () => void ctx.ratelimit.purgeExpired() });
   ctx.scheduler.register({ name: "idempotency.purge", schedule: "0 7 * * * *", run: () => void ctx.idempotency.purgeExpired() });
+  ctx.scheduler.register({
+    name: "retention.purge",
+    schedule: "0 17 3 * * *",
+    run: () => {
+      const now = ctx.clock.nowMs();
+      ctx.mailer.purgeFinishedBefore(now - SYSTEM_MAIL_RETENTION_MS);
+      ctx.events.purgeDispatchedBefore(now - DISPATCHED_EVENT_RETENTION_MS);
+    },
+  });
 }
 
 export async function createApp(config: Config, opts: { clock?: Clock; log?: Logger } = {}): Promise<BunkerApp> {
@@ -101,8 +117,12 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     }, { detail: { hide: true } })
     .get("/metrics", () => new Response(ctx.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }), { detail: { hide: true } })
     .get("/", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
-    .get("/admin", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
-    .get("/admin/", () => new Response(adminHtml, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } })
+    // Elysia matches "/admin" and "/admin/" as one route (non-strict paths), so a separate
+    // "/admin" redirect would also answer "/admin/" and loop: one handler decides by path.
+    .get("/admin/", ({ request, redirect }) =>
+      new URL(request.url).pathname === "/admin"
+        ? redirect("/admin/", 302)
+        : new Response(adminHtml, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } })
     .use(platformRoutes(platform));
 
   // Per-service OpenAPI documents: the full document filtered to the service's prefix.
