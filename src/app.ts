@@ -22,6 +22,7 @@ import { RateLimiter } from "./core/ratelimit";
 import { Scheduler } from "./core/scheduler";
 import { createSecretBox, loadMasterKey } from "./core/secrets";
 import type { AppContext } from "./context";
+import type { InboundHandler } from "./core/smtp-listener";
 import { Platform } from "./services/platform/service";
 import { platformRoutes } from "./services/platform/routes";
 import adminHtml from "../static/admin/index.html" with { type: "text" };
@@ -39,6 +40,8 @@ export interface BunkerApp {
   /** Handles one request in-process (tests). */
   handle(req: Request): Promise<Response>;
   stop(): Promise<void>;
+  /** Owner of inbound mail (the mail service sets it); main.ts hands it to the SMTP listener. */
+  inbound?: InboundHandler;
 }
 
 export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger } = {}): AppContext {

@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
 import { backup, migrate, openDb } from "./core/db";
+import { SmtpListener } from "./core/smtp-listener";
 
 const USAGE = `Usage: bunker [command]
 
@@ -15,6 +16,7 @@ Commands:
   migrate          Apply pending database migrations and exit
   backup <file>    Write a consistent copy of the live database to <file>
   version          Print the version
+  healthcheck      GET /healthz of the local server; exit 0 when healthy, 1 otherwise
 `;
 
 function config(): Config {
@@ -44,19 +46,52 @@ async function serve() {
   ctx.scheduler.start();
   ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, version: VERSION });
 
+  // Inbound SMTP (MX). Until the mail service registers its handler, every RCPT gets 550.
+  const smtp = new SmtpListener({ port: cfg.smtpPort, host: cfg.host, log: ctx.log.child({ component: "smtp" }), name: new URL(cfg.publicUrl).hostname });
+  if (bunker.inbound) smtp.setHandler(bunker.inbound);
+  try {
+    await smtp.start();
+  } catch (e) {
+    // An MX that silently is not listening loses mail: refuse to run half-started.
+    ctx.log.error("cannot start the SMTP listener", { port: cfg.smtpPort, error: (e as Error).message });
+    console.error(`cannot listen for SMTP on ${cfg.host}:${cfg.smtpPort}: ${(e as Error).message} (set SMTP_PORT)`);
+    await server.stop(true);
+    await bunker.stop();
+    process.exit(1);
+  }
+
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     ctx.log.info("shutting down", { signal });
     // Stop accepting; in-flight requests finish (no force).
-    await server.stop(false);
+    await Promise.all([server.stop(false), smtp.stop()]);
     await bunker.stop();
     ctx.log.info("stopped");
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** For container HEALTHCHECKs (distroless has no curl): GET /healthz on this machine. */
+async function healthcheck() {
+  const cfg = config();
+  const wildcard = ["0.0.0.0", "::", "[::]", ""].includes(cfg.host);
+  const host = wildcard ? "127.0.0.1" : cfg.host.includes(":") && !cfg.host.startsWith("[") ? `[${cfg.host}]` : cfg.host;
+  const url = `http://${host}:${cfg.port}/healthz`;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+    if (res.ok) {
+      console.log(`healthy: ${url}`);
+      process.exit(0);
+    }
+    console.error(`unhealthy: ${url} answered ${res.status}`);
+  } catch (e) {
+    console.error(`unhealthy: ${url}: ${(e as Error).message}`);
+  }
+  process.exit(1);
 }
 
 async function main(argv: string[]) {
@@ -86,6 +121,8 @@ async function main(argv: string[]) {
       console.log("backup complete");
       return;
     }
+    case "healthcheck":
+      return healthcheck();
     case "version":
     case "--version":
       console.log(VERSION);

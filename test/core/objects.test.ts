@@ -1,10 +1,16 @@
-import { expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createObjectStore, validateObjectKey } from "../../src/core/objects";
 
-const tempDir = () => mkdtempSync(join(tmpdir(), "bunker-objects-"));
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "bunker-objects-"));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 test("local: put, get, exists, delete round trip with content type", async () => {
   const dataDir = tempDir();

@@ -1,0 +1,82 @@
+/**
+ * Builds the single Bunker executable: `npm run build` -> dist/bunker.
+ *
+ *   bun scripts/build.ts [--outfile <path>] [--target <bun-target>] [--bytecode] [--no-verify]
+ *
+ * - Uses the bun binary running this script (process.execPath): there is no global bun;
+ *   npm brings it as a devDependency.
+ * - Code, SQL migrations (migrations/index.ts) and the admin page are imported as text,
+ *   so they are embedded: the output needs no repository files next to it.
+ * - Minifies whitespace and syntax but NOT identifiers: Elysia reads handler sources to
+ *   decide what each handler needs, and renamed parameters would break that.
+ * - The source map is embedded in the executable (stack traces name src/... lines); the
+ *   loose `.map` file bun also writes is removed so dist/ holds one file.
+ * - Verifies the result by copying it to an empty temp directory and running
+ *   `./bunker version` there (skipped with --no-verify or when cross-compiling).
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+
+const root = resolve(import.meta.dir, "..");
+const args = process.argv.slice(2);
+const flag = (name: string) => args.includes(name);
+const option = (name: string) => {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  const v = args[i + 1];
+  if (!v || v.startsWith("--")) fail(`${name} needs a value`);
+  return v;
+};
+
+function fail(msg: string): never {
+  console.error(`build: ${msg}`);
+  process.exit(1);
+}
+
+const entry = join(root, "src/main.ts");
+const outfile = resolve(option("--outfile") ?? join(root, "dist/bunker"));
+const target = option("--target");
+const bun = process.execPath;
+const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+
+mkdirSync(dirname(outfile), { recursive: true });
+const cmd = [
+  "build",
+  "--compile",
+  "--minify-whitespace",
+  "--minify-syntax",
+  "--sourcemap",
+  ...(flag("--bytecode") ? ["--bytecode", "--format=esm"] : []),
+  ...(target ? [`--target=${target}`] : []),
+  entry,
+  "--outfile",
+  outfile,
+];
+console.log(`build: compiling ${relative(root, entry)} -> ${outfile}`);
+console.log(`build: using ${bun} (bun ${Bun.version})${target ? `, target ${target}` : ""}`);
+
+const started = performance.now();
+const res = spawnSync(bun, cmd, { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+if (res.error) fail(`could not run ${bun}: ${res.error.message}`);
+if (res.status !== 0) fail(`bun build failed (exit ${res.status})`);
+if (!existsSync(outfile)) fail(`bun build reported success but ${outfile} does not exist`);
+rmSync(`${outfile}.map`, { force: true });
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+console.log(`build: wrote ${outfile} (${mib(statSync(outfile).size)}) in ${seconds} s`);
+
+if (!flag("--no-verify") && !target) {
+  // Run it where no repository file can help it: an empty temp dir, as on a fresh VM.
+  const dir = mkdtempSync(join(tmpdir(), "bunker-verify-"));
+  try {
+    const copy = join(dir, "bunker");
+    copyFileSync(outfile, copy);
+    const v = spawnSync(copy, ["version"], { cwd: dir, encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, timeout: 30_000 });
+    const out = (v.stdout ?? "").trim();
+    if (v.status !== 0 || !out) fail(`verification failed: "bunker version" from ${dir} exited ${v.status}: ${v.stderr || out}`);
+    console.log(`build: verified: bunker version -> ${out} (run from an empty directory)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
