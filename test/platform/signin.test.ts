@@ -185,3 +185,20 @@ describe("sign-in rules", () => {
     await b.stop();
   });
 });
+
+describe("auth_token cookie", () => {
+  test("is Secure when the public URL is https or the proxy says https", async () => {
+    const https = await startTestApp({ PUBLIC_URL: "https://bunker.example.com" });
+    const u = await signup(https);
+    const r = await https.call("POST", "/platform/v1/auth/signin", { body: { identifier: u.username, password: u.password } });
+    expect(r.headers.get("set-cookie")).toContain("Secure");
+    await https.stop();
+    const proxied = await app.call("POST", "/platform/v1/auth/signup", {
+      headers: { "x-forwarded-proto": "https" },
+      body: { email: "proxied@example.com", username: "proxied", password: "12345678" },
+    });
+    const cookie = proxied.headers.get("set-cookie")!;
+    expect(cookie).toContain("Secure");
+    expect(cookie).toMatch(/Max-Age=3600/i);
+  });
+});
