@@ -11,6 +11,7 @@ import m0005 from "./0005_core_mail_outbox.sql" with { type: "text" };
 import m0010 from "./0010_platform_accounts.sql" with { type: "text" };
 import m0011 from "./0011_platform_workspaces.sql" with { type: "text" };
 import m0012 from "./0012_platform_keys_audit.sql" with { type: "text" };
+import m0013 from "./0013_platform_members.sql" with { type: "text" };
 
 export interface Migration {
   name: string;
@@ -26,4 +27,5 @@ export const MIGRATIONS: Migration[] = [
   { name: "0010_platform_accounts", sql: m0010 },
   { name: "0011_platform_workspaces", sql: m0011 },
   { name: "0012_platform_keys_audit", sql: m0012 },
+  { name: "0013_platform_members", sql: m0013 },
 ];

@@ -60,6 +60,7 @@ export class Authz implements PrincipalResolver {
     const row = keys.personalTokenForAuth(this.ctx.db, hashToken(token));
     if (!row || row.revoked_at || (row.expires_at !== null && row.expires_at <= this.ctx.clock.nowMs())) return null;
     this.assertActive(row.status);
+    keys.touchPersonalToken(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(this.ctx.clock.nowMs() - MINUTE).toISOString());
     return { kind: "personal_token", accountId: row.account_id, tokenId: row.id, isOperator: !!row.is_operator };
   }
 

@@ -4,9 +4,16 @@
  */
 import type { AppContext } from "../../context";
 import { AccountService } from "./accounts";
+import { ApiKeyService } from "./apikeys";
+import { AuditLogService } from "./audit-log";
 import { Authz } from "./authz";
 import { IntrospectService } from "./introspect";
+import { InvitationService } from "./invitations";
+import { MemberService } from "./members";
+import { PersonalTokenService } from "./personal-tokens";
+import { RoleService } from "./roles";
 import { SetupService } from "./setup";
+import { WorkspaceServiceActivation } from "./workspace-services";
 import { WorkspaceService } from "./workspaces";
 
 export const PLATFORM_ACTIONS = {
@@ -14,6 +21,30 @@ export const PLATFORM_ACTIONS = {
     { name: "workspace.read", description: "Read the workspace" },
     { name: "workspace.update", description: "Rename, change settings or avatar" },
     { name: "workspace.delete", description: "Delete the workspace" },
+  ],
+  apikey: [
+    { name: "apikey.list", description: "List the workspace's API keys (never the secret)" },
+    { name: "apikey.read", description: "Read one API key's metadata and policy" },
+    { name: "apikey.create", description: "Mint an API key (console session only; policy capped by the minter's)" },
+    { name: "apikey.delete", description: "Revoke an API key (console session only)" },
+  ],
+  audit: [{ name: "audit.list", description: "Read the workspace's audit log" }],
+  member: [
+    { name: "member.list", description: "List members and pending invitations" },
+    { name: "member.create", description: "Invite people by email (the role must be within your own policy)" },
+    { name: "member.update", description: "Change a member's role (owner role: owners only)" },
+    { name: "member.delete", description: "Remove members and revoke invitations (leaving needs no action)" },
+  ],
+  role: [
+    { name: "role.list", description: "List built-in and custom roles" },
+    { name: "role.read", description: "Read a role and its policy" },
+    { name: "role.create", description: "Create a custom role (policy within your own)" },
+    { name: "role.update", description: "Rename a custom role or change its policy" },
+    { name: "role.delete", description: "Delete a custom role no member holds" },
+  ],
+  service: [
+    { name: "service.list", description: "See which services the workspace has enabled" },
+    { name: "service.update", description: "Enable or disable services for the workspace" },
   ],
 } as const;
 
@@ -23,6 +54,13 @@ export class Platform {
   readonly workspaces: WorkspaceService;
   readonly introspect: IntrospectService;
   readonly setup: SetupService;
+  readonly apiKeys: ApiKeyService;
+  readonly personalTokens: PersonalTokenService;
+  readonly auditLog: AuditLogService;
+  readonly roles: RoleService;
+  readonly members: MemberService;
+  readonly invitations: InvitationService;
+  readonly workspaceServices: WorkspaceServiceActivation;
 
   constructor(readonly ctx: AppContext) {
     for (const [service, actions] of Object.entries(PLATFORM_ACTIONS)) ctx.actions.register(service, [...actions]);
@@ -31,5 +69,12 @@ export class Platform {
     this.workspaces = new WorkspaceService(ctx, this.authz);
     this.introspect = new IntrospectService(ctx, this.authz, this.workspaces);
     this.setup = new SetupService(ctx, this.accounts);
+    this.apiKeys = new ApiKeyService(ctx, this.authz);
+    this.personalTokens = new PersonalTokenService(ctx);
+    this.auditLog = new AuditLogService(ctx, this.authz);
+    this.roles = new RoleService(ctx, this.authz);
+    this.members = new MemberService(ctx, this.authz, this.roles);
+    this.invitations = new InvitationService(ctx, this.authz, this.roles);
+    this.workspaceServices = new WorkspaceServiceActivation(ctx, this.authz);
   }
 }

@@ -38,7 +38,7 @@ export function listAudit(db: Db, f: AuditFilter, limit: number) {
       `SELECT * FROM platform_audit_log
        WHERE workspace_id = $ws
          AND ($actor IS NULL OR actor_id = $actor)
-         AND ($action IS NULL OR action = $action OR ($action_prefix IS NOT NULL AND action LIKE $action_prefix))
+         AND (($action IS NULL AND $action_prefix IS NULL) OR action = $action OR action LIKE $action_prefix ESCAPE '\\')
          AND ($since IS NULL OR created_at >= $since)
          AND ($until IS NULL OR created_at < $until)
          AND ($before IS NULL OR id < $before)
@@ -48,7 +48,8 @@ export function listAudit(db: Db, f: AuditFilter, limit: number) {
       ws: f.workspace_id,
       actor: f.actor_id ?? null,
       action: f.action && !f.action.endsWith(".*") ? f.action : null,
-      action_prefix: f.action?.endsWith(".*") ? f.action.slice(0, -1) + "%" : null,
+      // "apikey.*" -> LIKE 'apikey.%', with LIKE's own wildcards escaped ("personal_token.*" must not match "personalXtoken.x").
+      action_prefix: f.action?.endsWith(".*") ? f.action.slice(0, -1).replace(/[\\%_]/g, "\\$&") + "%" : null,
       since: f.since ?? null,
       until: f.until ?? null,
       before: f.before_id ?? null,

@@ -100,3 +100,11 @@ export function listPersonalTokens(db: Db, accountId: string, after: string | nu
 export function revokePersonalToken(db: Db, accountId: string, id: string, now: string) {
   return db.query("UPDATE platform_personal_tokens SET revoked_at = ? WHERE account_id = ? AND id = ? AND revoked_at IS NULL").run(now, accountId, id).changes;
 }
+
+export const personalTokenById = (db: Db, accountId: string, id: string) =>
+  db.query<PersonalTokenRow, [string, string]>("SELECT * FROM platform_personal_tokens WHERE account_id = ? AND id = ?").get(accountId, id);
+
+/** Same throttle as API keys: at most one write a minute per token. */
+export function touchPersonalToken(db: Db, id: string, now: string, notSince: string) {
+  db.query("UPDATE platform_personal_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)").run(now, id, notSince);
+}

@@ -1,0 +1,121 @@
+/**
+ * Workspace members: list, change role, remove or leave.
+ *
+ * Rules: a workspace always keeps at least one owner (409 LAST_OWNER); only owners move
+ * the owner role; nobody grants, or takes away, a role beyond their own policy (see
+ * RoleService.assertCanGrant). A member may always leave without member.delete.
+ */
+import type { Principal } from "../../access/principal";
+import { tx } from "../../core/db";
+import { ApiError, conflict, notFound } from "../../core/errors";
+import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
+import type { AppContext } from "../../context";
+import { audit, type RequestMeta } from "./audit";
+import type { Authz } from "./authz";
+import type { RoleService, WorkspaceAccess } from "./roles";
+import * as store from "./store/members";
+import { BUILTIN_ROLE_IDS, workspaceBySlug } from "./store/workspaces";
+
+export class MemberService {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly authz: Authz,
+    private readonly roles: RoleService,
+  ) {}
+
+  view(m: store.MemberRow) {
+    return {
+      id: m.id,
+      account_id: m.account_id,
+      email: m.email,
+      username: m.username,
+      display_name: m.display_name,
+      role_id: m.role_id,
+      role: m.role_name,
+      joined_at: m.created_at,
+    };
+  }
+
+  list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
+    const limit = parseLimit(q.limit, 20, 100);
+    const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
+    const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "member.list");
+    return buildPage(store.listMembers(this.ctx.db, workspace.id, after, limit + 1), limit, (r) => ({ id: r.id }), (r) => this.view(r));
+  }
+
+  updateRole(p: Principal, slug: string, memberId: string, b: { role_id: string }, meta: RequestMeta) {
+    return tx(this.ctx.db, () => {
+      const access = this.authz.authorizeWorkspace(p, { slug }, "member.update");
+      const ws = access.workspace;
+      const target = this.member(ws.id, memberId);
+      const next = this.roles.resolve(ws.id, b.role_id);
+      if (next.id === target.role_id) return this.view(target);
+      // Changing a role takes the old one away and grants the new one: both must be within reach.
+      this.roles.assertCanGrant(access, { id: target.role_id, policy: target.role_policy });
+      this.roles.assertCanGrant(access, next);
+      if (target.role_id === BUILTIN_ROLE_IDS.owner) this.assertNotLastOwner(ws.id);
+      store.setMemberRole(this.ctx.db, target.id, next.id, this.ctx.clock.iso());
+      audit(this.ctx, {
+        actor: p,
+        action: "member.update",
+        workspaceId: ws.id,
+        target: { type: "member", id: target.id },
+        meta,
+        metadata: { account_id: target.account_id, from_role_id: target.role_id, to_role_id: next.id },
+      });
+      return this.view(this.member(ws.id, target.id));
+    });
+  }
+
+  remove(p: Principal, slug: string, memberId: string, meta: RequestMeta) {
+    tx(this.ctx.db, () => {
+      const { access, leaving } = this.authorizeRemoval(p, slug, memberId);
+      const ws = access.workspace;
+      const target = this.member(ws.id, memberId);
+      if (!leaving) this.roles.assertCanGrant(access, { id: target.role_id, policy: target.role_policy });
+      if (target.role_id === BUILTIN_ROLE_IDS.owner) this.assertNotLastOwner(ws.id);
+      // The member's API keys lose their authority with the membership: a key's policy is
+      // intersected with its minter's current role on every use.
+      store.deleteMember(this.ctx.db, target.id);
+      audit(this.ctx, {
+        actor: p,
+        action: leaving ? "member.leave" : "member.delete",
+        workspaceId: ws.id,
+        target: { type: "member", id: target.id },
+        meta,
+        metadata: { account_id: target.account_id, role_id: target.role_id },
+      });
+    });
+  }
+
+  /**
+   * member.delete, except that removing one's own membership (leaving) needs no action:
+   * a member whose role lacks it must still be able to go.
+   */
+  private authorizeRemoval(p: Principal, slug: string, memberId: string): { access: WorkspaceAccess; leaving: boolean } {
+    try {
+      const access = this.authz.authorizeWorkspace(p, { slug }, "member.delete");
+      return { access, leaving: access.membership?.id === memberId };
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 403) throw e;
+      // authorizeWorkspace answered 403, so the workspace exists and the caller has access to it.
+      const workspace = workspaceBySlug(this.ctx.db, slug)!;
+      const eff = this.authz.effectivePolicies(p, workspace.id);
+      if (!eff?.membership || eff.membership.id !== memberId) throw e;
+      return { access: { workspace, membership: eff.membership, policies: eff.policies }, leaving: true };
+    }
+  }
+
+  private member(workspaceId: string, memberId: string) {
+    const m = store.memberById(this.ctx.db, workspaceId, memberId);
+    if (!m) throw notFound("Member");
+    return m;
+  }
+
+  /** Runs inside the caller's IMMEDIATE transaction, so two owners leaving at once cannot both pass. */
+  private assertNotLastOwner(workspaceId: string) {
+    if (store.countMembersWithRole(this.ctx.db, workspaceId, BUILTIN_ROLE_IDS.owner) <= 1) {
+      throw conflict("A workspace needs at least one owner: make someone else owner first", "LAST_OWNER");
+    }
+  }
+}

@@ -1,0 +1,23 @@
+/** Workspace audit log route. */
+import { Elysia, t } from "elysia";
+import { principalPlugin } from "../../../access/http";
+import { requirePrincipal } from "../../../access/principal";
+import type { Platform } from "../service";
+import { AuditList, AuditQuery, ErrorBody } from "../schemas";
+
+const tags = ["Platform: audit"];
+
+export function auditRoutes(platform: Platform) {
+  return new Elysia({ prefix: "/v1" })
+    .use(principalPlugin(platform.authz))
+    .get("/workspaces/:workspace_slug/audit-log", ({ principal, params, query }) => platform.auditLog.list(requirePrincipal(principal), params.workspace_slug, query), {
+      params: t.Object({ workspace_slug: t.String() }),
+      query: AuditQuery,
+      response: { 200: AuditList, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
+      detail: {
+        tags,
+        summary: "The workspace's audit log, newest first (action audit.list)",
+        description: "Filters: actor_id, action (exact or prefix.*), since (inclusive) and until (exclusive) as ISO 8601. limit 1-200, default 50. Send the same filters with every page's cursor.",
+      },
+    });
+}

@@ -1,0 +1,91 @@
+/** Member and invitation routes: list, change role, remove/leave; invite, list, revoke, accept. */
+import { Elysia, t } from "elysia";
+import { principalPlugin } from "../../../access/http";
+import { idempotent } from "../../../access/idempotent";
+import { requireHuman, requirePrincipal, type Principal } from "../../../access/principal";
+import type { Platform } from "../service";
+import { ErrorBody, Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, InvitationList, ListQuery, Member, MemberList, MemberPatch } from "../schemas";
+
+const tags = ["Platform: members"];
+const slugParam = t.Object({ workspace_slug: t.String() });
+const memberParams = t.Object({ workspace_slug: t.String(), member_id: t.String() });
+const invitationParams = t.Object({ workspace_slug: t.String(), invitation_id: t.String() });
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+/** Idempotency keys are per caller: a person, or one API key. */
+const idempotencyScope = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
+
+export function memberRoutes(platform: Platform) {
+  const { members, invitations } = platform;
+  return new Elysia({ prefix: "/v1" })
+    .use(principalPlugin(platform.authz))
+    .get("/workspaces/:workspace_slug/members", ({ principal, params, query }) => members.list(requirePrincipal(principal), params.workspace_slug, query), {
+      params: slugParam,
+      query: ListQuery,
+      response: { 200: MemberList, ...errors },
+      detail: { tags, summary: "List members with their role (action member.list; cursor pages)" },
+    })
+    .patch("/workspaces/:workspace_slug/members/:member_id", ({ principal, params, body, meta }) => members.updateRole(requirePrincipal(principal), params.workspace_slug, params.member_id, body, meta), {
+      params: memberParams,
+      body: MemberPatch,
+      response: { 200: Member, ...errors },
+      detail: {
+        tags,
+        summary: "Change a member's role (action member.update)",
+        description:
+          "Only owners grant or take away the owner role (403 OWNER_REQUIRED); the old and the new role must both be within your own policy " +
+          "(403 ROLE_EXCEEDS_CALLER); the last owner cannot be demoted (409 LAST_OWNER).",
+      },
+    })
+    .delete("/workspaces/:workspace_slug/members/:member_id", ({ principal, params, meta, set }) => {
+      members.remove(requirePrincipal(principal), params.workspace_slug, params.member_id, meta);
+      set.status = 204;
+    }, {
+      params: memberParams,
+      detail: {
+        tags,
+        summary: "Remove a member, or leave (action member.delete; leaving needs none)",
+        description: "204. Removing an owner needs an owner; the last owner can neither leave nor be removed (409 LAST_OWNER). The member's API keys stop working.",
+      },
+    })
+    .post("/workspaces/:workspace_slug/invitations", (c) => {
+      const p = requirePrincipal(c.principal);
+      return idempotent(platform.ctx.idempotency, c, idempotencyScope(p), async () => ({ status: 201, body: invitations.create(p, c.params.workspace_slug, c.body, c.meta) }));
+    }, {
+      params: slugParam,
+      body: InvitationCreate,
+      response: { 201: Invitation, ...errors },
+      detail: {
+        tags,
+        summary: "Invite an email address (action member.create)",
+        description:
+          "Mails a single-use link valid 7 days (the token is only in the mail). Re-inviting an address with a pending invitation replaces it. " +
+          "409 ALREADY_MEMBER when the address belongs to a member; the role must be within your own policy. Accepts Idempotency-Key.",
+      },
+    })
+    .get("/workspaces/:workspace_slug/invitations", ({ principal, params, query }) => invitations.list(requirePrincipal(principal), params.workspace_slug, query), {
+      params: slugParam,
+      query: ListQuery,
+      response: { 200: InvitationList, ...errors },
+      detail: { tags, summary: "Pending invitations (action member.list; cursor pages)" },
+    })
+    .delete("/workspaces/:workspace_slug/invitations/:invitation_id", ({ principal, params, meta, set }) => {
+      invitations.revoke(requirePrincipal(principal), params.workspace_slug, params.invitation_id, meta);
+      set.status = 204;
+    }, { params: invitationParams, detail: { tags, summary: "Revoke a pending invitation (action member.delete; 204)" } })
+    .post("/invitations/accept", ({ principal, body, meta, set }) => {
+      const r = invitations.accept(requireHuman(principal, "Accepting an invitation"), body.token, meta);
+      set.status = 201;
+      return r;
+    }, {
+      body: InvitationAccept,
+      response: { 201: InvitationAccepted, ...errors },
+      detail: {
+        tags,
+        summary: "Accept an invitation as the signed-in user",
+        description:
+          "Your account email must be the invited address. Unknown, expired, revoked or used tokens and a different account all answer " +
+          "404 INVITATION_NOT_FOUND; 409 ALREADY_MEMBER when you already belong to the workspace.",
+      },
+    });
+}

@@ -1,0 +1,71 @@
+/**
+ * Service activation per workspace. Every service but the platform itself can be switched
+ * on and off; other services check it through Authz.requireService on each request, so a
+ * change takes effect on the next call (no cache to invalidate).
+ */
+import type { Principal } from "../../access/principal";
+import { SERVICE_CATALOGUE, type ServiceName } from "../../config";
+import { tx } from "../../core/db";
+import { badRequest, notFound } from "../../core/errors";
+import type { AppContext } from "../../context";
+import { audit, type RequestMeta } from "./audit";
+import type { Authz } from "./authz";
+import * as store from "./store/workspaces";
+
+export const SERVICE_DESCRIPTIONS: Record<ServiceName, string> = {
+  platform: "Workspaces, members, roles, API keys and audit (always enabled)",
+  auth: "End-user authentication for your apps: sign-up, sign-in, MFA, tenants, roles",
+  webhooks: "Signed webhook delivery of events from every service",
+  mail: "Transactional sending, domains and inbound mailboxes",
+  tack: "Card board: boards, columns and cards",
+  waitlist: "Waitlists with approval and invites",
+  trawl: "AI extraction jobs",
+  social: "Community: posts, comments and reactions",
+};
+
+const isService = (s: string): s is ServiceName => (SERVICE_CATALOGUE as readonly string[]).includes(s);
+
+export class WorkspaceServiceActivation {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly authz: Authz,
+  ) {}
+
+  list(p: Principal, slug: string) {
+    const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "service.list");
+    return { data: this.items(workspace) };
+  }
+
+  enable(p: Principal, slug: string, service: string, meta: RequestMeta) {
+    return this.set(p, slug, service, true, meta);
+  }
+
+  disable(p: Principal, slug: string, service: string, meta: RequestMeta) {
+    return this.set(p, slug, service, false, meta);
+  }
+
+  private set(p: Principal, slug: string, service: string, enabled: boolean, meta: RequestMeta) {
+    return tx(this.ctx.db, () => {
+      const { workspace: ws } = this.authz.authorizeWorkspace(p, { slug }, "service.update");
+      if (!isService(service)) throw notFound("Service");
+      if (service === "platform") {
+        if (!enabled) throw badRequest("The platform service cannot be disabled", [{ field: "service", reason: "platform is always enabled" }], "SERVICE_REQUIRED");
+      } else if (store.isServiceEnabled(this.ctx.db, ws.id, service) !== enabled) {
+        // Only real changes are mutations: repeating a PUT or DELETE leaves no audit noise.
+        if (enabled) store.enableService(this.ctx.db, ws.id, service, this.ctx.clock.iso());
+        else store.disableService(this.ctx.db, ws.id, service);
+        audit(this.ctx, { actor: p, action: enabled ? "service.enable" : "service.disable", workspaceId: ws.id, target: { type: "service", id: service }, meta });
+      }
+      return this.items(ws).find((i) => i.service === service)!;
+    });
+  }
+
+  private items(ws: store.WorkspaceRow) {
+    const on = new Map(store.serviceActivations(this.ctx.db, ws.id).map((r) => [r.service, r.enabled_at]));
+    return SERVICE_CATALOGUE.map((service) => {
+      // The platform is on from the workspace's first moment, whatever DEFAULT_SERVICES said.
+      const enabled_at = on.get(service) ?? (service === "platform" ? ws.created_at : null);
+      return { service, enabled: enabled_at !== null, enabled_at, description: SERVICE_DESCRIPTIONS[service] };
+    });
+  }
+}
