@@ -27,6 +27,7 @@ import { Platform } from "./services/platform/service";
 import { platformRoutes } from "./services/platform/routes";
 import adminHtml from "../static/admin/index.html" with { type: "text" };
 import { join } from "node:path";
+import type { Server } from "bun";
 
 export const VERSION = "0.1.0";
 
@@ -39,6 +40,11 @@ export interface BunkerApp {
   platform: Platform;
   /** Handles one request in-process (tests). */
   handle(req: Request): Promise<Response>;
+  /**
+   * Serves over HTTP. Elysia's own listen, so handlers get the server (client addresses
+   * for audit entries and per-client limits come from server.requestIP).
+   */
+  listen(port: number, hostname: string): Server<unknown>;
   stop(): Promise<void>;
   /** Owner of inbound mail (the mail service sets it); main.ts hands it to the SMTP listener. */
   inbound?: InboundHandler;
@@ -125,7 +131,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     .get("/admin/", ({ request, redirect }) =>
       new URL(request.url).pathname === "/admin"
         ? redirect("/admin/", 302)
-        : new Response(adminHtml, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } })
+        : new Response(adminHtml as unknown as string, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } })
     .use(platformRoutes(platform));
 
   // Per-service OpenAPI documents: the full document filtered to the service's prefix.
@@ -142,6 +148,10 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     ctx,
     platform,
     handle: (req) => app.handle(req),
+    listen(port, hostname) {
+      app.listen({ port, hostname });
+      return app.server!;
+    },
     async stop() {
       await ctx.scheduler.stop();
       await platform.accounts.idle();

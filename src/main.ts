@@ -42,7 +42,7 @@ async function serve() {
     console.log(`\n  Bunker has no accounts yet. Create the operator account here (valid until it is used):\n\n    ${boot.setupUrl}\n`);
     ctx.log.info("setup link issued", { setup_url: boot.setupUrl });
   }
-  const server = Bun.serve({ port: cfg.port, hostname: cfg.host, fetch: (req, srv) => bunker.app.fetch(req, srv as any) as any });
+  const server = bunker.listen(cfg.port, cfg.host);
   ctx.scheduler.start();
   ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, version: VERSION });
 

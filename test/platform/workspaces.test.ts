@@ -120,7 +120,7 @@ describe("workspaces", () => {
 describe("avatar", () => {
   const upload = (token: string, slug: string, bytes: Uint8Array, type = "image/png", name = "a.png") => {
     const form = new FormData();
-    form.append("file", new Blob([bytes], { type }), name);
+    form.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>], { type }), name);
     return app.call("POST", `/platform/v1/workspaces/${slug}/avatar`, { token, body: form });
   };
 

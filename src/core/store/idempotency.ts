@@ -11,7 +11,7 @@ export interface IdempotencyRow {
   lease_until_ms: number | null;
 }
 
-export interface IdempotencyClaim {
+export type IdempotencyClaim = {
   scope: string;
   key: string;
   fingerprint: string;
@@ -19,7 +19,7 @@ export interface IdempotencyClaim {
   now: number;
   expires: number;
   leaseUntil: number;
-}
+};
 
 export function prepareIdempotencyStore(db: Db) {
   const find = db.prepare<IdempotencyRow, { scope: string; key: string }>(

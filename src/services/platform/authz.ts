@@ -17,6 +17,12 @@ import * as ws from "./store/workspaces";
 export const API_KEY_PREFIX = "svc_live_";
 export const PAT_PREFIX = "pat_";
 
+export interface WorkspaceAccess {
+  workspace: ws.WorkspaceRow;
+  membership: ws.MembershipRow | null;
+  policies: Policy[];
+}
+
 const parsePolicy = (s: string | null): Policy => (s ? (JSON.parse(s) as Policy) : []);
 
 export class Authz implements PrincipalResolver {
@@ -78,15 +84,28 @@ export class Authz implements PrincipalResolver {
     return { policies: [parsePolicy(m.role_policy)], membership: m };
   }
 
-  /** Loads the workspace by slug (or id) and checks `action` on it. */
-  authorizeWorkspace(p: Principal, ref: { slug?: string; id?: string }, action: string) {
+  /**
+   * Loads the workspace by slug (or id) with the caller's policies. Unknown workspace,
+   * non-member and another workspace's key all get the same 404.
+   */
+  workspaceAccess(p: Principal, ref: { slug?: string; id?: string }): WorkspaceAccess {
     const workspace = ref.id ? ws.workspaceById(this.ctx.db, ref.id) : ws.workspaceBySlug(this.ctx.db, ref.slug!);
     if (!workspace) throw notFound("Workspace");
     const eff = this.effectivePolicies(p, workspace.id);
     if (!eff) throw notFound("Workspace");
-    const resource = `workspace/${workspace.id}`;
-    if (!isAllowedByAll(eff.policies, action, resource)) throw forbidden(`Not allowed: ${action}`);
     return { workspace, membership: eff.membership, policies: eff.policies };
+  }
+
+  /** 403 unless every policy in force allows `action` on the workspace. */
+  assertAllowed(access: WorkspaceAccess, action: string) {
+    if (!isAllowedByAll(access.policies, action, `workspace/${access.workspace.id}`)) throw forbidden(`Not allowed: ${action}`);
+  }
+
+  /** workspaceAccess + assertAllowed: the guard of every workspace route. */
+  authorizeWorkspace(p: Principal, ref: { slug?: string; id?: string }, action: string): WorkspaceAccess {
+    const access = this.workspaceAccess(p, ref);
+    this.assertAllowed(access, action);
+    return access;
   }
 
   /** Services other than the platform answer 403 when the workspace has not enabled them. */

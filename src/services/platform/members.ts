@@ -7,14 +7,14 @@
  */
 import type { Principal } from "../../access/principal";
 import { tx } from "../../core/db";
-import { ApiError, conflict, notFound } from "../../core/errors";
+import { conflict, notFound } from "../../core/errors";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "./audit";
 import type { Authz } from "./authz";
 import type { RoleService, WorkspaceAccess } from "./roles";
 import * as store from "./store/members";
-import { BUILTIN_ROLE_IDS, workspaceBySlug } from "./store/workspaces";
+import { BUILTIN_ROLE_IDS } from "./store/workspaces";
 
 export class MemberService {
   constructor(
@@ -93,17 +93,10 @@ export class MemberService {
    * a member whose role lacks it must still be able to go.
    */
   private authorizeRemoval(p: Principal, slug: string, memberId: string): { access: WorkspaceAccess; leaving: boolean } {
-    try {
-      const access = this.authz.authorizeWorkspace(p, { slug }, "member.delete");
-      return { access, leaving: access.membership?.id === memberId };
-    } catch (e) {
-      if (!(e instanceof ApiError) || e.status !== 403) throw e;
-      // authorizeWorkspace answered 403, so the workspace exists and the caller has access to it.
-      const workspace = workspaceBySlug(this.ctx.db, slug)!;
-      const eff = this.authz.effectivePolicies(p, workspace.id);
-      if (!eff?.membership || eff.membership.id !== memberId) throw e;
-      return { access: { workspace, membership: eff.membership, policies: eff.policies }, leaving: true };
-    }
+    const access = this.authz.workspaceAccess(p, { slug });
+    const leaving = access.membership?.id === memberId;
+    if (!leaving) this.authz.assertAllowed(access, "member.delete");
+    return { access, leaving };
   }
 
   private member(workspaceId: string, memberId: string) {

@@ -20,7 +20,8 @@ export const ROLE_NAME_RE = /^[a-z0-9_-]{1,64}$/;
 const DESCRIPTION_MAX = 500;
 
 /** What authorizeWorkspace answers: the workspace, the caller's membership and policies. */
-export type WorkspaceAccess = ReturnType<Authz["authorizeWorkspace"]>;
+export type { WorkspaceAccess } from "./authz";
+import type { WorkspaceAccess } from "./authz";
 
 export const isOwner = (access: WorkspaceAccess) => access.membership?.role_id === BUILTIN_ROLE_IDS.owner;
 

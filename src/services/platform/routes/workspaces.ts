@@ -14,7 +14,7 @@ export function workspaceRoutes(platform: Platform) {
   return new Elysia({ prefix: "/v1" })
     .get("/avatars/:workspace_id", async ({ params }) => {
       const a = await workspaces.avatar(params.workspace_id);
-      return new Response(a.data, { headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" } });
+      return new Response(a.data as Uint8Array<ArrayBuffer>, { headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" } });
     }, { detail: { tags, summary: "Workspace avatar image (public; URL changes with each upload)" } })
     .use(principalPlugin(platform.authz))
     .post("/workspaces", (c) => {
