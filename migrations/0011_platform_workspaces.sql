@@ -34,7 +34,8 @@ CREATE TABLE platform_members (
   updated_at    TEXT NOT NULL,
   UNIQUE (workspace_id, account_id)
 );
-CREATE INDEX platform_members_account ON platform_members(account_id);
+-- "My workspaces", in workspace-id order (keyset pages).
+CREATE INDEX platform_members_account ON platform_members(account_id, workspace_id);
 
 CREATE TABLE platform_invitations (
   id            TEXT PRIMARY KEY,

@@ -10,8 +10,20 @@ export interface RequestMeta {
   userAgent: string | null;
 }
 
-export function requestMeta(request: Request, server: { requestIP(r: Request): { address: string } | null } | null): RequestMeta {
-  return { ip: server?.requestIP(request)?.address ?? null, userAgent: request.headers.get("user-agent") };
+type IpSource = { requestIP(r: Request): { address: string } | null } | null;
+
+/** Computed on first read: most requests (reads) never need it, and requestIP is not free. */
+export function requestMeta(request: Request, server: IpSource): RequestMeta {
+  let ip: string | null | undefined;
+  let ua: string | null | undefined;
+  return {
+    get ip() {
+      return ip === undefined ? (ip = server?.requestIP(request)?.address ?? null) : ip;
+    },
+    get userAgent() {
+      return ua === undefined ? (ua = request.headers.get("user-agent")) : ua;
+    },
+  };
 }
 
 export function principalPlugin(resolver: PrincipalResolver) {

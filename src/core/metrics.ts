@@ -15,10 +15,15 @@ export class Metrics {
   private latency = new Map<string, Hist>();
   private jobs = new Map<string, number>();
 
+  // Label strings per (method, route, status): built once, not escaped on every request.
+  private labels = new Map<string, { key: string; hkey: string }>();
+
   observeRequest(method: string, route: string, status: number, seconds: number) {
-    const key = labelStr({ method, route, status: String(status) });
+    const id = `${method} ${status} ${route}`;
+    let l = this.labels.get(id);
+    if (!l) this.labels.set(id, (l = { key: labelStr({ method, route, status: String(status) }), hkey: labelStr({ method, route }) }));
+    const { key, hkey } = l;
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    const hkey = labelStr({ method, route });
     let h = this.latency.get(hkey);
     if (!h) this.latency.set(hkey, (h = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 }));
     for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) h.counts[i]++;

@@ -182,6 +182,20 @@ describe("introspection", () => {
     expect((await app.call("GET", "/platform/v1/introspect")).status).toBe(401);
   });
 
+  test("introspection is never stale: renames, service changes and role changes show on the next call", async () => {
+    const owner = await signup(app);
+    const ws = await createWorkspace(app, owner.token);
+    const current = async () => (await app.call("GET", "/platform/v1/introspect", { token: owner.token })).body.workspaces[0];
+    expect((await current()).slug).toBe(ws.slug); // now cached
+    await app.call("PATCH", `/platform/v1/workspaces/${ws.slug}`, { token: owner.token, body: { slug: `${ws.slug}-x`, display_name: "Changed" } });
+    expect(await current()).toMatchObject({ slug: `${ws.slug}-x`, display_name: "Changed" });
+    expect((await current()).services).toContain("social");
+    await app.call("DELETE", `/platform/v1/workspaces/${ws.slug}-x/services/social`, { token: owner.token });
+    expect((await current()).services).not.toContain("social");
+    await app.call("DELETE", `/platform/v1/workspaces/${ws.slug}-x`, { token: owner.token });
+    expect((await app.call("GET", "/platform/v1/introspect", { token: owner.token })).body.workspaces).toEqual([]);
+  });
+
   test("workspace membership: members get role and policy; non-members the same answer for real and made-up ids", async () => {
     const u = await signup(app);
     const stranger = await signup(app);

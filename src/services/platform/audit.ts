@@ -8,6 +8,12 @@ import { insertAudit } from "./store/audit";
 
 export type { RequestMeta } from "../../access/http";
 
+// Generation of platform data per app: every mutation is audited (house rule), so the
+// audit write is the one place that knows "something changed". Read caches compare it
+// and stay exact. Keyed by context, so isolated apps in one process never share it.
+const generations = new WeakMap<AppContext, number>();
+export const platformGeneration = (ctx: AppContext) => generations.get(ctx) ?? 0;
+
 export function audit(
   ctx: AppContext,
   entry: {
@@ -19,6 +25,7 @@ export function audit(
     metadata?: Record<string, unknown>;
   },
 ) {
+  generations.set(ctx, platformGeneration(ctx) + 1);
   const actor = "kind" in entry.actor ? actorOf(entry.actor) : entry.actor;
   insertAudit(ctx.db, {
     id: uuid(),

@@ -58,7 +58,10 @@ export class Authz implements PrincipalResolver {
     if (!row || row.revoked_at || (row.expires_at !== null && row.expires_at <= now)) return null;
     // The key's authority is its own policy intersected with what its minter may do today.
     const minterPolicy = row.minter_status === "active" ? parsePolicy(row.minter_policy) : [];
-    keys.touchApiKey(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(now - MINUTE).toISOString());
+    // last_used_at is advisory: write it at most once a minute (the row we read says when it was last written).
+    if (!row.last_used_at || Date.parse(row.last_used_at) < now - MINUTE) {
+      keys.touchApiKey(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(now - MINUTE).toISOString());
+    }
     return { kind: "api_key", keyId: row.id, workspaceId: row.workspace_id, policy: parsePolicy(row.policy), createdBy: row.created_by, minterPolicy };
   }
 
@@ -66,7 +69,10 @@ export class Authz implements PrincipalResolver {
     const row = keys.personalTokenForAuth(this.ctx.db, hashToken(token));
     if (!row || row.revoked_at || (row.expires_at !== null && row.expires_at <= this.ctx.clock.nowMs())) return null;
     this.assertActive(row.status);
-    keys.touchPersonalToken(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(this.ctx.clock.nowMs() - MINUTE).toISOString());
+    const now = this.ctx.clock.nowMs();
+    if (!row.last_used_at || Date.parse(row.last_used_at) < now - MINUTE) {
+      keys.touchPersonalToken(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(now - MINUTE).toISOString());
+    }
     return { kind: "personal_token", accountId: row.account_id, tokenId: row.id, isOperator: !!row.is_operator };
   }
 

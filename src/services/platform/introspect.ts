@@ -7,6 +7,7 @@ import type { Principal } from "../../access/principal";
 import { isUuid } from "../../core/ids";
 import { unauthorized } from "../../core/errors";
 import type { AppContext } from "../../context";
+import { platformGeneration } from "./audit";
 import type { Authz } from "./authz";
 import * as accounts from "./store/accounts";
 import * as ws from "./store/workspaces";
@@ -18,6 +19,8 @@ export function effectiveKeyPolicy(keyPolicy: Policy, minterPolicy: Policy): Pol
 }
 
 export class IntrospectService {
+  private cache = new Map<string, { gen: number; view: ReturnType<IntrospectService["loadAccountView"]> }>();
+
   constructor(
     private readonly ctx: AppContext,
     private readonly authz: Authz,
@@ -34,12 +37,31 @@ export class IntrospectService {
         workspaces: w ? [{ id: w.id, slug: w.slug, display_name: w.display_name, role: "api_key", services: ws.enabledServices(this.ctx.db, w.id), avatar_url: this.workspaces.avatarUrl(w) }] : [],
       };
     }
-    const a = accounts.accountById(this.ctx.db, p.accountId)!;
-    const rows = ws.workspacesOfAccount(this.ctx.db, p.accountId, null, 1000);
-    const services = ws.enabledServicesOf(this.ctx.db, rows.map((r) => r.id));
     return {
       is_authenticated: true,
       principal: { type: p.kind === "session" ? "user" : "personal_token", id: p.accountId, ...(p.kind === "session" ? { session_id: p.sessionId } : { token_id: p.tokenId }) },
+      ...this.accountView(p.accountId),
+    };
+  }
+
+  /**
+   * Account and workspaces of an account. Cached per account and dropped as soon as any
+   * platform mutation happens (platformGeneration), so the answer is never stale.
+   */
+  private accountView(accountId: string) {
+    const gen = platformGeneration(this.ctx);
+    const hit = this.cache.get(accountId);
+    if (hit && hit.gen === gen) return hit.view;
+    if (this.cache.size >= 10_000) this.cache.clear();
+    const view = this.loadAccountView(accountId);
+    this.cache.set(accountId, { gen, view });
+    return view;
+  }
+
+  private loadAccountView(accountId: string) {
+    const a = accounts.accountById(this.ctx.db, accountId)!;
+    const rows = ws.workspacesOfAccount(this.ctx.db, accountId, null, 1000);
+    return {
       account: {
         id: a.id,
         email: a.email,
@@ -54,7 +76,8 @@ export class IntrospectService {
         slug: r.slug,
         display_name: r.display_name,
         role: r.member_role,
-        services: services.get(r.id) ?? [],
+        // One static, index-prefix query per workspace beats a dynamic IN list for typical accounts.
+        services: ws.enabledServices(this.ctx.db, r.id),
         avatar_url: this.workspaces.avatarUrl(r),
       })),
     };

@@ -26,12 +26,12 @@ export interface ApiKeyAuthRow extends ApiKeyRow {
 export const apiKeyForAuth = (db: Db, keyHash: string) =>
   db
     .query<ApiKeyAuthRow, [string]>(
-      `SELECT k.*, r.policy AS minter_policy, a.status AS minter_status
-       FROM platform_api_keys k
-       LEFT JOIN platform_members m ON m.workspace_id = k.workspace_id AND m.account_id = k.created_by
-       LEFT JOIN platform_roles r ON r.id = m.role_id
-       LEFT JOIN platform_accounts a ON a.id = k.created_by
-       WHERE k.key_hash = ?`,
+      // Subqueries rather than JOINs: several times cheaper in bun:sqlite on this hot path.
+      `SELECT k.*,
+              (SELECT r.policy FROM platform_roles r WHERE r.id =
+                 (SELECT m.role_id FROM platform_members m WHERE m.workspace_id = k.workspace_id AND m.account_id = k.created_by)) AS minter_policy,
+              (SELECT a.status FROM platform_accounts a WHERE a.id = k.created_by) AS minter_status
+       FROM platform_api_keys k WHERE k.key_hash = ?`,
     )
     .get(keyHash);
 
@@ -78,7 +78,9 @@ export interface PersonalTokenRow {
 export const personalTokenForAuth = (db: Db, tokenHash: string) =>
   db
     .query<PersonalTokenRow & { status: string; is_operator: number }, [string]>(
-      `SELECT t.*, a.status, a.is_operator FROM platform_personal_tokens t JOIN platform_accounts a ON a.id = t.account_id WHERE t.token_hash = ?`,
+      `SELECT t.*, (SELECT a.status FROM platform_accounts a WHERE a.id = t.account_id) AS status,
+              (SELECT a.is_operator FROM platform_accounts a WHERE a.id = t.account_id) AS is_operator
+       FROM platform_personal_tokens t WHERE t.token_hash = ?`,
     )
     .get(tokenHash);
 

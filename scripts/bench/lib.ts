@@ -1,0 +1,557 @@
+/**
+ * Shared helpers for `bun scripts/bench/run.ts <name>`: start Bunker (or a bare Bun.serve
+ * baseline) as a subprocess on 127.0.0.1, drive it with a closed-loop keep-alive load
+ * generator, and print a report. Benches report numbers; they never fail a build.
+ *
+ * The load generator runs in the bench process (inline on the main thread, or split over
+ * Bun Workers); the server is its own process. Every loop is bounded by time, every child
+ * process is stopped on exit, and only 127.0.0.1 is ever contacted.
+ *
+ * This file is also the entry of the load Workers (see the bottom of the file).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+
+export const REPO_ROOT = resolve(import.meta.dir, "../..");
+const WORKER_FLAG = "--bunker-bench-load-worker";
+
+// --- small utilities ---------------------------------------------------------------------
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function envNumber(name: string, def: number, min = 0): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min} (got "${raw}")`);
+  return n;
+}
+
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function median(xs: number[]): number {
+  return percentile([...xs].sort((a, b) => a - b), 50);
+}
+
+export function machine() {
+  const c = cpus();
+  return { cores: availableParallelism(), cpuModel: c[0]?.model?.trim() ?? "unknown", bun: Bun.version, platform: `${process.platform}/${process.arch}` };
+}
+
+/** A port that was free a moment ago (bind 127.0.0.1:0, read it, release it). */
+export function freePort(): number {
+  const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+/** Temp directories and child processes to clean up, whatever way the bench ends. */
+const cleanups: (() => void)[] = [];
+let cleaned = false;
+export function cleanupAll() {
+  if (cleaned) return;
+  cleaned = true;
+  for (const f of cleanups.reverse()) {
+    try {
+      f();
+    } catch {}
+  }
+}
+if (Bun.isMainThread) {
+  process.on("exit", cleanupAll);
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    process.on(sig, () => {
+      cleanupAll();
+      process.exit(130);
+    });
+  }
+}
+
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Hard stop for the whole bench: nothing may run forever. */
+export function watchdog(ms: number, what = "bench") {
+  const t = setTimeout(() => {
+    console.error(`\n${what}: watchdog fired after ${Math.round(ms / 1000)} s; stopping`);
+    cleanupAll();
+    process.exit(3);
+  }, ms);
+  t.unref();
+}
+
+// --- subprocess servers -----------------------------------------------------------------
+
+export interface ServerProc {
+  url: string;
+  port: number;
+  pid: number;
+  logFile: string;
+  stop(): Promise<void>;
+  /** Last lines of the server's stdout+stderr (for error messages). */
+  logTail(lines?: number): string;
+}
+
+function track(proc: Subprocess, url: string, port: number, logFile: string): ServerProc {
+  const kill = () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+  };
+  cleanups.push(kill);
+  return {
+    url,
+    port,
+    pid: proc.pid,
+    logFile,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill("SIGTERM");
+      const done = await Promise.race([proc.exited.then(() => true), sleep(5000).then(() => false)]);
+      if (!done) kill();
+    },
+    logTail(lines = 30) {
+      try {
+        return readFileSync(logFile, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+      } catch {
+        return "";
+      }
+    },
+  };
+}
+
+async function waitHealthy(url: string, proc: Subprocess, timeoutMs: number, logTail: () => string) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      throw new Error(`server exited (${proc.exitCode ?? proc.signalCode}) before becoming healthy:\n${logTail()}`);
+    }
+    try {
+      const r = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      await r.arrayBuffer();
+      if (r.ok) return;
+    } catch {}
+    await sleep(100);
+  }
+  throw new Error(`server not healthy at ${url} after ${timeoutMs} ms:\n${logTail()}`);
+}
+
+/**
+ * Starts `bun src/main.ts serve` on 127.0.0.1 with a fresh DATA_DIR. Extra env wins over
+ * the defaults; password hashing keeps production cost unless the caller overrides it.
+ */
+export async function startBunker(opts: { env?: Record<string, string>; healthTimeoutMs?: number } = {}): Promise<ServerProc> {
+  const dir = tempDir("bunker-bench-");
+  const port = freePort();
+  const logFile = join(dir, "server.log");
+  // Inherit PATH etc., but none of the caller's Bunker settings (a dev's .env must not skew it).
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^(PORT|HOST|DATA_DIR|PUBLIC_URL|SMTP_|LOG_LEVEL|BUNKER_|ARGON2_|MASTER_KEY|NODE_ENV|DEFAULT_SERVICES|OBJECT_STORE|S3_)/.test(k)) base[k] = v;
+  }
+  const env = {
+    ...base,
+    DATA_DIR: join(dir, "data"),
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    SMTP_PORT: String(freePort()),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: "warn",
+    BUNKER_ENV: "development",
+    ARGON2_MEMORY_KIB: "19456",
+    ARGON2_TIME_COST: "2",
+    ...(opts.env ?? {}),
+  };
+  const out = Bun.file(logFile);
+  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], { cwd: REPO_ROOT, env, stdin: "ignore", stdout: out, stderr: out });
+  const url = `http://127.0.0.1:${port}`;
+  const s = track(proc, url, port, logFile);
+  await waitHealthy(`${url}/healthz`, proc, opts.healthTimeoutMs ?? 30_000, () => s.logTail());
+  return s;
+}
+
+/** A bare Bun.serve hello-world in its own process, measured exactly like Bunker. */
+export async function startBaseline(): Promise<ServerProc> {
+  const dir = tempDir("bunker-bench-baseline-");
+  const script = join(dir, "hello.ts");
+  const logFile = join(dir, "server.log");
+  const portFile = join(dir, "port");
+  writeFileSync(
+    script,
+    `const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("Hello, world!") });\n` +
+      `await Bun.write(${JSON.stringify(portFile)}, String(s.port));\n`,
+  );
+  const out = Bun.file(logFile);
+  const proc = Bun.spawn([process.execPath, script], { cwd: dir, stdin: "ignore", stdout: out, stderr: out });
+  let port = 0;
+  const deadline = performance.now() + 15_000;
+  while (!port && performance.now() < deadline) {
+    if (proc.exitCode !== null) break;
+    try {
+      port = Number(readFileSync(portFile, "utf8")) || 0;
+    } catch {}
+    if (!port) await sleep(50);
+  }
+  const url = `http://127.0.0.1:${port}`;
+  const s = track(proc, url, port, logFile);
+  if (!port) {
+    await s.stop();
+    throw new Error(`baseline server did not start:\n${s.logTail()}`);
+  }
+  await waitHealthy(url, proc, 10_000, () => s.logTail());
+  return s;
+}
+
+// --- HTTP helpers for setup ---------------------------------------------------------------
+
+export interface JsonResponse {
+  status: number;
+  body: any;
+}
+
+export async function api(base: string, method: string, path: string, opts: { body?: unknown; token?: string; headers?: Record<string, string> } = {}): Promise<JsonResponse> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  const r = await fetch(base + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(30_000) });
+  const text = await r.text();
+  let body: any = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {}
+  return { status: r.status, body };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const run = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
+  return out;
+}
+
+// --- load generator -------------------------------------------------------------------------
+
+export interface RequestSpec {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** Where the load generator runs: the bench process's main thread, or N Bun Workers. */
+export type ClientSetup = { kind: "inline" } | { kind: "workers"; threads: number };
+
+export function parseClient(s: string): ClientSetup {
+  if (s === "inline") return { kind: "inline" };
+  const m = /^workers?:(\d+)$/.exec(s);
+  if (m && Number(m[1]) >= 1 && Number(m[1]) <= 16) return { kind: "workers", threads: Number(m[1]) };
+  throw new Error(`client setup must be "inline" or "workers:<1-16>" (got "${s}")`);
+}
+
+export const describeClient = (c: ClientSetup) => (c.kind === "inline" ? "inline (bench main thread)" : `${c.threads} Bun Worker${c.threads > 1 ? "s" : ""}`);
+
+export interface LoadOptions {
+  baseUrl: string;
+  /** Requests issued round-robin. */
+  requests: RequestSpec[];
+  /**
+   * true (default): cycle through `requests` forever. false: each entry is sent at most
+   * once (warm-up included); the run ends early when the list runs out.
+   */
+  cycle?: boolean;
+  concurrency: number;
+  warmupSec: number;
+  durationSec: number;
+  client: ClientSetup;
+  /** Server process whose CPU time is sampled over the measurement window (Linux /proc). */
+  serverPid?: number;
+}
+
+export interface LoadResult {
+  /** Completed requests per second in the measurement window (all statuses). */
+  rps: number;
+  /** Completed requests in the window. */
+  completed: number;
+  /** Non-2xx responses and transport errors in the window. */
+  errors: number;
+  statuses: Record<string, number>;
+  p50: number;
+  p99: number;
+  /** Length of the measurement window actually used, seconds. */
+  seconds: number;
+  /** The request list ran out before the window ended (non-cycling lists only). */
+  exhausted: boolean;
+  firstError: string | null;
+  /** Server CPU over the window, in cores (1.0 = one core busy); null when not measurable. */
+  serverCores: number | null;
+  /** Bench (client) process CPU over the window, in cores. */
+  clientCores: number | null;
+  /** CPU used by everything else on the machine over the window, in cores (noise). */
+  otherCores: number | null;
+}
+
+interface RawPart {
+  completed: number;
+  errors: number;
+  statuses: Record<string, number>;
+  latencies: Float64Array;
+  /** Absolute (epoch ms) end of this part's measurement: tEnd, or its last completion when exhausted. */
+  endAbs: number;
+  exhausted: boolean;
+  firstError: string | null;
+}
+
+interface PartJob {
+  baseUrl: string;
+  requests: RequestSpec[];
+  cycle: boolean;
+  offset: number;
+  concurrency: number;
+  /** Absolute epoch ms. */
+  startAbs: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+const nowAbs = () => performance.timeOrigin + performance.now();
+
+/** CPU seconds (user+system) a process has used so far, from /proc/<pid>/stat; null off Linux. */
+export function procCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // Fields after the command name start at field 3 (state): utime is field 14, stime 15.
+    return (Number(f[11]) + Number(f[12])) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/** Busy CPU seconds of the whole machine so far (all cores), from /proc/stat; null off Linux. */
+export function machineBusySeconds(): number | null {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0];
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal ...: busy = all but idle and iowait.
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+    return (total - f[3] - (f[4] ?? 0)) / 100;
+  } catch {
+    return null;
+  }
+}
+
+const selfCpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+/** Samples server and client CPU at two absolute instants (timers on the main thread). */
+function sampleCpu(pid: number | undefined, fromAbs: number, toAbs: number) {
+  type Sample = { s: number | null; c: number; m: number | null; t: number };
+  let a = null as Sample | null;
+  let b = null as Sample | null;
+  const take = (): Sample => ({ s: pid ? procCpuSeconds(pid) : null, c: selfCpuSeconds(), m: machineBusySeconds(), t: nowAbs() });
+  const t1 = setTimeout(() => (a = take()), Math.max(0, fromAbs - nowAbs()));
+  const t2 = setTimeout(() => (b = take()), Math.max(0, toAbs - nowAbs()));
+  return {
+    result(): { serverCores: number | null; clientCores: number | null; otherCores: number | null } {
+      clearTimeout(t1);
+      clearTimeout(t2);
+      if (!a || !b || b.t - a.t < 100) return { serverCores: null, clientCores: null, otherCores: null };
+      const wall = (b.t - a.t) / 1000;
+      const serverCores = a.s !== null && b.s !== null ? (b.s - a.s) / wall : null;
+      const clientCores = (b.c - a.c) / wall;
+      const busy = a.m !== null && b.m !== null ? (b.m - a.m) / wall : null;
+      const otherCores = busy !== null && serverCores !== null ? Math.max(0, busy - serverCores - clientCores) : null;
+      return { serverCores, clientCores, otherCores };
+    },
+  };
+}
+
+/** One closed-loop generator: `concurrency` keep-alive loops, each awaiting its response before the next request. */
+async function runPart(job: PartJob): Promise<RawPart> {
+  while (nowAbs() < job.startAbs) await sleep(Math.max(0, Math.min(50, job.startAbs - nowAbs())));
+  const t0 = performance.now();
+  const tMeasure = t0 + job.warmupMs;
+  const tEnd = tMeasure + job.durationMs;
+  // One abort for everything still in flight well after the end: a hung server cannot hang the bench.
+  const abort = new AbortController();
+  const hardStop = setTimeout(() => abort.abort(), job.warmupMs + job.durationMs + 10_000);
+  const prepared = job.requests.map((r) => ({ url: job.baseUrl + r.path, init: { method: r.method, headers: r.headers, body: r.body, signal: abort.signal } as RequestInit }));
+  const n = prepared.length;
+  let next = job.offset;
+  let used = 0;
+  let exhausted = false;
+  let lastCompletion = tMeasure;
+  const cap = Math.max(1024, Math.min(4_000_000, Math.ceil(job.durationMs * 100)));
+  let latencies = new Float64Array(cap);
+  let completed = 0;
+  let errors = 0;
+  let firstError: string | null = null;
+  const statuses: Record<string, number> = {};
+
+  const loop = async () => {
+    for (;;) {
+      if (performance.now() >= tEnd) return;
+      let p;
+      if (job.cycle) {
+        p = prepared[next % n];
+        next++;
+      } else {
+        if (used >= n) {
+          exhausted = true;
+          return;
+        }
+        p = prepared[used++];
+      }
+      const start = performance.now();
+      let status: number;
+      try {
+        const res = await fetch(p.url, p.init);
+        await res.arrayBuffer();
+        status = res.status;
+      } catch (e) {
+        status = 0;
+        if (firstError === null) firstError = String((e as Error)?.message ?? e);
+      }
+      const end = performance.now();
+      if (end >= tMeasure && end <= tEnd) {
+        if (completed === latencies.length) {
+          const bigger = new Float64Array(latencies.length * 2);
+          bigger.set(latencies);
+          latencies = bigger;
+        }
+        latencies[completed++] = end - start;
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        if (status < 200 || status >= 300) errors++;
+        if (end > lastCompletion) lastCompletion = end;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: job.concurrency }, loop));
+  clearTimeout(hardStop);
+  const endRel = exhausted ? Math.min(tEnd, lastCompletion) : tEnd;
+  return {
+    completed,
+    errors,
+    statuses,
+    latencies: latencies.slice(0, completed),
+    endAbs: performance.timeOrigin + endRel,
+    exhausted,
+    firstError,
+  };
+}
+
+function runPartInWorker(job: PartJob): Promise<RawPart> {
+  return new Promise((resolvePart, reject) => {
+    const w = new Worker(import.meta.url, { argv: [WORKER_FLAG] });
+    const timeout = setTimeout(() => {
+      w.terminate();
+      reject(new Error("load worker did not finish in time"));
+    }, job.startAbs - nowAbs() + job.warmupMs + job.durationMs + 30_000);
+    w.onmessage = (ev: MessageEvent) => {
+      const m = ev.data;
+      if (m?.type === "ready") w.postMessage({ type: "run", job });
+      else if (m?.type === "done") {
+        clearTimeout(timeout);
+        w.terminate();
+        resolvePart(m.part as RawPart);
+      } else if (m?.type === "error") {
+        clearTimeout(timeout);
+        w.terminate();
+        reject(new Error(m.message));
+      }
+    };
+    w.onerror = (ev: any) => {
+      clearTimeout(timeout);
+      w.terminate();
+      reject(new Error(`load worker failed: ${ev?.message ?? ev}`));
+    };
+  });
+}
+
+/** Runs a closed-loop load: warm-up, then `durationSec` of measurement. */
+export async function load(o: LoadOptions): Promise<LoadResult> {
+  if (o.requests.length === 0) throw new Error("load: no requests");
+  const cycle = o.cycle ?? true;
+  const parts = o.client.kind === "inline" ? 1 : o.client.threads;
+  const conc = Math.max(parts, o.concurrency);
+  // Workers need a moment to boot; every part starts at the same instant.
+  const startAbs = nowAbs() + (o.client.kind === "inline" ? 0 : 300);
+  const jobs: PartJob[] = [];
+  for (let i = 0; i < parts; i++) {
+    const c = Math.floor(conc / parts) + (i < conc % parts ? 1 : 0);
+    // Non-cycling lists are striped so that no entry is used twice across parts.
+    const requests = cycle ? o.requests : o.requests.filter((_, j) => j % parts === i);
+    jobs.push({ baseUrl: o.baseUrl, requests, cycle, offset: cycle ? Math.floor((i * o.requests.length) / parts) : 0, concurrency: c, startAbs, warmupMs: o.warmupSec * 1000, durationMs: o.durationSec * 1000 });
+  }
+  const measureStart = startAbs + o.warmupSec * 1000;
+  const cpu = sampleCpu(o.serverPid, measureStart, measureStart + o.durationSec * 1000);
+  const raw = o.client.kind === "inline" ? [await runPart(jobs[0])] : await Promise.all(jobs.map(runPartInWorker));
+  const exhausted = raw.some((r) => r.exhausted);
+  const end = exhausted ? Math.min(...raw.map((r) => r.endAbs)) : measureStart + o.durationSec * 1000;
+  const seconds = Math.max(0.001, (end - measureStart) / 1000);
+  const all = new Float64Array(raw.reduce((s, r) => s + r.latencies.length, 0));
+  let k = 0;
+  for (const r of raw) {
+    all.set(r.latencies, k);
+    k += r.latencies.length;
+  }
+  all.sort();
+  const statuses: Record<string, number> = {};
+  for (const r of raw) for (const [s, n] of Object.entries(r.statuses)) statuses[s] = (statuses[s] ?? 0) + n;
+  const completed = raw.reduce((s, r) => s + r.completed, 0);
+  return {
+    rps: completed / (exhausted ? seconds : o.durationSec),
+    completed,
+    errors: raw.reduce((s, r) => s + r.errors, 0),
+    statuses,
+    p50: percentile(all, 50),
+    p99: percentile(all, 99),
+    seconds: exhausted ? seconds : o.durationSec,
+    exhausted,
+    firstError: raw.find((r) => r.firstError)?.firstError ?? null,
+    ...(exhausted ? { serverCores: null, clientCores: null, otherCores: null } : cpu.result()),
+  };
+}
+
+// --- report -------------------------------------------------------------------------------------
+
+export function table(headers: string[], rows: string[][], rightAlign: boolean[] = []): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => (rightAlign[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ").trimEnd();
+  return [fmt(headers), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(fmt)].join("\n");
+}
+
+export const fmtNum = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "-");
+
+// --- worker entry ------------------------------------------------------------------------------
+
+if (!Bun.isMainThread && process.argv.includes(WORKER_FLAG)) {
+  const scope = self as unknown as Worker;
+  scope.onmessage = async (ev: MessageEvent) => {
+    if (ev.data?.type !== "run") return;
+    try {
+      const part = await runPart(ev.data.job as PartJob);
+      scope.postMessage({ type: "done", part }, [part.latencies.buffer] as any);
+    } catch (e) {
+      scope.postMessage({ type: "error", message: String((e as Error)?.stack ?? e) });
+    }
+  };
+  scope.postMessage({ type: "ready" });
+}
