@@ -8,7 +8,7 @@ import { swagger } from "@elysiajs/swagger";
 import { ActionRegistry } from "./access/actions";
 import type { Config } from "./config";
 import { DAY, systemClock, type Clock } from "./core/clock";
-import { checkpoint, migrate, openDb } from "./core/db";
+import { checkpoint, migrate, openDb, ping } from "./core/db";
 import { EventOutbox } from "./core/events";
 import { httpKernel } from "./core/http";
 import { Idempotency } from "./core/idempotency";
@@ -116,10 +116,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     )
     .get("/healthz", () => ({ status: "ok", version: VERSION }), { detail: { hide: true } })
     .get("/readyz", ({ set }) => {
-      let db = false;
-      try {
-        db = ctx.db.query("SELECT 1 AS ok").get() !== null;
-      } catch {}
+      const db = ping(ctx.db);
       const scheduler = ctx.scheduler.isRunning();
       if (!db || !scheduler) set.status = 503;
       return { status: db && scheduler ? "ready" : "not_ready", checks: { db, scheduler } };

@@ -47,6 +47,15 @@ export function backup(db: Db, target: string) {
   db.query("VACUUM INTO ?").run(target);
 }
 
+/** Readiness probe: true when the database answers a query. */
+export function ping(db: Db): boolean {
+  try {
+    return db.query("SELECT 1 AS ok").get() !== null;
+  } catch {
+    return false;
+  }
+}
+
 export function checkpoint(db: Db) {
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }

@@ -55,3 +55,21 @@ export async function createWorkspace(app: TestApp, token: string, slug = `ws-${
   if (r.status !== 201) throw new Error(`workspace create failed: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body as { id: string; slug: string };
 }
+
+/**
+ * An app whose system mailer relays to a real SMTP sink on loopback, for tests that read
+ * mailed codes and links. Register the returned stop with afterAll.
+ */
+export async function startTestAppWithMail(env: Record<string, string> = {}) {
+  const { startSmtpSink } = await import("./smtp-sink");
+  const sink = await startSmtpSink();
+  const app = await startTestApp({ SMTP_RELAY_URL: sink.url, ...env });
+  return {
+    app,
+    sink,
+    async stop() {
+      await app.stop();
+      await sink.stop();
+    },
+  };
+}

@@ -1,19 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DAY } from "../../src/core/clock";
-import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
+import { createWorkspace, signup, startTestApp, startTestAppWithMail, type TestApp } from "../helpers/app";
 import { accountIdOf, addMember, auditActions, BUILTIN, P, queuedInviteToken } from "../helpers/members";
-import { startSmtpSink, type SmtpSink } from "../helpers/smtp-sink";
+import type { SmtpSink } from "../helpers/smtp-sink";
 
 let app: TestApp;
 let sink: SmtpSink;
+let stop: () => Promise<void>;
 beforeAll(async () => {
-  sink = await startSmtpSink();
-  app = await startTestApp({ SMTP_RELAY_URL: sink.url });
+  ({ app, sink, stop } = await startTestAppWithMail());
 });
-afterAll(async () => {
-  await app.stop();
-  await sink.stop();
-});
+afterAll(() => stop());
 
 const invite = (token: string, slug: string, body: Record<string, unknown>, headers?: Record<string, string>) =>
   app.call("POST", `${P}/workspaces/${slug}/invitations`, { token, body, headers });

@@ -1,18 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MINUTE } from "../../src/core/clock";
-import { signup, startTestApp, type TestApp } from "../helpers/app";
-import { startSmtpSink } from "../helpers/smtp-sink";
+import { signup, startTestApp, startTestAppWithMail, type TestApp } from "../helpers/app";
+import type { SmtpSink } from "../helpers/smtp-sink";
 
 let app: TestApp;
-let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let sink: SmtpSink;
+let stop: () => Promise<void>;
 beforeAll(async () => {
-  sink = await startSmtpSink();
-  app = await startTestApp({ SMTP_RELAY_URL: sink.url });
+  ({ app, sink, stop } = await startTestAppWithMail());
 });
-afterAll(async () => {
-  await app.stop();
-  await sink.stop();
-});
+afterAll(() => stop());
 
 const me = (token: string) => app.call("GET", "/platform/v1/introspect", { token });
 
