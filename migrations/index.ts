@@ -12,6 +12,7 @@ import m0010 from "./0010_platform_accounts.sql" with { type: "text" };
 import m0011 from "./0011_platform_workspaces.sql" with { type: "text" };
 import m0012 from "./0012_platform_keys_audit.sql" with { type: "text" };
 import m0013 from "./0013_platform_members.sql" with { type: "text" };
+import m0020 from "./0020_webhooks.sql" with { type: "text" };
 
 export interface Migration {
   name: string;
@@ -28,4 +29,5 @@ export const MIGRATIONS: Migration[] = [
   { name: "0011_platform_workspaces", sql: m0011 },
   { name: "0012_platform_keys_audit", sql: m0012 },
   { name: "0013_platform_members", sql: m0013 },
+  { name: "0020_webhooks", sql: m0020 },
 ];
