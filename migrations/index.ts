@@ -13,6 +13,7 @@ import m0011 from "./0011_platform_workspaces.sql" with { type: "text" };
 import m0012 from "./0012_platform_keys_audit.sql" with { type: "text" };
 import m0013 from "./0013_platform_members.sql" with { type: "text" };
 import m0020 from "./0020_webhooks.sql" with { type: "text" };
+import m0021 from "./0021_webhooks_engine.sql" with { type: "text" };
 
 export interface Migration {
   name: string;
@@ -30,4 +31,5 @@ export const MIGRATIONS: Migration[] = [
   { name: "0012_platform_keys_audit", sql: m0012 },
   { name: "0013_platform_members", sql: m0013 },
   { name: "0020_webhooks", sql: m0020 },
+  { name: "0021_webhooks_engine", sql: m0021 },
 ];

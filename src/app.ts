@@ -25,6 +25,11 @@ import type { AppContext } from "./context";
 import type { InboundHandler } from "./core/smtp-listener";
 import { Platform } from "./services/platform/service";
 import { platformRoutes } from "./services/platform/routes";
+import { WebhookEngine, type WebhookEngineOptions } from "./services/webhooks/engine";
+import { EventCatalogue, registerBuiltinEventTypes } from "./services/webhooks/catalogue";
+import { webhookRoutes } from "./services/webhooks/routes";
+import { workspaceScope } from "./services/webhooks/scopes";
+import { WebhookService } from "./services/webhooks/service";
 import adminHtml from "../static/admin/index.html" with { type: "text" };
 import { join } from "node:path";
 import type { Server } from "bun";
@@ -32,12 +37,24 @@ import type { Server } from "bun";
 export const VERSION = "0.1.0";
 
 /** Mounted services: prefix -> human title, used for per-service OpenAPI documents. */
-const SERVICES = [{ prefix: "/platform", title: "Bunker platform administration" }];
+const SERVICES = [
+  { prefix: "/platform", title: "Bunker platform administration" },
+  { prefix: "/mail", title: "Bunker mail" },
+  { prefix: "/waitlist", title: "Bunker waitlist" },
+  { prefix: "/trawl", title: "Bunker extraction jobs" },
+];
+
+/** Products whose webhook endpoints live in a workspace: {prefix}/v1/workspaces/{workspace_id}/webhooks/... */
+const WORKSPACE_WEBHOOK_PRODUCTS = ["mail", "waitlist", "trawl"] as const;
 
 export interface BunkerApp {
   app: Elysia<any, any, any, any, any, any, any>;
   ctx: AppContext;
   platform: Platform;
+  /** The shared webhook engine: products emit through it; its pump and purge jobs are registered. */
+  webhooks: WebhookEngine;
+  /** Webhook endpoints, events log and event catalogue (the HTTP side of webhooks). */
+  webhookApi: WebhookService;
   /** Handles one request in-process (tests). */
   handle(req: Request): Promise<Response>;
   /**
@@ -99,10 +116,15 @@ function registerCoreJobs(ctx: AppContext) {
   });
 }
 
-export async function createApp(config: Config, opts: { clock?: Clock; log?: Logger } = {}): Promise<BunkerApp> {
+export async function createApp(config: Config, opts: { clock?: Clock; log?: Logger; webhooks?: Partial<WebhookEngineOptions> } = {}): Promise<BunkerApp> {
   const ctx = buildContext(config, opts);
   const platform = new Platform(ctx);
+  const webhooks = new WebhookEngine(ctx, opts.webhooks);
   registerCoreJobs(ctx);
+  webhooks.registerJobs(ctx.scheduler);
+  const catalogue = new EventCatalogue();
+  registerBuiltinEventTypes(catalogue);
+  const webhookApi = new WebhookService(ctx, { catalogue, engine: webhooks });
 
   const app = new Elysia()
     .use(httpKernel(ctx.log, ctx.metrics))
@@ -131,6 +153,16 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
         : new Response(adminHtml as unknown as string, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } })
     .use(platformRoutes(platform));
 
+  // Shared webhook routes, one factory per scope kind (Auth apps and communities mount theirs the same way).
+  for (const product of WORKSPACE_WEBHOOK_PRODUCTS) {
+    app.use(
+      webhookRoutes(
+        { webhooks: webhookApi, principals: platform.authz, idempotency: ctx.idempotency },
+        { product, prefix: `/${product}/v1/workspaces/:workspace_id`, resolve: workspaceScope(platform, product) },
+      ),
+    );
+  }
+
   // Per-service OpenAPI documents: the full document filtered to the service's prefix.
   for (const s of SERVICES) {
     app.get(`${s.prefix}/openapi.json`, async () => {
@@ -144,6 +176,8 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     app,
     ctx,
     platform,
+    webhooks,
+    webhookApi,
     handle: (req) => app.handle(req),
     listen(port, hostname) {
       app.listen({ port, hostname });
@@ -151,6 +185,8 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     },
     async stop() {
       await ctx.scheduler.stop();
+      // Attempts in flight finish and are recorded before the database closes.
+      await webhooks.stop();
       await platform.accounts.idle();
       checkpoint(ctx.db);
       ctx.db.close();

@@ -1,0 +1,322 @@
+/**
+ * Webhook endpoints of one scope (a product's workspace, app or community): create, list,
+ * read, update, delete, rotate the signing secret, and send a test event.
+ *
+ * Decisions the spec leaves open (also in the route descriptions):
+ * - The 11th endpoint of a scope is 409 ENDPOINT_LIMIT_REACHED.
+ * - Signing secrets are stored encrypted with the master key; the plaintext is in the
+ *   create and rotate-secret responses only, later reads show signing_secret_hint (last 4).
+ * - PATCH enabled:false sets status "disabled" (disabled_reason "manual") and drops queued
+ *   retries (pending deliveries become not_sent), like an auto-disable does.
+ *   PATCH enabled:true on a disabled or auto_disabled endpoint sets status "enabled" and
+ *   clears disabled_reason, consecutive_failures and first_failure_at. `enabled` in the view
+ *   is true exactly when status is "enabled".
+ * - DELETE removes the endpoint; its deliveries (queued retries included) and its attempt
+ *   log go with it. Events themselves stay in the log for the scope's other endpoints.
+ * - rotate-secret answers 200. With grace_hours > 0 the previous secret keeps signing (a
+ *   second v1 signature) until the grace ends; 0 drops it at once. Rotating again during a
+ *   grace period replaces the previous secret with the one being rotated out.
+ * - A test send may target any endpoint state (disabled ones included: that is how one
+ *   checks a fixed receiver before re-enabling) and any catalogue type, whatever the
+ *   endpoint's event_types filter says.
+ */
+import type { Principal } from "../../access/principal";
+import type { RequestMeta } from "../../access/http";
+import { tx } from "../../core/db";
+import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
+import { prefixedId } from "../../core/ids";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
+import type { AppContext } from "../../context";
+import { audit } from "../platform/audit";
+import { generateSecret } from "./signing";
+import { MAX_ENDPOINTS_PER_SCOPE, type AttemptResult, type EventTypeInfo, type Product, type Scope } from "./types";
+import * as store from "./store/endpoints";
+import * as log from "./store/events-log";
+
+export const URL_MAX = 2048;
+export const DESCRIPTION_MAX = 500;
+export const GRACE_DEFAULT_HOURS = 24;
+export const GRACE_MAX_HOURS = 168;
+const HOUR_MS = 3_600_000;
+
+/** A scope as the routes resolve it; workspaceId (when the scope lives in one) goes into audit entries. */
+export interface ResolvedScope extends Scope {
+  workspaceId?: string | null;
+}
+
+/** What the endpoints need of the event catalogue (catalogue.ts: EventCatalogue). */
+export interface EventTypeSource {
+  has(product: Product, type: string): boolean;
+  list(product: Product): EventTypeInfo[];
+  types(product: Product): string[];
+}
+
+/** What the endpoints need of the delivery engine (engine.ts: WebhookEngine). */
+export interface ManualSender {
+  sendOnce(endpointId: string, eventId: string, trigger: "test" | "replay", deliveryId?: string): Promise<AttemptResult>;
+}
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  description: string;
+  event_types: string[];
+  enabled: boolean;
+  status: "enabled" | "auto_disabled" | "disabled";
+  signing_secret_hint: string;
+  consecutive_failures: number;
+  first_failure_at: string | null;
+  disabled_reason: string | null;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EndpointInput {
+  url?: unknown;
+  description?: unknown;
+  event_types?: unknown;
+  enabled?: unknown;
+}
+
+export interface TestSendResult extends AttemptResult {
+  trigger: "test";
+  event_id: string;
+}
+
+export interface Actor {
+  principal: Principal;
+  meta?: RequestMeta;
+}
+
+export class EndpointService {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly catalogue: EventTypeSource,
+    private readonly sender: ManualSender,
+  ) {}
+
+  view(r: store.EndpointRow): EndpointView {
+    const secret = this.ctx.secretBox.decrypt(r.secret_enc);
+    const prevLive = r.prev_secret_enc !== null && r.prev_secret_expires_ms !== null && r.prev_secret_expires_ms > this.ctx.clock.nowMs();
+    return {
+      id: r.id,
+      url: r.url,
+      description: r.description,
+      event_types: JSON.parse(r.event_types) as string[],
+      enabled: r.status === "enabled",
+      status: r.status,
+      signing_secret_hint: secret.slice(-4),
+      consecutive_failures: r.consecutive_failures,
+      first_failure_at: r.first_failure_at,
+      disabled_reason: r.status === "enabled" ? null : r.disabled_reason,
+      previous_secret_expires_at: prevLive ? new Date(r.prev_secret_expires_ms!).toISOString() : null,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    };
+  }
+
+  /** The endpoint row of this scope, or 404 (another scope's id is not found either). */
+  row(scope: Scope, id: string): store.EndpointRow {
+    const r = store.endpointInScope(this.ctx.db, scope.product, scope.scopeId, id);
+    if (!r) throw notFound("Webhook endpoint");
+    return r;
+  }
+
+  // ------------------------------------------------------------------ validation
+
+  private url(v: unknown): string {
+    if (typeof v !== "string" || v.trim() === "") throw invalidField("url", "required");
+    const url = v.trim();
+    if (url.length > URL_MAX) throw invalidField("url", `at most ${URL_MAX} characters`);
+    // Scheme, https in production, no loopback/private targets unless ALLOW_PRIVATE_TARGETS.
+    // Name resolution is checked again at every delivery (DNS can change).
+    this.ctx.outbound.checkUrl(url);
+    return url;
+  }
+
+  private description(v: unknown): string {
+    if (v === null) return "";
+    if (typeof v !== "string") throw invalidField("description", "must be a string");
+    if (v.length > DESCRIPTION_MAX) throw invalidField("description", `at most ${DESCRIPTION_MAX} characters`);
+    return v;
+  }
+
+  private eventTypes(product: Product, v: unknown): string[] {
+    if (v === null) return [];
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) throw invalidField("event_types", "must be an array of event type names");
+    const unknown = v.filter((x) => !this.catalogue.has(product, x));
+    if (unknown.length) throw this.unknownType("event_types", unknown, product);
+    return [...new Set(v as string[])];
+  }
+
+  unknownType(field: string, unknown: string[], product: Product): ApiError {
+    const valid = this.catalogue.types(product);
+    return badRequest(`Unknown event type${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}. Valid types: ${valid.join(", ") || "(none)"}`, [
+      { field, reason: `unknown event type ${unknown.join(", ")}; valid: ${valid.join(", ")}` },
+    ]);
+  }
+
+  // ------------------------------------------------------------------ operations
+
+  list(scope: Scope, q: { limit?: unknown; cursor?: string }): Page<EndpointView> {
+    const limit = parseLimit(q.limit, 20, 100);
+    const c = decodeCursor<{ id?: unknown }>(q.cursor);
+    if (c && typeof c.id !== "string") throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
+    const rows = store.listEndpoints(this.ctx.db, scope.product, scope.scopeId, (c?.id as string | undefined) ?? null, limit + 1);
+    return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(r));
+  }
+
+  get(scope: Scope, id: string): EndpointView {
+    return this.view(this.row(scope, id));
+  }
+
+  /** Returns the view and the plaintext secret, which the caller shows once. */
+  create(scope: ResolvedScope, input: EndpointInput, actor: Actor): { view: EndpointView; secret: string } {
+    const url = this.url(input.url);
+    const description = input.description === undefined ? "" : this.description(input.description);
+    const eventTypes = input.event_types === undefined ? [] : this.eventTypes(scope.product, input.event_types);
+    const secret = generateSecret();
+    const now = this.ctx.clock.iso();
+    const id = prefixedId("ep");
+    tx(this.ctx.db, () => {
+      if (store.countEndpoints(this.ctx.db, scope.product, scope.scopeId) >= MAX_ENDPOINTS_PER_SCOPE) {
+        throw conflict(`At most ${MAX_ENDPOINTS_PER_SCOPE} webhook endpoints per ${scope.product} scope; delete one first`, "ENDPOINT_LIMIT_REACHED");
+      }
+      store.insertEndpoint(this.ctx.db, {
+        id,
+        product: scope.product,
+        scope_id: scope.scopeId,
+        url,
+        description,
+        event_types: JSON.stringify(eventTypes),
+        secret_enc: this.ctx.secretBox.encrypt(secret),
+        legacy: 0,
+        created_at: now,
+        updated_at: now,
+      });
+      this.audit(scope, actor, "webhooks.endpoint.create", id, { url, event_types: eventTypes });
+    });
+    return { view: this.get(scope, id), secret };
+  }
+
+  update(scope: ResolvedScope, id: string, input: EndpointInput, actor: Actor): EndpointView {
+    const patch: store.EndpointPatch = {};
+    if (input.url !== undefined) patch.url = this.url(input.url);
+    if (input.description !== undefined) patch.description = this.description(input.description);
+    if (input.event_types !== undefined) patch.event_types = JSON.stringify(this.eventTypes(scope.product, input.event_types));
+    if (input.enabled !== undefined && typeof input.enabled !== "boolean") throw invalidField("enabled", "must be true or false");
+    return tx(this.ctx.db, () => {
+      const r = this.row(scope, id);
+      const now = this.ctx.clock.iso();
+      if (input.enabled === true && r.status !== "enabled") {
+        Object.assign(patch, { enabled: 1, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null, auto_disabled_at: null });
+      } else if (input.enabled === false && r.status !== "disabled") {
+        Object.assign(patch, { enabled: 0, status: "disabled", disabled_reason: "manual" });
+        store.dropQueuedDeliveries(this.ctx.db, id, now);
+      }
+      if (Object.keys(patch).length === 0) return this.view(r);
+      store.updateEndpoint(this.ctx.db, id, patch, now);
+      this.audit(scope, actor, "webhooks.endpoint.update", id, { fields: Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined) });
+      return this.view(this.row(scope, id));
+    });
+  }
+
+  remove(scope: ResolvedScope, id: string, actor: Actor): void {
+    tx(this.ctx.db, () => {
+      this.row(scope, id);
+      // Cascades: the endpoint's deliveries (queued retries included) and attempts go too.
+      store.deleteEndpoint(this.ctx.db, id);
+      this.audit(scope, actor, "webhooks.endpoint.delete", id);
+    });
+  }
+
+  rotateSecret(scope: ResolvedScope, id: string, graceHours: unknown, actor: Actor): { view: EndpointView; secret: string } {
+    const grace = graceHours === undefined || graceHours === null ? GRACE_DEFAULT_HOURS : graceHours;
+    if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > GRACE_MAX_HOURS) {
+      throw invalidField("grace_hours", `an integer from 0 to ${GRACE_MAX_HOURS}`);
+    }
+    const secret = generateSecret();
+    tx(this.ctx.db, () => {
+      const r = this.row(scope, id);
+      store.setSecrets(
+        this.ctx.db,
+        id,
+        {
+          secret_enc: this.ctx.secretBox.encrypt(secret),
+          prev_secret_enc: grace > 0 ? r.secret_enc : null,
+          prev_secret_expires_ms: grace > 0 ? this.ctx.clock.nowMs() + grace * HOUR_MS : null,
+        },
+        this.ctx.clock.iso(),
+      );
+      this.audit(scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: grace });
+    });
+    return { view: this.get(scope, id), secret };
+  }
+
+  /**
+   * Sends a synthetic event (catalogue example with test: true) to the endpoint now and
+   * answers with what the receiver said. It is logged like any event (is_test) and never
+   * retried: its delivery row is final after this one attempt.
+   */
+  async test(scope: Scope, id: string, eventType: unknown): Promise<TestSendResult> {
+    const ep = this.row(scope, id);
+    let type: string;
+    if (eventType === undefined || eventType === null) {
+      const first = this.catalogue.types(scope.product)[0];
+      if (!first) throw badRequest(`The ${scope.product} service has no event types yet`, [{ field: "event_type", reason: "no event types" }]);
+      type = first;
+    } else if (typeof eventType !== "string") {
+      throw invalidField("event_type", "must be a string");
+    } else if (!this.catalogue.has(scope.product, eventType)) {
+      throw this.unknownType("event_type", [eventType], scope.product);
+    } else type = eventType;
+    const example = this.catalogue.list(scope.product).find((e) => e.type === type)?.example ?? {};
+
+    const eventId = prefixedId("evt");
+    const deliveryId = prefixedId("dlv");
+    const now = this.ctx.clock.iso();
+    // The envelope of every delivery, marked as a test twice: at the top and inside data.
+    const body = JSON.stringify({
+      id: eventId,
+      type,
+      created_at: now,
+      ...(scope.product === "social" ? { community_id: scope.scopeId } : {}),
+      test: true,
+      data: { ...example, test: true },
+    });
+    tx(this.ctx.db, () => {
+      log.insertEvent(this.ctx.db, { id: eventId, product: scope.product, scope_id: scope.scopeId, type, body, is_test: 1, created_at: now, created_ms: this.ctx.clock.nowMs() });
+      log.insertManualDelivery(this.ctx.db, { id: deliveryId, event_id: eventId, endpoint_id: ep.id, now });
+    });
+    const r = await this.sender.sendOnce(ep.id, eventId, "test", deliveryId);
+    this.finishManual(deliveryId, r);
+    return { ...pickResult(r), trigger: "test", event_id: eventId };
+  }
+
+  /** Records the outcome of a one-off send on its own (never retried) delivery row. */
+  finishManual(deliveryId: string, r: AttemptResult) {
+    // The endpoint may have been deleted while the request was in flight: nothing to record then.
+    log.finishManualDelivery(this.ctx.db, deliveryId, { succeeded: r.succeeded, status_code: r.status_code, error: r.error_class }, this.ctx.clock.iso());
+  }
+
+  private audit(scope: ResolvedScope, actor: Actor, action: string, id: string, metadata: Record<string, unknown> = {}) {
+    audit(this.ctx, {
+      actor: actor.principal,
+      action,
+      workspaceId: scope.workspaceId ?? null,
+      target: { type: "webhook_endpoint", id },
+      meta: actor.meta,
+      metadata: { product: scope.product, scope_id: scope.scopeId, ...metadata },
+    });
+  }
+}
+
+/** Exactly the AttemptResult fields (the engine may return more). */
+export const pickResult = (r: AttemptResult): AttemptResult => ({
+  succeeded: r.succeeded,
+  status_code: r.status_code,
+  latency_ms: r.latency_ms,
+  error_class: r.error_class,
+  response_body: r.response_body,
+});

@@ -1,0 +1,646 @@
+/**
+ * The shared webhook engine: products emit events into the core outbox inside their own
+ * write transaction; the pump fans each event out to the scope's endpoints and delivers
+ * with signed POSTs, retries on the fixed schedule and auto-disables failing endpoints.
+ *
+ * Guarantees and how they are kept:
+ * - Nothing lost on a crash: emit is an outbox insert in the product's transaction; the
+ *   fan-out (event row + one delivery row per endpoint + outbox row marked) is one
+ *   transaction; a delivery is only finished after the receiver answered. A crash between
+ *   send and record repeats the send after the lease: at-least-once, receivers dedupe on
+ *   webhook-id.
+ * - No delivery sent twice at the same time: a pump claims a delivery by setting
+ *   lease_until_ms (conditional UPDATE), and records the outcome fenced by that lease value.
+ *   The lease outlives the reply deadline, so it only expires for a pump that died.
+ * - A slow receiver only slows itself: in-flight attempts are capped per endpoint (8, or 2
+ *   once its latest attempt timed out) and globally; a full endpoint is skipped by the claim
+ *   query and the slots of the others are refilled as soon as any attempt ends, without
+ *   waiting for the slow one (which the reply deadline ends after at most 15 s). Attempts
+ *   older than slowAfterMs leave the global pool (only a hard maxInFlight still bounds
+ *   them), so even several dead endpoints cannot starve healthy ones.
+ * - Throughput: the envelope is serialised once at fan-out; outcomes that complete together
+ *   are recorded in one transaction; the claim query reads only ids (bodies are read for
+ *   claimed rows). Secrets are decrypted once per ciphertext and kept in memory.
+ *
+ * Status vocabulary (ARCHITECTURE.md): delivery pending | delivered | failed | not_sent.
+ */
+import type { AppContext } from "../../context";
+import { tx } from "../../core/db";
+import { invalidField, notFound } from "../../core/errors";
+import { prefixedId } from "../../core/ids";
+import { OutboundError } from "../../core/outbound-http";
+import type { Scheduler } from "../../core/scheduler";
+import { deliveryHeaders } from "./signing";
+import * as store from "./store/deliveries";
+import {
+  AUTO_DISABLE_AFTER_MS,
+  AUTO_DISABLE_FAILURES,
+  EVENT_RETENTION_MS,
+  MAX_ATTEMPTS,
+  PRODUCTS,
+  REPLY_DEADLINE_MS,
+  RESPONSE_BODY_KEEP_BYTES,
+  RETRY_DELAYS_MS,
+  type AttemptResult,
+  type Product,
+  type Scope,
+} from "./types";
+
+/** Legacy X-<Product>-Signature headers stop at the spec's sunset. */
+export const LEGACY_SUNSET_MS = Date.parse("2027-01-15T00:00:00Z");
+
+export interface WebhookEngineOptions {
+  /**
+   * Attempts in flight across all endpoints that started less than slowAfterMs ago. Older
+   * ones (receivers taking their time, or never answering) stop counting here, so that
+   * several dead endpoints cannot take the whole pool for the 15 s deadline; they still
+   * count against maxInFlight.
+   */
+  maxConcurrency: number;
+  slowAfterMs: number;
+  /** Hard cap of attempts in flight, slow ones included (sockets, Bun's fetch pool). */
+  maxInFlight: number;
+  /** In-flight attempts per endpoint: what one slow or dead receiver can occupy at most. */
+  perEndpointConcurrency: number;
+  /** In-flight attempts of an endpoint whose latest attempt timed out. */
+  slowEndpointConcurrency: number;
+  /** Deadline of one attempt (DNS, connect, answer). The spec's is 15 s; tests shorten it. */
+  replyDeadlineMs: number;
+  /**
+   * How long a claim protects an in-flight delivery. Must exceed replyDeadlineMs (a live
+   * pump always finishes first); after a crash the delivery is retried once it expires.
+   */
+  leaseMs: number;
+  /** emit() schedules a pump right after the current (synchronous) transaction. */
+  autoKick: boolean;
+  /** Outbox rows fanned out per transaction. */
+  dispatchBatch: number;
+}
+
+export const DEFAULT_ENGINE_OPTIONS: WebhookEngineOptions = {
+  maxConcurrency: 64,
+  slowAfterMs: 2_000,
+  maxInFlight: 160,
+  perEndpointConcurrency: 8,
+  slowEndpointConcurrency: 2,
+  replyDeadlineMs: REPLY_DEADLINE_MS,
+  leaseMs: 60_000,
+  autoKick: true,
+  dispatchBatch: 500,
+};
+
+export interface DeliverStats {
+  /** Attempts made by this call (each one a POST, or a failure before it, e.g. blocked). */
+  attempted: number;
+  /** Attempts answered with a 2xx. */
+  delivered: number;
+  /** Attempts that failed (the delivery may still have retries left). */
+  failed: number;
+}
+
+type Outcome = AttemptResult & { error: string | null };
+
+/** A delivery this pump holds the lease of, with what the attempt needs. */
+interface Claimed extends store.DueRow {
+  target: store.SendTarget;
+  body: string;
+  leaseUntil: number;
+}
+
+const SCOPE_PREFIX = "webhook:";
+const PURGE_BATCH = 500;
+const utf8 = new TextDecoder("utf-8", { fatal: false });
+
+function parseScope(scope: string): { product: string; scopeId: string } | null {
+  if (!scope.startsWith(SCOPE_PREFIX)) return null;
+  const rest = scope.slice(SCOPE_PREFIX.length);
+  const colon = rest.indexOf(":");
+  if (colon <= 0 || colon === rest.length - 1) return null;
+  return { product: rest.slice(0, colon), scopeId: rest.slice(colon + 1) };
+}
+
+/**
+ * The envelope, serialised once: retries and replays send these exact bytes. `data` is the
+ * outbox's JSON text spliced in as is (not parsed and re-serialised).
+ */
+function envelope(e: { id: string; type: string; created_at: string; dataJson: string; product: string; scopeId: string }): string {
+  const head = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"created_at":${JSON.stringify(e.created_at)}`;
+  const community = e.product === "social" ? `,"community_id":${JSON.stringify(e.scopeId)}` : "";
+  return `${head}${community},"data":${e.dataJson}}`;
+}
+
+/** null = every type (also future ones); a malformed filter matches nothing. */
+function parseTypes(json: string): Set<string> | null | "invalid" {
+  try {
+    const v = JSON.parse(json);
+    if (!Array.isArray(v)) return "invalid";
+    return v.length === 0 ? null : new Set(v.map(String));
+  } catch {
+    return "invalid";
+  }
+}
+
+export class WebhookEngine {
+  /** Tunables; mutable so tests and benches can adjust a running app's engine. */
+  readonly options: WebhookEngineOptions;
+
+  private inflightTotal = 0;
+  /** Start (performance.now) of each attempt in flight, by delivery id. */
+  private readonly inflightStart = new Map<string, number>();
+  private readonly inflightByEndpoint = new Map<string, number>();
+  private readonly flights = new Set<Promise<unknown>>();
+  /** Drain loops waiting for a free slot or new work. */
+  private readonly wakers = new Set<() => void>();
+  private background: Promise<void> | null = null;
+  private kickScheduled = false;
+  private stopping = false;
+  /** Decrypted secrets by ciphertext: AES-GCM per attempt is wasted work at 1,000+/s. */
+  private readonly secretCache = new Map<string, string>();
+  /** Endpoints whose latest attempt timed out (see capOf). */
+  private readonly timingOut = new Set<string>();
+  private recordQueue: { c: Claimed; res: Outcome; resolve: (ok: boolean) => void }[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly ctx: AppContext,
+    options: Partial<WebhookEngineOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_ENGINE_OPTIONS, ...options };
+  }
+
+  // ------------------------------------------------------------------ emit
+
+  /**
+   * Records an event for a scope's endpoints. Synchronous: call it inside the transaction
+   * of the change it describes, so the two commit or roll back together.
+   */
+  emit(scope: Scope, type: string, data: unknown): { id: string } {
+    if (!Object.hasOwn(PRODUCTS, scope.product)) throw invalidField("product", `unknown webhook product "${scope.product}"`);
+    if (!scope.scopeId) throw invalidField("scope_id", "must not be empty");
+    if (!type) throw invalidField("type", "must not be empty");
+    const { id } = this.ctx.events.record({ type, scope: `${SCOPE_PREFIX}${scope.product}:${scope.scopeId}`, data });
+    // bun:sqlite transactions are synchronous, so by the time the kick runs (setImmediate)
+    // the caller's transaction has committed or rolled back; a rolled-back one finds nothing.
+    if (this.options.autoKick) this.kick();
+    return { id };
+  }
+
+  // ------------------------------------------------------------------ fan-out
+
+  /**
+   * Moves up to `limit` undispatched webhook outbox rows into webhook_events, with one
+   * pending delivery per endpoint receiving the type, in one transaction. Outbox rows of
+   * other scopes are left alone. Returns how many outbox rows were taken.
+   */
+  dispatchPending(limit = this.options.dispatchBatch): number {
+    const { db, clock, log } = this.ctx;
+    return tx(db, () => {
+      // Read inside the (IMMEDIATE) transaction: another process can't take the same rows.
+      const rows = store.selectPendingOutbox(db, Math.max(1, Math.floor(limit)));
+      if (!rows.length) return 0;
+      const now = clock.nowMs();
+      const at = clock.iso();
+      const receivers = new Map<string, { id: string; types: Set<string> | null | "invalid" }[]>();
+      for (const r of rows) {
+        const scope = parseScope(r.scope);
+        if (!scope) {
+          log.warn("webhook outbox row with a malformed scope skipped", { id: r.id, scope: r.scope });
+          store.markOutboxDispatched(db, r.id, at);
+          continue;
+        }
+        const body = envelope({ id: r.id, type: r.type, created_at: r.created_at, dataJson: r.data, product: scope.product, scopeId: scope.scopeId });
+        const createdMs = Date.parse(r.created_at);
+        const fresh = store.insertEvent(db, {
+          id: r.id,
+          product: scope.product,
+          scope_id: scope.scopeId,
+          type: r.type,
+          body,
+          is_test: 0,
+          created_at: r.created_at,
+          created_ms: Number.isFinite(createdMs) ? createdMs : now,
+        });
+        if (fresh) {
+          const key = `${scope.product}:${scope.scopeId}`;
+          let eps = receivers.get(key);
+          if (!eps) {
+            eps = store.selectReceivingEndpoints(db, scope.product, scope.scopeId).map((e) => ({ id: e.id, types: parseTypes(e.event_types) }));
+            receivers.set(key, eps);
+          }
+          for (const ep of eps) {
+            if (ep.types === "invalid") continue;
+            if (ep.types !== null && !ep.types.has(r.type)) continue;
+            store.insertDelivery(db, { id: prefixedId("dlv"), event_id: r.id, endpoint_id: ep.id, next_attempt_ms: now, at });
+          }
+        }
+        store.markOutboxDispatched(db, r.id, at);
+      }
+      return rows.length;
+    });
+  }
+
+  // ------------------------------------------------------------------ delivery
+
+  /**
+   * Sends every due delivery (with bounded concurrency) and returns when none of the
+   * attempts it started is in flight and nothing more is due. Slots freed by fast receivers
+   * are refilled while slow ones are still pending.
+   */
+  async deliverDue(): Promise<DeliverStats> {
+    const stats: DeliverStats = { attempted: 0, delivered: 0, failed: 0 };
+    const mine = new Set<Promise<void>>();
+    const refill = () => {
+      for (const attempt of this.fill()) {
+        const tracked: Promise<void> = attempt.then((ok) => {
+          stats.attempted++;
+          if (ok) stats.delivered++;
+          else stats.failed++;
+          mine.delete(tracked);
+          // Any drain (this one or another) may use the freed slot.
+          this.wake();
+        });
+        mine.add(tracked);
+      }
+    };
+    refill();
+    while (mine.size) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.wakers.delete(done);
+          resolve();
+        };
+        // Also look again once the attempts in flight count as slow: if they are stuck,
+        // their slots go back to the pool then (see maxConcurrency).
+        const timer = setTimeout(done, this.options.slowAfterMs);
+        timer.unref();
+        this.wakers.add(done);
+      });
+      refill();
+    }
+    return stats;
+  }
+
+  /**
+   * One pump step, as run by the scheduler and kick(): fan out the outbox, then start
+   * sending in the background. Returns at once; a running background drain is woken to
+   * pick up the new work instead of starting a second one.
+   */
+  pump(): void {
+    if (this.stopping) return;
+    try {
+      const batch = this.options.dispatchBatch;
+      // A burst is fanned out in one go (each batch is its own short transaction).
+      for (let i = 0; i < 50 && this.dispatchPending(batch) === batch; i++);
+    } catch (e) {
+      this.ctx.log.error("webhook dispatch failed", { error: (e as Error).message });
+    }
+    if (this.background) {
+      this.wake();
+      return;
+    }
+    this.background = this.deliverDue()
+      .then(
+        () => undefined,
+        (e) => this.ctx.log.error("webhook delivery failed", { error: (e as Error).message }),
+      )
+      .finally(() => {
+        this.background = null;
+      });
+  }
+
+  /** Runs a pump soon (after the current task), coalescing many calls into one. */
+  kick(): void {
+    if (this.kickScheduled || this.stopping) return;
+    this.kickScheduled = true;
+    setImmediate(() => {
+      this.kickScheduled = false;
+      this.pump();
+    });
+  }
+
+  /** Stops claiming new work and waits for attempts in flight (graceful shutdown). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    while (this.flights.size) await Promise.allSettled([...this.flights]);
+    await this.background;
+  }
+
+  private wake() {
+    if (!this.wakers.size) return;
+    const ws = [...this.wakers];
+    this.wakers.clear();
+    for (const w of ws) w();
+  }
+
+  /** Claims due deliveries into the free slots and starts them. Resolves each to success. */
+  private fill(): Promise<boolean>[] {
+    if (this.stopping) return [];
+    const { db, clock } = this.ctx;
+    const { maxConcurrency, leaseMs } = this.options;
+    const started: Promise<boolean>[] = [];
+    const now = clock.nowMs();
+    const at = clock.iso();
+    // A few rounds: when the first rows all belong to endpoints that fill up, the next
+    // round excludes those and reaches the others.
+    for (let round = 0; round < 4; round++) {
+      const free = Math.min(maxConcurrency - this.youngInFlight(), this.options.maxInFlight - this.inflightTotal);
+      if (free <= 0) break;
+      const full: string[] = [];
+      for (const [id, n] of this.inflightByEndpoint) if (n >= this.capOf(id)) full.push(id);
+      const limit = free + this.options.perEndpointConcurrency;
+      const rows = store.selectDue(db, now, JSON.stringify(full), limit);
+      if (!rows.length) break;
+      const picked: store.DueRow[] = [];
+      const notSent: string[] = [];
+      const adding = new Map<string, number>();
+      for (const r of rows) {
+        if (picked.length >= free) break;
+        if (this.inflightStart.has(r.id)) continue;
+        if (r.enabled !== 1 || r.status !== "enabled") {
+          notSent.push(r.id);
+          continue;
+        }
+        const n = (this.inflightByEndpoint.get(r.endpoint_id) ?? 0) + (adding.get(r.endpoint_id) ?? 0);
+        if (n >= this.capOf(r.endpoint_id)) continue;
+        adding.set(r.endpoint_id, (adding.get(r.endpoint_id) ?? 0) + 1);
+        picked.push(r);
+      }
+      const leaseUntil = now + leaseMs;
+      const claimed = tx(db, () => {
+        for (const id of notSent) store.markNotSent(db, id, at);
+        const targets = new Map<string, store.SendTarget | null>();
+        const out: Claimed[] = [];
+        for (const r of picked) {
+          if (!store.claimLease(db, r.id, now, leaseUntil)) continue;
+          if (!targets.has(r.endpoint_id)) targets.set(r.endpoint_id, store.selectSendTarget(db, r.endpoint_id));
+          const target = targets.get(r.endpoint_id);
+          const event = store.selectEventBody(db, r.event_id);
+          // Foreign keys with cascades make both always present; a lease that expires
+          // untouched is the safe outcome if that ever breaks.
+          if (target && event) out.push({ ...r, target, body: event.body, leaseUntil });
+        }
+        return out;
+      });
+      for (const c of claimed) started.push(this.startAttempt(c));
+      if (rows.length < limit || (!claimed.length && !notSent.length)) break;
+    }
+    return started;
+  }
+
+  /**
+   * Attempts in flight that are not slow yet. Real elapsed time (performance.now), not the
+   * domain clock: this is about sockets actually waiting, and tests move the clock by hours.
+   */
+  private youngInFlight(): number {
+    const since = performance.now() - this.options.slowAfterMs;
+    let n = 0;
+    for (const t of this.inflightStart.values()) if (t > since) n++;
+    return n;
+  }
+
+  /**
+   * Slots an endpoint may hold. One whose last attempt timed out gets fewer: a dead
+   * receiver would otherwise keep perEndpointConcurrency slots waiting out the deadline
+   * again and again, and a handful of dead endpoints could take the whole global pool.
+   */
+  private capOf(endpointId: string): number {
+    const cap = this.options.perEndpointConcurrency;
+    return this.timingOut.has(endpointId) ? Math.min(cap, this.options.slowEndpointConcurrency) : cap;
+  }
+
+  private startAttempt(c: Claimed): Promise<boolean> {
+    this.inflightTotal++;
+    this.inflightStart.set(c.id, performance.now());
+    this.inflightByEndpoint.set(c.endpoint_id, (this.inflightByEndpoint.get(c.endpoint_id) ?? 0) + 1);
+    const run = (async () => {
+      try {
+        const res = await this.post(c.target, c.event_id, c.body);
+        if (res.error_class === "timeout") this.timingOut.add(c.endpoint_id);
+        else this.timingOut.delete(c.endpoint_id);
+        return await this.record(c, res);
+      } finally {
+        this.inflightTotal--;
+        this.inflightStart.delete(c.id);
+        const n = (this.inflightByEndpoint.get(c.endpoint_id) ?? 1) - 1;
+        if (n > 0) this.inflightByEndpoint.set(c.endpoint_id, n);
+        else this.inflightByEndpoint.delete(c.endpoint_id);
+      }
+    })();
+    this.flights.add(run);
+    run.finally(() => this.flights.delete(run));
+    return run;
+  }
+
+  /**
+   * Queues the outcome; outcomes that arrive together are written in one transaction (one
+   * commit per batch instead of per attempt). Resolves to whether the attempt succeeded.
+   */
+  private record(c: Claimed, res: Outcome): Promise<boolean> {
+    const { promise, resolve } = Promise.withResolvers<boolean>();
+    this.recordQueue.push({ c, res, resolve });
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flushRecords());
+    }
+    return promise;
+  }
+
+  private flushRecords() {
+    this.flushScheduled = false;
+    const batch = this.recordQueue;
+    this.recordQueue = [];
+    const { db, log } = this.ctx;
+    try {
+      tx(db, () => {
+        for (const item of batch) this.recordScheduled(item.c, item.res);
+      });
+    } catch (e) {
+      // One bad record must not cost the others: write them one by one.
+      log.warn("webhook outcome batch failed, recording one by one", { error: (e as Error).message });
+      for (const item of batch) {
+        try {
+          tx(db, () => this.recordScheduled(item.c, item.res));
+        } catch (err) {
+          // Not recorded (e.g. the database is gone at shutdown): the lease expires and the
+          // delivery is tried again, so nothing is lost.
+          log.error("webhook attempt could not be recorded", { delivery: item.c.id, error: (err as Error).message });
+        }
+      }
+    }
+    for (const item of batch) item.resolve(item.res.succeeded);
+  }
+
+  private secret(enc: string): string {
+    let s = this.secretCache.get(enc);
+    if (s === undefined) {
+      s = this.ctx.secretBox.decrypt(enc);
+      if (this.secretCache.size >= 10_000) this.secretCache.clear();
+      this.secretCache.set(enc, s);
+    }
+    return s;
+  }
+
+  /** One signed POST of the stored body, signed now. Never throws. */
+  private async post(t: store.SendTarget, eventId: string, body: string): Promise<Outcome> {
+    const nowMs = this.ctx.clock.nowMs();
+    let headers: Record<string, string>;
+    try {
+      const current = this.secret(t.secret_enc);
+      const secrets = [current];
+      // The previous secret signs too until its grace period ends: receivers that still
+      // verify with it keep accepting (they accept if any signature matches).
+      if (t.prev_secret_enc && t.prev_secret_expires_ms !== null && t.prev_secret_expires_ms > nowMs) secrets.push(this.secret(t.prev_secret_enc));
+      const legacyHeader = (PRODUCTS as Record<string, { legacyHeader: string }>)[t.product]?.legacyHeader;
+      headers = deliveryHeaders({
+        msgId: eventId,
+        timestampSec: Math.floor(nowMs / 1000),
+        body,
+        secrets,
+        legacy: t.legacy === 1 && legacyHeader && nowMs < LEGACY_SUNSET_MS ? { header: legacyHeader, secret: current } : null,
+      });
+    } catch (e) {
+      // Undecryptable secret (e.g. a different master key): not the receiver's fault, but
+      // nothing can be signed; it is logged and retried like any failure.
+      const message = `cannot sign: ${(e as Error).message}`;
+      this.ctx.log.error("webhook signing failed", { endpoint: t.id, error: message });
+      return { succeeded: false, status_code: null, latency_ms: 0, error_class: "internal", response_body: null, error: message };
+    }
+    // Latency is a measurement of real elapsed time, not domain time: performance.now().
+    const started = performance.now();
+    try {
+      const res = await this.ctx.outbound.request(t.url, { method: "POST", headers, body, timeoutMs: this.options.replyDeadlineMs });
+      const latency_ms = Math.round(performance.now() - started);
+      const response_body = utf8.decode(res.body.subarray(0, RESPONSE_BODY_KEEP_BYTES));
+      if (res.status >= 200 && res.status < 300) return { succeeded: true, status_code: res.status, latency_ms, error_class: null, response_body, error: null };
+      // A 3xx is never followed (the target would skip the SSRF check): a failure.
+      const redirect = res.status >= 300 && res.status < 400;
+      return {
+        succeeded: false,
+        status_code: res.status,
+        latency_ms,
+        error_class: redirect ? "redirect" : "http_status",
+        response_body,
+        error: redirect ? `redirect (${res.status}) not followed` : `HTTP ${res.status}`,
+      };
+    } catch (e) {
+      const latency_ms = Math.round(performance.now() - started);
+      const kind = e instanceof OutboundError ? e.kind : "connection";
+      return { succeeded: false, status_code: null, latency_ms, error_class: kind, response_body: null, error: (e as Error).message };
+    }
+  }
+
+  /** Outcome of a scheduled attempt: attempt log, delivery schedule, endpoint health. Runs inside a transaction. */
+  private recordScheduled(c: Claimed, res: Outcome) {
+    const { db, clock } = this.ctx;
+    const now = clock.nowMs();
+    const at = clock.iso();
+    const health = store.selectEndpointHealth(db, c.endpoint_id);
+    // Endpoint deleted while the attempt was in flight: its deliveries are gone too.
+    if (!health) return;
+    store.insertAttempt(db, {
+      id: prefixedId("att"),
+      delivery_id: c.id,
+      event_id: c.event_id,
+      endpoint_id: c.endpoint_id,
+      trigger: c.attempts === 0 ? "scheduled" : "retry",
+      status_code: res.status_code,
+      latency_ms: res.latency_ms,
+      error_class: res.error_class,
+      response_body: res.response_body,
+      created_at: at,
+      created_ms: now,
+    });
+    const attempts = c.attempts + 1;
+    if (res.succeeded) {
+      store.finishAttempt(db, { id: c.id, leaseUntilMs: c.leaseUntil, status: "delivered", attempts, nextAttemptMs: null, statusCode: res.status_code, error: null, at });
+      store.recordEndpointSuccess(db, c.endpoint_id, res.status_code!, at);
+      return;
+    }
+    const exhausted = attempts >= MAX_ATTEMPTS;
+    store.finishAttempt(db, {
+      id: c.id,
+      leaseUntilMs: c.leaseUntil,
+      status: exhausted ? "failed" : "pending",
+      attempts,
+      nextAttemptMs: exhausted ? null : now + RETRY_DELAYS_MS[attempts - 1],
+      statusCode: res.status_code,
+      error: res.error,
+      at,
+    });
+    const failures = health.consecutive_failures + 1;
+    const firstFailureAt = health.first_failure_at ?? at;
+    store.recordEndpointFailure(db, c.endpoint_id, { consecutiveFailures: failures, firstFailureAt, statusCode: res.status_code, at });
+    const failingSince = Date.parse(firstFailureAt);
+    if (health.status === "enabled" && (failures >= AUTO_DISABLE_FAILURES || now - failingSince >= AUTO_DISABLE_AFTER_MS)) {
+      store.autoDisableEndpoint(db, c.endpoint_id, at);
+      const dropped = store.dropPendingOfEndpoint(db, c.endpoint_id, at);
+      this.ctx.log.warn("webhook endpoint auto-disabled", { endpoint: c.endpoint_id, consecutive_failures: failures, first_failure_at: firstFailureAt, dropped });
+    }
+  }
+
+  // ------------------------------------------------------------------ test / replay
+
+  /**
+   * One signed attempt of a stored event to an endpoint, for the test and replay
+   * operations: logged in webhook_attempts with that trigger, never retried. It leaves the
+   * delivery's retry schedule and the endpoint's failure streak (consecutive_failures,
+   * first_failure_at, last_status_code) alone: a manual send says nothing about whether the
+   * scheduled stream is healthy, and a test that fails must not disable an endpoint. It is
+   * sent whatever the endpoint's status (checking a disabled endpoint is a use of it).
+   */
+  async sendOnce(endpointId: string, eventId: string, trigger: "test" | "replay", deliveryId: string | null = null): Promise<AttemptResult> {
+    const { db, clock } = this.ctx;
+    const target = store.selectSendTarget(db, endpointId);
+    if (!target) throw notFound("Webhook endpoint");
+    const event = store.selectEventBody(db, eventId);
+    if (!event) throw notFound("Webhook event");
+    const res = await this.post(target, event.id, event.body);
+    try {
+      tx(db, () => {
+        if (!store.selectSendTarget(db, endpointId) || !store.selectEventBody(db, eventId)) return;
+        store.insertAttempt(db, {
+          id: prefixedId("att"),
+          delivery_id: deliveryId,
+          event_id: eventId,
+          endpoint_id: endpointId,
+          trigger,
+          status_code: res.status_code,
+          latency_ms: res.latency_ms,
+          error_class: res.error_class,
+          response_body: res.response_body,
+          created_at: clock.iso(),
+          created_ms: clock.nowMs(),
+        });
+      });
+    } catch (e) {
+      this.ctx.log.error("webhook manual attempt could not be logged", { endpoint: endpointId, event: eventId, error: (e as Error).message });
+    }
+    const { error: _error, ...result } = res;
+    return result;
+  }
+
+  // ------------------------------------------------------------------ retention and jobs
+
+  /** Deletes events older than the retention window (their deliveries and attempts go with them). */
+  purgeExpired(): number {
+    const { db, clock } = this.ctx;
+    const cutoff = clock.nowMs() - EVENT_RETENTION_MS;
+    let total = 0;
+    for (;;) {
+      const n = tx(db, () => store.deleteEventsBefore(db, cutoff, PURGE_BATCH));
+      total += n;
+      if (n < PURGE_BATCH) return total;
+    }
+  }
+
+  registerJobs(scheduler: Scheduler): void {
+    // pump() returns at once (sends run in the background), so the scheduler never skips
+    // ticks because of a slow receiver and new events are fanned out every second.
+    scheduler.register({ name: "webhooks.pump", schedule: "* * * * * *", run: () => this.pump() });
+    scheduler.register({ name: "webhooks.purge", schedule: "0 41 3 * * *", run: () => void this.purgeExpired() });
+  }
+}
+
+export type { Product, Scope };

@@ -1,0 +1,179 @@
+/**
+ * The events log of one scope: events of the last 30 days with their delivery state per
+ * endpoint, one event with every attempt, and replays.
+ *
+ * - Newest first, cursor pages (limit default 20, max 100). Older events answer 404 even
+ *   before the retention job has purged them.
+ * - endpoint_id and status filter on deliveries: with both, one delivery must match both.
+ * - A replay sends the stored body (same webhook-id) once, freshly signed, and is never
+ *   retried. Without endpoint_id it goes to every endpoint that has a delivery of the event
+ *   (deleted endpoints are gone, with their deliveries). With endpoint_id it may target any
+ *   endpoint of the scope, also one that never had the event (its first delivery row is
+ *   created then). A successful replay settles the endpoint's delivery as delivered (no
+ *   further retries); a failed one leaves the delivery and its retry schedule as they were.
+ */
+import { badRequest, invalidField, notFound } from "../../core/errors";
+import { encodeCursor, decodeCursor, parseLimit, type Page } from "../../core/pagination";
+import { prefixedId } from "../../core/ids";
+import { tx } from "../../core/db";
+import type { AppContext } from "../../context";
+import { EVENT_RETENTION_MS, type AttemptResult, type Scope } from "./types";
+import { pickResult, type EndpointService, type ManualSender } from "./endpoints";
+import * as log from "./store/events-log";
+import * as endpointsStore from "./store/endpoints";
+
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "not_sent"] as const;
+
+export interface DeliveryView {
+  endpoint_id: string;
+  status: (typeof DELIVERY_STATUSES)[number];
+  attempts: number;
+  last_status_code: number | null;
+  next_attempt_at: string | null;
+}
+
+export interface EventView {
+  id: string;
+  type: string;
+  created_at: string;
+  is_test: boolean;
+  deliveries: DeliveryView[];
+}
+
+export interface AttemptView {
+  endpoint_id: string;
+  attempt_number: number;
+  trigger: string;
+  status_code: number | null;
+  latency_ms: number;
+  error_class: string | null;
+  response_body: string | null;
+  created_at: string;
+}
+
+export interface EventDetailView extends EventView {
+  /** The envelope exactly as delivered ({id, type, created_at, data}). */
+  payload: unknown;
+  attempts: AttemptView[];
+}
+
+export interface EventsQuery {
+  endpoint_id?: string;
+  type?: string;
+  status?: string;
+  limit?: unknown;
+  cursor?: string;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+const deliveryView = (d: log.DeliverySummaryRow): DeliveryView => ({
+  endpoint_id: d.endpoint_id,
+  status: d.status,
+  attempts: d.attempts,
+  last_status_code: d.last_status_code,
+  next_attempt_at: d.status === "pending" ? iso(d.next_attempt_ms) : null,
+});
+
+export class EventsLogService {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly endpoints: EndpointService,
+    private readonly sender: ManualSender,
+  ) {}
+
+  private since() {
+    return this.ctx.clock.nowMs() - EVENT_RETENTION_MS;
+  }
+
+  list(scope: Scope, q: EventsQuery): Page<EventView> {
+    const limit = parseLimit(q.limit, 20, 100);
+    const status = q.status === undefined || q.status === "" ? null : q.status;
+    if (status !== null && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
+      throw invalidField("status", `one of ${DELIVERY_STATUSES.join(", ")}`);
+    }
+    const c = decodeCursor<{ ms?: unknown; id?: unknown }>(q.cursor);
+    if (c && (typeof c.ms !== "number" || typeof c.id !== "string")) {
+      throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
+    }
+    const rows = log.listEvents(this.ctx.db, {
+      product: scope.product,
+      scopeId: scope.scopeId,
+      sinceMs: this.since(),
+      type: q.type ? q.type : null,
+      endpointId: q.endpoint_id ? q.endpoint_id : null,
+      status,
+      before: c ? { ms: c.ms as number, id: c.id as string } : null,
+      limit: limit + 1,
+    });
+    const has_more = rows.length > limit;
+    const page = has_more ? rows.slice(0, limit) : rows;
+    const byEvent = new Map<string, DeliveryView[]>();
+    for (const d of log.deliveriesOf(this.ctx.db, page.map((r) => r.id))) {
+      const list = byEvent.get(d.event_id) ?? [];
+      list.push(deliveryView(d));
+      byEvent.set(d.event_id, list);
+    }
+    const last = page[page.length - 1];
+    return {
+      data: page.map((r) => ({ id: r.id, type: r.type, created_at: r.created_at, is_test: r.is_test === 1, deliveries: byEvent.get(r.id) ?? [] })),
+      pagination: { next_cursor: has_more ? encodeCursor({ ms: last.created_ms, id: last.id }) : null, has_more },
+    };
+  }
+
+  private event(scope: Scope, id: string): log.EventRow {
+    const e = log.eventInScope(this.ctx.db, scope.product, scope.scopeId, id, this.since());
+    if (!e) throw notFound("Event");
+    return e;
+  }
+
+  get(scope: Scope, id: string): EventDetailView {
+    const e = this.event(scope, id);
+    return {
+      id: e.id,
+      type: e.type,
+      created_at: e.created_at,
+      is_test: e.is_test === 1,
+      deliveries: log.deliveriesOf(this.ctx.db, [e.id]).map(deliveryView),
+      payload: JSON.parse(e.body),
+      attempts: log.attemptsOf(this.ctx.db, e.id).map((a) => ({
+        endpoint_id: a.endpoint_id,
+        attempt_number: a.attempt_number,
+        trigger: a.trigger,
+        status_code: a.status_code,
+        latency_ms: a.latency_ms,
+        error_class: a.error_class,
+        response_body: a.response_body,
+        created_at: a.created_at,
+      })),
+    };
+  }
+
+  async replay(scope: Scope, id: string, endpointId: string | undefined): Promise<{ data: (AttemptResult & { endpoint_id: string; trigger: "replay" })[] }> {
+    const e = this.event(scope, id);
+    let targets: string[];
+    if (endpointId) targets = [this.endpoints.row(scope, endpointId).id];
+    else targets = log.deliveriesOf(this.ctx.db, [e.id]).map((d) => d.endpoint_id);
+
+    const results = await Promise.all(
+      targets.map(async (endpoint_id) => {
+        const existing = log.deliveryFor(this.ctx.db, e.id, endpoint_id);
+        let manual: string | null = null;
+        if (!existing) {
+          manual = prefixedId("dlv");
+          const now = this.ctx.clock.iso();
+          tx(this.ctx.db, () => {
+            // Re-check under the write lock: the endpoint may be gone by now.
+            if (!endpointsStore.endpointInScope(this.ctx.db, scope.product, scope.scopeId, endpoint_id)) throw notFound("Webhook endpoint");
+            log.insertManualDelivery(this.ctx.db, { id: manual!, event_id: e.id, endpoint_id, now });
+          });
+        }
+        const r = await this.sender.sendOnce(endpoint_id, e.id, "replay", existing?.id ?? manual!);
+        if (manual) this.endpoints.finishManual(manual, r);
+        else if (r.succeeded) log.settleDeliveredByReplay(this.ctx.db, existing!.id, r.status_code, this.ctx.clock.iso());
+        return { endpoint_id, ...pickResult(r), trigger: "replay" as const };
+      }),
+    );
+    return { data: results };
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * The webhook HTTP surface's service object: endpoints and the events log of every scope,
+ * on top of the event catalogue and the delivery engine (which app.ts builds and passes in).
+ * Products emit events through the engine; nothing here delivers on a schedule.
+ */
+import type { AppContext } from "../../context";
+import { EndpointService, type EventTypeSource, type ManualSender } from "./endpoints";
+import { EventsLogService } from "./events-log";
+
+export interface WebhookServiceDeps {
+  catalogue: EventTypeSource;
+  /** The delivery engine (WebhookEngine): test sends and replays go through sendOnce. */
+  engine: ManualSender;
+}
+
+export class WebhookService {
+  readonly endpoints: EndpointService;
+  readonly events: EventsLogService;
+  readonly catalogue: EventTypeSource;
+
+  constructor(
+    readonly ctx: AppContext,
+    deps: WebhookServiceDeps,
+  ) {
+    this.catalogue = deps.catalogue;
+    this.endpoints = new EndpointService(ctx, deps.catalogue, deps.engine);
+    this.events = new EventsLogService(ctx, this.endpoints, deps.engine);
+  }
+}

@@ -1,0 +1,97 @@
+/** SQL for webhook endpoints (the HTTP surface's side; the engine has its own queries in deliveries.ts). */
+import type { Db } from "../../../core/db";
+
+export interface EndpointRow {
+  id: string;
+  product: string;
+  scope_id: string;
+  url: string;
+  description: string;
+  /** JSON array of event types; empty = every type. */
+  event_types: string;
+  enabled: number;
+  status: "enabled" | "auto_disabled" | "disabled";
+  disabled_reason: string | null;
+  secret_enc: string;
+  prev_secret_enc: string | null;
+  prev_secret_expires_ms: number | null;
+  legacy: number;
+  consecutive_failures: number;
+  first_failure_at: string | null;
+  last_status_code: number | null;
+  last_attempt_at: string | null;
+  auto_disabled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type NewEndpoint = Pick<EndpointRow, "id" | "product" | "scope_id" | "url" | "description" | "event_types" | "secret_enc" | "legacy" | "created_at" | "updated_at">;
+
+export function insertEndpoint(db: Db, e: NewEndpoint) {
+  db.query(
+    `INSERT INTO webhook_endpoints (id, product, scope_id, url, description, event_types, secret_enc, legacy, created_at, updated_at)
+     VALUES ($id, $product, $scope_id, $url, $description, $event_types, $secret_enc, $legacy, $created_at, $updated_at)`,
+  ).run(e as any);
+}
+
+/** One endpoint of a scope; another scope's id reads as absent. */
+export const endpointInScope = (db: Db, product: string, scopeId: string, id: string) =>
+  db.query<EndpointRow, [string, string, string]>("SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? AND id = ?").get(product, scopeId, id);
+
+export const countEndpoints = (db: Db, product: string, scopeId: string) =>
+  db.query<{ n: number }, [string, string]>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE product = ? AND scope_id = ?").get(product, scopeId)!.n;
+
+/** Keyset page by id (ep_ ids are UUIDv7: creation order). */
+export const listEndpoints = (db: Db, product: string, scopeId: string, after: string | null, limit: number) =>
+  db
+    .query<EndpointRow, [string, string, string | null, string | null, number]>(
+      "SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? AND (? IS NULL OR id > ?) ORDER BY id LIMIT ?",
+    )
+    .all(product, scopeId, after, after, limit);
+
+/** Ids of every endpoint of a scope, oldest first. */
+export const endpointIds = (db: Db, product: string, scopeId: string) =>
+  db.query<{ id: string }, [string, string]>("SELECT id FROM webhook_endpoints WHERE product = ? AND scope_id = ? ORDER BY id").all(product, scopeId).map((r) => r.id);
+
+/** Fields a PATCH (or the state machine) may change; omitted keys stay as they are. */
+export type EndpointPatch = Partial<
+  Pick<EndpointRow, "url" | "description" | "event_types" | "enabled" | "status" | "disabled_reason" | "consecutive_failures" | "first_failure_at" | "auto_disabled_at">
+>;
+
+const PATCHABLE = ["url", "description", "event_types", "enabled", "status", "disabled_reason", "consecutive_failures", "first_failure_at", "auto_disabled_at"] as const;
+
+export function updateEndpoint(db: Db, id: string, patch: EndpointPatch, updatedAt: string) {
+  const sets: string[] = [];
+  const values: (string | number | null)[] = [];
+  for (const k of PATCHABLE) {
+    if (patch[k] === undefined) continue;
+    sets.push(`${k} = ?`);
+    values.push(patch[k] as string | number | null);
+  }
+  sets.push("updated_at = ?");
+  values.push(updatedAt, id);
+  db.query(`UPDATE webhook_endpoints SET ${sets.join(", ")} WHERE id = ?`).run(...values);
+}
+
+export function setSecrets(db: Db, id: string, s: { secret_enc: string; prev_secret_enc: string | null; prev_secret_expires_ms: number | null }, updatedAt: string) {
+  db.query("UPDATE webhook_endpoints SET secret_enc = ?, prev_secret_enc = ?, prev_secret_expires_ms = ?, updated_at = ? WHERE id = ?").run(
+    s.secret_enc,
+    s.prev_secret_enc,
+    s.prev_secret_expires_ms,
+    updatedAt,
+    id,
+  );
+}
+
+/**
+ * Stops every queued retry of an endpoint: its pending deliveries become not_sent with no
+ * next attempt (the engine only picks up pending rows). Returns how many were dropped.
+ */
+export function dropQueuedDeliveries(db: Db, endpointId: string, now: string) {
+  return db
+    .query("UPDATE webhook_deliveries SET status = 'not_sent', next_attempt_ms = NULL, lease_until_ms = NULL, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'")
+    .run(now, endpointId).changes;
+}
+
+/** Deletes the endpoint; its deliveries and attempt log go with it (ON DELETE CASCADE). */
+export const deleteEndpoint = (db: Db, id: string) => db.query("DELETE FROM webhook_endpoints WHERE id = ?").run(id).changes;

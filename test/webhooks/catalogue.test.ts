@@ -1,0 +1,156 @@
+import { describe, expect, test } from "bun:test";
+import { BUILTIN_EVENT_TYPES, EventCatalogue, registerBuiltinEventTypes } from "../../src/services/webhooks/catalogue";
+import { PRODUCTS, type Product } from "../../src/services/webhooks/types";
+
+const SOCIAL_21 = [
+  "post.created", "post.updated", "post.deleted", "post.reaction.created", "repost.created",
+  "comment.created", "comment.updated", "comment.deleted", "comment.reaction.created",
+  "edge.follow.created", "edge.follow.deleted", "edge.follow.requested", "edge.follow.request_approved",
+  "flag.created", "flag.updated", "moderation.action.applied", "actor.updated", "dm.message.created",
+  "tag.created", "asset.ready", "asset.failed",
+];
+
+const EXPECTED: Record<Product, string[]> = {
+  waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.deleted"],
+  tack: ["card.created", "card.updated", "card.moved", "card.completed", "card.deleted", "comment.created"],
+  social: SOCIAL_21,
+  mail: [
+    "message.queued", "message.sent", "message.delivered", "message.deferred", "message.bounced",
+    "message.complained", "message.failed", "message.received", "domain.verified", "domain.failed",
+  ],
+  trawl: ["job.queued", "job.running", "job.succeeded", "job.failed", "job.cancelled"],
+  auth: [
+    "user.created", "user.signed_in", "user.email_verified", "user.updated", "user.deleted", "role.assigned",
+    "role.removed", "tenant.created", "tenant.updated", "tenant.deleted", "tenant.member.added", "tenant.member.removed",
+  ],
+};
+
+function builtin() {
+  const c = new EventCatalogue();
+  registerBuiltinEventTypes(c);
+  return c;
+}
+
+describe("built-in catalogue", () => {
+  test("every product has exactly the expected types, in order", () => {
+    const c = builtin();
+    for (const product of Object.keys(PRODUCTS) as Product[]) {
+      expect(c.types(product)).toEqual(EXPECTED[product]);
+      expect(c.list(product).map((e) => e.type)).toEqual(EXPECTED[product]);
+    }
+  });
+
+  test("counts per product (community: exactly 21)", () => {
+    const c = builtin();
+    const counts = Object.fromEntries((Object.keys(PRODUCTS) as Product[]).map((p) => [p, c.types(p).length]));
+    expect(counts).toEqual({ mail: 10, waitlist: 6, trawl: 5, tack: 6, auth: 12, social: 21 });
+  });
+
+  test("no duplicates; ping is never in a catalogue", () => {
+    const c = builtin();
+    for (const p of Object.keys(PRODUCTS) as Product[]) {
+      const t = c.types(p);
+      expect(new Set(t).size).toBe(t.length);
+      expect(c.has(p, "ping")).toBe(false);
+    }
+  });
+
+  test("every entry has a one-line description and an object example that survives JSON", () => {
+    const c = builtin();
+    for (const p of Object.keys(PRODUCTS) as Product[]) {
+      for (const e of c.list(p)) {
+        expect(e.description.trim().length).toBeGreaterThan(5);
+        expect(e.description).not.toContain("\n");
+        expect(typeof e.example).toBe("object");
+        expect(e.example).not.toBeNull();
+        expect(Array.isArray(e.example)).toBe(false);
+        expect(Object.keys(e.example).length).toBeGreaterThan(0);
+        expect(JSON.parse(JSON.stringify(e.example))).toEqual(e.example);
+      }
+    }
+  });
+
+  test("community examples carry the fields the spec names on data", () => {
+    const c = builtin();
+    const ex = (t: string) => c.get("social", t)!.example;
+    expect(ex("post.created")).toHaveProperty("status");
+    expect(ex("repost.created")).toHaveProperty("source_post_id");
+    expect(ex("comment.created")).toHaveProperty("parent_id", null);
+    expect(ex("flag.created")).toHaveProperty("auto_hidden");
+    expect(ex("dm.message.created")).toHaveProperty("recipient_actor_ids");
+    expect(ex("tag.created")).toHaveProperty("tagged_actor_id");
+    expect(ex("asset.failed")).toHaveProperty("failure_reason");
+    expect(["hide", "remove", "restore", "warn", "ban", "dismiss"]).toContain(ex("moderation.action.applied").action as string);
+  });
+
+  test("has / get / types / unknownTypes", () => {
+    const c = builtin();
+    expect(c.has("tack", "card.moved")).toBe(true);
+    expect(c.has("tack", "comment.created")).toBe(true);
+    expect(c.has("social", "comment.created")).toBe(true);
+    expect(c.has("mail", "card.moved")).toBe(false);
+    expect(c.has("social", "post.nope")).toBe(false);
+    expect(c.get("trawl", "job.succeeded")?.example).toHaveProperty("status", "succeeded");
+    expect(c.get("trawl", "job.nope")).toBeUndefined();
+    expect(c.unknownTypes("waitlist", ["entry.created", "entry.bogus", "ping"])).toEqual(["entry.bogus", "ping"]);
+  });
+
+  test("entries are immutable; callers cannot corrupt the catalogue", () => {
+    const c = builtin();
+    const list = c.list("waitlist");
+    list.pop();
+    expect(c.types("waitlist").length).toBe(6);
+    expect(() => {
+      (c.list("waitlist")[0]!.example as Record<string, unknown>).email = "x";
+    }).toThrow();
+    expect(Object.isFrozen(BUILTIN_EVENT_TYPES.social)).toBe(true);
+  });
+});
+
+describe("EventCatalogue.register", () => {
+  const info = (type: string) => ({ type, description: "Something happened.", example: { id: "x" } });
+
+  test("instances are independent (no module-level state)", () => {
+    const a = new EventCatalogue();
+    const b = new EventCatalogue();
+    a.register("mail", [info("message.sent")]);
+    expect(a.types("mail")).toEqual(["message.sent"]);
+    expect(b.types("mail")).toEqual([]);
+    expect(b.list("mail")).toEqual([]);
+    // builtins can be registered into two catalogues
+    registerBuiltinEventTypes(b);
+    expect(builtin().types("social").length).toBe(21);
+  });
+
+  test("registering in several calls appends", () => {
+    const c = new EventCatalogue();
+    c.register("trawl", [info("job.queued")]);
+    c.register("trawl", [info("credits.low")]);
+    expect(c.types("trawl")).toEqual(["job.queued", "credits.low"]);
+  });
+
+  test("a duplicate type throws (across calls and within one call) and adds nothing", () => {
+    const c = new EventCatalogue();
+    c.register("tack", [info("card.created")]);
+    expect(() => c.register("tack", [info("card.moved"), info("card.created")])).toThrow(/duplicate/);
+    expect(() => c.register("tack", [info("card.moved"), info("card.moved")])).toThrow(/duplicate/);
+    expect(c.types("tack")).toEqual(["card.created"]);
+    // the same name under another product is fine
+    c.register("social", [info("card.created")]);
+    expect(c.has("social", "card.created")).toBe(true);
+    // builtins twice into one catalogue is a duplicate
+    const d = builtin();
+    expect(() => registerBuiltinEventTypes(d)).toThrow(/duplicate/);
+  });
+
+  test("reserved, malformed or incomplete entries are refused", () => {
+    const c = new EventCatalogue();
+    expect(() => c.register("social", [info("ping")])).toThrow();
+    expect(() => c.register("social", [info("Post.Created")])).toThrow();
+    expect(() => c.register("social", [info("post")])).toThrow();
+    expect(() => c.register("social", [{ type: "post.created", description: " ", example: {} }])).toThrow();
+    expect(() => c.register("social", [{ type: "post.created", description: "x", example: [] as unknown as Record<string, unknown> }])).toThrow();
+    expect(() => c.register("nope" as Product, [info("a.b")])).toThrow();
+    expect(c.types("social")).toEqual([]);
+  });
+});
