@@ -67,4 +67,4 @@ INSERT INTO platform_roles (id, workspace_id, name, description, policy, builtin
  ('00000000-0000-7000-8000-000000000002', NULL, 'admin', 'Everything except deleting the workspace',
   '[{"effect":"allow","actions":["workspace.read","workspace.update","member.*","role.*","service.*","apikey.*","audit.*","auth.*","webhooks.*","mail.*","tack.*","waitlist.*","trawl.*","social.*"],"resources":["*"]}]', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
  ('00000000-0000-7000-8000-000000000003', NULL, 'member', 'Read access to the workspace and its services',
-  '[{"effect":"allow","actions":["workspace.read","member.list","role.list","role.read","service.list","mail.webhooks.read","waitlist.webhooks.read","trawl.webhooks.read","tack.webhooks.read","auth.webhooks.read","social.webhooks.read"],"resources":["*"]}]', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+  '[{"effect":"allow","actions":["workspace.read","member.list","role.list","role.read","service.list","mail.webhooks.read","waitlist.webhooks.read","trawl.webhooks.read"],"resources":["*"]}]', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');

@@ -28,6 +28,8 @@ import { platformRoutes } from "./services/platform/routes";
 import { WebhookEngine, type WebhookEngineOptions } from "./services/webhooks/engine";
 import { EventCatalogue, registerBuiltinEventTypes } from "./services/webhooks/catalogue";
 import { webhookRoutes } from "./services/webhooks/routes";
+import { LegacyWebhookService } from "./services/webhooks/legacy";
+import { legacyWebhookRoutes } from "./services/webhooks/legacy-routes";
 import { workspaceScope } from "./services/webhooks/scopes";
 import { WebhookService } from "./services/webhooks/service";
 import adminHtml from "../static/admin/index.html" with { type: "text" };
@@ -154,10 +156,18 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     .use(platformRoutes(platform));
 
   // Shared webhook routes, one factory per scope kind (Auth apps and communities mount theirs the same way).
+  // The deprecated {scope}/webhooks and {scope}/webhooks/{id} routes (until 15 January 2027) sit beside them.
+  const legacyWebhooks = new LegacyWebhookService(ctx, webhookApi, webhooks);
   for (const product of WORKSPACE_WEBHOOK_PRODUCTS) {
     app.use(
       webhookRoutes(
         { webhooks: webhookApi, principals: platform.authz, idempotency: ctx.idempotency },
+        { product, prefix: `/${product}/v1/workspaces/:workspace_id`, resolve: workspaceScope(platform, product) },
+      ),
+    );
+    app.use(
+      legacyWebhookRoutes(
+        { legacy: legacyWebhooks, principals: platform.authz, idempotency: ctx.idempotency },
         { product, prefix: `/${product}/v1/workspaces/:workspace_id`, resolve: workspaceScope(platform, product) },
       ),
     );

@@ -1,0 +1,245 @@
+/**
+ * The deprecated webhook routes, one factory per scope (next to the shared webhookRoutes):
+ *
+ *   app.use(legacyWebhookRoutes(deps, { product: "trawl", prefix: "/trawl/v1/workspaces/:workspace_id", resolve: workspaceScope(platform, "trawl") }))
+ *
+ * mounts {prefix}/webhooks (list, create) and {prefix}/webhooks/:id (read, update, delete,
+ * deliveries, rotate-secret, test). Static segments win over :id in Elysia's router, so the
+ * shared {prefix}/webhooks/endpoints, /events and /event-types keep answering (legacy ids
+ * are whk_...). Every response, errors included, carries Deprecation: true and
+ * Sunset: Fri, 15 Jan 2027 00:00:00 GMT. Behaviour and decisions: legacy.ts.
+ */
+import { Elysia, t } from "elysia";
+import { principalPlugin } from "../../access/http";
+import { idempotent } from "../../access/idempotent";
+import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
+import type { Idempotency } from "../../core/idempotency";
+import { ErrorBody } from "../platform/schemas";
+import { URL_MAX } from "./endpoints";
+import { DELIVERIES_DEFAULT, DELIVERIES_MAX, DEPRECATION_HEADERS, LEGACY_LIST_DEFAULT, LEGACY_LIST_MAX, LEGACY_SUNSET, type LegacyWebhookService } from "./legacy";
+import { registerWebhookActions, type Access, type ScopeResolver } from "./scopes";
+import { MAX_ENDPOINTS_PER_SCOPE, type Product } from "./types";
+
+// ------------------------------------------------------------------ schemas
+
+const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
+
+export const LegacyWebhook = t.Object({
+  id: t.String({ description: "whk_..." }),
+  workspace_id: t.String(),
+  url: t.String(),
+  active: t.Boolean({ description: "False when paused (PATCH active:false) or auto-disabled after repeated failures" }),
+  events: t.Array(t.String(), { description: "Event types delivered; empty: every type, including future ones" }),
+  failure_count: t.Integer({ description: "Consecutive failed deliveries" }),
+  last_status_code: t.Nullable(t.Integer()),
+  last_attempt_at: t.Nullable(t.String()),
+  auto_disabled_at: t.Nullable(t.String()),
+  first_failure_at: t.Nullable(t.String()),
+  signing_secret_hint: t.String({ description: "Last 4 characters of the signing secret" }),
+  created_at: t.String(),
+});
+const LegacyWebhookWithSecret = t.Composite([
+  LegacyWebhook,
+  t.Object({ signing_secret: t.Nullable(t.String({ description: "Only in this response (null on an Idempotency-Key replay)" })) }),
+]);
+const LegacyList = t.Object({ data: t.Array(LegacyWebhook), pagination: Pagination });
+
+const Events = t.Array(t.String({ maxLength: 200 }), { maxItems: 200, description: "Catalogue types of this product; empty or omitted: all, including future ones" });
+const CreateBody = t.Object({
+  url: t.String({ maxLength: URL_MAX, description: "https in production; private and loopback targets are refused" }),
+  active: t.Optional(t.Boolean({ default: true })),
+  events: t.Optional(Events),
+});
+const PatchBody = t.Object({
+  url: t.Optional(t.String({ maxLength: URL_MAX })),
+  active: t.Optional(t.Boolean({ description: "true re-activates and clears the auto-disable; false pauses and drops queued retries" })),
+  events: t.Optional(Events),
+});
+const TestBody = t.Optional(t.Object({ event_type: t.Optional(t.String({ description: "Default: the first type of the catalogue" })) }));
+
+const DeliveryAttempt = t.Object({
+  id: t.String({ description: "att_..." }),
+  event_id: t.String(),
+  event_type: t.String(),
+  attempt_number: t.Integer(),
+  trigger: t.String({ description: "scheduled | retry | test | replay" }),
+  status_code: t.Nullable(t.Integer()),
+  latency_ms: t.Integer(),
+  error_class: t.Nullable(t.String({ description: "null on 2xx; http_status | timeout | connection | blocked | redirect | tls | invalid_url" })),
+  response_body: t.Nullable(t.String({ description: "First 1 KiB of the response" })),
+  created_at: t.String(),
+});
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+
+// ------------------------------------------------------------------ factory
+
+export interface LegacyWebhookRouteDeps {
+  legacy: LegacyWebhookService;
+  principals: PrincipalResolver;
+  idempotency: Idempotency;
+}
+
+export interface LegacyWebhookRouteOptions {
+  product: Product;
+  /** Scope path with its parameters, e.g. "/trawl/v1/workspaces/:workspace_id". */
+  prefix: string;
+  resolve: ScopeResolver;
+  /** OpenAPI tag; default "<Product>: webhooks (deprecated)". */
+  tag?: string;
+}
+
+const PRODUCT_LABEL: Record<Product, string> = { mail: "Mail", waitlist: "Waitlist", trawl: "Extraction jobs", tack: "Card board", auth: "Auth", social: "Community" };
+
+function paramsOf(prefix: string, ...own: string[]) {
+  const names = [...prefix.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+  return t.Object(Object.fromEntries([...names, ...own].map((n) => [n, t.String()])));
+}
+
+/** Idempotency keys belong to the caller (as on the shared routes). */
+const callerKey = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
+
+export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWebhookRouteOptions) {
+  const { legacy } = deps;
+  const { product } = opts;
+  registerWebhookActions(legacy.ctx.actions, product);
+  const tags = [opts.tag ?? `${PRODUCT_LABEL[product]}: webhooks (deprecated)`];
+  const read = `${product}.webhooks.read`;
+  const write = `${product}.webhooks.write`;
+  const scopeParams = paramsOf(opts.prefix);
+  const idParams = paramsOf(opts.prefix, "id");
+  const deprecated = `Deprecated: answers with Deprecation: true and Sunset: ${LEGACY_SUNSET}. Use {scope}/webhooks/endpoints instead.`;
+  const detail = (summary: string, description?: string) => ({
+    tags,
+    summary,
+    description: description ? `${description} ${deprecated}` : deprecated,
+    deprecated: true,
+  });
+
+  type Ctx = { principal: Principal | null; params: Record<string, string> };
+  const auth = (c: Ctx, access: Access) => {
+    const principal = requirePrincipal(c.principal);
+    return { principal, scope: opts.resolve({ principal, params: c.params }, access) };
+  };
+
+  return (
+    new Elysia({ prefix: opts.prefix })
+      .use(principalPlugin(deps.principals))
+      // Success responses: the headers go on through `set`. Errors (thrown anywhere, the
+      // kernel's onError builds a fresh Response) and validation failures: mapResponse sees
+      // that Response and adds them.
+      .onTransform({ as: "local" }, ({ set }) => {
+        Object.assign(set.headers, DEPRECATION_HEADERS);
+      })
+      .mapResponse({ as: "local" }, (c) => {
+        const res = (c as { responseValue?: unknown }).responseValue;
+        if (!(res instanceof Response)) {
+          Object.assign(c.set.headers, DEPRECATION_HEADERS);
+          return;
+        }
+        try {
+          for (const [k, v] of Object.entries(DEPRECATION_HEADERS)) res.headers.set(k, v);
+          return res;
+        } catch {
+          // Immutable headers: copy the response.
+          const copy = new Response(res.body, res);
+          for (const [k, v] of Object.entries(DEPRECATION_HEADERS)) copy.headers.set(k, v);
+          return copy;
+        }
+      })
+      .get("/webhooks", (c) => {
+        const { scope } = auth(c, "read");
+        return legacy.list(scope, c.query);
+      }, {
+        params: scopeParams,
+        query: t.Object({
+          limit: t.Optional(t.String({ description: `1-${LEGACY_LIST_MAX}, default ${LEGACY_LIST_DEFAULT}` })),
+          cursor: t.Optional(t.String({ description: "next_cursor of the previous page" })),
+        }),
+        response: { 200: LegacyList, ...errors },
+        detail: detail(`List legacy webhooks (action ${read}; newest first, cursor pages; secrets masked)`),
+      })
+      .post("/webhooks", async (c) => {
+        const { principal, scope } = auth(c, "write");
+        // As on the shared create: the idempotency record keeps signing_secret null, the
+        // secret is added to the first response only; a replay answers signing_secret null.
+        let secret: string | null = null;
+        const body = (await idempotent(deps.idempotency, c, callerKey(principal), async () => {
+          const r = legacy.create(scope, c.body, { principal, meta: c.meta });
+          secret = r.secret;
+          return { status: 201, body: { ...r.view, signing_secret: null } };
+        })) as Record<string, unknown>;
+        return secret !== null ? { ...body, signing_secret: secret } : body;
+      }, {
+        params: scopeParams,
+        body: CreateBody,
+        response: { 201: LegacyWebhookWithSecret, ...errors, 409: ErrorBody },
+        detail: detail(
+          `Create a legacy webhook (action ${write}); signing_secret in this response only`,
+          `Deliveries carry the Standard Webhooks headers (verify with "whsec_" + base64(signing_secret)) and the legacy X-${product[0].toUpperCase()}${product.slice(1)}-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by signing_secret>. ` +
+            `At most ${MAX_ENDPOINTS_PER_SCOPE} endpoints per scope, shared with {scope}/webhooks/endpoints (409 ENDPOINT_LIMIT_REACHED). Idempotency-Key accepted (24 h); a replay returns signing_secret null.`,
+        ),
+      })
+      .get("/webhooks/:id", (c) => {
+        const { scope } = auth(c, "read");
+        return legacy.get(scope, c.params.id);
+      }, {
+        params: idParams,
+        response: { 200: LegacyWebhook, ...errors },
+        detail: detail(`Read a legacy webhook (action ${read})`),
+      })
+      .patch("/webhooks/:id", (c) => {
+        const { principal, scope } = auth(c, "write");
+        return legacy.update(scope, c.params.id, c.body, { principal, meta: c.meta });
+      }, {
+        params: idParams,
+        body: PatchBody,
+        response: { 200: LegacyWebhook, ...errors },
+        detail: detail(
+          `Update url, active or events (action ${write})`,
+          "active:true re-activates and clears the auto-disable (failure_count 0, first_failure_at and auto_disabled_at null); active:false pauses and drops queued retries.",
+        ),
+      })
+      .delete("/webhooks/:id", (c) => {
+        const { principal, scope } = auth(c, "write");
+        legacy.remove(scope, c.params.id, { principal, meta: c.meta });
+        c.set.status = 204;
+      }, {
+        params: idParams,
+        detail: detail(`Delete a legacy webhook (action ${write}); 204, queued retries are dropped`),
+      })
+      .get("/webhooks/:id/deliveries", (c) => {
+        const { scope } = auth(c, "read");
+        return legacy.deliveries(scope, c.params.id, c.query);
+      }, {
+        params: idParams,
+        query: t.Object({ limit: t.Optional(t.String({ description: `1-${DELIVERIES_MAX}, default ${DELIVERIES_DEFAULT}` })) }),
+        response: { 200: t.Object({ data: t.Array(DeliveryAttempt) }), ...errors },
+        detail: detail(`Recent delivery attempts, newest first (action ${read})`, "Every attempt: scheduled, retries, tests and replays."),
+      })
+      .post("/webhooks/:id/rotate-secret", (c) => {
+        const { principal, scope } = auth(c, "write");
+        const r = legacy.rotateSecret(scope, c.params.id, { principal, meta: c.meta });
+        c.set.status = 201;
+        return { ...r.view, signing_secret: r.secret };
+      }, {
+        params: idParams,
+        response: { 201: LegacyWebhookWithSecret, ...errors },
+        detail: detail(`Rotate the signing secret (action ${write}); 201, the new secret is in this response only`, "No grace period: the old secret stops signing at once."),
+      })
+      .post("/webhooks/:id/test", (c) => {
+        const { scope } = auth(c, "write");
+        const r = legacy.test(scope, c.params.id, c.body?.event_type);
+        c.set.status = 202;
+        return r;
+      }, {
+        params: idParams,
+        body: TestBody,
+        response: { 202: t.Object({ accepted: t.Literal(true), event_id: t.String() }), ...errors },
+        detail: detail(
+          `Send a synthetic test event asynchronously (action ${write}); 202`,
+          "The payload is the catalogue example with test: true. It is sent once in the background, never retried; the attempt then shows in /deliveries.",
+        ),
+      })
+  );
+}

@@ -1,0 +1,301 @@
+/**
+ * The deprecated per-scope webhook surface (the extraction-job service's "legacy workspace
+ * webhook record", kept for every workspace product until the sunset on 15 January 2027):
+ *
+ *   {scope}/webhooks                      GET list (page), POST create
+ *   {scope}/webhooks/{id}                 GET, PATCH {url, active, events}, DELETE
+ *   {scope}/webhooks/{id}/deliveries      GET recent attempts
+ *   {scope}/webhooks/{id}/rotate-secret   POST
+ *   {scope}/webhooks/{id}/test            POST (asynchronous)
+ *
+ * A legacy webhook is an ordinary row of webhook_endpoints with legacy = 1, an id prefixed
+ * whk_ and a pre-move secret (generateLegacySecret: a plain string, used as stored). The
+ * shared engine delivers to it like to any endpoint; because legacy = 1 every delivery also
+ * carries X-<Product>-Signature (t=<unix>,v1=<hex HMAC of "<t>.<body>" keyed by the secret
+ * string) next to the Standard Webhooks headers (keyed by the secret's UTF-8 bytes, so a
+ * receiver verifies with "whsec_" + base64(secret)).
+ *
+ * Decisions the spec leaves open:
+ * - Legacy and shared endpoints share the cap of 10 per scope (409 ENDPOINT_LIMIT_REACHED).
+ *   The shared surface ({scope}/webhooks/endpoints) also lists and manages legacy rows; this
+ *   surface only shows legacy rows (a shared endpoint's id here is 404).
+ * - `active` is true exactly when the endpoint is enabled and its status is enabled.
+ *   PATCH active:true on an inactive webhook re-enables it and clears the auto-disable:
+ *   status enabled, failure_count (consecutive_failures) 0, first_failure_at and
+ *   auto_disabled_at null. PATCH active:false pauses it (status disabled, reason manual) and
+ *   drops queued retries. Both are the shared endpoint update (same state machine).
+ * - events (array of catalogue types; empty or omitted = every type, future ones included)
+ *   is the endpoint's event_types filter; PATCH accepts it too.
+ * - rotate-secret answers 201 with a new legacy secret and has NO grace period: the old
+ *   secret stops signing at once. The legacy header is only ever signed with the current
+ *   secret, so a grace period would keep just one of the two headers verifiable; a clean cut
+ *   keeps both schemes consistent (the shared route with grace_hours remains available).
+ * - test answers 202 {accepted, event_id} at once. The synthetic event (catalogue example
+ *   with test: true, logged with is_test) gets its own delivery row that starts as not_sent,
+ *   which the pump never picks up, and is sent once by engine.sendOnce in the background
+ *   (a tracked promise, see idle()). Its outcome finishes that row (delivered / failed) and
+ *   the attempt (trigger test) appears in the deliveries list. Test sends are never retried
+ *   and do not touch the endpoint's failure streak (like the shared test send).
+ * - deliveries lists attempts (not delivery rows): limit default 50, max 200, newest first.
+ */
+import type { AppContext } from "../../context";
+import { tx } from "../../core/db";
+import { badRequest, conflict, invalidField, notFound } from "../../core/errors";
+import { prefixedId } from "../../core/ids";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
+import { audit } from "../platform/audit";
+import { URL_MAX, type Actor, type ManualSender, type ResolvedScope } from "./endpoints";
+import type { WebhookService } from "./service";
+import { generateLegacySecret } from "./signing";
+import { MAX_ENDPOINTS_PER_SCOPE, type Product, type Scope } from "./types";
+import * as endpointsStore from "./store/endpoints";
+import * as log from "./store/events-log";
+import * as store from "./store/legacy";
+
+/** Sunset of the legacy routes (and of the legacy signature header), as the Sunset header writes it. */
+export const LEGACY_SUNSET = "Fri, 15 Jan 2027 00:00:00 GMT";
+/** Headers of every response of the legacy routes. */
+export const DEPRECATION_HEADERS = { deprecation: "true", sunset: LEGACY_SUNSET } as const;
+
+export const LEGACY_LIST_DEFAULT = 20;
+export const LEGACY_LIST_MAX = 100;
+export const DELIVERIES_DEFAULT = 50;
+export const DELIVERIES_MAX = 200;
+
+export interface LegacyWebhookView {
+  id: string;
+  workspace_id: string;
+  url: string;
+  active: boolean;
+  events: string[];
+  failure_count: number;
+  last_status_code: number | null;
+  last_attempt_at: string | null;
+  auto_disabled_at: string | null;
+  first_failure_at: string | null;
+  /** Last 4 characters of the current secret (the secret itself is shown on create and rotate only). */
+  signing_secret_hint: string;
+  created_at: string;
+}
+
+export interface LegacyAttemptView {
+  id: string;
+  event_id: string;
+  event_type: string;
+  attempt_number: number;
+  trigger: string;
+  status_code: number | null;
+  latency_ms: number;
+  error_class: string | null;
+  response_body: string | null;
+  created_at: string;
+}
+
+export interface LegacyInput {
+  url?: unknown;
+  active?: unknown;
+  events?: unknown;
+}
+
+export class LegacyWebhookService {
+  /** Background test sends in flight. */
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    readonly ctx: AppContext,
+    private readonly api: WebhookService,
+    private readonly sender: ManualSender,
+  ) {}
+
+  view(r: endpointsStore.EndpointRow): LegacyWebhookView {
+    return {
+      id: r.id,
+      workspace_id: r.scope_id,
+      url: r.url,
+      active: r.enabled === 1 && r.status === "enabled",
+      events: JSON.parse(r.event_types) as string[],
+      failure_count: r.consecutive_failures,
+      last_status_code: r.last_status_code,
+      last_attempt_at: r.last_attempt_at,
+      auto_disabled_at: r.auto_disabled_at,
+      first_failure_at: r.first_failure_at,
+      signing_secret_hint: this.ctx.secretBox.decrypt(r.secret_enc).slice(-4),
+      created_at: r.created_at,
+    };
+  }
+
+  /** The legacy webhook of this scope, or 404 (another scope's id or a shared endpoint's id too). */
+  row(scope: Scope, id: string): endpointsStore.EndpointRow {
+    const r = store.legacyInScope(this.ctx.db, scope.product, scope.scopeId, id);
+    if (!r) throw notFound("Webhook");
+    return r;
+  }
+
+  // ------------------------------------------------------------------ validation
+
+  private url(v: unknown): string {
+    if (typeof v !== "string" || v.trim() === "") throw invalidField("url", "required");
+    const url = v.trim();
+    if (url.length > URL_MAX) throw invalidField("url", `at most ${URL_MAX} characters`);
+    // Same rules as the shared create: scheme, https in production, no private targets
+    // unless ALLOW_PRIVATE_TARGETS (and again at every delivery).
+    this.ctx.outbound.checkUrl(url);
+    return url;
+  }
+
+  private events(product: Product, v: unknown): string[] {
+    if (v === null) return [];
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) throw invalidField("events", "must be an array of event type names");
+    const unknown = v.filter((x) => !this.api.catalogue.has(product, x));
+    if (unknown.length) throw this.api.endpoints.unknownType("events", unknown, product);
+    return [...new Set(v as string[])];
+  }
+
+  // ------------------------------------------------------------------ operations
+
+  list(scope: Scope, q: { limit?: unknown; cursor?: string }): Page<LegacyWebhookView> {
+    const limit = parseLimit(q.limit, LEGACY_LIST_DEFAULT, LEGACY_LIST_MAX);
+    const c = decodeCursor<{ c?: unknown; id?: unknown }>(q.cursor);
+    if (c && (typeof c.c !== "string" || typeof c.id !== "string")) {
+      throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
+    }
+    const rows = store.listLegacy(this.ctx.db, scope.product, scope.scopeId, c ? { created_at: c.c as string, id: c.id as string } : null, limit + 1);
+    return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id }), (r) => this.view(r));
+  }
+
+  get(scope: Scope, id: string): LegacyWebhookView {
+    return this.view(this.row(scope, id));
+  }
+
+  /** Returns the record and the plaintext secret, which the caller shows once. */
+  create(scope: ResolvedScope, input: LegacyInput, actor: Actor): { view: LegacyWebhookView; secret: string } {
+    const url = this.url(input.url);
+    if (input.active !== undefined && typeof input.active !== "boolean") throw invalidField("active", "must be true or false");
+    const active = input.active !== false;
+    const events = input.events === undefined ? [] : this.events(scope.product, input.events);
+    const secret = generateLegacySecret();
+    const now = this.ctx.clock.iso();
+    const id = prefixedId("whk");
+    tx(this.ctx.db, () => {
+      // One cap for both surfaces: the count includes shared endpoints.
+      if (endpointsStore.countEndpoints(this.ctx.db, scope.product, scope.scopeId) >= MAX_ENDPOINTS_PER_SCOPE) {
+        throw conflict(`At most ${MAX_ENDPOINTS_PER_SCOPE} webhook endpoints per ${scope.product} scope; delete one first`, "ENDPOINT_LIMIT_REACHED");
+      }
+      endpointsStore.insertEndpoint(this.ctx.db, {
+        id,
+        product: scope.product,
+        scope_id: scope.scopeId,
+        url,
+        description: "",
+        event_types: JSON.stringify(events),
+        secret_enc: this.ctx.secretBox.encrypt(secret),
+        legacy: 1,
+        created_at: now,
+        updated_at: now,
+      });
+      // Created paused: the same state as PATCH active:false.
+      if (!active) endpointsStore.updateEndpoint(this.ctx.db, id, { enabled: 0, status: "disabled", disabled_reason: "manual" }, now);
+      this.audit(scope, actor, "webhooks.endpoint.create", id, { url, event_types: events, active });
+    });
+    return { view: this.get(scope, id), secret };
+  }
+
+  update(scope: ResolvedScope, id: string, input: LegacyInput, actor: Actor): LegacyWebhookView {
+    this.row(scope, id);
+    if (input.active !== undefined && typeof input.active !== "boolean") throw invalidField("active", "must be true or false");
+    const events = input.events === undefined ? undefined : this.events(scope.product, input.events);
+    // The shared update: url validation, re-enable (clears consecutive_failures,
+    // first_failure_at, auto_disabled_at) and pause (drops queued retries).
+    this.api.endpoints.update(scope, id, { url: input.url, enabled: input.active, event_types: events }, actor);
+    return this.get(scope, id);
+  }
+
+  remove(scope: ResolvedScope, id: string, actor: Actor): void {
+    this.row(scope, id);
+    // Deliveries (queued retries included) and attempts go with the endpoint.
+    this.api.endpoints.remove(scope, id, actor);
+  }
+
+  /** A new legacy secret, effective at once (no grace period: see the module comment). */
+  rotateSecret(scope: ResolvedScope, id: string, actor: Actor): { view: LegacyWebhookView; secret: string } {
+    const secret = generateLegacySecret();
+    tx(this.ctx.db, () => {
+      this.row(scope, id);
+      endpointsStore.setSecrets(this.ctx.db, id, { secret_enc: this.ctx.secretBox.encrypt(secret), prev_secret_enc: null, prev_secret_expires_ms: null }, this.ctx.clock.iso());
+      this.audit(scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: 0 });
+    });
+    return { view: this.get(scope, id), secret };
+  }
+
+  deliveries(scope: Scope, id: string, q: { limit?: unknown }): { data: LegacyAttemptView[] } {
+    const limit = parseLimit(q.limit, DELIVERIES_DEFAULT, DELIVERIES_MAX);
+    const ep = this.row(scope, id);
+    return { data: store.recentAttempts(this.ctx.db, ep.id, limit).map((a) => ({ ...a })) };
+  }
+
+  /**
+   * Records a synthetic test event for the webhook and sends it once in the background.
+   * Returns as soon as the event is recorded.
+   */
+  test(scope: Scope, id: string, eventType: unknown): { accepted: true; event_id: string } {
+    const ep = this.row(scope, id);
+    const catalogue = this.api.catalogue;
+    let type: string;
+    if (eventType === undefined || eventType === null) {
+      const first = catalogue.types(scope.product)[0];
+      if (!first) throw badRequest(`The ${scope.product} service has no event types yet`, [{ field: "event_type", reason: "no event types" }]);
+      type = first;
+    } else if (typeof eventType !== "string") {
+      throw invalidField("event_type", "must be a string");
+    } else if (!catalogue.has(scope.product, eventType)) {
+      throw this.api.endpoints.unknownType("event_type", [eventType], scope.product);
+    } else type = eventType;
+    const example = catalogue.list(scope.product).find((e) => e.type === type)?.example ?? {};
+
+    const eventId = prefixedId("evt");
+    const deliveryId = prefixedId("dlv");
+    const now = this.ctx.clock.iso();
+    const body = JSON.stringify({
+      id: eventId,
+      type,
+      created_at: now,
+      ...(scope.product === "social" ? { community_id: scope.scopeId } : {}),
+      test: true,
+      data: { ...example, test: true },
+    });
+    tx(this.ctx.db, () => {
+      log.insertEvent(this.ctx.db, { id: eventId, product: scope.product, scope_id: scope.scopeId, type, body, is_test: 1, created_at: now, created_ms: this.ctx.clock.nowMs() });
+      // not_sent from the start: the pump never picks it up, so the test is never retried.
+      log.insertManualDelivery(this.ctx.db, { id: deliveryId, event_id: eventId, endpoint_id: ep.id, now });
+    });
+
+    const run: Promise<void> = (async () => {
+      try {
+        const r = await this.sender.sendOnce(ep.id, eventId, "test", deliveryId);
+        this.api.endpoints.finishManual(deliveryId, r);
+      } catch (e) {
+        // The webhook was deleted meanwhile, or the app is shutting down: nothing to record.
+        this.ctx.log.warn("legacy webhook test send not recorded", { endpoint: ep.id, event: eventId, error: (e as Error).message });
+      }
+    })();
+    this.pending.add(run);
+    void run.finally(() => this.pending.delete(run));
+    return { accepted: true, event_id: eventId };
+  }
+
+  /** Resolves once every background test send started so far has been sent and recorded. */
+  async idle(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
+  private audit(scope: ResolvedScope, actor: Actor, action: string, id: string, metadata: Record<string, unknown> = {}) {
+    audit(this.ctx, {
+      actor: actor.principal,
+      action,
+      workspaceId: scope.workspaceId ?? null,
+      target: { type: "webhook_endpoint", id },
+      meta: actor.meta,
+      metadata: { product: scope.product, scope_id: scope.scopeId, legacy: true, ...metadata },
+    });
+  }
+}
