@@ -125,7 +125,8 @@ export class EndpointService {
 
   // ------------------------------------------------------------------ validation
 
-  private url(v: unknown): string {
+  /** Shared by the legacy surface: the same URL rules everywhere. */
+  validateUrl(v: unknown): string {
     if (typeof v !== "string" || v.trim() === "") throw invalidField("url", "required");
     const url = v.trim();
     if (url.length > URL_MAX) throw invalidField("url", `at most ${URL_MAX} characters`);
@@ -142,11 +143,12 @@ export class EndpointService {
     return v;
   }
 
-  private eventTypes(product: Product, v: unknown): string[] {
+  /** Shared by the legacy surface, whose field is called `events`. */
+  validateEventTypes(product: Product, v: unknown, field = "event_types"): string[] {
     if (v === null) return [];
-    if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) throw invalidField("event_types", "must be an array of event type names");
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) throw invalidField(field, "must be an array of event type names");
     const unknown = v.filter((x) => !this.catalogue.has(product, x));
-    if (unknown.length) throw this.unknownType("event_types", unknown, product);
+    if (unknown.length) throw this.unknownType(field, unknown, product);
     return [...new Set(v as string[])];
   }
 
@@ -173,9 +175,9 @@ export class EndpointService {
 
   /** Returns the view and the plaintext secret, which the caller shows once. */
   create(scope: ResolvedScope, input: EndpointInput, actor: Actor): { view: EndpointView; secret: string } {
-    const url = this.url(input.url);
+    const url = this.validateUrl(input.url);
     const description = input.description === undefined ? "" : this.description(input.description);
-    const eventTypes = input.event_types === undefined ? [] : this.eventTypes(scope.product, input.event_types);
+    const eventTypes = input.event_types === undefined ? [] : this.validateEventTypes(scope.product, input.event_types);
     const secret = generateSecret();
     const now = this.ctx.clock.iso();
     const id = prefixedId("ep");
@@ -202,9 +204,9 @@ export class EndpointService {
 
   update(scope: ResolvedScope, id: string, input: EndpointInput, actor: Actor): EndpointView {
     const patch: store.EndpointPatch = {};
-    if (input.url !== undefined) patch.url = this.url(input.url);
+    if (input.url !== undefined) patch.url = this.validateUrl(input.url);
     if (input.description !== undefined) patch.description = this.description(input.description);
-    if (input.event_types !== undefined) patch.event_types = JSON.stringify(this.eventTypes(scope.product, input.event_types));
+    if (input.event_types !== undefined) patch.event_types = JSON.stringify(this.validateEventTypes(scope.product, input.event_types));
     if (input.enabled !== undefined && typeof input.enabled !== "boolean") throw invalidField("enabled", "must be true or false");
     return tx(this.ctx.db, () => {
       const r = this.row(scope, id);
@@ -261,6 +263,19 @@ export class EndpointService {
    */
   async test(scope: Scope, id: string, eventType: unknown): Promise<TestSendResult> {
     const ep = this.row(scope, id);
+    const { eventId, deliveryId } = this.prepareTestEvent(scope, ep.id, eventType);
+    const r = await this.sender.sendOnce(ep.id, eventId, "test", deliveryId);
+    this.finishManual(deliveryId, r);
+    return { ...pickResult(r), trigger: "test", event_id: eventId };
+  }
+
+  /**
+   * Records a synthetic test event for one endpoint: the catalogue example of `eventType`
+   * (default: the product's first type) marked test: true at the top and inside data,
+   * with a delivery row that starts not_sent so the pump never retries it. Shared by the
+   * synchronous test here and the asynchronous legacy test.
+   */
+  prepareTestEvent(scope: Scope, endpointId: string, eventType: unknown): { eventId: string; deliveryId: string } {
     let type: string;
     if (eventType === undefined || eventType === null) {
       const first = this.catalogue.types(scope.product)[0];
@@ -276,7 +291,6 @@ export class EndpointService {
     const eventId = prefixedId("evt");
     const deliveryId = prefixedId("dlv");
     const now = this.ctx.clock.iso();
-    // The envelope of every delivery, marked as a test twice: at the top and inside data.
     const body = JSON.stringify({
       id: eventId,
       type,
@@ -287,11 +301,9 @@ export class EndpointService {
     });
     tx(this.ctx.db, () => {
       log.insertEvent(this.ctx.db, { id: eventId, product: scope.product, scope_id: scope.scopeId, type, body, is_test: 1, created_at: now, created_ms: this.ctx.clock.nowMs() });
-      log.insertManualDelivery(this.ctx.db, { id: deliveryId, event_id: eventId, endpoint_id: ep.id, now });
+      log.insertManualDelivery(this.ctx.db, { id: deliveryId, event_id: eventId, endpoint_id: endpointId, now });
     });
-    const r = await this.sender.sendOnce(ep.id, eventId, "test", deliveryId);
-    this.finishManual(deliveryId, r);
-    return { ...pickResult(r), trigger: "test", event_id: eventId };
+    return { eventId, deliveryId };
   }
 
   /** Records the outcome of a one-off send on its own (never retried) delivery row. */

@@ -28,9 +28,7 @@ import type { AppContext } from "../../context";
 import { tx } from "../../core/db";
 import { invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
-import { OutboundError } from "../../core/outbound-http";
 import type { Scheduler } from "../../core/scheduler";
-import { deliveryHeaders } from "./signing";
 import * as store from "./store/deliveries";
 import {
   AUTO_DISABLE_AFTER_MS,
@@ -39,7 +37,6 @@ import {
   MAX_ATTEMPTS,
   PRODUCTS,
   REPLY_DEADLINE_MS,
-  RESPONSE_BODY_KEEP_BYTES,
   RETRY_DELAYS_MS,
   type AttemptResult,
   type Product,
@@ -47,7 +44,7 @@ import {
 } from "./types";
 
 /** Legacy X-<Product>-Signature headers stop at the spec's sunset. */
-export const LEGACY_SUNSET_MS = Date.parse("2027-01-15T00:00:00Z");
+export { LEGACY_SUNSET_MS } from "./sender";
 
 export interface WebhookEngineOptions {
   /**
@@ -98,7 +95,7 @@ export interface DeliverStats {
   failed: number;
 }
 
-type Outcome = AttemptResult & { error: string | null };
+import { SignedSender, type Outcome } from "./sender";
 
 /** A delivery this pump holds the lease of, with what the attempt needs. */
 interface Claimed extends store.DueRow {
@@ -109,7 +106,6 @@ interface Claimed extends store.DueRow {
 
 const SCOPE_PREFIX = "webhook:";
 const PURGE_BATCH = 500;
-const utf8 = new TextDecoder("utf-8", { fatal: false });
 
 function parseScope(scope: string): { product: string; scopeId: string } | null {
   if (!scope.startsWith(SCOPE_PREFIX)) return null;
@@ -155,17 +151,19 @@ export class WebhookEngine {
   private kickScheduled = false;
   private stopping = false;
   /** Decrypted secrets by ciphertext: AES-GCM per attempt is wasted work at 1,000+/s. */
-  private readonly secretCache = new Map<string, string>();
   /** Endpoints whose latest attempt timed out (see capOf). */
   private readonly timingOut = new Set<string>();
   private recordQueue: { c: Claimed; res: Outcome; resolve: (ok: boolean) => void }[] = [];
   private flushScheduled = false;
+  private readonly sender: SignedSender;
 
   constructor(
     private readonly ctx: AppContext,
     options: Partial<WebhookEngineOptions> = {},
   ) {
     this.options = { ...DEFAULT_ENGINE_OPTIONS, ...options };
+    // Read at each attempt: tests shorten the deadline through app.webhooks.options.
+    this.sender = new SignedSender(ctx, () => this.options.replyDeadlineMs);
   }
 
   // ------------------------------------------------------------------ emit
@@ -416,7 +414,7 @@ export class WebhookEngine {
     this.inflightByEndpoint.set(c.endpoint_id, (this.inflightByEndpoint.get(c.endpoint_id) ?? 0) + 1);
     const run = (async () => {
       try {
-        const res = await this.post(c.target, c.event_id, c.body);
+        const res = await this.sender.post(c.target, c.event_id, c.body);
         if (res.error_class === "timeout") this.timingOut.add(c.endpoint_id);
         else this.timingOut.delete(c.endpoint_id);
         return await this.record(c, res);
@@ -470,65 +468,6 @@ export class WebhookEngine {
       }
     }
     for (const item of batch) item.resolve(item.res.succeeded);
-  }
-
-  private secret(enc: string): string {
-    let s = this.secretCache.get(enc);
-    if (s === undefined) {
-      s = this.ctx.secretBox.decrypt(enc);
-      if (this.secretCache.size >= 10_000) this.secretCache.clear();
-      this.secretCache.set(enc, s);
-    }
-    return s;
-  }
-
-  /** One signed POST of the stored body, signed now. Never throws. */
-  private async post(t: store.SendTarget, eventId: string, body: string): Promise<Outcome> {
-    const nowMs = this.ctx.clock.nowMs();
-    let headers: Record<string, string>;
-    try {
-      const current = this.secret(t.secret_enc);
-      const secrets = [current];
-      // The previous secret signs too until its grace period ends: receivers that still
-      // verify with it keep accepting (they accept if any signature matches).
-      if (t.prev_secret_enc && t.prev_secret_expires_ms !== null && t.prev_secret_expires_ms > nowMs) secrets.push(this.secret(t.prev_secret_enc));
-      const legacyHeader = (PRODUCTS as Record<string, { legacyHeader: string }>)[t.product]?.legacyHeader;
-      headers = deliveryHeaders({
-        msgId: eventId,
-        timestampSec: Math.floor(nowMs / 1000),
-        body,
-        secrets,
-        legacy: t.legacy === 1 && legacyHeader && nowMs < LEGACY_SUNSET_MS ? { header: legacyHeader, secret: current } : null,
-      });
-    } catch (e) {
-      // Undecryptable secret (e.g. a different master key): not the receiver's fault, but
-      // nothing can be signed; it is logged and retried like any failure.
-      const message = `cannot sign: ${(e as Error).message}`;
-      this.ctx.log.error("webhook signing failed", { endpoint: t.id, error: message });
-      return { succeeded: false, status_code: null, latency_ms: 0, error_class: "internal", response_body: null, error: message };
-    }
-    // Latency is a measurement of real elapsed time, not domain time: performance.now().
-    const started = performance.now();
-    try {
-      const res = await this.ctx.outbound.request(t.url, { method: "POST", headers, body, timeoutMs: this.options.replyDeadlineMs });
-      const latency_ms = Math.round(performance.now() - started);
-      const response_body = utf8.decode(res.body.subarray(0, RESPONSE_BODY_KEEP_BYTES));
-      if (res.status >= 200 && res.status < 300) return { succeeded: true, status_code: res.status, latency_ms, error_class: null, response_body, error: null };
-      // A 3xx is never followed (the target would skip the SSRF check): a failure.
-      const redirect = res.status >= 300 && res.status < 400;
-      return {
-        succeeded: false,
-        status_code: res.status,
-        latency_ms,
-        error_class: redirect ? "redirect" : "http_status",
-        response_body,
-        error: redirect ? `redirect (${res.status}) not followed` : `HTTP ${res.status}`,
-      };
-    } catch (e) {
-      const latency_ms = Math.round(performance.now() - started);
-      const kind = e instanceof OutboundError ? e.kind : "connection";
-      return { succeeded: false, status_code: null, latency_ms, error_class: kind, response_body: null, error: (e as Error).message };
-    }
   }
 
   /** Outcome of a scheduled attempt: attempt log, delivery schedule, endpoint health. Runs inside a transaction. */
@@ -596,7 +535,7 @@ export class WebhookEngine {
     if (!target) throw notFound("Webhook endpoint");
     const event = store.selectEventBody(db, eventId);
     if (!event) throw notFound("Webhook event");
-    const res = await this.post(target, event.id, event.body);
+    const res = await this.sender.post(target, event.id, event.body);
     try {
       tx(db, () => {
         if (!store.selectSendTarget(db, endpointId) || !store.selectEventBody(db, eventId)) return;

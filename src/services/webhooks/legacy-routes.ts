@@ -10,6 +10,7 @@
  * Sunset: Fri, 15 Jan 2027 00:00:00 GMT. Behaviour and decisions: legacy.ts.
  */
 import { Elysia, t } from "elysia";
+import { callerKey, paramsOf, PRODUCT_LABEL } from "./routes";
 import { principalPlugin } from "../../access/http";
 import { idempotent } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
@@ -88,16 +89,6 @@ export interface LegacyWebhookRouteOptions {
   /** OpenAPI tag; default "<Product>: webhooks (deprecated)". */
   tag?: string;
 }
-
-const PRODUCT_LABEL: Record<Product, string> = { mail: "Mail", waitlist: "Waitlist", trawl: "Extraction jobs", tack: "Card board", auth: "Auth", social: "Community" };
-
-function paramsOf(prefix: string, ...own: string[]) {
-  const names = [...prefix.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
-  return t.Object(Object.fromEntries([...names, ...own].map((n) => [n, t.String()])));
-}
-
-/** Idempotency keys belong to the caller (as on the shared routes). */
-const callerKey = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
 
 export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWebhookRouteOptions) {
   const { legacy } = deps;

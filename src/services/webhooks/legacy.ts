@@ -44,12 +44,11 @@ import { badRequest, conflict, invalidField, notFound } from "../../core/errors"
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { audit } from "../platform/audit";
-import { URL_MAX, type Actor, type ManualSender, type ResolvedScope } from "./endpoints";
+import type { Actor, ManualSender, ResolvedScope } from "./endpoints";
 import type { WebhookService } from "./service";
 import { generateLegacySecret } from "./signing";
-import { MAX_ENDPOINTS_PER_SCOPE, type Product, type Scope } from "./types";
+import { MAX_ENDPOINTS_PER_SCOPE, type Scope } from "./types";
 import * as endpointsStore from "./store/endpoints";
-import * as log from "./store/events-log";
 import * as store from "./store/legacy";
 
 /** Sunset of the legacy routes (and of the legacy signature header), as the Sunset header writes it. */
@@ -131,26 +130,6 @@ export class LegacyWebhookService {
     return r;
   }
 
-  // ------------------------------------------------------------------ validation
-
-  private url(v: unknown): string {
-    if (typeof v !== "string" || v.trim() === "") throw invalidField("url", "required");
-    const url = v.trim();
-    if (url.length > URL_MAX) throw invalidField("url", `at most ${URL_MAX} characters`);
-    // Same rules as the shared create: scheme, https in production, no private targets
-    // unless ALLOW_PRIVATE_TARGETS (and again at every delivery).
-    this.ctx.outbound.checkUrl(url);
-    return url;
-  }
-
-  private events(product: Product, v: unknown): string[] {
-    if (v === null) return [];
-    if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) throw invalidField("events", "must be an array of event type names");
-    const unknown = v.filter((x) => !this.api.catalogue.has(product, x));
-    if (unknown.length) throw this.api.endpoints.unknownType("events", unknown, product);
-    return [...new Set(v as string[])];
-  }
-
   // ------------------------------------------------------------------ operations
 
   list(scope: Scope, q: { limit?: unknown; cursor?: string }): Page<LegacyWebhookView> {
@@ -169,10 +148,10 @@ export class LegacyWebhookService {
 
   /** Returns the record and the plaintext secret, which the caller shows once. */
   create(scope: ResolvedScope, input: LegacyInput, actor: Actor): { view: LegacyWebhookView; secret: string } {
-    const url = this.url(input.url);
+    const url = this.api.endpoints.validateUrl(input.url);
     if (input.active !== undefined && typeof input.active !== "boolean") throw invalidField("active", "must be true or false");
     const active = input.active !== false;
-    const events = input.events === undefined ? [] : this.events(scope.product, input.events);
+    const events = input.events === undefined ? [] : this.api.endpoints.validateEventTypes(scope.product, input.events, "events");
     const secret = generateLegacySecret();
     const now = this.ctx.clock.iso();
     const id = prefixedId("whk");
@@ -203,7 +182,7 @@ export class LegacyWebhookService {
   update(scope: ResolvedScope, id: string, input: LegacyInput, actor: Actor): LegacyWebhookView {
     this.row(scope, id);
     if (input.active !== undefined && typeof input.active !== "boolean") throw invalidField("active", "must be true or false");
-    const events = input.events === undefined ? undefined : this.events(scope.product, input.events);
+    const events = input.events === undefined ? undefined : this.api.endpoints.validateEventTypes(scope.product, input.events, "events");
     // The shared update: url validation, re-enable (clears consecutive_failures,
     // first_failure_at, auto_disabled_at) and pause (drops queued retries).
     this.api.endpoints.update(scope, id, { url: input.url, enabled: input.active, event_types: events }, actor);
@@ -239,35 +218,7 @@ export class LegacyWebhookService {
    */
   test(scope: Scope, id: string, eventType: unknown): { accepted: true; event_id: string } {
     const ep = this.row(scope, id);
-    const catalogue = this.api.catalogue;
-    let type: string;
-    if (eventType === undefined || eventType === null) {
-      const first = catalogue.types(scope.product)[0];
-      if (!first) throw badRequest(`The ${scope.product} service has no event types yet`, [{ field: "event_type", reason: "no event types" }]);
-      type = first;
-    } else if (typeof eventType !== "string") {
-      throw invalidField("event_type", "must be a string");
-    } else if (!catalogue.has(scope.product, eventType)) {
-      throw this.api.endpoints.unknownType("event_type", [eventType], scope.product);
-    } else type = eventType;
-    const example = catalogue.list(scope.product).find((e) => e.type === type)?.example ?? {};
-
-    const eventId = prefixedId("evt");
-    const deliveryId = prefixedId("dlv");
-    const now = this.ctx.clock.iso();
-    const body = JSON.stringify({
-      id: eventId,
-      type,
-      created_at: now,
-      ...(scope.product === "social" ? { community_id: scope.scopeId } : {}),
-      test: true,
-      data: { ...example, test: true },
-    });
-    tx(this.ctx.db, () => {
-      log.insertEvent(this.ctx.db, { id: eventId, product: scope.product, scope_id: scope.scopeId, type, body, is_test: 1, created_at: now, created_ms: this.ctx.clock.nowMs() });
-      // not_sent from the start: the pump never picks it up, so the test is never retried.
-      log.insertManualDelivery(this.ctx.db, { id: deliveryId, event_id: eventId, endpoint_id: ep.id, now });
-    });
+    const { eventId, deliveryId } = this.api.endpoints.prepareTestEvent(scope, ep.id, eventType);
 
     const run: Promise<void> = (async () => {
       try {

@@ -123,16 +123,16 @@ export interface WebhookRouteOptions {
   tag?: string;
 }
 
-const PRODUCT_LABEL: Record<Product, string> = { mail: "Mail", waitlist: "Waitlist", trawl: "Extraction jobs", tack: "Card board", auth: "Auth", social: "Community" };
+export const PRODUCT_LABEL: Record<Product, string> = { mail: "Mail", waitlist: "Waitlist", trawl: "Extraction jobs", tack: "Card board", auth: "Auth", social: "Community" };
 
 /** TypeBox object of every ":name" in the prefix plus the route's own parameters. */
-function paramsOf(prefix: string, ...own: string[]) {
+export function paramsOf(prefix: string, ...own: string[]) {
   const names = [...prefix.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
   return t.Object(Object.fromEntries([...names, ...own].map((n) => [n, t.String()])));
 }
 
 /** Idempotency keys belong to the caller: a person (any of their sessions) or one API key. */
-const callerKey = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
+export const callerKey = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
 
 export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions) {
   const { webhooks } = deps;
