@@ -27,7 +27,7 @@ import { Platform } from "./services/platform/service";
 import { platformRoutes } from "./services/platform/routes";
 import { WebhookEngine, type WebhookEngineOptions } from "./services/webhooks/engine";
 import { EventCatalogue, registerBuiltinEventTypes } from "./services/webhooks/catalogue";
-import { webhookRoutes } from "./services/webhooks/routes";
+import { publicEventTypesRoute, webhookRoutes } from "./services/webhooks/routes";
 import { LegacyWebhookService } from "./services/webhooks/legacy";
 import { legacyWebhookRoutes } from "./services/webhooks/legacy-routes";
 import { workspaceScope } from "./services/webhooks/scopes";
@@ -172,6 +172,9 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
       ),
     );
   }
+
+  // The community service's public catalogue (spec 3); its community-scoped webhook routes come with that service.
+  app.use(publicEventTypesRoute(catalogue, "social", "/social/v1/webhook-event-types"));
 
   // Per-service OpenAPI documents: the full document filtered to the service's prefix.
   for (const s of SERVICES) {

@@ -154,3 +154,17 @@ describe("EventCatalogue.register", () => {
     expect(c.types("social")).toEqual([]);
   });
 });
+
+describe("public event-type list", () => {
+  test("GET /social/v1/webhook-event-types needs no credential and lists the 21 community types", async () => {
+    const { startTestApp } = await import("../helpers/app");
+    const app = await startTestApp();
+    const r = await app.call("GET", "/social/v1/webhook-event-types");
+    expect(r.status).toBe(200);
+    expect(r.body.data).toHaveLength(21);
+    expect(r.body.data).toContain("post.created");
+    expect(r.body.data).toContain("asset.failed");
+    expect(r.body.data).not.toContain("ping");
+    await app.stop();
+  });
+});

@@ -13,7 +13,7 @@ import { idempotent } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
 import type { Idempotency } from "../../core/idempotency";
 import { ErrorBody } from "../platform/schemas";
-import { DESCRIPTION_MAX, GRACE_DEFAULT_HOURS, GRACE_MAX_HOURS, URL_MAX } from "./endpoints";
+import { DESCRIPTION_MAX, GRACE_DEFAULT_HOURS, GRACE_MAX_HOURS, URL_MAX, type EventTypeSource } from "./endpoints";
 import { DELIVERY_STATUSES } from "./events-log";
 import { registerWebhookActions, type Access, type ScopeResolver } from "./scopes";
 import type { WebhookService } from "./service";
@@ -289,4 +289,15 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
           "A successful replay marks that endpoint's delivery delivered.",
       },
     });
+}
+
+/**
+ * A product's public event-type list (no credential), e.g. the community service's
+ * GET /social/v1/webhook-event-types: {data: string[]}. The catalogue grows; this is the live list.
+ */
+export function publicEventTypesRoute(catalogue: EventTypeSource, product: Product, path: string) {
+  return new Elysia().get(path, () => ({ data: catalogue.types(product) }), {
+    response: { 200: t.Object({ data: t.Array(t.String()) }) },
+    detail: { tags: [`${PRODUCT_LABEL[product]}: webhooks`], summary: "Webhook event types (public, no credential)" },
+  });
 }
