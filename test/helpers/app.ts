@@ -73,3 +73,18 @@ export async function startTestAppWithMail(env: Record<string, string> = {}) {
     },
   };
 }
+
+/**
+ * A workspace owner plus an API key allowing every action. Tests that move the clock by
+ * hours or days use the key: console access tokens expire after an hour.
+ */
+export async function ownerWithKey(app: TestApp) {
+  const user = await signup(app);
+  const ws = await createWorkspace(app, user.token);
+  const minted = await app.call("POST", `/platform/v1/workspaces/${ws.slug}/api-keys`, {
+    token: user.token,
+    body: { name: "all", policy: [{ effect: "allow", actions: ["*"], resources: ["*"] }] },
+  });
+  if (minted.status !== 201) throw new Error(`mint failed: ${minted.status} ${JSON.stringify(minted.body)}`);
+  return { token: minted.body.key as string, session: user.token, ws };
+}

@@ -10,7 +10,7 @@ import { HOUR } from "../../src/core/clock";
 import { prefixedId } from "../../src/core/ids";
 import { generateLegacySecret } from "../../src/services/webhooks/signing";
 import * as endpointsStore from "../../src/services/webhooks/store/endpoints";
-import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
+import { createWorkspace, ownerWithKey, signup, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
 import { addMember } from "../helpers/members";
 
@@ -33,14 +33,7 @@ afterEach(() => {
 const SUNSET = "Fri, 15 Jan 2027 00:00:00 GMT";
 const base = (wsId: string, product = "trawl") => `/${product}/v1/workspaces/${wsId}/webhooks`;
 
-/** A workspace owner; `token` is an API key allowing every action (the clock moves by hours). */
-async function owner() {
-  const user = await signup(app);
-  const ws = await createWorkspace(app, user.token);
-  const minted = await app.call("POST", `/platform/v1/workspaces/${ws.slug}/api-keys`, { token: user.token, body: { name: "all", policy: [{ effect: "allow", actions: ["*"], resources: ["*"] }] } });
-  if (minted.status !== 201) throw new Error(`mint failed: ${minted.status} ${JSON.stringify(minted.body)}`);
-  return { token: minted.body.key as string, session: user.token, ws };
-}
+const owner = () => ownerWithKey(app);
 
 async function createLegacy(token: string, wsId: string, body: Record<string, unknown> = {}, product = "trawl") {
   const res = await app.call("POST", base(wsId, product), { token, body: { url: `${receiver.url}/legacy`, ...body } });

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { DAY, HOUR } from "../../src/core/clock";
-import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
+import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
 import { addMember, BUILTIN } from "../helpers/members";
 
@@ -27,17 +27,7 @@ afterEach(() => {
 
 const base = (wsId: string, product = "mail") => `/${product}/v1/workspaces/${wsId}/webhooks`;
 
-/**
- * A workspace owner. `token` is an API key with every action (console access tokens expire
- * after minutes, and these tests move the clock by hours and days).
- */
-async function owner() {
-  const user = await signup(app);
-  const ws = await createWorkspace(app, user.token);
-  const minted = await app.call("POST", `/platform/v1/workspaces/${ws.slug}/api-keys`, { token: user.token, body: { name: "all", policy: [{ effect: "allow", actions: ["*"], resources: ["*"] }] } });
-  if (minted.status !== 201) throw new Error(`mint failed: ${minted.status} ${JSON.stringify(minted.body)}`);
-  return { token: minted.body.key as string, session: user.token, ws };
-}
+const owner = () => ownerWithKey(app);
 
 async function createEndpoint(token: string, wsId: string, body: Record<string, unknown> = {}, product = "mail", r: Receiver = receiver) {
   const res = await app.call("POST", `${base(wsId, product)}/endpoints`, { token, body: { url: `${r.url}/hook`, ...body } });

@@ -3,7 +3,7 @@
  * authorizeWorkspace: unknown workspace, another workspace's key, or a non-member all
  * answer the same 404; a member or key whose policy lacks the action gets 403.
  */
-import { isAllowed, isAllowedByAll, type Policy } from "../../access/policy";
+import { isAllowedByAll, type Policy } from "../../access/policy";
 import type { Principal, PrincipalResolver } from "../../access/principal";
 import { ApiError, forbidden, notFound, unauthorized } from "../../core/errors";
 import { MINUTE } from "../../core/clock";
@@ -120,9 +120,5 @@ export class Authz implements PrincipalResolver {
     if (!ws.isServiceEnabled(this.ctx.db, workspaceId, service)) {
       throw forbidden(`The ${service} service is not enabled for this workspace`, "SERVICE_NOT_ENABLED");
     }
-  }
-
-  allowed(policies: Policy[], action: string, resource = "*") {
-    return policies.length === 1 ? isAllowed(policies[0], action, resource) : isAllowedByAll(policies, action, resource);
   }
 }

@@ -179,27 +179,41 @@ export class EndpointService {
     const description = input.description === undefined ? "" : this.description(input.description);
     const eventTypes = input.event_types === undefined ? [] : this.validateEventTypes(scope.product, input.event_types);
     const secret = generateSecret();
-    const now = this.ctx.clock.iso();
     const id = prefixedId("ep");
+    this.insertWithinCap(scope, actor, { id, url, description, eventTypes, secret, legacy: false, auditMetadata: { url, event_types: eventTypes } });
+    return { view: this.get(scope, id), secret };
+  }
+
+  /**
+   * Inserts an endpoint of either surface (shared or legacy) under the one cap of
+   * MAX_ENDPOINTS_PER_SCOPE per scope, checked and written in one transaction, and audits it.
+   * A paused endpoint starts in the state PATCH enabled:false leaves.
+   */
+  insertWithinCap(
+    scope: ResolvedScope,
+    actor: Actor,
+    e: { id: string; url: string; description: string; eventTypes: string[]; secret: string; legacy: boolean; paused?: boolean; auditMetadata: Record<string, unknown> },
+  ) {
+    const now = this.ctx.clock.iso();
     tx(this.ctx.db, () => {
       if (store.countEndpoints(this.ctx.db, scope.product, scope.scopeId) >= MAX_ENDPOINTS_PER_SCOPE) {
         throw conflict(`At most ${MAX_ENDPOINTS_PER_SCOPE} webhook endpoints per ${scope.product} scope; delete one first`, "ENDPOINT_LIMIT_REACHED");
       }
       store.insertEndpoint(this.ctx.db, {
-        id,
+        id: e.id,
         product: scope.product,
         scope_id: scope.scopeId,
-        url,
-        description,
-        event_types: JSON.stringify(eventTypes),
-        secret_enc: this.ctx.secretBox.encrypt(secret),
-        legacy: 0,
+        url: e.url,
+        description: e.description,
+        event_types: JSON.stringify(e.eventTypes),
+        secret_enc: this.ctx.secretBox.encrypt(e.secret),
+        legacy: e.legacy ? 1 : 0,
         created_at: now,
         updated_at: now,
       });
-      this.audit(scope, actor, "webhooks.endpoint.create", id, { url, event_types: eventTypes });
+      if (e.paused) store.updateEndpoint(this.ctx.db, e.id, { enabled: 0, status: "disabled", disabled_reason: "manual" }, now);
+      this.audit(scope, actor, "webhooks.endpoint.create", e.id, e.auditMetadata);
     });
-    return { view: this.get(scope, id), secret };
   }
 
   update(scope: ResolvedScope, id: string, input: EndpointInput, actor: Actor): EndpointView {

@@ -40,15 +40,8 @@ export interface EventView {
   deliveries: DeliveryView[];
 }
 
-export interface AttemptView {
+export interface AttemptView extends log.AttemptFields {
   endpoint_id: string;
-  attempt_number: number;
-  trigger: string;
-  status_code: number | null;
-  latency_ms: number;
-  error_class: string | null;
-  response_body: string | null;
-  created_at: string;
 }
 
 export interface EventDetailView extends EventView {

@@ -40,14 +40,14 @@
  */
 import type { AppContext } from "../../context";
 import { tx } from "../../core/db";
-import { badRequest, conflict, invalidField, notFound } from "../../core/errors";
+import { badRequest, invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { audit } from "../platform/audit";
 import type { Actor, ManualSender, ResolvedScope } from "./endpoints";
 import type { WebhookService } from "./service";
 import { generateLegacySecret } from "./signing";
-import { MAX_ENDPOINTS_PER_SCOPE, type Scope } from "./types";
+import type { Scope } from "./types";
 import * as endpointsStore from "./store/endpoints";
 import * as store from "./store/legacy";
 
@@ -77,18 +77,7 @@ export interface LegacyWebhookView {
   created_at: string;
 }
 
-export interface LegacyAttemptView {
-  id: string;
-  event_id: string;
-  event_type: string;
-  attempt_number: number;
-  trigger: string;
-  status_code: number | null;
-  latency_ms: number;
-  error_class: string | null;
-  response_body: string | null;
-  created_at: string;
-}
+export type LegacyAttemptView = store.LegacyAttemptRow;
 
 export interface LegacyInput {
   url?: unknown;
@@ -153,28 +142,10 @@ export class LegacyWebhookService {
     const active = input.active !== false;
     const events = input.events === undefined ? [] : this.api.endpoints.validateEventTypes(scope.product, input.events, "events");
     const secret = generateLegacySecret();
-    const now = this.ctx.clock.iso();
     const id = prefixedId("whk");
-    tx(this.ctx.db, () => {
-      // One cap for both surfaces: the count includes shared endpoints.
-      if (endpointsStore.countEndpoints(this.ctx.db, scope.product, scope.scopeId) >= MAX_ENDPOINTS_PER_SCOPE) {
-        throw conflict(`At most ${MAX_ENDPOINTS_PER_SCOPE} webhook endpoints per ${scope.product} scope; delete one first`, "ENDPOINT_LIMIT_REACHED");
-      }
-      endpointsStore.insertEndpoint(this.ctx.db, {
-        id,
-        product: scope.product,
-        scope_id: scope.scopeId,
-        url,
-        description: "",
-        event_types: JSON.stringify(events),
-        secret_enc: this.ctx.secretBox.encrypt(secret),
-        legacy: 1,
-        created_at: now,
-        updated_at: now,
-      });
-      // Created paused: the same state as PATCH active:false.
-      if (!active) endpointsStore.updateEndpoint(this.ctx.db, id, { enabled: 0, status: "disabled", disabled_reason: "manual" }, now);
-      this.audit(scope, actor, "webhooks.endpoint.create", id, { url, event_types: events, active });
+    // Shares the shared surface's cap (one count for both) and its "paused" state.
+    this.api.endpoints.insertWithinCap(scope, actor, {
+      id, url, description: "", eventTypes: events, secret, legacy: true, paused: !active, auditMetadata: { url, event_types: events, active },
     });
     return { view: this.get(scope, id), secret };
   }

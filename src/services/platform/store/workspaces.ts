@@ -133,7 +133,6 @@ export function disableService(db: Db, workspaceId: string, service: string) {
 export const isServiceEnabled = (db: Db, workspaceId: string, service: string) =>
   !!db.query("SELECT 1 FROM platform_workspace_services WHERE workspace_id = ? AND service = ?").get(workspaceId, service);
 
-export const roleById = (db: Db, id: string) => db.query<RoleRow, [string]>("SELECT * FROM platform_roles WHERE id = ?").get(id);
 
 /** Enabled services of a workspace with the time each was switched on. */
 export const serviceActivations = (db: Db, workspaceId: string) =>

@@ -17,11 +17,8 @@ export interface DeliverySummaryRow {
   next_attempt_ms: number | null;
 }
 
-export interface AttemptRow {
-  id: string;
-  delivery_id: string | null;
-  event_id: string;
-  endpoint_id: string;
+/** What an attempt tells a caller; both the events log and the legacy deliveries list show it. */
+export interface AttemptFields {
   attempt_number: number;
   trigger: string;
   status_code: number | null;
@@ -29,6 +26,13 @@ export interface AttemptRow {
   error_class: string | null;
   response_body: string | null;
   created_at: string;
+}
+
+export interface AttemptRow extends AttemptFields {
+  id: string;
+  delivery_id: string | null;
+  event_id: string;
+  endpoint_id: string;
   created_ms: number;
 }
 

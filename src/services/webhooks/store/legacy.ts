@@ -4,6 +4,7 @@
  * Inserts, updates and deletes go through store/endpoints.ts like every endpoint.
  */
 import type { Db } from "../../../core/db";
+import type { AttemptFields } from "./events-log";
 import type { EndpointRow } from "./endpoints";
 
 /** One legacy endpoint of a scope; another scope's id, or a non-legacy endpoint, reads as absent. */
@@ -33,17 +34,10 @@ export function listLegacy(db: Db, product: string, scopeId: string, before: { c
     .all(product, scopeId, before.created_at, before.created_at, before.id, limit);
 }
 
-export interface LegacyAttemptRow {
+export interface LegacyAttemptRow extends AttemptFields {
   id: string;
   event_id: string;
   event_type: string;
-  attempt_number: number;
-  trigger: string;
-  status_code: number | null;
-  latency_ms: number;
-  error_class: string | null;
-  response_body: string | null;
-  created_at: string;
 }
 
 /**
