@@ -326,7 +326,8 @@ export class EndpointService {
     log.finishManualDelivery(this.ctx.db, deliveryId, { succeeded: r.succeeded, status_code: r.status_code, error: r.error_class }, this.ctx.clock.iso());
   }
 
-  private audit(scope: ResolvedScope, actor: Actor, action: string, id: string, metadata: Record<string, unknown> = {}) {
+  /** Audit entry for an endpoint change; the legacy surface adds legacy: true to metadata. */
+  audit(scope: ResolvedScope, actor: Actor, action: string, id: string, metadata: Record<string, unknown> = {}) {
     audit(this.ctx, {
       actor: actor.principal,
       action,

@@ -43,7 +43,6 @@ import { tx } from "../../core/db";
 import { badRequest, invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
-import { audit } from "../platform/audit";
 import type { Actor, ManualSender, ResolvedScope } from "./endpoints";
 import type { WebhookService } from "./service";
 import { generateLegacySecret } from "./signing";
@@ -145,7 +144,7 @@ export class LegacyWebhookService {
     const id = prefixedId("whk");
     // Shares the shared surface's cap (one count for both) and its "paused" state.
     this.api.endpoints.insertWithinCap(scope, actor, {
-      id, url, description: "", eventTypes: events, secret, legacy: true, paused: !active, auditMetadata: { url, event_types: events, active },
+      id, url, description: "", eventTypes: events, secret, legacy: true, paused: !active, auditMetadata: { url, event_types: events, active, legacy: true },
     });
     return { view: this.get(scope, id), secret };
   }
@@ -172,7 +171,7 @@ export class LegacyWebhookService {
     tx(this.ctx.db, () => {
       this.row(scope, id);
       endpointsStore.setSecrets(this.ctx.db, id, { secret_enc: this.ctx.secretBox.encrypt(secret), prev_secret_enc: null, prev_secret_expires_ms: null }, this.ctx.clock.iso());
-      this.audit(scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: 0 });
+      this.api.endpoints.audit(scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: 0, legacy: true });
     });
     return { view: this.get(scope, id), secret };
   }
@@ -208,16 +207,5 @@ export class LegacyWebhookService {
   /** Resolves once every background test send started so far has been sent and recorded. */
   async idle(): Promise<void> {
     while (this.pending.size) await Promise.allSettled([...this.pending]);
-  }
-
-  private audit(scope: ResolvedScope, actor: Actor, action: string, id: string, metadata: Record<string, unknown> = {}) {
-    audit(this.ctx, {
-      actor: actor.principal,
-      action,
-      workspaceId: scope.workspaceId ?? null,
-      target: { type: "webhook_endpoint", id },
-      meta: actor.meta,
-      metadata: { product: scope.product, scope_id: scope.scopeId, legacy: true, ...metadata },
-    });
   }
 }
