@@ -32,6 +32,9 @@ import { LegacyWebhookService } from "./services/webhooks/legacy";
 import { legacyWebhookRoutes } from "./services/webhooks/legacy-routes";
 import { workspaceScope } from "./services/webhooks/scopes";
 import { WebhookService } from "./services/webhooks/service";
+import { AuthService } from "./services/auth/service";
+import { authRoutes } from "./services/auth/routes";
+import { appWebhookScope } from "./services/auth/webhook-scope";
 import adminHtml from "../static/admin/index.html" with { type: "text" };
 import { join } from "node:path";
 import type { Server } from "bun";
@@ -41,6 +44,7 @@ export const VERSION = "0.1.0";
 /** Mounted services: prefix -> human title, used for per-service OpenAPI documents. */
 const SERVICES = [
   { prefix: "/platform", title: "Bunker platform administration" },
+  { prefix: "/auth", title: "Bunker Auth" },
   { prefix: "/mail", title: "Bunker mail" },
   { prefix: "/waitlist", title: "Bunker waitlist" },
   { prefix: "/trawl", title: "Bunker extraction jobs" },
@@ -53,6 +57,7 @@ export interface BunkerApp {
   app: Elysia<any, any, any, any, any, any, any>;
   ctx: AppContext;
   platform: Platform;
+  auth: AuthService;
   /** The shared webhook engine: products emit through it; its pump and purge jobs are registered. */
   webhooks: WebhookEngine;
   /** Webhook endpoints, events log and event catalogue (the HTTP side of webhooks). */
@@ -127,6 +132,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
   const catalogue = new EventCatalogue();
   registerBuiltinEventTypes(catalogue);
   const webhookApi = new WebhookService(ctx, { catalogue, engine: webhooks });
+  const auth = new AuthService(ctx, platform, webhooks);
 
   const app = new Elysia()
     .use(httpKernel(ctx.log, ctx.metrics))
@@ -153,7 +159,8 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
       new URL(request.url).pathname === "/admin"
         ? redirect("/admin/", 302)
         : new Response(adminHtml as unknown as string, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } })
-    .use(platformRoutes(platform));
+    .use(platformRoutes(platform))
+    .use(authRoutes(auth));
 
   // Shared webhook routes, one factory per scope kind (Auth apps and communities mount theirs the same way).
   // The deprecated {scope}/webhooks and {scope}/webhooks/{id} routes (until 15 January 2027) sit beside them.
@@ -173,6 +180,11 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     );
   }
 
+  // Auth Apps: /auth/v1/apps/{app_id}/webhooks/... (shared and legacy routes, like the workspace products).
+  const authScope = { product: "auth" as const, prefix: "/auth/v1/apps/:app_id", resolve: appWebhookScope(auth) };
+  app.use(webhookRoutes({ webhooks: webhookApi, principals: platform.authz, idempotency: ctx.idempotency }, authScope));
+  app.use(legacyWebhookRoutes({ legacy: legacyWebhooks, principals: platform.authz, idempotency: ctx.idempotency }, authScope));
+
   // The community service's public catalogue (spec 3); its community-scoped webhook routes come with that service.
   app.use(publicEventTypesRoute(catalogue, "social", "/social/v1/webhook-event-types"));
 
@@ -189,6 +201,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     app,
     ctx,
     platform,
+    auth,
     webhooks,
     webhookApi,
     handle: (req) => app.handle(req),

@@ -4,7 +4,8 @@
  */
 import { createHmac, randomInt } from "node:crypto";
 import { ApiError, badRequest, invalidField, notFound, tooMany } from "../../core/errors";
-import { MINUTE, SECOND } from "../../core/clock";
+import { MINUTE } from "../../core/clock";
+import { SigninGuard } from "../../core/signin-guard";
 import { tx } from "../../core/db";
 import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
@@ -16,8 +17,6 @@ import { SessionTokens } from "./tokens";
 export const SESSION_SHORT = 24 * 3600;
 export const SESSION_LONG = 90 * 24 * 3600;
 export const SESSION_DEFAULT = 30 * 24 * 3600;
-export const SIGNIN_BURST = { limit: 5, windowMs: MINUTE };
-export const SIGNIN_LOCK = { failures: 4, lockMs: 15 * MINUTE };
 const RESET_TTL_MS = 15 * MINUTE;
 const RESET_FAILURES_PER_IP = 5;
 
@@ -45,6 +44,7 @@ export const normaliseIdentifier = (s: string) => s.trim().toLowerCase();
 
 export class AccountService {
   readonly tokens: SessionTokens;
+  private readonly guard: SigninGuard;
   private readonly resetKey: Uint8Array;
   /** Deferred work (reset mails) still running: awaited by idle() in tests and shutdown. */
   private pending = new Set<Promise<unknown>>();
@@ -52,6 +52,7 @@ export class AccountService {
   constructor(private readonly ctx: AppContext) {
     this.tokens = new SessionTokens(deriveKey(ctx.masterKey, "platform-session-jwt"), `${ctx.config.publicUrl}/platform`, ctx.clock);
     this.resetKey = deriveKey(ctx.masterKey, "platform-password-reset");
+    this.guard = new SigninGuard(ctx.ratelimit, () => ctx.clock.nowMs(), "signin");
   }
 
   async idle() {
@@ -182,35 +183,22 @@ export class AccountService {
     const duration = parseSessionDuration(b.session_duration);
     const id = normaliseIdentifier(b.identifier);
     if (!id) throw invalidField("identifier", "must not be empty");
-    const rl = this.ctx.ratelimit;
-    const now = this.ctx.clock.nowMs();
-
-    const burst = rl.hit(`signin:burst:${id}`, SIGNIN_BURST.limit, SIGNIN_BURST.windowMs);
-    if (!burst.allowed) throw tooMany("Too many sign-in attempts; try again later", Math.ceil(burst.retryAfterMs / SECOND));
-    const lockedUntil = rl.lockedUntil(`signin:lock:${id}`);
-    if (lockedUntil) throw tooMany("Too many failed sign-in attempts; try again later", Math.ceil((lockedUntil - now) / SECOND));
-
+    this.guard.admit(id);
     const account = store.accountByIdentifier(this.ctx.db, id);
     const ok = await this.ctx.passwords.verifyOrDummy(b.password, account?.password_hash);
     const fail = () => new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
 
     if (!ok) {
-      const failures = rl.recordFailure(`signin:fail:${id}`, SIGNIN_LOCK.lockMs);
-      if (failures >= SIGNIN_LOCK.failures) {
-        rl.lock(`signin:lock:${id}`, now + SIGNIN_LOCK.lockMs);
-        // The account itself is locked too, so its other identifier cannot be used to go on guessing.
-        if (account) rl.lock(`signin:account:${account.id}`, now + SIGNIN_LOCK.lockMs);
-        rl.clearFailures(`signin:fail:${id}`);
-      }
+      this.guard.failed(id, account?.id ?? null);
       if (account) audit(this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin_failed", meta });
       throw fail();
     }
     // Password proven from here on.
-    if (rl.lockedUntil(`signin:account:${account!.id}`)) throw fail();
+    if (this.guard.accountLocked(account!.id)) throw fail();
     if (account!.status === "blocked") throw fail();
     if (account!.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
     if (account!.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
-    rl.clearFailures(`signin:fail:${id}`);
+    this.guard.succeeded(id);
     audit(this.ctx, { actor: { actor_type: "account", actor_id: account!.id }, action: "account.signin", meta });
     return this.startSession(account!.id, duration, meta);
   }

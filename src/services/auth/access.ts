@@ -1,0 +1,86 @@
+/**
+ * Who is calling an App's routes.
+ *
+ * - End users: `Authorization: Bearer <access token>` of this App (RS256, issuer pinned,
+ *   type end_user). A token of App A never verifies for App B: other keys, other issuer.
+ * - Administrative callers of App routes (tenants, users, roles, invites, verification
+ *   codes, audit) name an action `auth.<resource>.<verb>` and may be:
+ *     - a platform principal (workspace API key, console session or personal token) whose
+ *       policy allows the action in the App's workspace; another workspace's key gets 404;
+ *     - an M2M access token of this App (client_credentials) whose permissions cover the
+ *       action. M2M clients are granted auth.* action names when they are created.
+ */
+import { decodeProtectedHeader, type JWTPayload } from "jose";
+import { actionMatches } from "../../access/policy";
+import { bearerFrom, type Principal, type PrincipalResolver } from "../../access/principal";
+import { forbidden, unauthorized } from "../../core/errors";
+import { actorOfPrincipal, type AppService, type LoadedApp } from "./apps";
+import type { AuthActor } from "./audit";
+import type { SigningKeys } from "./keys";
+
+export interface EndUserClaims extends JWTPayload {
+  sub: string;
+  sid: string;
+  type: "end_user";
+  role: string | null;
+  permissions: string[];
+  amr: string[];
+  tid?: string;
+  trole?: string | null;
+  mfa_at?: number;
+}
+
+export interface M2mClaims extends JWTPayload {
+  sub: string;
+  type: "m2m";
+  client_id: string;
+  permissions: string[];
+}
+
+export type AdminCaller = { kind: "platform"; principal: Principal; actor: AuthActor } | { kind: "m2m"; clientId: string; permissions: string[]; actor: AuthActor };
+
+const isRs256 = (token: string) => {
+  try {
+    return decodeProtectedHeader(token).alg === "RS256";
+  } catch {
+    return false;
+  }
+};
+
+export class AppAccess {
+  constructor(
+    private readonly apps: AppService,
+    private readonly keys: SigningKeys,
+    private readonly platform: PrincipalResolver,
+  ) {}
+
+  /** Verifies any token of this App (end-user or M2M); null when invalid. */
+  verify(app: LoadedApp, token: string) {
+    return this.keys.verify(app.id, app.issuer, token);
+  }
+
+  /** The end user behind a bearer access token of this App, or 401. */
+  async endUser(app: LoadedApp, authorization: string | null | undefined): Promise<EndUserClaims> {
+    const token = bearerFrom(authorization);
+    if (!token) throw unauthorized("Missing or invalid access token");
+    const claims = await this.verify(app, token);
+    if (!claims || claims.type !== "end_user" || typeof claims.sub !== "string") throw unauthorized("Missing or invalid access token");
+    return claims as EndUserClaims;
+  }
+
+  /** An administrative caller allowed `action` on this App: 401 without a credential, 404 for another workspace, 403 without the action. */
+  async admin(app: LoadedApp, authorization: string | null | undefined, action: string, cookie: string | null = null): Promise<AdminCaller> {
+    const token = bearerFrom(authorization);
+    if (token && isRs256(token)) {
+      const claims = await this.verify(app, token);
+      if (!claims || claims.type !== "m2m") throw unauthorized("Missing or invalid access token");
+      const m = claims as M2mClaims;
+      if (!m.permissions?.some((p) => actionMatches(p, action))) throw forbidden(`Not allowed: ${action}`);
+      return { kind: "m2m", clientId: m.client_id, permissions: m.permissions, actor: { type: "m2m_client", id: m.client_id } };
+    }
+    const principal = await this.platform.resolve(token, cookie);
+    if (!principal) throw unauthorized("Missing or invalid credentials");
+    this.apps.authorize(principal, app, action);
+    return { kind: "platform", principal, actor: actorOfPrincipal(principal) };
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Per-App RS256 signing keys and the App's JWTs.
+ *
+ * - Each App gets a 2048-bit RSA key pair at creation; the private key is stored as PKCS#8
+ *   encrypted with the master key, the public half as a JWK.
+ * - Rotation: the new key signs from now on; the old one is retired but stays in the JWKS
+ *   until every token it signed has expired (its drop_after = now + the App's access-token
+ *   lifetime + clock skew). A verifier that sees an unknown kid re-fetches the JWKS.
+ * - Verification is offline (signature, issuer, expiry, type) with a bounded cache of
+ *   tokens already verified, so the hot path (/verify, /oauth/introspect, bearer routes)
+ *   does no RSA work for a token it has seen.
+ */
+import { SignJWT, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, importJWK, jwtVerify, decodeProtectedHeader, type JWTPayload } from "jose";
+import { tx } from "../../core/db";
+import { randomToken } from "../../core/secrets";
+import type { AppContext } from "../../context";
+import * as store from "./store/apps";
+
+/** Leeway after a retired key's last token expires before it leaves the JWKS. */
+export const KEY_DROP_SKEW_MS = 5 * 60_000;
+const VERIFIED_CACHE_MAX = 20_000;
+
+export interface Jwk {
+  kid: string;
+  kty: "RSA";
+  alg: "RS256";
+  use: "sig";
+  n: string;
+  e: string;
+}
+
+type Signer = { kid: string; key: CryptoKey };
+
+export class SigningKeys {
+  private signers = new Map<string, Signer>();
+  private publicKeys = new Map<string, CryptoKey>();
+  private verified = new Map<string, JWTPayload>();
+
+  constructor(private readonly ctx: AppContext) {}
+
+  /** Generates and stores a fresh key pair; the caller's transaction decides when it becomes visible. */
+  async generate(appId: string) {
+    const { publicKey, privateKey } = await generateKeyPair("RS256", { modulusLength: 2048, extractable: true });
+    const kid = `key_${randomToken(12)}`;
+    const pub = await exportJWK(publicKey);
+    const pem = await exportPKCS8(privateKey);
+    return {
+      row: {
+        kid,
+        app_id: appId,
+        public_jwk: JSON.stringify({ kid, kty: "RSA", alg: "RS256", use: "sig", n: pub.n, e: pub.e }),
+        private_enc: this.ctx.secretBox.encrypt(pem),
+        created_at: this.ctx.clock.iso(),
+        retired_at: null,
+        drop_after: null,
+      } satisfies store.SigningKeyRow,
+      signer: { kid, key: privateKey } as Signer,
+    };
+  }
+
+  /** Retires the signing key and installs a new one; returns the new kid. */
+  async rotate(appId: string, accessTtlSec: number) {
+    const { row, signer } = await this.generate(appId);
+    tx(this.ctx.db, () => {
+      store.retireSigningKeys(this.ctx.db, appId, this.ctx.clock.iso(), this.ctx.clock.nowMs() + accessTtlSec * 1000 + KEY_DROP_SKEW_MS);
+      store.insertSigningKey(this.ctx.db, row);
+    });
+    this.signers.set(appId, signer);
+    return row.kid;
+  }
+
+  forget(appId: string) {
+    this.signers.delete(appId);
+  }
+
+  private async signer(appId: string): Promise<Signer> {
+    const hit = this.signers.get(appId);
+    if (hit) return hit;
+    const row = store.activeSigningKey(this.ctx.db, appId);
+    if (!row) throw new Error(`App ${appId} has no signing key`);
+    const key = (await importPKCS8(this.ctx.secretBox.decrypt(row.private_enc), "RS256")) as CryptoKey;
+    const s = { kid: row.kid, key };
+    this.signers.set(appId, s);
+    return s;
+  }
+
+  jwks(appId: string): { keys: Jwk[] } {
+    return { keys: store.publishedKeys(this.ctx.db, appId, this.ctx.clock.nowMs()).map((k) => JSON.parse(k.public_jwk) as Jwk) };
+  }
+
+  async sign(appId: string, claims: Record<string, unknown>, opts: { issuer: string; audience?: string | null; ttlSec: number; typ?: string }) {
+    const s = await this.signer(appId);
+    const iat = Math.floor(this.ctx.clock.nowMs() / 1000);
+    const jwt = new SignJWT(claims)
+      .setProtectedHeader({ alg: "RS256", kid: s.kid, typ: opts.typ ?? "JWT" })
+      .setIssuer(opts.issuer)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + opts.ttlSec)
+      .setJti(randomToken(16));
+    if (opts.audience) jwt.setAudience(opts.audience);
+    return jwt.sign(s.key);
+  }
+
+  private async publicKey(appId: string, kid: string): Promise<CryptoKey | null> {
+    const cacheKey = `${appId}:${kid}`;
+    const hit = this.publicKeys.get(cacheKey);
+    if (hit) return hit;
+    const row = store.publishedKeys(this.ctx.db, appId, this.ctx.clock.nowMs()).find((k) => k.kid === kid);
+    if (!row) return null;
+    const key = (await importJWK(JSON.parse(row.public_jwk), "RS256")) as CryptoKey;
+    this.publicKeys.set(cacheKey, key);
+    return key;
+  }
+
+  /**
+   * Verifies a token of this App: RS256 signature by one of its published keys, issuer,
+   * expiry (injected clock). Returns the payload or null. Callers check the token type.
+   */
+  async verify(appId: string, issuer: string, token: string): Promise<JWTPayload | null> {
+    const now = this.ctx.clock.nowMs();
+    const hit = this.verified.get(token);
+    if (hit) return hit.iss === issuer && (hit.exp ?? 0) * 1000 > now ? hit : null;
+    let kid: string | undefined;
+    try {
+      const h = decodeProtectedHeader(token);
+      if (h.alg !== "RS256") return null;
+      kid = h.kid;
+    } catch {
+      return null;
+    }
+    if (!kid) return null;
+    const key = await this.publicKey(appId, kid);
+    if (!key) return null;
+    try {
+      const { payload } = await jwtVerify(token, key, { issuer, algorithms: ["RS256"], currentDate: new Date(now) });
+      if (this.verified.size >= VERIFIED_CACHE_MAX) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, payload);
+      return payload;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Drops keys past their drop_after (scheduled). */
+  purge() {
+    const n = store.purgeDroppedKeys(this.ctx.db, this.ctx.clock.nowMs());
+    if (n) this.publicKeys.clear();
+    return n;
+  }
+}

@@ -1,0 +1,52 @@
+/** Public end-user routes of an App: sign-up, sign-in, refresh, logout. */
+import { t } from "elysia";
+import type { AuthService } from "../service";
+import { ConsumerTokens, ErrorBody, MfaChallenge } from "../schemas";
+import { appGroup, authz } from "./scope";
+
+const tags = ["Auth: sign-in"];
+const RefreshBody = t.Object({ refresh_token: t.String({ maxLength: 4096 }) });
+
+export function sessionRoutes(auth: AuthService) {
+  return appGroup(auth)
+    .post("/auth/signup", ({ app, request, body, meta }) => auth.signin.signup(app, authz(request), body, meta), {
+      body: t.Object({
+        username: t.String({ minLength: 3, maxLength: 64, description: "Unique in the App; letters, digits, dot, underscore, hyphen" }),
+        email: t.String({ maxLength: 254 }),
+        password: t.String({ maxLength: 1024, description: "Must satisfy the App's password policy (default 8+ characters)" }),
+        display_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
+        metadata: t.Optional(t.Record(t.String(), t.Unknown())),
+      }),
+      response: { 200: ConsumerTokens, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+      detail: {
+        tags,
+        summary: "Sign up an end user",
+        description: "Authorization: Bearer <publishable key pk_...> or <workspace API key with auth.user.create>. With the App setting signup_requires_pak only the workspace API key is accepted (403 PLATFORM_API_KEY_REQUIRED). 409 EMAIL_TAKEN / USERNAME_TAKEN.",
+      },
+    })
+    .post("/auth/signin", ({ app, body, meta }) => auth.signin.signin(app, body, meta), {
+      body: t.Object({
+        identifier: t.String({ maxLength: 254, description: "Username or verified primary email" }),
+        password: t.String({ maxLength: 1024 }),
+        tenant_id: t.Optional(t.Nullable(t.String({ description: "Tenant UUID or tnt_ display id; tokens then carry tid and trole" }))),
+      }),
+      response: { 200: t.Union([ConsumerTokens, MfaChallenge]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+      detail: {
+        tags,
+        summary: "Sign in with username or verified email",
+        description: "200 tokens, or an MFA challenge (mfa_required true) when the user has an enabled factor. Every failure is 401 INVALID_CREDENTIALS; 429 TOO_MANY_ATTEMPTS after 5 attempts a minute or 4 failures (15-minute lock) per identifier; 403 NOT_TENANT_MEMBER when tenant_id names a tenant the user is not in.",
+      },
+    })
+    .post("/auth/refresh", ({ app, body }) => auth.sessions.refresh(app, body.refresh_token), {
+      body: RefreshBody,
+      response: { 200: ConsumerTokens, 400: ErrorBody, 404: ErrorBody },
+      detail: { tags, summary: "Rotate the refresh token", description: "The presented token is revoked; presenting a rotated token again revokes the whole session." },
+    })
+    .post("/auth/logout", ({ app, body, set }) => {
+      auth.sessions.logout(app, body.refresh_token);
+      set.status = 204;
+    }, {
+      body: RefreshBody,
+      detail: { tags, summary: "End the session of a refresh token", description: "204. Access tokens already issued stay valid until they expire." },
+    });
+}

@@ -1,0 +1,15 @@
+/**
+ * The Auth product's webhook scope: /auth/v1/apps/{app_id}/webhooks/... Endpoints belong
+ * to one App; the caller needs auth.webhooks.read / write in the App's workspace (another
+ * workspace's App answers 404, like an unknown one).
+ */
+import { registerWebhookActions, webhookAction, type ScopeResolver } from "../webhooks/scopes";
+import type { AuthService } from "./service";
+
+export function appWebhookScope(auth: AuthService): ScopeResolver {
+  registerWebhookActions(auth.ctx.actions, "auth");
+  return ({ principal, params }, access) => {
+    const app = auth.apps.forPrincipal(principal, params.app_id, webhookAction("auth", access));
+    return { product: "auth", scopeId: app.id, workspaceId: app.workspaceId };
+  };
+}
