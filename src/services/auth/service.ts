@@ -18,6 +18,7 @@ import { RbacService } from "./rbac";
 import { M2mService } from "./m2m";
 import { InviteService } from "./invites";
 import { AuditQueryService } from "./audit-log";
+import { AdminUserService } from "./admin-users";
 import { purgeExpiredSessions } from "./store/users";
 import { DAY } from "../../core/clock";
 
@@ -70,6 +71,7 @@ export class AuthService {
   readonly m2m: M2mService;
   readonly invites: InviteService;
   readonly auditLog: AuditQueryService;
+  readonly adminUsers: AdminUserService;
 
   constructor(
     readonly ctx: AppContext,
@@ -91,6 +93,7 @@ export class AuthService {
     this.m2m = new M2mService(ctx, this);
     this.invites = new InviteService(ctx, this, emit);
     this.auditLog = new AuditQueryService(ctx, this);
+    this.adminUsers = new AdminUserService(ctx, this, emit);
     ctx.scheduler.register({
       name: "auth.purge",
       schedule: "0 23 * * * *",
