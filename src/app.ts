@@ -35,6 +35,8 @@ import { WebhookService } from "./services/webhooks/service";
 import { AuthService } from "./services/auth/service";
 import { authRoutes } from "./services/auth/routes";
 import { appWebhookScope } from "./services/auth/webhook-scope";
+import { socialRoutes } from "./services/social/routes";
+import { tackWebhookRoutes } from "./services/webhooks/tack-routes";
 import adminHtml from "../static/admin/index.html" with { type: "text" };
 import { join } from "node:path";
 import type { Server } from "bun";
@@ -48,6 +50,8 @@ const SERVICES = [
   { prefix: "/mail", title: "Bunker mail" },
   { prefix: "/waitlist", title: "Bunker waitlist" },
   { prefix: "/trawl", title: "Bunker extraction jobs" },
+  { prefix: "/tack", title: "Bunker card board" },
+  { prefix: "/social", title: "Bunker community" },
 ];
 
 /** Products whose webhook endpoints live in a workspace: {prefix}/v1/workspaces/{workspace_id}/webhooks/... */
@@ -185,8 +189,11 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
   app.use(webhookRoutes({ webhooks: webhookApi, principals: platform.authz, idempotency: ctx.idempotency }, authScope));
   app.use(legacyWebhookRoutes({ legacy: legacyWebhooks, principals: platform.authz, idempotency: ctx.idempotency }, authScope));
 
-  // The community service's public catalogue (spec 3); its community-scoped webhook routes come with that service.
+  // The community service's public catalogue (spec 3), communities and their webhooks; card-board webhook records.
   app.use(publicEventTypesRoute(catalogue, "social", "/social/v1/webhook-event-types"));
+  const productDeps = { ctx, platform, webhookApi, engine: webhooks, catalogue, legacy: legacyWebhooks };
+  app.use(socialRoutes(productDeps));
+  app.use(tackWebhookRoutes(productDeps));
 
   // Per-service OpenAPI documents: the full document filtered to the service's prefix.
   for (const s of SERVICES) {
