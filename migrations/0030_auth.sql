@@ -111,6 +111,9 @@ CREATE TABLE auth_sessions (
   user_agent   TEXT
 );
 CREATE INDEX auth_sessions_user ON auth_sessions(user_id);
+-- Sessions signed in to a tenant are revoked when the tenant is deleted, suspended or
+-- archived (and a member's when removed). Partial: most sessions have no tenant.
+CREATE INDEX auth_sessions_tenant ON auth_sessions(tenant_id, user_id) WHERE tenant_id IS NOT NULL;
 
 CREATE TABLE auth_refresh_tokens (
   token_hash   TEXT PRIMARY KEY,
@@ -256,3 +259,5 @@ CREATE TABLE auth_audit (
 CREATE INDEX auth_audit_page ON auth_audit(app_id, id DESC);
 CREATE INDEX auth_audit_action ON auth_audit(app_id, action, id DESC);
 CREATE INDEX auth_audit_actor ON auth_audit(app_id, actor_id, id DESC);
+-- "Everything done to user X"; partial: sign-ins have no target, so they pay no extra index write.
+CREATE INDEX auth_audit_target ON auth_audit(app_id, target_id, id DESC) WHERE target_id IS NOT NULL;

@@ -56,6 +56,8 @@ const SERVICES = [
 
 /** Products whose webhook endpoints live in a workspace: {prefix}/v1/workspaces/{workspace_id}/webhooks/... */
 const WORKSPACE_WEBHOOK_PRODUCTS = ["mail", "waitlist", "trawl"] as const;
+/** Every product with a workspace webhook scope (tack and social mount theirs in their own route modules). */
+const WORKSPACE_SCOPED_PRODUCTS = [...WORKSPACE_WEBHOOK_PRODUCTS, "tack", "social"] as const;
 
 export interface BunkerApp {
   app: Elysia<any, any, any, any, any, any, any>;
@@ -136,7 +138,11 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
   const catalogue = new EventCatalogue();
   registerBuiltinEventTypes(catalogue);
   const webhookApi = new WebhookService(ctx, { catalogue, engine: webhooks });
-  const auth = new AuthService(ctx, platform, webhooks);
+  const auth = new AuthService(ctx, platform, webhooks, webhookApi);
+  // Workspace-scoped webhook endpoints have no foreign key to the workspace: drop them with it.
+  platform.workspaces.onDelete((workspaceId, principal, meta) => {
+    for (const product of WORKSPACE_SCOPED_PRODUCTS) webhookApi.endpoints.removeScope({ product, scopeId: workspaceId, workspaceId }, { principal, meta });
+  });
 
   const app = new Elysia()
     .use(httpKernel(ctx.log, ctx.metrics))
@@ -191,7 +197,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
 
   // The community service's public catalogue (spec 3), communities and their webhooks; card-board webhook records.
   app.use(publicEventTypesRoute(catalogue, "social", "/social/v1/webhook-event-types"));
-  const productDeps = { ctx, platform, webhookApi, engine: webhooks, catalogue, legacy: legacyWebhooks };
+  const productDeps = { ctx, platform, webhookApi, engine: webhooks, catalogue, legacy: legacyWebhooks, apps: auth.apps };
   app.use(socialRoutes(productDeps));
   app.use(tackWebhookRoutes(productDeps));
 
@@ -221,6 +227,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
       // Attempts in flight finish and are recorded before the database closes.
       await webhooks.stop();
       await platform.accounts.idle();
+      await auth.verification.idle();
       checkpoint(ctx.db);
       ctx.db.close();
     },

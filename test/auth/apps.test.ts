@@ -137,6 +137,23 @@ describe("update and delete", () => {
     expect(left.n).toBe(0);
   });
 
+  test("deleting an App, or its workspace, drops its webhook endpoints (they have no foreign key)", async () => {
+    const count = (scope: string) => app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE scope_id = ?").get(scope)!.n;
+    const hook = (path: string, token: string) => app.call("POST", `${path}/webhooks/endpoints`, { token, body: { url: "https://hooks.example.com/x" } });
+    const a = await createAuthApp(app);
+    expect((await hook(`/auth/v1/apps/${a.id}`, a.key)).status).toBe(201);
+    expect(count(a.id)).toBe(1);
+    expect((await app.call("DELETE", `/auth/v1/apps/${a.id}`, { token: a.key })).status).toBe(204);
+    expect(count(a.id)).toBe(0);
+
+    const b = await createAuthApp(app);
+    expect((await hook(`/auth/v1/apps/${b.id}`, b.key)).status).toBe(201);
+    expect((await hook(`/mail/v1/workspaces/${b.workspace.id}`, b.key)).status).toBe(201);
+    expect(count(b.id) + count(b.workspace.id)).toBe(2);
+    expect((await app.call("DELETE", `/platform/v1/workspaces/${b.workspace.slug}`, { token: b.session })).status).toBe(204);
+    expect(count(b.id) + count(b.workspace.id)).toBe(0);
+  });
+
   test("list pages through a workspace's Apps", async () => {
     const owner = await ownerWithKey(app);
     for (let i = 0; i < 5; i++) await app.call("POST", "/auth/v1/apps", { token: owner.token, body: { slug: `paged-${i}-${owner.ws.id.slice(-6)}`, display_name: `P${i}` } });

@@ -104,6 +104,10 @@ describe("sign-up", () => {
     expect(dupName.body.error.code).toBe("USERNAME_TAKEN");
     expect((await up({ username: "bad name", email: "bn@example.com", password: "123456789012" })).status).toBe(400);
     expect((await up({ username: "nomail", email: "not-an-email", password: "123456789012" })).status).toBe(400);
+    // metadata must be an object: an array is refused, not coerced into {"0": ...}.
+    const arr = await up({ username: "arr", email: "arr@example.com", password: "123456789012", metadata: [1, 2] });
+    expect(arr.status).toBe(400);
+    expect(arr.body.error.details[0].field).toBe("metadata");
   });
 
   test("the same username and email may exist in two Apps (isolation)", async () => {

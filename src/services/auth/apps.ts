@@ -56,8 +56,14 @@ export class AppService {
     private readonly ctx: AppContext,
     private readonly platform: Platform,
     private readonly keys: SigningKeys,
+    /** Drops what the App's foreign keys don't reach (its webhook endpoints), inside the deleting transaction. */
+    private readonly onRemove: (app: LoadedApp, actor: Principal, meta: RequestMeta) => void,
   ) {
     this.authBaseUrl = `${ctx.config.publicUrl}/auth`;
+    // A deleted workspace takes its Apps along (foreign key); their webhook endpoints go here.
+    platform.workspaces.onDelete((workspaceId, actor, meta) => {
+      for (const id of store.appIdsInWorkspace(ctx.db, workspaceId)) onRemove(this.byId(id)!, actor, meta);
+    });
   }
 
   private load(row: store.AppRow): LoadedApp {
@@ -218,6 +224,7 @@ export class AppService {
     const app = this.forPrincipal(p, id, "auth.app.delete");
     // Everything of the App goes with it (ON DELETE CASCADE); the platform audit keeps the trace.
     tx(this.ctx.db, () => {
+      this.onRemove(app, p, meta);
       store.deleteApp(this.ctx.db, app.id);
       platformAudit(this.ctx, { actor: p, action: "auth.app.delete", workspaceId: app.workspaceId, target: { type: "auth_app", id: app.id }, meta, metadata: { slug: app.slug } });
     });

@@ -1,18 +1,485 @@
-/** MFA factors (TOTP, email), sign-in challenges, recovery codes and step-up. (Being built.) */
+/**
+ * MFA of an App's end users: factors (TOTP, email), the sign-in challenge, recovery codes
+ * and step-up.
+ *
+ * Factors
+ * - TOTP: RFC 6238 with SHA-1, 6 digits, 30 s steps (what every authenticator app assumes);
+ *   a code of the previous, current or next step is accepted, and only for a step later
+ *   than the last one accepted for that factor (`last_step`), so a code never works twice.
+ *   The seed (20 random bytes) is encrypted at rest with the secret box.
+ * - Email: the address defaults to the user's primary email. Enrolment mails a 6-digit
+ *   confirmation code, HOTP(counter 0) of a random per-factor secret kept encrypted until
+ *   the factor is confirmed, so no code is stored.
+ * - A factor is pending until confirmed; a pending factor can be confirmed for 10 minutes
+ *   (then it is dead and is cleaned up at the next enrolment); 5 wrong confirmation codes
+ *   delete it (429, enrol again). At most 10 enrolments per user per hour (each mints a
+ *   secret or sends a mail). Disable is soft (disabled_at, row kept) and idempotent.
+ * - Confirming the user's first enabled factor generates 10 recovery codes, returned once
+ *   in that response. Disabling the last enabled factor also deletes the recovery codes.
+ *
+ * Sign-in challenge (mfa_token = challenge id)
+ * - Issued by sign-in when the user has an enabled factor; lives 10 minutes; single use.
+ * - Unknown, expired or used token: 400 INVALID_TOKEN (the spec's "invalid token" is 400).
+ *   Wrong code: 401 INVALID_CODE. The 5th wrong code or recovery code locks the challenge:
+ *   that answer and every later one is 429 MFA_LOCKED; the user signs in again.
+ * - Emailed codes: 6 digits, valid 10 minutes (never past the challenge), at most 3 sends
+ *   per challenge, 30 s apart (429 MFA_SEND_LIMIT / MFA_SEND_TOO_SOON with Retry-After);
+ *   each send supersedes the previous code. Only the HMAC of a code is stored.
+ * - Verify tries the live emailed code, then each enabled TOTP factor; amr becomes
+ *   ["pwd", "email" | "totp"]. Recover takes a recovery code; amr ["pwd", "recovery_code"].
+ *
+ * Recovery codes: 16 lowercase hex characters (64 bits) as issued; hyphens anywhere and any
+ * case are accepted. Stored as HMACs; each works once; regenerating deletes all prior ones.
+ *
+ * Step-up (bearer): a TOTP code or a recovery code (emailed codes are not offered: the spec
+ * names only these two). 400 MFA_NOT_ENROLLED without an enabled factor, NO_TOTP_FACTOR for a
+ * 6-digit code without a TOTP factor (neither counts as a wrong code). Success adds the method
+ * to the session's amr and sets mfa_at, which the next refresh carries. Wrong codes (400
+ * INVALID_CODE) form a streak per session that ends on success or after a day without
+ * failures; the 5th locks step-up on that session for 15 minutes (429 STEP_UP_LOCKED with
+ * Retry-After, also for that 5th answer).
+ *
+ * Wrong codes on bearer routes answer 400, not 401: clients treat 401 as "refresh the token".
+ */
+import { createHmac, randomBytes, randomInt } from "node:crypto";
+import { createTOTPKeyURI, generateHOTP } from "oslo/otp";
+import { base32 } from "oslo/encoding";
 import type { RequestMeta } from "../../access/http";
+import { DAY, HOUR, MINUTE, SECOND } from "../../core/clock";
+import { tx } from "../../core/db";
+import { ApiError, badRequest, conflict, invalidField, notFound, tooMany, unauthorized } from "../../core/errors";
+import { isUuid, uuid } from "../../core/ids";
+import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
+import { deriveKey, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
+import { recordAuthAudit, type AuthAuditEntry } from "./audit";
 import type { AuthService } from "./service";
+import { isEmail } from "./settings";
 import type { MfaChallengeResponse, MfaGate } from "./signin";
-import type { UserView } from "./store/users";
+import * as store from "./store/mfa";
+import { userView, type UserView } from "./store/users";
+
+export const MFA_LIMITS = {
+  challengeTtlMs: 10 * MINUTE,
+  maxFailures: 5,
+  maxSends: 3,
+  sendSpacingMs: 30 * SECOND,
+  emailCodeTtlMs: 10 * MINUTE,
+  pendingTtlMs: 10 * MINUTE,
+  confirmFailures: 5,
+  enrolmentsPerHour: 10,
+  recoveryCodes: 10,
+  stepUpFailures: 5,
+  stepUpLockMs: 15 * MINUTE,
+  stepUpStreakMs: DAY,
+};
+
+const TOTP_STEP_SEC = 30;
+const CODE_RE = /^\d{6}$/;
+
+export interface FactorView {
+  id: string;
+  type: store.FactorType;
+  name: string | null;
+  status: "pending" | "active" | "disabled";
+  email: string | null;
+  created_at: string;
+  confirmed_at: string | null;
+  disabled_at: string | null;
+}
+
+const factorView = (f: store.FactorRow): FactorView => ({
+  id: f.id,
+  type: f.type,
+  name: f.name,
+  status: f.disabled_at ? "disabled" : f.confirmed_at ? "active" : "pending",
+  email: f.email,
+  created_at: f.created_at,
+  confirmed_at: f.confirmed_at,
+  disabled_at: f.disabled_at,
+});
+
+/** "alice@example.com" -> "a***e@example.com"; short local parts keep only their first character. */
+export function maskEmail(email: string) {
+  const at = email.lastIndexOf("@");
+  const local = email.slice(0, at);
+  const masked = local.length > 2 ? `${local[0]}***${local[local.length - 1]}` : `${local[0] ?? ""}***`;
+  return `${masked}${email.slice(at)}`;
+}
+
+/** A recovery code as typed (hyphens anywhere, any case) -> its 16-hex canonical form, or null. */
+export function normaliseRecoveryCode(raw: string) {
+  const s = raw.replaceAll("-", "").trim().toLowerCase();
+  return /^[0-9a-f]{16}$/.test(s) ? s : null;
+}
+
+const sixDigits = () => randomInt(0, 1_000_000).toString().padStart(6, "0");
+const invalidToken = () => new ApiError(400, "INVALID_TOKEN", "The MFA token is invalid, used or expired: sign in again");
+const challengeLocked = () => new ApiError(429, "MFA_LOCKED", "Too many wrong codes for this sign-in: sign in again");
 
 export class MfaService implements MfaGate {
+  private readonly codeKey: Uint8Array;
+  private readonly recoveryKey: Uint8Array;
+
   constructor(
     private readonly ctx: AppContext,
     private readonly auth: AuthService,
-  ) {}
+  ) {
+    this.codeKey = deriveKey(ctx.masterKey, "auth-mfa-email-code");
+    this.recoveryKey = deriveKey(ctx.masterKey, "auth-mfa-recovery-code");
+  }
 
-  async challengeFor(_app: LoadedApp, _user: UserView, _tenantId: string | null, _meta: RequestMeta): Promise<MfaChallengeResponse | null> {
+  // --- helpers ----------------------------------------------------------------------------
+
+  private audit(app: LoadedApp, user: UserView, action: string, e: Partial<AuthAuditEntry> = {}) {
+    recordAuthAudit(this.ctx, app.id, { action, actor: { type: "user", id: user.id }, ...e });
+  }
+
+  private async me(app: LoadedApp, authorization: string | null) {
+    const claims = await this.auth.access.endUser(app, authorization);
+    const user = userView(this.ctx.db, app.id, claims.sub);
+    if (!user) throw unauthorized("Missing or invalid access token");
+    return { claims, user };
+  }
+
+  private seed(f: store.FactorRow) {
+    return Buffer.from(this.ctx.secretBox.decrypt(f.secret_enc!), "base64");
+  }
+
+  /** The accepted TOTP step for `code` (previous, current or next step, later than last_step), or null. */
+  private async totpStep(f: store.FactorRow, code: string): Promise<number | null> {
+    const now = Math.floor(this.ctx.clock.nowMs() / 1000 / TOTP_STEP_SEC);
+    const seed = this.seed(f);
+    for (const step of [now - 1, now, now + 1]) {
+      if (f.last_step !== null && step <= f.last_step) continue;
+      if (safeEqual(await generateHOTP(seed, step), code)) return step;
+    }
     return null;
+  }
+
+  private emailCodeHash(challengeId: string, code: string) {
+    return createHmac("sha256", this.codeKey).update(`${challengeId}:${code}`).digest("hex");
+  }
+
+  private recoveryHash(code: string) {
+    return createHmac("sha256", this.recoveryKey).update(code).digest("hex");
+  }
+
+  /** Fresh recovery codes for the user; every prior code stops working. Call inside a transaction. */
+  private newRecoveryCodes(userId: string) {
+    const codes = Array.from({ length: MFA_LIMITS.recoveryCodes }, () => randomBytes(8).toString("hex"));
+    store.replaceRecoveryCodes(this.ctx.db, userId, codes.map((c) => ({ id: uuid(), hash: this.recoveryHash(c) })), this.ctx.clock.iso());
+    return codes;
+  }
+
+  private mailFrom(app: LoadedApp) {
+    return app.settings.mail_from ?? undefined;
+  }
+
+  // --- factors ----------------------------------------------------------------------------
+
+  async enrol(app: LoadedApp, authorization: string | null, b: { type: store.FactorType; name?: string | null; email?: string | null }, meta: RequestMeta) {
+    const { user } = await this.me(app, authorization);
+    let email: string | null = null;
+    if (b.type === "email") {
+      email = (b.email ?? user.email ?? "").trim().toLowerCase();
+      if (!email) throw invalidField("email", "is required: the user has no primary email");
+      if (!isEmail(email)) throw invalidField("email", "must be an email address");
+    }
+    const hit = this.ctx.ratelimit.hit(`auth:${app.id}:mfa-enrol:${user.id}`, MFA_LIMITS.enrolmentsPerHour, HOUR);
+    if (!hit.allowed) throw tooMany("Too many MFA enrolments: try again later", Math.ceil(hit.retryAfterMs / 1000), "TOO_MANY_ENROLMENTS");
+    const now = this.ctx.clock.iso();
+    const secret = randomBytes(20);
+    const row: store.FactorRow = {
+      id: uuid(),
+      app_id: app.id,
+      user_id: user.id,
+      type: b.type,
+      name: b.name?.trim() || (b.type === "totp" ? "Authenticator app" : "Email"),
+      secret_enc: this.ctx.secretBox.encrypt(secret.toString("base64")),
+      email,
+      confirmed_at: null,
+      disabled_at: null,
+      last_step: null,
+      created_at: now,
+    };
+    const code = b.type === "email" ? await generateHOTP(secret, 0) : null;
+    tx(this.ctx.db, () => {
+      store.deleteStalePending(this.ctx.db, user.id, new Date(this.ctx.clock.nowMs() - MFA_LIMITS.pendingTtlMs).toISOString());
+      store.insertFactor(this.ctx.db, row);
+      if (code) {
+        this.ctx.mailer.enqueue({
+          to: row.email!,
+          from: this.mailFrom(app),
+          subject: `${app.displayName}: confirm your sign-in email`,
+          text: `Your code to confirm this address for ${app.displayName} sign-in codes is ${code}.\nIt expires in 10 minutes. If you did not ask for it, ignore this mail.\n`,
+        });
+      }
+      this.audit(app, user, "mfa.factor.enrol", { meta, target: { type: "mfa_factor", id: row.id }, metadata: { type: row.type } });
+    });
+    const view = factorView(row);
+    if (b.type === "email") return view;
+    // oslo writes the query with URLSearchParams, which encodes a space as "+"; the Key URI
+    // format (and authenticator apps) expect %20, else "My App" shows up as "My+App". A real
+    // "+" is already %2B there, so the swap is lossless.
+    const uri = createTOTPKeyURI(app.displayName, user.email ?? user.username, secret).replaceAll("+", "%20");
+    return { ...view, secret: base32.encode(secret, { includePadding: false }), otpauth_uri: uri };
+  }
+
+  async confirm(app: LoadedApp, authorization: string | null, factorId: string, code: string, meta: RequestMeta) {
+    const { user } = await this.me(app, authorization);
+    const f = isUuid(factorId) ? store.factorOf(this.ctx.db, app.id, user.id, factorId) : null;
+    if (!f || f.disabled_at) throw notFound("MFA factor");
+    if (f.confirmed_at) throw conflict("This factor is already confirmed", "FACTOR_ALREADY_CONFIRMED");
+    if (Date.parse(f.created_at) + MFA_LIMITS.pendingTtlMs <= this.ctx.clock.nowMs()) throw badRequest("The enrolment has expired: enrol the factor again", undefined, "ENROLMENT_EXPIRED");
+    if (!CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
+
+    const step = f.type === "totp" ? await this.totpStep(f, code) : null;
+    const ok = f.type === "totp" ? step !== null : safeEqual(await generateHOTP(this.seed(f), 0), code);
+    const failKey = `auth:${app.id}:mfa-confirm:${f.id}`;
+    if (!ok) {
+      const n = this.ctx.ratelimit.recordFailure(failKey, MFA_LIMITS.pendingTtlMs);
+      this.audit(app, user, "mfa.factor.confirm", { meta, outcome: "failure", target: { type: "mfa_factor", id: f.id }, metadata: { failures: n } });
+      if (n >= MFA_LIMITS.confirmFailures) {
+        store.deletePendingFactor(this.ctx.db, f.id);
+        this.ctx.ratelimit.clearFailures(failKey);
+        throw tooMany("Too many wrong codes: enrol the factor again");
+      }
+      throw new ApiError(400, "INVALID_CODE", "Wrong code");
+    }
+
+    const confirmedAt = this.ctx.clock.iso();
+    const recovery = tx(this.ctx.db, () => {
+      const first = store.enabledFactors(this.ctx.db, app.id, user.id).length === 0;
+      if (!store.confirmFactor(this.ctx.db, f.id, confirmedAt, f.type === "email")) throw conflict("This factor is no longer pending", "FACTOR_ALREADY_CONFIRMED");
+      if (step !== null) store.claimStep(this.ctx.db, f.id, step);
+      this.audit(app, user, "mfa.factor.confirm", { meta, target: { type: "mfa_factor", id: f.id }, metadata: { type: f.type } });
+      if (!first) return null;
+      this.audit(app, user, "mfa.recovery_codes.generate", { meta, metadata: { count: MFA_LIMITS.recoveryCodes } });
+      return this.newRecoveryCodes(user.id);
+    });
+    this.ctx.ratelimit.clearFailures(failKey);
+    const view = factorView({ ...f, confirmed_at: confirmedAt });
+    return recovery ? { ...view, recovery_codes: recovery } : view;
+  }
+
+  async list(app: LoadedApp, authorization: string | null, q: { limit?: string; cursor?: string }) {
+    const { user } = await this.me(app, authorization);
+    const limit = parseLimit(q.limit);
+    const after = decodeCursor<{ id?: unknown }>(q.cursor);
+    if (after && typeof after.id !== "string") throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
+    const rows = store.listFactors(this.ctx.db, app.id, user.id, (after?.id as string) ?? null, limit + 1);
+    return buildPage(rows, limit, (r) => ({ id: r.id }), factorView);
+  }
+
+  async disable(app: LoadedApp, authorization: string | null, factorId: string, meta: RequestMeta) {
+    const { user } = await this.me(app, authorization);
+    const f = isUuid(factorId) ? store.factorOf(this.ctx.db, app.id, user.id, factorId) : null;
+    if (!f) throw notFound("MFA factor");
+    tx(this.ctx.db, () => {
+      if (!store.disableFactor(this.ctx.db, f.id, this.ctx.clock.iso())) return;
+      this.audit(app, user, "mfa.factor.disable", { meta, target: { type: "mfa_factor", id: f.id }, metadata: { type: f.type } });
+      // Without a factor there is no MFA to recover; leftover codes would only be a liability.
+      if (!store.enabledFactors(this.ctx.db, app.id, user.id).length) store.replaceRecoveryCodes(this.ctx.db, user.id, [], this.ctx.clock.iso());
+    });
+  }
+
+  async regenerateRecoveryCodes(app: LoadedApp, authorization: string | null, meta: RequestMeta) {
+    const { user } = await this.me(app, authorization);
+    if (!store.enabledFactors(this.ctx.db, app.id, user.id).length) throw badRequest("Enable an MFA factor first", undefined, "MFA_NOT_ENROLLED");
+    const codes = tx(this.ctx.db, () => {
+      this.audit(app, user, "mfa.recovery_codes.regenerate", { meta, metadata: { count: MFA_LIMITS.recoveryCodes } });
+      return this.newRecoveryCodes(user.id);
+    });
+    return { recovery_codes: codes };
+  }
+
+  // --- sign-in challenge ------------------------------------------------------------------
+
+  async challengeFor(app: LoadedApp, user: UserView, tenantId: string | null, _meta: RequestMeta): Promise<MfaChallengeResponse | null> {
+    const factors = store.enabledFactors(this.ctx.db, app.id, user.id);
+    if (!factors.length) return null;
+    const now = this.ctx.clock.nowMs();
+    const row = { id: uuid(), app_id: app.id, user_id: user.id, tenant_id: tenantId, created_at: this.ctx.clock.iso(), expires_at: now + MFA_LIMITS.challengeTtlMs };
+    tx(this.ctx.db, () => {
+      // Old challenges are useless after expiry; a day's grace keeps them for support questions.
+      store.purgeChallenges(this.ctx.db, user.id, now - DAY);
+      store.insertChallenge(this.ctx.db, row);
+    });
+    return {
+      mfa_required: true,
+      mfa_token: row.id,
+      factors: factors.map((f) => ({ id: f.id, type: f.type, name: f.name, ...(f.email ? { email_masked: maskEmail(f.email) } : {}) })),
+      expires_at: new Date(row.expires_at).toISOString(),
+    };
+  }
+
+  /** The open challenge behind a token, with its user: 400 unknown/used/expired, 429 locked. */
+  private openChallenge(app: LoadedApp, token: string) {
+    const ch = isUuid(token) ? store.challengeById(this.ctx.db, app.id, token) : null;
+    if (!ch || ch.consumed_at || ch.expires_at <= this.ctx.clock.nowMs()) throw invalidToken();
+    if (ch.locked_at) throw challengeLocked();
+    const user = userView(this.ctx.db, app.id, ch.user_id);
+    if (!user || user.status === "blocked") throw invalidToken();
+    if (user.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
+    if (user.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
+    return { ch, user };
+  }
+
+  /** Counts a wrong answer against the challenge and throws: 401, or 429 when this one locked it. */
+  private challengeFailure(app: LoadedApp, ch: store.ChallengeRow, user: UserView, action: string, meta: RequestMeta): never {
+    const failures = tx(this.ctx.db, () => {
+      const n = store.recordFailure(this.ctx.db, ch.id, this.ctx.clock.iso(), MFA_LIMITS.maxFailures);
+      if (n === null) return null;
+      this.audit(app, user, action, { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id }, metadata: { failures: n } });
+      if (n >= MFA_LIMITS.maxFailures) this.audit(app, user, "mfa.challenge.lock", { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id } });
+      return n;
+    });
+    if (failures === null) {
+      // Someone else finished or locked it meanwhile.
+      if (store.challengeById(this.ctx.db, app.id, ch.id)?.locked_at) throw challengeLocked();
+      throw invalidToken();
+    }
+    if (failures >= MFA_LIMITS.maxFailures) throw challengeLocked();
+    throw new ApiError(401, "INVALID_CODE", "Wrong code");
+  }
+
+  async sendCode(app: LoadedApp, b: { mfa_token: string; factor_id: string }, meta: RequestMeta) {
+    const { ch, user } = this.openChallenge(app, b.mfa_token);
+    const factor = store.enabledFactors(this.ctx.db, app.id, user.id).find((f) => f.id === b.factor_id && f.type === "email");
+    if (!factor) throw invalidField("factor_id", "must be an email factor of this sign-in");
+    const now = this.ctx.clock.nowMs();
+    const tooSoon = () => {
+      const wait = Math.max(1, Math.ceil(((ch.last_send_at ?? now) + MFA_LIMITS.sendSpacingMs - now) / 1000));
+      return tooMany(`Wait ${wait} s before asking for another code`, wait, "MFA_SEND_TOO_SOON");
+    };
+    const limit = () => tooMany(`At most ${MFA_LIMITS.maxSends} codes per sign-in: sign in again`, undefined, "MFA_SEND_LIMIT");
+    if (ch.sends >= MFA_LIMITS.maxSends) throw limit();
+    if (ch.last_send_at !== null && now - ch.last_send_at < MFA_LIMITS.sendSpacingMs) throw tooSoon();
+
+    const code = sixDigits();
+    const codeExpiresAt = Math.min(now + MFA_LIMITS.emailCodeTtlMs, ch.expires_at);
+    tx(this.ctx.db, () => {
+      if (!store.recordSend(this.ctx.db, ch.id, factor.id, this.emailCodeHash(ch.id, code), codeExpiresAt, now, MFA_LIMITS.maxSends, MFA_LIMITS.sendSpacingMs)) {
+        throw tooMany("Another code was just sent: wait and try again", Math.ceil(MFA_LIMITS.sendSpacingMs / 1000), "MFA_SEND_TOO_SOON");
+      }
+      this.ctx.mailer.enqueue({
+        to: factor.email!,
+        from: this.mailFrom(app),
+        subject: `${app.displayName}: your sign-in code`,
+        text: `Your ${app.displayName} sign-in code is ${code}.\nIt expires in 10 minutes. If you did not try to sign in, change your password: someone else knows it.\n`,
+      });
+      this.audit(app, user, "mfa.code.send", { meta, target: { type: "mfa_factor", id: factor.id }, metadata: { challenge_id: ch.id, send: ch.sends + 1 } });
+    });
+    return { email_masked: maskEmail(factor.email!), code_expires_at: new Date(codeExpiresAt).toISOString() };
+  }
+
+  async verify(app: LoadedApp, b: { mfa_token: string; code: string }, meta: RequestMeta) {
+    const { ch, user } = this.openChallenge(app, b.mfa_token);
+    const code = b.code.trim();
+    if (!CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
+    const factors = store.enabledFactors(this.ctx.db, app.id, user.id);
+    const now = this.ctx.clock.nowMs();
+
+    let match: { type: store.FactorType; factor: store.FactorRow; step: number | null } | null = null;
+    const emailFactor = factors.find((f) => f.id === ch.code_factor_id && f.type === "email");
+    if (emailFactor && ch.code_hash && (ch.code_expires_at ?? 0) > now && safeEqual(this.emailCodeHash(ch.id, code), ch.code_hash)) {
+      match = { type: "email", factor: emailFactor, step: null };
+    }
+    for (const f of factors) {
+      if (match) break;
+      if (f.type !== "totp") continue;
+      const step = await this.totpStep(f, code);
+      if (step !== null) match = { type: "totp", factor: f, step };
+    }
+    if (!match) this.challengeFailure(app, ch, user, "mfa.verify", meta);
+
+    const m = match;
+    const at = this.ctx.clock.iso();
+    const outcome = tx(this.ctx.db, () => {
+      // The step claim and the consumption stand or fall together.
+      if (m.step !== null && !store.claimStep(this.ctx.db, m.factor.id, m.step)) return "replay";
+      if (!store.consumeChallenge(this.ctx.db, ch.id, at, this.ctx.clock.nowMs())) throw invalidToken();
+      this.audit(app, user, "mfa.verify", { meta, target: { type: "mfa_factor", id: m.factor.id }, metadata: { type: m.type, challenge_id: ch.id } });
+      return "ok";
+    });
+    if (outcome === "replay") this.challengeFailure(app, ch, user, "mfa.verify", meta);
+    return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: ["pwd", m.type], mfaAt: at }, meta, "password+mfa");
+  }
+
+  async recover(app: LoadedApp, b: { mfa_token: string; recovery_code: string }, meta: RequestMeta) {
+    const { ch, user } = this.openChallenge(app, b.mfa_token);
+    const rc = normaliseRecoveryCode(b.recovery_code);
+    if (!rc) throw invalidField("recovery_code", "must be 16 hex characters (hyphens optional)");
+    const at = this.ctx.clock.iso();
+    const ok = tx(this.ctx.db, () => {
+      if (!store.useRecoveryCode(this.ctx.db, user.id, this.recoveryHash(rc), at)) return false;
+      if (!store.consumeChallenge(this.ctx.db, ch.id, at, this.ctx.clock.nowMs())) throw invalidToken();
+      this.audit(app, user, "mfa.recover", { meta, target: { type: "mfa_challenge", id: ch.id } });
+      this.audit(app, user, "mfa.recovery_code.use", { meta, metadata: { context: "signin", remaining: store.unusedRecoveryCodes(this.ctx.db, user.id) } });
+      return true;
+    });
+    if (!ok) this.challengeFailure(app, ch, user, "mfa.recover", meta);
+    return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: ["pwd", "recovery_code"], mfaAt: at }, meta, "password+recovery_code");
+  }
+
+  // --- step-up ----------------------------------------------------------------------------
+
+  async stepUp(app: LoadedApp, authorization: string | null, b: { code: string }, meta: RequestMeta) {
+    const { claims, user } = await this.me(app, authorization);
+    const session = typeof claims.sid === "string" ? this.auth.sessions.session(app, claims.sid) : null;
+    const now = this.ctx.clock.nowMs();
+    if (!session || session.user_id !== user.id || session.revoked_at || session.expires_at <= now) throw unauthorized("The session of this token has ended");
+
+    const lockKey = `auth:${app.id}:stepup-lock:${session.id}`;
+    const failKey = `auth:${app.id}:stepup-fail:${session.id}`;
+    const lockedUntil = this.ctx.ratelimit.lockedUntil(lockKey);
+    const locked = (until: number) => tooMany("Too many wrong codes: step-up is locked on this session for 15 minutes", Math.max(1, Math.ceil((until - now) / 1000)), "STEP_UP_LOCKED");
+    if (lockedUntil) throw locked(lockedUntil);
+
+    const factors = store.enabledFactors(this.ctx.db, app.id, user.id);
+    if (!factors.length) throw badRequest("The user has no enabled MFA factor", undefined, "MFA_NOT_ENROLLED");
+    const code = b.code.trim();
+    const at = this.ctx.clock.iso();
+    let method: "totp" | "recovery_code" | null = null;
+    if (CODE_RE.test(code)) {
+      const totp = factors.filter((f) => f.type === "totp");
+      if (!totp.length) throw badRequest("The user has no authenticator factor: use a recovery code", undefined, "NO_TOTP_FACTOR");
+      for (const f of totp) {
+        const step = await this.totpStep(f, code);
+        if (step !== null && store.claimStep(this.ctx.db, f.id, step)) {
+          method = "totp";
+          break;
+        }
+      }
+    } else {
+      const rc = normaliseRecoveryCode(code);
+      if (!rc) throw invalidField("code", "must be a 6-digit authenticator code or a 16-hex recovery code");
+      if (store.useRecoveryCode(this.ctx.db, user.id, this.recoveryHash(rc), at)) {
+        method = "recovery_code";
+        this.audit(app, user, "mfa.recovery_code.use", { meta, metadata: { context: "step_up", session_id: session.id, remaining: store.unusedRecoveryCodes(this.ctx.db, user.id) } });
+      }
+    }
+
+    if (!method) {
+      const n = this.ctx.ratelimit.recordFailure(failKey, MFA_LIMITS.stepUpStreakMs);
+      this.audit(app, user, "mfa.step_up", { meta, outcome: "failure", metadata: { session_id: session.id, failures: n } });
+      if (n >= MFA_LIMITS.stepUpFailures) {
+        const until = this.ctx.ratelimit.lock(lockKey, now + MFA_LIMITS.stepUpLockMs);
+        this.ctx.ratelimit.clearFailures(failKey);
+        this.audit(app, user, "mfa.step_up.lock", { meta, outcome: "failure", metadata: { session_id: session.id, until: new Date(until).toISOString() } });
+        throw locked(until);
+      }
+      throw new ApiError(400, "INVALID_CODE", "Wrong code");
+    }
+
+    this.ctx.ratelimit.clearFailures(failKey);
+    const prior = JSON.parse(session.amr) as string[];
+    // Keep how the session started; the step-up method joins it (once).
+    const amr = [...new Set([...prior, method])];
+    this.auth.sessions.markStepUp(session.id, amr, at);
+    this.audit(app, user, "mfa.step_up", { meta, metadata: { session_id: session.id, method } });
+    return { amr, mfa_at: at };
   }
 }

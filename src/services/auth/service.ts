@@ -5,6 +5,7 @@
 import type { AppContext } from "../../context";
 import type { Platform } from "../platform/service";
 import type { WebhookEngine } from "../webhooks/engine";
+import type { WebhookService } from "../webhooks/service";
 import { AppAccess } from "./access";
 import { AppService } from "./apps";
 import { SigningKeys } from "./keys";
@@ -19,6 +20,7 @@ import { M2mService } from "./m2m";
 import { InviteService } from "./invites";
 import { AuditQueryService } from "./audit-log";
 import { AdminUserService } from "./admin-users";
+import { MeService } from "./me";
 import { purgeExpiredSessions } from "./store/users";
 import { DAY } from "../../core/clock";
 
@@ -72,16 +74,20 @@ export class AuthService {
   readonly invites: InviteService;
   readonly auditLog: AuditQueryService;
   readonly adminUsers: AdminUserService;
+  readonly me: MeService;
 
   constructor(
     readonly ctx: AppContext,
     readonly platform: Platform,
     readonly webhooks: WebhookEngine,
+    webhookApi: WebhookService,
   ) {
     ctx.actions.register("auth", AUTH_ACTIONS);
     const emit = (appId: string, type: string, data: unknown) => void webhooks.emit({ product: "auth", scopeId: appId }, type, data);
     this.keys = new SigningKeys(ctx);
-    this.apps = new AppService(ctx, platform, this.keys);
+    this.apps = new AppService(ctx, platform, this.keys, (app, principal, meta) =>
+      webhookApi.endpoints.removeScope({ product: "auth", scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),
+    );
     this.access = new AppAccess(this.apps, this.keys, platform.authz);
     this.users = new UserService(ctx, emit);
     this.sessions = new SessionService(ctx, this.keys);
@@ -94,6 +100,7 @@ export class AuthService {
     this.invites = new InviteService(ctx, this, emit);
     this.auditLog = new AuditQueryService(ctx, this);
     this.adminUsers = new AdminUserService(ctx, this, emit);
+    this.me = new MeService(ctx, this, emit);
     ctx.scheduler.register({
       name: "auth.purge",
       schedule: "0 23 * * * *",

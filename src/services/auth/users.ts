@@ -31,7 +31,8 @@ export interface NewUser {
   email: string;
   password?: string | null;
   display_name?: string | null;
-  metadata?: Record<string, unknown> | null;
+  /** Checked by validate(): a JSON object of at most 16 KiB. */
+  metadata?: unknown;
   /** Role name; the App's default_role when absent. */
   role?: string | null;
   email_verified?: boolean;

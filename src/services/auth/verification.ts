@@ -1,17 +1,362 @@
-/** Contact verification codes and end-user password reset. (Being built.) */
+/**
+ * Contact verification codes and end-user password reset: 6-digit codes sent to an email
+ * address (or handed to the caller for a phone number), stored as an HMAC bound to the
+ * App, purpose and target.
+ *
+ * Rules (decisions where the spec is silent):
+ * - One live code per (App, purpose, target): minting supersedes older codes, including the
+ *   one mailed at sign-up. Codes live 15 minutes and are single use.
+ * - Wrong codes are counted per (App, purpose, target): the 5th wrong code burns the live
+ *   code and answers 429 TOO_MANY_ATTEMPTS; every later attempt, even with the right code,
+ *   answers 429 until a new code is minted. Wrong codes 1-4 answer 400 INVALID_CODE, as
+ *   does a target without a live code (so the public routes reveal nothing about accounts).
+ * - request-verification (workspace API key, console session or M2M token with
+ *   auth.verification.create): exactly one of email or phone. The code is returned to the
+ *   caller, who delivers it; SMS is not built, so phone codes are always delivered by the
+ *   caller. An email must be an address of a user of the App. A phone number (E.164) is
+ *   either an existing phone contact or, with user_id, a number to add: it becomes a
+ *   verified phone of that user when its code is verified (POST /auth/verify-phone).
+ * - send-verification-email: the same, but the code is mailed and not returned.
+ * - Sign-up mails a code when the App's send_verification_email setting is on and mail is
+ *   set up: an outbound relay (SMTP_RELAY_URL) or the App's own mail_from sender.
+ * - Password reset (public): request-reset always answers 204 and does the lookup and the
+ *   mail after responding; only the primary email of a user that is not blocked gets a
+ *   code, at most 5 mails per address and hour (further requests are dropped silently).
+ *   The reset takes email + code (codes are per target), revokes every session, and marks
+ *   the primary email verified: the code proved the user reads that mailbox.
+ */
+import { createHmac, randomInt } from "node:crypto";
+import type { RequestMeta } from "../../access/http";
+import { DAY, HOUR, MINUTE } from "../../core/clock";
+import { tx } from "../../core/db";
+import { ApiError, badRequest, invalidField, notFound, tooMany, type ErrorDetail } from "../../core/errors";
+import { uuid } from "../../core/ids";
+import { deriveKey, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import type { AdminCaller } from "./access";
 import type { LoadedApp } from "./apps";
+import { recordAuthAudit, type AuthActor } from "./audit";
 import type { AuthService } from "./service";
+import { isEmail } from "./settings";
 import type { SignupHook } from "./signin";
+import * as codes from "./store/codes";
+import * as users from "./store/users";
 import type { UserView } from "./store/users";
-import type { EmitAuthEvent } from "./users";
+import { checkPassword, publicUser, type EmitAuthEvent } from "./users";
+
+export const CODE_TTL_MS = 15 * MINUTE;
+export const MAX_WRONG_CODES = 5;
+export const RESET_MAILS_PER_HOUR = 5;
+const E164 = /^\+[1-9]\d{6,14}$/;
+const CODE_RE = /^\d{6}$/;
+
+export type Channel = "email" | "phone";
+
+export interface IssuedCode {
+  id: string;
+  channel: Channel;
+  user_id: string | null;
+  target_masked: string;
+  expires_at: string;
+}
+
+export const maskEmail = (e: string) => {
+  const at = e.lastIndexOf("@");
+  return `${e.slice(0, Math.min(1, at))}***${e.slice(at)}`;
+};
+export const maskPhone = (p: string) => `${p.slice(0, 1)}${"*".repeat(Math.max(0, p.length - 5))}${p.slice(-4)}`;
+
+const normEmail = (v: unknown, field = "email") => {
+  const e = typeof v === "string" ? v.trim().toLowerCase() : "";
+  if (!isEmail(e)) throw invalidField(field, "must be a valid email address");
+  return e;
+};
+const normPhone = (v: unknown) => {
+  const p = typeof v === "string" ? v.replace(/[\s().-]/g, "") : "";
+  if (!E164.test(p)) throw invalidField("phone", "must be an E.164 number such as +14155550123");
+  return p;
+};
+const normCode = (v: unknown) => {
+  if (typeof v !== "string" || !CODE_RE.test(v.trim())) throw invalidField("code", "must be the 6-digit code");
+  return v.trim();
+};
+const invalidCode = () => new ApiError(400, "INVALID_CODE", "The code is wrong, expired or already used");
 
 export class VerificationService implements SignupHook {
+  private readonly key: Uint8Array;
+  /** Deferred reset mails still running: awaited by idle() in tests and at shutdown. */
+  private pending = new Set<Promise<unknown>>();
+
   constructor(
     private readonly ctx: AppContext,
     private readonly auth: AuthService,
     private readonly emit: EmitAuthEvent,
-  ) {}
+  ) {
+    this.key = deriveKey(ctx.masterKey, "auth-contact-codes");
+    ctx.scheduler.register({ name: "auth.codes.purge", schedule: "0 41 * * * *", run: () => {
+        codes.purgeCodes(ctx.db, ctx.clock.nowMs() - DAY);
+      },
+    });
+  }
 
-  afterSignup(_app: LoadedApp, _user: UserView) {}
+  async idle() {
+    while (this.pending.size) await Promise.all([...this.pending]);
+  }
+
+  /** "Mail set up" for the sign-up code: an outbound relay, or a sender of the App's own. */
+  mailSetUp(app: LoadedApp) {
+    return !!this.ctx.config.smtpRelayUrl || !!app.settings.mail_from;
+  }
+
+  // --- codes ------------------------------------------------------------------------
+
+  private hash(appId: string, purpose: codes.CodePurpose, target: string, code: string) {
+    return createHmac("sha256", this.key).update(`${appId}\n${purpose}\n${target}\n${code}`).digest("hex");
+  }
+
+  private failKey = (appId: string, purpose: codes.CodePurpose, target: string) => `auth:${appId}:code-fail:${purpose}:${target}`;
+
+  /** Mints a fresh code for a target, superseding its older ones. Call inside the transaction that delivers it. */
+  private mint(app: LoadedApp, purpose: codes.CodePurpose, target: string, userId: string | null) {
+    const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
+    const row: codes.CodeRow = {
+      id: uuid(),
+      app_id: app.id,
+      user_id: userId,
+      purpose,
+      target,
+      code_hash: this.hash(app.id, purpose, target, code),
+      created_at: this.ctx.clock.iso(),
+      expires_at: this.ctx.clock.nowMs() + CODE_TTL_MS,
+      consumed_at: null,
+      superseded_at: null,
+    };
+    tx(this.ctx.db, () => {
+      codes.supersedeCodes(this.ctx.db, app.id, purpose, target, row.created_at);
+      codes.insertCode(this.ctx.db, row);
+      // A new code gets a fresh allowance of wrong guesses.
+      this.ctx.ratelimit.clearFailures(this.failKey(app.id, purpose, target));
+    });
+    return { row, code };
+  }
+
+  /**
+   * The live code of a target when `code` matches it; otherwise 400, or 429 once the target
+   * has had MAX_WRONG_CODES wrong codes (the 5th burns the live code). Synchronous, so
+   * concurrent guesses cannot slip between the check and the count.
+   */
+  private check(app: LoadedApp, purpose: codes.CodePurpose, target: string, code: string, meta: RequestMeta, action: string): codes.CodeRow {
+    const key = this.failKey(app.id, purpose, target);
+    const locked = () => tooMany("Too many wrong codes: this code is no longer valid, request a new one");
+    if (this.ctx.ratelimit.failures(key) >= MAX_WRONG_CODES) throw locked();
+    const row = codes.liveCode(this.ctx.db, app.id, purpose, target, this.ctx.clock.nowMs());
+    if (row && safeEqual(row.code_hash, this.hash(app.id, purpose, target, code))) return row;
+    const n = this.ctx.ratelimit.recordFailure(key, CODE_TTL_MS);
+    const burnt = n >= MAX_WRONG_CODES;
+    if (burnt && row) codes.burnCode(this.ctx.db, row.id, this.ctx.clock.iso());
+    recordAuthAudit(this.ctx, app.id, {
+      action,
+      outcome: "failure",
+      actor: { type: row?.user_id ? "user" : "anonymous", id: row?.user_id ?? null },
+      meta,
+      metadata: { reason: burnt ? "too_many_wrong_codes" : "invalid_code", wrong_codes: n },
+    });
+    throw burnt ? locked() : invalidCode();
+  }
+
+  private clearFailures(appId: string, purpose: codes.CodePurpose, target: string) {
+    this.ctx.ratelimit.clearFailures(this.failKey(appId, purpose, target));
+  }
+
+  private issued(row: codes.CodeRow, channel: Channel): IssuedCode {
+    return {
+      id: row.id,
+      channel,
+      user_id: row.user_id,
+      target_masked: channel === "email" ? maskEmail(row.target) : maskPhone(row.target),
+      expires_at: new Date(row.expires_at).toISOString(),
+    };
+  }
+
+  private mailCode(app: LoadedApp, to: string, code: string, what: "verification" | "password reset") {
+    this.ctx.mailer.enqueue({
+      to,
+      from: app.settings.mail_from ?? undefined,
+      subject: `Your ${app.displayName} ${what} code`,
+      text: `Your ${what} code is ${code}.\n\nIt expires in 15 minutes. If you did not ask for it, ignore this mail.`,
+    });
+  }
+
+  // --- verification requests (server-side callers) ----------------------------------------
+
+  /** The email contact to verify: by address, or the user's primary address; 404 when it is not in the App. */
+  private emailContact(app: LoadedApp, email: string | null, userId: string | null) {
+    if (email === null) {
+      const user = userId ? users.userView(this.ctx.db, app.id, userId) : null;
+      if (!user) throw notFound("User");
+      if (!user.email) throw badRequest("This user has no email address", [{ field: "user_id", reason: "user has no email" }]);
+      email = user.email;
+    }
+    const contact = users.contactByValue(this.ctx.db, app.id, "email", email);
+    if (!contact || (userId !== null && contact.user_id !== userId)) throw new ApiError(404, "NOT_FOUND", userId ? "The user has no such email address" : "No user of this App has this email address");
+    return contact;
+  }
+
+  private target(app: LoadedApp, b: { email?: string | null; phone?: string | null; user_id?: string | null }, allowPhone: boolean) {
+    const hasEmail = b.email != null && b.email !== "";
+    const hasPhone = allowPhone && b.phone != null && b.phone !== "";
+    const userId = b.user_id != null && b.user_id !== "" ? b.user_id : null;
+    if (allowPhone && hasEmail === hasPhone) {
+      const reason = hasEmail ? "give exactly one of email or phone, not both" : "one of email or phone is required";
+      throw badRequest("Exactly one of email or phone is required", [{ field: "email", reason }, { field: "phone", reason }]);
+    }
+    if (!allowPhone && !hasEmail && !userId) throw badRequest("email or user_id is required", [{ field: "email", reason: "email or user_id is required" }]);
+    if (hasPhone) {
+      const phone = normPhone(b.phone);
+      const contact = users.contactByValue(this.ctx.db, app.id, "phone", phone);
+      if (contact && userId !== null && contact.user_id !== userId) throw new ApiError(409, "PHONE_TAKEN", "This phone number belongs to another user");
+      if (!contact && userId === null) throw badRequest("user_id is required for a phone number no user has yet", [{ field: "user_id", reason: "required for a new phone number" }]);
+      if (!contact && !users.userView(this.ctx.db, app.id, userId!)) throw notFound("User");
+      return { channel: "phone" as const, purpose: "verify_phone" as const, target: phone, userId: contact?.user_id ?? userId };
+    }
+    const contact = this.emailContact(app, hasEmail ? normEmail(b.email) : null, userId);
+    return { channel: "email" as const, purpose: "verify_email" as const, target: contact.value.toLowerCase(), userId: contact.user_id };
+  }
+
+  /** Mints a code and hands it to the (server-side) caller, which delivers it. */
+  requestVerification(app: LoadedApp, caller: AdminCaller, b: { email?: string | null; phone?: string | null; user_id?: string | null }, meta: RequestMeta) {
+    const t = this.target(app, b, true);
+    return tx(this.ctx.db, () => {
+      const { row, code } = this.mint(app, t.purpose, t.target, t.userId);
+      this.auditIssue(app, caller.actor, "verification.request", row, t.channel, meta);
+      return { ...this.issued(row, t.channel), code };
+    });
+  }
+
+  /** Mints a code and mails it; the code itself is not returned. */
+  sendVerificationEmail(app: LoadedApp, caller: AdminCaller, b: { email?: string | null; user_id?: string | null }, meta: RequestMeta) {
+    const t = this.target(app, b, false);
+    return tx(this.ctx.db, () => {
+      const { row, code } = this.mint(app, t.purpose, t.target, t.userId);
+      this.mailCode(app, t.target, code, "verification");
+      this.auditIssue(app, caller.actor, "verification.send", row, t.channel, meta);
+      const { id, target_masked, expires_at, user_id } = this.issued(row, t.channel);
+      return { id, user_id, target_masked, expires_at };
+    });
+  }
+
+  private auditIssue(app: LoadedApp, actor: AuthActor, action: string, row: codes.CodeRow, channel: Channel, meta: RequestMeta | null) {
+    recordAuthAudit(this.ctx, app.id, { action, actor, target: row.user_id ? { type: "user", id: row.user_id } : null, meta, metadata: { channel, code_id: row.id } });
+  }
+
+  /** Sign-up hook: mails a verification code when the App asks for it and mail is set up. */
+  afterSignup(app: LoadedApp, user: UserView) {
+    if (!app.settings.send_verification_email || !this.mailSetUp(app) || !user.email || user.email_verified_at) return;
+    try {
+      tx(this.ctx.db, () => {
+        const { row, code } = this.mint(app, "verify_email", user.email!.toLowerCase(), user.id);
+        this.mailCode(app, user.email!, code, "verification");
+        this.auditIssue(app, { type: "system", id: null }, "verification.send", row, "email", null);
+      });
+    } catch (err) {
+      // The account exists already: a mail problem must not turn the sign-up into an error.
+      this.ctx.log.error("sign-up verification mail failed", { app_id: app.id, err: String(err) });
+    }
+  }
+
+  // --- verification (public) ----------------------------------------------------------------
+
+  verifyEmail(app: LoadedApp, b: { email: string; code: string }, meta: RequestMeta) {
+    const email = normEmail(b.email);
+    const code = normCode(b.code);
+    const row = this.check(app, "verify_email", email, code, meta, "contact.verify");
+    tx(this.ctx.db, () => {
+      const contact = users.contactByValue(this.ctx.db, app.id, "email", email);
+      // The address moved to another user (or went away) since the code was minted.
+      if (!contact || (row.user_id && contact.user_id !== row.user_id) || !codes.consumeCode(this.ctx.db, row.id, this.ctx.clock.iso())) throw invalidCode();
+      this.markVerified(app, contact, meta, "email");
+    });
+    this.clearFailures(app.id, "verify_email", email);
+    return { verified: true as const };
+  }
+
+  verifyPhone(app: LoadedApp, b: { phone: string; code: string }, meta: RequestMeta) {
+    const phone = normPhone(b.phone);
+    const code = normCode(b.code);
+    const row = this.check(app, "verify_phone", phone, code, meta, "contact.verify");
+    tx(this.ctx.db, () => {
+      const contact = users.contactByValue(this.ctx.db, app.id, "phone", phone);
+      if ((contact && row.user_id && contact.user_id !== row.user_id) || (!contact && !row.user_id)) throw invalidCode();
+      if (!codes.consumeCode(this.ctx.db, row.id, this.ctx.clock.iso())) throw invalidCode();
+      if (contact) return this.markVerified(app, contact, meta, "phone");
+      const now = this.ctx.clock.iso();
+      const hasPhone = users.contactsOf(this.ctx.db, row.user_id!).some((c) => c.kind === "phone");
+      users.insertContact(this.ctx.db, { id: uuid(), app_id: app.id, user_id: row.user_id!, kind: "phone", value: phone, is_primary: hasPhone ? 0 : 1, verified_at: now, created_at: now });
+      recordAuthAudit(this.ctx, app.id, { action: "contact.verify", actor: { type: "user", id: row.user_id }, target: { type: "user", id: row.user_id! }, meta, metadata: { channel: "phone", added: true } });
+    });
+    this.clearFailures(app.id, "verify_phone", phone);
+    return { verified: true as const };
+  }
+
+  /** Marks a contact verified (inside the caller's transaction); a newly verified email emits user.email_verified. */
+  private markVerified(app: LoadedApp, contact: users.ContactRow, meta: RequestMeta | null, channel: Channel) {
+    if (contact.verified_at) return;
+    users.markContactVerified(this.ctx.db, contact.id, this.ctx.clock.iso());
+    recordAuthAudit(this.ctx, app.id, { action: "contact.verify", actor: { type: "user", id: contact.user_id }, target: { type: "user", id: contact.user_id }, meta, metadata: { channel, primary: !!contact.is_primary } });
+    if (channel !== "email") return;
+    const view = users.userView(this.ctx.db, app.id, contact.user_id)!;
+    this.emit(app.id, "user.email_verified", { ...publicUser(view), verified_email: contact.value });
+  }
+
+  // --- password reset (public) ---------------------------------------------------------
+
+  /**
+   * Always answers the same way: the lookup, the code and the mail happen after the
+   * response, so neither status, body nor timing depends on whether the address is known,
+   * and a mail outage cannot turn into an error.
+   */
+  requestPasswordReset(app: LoadedApp, rawEmail: string, meta: RequestMeta) {
+    const email = normEmail(rawEmail);
+    const m = { ip: meta.ip, userAgent: meta.userAgent }; // read now: the request is gone later
+    const job = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.issueResetCode(app, email, m))
+      .catch((err) => this.ctx.log.error("auth password reset mail failed", { app_id: app.id, err: String(err) }))
+      .finally(() => this.pending.delete(job));
+    this.pending.add(job);
+  }
+
+  private issueResetCode(app: LoadedApp, email: string, meta: RequestMeta) {
+    // Counted for every address, known or not, so the limit is no oracle either.
+    if (!this.ctx.ratelimit.hit(`auth:${app.id}:reset-mail:${email}`, RESET_MAILS_PER_HOUR, HOUR).allowed) return;
+    const contact = users.contactByValue(this.ctx.db, app.id, "email", email);
+    if (!contact || !contact.is_primary) return;
+    const user = users.userView(this.ctx.db, app.id, contact.user_id);
+    if (!user || user.status === "blocked") return;
+    tx(this.ctx.db, () => {
+      const { row, code } = this.mint(app, "password_reset", email, user.id);
+      this.mailCode(app, contact.value, code, "password reset");
+      recordAuthAudit(this.ctx, app.id, { action: "user.password.reset_request", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { code_id: row.id } });
+    });
+  }
+
+  async resetPassword(app: LoadedApp, b: { email: string; code: string; new_password: string }, meta: RequestMeta) {
+    const email = normEmail(b.email);
+    const code = normCode(b.code);
+    const bad: ErrorDetail | null = typeof b.new_password === "string" ? checkPassword(app, b.new_password, "new_password") : { field: "new_password", reason: "is required" };
+    if (bad) throw badRequest("Invalid new password", [bad]);
+    const row = this.check(app, "password_reset", email, code, meta, "user.password.reset");
+    const user = row.user_id ? users.userView(this.ctx.db, app.id, row.user_id) : null;
+    if (!user || user.email?.toLowerCase() !== email) throw invalidCode();
+    // argon2 runs outside the write lock; the code is consumed atomically afterwards.
+    const hash = await this.ctx.passwords.hash(b.new_password);
+    tx(this.ctx.db, () => {
+      if (!codes.consumeCode(this.ctx.db, row.id, this.ctx.clock.iso())) throw invalidCode();
+      users.updateUserFields(this.ctx.db, user.id, { password_hash: hash }, this.ctx.clock.iso());
+      const revoked = this.auth.sessions.revokeAll(user.id);
+      recordAuthAudit(this.ctx, app.id, { action: "user.password.reset", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { sessions_revoked: revoked } });
+      const contact = users.contactByValue(this.ctx.db, app.id, "email", email);
+      if (contact) this.markVerified(app, contact, meta, "email");
+    });
+    this.clearFailures(app.id, "password_reset", email);
+  }
 }

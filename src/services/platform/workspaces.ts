@@ -34,7 +34,12 @@ export function sniffImage(b: Uint8Array): "image/png" | "image/jpeg" | "image/w
   return null;
 }
 
+/** Called inside the transaction that deletes a workspace (see WorkspaceService.onDelete). */
+export type WorkspaceDeleteHook = (workspaceId: string, actor: Principal, meta: RequestMeta) => void;
+
 export class WorkspaceService {
+  private readonly deleteHooks: WorkspaceDeleteHook[] = [];
+
   constructor(
     private readonly ctx: AppContext,
     private readonly authz: Authz,
@@ -122,9 +127,18 @@ export class WorkspaceService {
     });
   }
 
+  /**
+   * Registers work to do when a workspace is deleted, inside the deleting transaction:
+   * other services drop what the workspace's foreign keys don't reach (webhook endpoints).
+   */
+  onDelete(hook: WorkspaceDeleteHook) {
+    this.deleteHooks.push(hook);
+  }
+
   remove(p: Principal, slug: string, meta: RequestMeta) {
     const removedAvatar = tx(this.ctx.db, () => {
       const { workspace: w } = this.authz.authorizeWorkspace(p, { slug }, "workspace.delete");
+      for (const hook of this.deleteHooks) hook(w.id, p, meta);
       store.deleteWorkspace(this.ctx.db, w.id);
       this.ctx.events.record({ type: "workspace.deleted", scope: `platform:${w.id}`, data: { workspace_id: w.id, slug: w.slug } });
       audit(this.ctx, { actor: p, action: "workspace.delete", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta });

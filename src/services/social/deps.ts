@@ -5,6 +5,7 @@ import type { WebhookEngine } from "../webhooks/engine";
 import type { EventCatalogue } from "../webhooks/catalogue";
 import type { LegacyWebhookService } from "../webhooks/legacy";
 import type { WebhookService } from "../webhooks/service";
+import type { AppDirectory } from "./communities";
 
 export interface SocialDeps {
   ctx: AppContext;
@@ -15,4 +16,9 @@ export interface SocialDeps {
   engine: WebhookEngine;
   catalogue: EventCatalogue;
   legacy: LegacyWebhookService;
+  /**
+   * The Auth service's Apps (AuthService.apps), to check a community's app_id: it must be an
+   * App of the same workspace. Without it, app_id is stored as given (after the UUID check).
+   */
+  apps?: AppDirectory;
 }

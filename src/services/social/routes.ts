@@ -1,7 +1,106 @@
-/** The community (social) service's routes. (Being built: communities and community-scoped webhooks.) */
-import { Elysia } from "elysia";
+/**
+ * The community (social) service's routes, under /social/v1:
+ * - admin lane: /workspaces/{workspace_id}/communities (create, list, read, update, delete);
+ * - shared webhook routes at both community-service scopes: /workspaces/{workspace_id}/webhooks/...
+ *   and /communities/{community_id}/webhooks/... (event-types, endpoints, events, replay);
+ * - the community webhook records of spec 3: /communities/{community_id}/webhooks[/{id}/...].
+ * GET /social/v1/webhook-event-types (no credential) is mounted by app.ts.
+ */
+import { Elysia, t } from "elysia";
+import { principalPlugin } from "../../access/http";
+import { idempotent } from "../../access/idempotent";
+import { requirePrincipal, type PrincipalResolver } from "../../access/principal";
+import type { Idempotency } from "../../core/idempotency";
+import { CommunityWebhookService } from "../webhooks/community";
+import type { Actor } from "../webhooks/endpoints";
+import { communityWebhookRoutes } from "../webhooks/community-routes";
+import { callerKey, webhookRoutes } from "../webhooks/routes";
+import { workspaceScope } from "../webhooks/scopes";
+import { CommunityService, type CommunityView } from "./communities";
 import type { SocialDeps } from "./deps";
+import { Community, CommunityCreate, CommunityList, CommunityListQuery, CommunityPatch, ErrorBody } from "./schemas";
+import { communityWebhookScope } from "./webhook-scope";
 
-export function socialRoutes(_deps: SocialDeps) {
-  return new Elysia();
+const tags = ["Community: communities"];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+const wsParams = t.Object({ workspace_id: t.String() });
+const communityParams = t.Object({ workspace_id: t.String(), community_id: t.String() });
+
+function communityRoutes(communities: CommunityService, deps: { principals: PrincipalResolver; idempotency: Idempotency }) {
+  return new Elysia({ prefix: "/social/v1/workspaces/:workspace_id/communities" })
+    .use(principalPlugin(deps.principals))
+    .post("", (c) => {
+      const p = requirePrincipal(c.principal);
+      return idempotent(deps.idempotency, c, callerKey(p), async () => ({ status: 201, body: communities.create(p, c.params.workspace_id, c.body, c.meta) })) as Promise<CommunityView>;
+    }, {
+      params: wsParams,
+      body: CommunityCreate,
+      response: { 201: Community, ...errors, 409: ErrorBody },
+      detail: {
+        tags,
+        summary: "Create a community (action social.create)",
+        description:
+          "400 for a malformed slug, display_name length, settings or Idempotency-Key; 404 when app_id is not an App of this workspace; " +
+          "409 SLUG_TAKEN, APP_ALREADY_CONNECTED or IDEMPOTENCY_KEY_REUSE. Accepts Idempotency-Key (24 h).",
+      },
+    })
+    .get("", (c) => communities.list(requirePrincipal(c.principal), c.params.workspace_id, c.query), {
+      params: wsParams,
+      query: CommunityListQuery,
+      response: { 200: CommunityList, ...errors },
+      detail: {
+        tags,
+        summary: "List communities, newest first (action social.list)",
+        description: "400 for an unknown status, q over 128 characters or a malformed cursor. Follow-up pages keep the first page's filters (repeat them or omit them).",
+      },
+    })
+    .get("/:community_id", (c) => communities.get(requirePrincipal(c.principal), c.params.workspace_id, c.params.community_id), {
+      params: communityParams,
+      response: { 200: Community, ...errors },
+      detail: { tags, summary: "Read a community (action social.read)" },
+    })
+    .patch("/:community_id", (c) => {
+      const p = requirePrincipal(c.principal);
+      return idempotent(deps.idempotency, c, callerKey(p), async () => ({
+        status: 200,
+        body: communities.update(p, c.params.workspace_id, c.params.community_id, c.body, c.meta),
+      })) as Promise<CommunityView>;
+    }, {
+      params: communityParams,
+      body: CommunityPatch,
+      response: { 200: Community, ...errors, 409: ErrorBody },
+      detail: {
+        tags,
+        summary: "Update display_name, description, settings or status (action social.update)",
+        description: "Only sent fields change; settings merge key by key. Status moves freely between active and suspended; archived is final (409 COMMUNITY_ARCHIVED).",
+      },
+    })
+    .delete("/:community_id", (c) => {
+      const p = requirePrincipal(c.principal);
+      communities.remove(p, c.params.workspace_id, c.params.community_id, c.meta);
+      c.set.status = 204;
+    }, {
+      params: communityParams,
+      detail: { tags, summary: "Delete a community with everything in it, its webhooks included (action social.delete); 204, not reversible" },
+    });
+}
+
+export function socialRoutes(deps: SocialDeps) {
+  const { ctx, platform } = deps;
+  const routeDeps = { principals: platform.authz, idempotency: ctx.idempotency };
+  const communityWebhooks = new CommunityWebhookService(ctx, deps.webhookApi, deps.engine);
+  const dropWebhooks = (c: { id: string; workspace_id: string }, actor: Actor) =>
+    deps.webhookApi.endpoints.removeScope({ product: "social", scopeId: c.id, workspaceId: c.workspace_id }, actor);
+  const communities = new CommunityService(ctx, platform, { apps: deps.apps, onDelete: dropWebhooks });
+  // A deleted workspace takes its communities along (foreign key); their webhook endpoints go here.
+  platform.workspaces.onDelete((workspaceId, principal, meta) => {
+    for (const id of communities.idsInWorkspace(workspaceId)) dropWebhooks({ id, workspace_id: workspaceId }, { principal, meta });
+  });
+  const communityScope = { prefix: "/social/v1/communities/:community_id", resolve: communityWebhookScope(communities) };
+  const shared = { webhooks: deps.webhookApi, ...routeDeps };
+  return new Elysia()
+    .use(communityRoutes(communities, routeDeps))
+    .use(webhookRoutes(shared, { product: "social", prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(platform, "social"), tag: "Community: workspace webhooks" }))
+    .use(webhookRoutes(shared, { product: "social", ...communityScope, tag: "Community: community webhooks" }))
+    .use(communityWebhookRoutes({ webhooks: communityWebhooks, ...routeDeps }, { ...communityScope, tag: "Community: community webhooks (spec 3 records)" }));
 }

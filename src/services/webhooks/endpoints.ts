@@ -247,6 +247,16 @@ export class EndpointService {
     });
   }
 
+  /**
+   * Deletes every endpoint of a scope, of either surface: the owner of the scope (a
+   * workspace, an App, a community) is being deleted. Call it inside the owner's transaction.
+   */
+  removeScope(scope: ResolvedScope, actor: Actor): void {
+    tx(this.ctx.db, () => {
+      for (const id of store.endpointIds(this.ctx.db, scope.product, scope.scopeId)) this.remove(scope, id, actor);
+    });
+  }
+
   rotateSecret(scope: ResolvedScope, id: string, graceHours: unknown, actor: Actor): { view: EndpointView; secret: string } {
     const grace = graceHours === undefined || graceHours === null ? GRACE_DEFAULT_HOURS : graceHours;
     if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > GRACE_MAX_HOURS) {

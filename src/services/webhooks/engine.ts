@@ -121,8 +121,21 @@ function parseScope(scope: string): { product: string; scopeId: string } | null 
  */
 function envelope(e: { id: string; type: string; created_at: string; dataJson: string; product: string; scopeId: string }): string {
   const head = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"created_at":${JSON.stringify(e.created_at)}`;
-  const community = e.product === "social" ? `,"community_id":${JSON.stringify(e.scopeId)}` : "";
+  const community = e.product === "social" ? `,"community_id":${JSON.stringify(communityOf(e.dataJson, e.scopeId))}` : "";
   return `${head}${community},"data":${e.dataJson}}`;
+}
+
+/**
+ * Community envelopes name their community: the event's data.community_id when it has one
+ * (events delivered to the workspace scope), else the scope id (a community scope).
+ */
+function communityOf(dataJson: string, scopeId: string): string {
+  try {
+    const id = (JSON.parse(dataJson) as { community_id?: unknown })?.community_id;
+    return typeof id === "string" ? id : scopeId;
+  } catch {
+    return scopeId;
+  }
 }
 
 /** null = every type (also future ones); a malformed filter matches nothing. */

@@ -73,6 +73,39 @@ const DeliveryAttempt = t.Object({
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
+// ------------------------------------------------------------------ deprecation headers
+
+/**
+ * Deprecation: true and Sunset on every response of the routes of the instance that uses
+ * this plugin (its hooks are scoped to that one parent), errors and validation failures
+ * included. Shared by every deprecated webhook surface (also the community records of
+ * community-routes.ts). Success responses: the headers go on through `set`. Errors (thrown
+ * anywhere, the kernel's onError builds a fresh Response) and validation failures:
+ * mapResponse sees that Response and adds them.
+ */
+export function deprecationHeaders() {
+  return new Elysia()
+    .onTransform({ as: "scoped" }, ({ set }) => {
+      Object.assign(set.headers, DEPRECATION_HEADERS);
+    })
+    .mapResponse({ as: "scoped" }, (c) => {
+      const res = (c as { responseValue?: unknown }).responseValue;
+      if (!(res instanceof Response)) {
+        Object.assign(c.set.headers, DEPRECATION_HEADERS);
+        return;
+      }
+      try {
+        for (const [k, v] of Object.entries(DEPRECATION_HEADERS)) res.headers.set(k, v);
+        return res;
+      } catch {
+        // Immutable headers: copy the response.
+        const copy = new Response(res.body, res);
+        for (const [k, v] of Object.entries(DEPRECATION_HEADERS)) copy.headers.set(k, v);
+        return copy;
+      }
+    });
+}
+
 // ------------------------------------------------------------------ factory
 
 export interface LegacyWebhookRouteDeps {
@@ -116,28 +149,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
   return (
     new Elysia({ prefix: opts.prefix })
       .use(principalPlugin(deps.principals))
-      // Success responses: the headers go on through `set`. Errors (thrown anywhere, the
-      // kernel's onError builds a fresh Response) and validation failures: mapResponse sees
-      // that Response and adds them.
-      .onTransform({ as: "local" }, ({ set }) => {
-        Object.assign(set.headers, DEPRECATION_HEADERS);
-      })
-      .mapResponse({ as: "local" }, (c) => {
-        const res = (c as { responseValue?: unknown }).responseValue;
-        if (!(res instanceof Response)) {
-          Object.assign(c.set.headers, DEPRECATION_HEADERS);
-          return;
-        }
-        try {
-          for (const [k, v] of Object.entries(DEPRECATION_HEADERS)) res.headers.set(k, v);
-          return res;
-        } catch {
-          // Immutable headers: copy the response.
-          const copy = new Response(res.body, res);
-          for (const [k, v] of Object.entries(DEPRECATION_HEADERS)) copy.headers.set(k, v);
-          return copy;
-        }
-      })
+      .use(deprecationHeaders())
       .get("/webhooks", (c) => {
         const { scope } = auth(c, "read");
         return legacy.list(scope, c.query);

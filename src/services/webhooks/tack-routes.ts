@@ -1,7 +1,177 @@
-/** Card-board (tack) webhook records. (Being built.) */
-import { Elysia } from "elysia";
+/**
+ * The card board's (tack) webhook routes under {tack_base_url} = /tack/api:
+ *
+ *   /tack/api/v1/workspaces/{workspace}/webhooks               GET list, POST register
+ *   /tack/api/v1/workspaces/{workspace}/webhooks/{webhook_id}  GET, PATCH, DELETE
+ *
+ * plus the shared webhook surface for the same scope (one webhookRoutes call):
+ * /tack/api/v1/workspaces/{workspace}/webhooks/{event-types, endpoints..., events...}.
+ * Static segments win over :webhook_id in Elysia's router, so /webhooks/endpoints, /events
+ * and /event-types keep answering. Behaviour and decisions: tack.ts.
+ *
+ * The path parameter is named :workspace_id (it accepts the id or the name): Elysia requires
+ * one parameter name per path position, so every route the card board mounts under
+ * /tack/api/v1/workspaces/ must use :workspace_id too.
+ */
+import { Elysia, t } from "elysia";
+import { principalPlugin } from "../../access/http";
+import { idempotent } from "../../access/idempotent";
+import { requirePrincipal, type Principal } from "../../access/principal";
 import type { SocialDeps as WebhookDeps } from "../social/deps";
+import { ErrorBody } from "../platform/schemas";
+import { URL_MAX } from "./endpoints";
+import { callerKey, paramsOf, webhookRoutes } from "./routes";
+import type { Access } from "./scopes";
+import { SECRET_MAX, SECRET_MIN, TACK, TACK_LIST_DEFAULT, TACK_LIST_MAX, TackWebhookService, tackWorkspaceScope } from "./tack";
+import { MAX_ENDPOINTS_PER_SCOPE } from "./types";
 
-export function tackWebhookRoutes(_deps: WebhookDeps) {
-  return new Elysia();
+export const TACK_SCOPE_PREFIX = "/tack/api/v1/workspaces/:workspace_id";
+
+// ------------------------------------------------------------------ schemas
+
+export const TackWebhook = t.Object({
+  id: t.String({ description: "whk_... (registered here) or ep_... (created through the shared /webhooks/endpoints route)" }),
+  workspace_id: t.String(),
+  url: t.String(),
+  events: t.Array(t.String(), { description: "Event types delivered; empty: every type, including future ones" }),
+  active: t.Boolean({ description: "True on register; false when paused (PATCH active:false) or auto-disabled after repeated failures" }),
+  status: t.Union([t.Literal("enabled"), t.Literal("auto_disabled"), t.Literal("disabled")], {
+    description: "auto_disabled after 20 consecutive failures or 24 h of only failures (disabled_reason failing); disabled by PATCH active:false (disabled_reason manual)",
+  }),
+  disabled_reason: t.Nullable(t.String()),
+  signing_secret_hint: t.String({ description: "Last 4 characters of the signing secret" }),
+  legacy_signature: t.Boolean({ description: "True when registered with your own secret: deliveries also carry X-Tack-Signature (until 15 January 2027)" }),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+const TackWebhookCreated = t.Composite([
+  TackWebhook,
+  t.Object({
+    signing_secret: t.Nullable(
+      t.String({ description: "The generated whsec_ secret, only in this response. null when you supplied your own secret (never echoed) and on an Idempotency-Key replay" }),
+    ),
+  }),
+]);
+const OffsetPagination = t.Object({ total: t.Integer(), limit: t.Integer(), offset: t.Integer(), has_more: t.Boolean() });
+const TackWebhookList = t.Object({ data: t.Array(TackWebhook), pagination: OffsetPagination });
+
+const Events = t.Array(t.String({ maxLength: 200 }), { maxItems: 200, description: "Card-board event types (card.*, comment.created); empty or omitted: all, including future ones" });
+const RegisterBody = t.Object({
+  url: t.String({ maxLength: URL_MAX, description: "https in production; private and loopback targets are refused" }),
+  events: t.Optional(Events),
+  secret: t.Optional(
+    t.String({
+      minLength: SECRET_MIN,
+      maxLength: SECRET_MAX,
+      description:
+        `Your own signing secret, ${SECRET_MIN}-${SECRET_MAX} visible ASCII characters (no spaces). Deliveries then carry the Standard Webhooks headers ` +
+        `(verify with "whsec_" + base64(secret), or with the secret itself when it already is a whsec_ secret of 24-64 bytes) and X-Tack-Signature. ` +
+        "Omitted: a whsec_ secret is generated and returned once; deliveries carry the Standard Webhooks headers only.",
+    }),
+  ),
+});
+const PatchBody = t.Object({
+  url: t.Optional(t.String({ maxLength: URL_MAX })),
+  events: t.Optional(Events),
+  active: t.Optional(t.Boolean({ description: "true re-activates and clears the failure streak; false pauses and drops queued retries" })),
+});
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+
+// ------------------------------------------------------------------ factory
+
+export function tackWebhookRoutes(deps: WebhookDeps) {
+  const { platform, ctx } = deps;
+  const resolve = tackWorkspaceScope(platform);
+  const tack = new TackWebhookService(ctx, deps.webhookApi);
+  const tags = ["Card board: webhooks"];
+  const read = `${TACK}.webhooks.read`;
+  const write = `${TACK}.webhooks.write`;
+  const scopeParams = paramsOf(TACK_SCOPE_PREFIX);
+  const idParams = paramsOf(TACK_SCOPE_PREFIX, "webhook_id");
+  const workspaceNote = "{workspace} is the workspace id or name; another workspace's, unknown or foreign workspaces answer 404.";
+
+  type Ctx = { principal: Principal | null; params: Record<string, string> };
+  const auth = (c: Ctx, access: Access) => {
+    const principal = requirePrincipal(c.principal);
+    return { principal, scope: resolve({ principal, params: c.params }, access) };
+  };
+
+  const records = new Elysia({ prefix: TACK_SCOPE_PREFIX })
+    .use(principalPlugin(platform.authz))
+    .get("/webhooks", (c) => {
+      const { scope } = auth(c, "read");
+      return tack.list(scope, c.query);
+    }, {
+      params: scopeParams,
+      query: t.Object({
+        limit: t.Optional(t.String({ description: `1-${TACK_LIST_MAX}, default ${TACK_LIST_DEFAULT}` })),
+        offset: t.Optional(t.String({ description: "default 0" })),
+      }),
+      response: { 200: TackWebhookList, ...errors },
+      detail: {
+        tags,
+        summary: `List the workspace's webhooks (action ${read}); oldest first, offset pages; secrets never shown`,
+        description: `Every endpoint of the card board's scope, those created through /webhooks/endpoints included. ${workspaceNote}`,
+      },
+    })
+    .post("/webhooks", async (c) => {
+      const { principal, scope } = auth(c, "write");
+      // As on the shared create: the idempotency record keeps signing_secret null; a
+      // generated secret is added to the first response only.
+      let secret: string | null = null;
+      const body = (await idempotent(ctx.idempotency, c, callerKey(principal), async () => {
+        const r = tack.register(scope, c.body, { principal, meta: c.meta });
+        secret = r.secret;
+        return { status: 201, body: { ...r.view, signing_secret: null } };
+      })) as Record<string, unknown>;
+      return secret !== null ? { ...body, signing_secret: secret } : body;
+    }, {
+      params: scopeParams,
+      body: RegisterBody,
+      response: { 201: TackWebhookCreated, ...errors, 409: ErrorBody },
+      detail: {
+        tags,
+        summary: `Register a webhook (action ${write}); 201, active`,
+        description:
+          "Unknown event types are 400 (the message lists the valid ones). " +
+          `At most ${MAX_ENDPOINTS_PER_SCOPE} webhooks per workspace, shared with /webhooks/endpoints (409 ENDPOINT_LIMIT_REACHED). ` +
+          `Accepts Idempotency-Key (24 h). Not deprecated. ${workspaceNote}`,
+      },
+    })
+    .get("/webhooks/:webhook_id", (c) => {
+      const { scope } = auth(c, "read");
+      return tack.get(scope, c.params.webhook_id);
+    }, {
+      params: idParams,
+      response: { 200: TackWebhook, ...errors },
+      detail: { tags, summary: `Read a webhook (action ${read})` },
+    })
+    .patch("/webhooks/:webhook_id", (c) => {
+      const { principal, scope } = auth(c, "write");
+      return tack.update(scope, c.params.webhook_id, c.body, { principal, meta: c.meta });
+    }, {
+      params: idParams,
+      body: PatchBody,
+      response: { 200: TackWebhook, ...errors },
+      detail: {
+        tags,
+        summary: `Update url, events or active (action ${write})`,
+        description:
+          "active:true re-activates (also after an auto-disable) and clears the failure streak; active:false pauses and drops queued retries. " +
+          "The secret is changed with POST /webhooks/endpoints/{webhook_id}/rotate-secret.",
+      },
+    })
+    .delete("/webhooks/:webhook_id", (c) => {
+      const { principal, scope } = auth(c, "write");
+      tack.remove(scope, c.params.webhook_id, { principal, meta: c.meta });
+      c.set.status = 204;
+    }, {
+      params: idParams,
+      detail: { tags, summary: `Delete a webhook (action ${write}); 204, queued retries are dropped` },
+    });
+
+  return new Elysia()
+    .use(webhookRoutes({ webhooks: deps.webhookApi, principals: platform.authz, idempotency: ctx.idempotency }, { product: TACK, prefix: TACK_SCOPE_PREFIX, resolve }))
+    .use(records);
 }

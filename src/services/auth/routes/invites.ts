@@ -1,7 +1,77 @@
-/** (Being built.) */
-import { Elysia } from "elysia";
+/** Invites: admin create / list / revoke (auth.invite.*) and the public accept-invite. */
+import { t } from "elysia";
+import { INVITE_MAX_USES, INVITE_STATUSES, INVITE_TTL } from "../invites";
 import type { AuthService } from "../service";
+import { ConsumerTokens, ErrorBody, ListQuery, Pagination } from "../schemas";
+import { appGroup, authz } from "./scope";
 
-export function invitesRoutes(_auth: AuthService) {
-  return new Elysia();
+const tags = ["Auth: invites"];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+
+const Invite = t.Object({
+  id: t.String({ format: "uuid" }),
+  code_hint: t.String({ description: "inv_... plus the code's last 4 characters" }),
+  email: t.Nullable(t.String({ description: "Only this address may accept" })),
+  role: t.Nullable(t.String({ description: "App role of the new user (the App's default when null); also the tenant role for a tenant invite" })),
+  tenant_id: t.Nullable(t.String({ format: "uuid" })),
+  max_uses: t.Integer(),
+  uses: t.Integer(),
+  status: t.Union([t.Literal("active"), t.Literal("revoked"), t.Literal("expired"), t.Literal("exhausted")]),
+  expires_at: t.Nullable(t.String({ format: "date-time" })),
+  revoked_at: t.Nullable(t.String({ format: "date-time" })),
+  created_at: t.String({ format: "date-time" }),
+});
+const CreatedInvite = t.Composite([Invite, t.Object({ code: t.String({ description: "inv_...: shown only in this answer" }) })]);
+
+export function invitesRoutes(auth: AuthService) {
+  const { invites, access } = auth;
+  return appGroup(auth)
+    .post("/invites", async ({ app, request, body, meta, set }) => {
+      const caller = await access.admin(app, authz(request), "auth.invite.create");
+      set.status = 201;
+      return invites.create(app, caller.actor, body, meta);
+    }, {
+      body: t.Object({
+        email: t.Optional(t.Nullable(t.String({ maxLength: 254 }))),
+        role: t.Optional(t.Nullable(t.String({ maxLength: 100 }))),
+        tenant_id: t.Optional(t.Nullable(t.String({ maxLength: 64, description: "Tenant UUID or tnt_ display id" }))),
+        max_uses: t.Optional(t.Integer({ minimum: 1, maximum: INVITE_MAX_USES, description: "Default 1; must be 1 when email is set" })),
+        expires_in: t.Optional(t.Integer({ minimum: INVITE_TTL.min, maximum: INVITE_TTL.max, description: "Seconds; default 7 days" })),
+        send_email: t.Optional(t.Boolean({ description: "Mail the code to email (with the App's mail_from sender)" })),
+        accept_url: t.Optional(t.Nullable(t.String({ maxLength: 2048, description: "Link for the mail; ?invite_code=<code> is appended. Its origin must be in allowed_redirect_origins" }))),
+      }),
+      response: { 201: CreatedInvite, ...errors, 409: ErrorBody },
+      detail: { tags, summary: "Create an invite (action auth.invite.create)", description: "Workspace API key, console session or M2M token. The code (inv_...) is only in this answer. 409 EMAIL_TAKEN when the address already has an account." },
+    })
+    .get("/invites", async ({ app, request, query }) => {
+      await access.admin(app, authz(request), "auth.invite.list");
+      return invites.list(app, query);
+    }, {
+      query: t.Composite([ListQuery, t.Object({ status: t.Optional(t.String({ description: INVITE_STATUSES.join(" | ") })) })]),
+      response: { 200: t.Object({ data: t.Array(Invite), pagination: Pagination }), ...errors },
+      detail: { tags, summary: "List invites, newest first (action auth.invite.list)" },
+    })
+    .delete("/invites/:invite_id", async ({ app, request, params, meta, set }) => {
+      const caller = await access.admin(app, authz(request), "auth.invite.delete");
+      invites.revoke(app, caller.actor, params.invite_id, meta);
+      set.status = 204;
+    }, {
+      params: t.Object({ app_slug: t.String(), invite_id: t.String() }),
+      detail: { tags, summary: "Revoke an invite (action auth.invite.delete)", description: "204; idempotent. Accepting a revoked invite answers 410 INVITE_REVOKED." },
+    })
+    .post("/auth/accept-invite", ({ app, body, meta }) => invites.accept(app, body, meta), {
+      body: t.Object({
+        code: t.String({ maxLength: 64, description: "The invite code (inv_...)" }),
+        password: t.String({ maxLength: 1024, description: "Must satisfy the App's password policy" }),
+        username: t.Optional(t.Nullable(t.String({ maxLength: 64, description: "Default: derived from the email's local part" }))),
+        display_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
+        email: t.Optional(t.Nullable(t.String({ maxLength: 254, description: "Required when the invite names no address (it then stays unverified); otherwise optional and must match" }))),
+      }),
+      response: { 200: ConsumerTokens, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 410: ErrorBody },
+      detail: {
+        tags: ["Auth: sign-in"],
+        summary: "Accept an invite: create the account and sign in",
+        description: "Public: the code is the only authority. 409 EMAIL_TAKEN / USERNAME_TAKEN; 410 INVITE_REVOKED / INVITE_EXPIRED / INVITE_EXHAUSTED; 404 INVITE_NOT_FOUND for an unknown code.",
+      },
+    });
 }

@@ -1,7 +1,172 @@
-/** (Being built.) */
-import { Elysia } from "elysia";
+/**
+ * M2M clients: management for platform principals at /auth/v1/apps/{app_id}/m2m-clients
+ * (auth.m2m.* actions), and the App's token endpoint /auth/{app_slug}/v1/oauth/token
+ * (client_credentials with client_secret_post).
+ */
+import { Elysia, t } from "elysia";
+import { principalPlugin } from "../../../access/http";
+import { requirePrincipal } from "../../../access/principal";
 import type { AuthService } from "../service";
+import { ErrorBody, ListQuery, Pagination } from "../schemas";
+import type { TokenAnswer } from "../m2m";
+import { appGroup } from "./scope";
 
-export function m2mRoutes(_auth: AuthService) {
-  return new Elysia();
+const tags = ["Auth: M2M clients"];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+const appParams = t.Object({ app_id: t.String() });
+const clientParams = t.Object({ app_id: t.String(), id: t.String({ description: "The client's id or its client_id (m2m_...)" }) });
+const Permissions = t.Array(t.String(), {
+  maxItems: 50,
+  description: 'auth.* action names ("auth.user.read") or prefix patterns ("auth.user.*"); nothing covering auth.m2m.* or auth.app.*, and only actions the caller holds itself',
+});
+
+const Client = t.Object({
+  id: t.String({ format: "uuid" }),
+  client_id: t.String({ description: "m2m_...: sent to the token endpoint" }),
+  name: t.String(),
+  permissions: t.Array(t.String()),
+  secret_hint: t.String({ description: "Last 4 characters of the current secret" }),
+  created_at: t.String({ format: "date-time" }),
+  rotated_at: t.Nullable(t.String({ format: "date-time" })),
+  last_used_at: t.Nullable(t.String({ format: "date-time", description: "Last token issued (updated at most once a minute)" })),
+});
+const ClientWithSecret = t.Composite([Client, t.Object({ client_secret: t.String({ description: "Shown only in this answer; only its hash is stored" }) })]);
+
+function managementRoutes(auth: AuthService) {
+  const { m2m } = auth;
+  return new Elysia({ prefix: "/v1/apps/:app_id/m2m-clients" })
+    .use(principalPlugin(auth.platform.authz))
+    .post("", ({ principal, params, body, meta, set }) => {
+      set.status = 201;
+      return m2m.create(requirePrincipal(principal), params.app_id, body, meta);
+    }, {
+      params: appParams,
+      body: t.Object({ name: t.String({ maxLength: 200 }), permissions: Permissions }),
+      response: { 201: ClientWithSecret, ...errors },
+      detail: { tags, summary: "Create an M2M client (action auth.m2m.create)", description: "The answer carries client_secret once. No Idempotency-Key: a replay would need the plaintext secret stored." },
+    })
+    .get("", ({ principal, params, query }) => m2m.list(requirePrincipal(principal), params.app_id, query), {
+      params: appParams,
+      query: ListQuery,
+      response: { 200: t.Object({ data: t.Array(Client), pagination: Pagination }), ...errors },
+      detail: { tags, summary: "List M2M clients (action auth.m2m.list; cursor pages, creation order; never the secret)" },
+    })
+    .get("/:id", ({ principal, params }) => m2m.get(requirePrincipal(principal), params.app_id, params.id), {
+      params: clientParams, response: { 200: Client, ...errors }, detail: { tags, summary: "Read an M2M client (action auth.m2m.list)" },
+    })
+    .patch("/:id", ({ principal, params, body, meta }) => m2m.update(requirePrincipal(principal), params.app_id, params.id, body, meta), {
+      params: clientParams,
+      body: t.Object({ name: t.Optional(t.String({ maxLength: 200 })), permissions: t.Optional(Permissions) }),
+      response: { 200: Client, ...errors },
+      detail: { tags, summary: "Rename an M2M client or change its permissions (action auth.m2m.update)", description: "Tokens issued before keep their permissions until they expire (at most 1 hour)." },
+    })
+    .post("/:id/rotate-secret", ({ principal, params, meta }) => m2m.rotateSecret(requirePrincipal(principal), params.app_id, params.id, meta), {
+      params: clientParams,
+      response: { 200: ClientWithSecret, ...errors },
+      detail: { tags, summary: "Replace the client secret (action auth.m2m.update)", description: "The new secret is in this answer only; the old one stops working at once. Tokens already issued stay valid until they expire." },
+    })
+    .delete("/:id", ({ principal, params, meta, set }) => {
+      m2m.remove(requirePrincipal(principal), params.app_id, params.id, meta);
+      set.status = 204;
+    }, {
+      params: clientParams,
+      response: errors,
+      detail: { tags, summary: "Delete an M2M client (action auth.m2m.delete)", description: "Its secret stops working at once; access tokens it already holds stay valid until they expire (at most 1 hour)." },
+    });
+}
+
+/** Body of the token request: form-urlencoded or JSON, every field a single string; null when unusable. */
+async function tokenParams(request: Request): Promise<Record<string, string> | string> {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  const text = await request.text();
+  if (text.length > 8192) return "Request body too large";
+  const out: Record<string, string> = {};
+  if (type === "application/x-www-form-urlencoded") {
+    for (const [k, v] of new URLSearchParams(text)) {
+      // RFC 6749 §3.2: parameters must not be repeated.
+      if (Object.hasOwn(out, k)) return `Parameter ${k} is repeated`;
+      out[k] = v;
+    }
+    return out;
+  }
+  if (type === "application/json") {
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      return "Body is not valid JSON";
+    }
+    if (!v || typeof v !== "object" || Array.isArray(v)) return "Body must be a JSON object";
+    for (const [k, x] of Object.entries(v)) {
+      if (typeof x !== "string") return `Parameter ${k} must be a string`;
+      out[k] = x;
+    }
+    return out;
+  }
+  return "Content-Type must be application/x-www-form-urlencoded or application/json";
+}
+
+const OAuthError = t.Object({ error: t.String(), error_description: t.Optional(t.String()) });
+
+function tokenRoute(auth: AuthService) {
+  return appGroup(auth).post("/oauth/token", async ({ app, request, meta, set }) => {
+    const params = await tokenParams(request);
+    const basic = /^basic\s/i.test(request.headers.get("authorization") ?? "");
+    const answer: TokenAnswer = typeof params === "string"
+      ? { status: 400, body: { error: "invalid_request", error_description: params } }
+      : await auth.m2m.token(app, params, basic, meta);
+    set.status = answer.status;
+    // RFC 6749 §5.1: token answers must not be cached (errors included: they may name the client).
+    set.headers["cache-control"] = "no-store";
+    set.headers["pragma"] = "no-cache";
+    for (const [k, v] of Object.entries(answer.headers ?? {})) set.headers[k] = v;
+    // Shapes are per status (the response schemas below); the union is not expressible to TS here.
+    return answer.body as never;
+  }, {
+    parse: "none",
+    detail: {
+      tags,
+      summary: "Token endpoint: client_credentials grant with client_secret_post (RFC 6749 §4.4)",
+      description:
+        "Body (application/x-www-form-urlencoded or JSON): grant_type=client_credentials, client_id, client_secret, optional scope (space-separated subset of the client's permissions; default all). " +
+        "200 {access_token, token_type: Bearer, expires_in, scope}: an RS256 JWT with sub=client_id, client_id, type=m2m, permissions[], scope; lifetime min(App access_token_ttl, 3600 s). " +
+        "Errors use the OAuth shape {error, error_description} (not the house error body), because OAuth client libraries parse it: " +
+        "401 invalid_client, 400 unsupported_grant_type / invalid_request / invalid_scope, 429 temporarily_unavailable (with Retry-After) after 10 failed secrets for a client_id within a minute. Every answer has Cache-Control: no-store.",
+      requestBody: {
+        required: true,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: {
+              type: "object",
+              required: ["grant_type", "client_id", "client_secret"],
+              properties: {
+                grant_type: { type: "string", enum: ["client_credentials"] },
+                client_id: { type: "string" },
+                client_secret: { type: "string" },
+                scope: { type: "string", description: "Space-separated auth.* permissions" },
+              },
+            },
+          },
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["grant_type", "client_id", "client_secret"],
+              properties: { grant_type: { type: "string" }, client_id: { type: "string" }, client_secret: { type: "string" }, scope: { type: "string" } },
+            },
+          },
+        },
+      },
+    },
+    response: {
+      200: t.Object({ access_token: t.String(), token_type: t.Literal("Bearer"), expires_in: t.Number(), scope: t.String() }),
+      400: OAuthError,
+      401: OAuthError,
+      404: ErrorBody,
+      429: OAuthError,
+    },
+  });
+}
+
+export function m2mRoutes(auth: AuthService) {
+  return new Elysia().use(managementRoutes(auth)).use(tokenRoute(auth));
 }

@@ -15,7 +15,7 @@ export function sessionRoutes(auth: AuthService) {
         email: t.String({ maxLength: 254 }),
         password: t.String({ maxLength: 1024, description: "Must satisfy the App's password policy (default 8+ characters)" }),
         display_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
-        metadata: t.Optional(t.Record(t.String(), t.Unknown())),
+        metadata: t.Optional(t.Unknown({ description: "JSON object, at most 16 KiB (checked by the service: Elysia would coerce an array into an object)" })),
       }),
       response: { 200: ConsumerTokens, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       detail: {

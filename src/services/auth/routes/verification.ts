@@ -1,7 +1,76 @@
-/** (Being built.) */
-import { Elysia } from "elysia";
+/** Verification codes (server-side callers with auth.verification.create), public verify, end-user password reset. */
+import { t } from "elysia";
 import type { AuthService } from "../service";
+import { ErrorBody } from "../schemas";
+import { appGroup, authz } from "./scope";
 
-export function verificationRoutes(_auth: AuthService) {
-  return new Elysia();
+const tags = ["Auth: verification"];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+const Issued = {
+  id: t.String({ format: "uuid" }),
+  user_id: t.Nullable(t.String({ format: "uuid" })),
+  target_masked: t.String(),
+  expires_at: t.String({ format: "date-time", description: "15 minutes after minting" }),
+};
+const Code = t.String({ maxLength: 16, description: "The 6-digit code" });
+const Verified = t.Object({ verified: t.Literal(true) });
+const verifyErrors = { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody };
+const codeRules = "400 INVALID_CODE for a wrong, expired or used code; the 5th wrong code for a target burns its code and answers 429 TOO_MANY_ATTEMPTS until a new code is minted.";
+
+export function verificationRoutes(auth: AuthService) {
+  const { verification, access } = auth;
+  return appGroup(auth)
+    .post("/auth/request-verification", async ({ app, request, body, meta, set }) => {
+      const caller = await access.admin(app, authz(request), "auth.verification.create");
+      set.status = 201;
+      return verification.requestVerification(app, caller, body, meta);
+    }, {
+      body: t.Object({
+        email: t.Optional(t.Nullable(t.String({ maxLength: 254 }))),
+        phone: t.Optional(t.Nullable(t.String({ maxLength: 32, description: "E.164, e.g. +14155550123" }))),
+        user_id: t.Optional(t.Nullable(t.String({ maxLength: 64, description: "Owner of the contact; required for a phone number no user has yet" }))),
+      }),
+      response: { 201: t.Object({ ...Issued, channel: t.Union([t.Literal("email"), t.Literal("phone")]), code: t.String({ description: "6 digits: deliver it yourself (SMS is not built)" }) }), ...errors, 409: ErrorBody },
+      detail: {
+        tags,
+        summary: "Mint a verification code and return it (action auth.verification.create)",
+        description: "Exactly one of email or phone (400 otherwise). Minting supersedes the target's previous code, including the one mailed at sign-up. The email must belong to a user of the App (404).",
+      },
+    })
+    .post("/auth/send-verification-email", async ({ app, request, body, meta, set }) => {
+      const caller = await access.admin(app, authz(request), "auth.verification.create");
+      set.status = 202;
+      return verification.sendVerificationEmail(app, caller, body, meta);
+    }, {
+      body: t.Object({
+        email: t.Optional(t.Nullable(t.String({ maxLength: 254 }))),
+        user_id: t.Optional(t.Nullable(t.String({ maxLength: 64, description: "Without email: the user's primary email" }))),
+      }),
+      response: { 202: t.Object(Issued), ...errors },
+      detail: { tags, summary: "Mint a verification code and mail it (action auth.verification.create)", description: "202 once the mail is queued; the code is not returned." },
+    })
+    .post("/auth/verify-email", ({ app, body, meta }) => verification.verifyEmail(app, body, meta), {
+      body: t.Object({ email: t.String({ maxLength: 254 }), code: Code }),
+      response: { 200: Verified, ...verifyErrors },
+      detail: { tags, summary: "Verify an email address with its code (public)", description: `A verified primary email can sign in. ${codeRules}` },
+    })
+    .post("/auth/verify-phone", ({ app, body, meta }) => verification.verifyPhone(app, body, meta), {
+      body: t.Object({ phone: t.String({ maxLength: 32 }), code: Code }),
+      response: { 200: Verified, ...verifyErrors },
+      detail: { tags, summary: "Verify a phone number with its code (public)", description: `A number minted with user_id becomes a verified phone of that user. ${codeRules}` },
+    })
+    .post("/auth/password/request-reset", ({ app, body, meta, set }) => {
+      verification.requestPasswordReset(app, body.email, meta);
+      set.status = 204;
+    }, {
+      body: t.Object({ email: t.String({ maxLength: 254 }) }),
+      detail: { tags: ["Auth: sign-in"], summary: "Mail a 6-digit password reset code", description: "Always 204 with no body, whether or not the address has an account; at most 5 mails per address and hour." },
+    })
+    .post("/auth/password/reset", async ({ app, body, meta, set }) => {
+      await verification.resetPassword(app, body, meta);
+      set.status = 204;
+    }, {
+      body: t.Object({ email: t.String({ maxLength: 254 }), code: Code, new_password: t.String({ maxLength: 1024, description: "Must satisfy the App's password policy" }) }),
+      detail: { tags: ["Auth: sign-in"], summary: "Set a new password with the mailed code", description: `204; revokes every session of the user. ${codeRules}` },
+    });
 }

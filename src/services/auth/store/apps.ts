@@ -41,6 +41,9 @@ export const listApps = (db: Db, workspaceId: string, after: string | null, limi
     .query<AppRow, [string, string, number]>("SELECT * FROM auth_apps WHERE workspace_id = ? AND id > ? ORDER BY id LIMIT ?")
     .all(workspaceId, after ?? "", limit);
 
+export const appIdsInWorkspace = (db: Db, workspaceId: string) =>
+  db.query<{ id: string }, [string]>("SELECT id FROM auth_apps WHERE workspace_id = ?").all(workspaceId).map((r) => r.id);
+
 export function updateApp(db: Db, id: string, f: { slug: string; display_name: string; settings: string; updated_at: string }) {
   db.query("UPDATE auth_apps SET slug = $slug, display_name = $display_name, settings = $settings, updated_at = $updated_at WHERE id = $id").run({ id, ...f } as any);
 }
@@ -65,10 +68,15 @@ export const activeSigningKey = (db: Db, appId: string) =>
     .query<SigningKeyRow, [string]>("SELECT * FROM auth_signing_keys WHERE app_id = ? AND retired_at IS NULL ORDER BY created_at DESC, kid DESC LIMIT 1")
     .get(appId);
 
-/** Keys published in the JWKS: the signing key and retired keys whose tokens may still be valid. */
+/**
+ * Keys published in the JWKS: the signing key first, then retired keys whose tokens may
+ * still be valid, most recently retired first (created_at alone can tie within a millisecond).
+ */
 export const publishedKeys = (db: Db, appId: string, nowMs: number) =>
   db
-    .query<SigningKeyRow, [string, number]>("SELECT * FROM auth_signing_keys WHERE app_id = ? AND (drop_after IS NULL OR drop_after > ?) ORDER BY created_at DESC, kid DESC")
+    .query<SigningKeyRow, [string, number]>(
+      "SELECT * FROM auth_signing_keys WHERE app_id = ? AND (drop_after IS NULL OR drop_after > ?) ORDER BY drop_after IS NOT NULL, drop_after DESC, created_at DESC",
+    )
     .all(appId, nowMs);
 
 export const retireSigningKeys = (db: Db, appId: string, now: string, dropAfter: number) =>

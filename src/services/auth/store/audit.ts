@@ -23,34 +23,45 @@ export function insertAuthAudit(db: Db, r: AuthAuditRow) {
   ).run(r as any);
 }
 
+/** Validated filters (see AuditQueryService): `since`/`until` are canonical ISO strings like created_at. */
 export interface AuditFilter {
+  /** Exact action name. */
   action?: string | null;
+  /** Action prefix including its trailing dot ("user." for `user.*`). */
+  actionPrefix?: string | null;
   actor_id?: string | null;
   target_id?: string | null;
-  outcome?: string | null;
+  outcome?: "success" | "failure" | null;
+  /** Inclusive. */
   since?: string | null;
+  /** Exclusive. */
   until?: string | null;
 }
 
-/** Newest first (ids are UUIDv7, so id order is time order), keyset on id. */
-export function listAuthAudit(db: Db, appId: string, f: AuditFilter, before: string | null, limit: number) {
-  const where = ["app_id = $app", "($before IS NULL OR id < $before)"];
-  if (f.action) where.push(f.action.endsWith(".*") ? "action LIKE $action_like" : "action = $action");
-  if (f.actor_id) where.push("actor_id = $actor_id");
-  if (f.target_id) where.push("target_id = $target_id");
-  if (f.outcome) where.push("outcome = $outcome");
-  if (f.since) where.push("created_at >= $since");
-  if (f.until) where.push("created_at < $until");
-  return db.query<AuthAuditRow, any>(`SELECT * FROM auth_audit WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT $limit`).all({
-    app: appId,
-    before: before,
-    action: f.action ?? null,
-    action_like: f.action?.endsWith(".*") ? `${f.action.slice(0, -1)}%` : null,
-    actor_id: f.actor_id ?? null,
-    target_id: f.target_id ?? null,
-    outcome: f.outcome ?? null,
-    since: f.since ?? null,
-    until: f.until ?? null,
-    limit: limit,
-  } as any);
+/**
+ * Newest first (ids are UUIDv7, so id order is creation order), keyset on id: rows older
+ * than `before`, at most `limit`. Only the conditions in use are in the SQL, so the planner
+ * sees plain equalities and ranges: `app_id, id DESC` pages, `app_id, action, id DESC` for an
+ * exact action, `app_id, actor_id, id DESC` for an actor, `app_id, target_id, id DESC` (0036)
+ * for a target. An action prefix is compared with substr (not LIKE: LIKE is case-insensitive
+ * and treats `_` as a wildcard, and action names contain underscores) and deliberately not
+ * as an index range: a range over (app_id, action) would sort every match for each page
+ * ("user.*" is most of a log), while walking the id index stops after `limit` matches.
+ */
+export function listAuthAudit(db: Db, appId: string, f: AuditFilter, before: string | null, limit: number): AuthAuditRow[] {
+  const where = ["app_id = $app"];
+  const params: Record<string, string | number> = { app: appId, limit };
+  const add = (sql: string, values: Record<string, string | number>) => {
+    where.push(sql);
+    Object.assign(params, values);
+  };
+  if (before) add("id < $before", { before });
+  if (f.action) add("action = $action", { action: f.action });
+  if (f.actionPrefix) add("substr(action, 1, $prefix_len) = $prefix", { prefix_len: f.actionPrefix.length, prefix: f.actionPrefix });
+  if (f.actor_id) add("actor_id = $actor_id", { actor_id: f.actor_id });
+  if (f.target_id) add("target_id = $target_id", { target_id: f.target_id });
+  if (f.outcome) add("outcome = $outcome", { outcome: f.outcome });
+  if (f.since) add("created_at >= $since", { since: f.since });
+  if (f.until) add("created_at < $until", { until: f.until });
+  return db.query<AuthAuditRow, any>(`SELECT * FROM auth_audit WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT $limit`).all(params);
 }

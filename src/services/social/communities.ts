@@ -1,0 +1,311 @@
+/**
+ * Communities: the admin lane's resource (/social/v1/workspaces/{workspace_id}/communities)
+ * and the lookup every /social/v1/communities/{community_id}/... route starts with.
+ *
+ * Decisions the spec leaves open:
+ * - slug: 3-63 characters of lowercase letters, digits and hyphens, starting and ending with
+ *   a letter or digit; unique per workspace (409 SLUG_TAKEN). Upper case is refused, not folded.
+ * - display_name: 1-200 characters after trimming (stored trimmed). description: up to 2000
+ *   characters or null.
+ * - app_id: the id (UUID) of an Auth App. When the app wiring hands the service an App
+ *   directory (SocialDeps.apps), the App must exist in the same workspace (else 404); without
+ *   it the UUID is stored as given. An App connects to at most one community (409
+ *   APP_ALREADY_CONNECTED). app_id cannot be changed by PATCH.
+ * - status: active on create. PATCH moves freely between active and suspended; archived is
+ *   terminal (409 COMMUNITY_ARCHIVED for any other status afterwards). Other fields of an
+ *   archived community stay editable.
+ * - list: newest first, keyset cursor. The cursor carries its filters (q, status): follow-up
+ *   pages may repeat them or omit them; different ones are 400 INVALID_CURSOR.
+ * - q: case-insensitive (Unicode lower-casing) substring of the display name or the slug,
+ *   matched literally (% and _ are ordinary characters); empty means no filter.
+ * - Another workspace's community, or an id that is not a UUID, is 404 like an unknown one.
+ */
+import type { ActionRegistry } from "../../access/actions";
+import type { RequestMeta } from "../../access/http";
+import type { Principal } from "../../access/principal";
+import { tx } from "../../core/db";
+import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
+import { isUuid, uuid } from "../../core/ids";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
+import type { AppContext } from "../../context";
+import { audit } from "../platform/audit";
+import type { Platform } from "../platform/service";
+import { applySettings, defaultSettings, parseSettings, type CommunitySettings } from "./settings";
+import * as store from "./store";
+
+export const SOCIAL_ACTIONS = [
+  { name: "social.list", description: "List communities and other community records" },
+  { name: "social.read", description: "Read a community and its records" },
+  { name: "social.create", description: "Create communities and community records (actors, follows, mutes, ...)" },
+  { name: "social.update", description: "Change a community (name, description, settings, status) and its records" },
+  { name: "social.delete", description: "Delete a community with everything in it, or single community records" },
+] as const;
+
+/** Registers the social.* actions (a no-op for those already registered). */
+export function registerSocialActions(actions: ActionRegistry) {
+  const missing = SOCIAL_ACTIONS.filter((a) => !actions.has(a.name));
+  if (missing.length) actions.register("social", missing.map((a) => ({ ...a })));
+}
+
+export const SLUG_RE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
+export const DISPLAY_NAME_MAX = 200;
+export const DESCRIPTION_MAX = 2000;
+export const Q_MAX = 128;
+export const LIST_DEFAULT = 50;
+export const LIST_MAX = 200;
+export const STATUSES = ["active", "suspended", "archived"] as const;
+
+/** What the service needs of the Auth service to check app_id (AuthService.apps fits). */
+export interface AppDirectory {
+  byId(id: string): { id: string; workspaceId: string } | null;
+}
+
+export interface CommunityView {
+  id: string;
+  workspace_id: string;
+  slug: string;
+  display_name: string;
+  description: string | null;
+  app_id: string | null;
+  settings: CommunitySettings;
+  status: store.CommunityStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CommunityInput {
+  slug?: unknown;
+  display_name?: unknown;
+  description?: unknown;
+  app_id?: unknown;
+  settings?: unknown;
+  status?: unknown;
+}
+
+export interface ListQuery {
+  limit?: unknown;
+  cursor?: string;
+  q?: string;
+  status?: string;
+}
+
+export interface Actor {
+  principal: Principal;
+  meta?: RequestMeta;
+}
+
+export interface CommunityHooks {
+  /** App directory of the Auth service, to check app_id; absent: app_id is stored as given. */
+  apps?: AppDirectory;
+  /** Runs inside the delete transaction (e.g. drops the community's webhook endpoints). */
+  onDelete?: (c: store.CommunityRow, actor: Actor) => void;
+}
+
+const isStatus = (v: unknown): v is store.CommunityStatus => typeof v === "string" && (STATUSES as readonly string[]).includes(v);
+
+/** LIKE pattern for a literal, case-folded substring (backslash escapes %, _ and itself). */
+const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+
+const badCursor = (reason: string) => badRequest("Malformed cursor", [{ field: "cursor", reason }], "INVALID_CURSOR");
+
+export class CommunityService {
+  constructor(
+    readonly ctx: AppContext,
+    private readonly platform: Platform,
+    private readonly hooks: CommunityHooks = {},
+  ) {
+    registerSocialActions(ctx.actions);
+  }
+
+  view(r: store.CommunityRow): CommunityView {
+    return {
+      id: r.id,
+      workspace_id: r.workspace_id,
+      slug: r.slug,
+      display_name: r.display_name,
+      description: r.description,
+      app_id: r.app_id,
+      settings: parseSettings(r.settings),
+      status: r.status,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    };
+  }
+
+  /** The workspace of an admin-lane route: 404 / 403 from the platform, 403 when social is off. */
+  private workspace(p: Principal, workspaceId: string, action: string) {
+    const { workspace } = this.platform.authz.authorizeWorkspace(p, { id: workspaceId }, action);
+    this.platform.authz.requireService(workspace.id, "social");
+    return workspace;
+  }
+
+  private inWorkspace(workspaceId: string, id: string): store.CommunityRow {
+    const r = isUuid(id) ? store.communityInWorkspace(this.ctx.db, workspaceId, id) : null;
+    if (!r) throw notFound("Community");
+    return r;
+  }
+
+  /**
+   * A community addressed by id alone (/social/v1/communities/{community_id}/...): the caller
+   * needs `action` in its workspace and the workspace must have social enabled. Unknown,
+   * or in a workspace the caller has no access to: 404.
+   */
+  forPrincipal(p: Principal, communityId: string, action: string): store.CommunityRow {
+    const r = isUuid(communityId) ? store.communityById(this.ctx.db, communityId) : null;
+    if (!r) throw notFound("Community");
+    try {
+      this.platform.authz.authorizeWorkspace(p, { id: r.workspace_id }, action);
+    } catch (e) {
+      // The platform says "Workspace not found": the caller asked for a community.
+      if (e instanceof ApiError && e.status === 404) throw notFound("Community");
+      throw e;
+    }
+    this.platform.authz.requireService(r.workspace_id, "social");
+    return r;
+  }
+
+  // ------------------------------------------------------------------ validation
+
+  private slug(v: unknown): string {
+    if (typeof v !== "string" || v === "") throw invalidField("slug", "required");
+    if (!SLUG_RE.test(v)) throw invalidField("slug", "3-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit");
+    return v;
+  }
+
+  private displayName(v: unknown): string {
+    if (typeof v !== "string") throw invalidField("display_name", "required");
+    const name = v.trim();
+    if (name.length < 1 || name.length > DISPLAY_NAME_MAX) throw invalidField("display_name", `1-${DISPLAY_NAME_MAX} characters after trimming`);
+    return name;
+  }
+
+  private description(v: unknown): string | null {
+    if (v === null) return null;
+    if (typeof v !== "string") throw invalidField("description", "must be a string or null");
+    if (v.length > DESCRIPTION_MAX) throw invalidField("description", `at most ${DESCRIPTION_MAX} characters`);
+    return v;
+  }
+
+  /** app_id: null or the UUID of an Auth App of this workspace not yet connected to a community. */
+  private appId(workspaceId: string, v: unknown): string | null {
+    if (v === undefined || v === null) return null;
+    if (typeof v !== "string" || !isUuid(v)) throw invalidField("app_id", "must be the id (UUID) of an Auth App");
+    const id = v.toLowerCase();
+    if (this.hooks.apps) {
+      const app = this.hooks.apps.byId(id);
+      if (!app || app.workspaceId !== workspaceId) throw notFound("App");
+    }
+    if (store.appConnected(this.ctx.db, id)) throw conflict("This App is already connected to a community", "APP_ALREADY_CONNECTED");
+    return id;
+  }
+
+  // ------------------------------------------------------------------ operations
+
+  create(p: Principal, workspaceId: string, input: CommunityInput, meta?: RequestMeta): CommunityView {
+    const ws = this.workspace(p, workspaceId, "social.create");
+    const slug = this.slug(input.slug);
+    const display_name = this.displayName(input.display_name);
+    const description = input.description === undefined ? null : this.description(input.description);
+    const settings = input.settings === undefined ? defaultSettings() : applySettings(defaultSettings(), input.settings);
+    const id = uuid();
+    const now = this.ctx.clock.iso();
+    tx(this.ctx.db, () => {
+      if (store.slugTaken(this.ctx.db, ws.id, slug)) throw conflict(`The slug "${slug}" is already used by a community of this workspace`, "SLUG_TAKEN");
+      const app_id = this.appId(ws.id, input.app_id);
+      store.insertCommunity(this.ctx.db, {
+        id,
+        workspace_id: ws.id,
+        slug,
+        display_name,
+        name_fold: display_name.toLowerCase(),
+        description,
+        app_id,
+        settings: JSON.stringify(settings),
+        status: "active",
+        created_at: now,
+        updated_at: now,
+      });
+      audit(this.ctx, { actor: p, action: "social.community.create", workspaceId: ws.id, target: { type: "community", id }, meta, metadata: { slug, app_id } });
+    });
+    return this.view(store.communityById(this.ctx.db, id)!);
+  }
+
+  list(p: Principal, workspaceId: string, q: ListQuery): Page<CommunityView> {
+    const ws = this.workspace(p, workspaceId, "social.list");
+    const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
+    let text = q.q === undefined || q.q === "" ? null : q.q;
+    if (text !== null && text.length > Q_MAX) throw invalidField("q", `at most ${Q_MAX} characters`);
+    let status = q.status === undefined || q.status === "" ? null : q.status;
+    if (status !== null && !isStatus(status)) throw invalidField("status", `one of ${STATUSES.join(", ")}`);
+
+    const c = decodeCursor<{ c?: unknown; id?: unknown; q?: unknown; s?: unknown }>(q.cursor);
+    if (c) {
+      if (typeof c.c !== "string" || typeof c.id !== "string" || (c.q !== null && typeof c.q !== "string") || (c.s !== null && !isStatus(c.s))) {
+        throw badCursor("not a cursor issued by this API");
+      }
+      // Follow-up pages keep the first page's filters: omitted ones come from the cursor.
+      if ((text !== null && text !== c.q) || (status !== null && status !== c.s)) throw badCursor("the cursor belongs to other filters (q, status); start again without it");
+      text = c.q as string | null;
+      status = c.s as string | null;
+    }
+    const rows = store.listCommunities(this.ctx.db, {
+      workspaceId: ws.id,
+      pattern: text === null ? null : likePattern(text),
+      status: status as store.CommunityStatus | null,
+      before: c ? { created_at: c.c as string, id: c.id as string } : null,
+      limit: limit + 1,
+    });
+    return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id, q: text, s: status }), (r) => this.view(r));
+  }
+
+  /** Ids of the workspace's communities (its deletion drops their webhook endpoints). */
+  idsInWorkspace(workspaceId: string): string[] {
+    return store.communityIdsInWorkspace(this.ctx.db, workspaceId);
+  }
+
+  get(p: Principal, workspaceId: string, id: string): CommunityView {
+    const ws = this.workspace(p, workspaceId, "social.read");
+    return this.view(this.inWorkspace(ws.id, id));
+  }
+
+  update(p: Principal, workspaceId: string, id: string, input: CommunityInput, meta?: RequestMeta): CommunityView {
+    const ws = this.workspace(p, workspaceId, "social.update");
+    const patch: store.CommunityPatch = {};
+    if (input.display_name !== undefined) {
+      patch.display_name = this.displayName(input.display_name);
+      patch.name_fold = patch.display_name.toLowerCase();
+    }
+    if (input.description !== undefined) patch.description = this.description(input.description);
+    if (input.status !== undefined && !isStatus(input.status)) throw invalidField("status", `one of ${STATUSES.join(", ")}`);
+    return tx(this.ctx.db, () => {
+      const r = this.inWorkspace(ws.id, id);
+      if (input.settings !== undefined) patch.settings = JSON.stringify(applySettings(parseSettings(r.settings), input.settings));
+      if (input.status !== undefined && input.status !== r.status) {
+        if (r.status === "archived") throw conflict("The community is archived; archived is final", "COMMUNITY_ARCHIVED");
+        patch.status = input.status as store.CommunityStatus;
+      }
+      if (Object.keys(patch).length === 0) return this.view(r);
+      store.updateCommunity(this.ctx.db, r.id, patch, this.ctx.clock.iso());
+      audit(this.ctx, {
+        actor: p,
+        action: "social.community.update",
+        workspaceId: ws.id,
+        target: { type: "community", id: r.id },
+        meta,
+        metadata: { fields: Object.keys(patch).filter((k) => k !== "name_fold"), ...(patch.status ? { status: { from: r.status, to: patch.status } } : {}) },
+      });
+      return this.view(store.communityById(this.ctx.db, r.id)!);
+    });
+  }
+
+  /** Deletes the community and everything in it (cascades), its webhook endpoints included. Not reversible. */
+  remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): void {
+    const ws = this.workspace(p, workspaceId, "social.delete");
+    tx(this.ctx.db, () => {
+      const r = this.inWorkspace(ws.id, id);
+      this.hooks.onDelete?.(r, { principal: p, meta });
+      store.deleteCommunity(this.ctx.db, r.id);
+      audit(this.ctx, { actor: p, action: "social.community.delete", workspaceId: ws.id, target: { type: "community", id: r.id }, meta, metadata: { slug: r.slug } });
+    });
+  }
+}

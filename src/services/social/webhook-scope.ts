@@ -1,0 +1,16 @@
+/**
+ * The community webhook scope: /social/v1/communities/{community_id}/webhooks/... Endpoints
+ * belong to one community; the caller needs social.webhooks.read / write in the community's
+ * workspace, which must have the social service enabled. Unknown communities and those of
+ * other workspaces answer 404.
+ */
+import { registerWebhookActions, webhookAction, type ScopeResolver } from "../webhooks/scopes";
+import type { CommunityService } from "./communities";
+
+export function communityWebhookScope(communities: CommunityService): ScopeResolver {
+  registerWebhookActions(communities.ctx.actions, "social");
+  return ({ principal, params }, access) => {
+    const c = communities.forPrincipal(principal, params.community_id, webhookAction("social", access));
+    return { product: "social", scopeId: c.id, workspaceId: c.workspace_id };
+  };
+}

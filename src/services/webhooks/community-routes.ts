@@ -1,0 +1,223 @@
+/**
+ * Routes of the community service's webhook records (spec 3), next to the shared
+ * webhookRoutes of the same scope:
+ *
+ *   app.use(communityWebhookRoutes(deps, { prefix: "/social/v1/communities/:community_id", resolve }))
+ *
+ * mounts {prefix}/webhooks and {prefix}/webhooks/:id/... Static segments win over :id in
+ * Elysia's router, so the shared {prefix}/webhooks/endpoints, /events and /event-types keep
+ * answering (these records are whk_...). Every response carries Deprecation: true and
+ * Sunset. Behaviour and decisions: community.ts.
+ */
+import { Elysia, t } from "elysia";
+import { principalPlugin } from "../../access/http";
+import { idempotent } from "../../access/idempotent";
+import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
+import type { Idempotency } from "../../core/idempotency";
+import { ErrorBody } from "../platform/schemas";
+import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./community";
+import { URL_MAX } from "./endpoints";
+import { LEGACY_SUNSET } from "./legacy";
+import { deprecationHeaders } from "./legacy-routes";
+import { callerKey, paramsOf } from "./routes";
+import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "./scopes";
+import { MAX_ENDPOINTS_PER_SCOPE } from "./types";
+
+// ------------------------------------------------------------------ schemas
+
+const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
+
+export const CommunityWebhook = t.Object({
+  id: t.String({ description: "whk_..." }),
+  community_id: t.String(),
+  url: t.String(),
+  event_types: t.Array(t.String(), { description: "Exactly the types delivered; types added to the catalogue later are not included until subscribed" }),
+  disabled: t.Boolean({ description: "Paused (PATCH disabled:true) or auto-disabled after 20 consecutive failures or 24 h of only failures" }),
+  disabled_at: t.Nullable(t.String()),
+  disabled_reason: t.Nullable(t.String({ description: "manual | failing" })),
+  consecutive_failures: t.Integer(),
+  first_failure_at: t.Nullable(t.String()),
+  last_status_code: t.Nullable(t.Integer()),
+  last_attempt_at: t.Nullable(t.String()),
+  signing_secret_hint: t.String({ description: "Last 4 characters of the signing secret" }),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+const CommunityWebhookWithSecret = t.Composite([
+  CommunityWebhook,
+  t.Object({ signing_secret: t.Nullable(t.String({ description: "whsec_...; only in this response (null on an Idempotency-Key replay)" })) }),
+]);
+const WebhookList = t.Object({ data: t.Array(CommunityWebhook), pagination: Pagination });
+
+const EventTypes = t.Array(t.String({ maxLength: 200 }), {
+  maxItems: 200,
+  description: "Types of GET /social/v1/webhook-event-types; omitted or empty: every type listed there now (later types need a PATCH)",
+});
+const CreateBody = t.Object({
+  url: t.String({ maxLength: URL_MAX, description: "https, publicly resolvable; private and link-local addresses are refused at every delivery" }),
+  event_types: t.Optional(EventTypes),
+});
+const PatchBody = t.Object({
+  disabled: t.Optional(t.Boolean({ description: "false re-enables and clears the failure streak; true pauses (queued retries are dropped)" })),
+  url: t.Optional(t.String({ maxLength: URL_MAX })),
+  event_types: t.Optional(EventTypes),
+});
+
+const Attempt = t.Object({
+  id: t.String({ description: "att_..." }),
+  delivery_id: t.Nullable(t.String({ description: "dlv_...: the {deliveryId} of redeliver" })),
+  event_id: t.String({ description: "evt_...: the envelope id and webhook-id header" }),
+  event_type: t.String(),
+  attempt_number: t.Integer({ description: "1 for the first attempt of this event to this webhook, then 2, 3, ... (retries, tests, redeliveries)" }),
+  trigger: t.String({ description: "scheduled | retry | test | replay" }),
+  request_body: t.String({ description: "The raw body sent (the envelope)" }),
+  response_status: t.Nullable(t.Integer()),
+  response_body: t.Nullable(t.String({ description: "First 1 KiB of the response" })),
+  error_class: t.Nullable(t.String({ description: "null on 2xx; http_status | timeout | connection | blocked | redirect | tls | invalid_url" })),
+  latency_ms: t.Integer(),
+  succeeded: t.Boolean(),
+  created_at: t.String(),
+});
+const Queued = t.Object({ accepted: t.Literal(true), event_id: t.String(), delivery_id: t.String() });
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+/** Writes also answer 409 (cap, disabled, in flight, IDEMPOTENCY_KEY_REUSE). */
+const writeErrors = { ...errors, 409: ErrorBody };
+
+// ------------------------------------------------------------------ factory
+
+export interface CommunityWebhookRouteDeps {
+  webhooks: CommunityWebhookService;
+  principals: PrincipalResolver;
+  idempotency: Idempotency;
+}
+
+export interface CommunityWebhookRouteOptions {
+  /** Scope path with its parameters, e.g. "/social/v1/communities/:community_id". */
+  prefix: string;
+  resolve: ScopeResolver;
+  tag?: string;
+}
+
+export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: CommunityWebhookRouteOptions) {
+  const { webhooks } = deps;
+  registerWebhookActions(webhooks.ctx.actions, "social");
+  const tags = [opts.tag ?? "Community: webhooks"];
+  const read = webhookAction("social", "read");
+  const write = webhookAction("social", "write");
+  const scopeParams = paramsOf(opts.prefix);
+  const idParams = paramsOf(opts.prefix, "id");
+  const note = `Deprecated route shape: answers with Deprecation: true and Sunset: ${LEGACY_SUNSET}; {scope}/webhooks/endpoints is the successor.`;
+  const detail = (summary: string, description?: string) => ({ tags, summary, description: description ? `${description} ${note}` : note });
+
+  type Ctx = { principal: Principal | null; params: Record<string, string> };
+  const auth = (c: Ctx, access: Access) => {
+    const principal = requirePrincipal(c.principal);
+    return { principal, scope: opts.resolve({ principal, params: c.params }, access) };
+  };
+  /** Write routes accept Idempotency-Key: a replay answers the first response (secrets null). */
+  type IdemCtx = Parameters<typeof idempotent>[1];
+  const once = <T>(c: IdemCtx, principal: Principal, status: number, exec: () => T) =>
+    idempotent(deps.idempotency, c, callerKey(principal), async () => ({ status, body: exec() })) as Promise<T>;
+  /**
+   * Create and rotate-secret: the idempotency record stores signing_secret null (the secret
+   * never rests in plaintext) and the first response alone gets the secret.
+   */
+  const withSecret = async (c: IdemCtx, principal: Principal, status: number, make: () => { view: CommunityWebhookView; secret: string }) => {
+    let secret: string | null = null;
+    const body = await once<CommunityWebhookView & { signing_secret: string | null }>(c, principal, status, () => {
+      const r = make();
+      secret = r.secret;
+      return { ...r.view, signing_secret: null };
+    });
+    return secret !== null ? { ...body, signing_secret: secret } : body;
+  };
+
+  return new Elysia({ prefix: `${opts.prefix}/webhooks` })
+    .use(principalPlugin(deps.principals))
+    .use(deprecationHeaders())
+    .get("", (c) => webhooks.list(auth(c, "read").scope), {
+      params: scopeParams,
+      response: { 200: WebhookList, ...errors },
+      detail: detail(`Every webhook of the community, disabled ones included (action ${read}); secrets masked`),
+    })
+    .post("", (c) => {
+      const { principal, scope } = auth(c, "write");
+      return withSecret(c, principal, 201, () => webhooks.create(scope, c.body, { principal, meta: c.meta }));
+    }, {
+      params: scopeParams,
+      body: CreateBody,
+      response: { 201: CommunityWebhookWithSecret, ...writeErrors },
+      detail: detail(
+        `Create a webhook (action ${write}); signing_secret in this response only`,
+        "Deliveries: POST of {id, type, created_at, community_id, data} with webhook-id / webhook-timestamp / webhook-signature (Standard Webhooks, verify with signing_secret) " +
+          "and X-Svc-Signature: t=<unix>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed by signing_secret>. " +
+          `Unknown event types are 400 naming the valid set. At most ${MAX_ENDPOINTS_PER_SCOPE} per community (409 ENDPOINT_LIMIT_REACHED). Accepts Idempotency-Key.`,
+      ),
+    })
+    .get("/:id", (c) => webhooks.get(auth(c, "read").scope, c.params.id), {
+      params: idParams,
+      response: { 200: CommunityWebhook, ...errors },
+      detail: detail(`Read a webhook (action ${read})`),
+    })
+    .patch("/:id", (c) => {
+      const { principal, scope } = auth(c, "write");
+      return once(c, principal, 200, () => webhooks.update(scope, c.params.id, c.body, { principal, meta: c.meta }));
+    }, {
+      params: idParams,
+      body: PatchBody,
+      response: { 200: CommunityWebhook, ...writeErrors },
+      detail: detail(
+        `Pause, re-enable or change a webhook (action ${write})`,
+        "disabled:false re-enables and clears the failure streak; disabled:true is a manual pause. event_types replaces the subscription (the way to receive types added later).",
+      ),
+    })
+    .delete("/:id", (c) => {
+      const { principal, scope } = auth(c, "write");
+      webhooks.remove(scope, c.params.id, { principal, meta: c.meta });
+      c.set.status = 204;
+    }, {
+      params: idParams,
+      detail: detail(`Delete a webhook (action ${write}); 204, queued retries are dropped`),
+    })
+    .post("/:id/rotate-secret", (c) => {
+      const { principal, scope } = auth(c, "write");
+      return withSecret(c, principal, 200, () => webhooks.rotateSecret(scope, c.params.id, { principal, meta: c.meta }));
+    }, {
+      params: idParams,
+      response: { 200: CommunityWebhookWithSecret, ...writeErrors },
+      detail: detail(`New signing secret, effective at once; also re-enables (action ${write})`, "The new secret is in this response only."),
+    })
+    .get("/:id/deliveries", (c) => webhooks.deliveries(auth(c, "read").scope, c.params.id, c.query), {
+      params: idParams,
+      query: t.Object({
+        limit: t.Optional(t.String({ description: `1-${COMMUNITY_DELIVERIES_MAX}, default ${COMMUNITY_DELIVERIES_DEFAULT}` })),
+        cursor: t.Optional(t.String()),
+      }),
+      response: { 200: t.Object({ data: t.Array(Attempt), pagination: Pagination }), ...errors },
+      detail: detail(`Delivery attempts, newest first (action ${read})`, "Each with the request body, response status, first KiB of the response, error class, latency and attempt_number."),
+    })
+    .post("/:id/test", (c) => {
+      const { principal, scope } = auth(c, "write");
+      return once(c, principal, 202, () => webhooks.test(scope, c.params.id));
+    }, {
+      params: idParams,
+      response: { 202: Queued, ...writeErrors },
+      detail: detail(
+        `Queue a signed ping event to this webhook (action ${write}); 202`,
+        "Envelope {id, type: \"ping\", created_at, community_id, data: {webhook_id}}, delivered through the queue like any event (attempt log, retries). 409 WEBHOOK_DISABLED when disabled.",
+      ),
+    })
+    .post("/:id/deliveries/:delivery_id/redeliver", (c) => {
+      const { principal, scope } = auth(c, "write");
+      return once(c, principal, 202, () => webhooks.redeliver(scope, c.params.id, c.params.delivery_id));
+    }, {
+      params: paramsOf(opts.prefix, "id", "delivery_id"),
+      response: { 202: Queued, ...writeErrors },
+      detail: detail(
+        `Send a delivery again: the same bytes and event id (action ${write}); 202`,
+        "The delivery goes back into the queue, due now, with a fresh retry schedule. delivery_id is a deliveries item's delivery_id (its att_ id works too). " +
+          "409 WEBHOOK_DISABLED when disabled, DELIVERY_IN_FLIGHT while an attempt of it is running.",
+      ),
+    });
+}

@@ -1,0 +1,293 @@
+/**
+ * The community service's webhook records (spec 3): /social/v1/communities/{id}/webhooks.
+ *
+ *   POST   /webhooks                                   create (url, event_types) -> 201 with signing_secret once
+ *   GET    /webhooks                                   every subscriber of the community, disabled ones included
+ *   GET    /webhooks/{id}, PATCH (url, event_types, disabled), DELETE
+ *   POST   /webhooks/{id}/rotate-secret                new secret; also re-enables
+ *   GET    /webhooks/{id}/deliveries                   attempts with request body, response, error class, latency
+ *   POST   /webhooks/{id}/test                         202; a signed ping through the delivery queue
+ *   POST   /webhooks/{id}/deliveries/{dlv}/redeliver   202; the same bytes and event id, through the queue
+ *
+ * A subscriber is an ordinary webhook_endpoints row (product social, scope = the community,
+ * legacy = 1, id whk_...): the shared engine fans out, signs, retries and auto-disables it
+ * like any endpoint, and because legacy = 1 every delivery carries X-Svc-Signature
+ * (t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret string)
+ * next to the Standard Webhooks headers. The shared routes under the same scope
+ * ({scope}/webhooks/endpoints, /events) see and manage these rows too.
+ *
+ * Decisions the spec leaves open:
+ * - signing_secret is a Standard Webhooks secret (whsec_...): the same string verifies both
+ *   schemes (as a whsec_ secret for webhook-signature, as the HMAC key string for
+ *   X-Svc-Signature). Later reads show signing_secret_hint (last 4).
+ * - event_types: a subscriber receives exactly the types it lists. Omitted or empty means
+ *   every type of the catalogue at that moment, stored as an explicit list, so types added
+ *   later never fire for it until it subscribes to them (PATCH event_types). Unknown types
+ *   (ping included: it is not subscribable) are 400 naming the valid set.
+ * - The cap of 10 per community is shared with the shared-route endpoints of the same scope
+ *   (409 ENDPOINT_LIMIT_REACHED). This surface lists only its own records.
+ * - disabled is true when paused (PATCH disabled:true, disabled_reason manual: queued
+ *   retries are dropped) or auto-disabled by the engine (20 consecutive failures or 24 h of
+ *   only failures: disabled_reason failing, queued retries dropped). disabled_at is the
+ *   auto-disable time, or for a manual pause the row's last change (the pause itself unless
+ *   the record was edited through the shared routes while paused).
+ * - PATCH disabled:false and rotate-secret both re-enable and clear the failure streak
+ *   (consecutive_failures, first_failure_at), even on a subscriber that was not disabled.
+ *   Dropped deliveries are not brought back (redeliver them one by one).
+ * - rotate-secret answers 200 and has no grace period: the old secret stops at once (the
+ *   X-Svc-Signature header can only carry one signature; the shared route offers grace).
+ * - test records a ping event ({id, type: "ping", created_at, community_id, data:
+ *   {webhook_id}}, is_test in the events log) with one delivery to this subscriber only and
+ *   queues it: signing, the attempt log, retries and the failure streak are those of any
+ *   delivery. A disabled subscriber gets nothing from the queue, so test and redeliver on
+ *   one are 409 WEBHOOK_DISABLED (re-enable first; the shared test route sends to any state).
+ * - redeliver takes the delivery id (delivery_id of a deliveries item; the item's own att_
+ *   id is accepted too) and puts that delivery back into the queue due now with a fresh
+ *   retry schedule: the stored envelope is sent again byte for byte under the same event id
+ *   (webhook-id), freshly signed. 409 DELIVERY_IN_FLIGHT while an attempt of it is running.
+ * - deliveries: attempts newest first (scheduled, retry, test, replay), limit default 50,
+ *   max 200, cursor pages; attempt_number counts every attempt of that event to the subscriber.
+ * - Every route of this surface answers with Deprecation: true and Sunset (15 January 2027),
+ *   like the other products' old {scope}/webhooks routes.
+ */
+import type { AppContext } from "../../context";
+import { tx } from "../../core/db";
+import { badRequest, conflict, invalidField, notFound } from "../../core/errors";
+import { prefixedId } from "../../core/ids";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
+import type { Actor, ResolvedScope } from "./endpoints";
+import type { WebhookEngine } from "./engine";
+import type { WebhookService } from "./service";
+import { generateSecret } from "./signing";
+import type { Scope } from "./types";
+import * as communityStore from "./store/community";
+import { insertDelivery } from "./store/deliveries";
+import * as endpointsStore from "./store/endpoints";
+import { insertEvent } from "./store/events-log";
+import * as legacyStore from "./store/legacy";
+
+export const PING_TYPE = "ping";
+export const COMMUNITY_DELIVERIES_DEFAULT = 50;
+export const COMMUNITY_DELIVERIES_MAX = 200;
+
+export interface CommunityWebhookView {
+  id: string;
+  community_id: string;
+  url: string;
+  event_types: string[];
+  disabled: boolean;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  consecutive_failures: number;
+  first_failure_at: string | null;
+  last_status_code: number | null;
+  last_attempt_at: string | null;
+  signing_secret_hint: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CommunityAttemptView {
+  id: string;
+  delivery_id: string | null;
+  event_id: string;
+  event_type: string;
+  attempt_number: number;
+  trigger: string;
+  request_body: string;
+  response_status: number | null;
+  response_body: string | null;
+  error_class: string | null;
+  latency_ms: number;
+  succeeded: boolean;
+  created_at: string;
+}
+
+export interface CommunityWebhookInput {
+  url?: unknown;
+  event_types?: unknown;
+  disabled?: unknown;
+}
+
+export interface Queued {
+  accepted: true;
+  event_id: string;
+  delivery_id: string;
+}
+
+export class CommunityWebhookService {
+  constructor(
+    readonly ctx: AppContext,
+    private readonly api: WebhookService,
+    private readonly engine: WebhookEngine,
+  ) {}
+
+  view(r: endpointsStore.EndpointRow): CommunityWebhookView {
+    const disabled = r.status !== "enabled";
+    return {
+      id: r.id,
+      community_id: r.scope_id,
+      url: r.url,
+      event_types: JSON.parse(r.event_types) as string[],
+      disabled,
+      disabled_at: !disabled ? null : r.status === "auto_disabled" ? r.auto_disabled_at : r.updated_at,
+      disabled_reason: disabled ? (r.disabled_reason ?? "manual") : null,
+      consecutive_failures: r.consecutive_failures,
+      first_failure_at: r.first_failure_at,
+      last_status_code: r.last_status_code,
+      last_attempt_at: r.last_attempt_at,
+      signing_secret_hint: this.ctx.secretBox.decrypt(r.secret_enc).slice(-4),
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    };
+  }
+
+  /** A subscriber of this community created through this surface, or 404. */
+  row(scope: Scope, id: string): endpointsStore.EndpointRow {
+    const r = legacyStore.legacyInScope(this.ctx.db, scope.product, scope.scopeId, id);
+    if (!r) throw notFound("Webhook");
+    return r;
+  }
+
+  /** The explicit subscription: given types (validated), or every current type when omitted or empty. */
+  private subscription(scope: Scope, v: unknown): string[] {
+    if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) return this.api.catalogue.types(scope.product);
+    return this.api.endpoints.validateEventTypes(scope.product, v);
+  }
+
+  private kick() {
+    // Tests turn autoKick off and drive the engine themselves.
+    if (this.engine.options.autoKick) this.engine.kick();
+  }
+
+  /** Enabled, failure streak and auto-disable cleared (PATCH disabled:false, rotate-secret). */
+  private reenable(id: string) {
+    endpointsStore.updateEndpoint(
+      this.ctx.db,
+      id,
+      { enabled: 1, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null, auto_disabled_at: null },
+      this.ctx.clock.iso(),
+    );
+  }
+
+  private requireEnabled(r: endpointsStore.EndpointRow) {
+    if (r.status !== "enabled") throw conflict("The webhook is disabled; re-enable it first (PATCH disabled: false)", "WEBHOOK_DISABLED");
+  }
+
+  // ------------------------------------------------------------------ operations
+
+  list(scope: Scope): { data: CommunityWebhookView[]; pagination: { next_cursor: null; has_more: false } } {
+    // At most 10 per community (the shared cap), so one page holds them all.
+    const rows = legacyStore.listLegacy(this.ctx.db, scope.product, scope.scopeId, null, 1000);
+    return { data: rows.map((r) => this.view(r)), pagination: { next_cursor: null, has_more: false } };
+  }
+
+  get(scope: Scope, id: string): CommunityWebhookView {
+    return this.view(this.row(scope, id));
+  }
+
+  /** Returns the record and the plaintext secret, which the caller shows once. */
+  create(scope: ResolvedScope, input: CommunityWebhookInput, actor: Actor): { view: CommunityWebhookView; secret: string } {
+    const url = this.api.endpoints.validateUrl(input.url);
+    const eventTypes = this.subscription(scope, input.event_types);
+    const secret = generateSecret();
+    const id = prefixedId("whk");
+    this.api.endpoints.insertWithinCap(scope, actor, {
+      id, url, description: "", eventTypes, secret, legacy: true, auditMetadata: { url, event_types: eventTypes, legacy: true, surface: "community" },
+    });
+    return { view: this.get(scope, id), secret };
+  }
+
+  update(scope: ResolvedScope, id: string, input: CommunityWebhookInput, actor: Actor): CommunityWebhookView {
+    if (input.disabled !== undefined && typeof input.disabled !== "boolean") throw invalidField("disabled", "must be true or false");
+    return tx(this.ctx.db, () => {
+      this.row(scope, id);
+      const eventTypes = input.event_types === undefined ? undefined : this.subscription(scope, input.event_types);
+      // The shared update: url validation, and the pause (status disabled, reason manual,
+      // queued retries dropped) for disabled:true.
+      this.api.endpoints.update(scope, id, { url: input.url, event_types: eventTypes, enabled: input.disabled === true ? false : undefined }, actor);
+      if (input.disabled === false) {
+        this.reenable(id);
+        this.api.endpoints.audit(scope, actor, "webhooks.endpoint.update", id, { fields: ["disabled"], disabled: false, legacy: true });
+      }
+      return this.get(scope, id);
+    });
+  }
+
+  remove(scope: ResolvedScope, id: string, actor: Actor): void {
+    this.row(scope, id);
+    this.api.endpoints.remove(scope, id, actor);
+  }
+
+  /** A new secret, effective at once (no grace period), and the subscriber re-enabled. */
+  rotateSecret(scope: ResolvedScope, id: string, actor: Actor): { view: CommunityWebhookView; secret: string } {
+    const secret = generateSecret();
+    tx(this.ctx.db, () => {
+      this.row(scope, id);
+      endpointsStore.setSecrets(this.ctx.db, id, { secret_enc: this.ctx.secretBox.encrypt(secret), prev_secret_enc: null, prev_secret_expires_ms: null }, this.ctx.clock.iso());
+      this.reenable(id);
+      this.api.endpoints.audit(scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: 0, legacy: true, reenabled: true });
+    });
+    return { view: this.get(scope, id), secret };
+  }
+
+  deliveries(scope: Scope, id: string, q: { limit?: unknown; cursor?: string }): Page<CommunityAttemptView> {
+    const limit = parseLimit(q.limit, COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX);
+    const c = decodeCursor<{ ms?: unknown; seq?: unknown }>(q.cursor);
+    if (c && (typeof c.ms !== "number" || typeof c.seq !== "number")) {
+      throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
+    }
+    const ep = this.row(scope, id);
+    const rows = communityStore.attemptsOfEndpoint(this.ctx.db, ep.id, c ? { ms: c.ms as number, seq: c.seq as number } : null, limit + 1);
+    return buildPage(rows, limit, (r) => ({ ms: r.created_ms, seq: r.seq }), (r) => ({
+      id: r.id,
+      delivery_id: r.delivery_id,
+      event_id: r.event_id,
+      event_type: r.event_type,
+      attempt_number: r.attempt_number,
+      trigger: r.trigger,
+      request_body: r.request_body,
+      response_status: r.status_code,
+      response_body: r.response_body,
+      error_class: r.error_class,
+      latency_ms: r.latency_ms,
+      succeeded: r.status_code !== null && r.status_code >= 200 && r.status_code < 300,
+      created_at: r.created_at,
+    }));
+  }
+
+  /** Records a ping event for this subscriber only and queues its delivery. */
+  test(scope: Scope, id: string): Queued {
+    const eventId = prefixedId("evt");
+    const deliveryId = prefixedId("dlv");
+    tx(this.ctx.db, () => {
+      const ep = this.row(scope, id);
+      this.requireEnabled(ep);
+      const now = this.ctx.clock.iso();
+      const nowMs = this.ctx.clock.nowMs();
+      // The community envelope (same field order as the engine's), serialised once: retries
+      // and redeliveries send these bytes.
+      const body = JSON.stringify({ id: eventId, type: PING_TYPE, created_at: now, community_id: scope.scopeId, data: { webhook_id: ep.id } });
+      insertEvent(this.ctx.db, { id: eventId, product: scope.product, scope_id: scope.scopeId, type: PING_TYPE, body, is_test: 1, created_at: now, created_ms: nowMs });
+      insertDelivery(this.ctx.db, { id: deliveryId, event_id: eventId, endpoint_id: ep.id, next_attempt_ms: nowMs, at: now });
+    });
+    this.kick();
+    return { accepted: true, event_id: eventId, delivery_id: deliveryId };
+  }
+
+  /** Puts one delivery of this subscriber back into the queue (same stored body and event id). */
+  redeliver(scope: Scope, id: string, deliveryRef: string): Queued {
+    const d = tx(this.ctx.db, () => {
+      const ep = this.row(scope, id);
+      const d = communityStore.deliveryOfEndpoint(this.ctx.db, ep.id, deliveryRef);
+      if (!d) throw notFound("Delivery");
+      this.requireEnabled(ep);
+      if (!communityStore.requeueDelivery(this.ctx.db, d.id, this.ctx.clock.nowMs(), this.ctx.clock.iso())) {
+        throw conflict("An attempt of this delivery is in flight; try again once it has finished", "DELIVERY_IN_FLIGHT");
+      }
+      return d;
+    });
+    this.kick();
+    return { accepted: true, event_id: d.event_id, delivery_id: d.id };
+  }
+}

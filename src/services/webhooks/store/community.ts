@@ -1,0 +1,72 @@
+/**
+ * SQL of the community service's webhook records (spec 3, /social/v1/communities/{id}/webhooks):
+ * the attempt log with each request body, and putting a delivery back into the queue.
+ * Endpoint rows are read and written through store/endpoints.ts and store/legacy.ts.
+ */
+import type { Db } from "../../../core/db";
+import type { AttemptFields } from "./events-log";
+
+export interface CommunityAttemptRow extends AttemptFields {
+  /** rowid: orders attempts recorded within the same millisecond (keyset position). */
+  seq: number;
+  id: string;
+  delivery_id: string | null;
+  event_id: string;
+  event_type: string;
+  /** The envelope exactly as sent (the stored event body). */
+  request_body: string;
+  created_ms: number;
+}
+
+/**
+ * Attempts made to one endpoint, newest first, keyset-paged by (created_ms, rowid)
+ * descending; `before` is the last row of the previous page.
+ */
+export function attemptsOfEndpoint(db: Db, endpointId: string, before: { ms: number; seq: number } | null, limit: number): CommunityAttemptRow[] {
+  const page = before ? "AND (a.created_ms < ? OR (a.created_ms = ? AND a.rowid < ?))" : "";
+  const args: (string | number)[] = [endpointId];
+  if (before) args.push(before.ms, before.ms, before.seq);
+  args.push(limit);
+  return db
+    .query<CommunityAttemptRow, (string | number)[]>(
+      `SELECT a.rowid AS seq, a.id, a.delivery_id, a.event_id, e.type AS event_type, e.body AS request_body, a.attempt_number, a.trigger,
+              a.status_code, a.latency_ms, a.error_class, a.response_body, a.created_at, a.created_ms
+       FROM webhook_attempts a JOIN webhook_events e ON e.id = a.event_id
+       WHERE a.endpoint_id = ? ${page}
+       ORDER BY a.created_ms DESC, a.rowid DESC
+       LIMIT ?`,
+    )
+    .all(...args);
+}
+
+export interface DeliveryRef {
+  id: string;
+  event_id: string;
+  status: string;
+}
+
+/** A delivery of one endpoint, by its id (dlv_...) or by the id of one of its attempts (att_...). */
+export function deliveryOfEndpoint(db: Db, endpointId: string, ref: string): DeliveryRef | null {
+  return db
+    .query<DeliveryRef, [string, string, string, string]>(
+      `SELECT d.id, d.event_id, d.status FROM webhook_deliveries d
+       WHERE d.endpoint_id = ? AND (d.id = ? OR d.id = (SELECT a.delivery_id FROM webhook_attempts a WHERE a.id = ? AND a.endpoint_id = ?))`,
+    )
+    .get(endpointId, ref, ref, endpointId);
+}
+
+/**
+ * Puts a delivery back into the queue, due now, with a fresh retry schedule (attempts 0).
+ * Refused (false) while an attempt of it is in flight (an unexpired lease): recording that
+ * attempt would otherwise overwrite the new schedule.
+ */
+export function requeueDelivery(db: Db, id: string, nowMs: number, at: string): boolean {
+  return (
+    db
+      .query(
+        `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_ms = ?, lease_until_ms = NULL, last_error = NULL, updated_at = ?
+         WHERE id = ? AND (lease_until_ms IS NULL OR lease_until_ms <= ?)`,
+      )
+      .run(nowMs, at, id, nowMs).changes === 1
+  );
+}

@@ -1,0 +1,288 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createLocalJWKSet, jwtVerify } from "jose";
+import { startTestApp, type TestApp } from "../helpers/app";
+import { createAuthApp, type TestAuthApp } from "../helpers/auth";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.stop());
+
+const clientsPath = (a: TestAuthApp) => `/auth/v1/apps/${a.id}/m2m-clients`;
+
+async function createClient(a: TestAuthApp, permissions: string[], name = "backend", token = a.key) {
+  const r = await app.call("POST", clientsPath(a), { token, body: { name, permissions } });
+  if (r.status !== 201) throw new Error(`client create failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body as { id: string; client_id: string; client_secret: string; permissions: string[]; secret_hint: string };
+}
+
+/** POST to the token endpoint as JSON (default) or form-urlencoded. */
+function tokenCall(a: TestAuthApp, fields: Record<string, string>, as: "json" | "form" = "json", headers: Record<string, string> = {}) {
+  if (as === "form") {
+    return app.call("POST", a.path("/oauth/token"), { body: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
+  }
+  return app.call("POST", a.path("/oauth/token"), { body: fields, headers });
+}
+
+const grant = (c: { client_id: string; client_secret: string }, extra: Record<string, string> = {}) => ({ grant_type: "client_credentials", client_id: c.client_id, client_secret: c.client_secret, ...extra });
+
+async function m2mToken(a: TestAuthApp, c: { client_id: string; client_secret: string }, scope?: string) {
+  const r = await tokenCall(a, grant(c, scope === undefined ? {} : { scope }));
+  if (r.status !== 200) throw new Error(`token failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.access_token as string;
+}
+
+const auditRows = (appId: string, action: string) =>
+  app.ctx.db.query<{ outcome: string; actor_type: string; target_id: string }, [string, string]>("SELECT outcome, actor_type, target_id FROM auth_audit WHERE app_id = ? AND action = ? ORDER BY id").all(appId, action);
+
+describe("M2M client management", () => {
+  test("create shows the secret once; list and get never show it", async () => {
+    const a = await createAuthApp(app);
+    const r = await app.call("POST", clientsPath(a), { token: a.key, body: { name: " reporting ", permissions: ["auth.user.read", "auth.user.*", "auth.user.read"] } });
+    expect(r.status).toBe(201);
+    expect(r.body.client_id).toMatch(/^m2m_[A-Za-z0-9]{24}$/);
+    expect(r.body.client_secret.length).toBeGreaterThanOrEqual(40);
+    expect(r.body.name).toBe("reporting");
+    expect(r.body.permissions).toEqual(["auth.user.*", "auth.user.read"]);
+    expect(r.body.secret_hint).toBe(r.body.client_secret.slice(-4));
+    expect(typeof r.body.created_at).toBe("string");
+
+    const list = await app.call("GET", clientsPath(a), { token: a.key });
+    expect(list.status).toBe(200);
+    expect(list.body.data.length).toBe(1);
+    expect(list.body.data[0].client_secret).toBeUndefined();
+    expect(JSON.stringify(list.body)).not.toContain(r.body.client_secret);
+    expect(list.body.data[0].secret_hint).toBe(r.body.secret_hint);
+
+    for (const ref of [r.body.id, r.body.client_id]) {
+      const g = await app.call("GET", `${clientsPath(a)}/${ref}`, { token: a.key });
+      expect(g.status).toBe(200);
+      expect(g.body.client_id).toBe(r.body.client_id);
+      expect(g.body.client_secret).toBeUndefined();
+    }
+    // Only the hash is stored.
+    const row = app.ctx.db.query<{ secret_hash: string }, [string]>("SELECT secret_hash FROM auth_m2m_clients WHERE id = ?").get(r.body.id)!;
+    expect(row.secret_hash).not.toContain(r.body.client_secret);
+    expect(auditRows(a.id, "m2m.create")).toEqual([{ outcome: "success", actor_type: "api_key", target_id: r.body.client_id }]);
+  });
+
+  test("list pages by cursor in creation order", async () => {
+    const a = await createAuthApp(app);
+    const made = [];
+    for (const n of ["one", "two", "three"]) made.push(await createClient(a, ["auth.user.read"], n));
+    const p1 = await app.call("GET", `${clientsPath(a)}?limit=2`, { token: a.key });
+    expect(p1.body.data.map((c: any) => c.name)).toEqual(["one", "two"]);
+    expect(p1.body.pagination.has_more).toBe(true);
+    const p2 = await app.call("GET", `${clientsPath(a)}?limit=2&cursor=${p1.body.pagination.next_cursor}`, { token: a.key });
+    expect(p2.body.data.map((c: any) => c.name)).toEqual(["three"]);
+    expect(p2.body.pagination).toEqual({ next_cursor: null, has_more: false });
+    expect((await app.call("GET", `${clientsPath(a)}?cursor=!!`, { token: a.key })).status).toBe(400);
+  });
+
+  test("permissions: auth.* actions only, never auth.m2m.* or auth.app.*", async () => {
+    const a = await createAuthApp(app);
+    for (const bad of [["auth.m2m.create"], ["auth.m2m.*"], ["auth.app.read"], ["auth.*"], ["*"], ["auth.nothing.read"], ["platform.member.list"], ["auth.user.read", "Auth.User"]]) {
+      const r = await app.call("POST", clientsPath(a), { token: a.key, body: { name: "x", permissions: bad } });
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe("VALIDATION_ERROR");
+      expect(r.body.error.details[0].field).toStartWith("permissions.");
+    }
+    expect((await app.call("POST", clientsPath(a), { token: a.key, body: { name: "x", permissions: "auth.user.read" } })).status).toBe(400);
+    expect((await app.call("POST", clientsPath(a), { token: a.key, body: { name: "   ", permissions: [] } })).status).toBe(400);
+    const c = await createClient(a, ["auth.tenant.*"]);
+    const p = await app.call("PATCH", `${clientsPath(a)}/${c.id}`, { token: a.key, body: { permissions: ["auth.m2m.update"] } });
+    expect(p.status).toBe(400);
+    expect((await app.call("GET", `${clientsPath(a)}/${c.id}`, { token: a.key })).body.permissions).toEqual(["auth.tenant.*"]);
+  });
+
+  test("a caller cannot grant actions it does not hold itself", async () => {
+    const a = await createAuthApp(app);
+    const minted = await app.call("POST", `/platform/v1/workspaces/${a.workspace.slug}/api-keys`, {
+      token: a.session,
+      body: { name: "m2m admin", policy: [{ effect: "allow", actions: ["auth.m2m.*", "auth.user.read"], resources: ["*"] }] },
+    });
+    expect(minted.status).toBe(201);
+    const limited = minted.body.key as string;
+    const denied = await app.call("POST", clientsPath(a), { token: limited, body: { name: "x", permissions: ["auth.user.*"] } });
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.message).toContain("auth.user.delete");
+    const ok = await app.call("POST", clientsPath(a), { token: limited, body: { name: "x", permissions: ["auth.user.read"] } });
+    expect(ok.status).toBe(201);
+    const patch = await app.call("PATCH", `${clientsPath(a)}/${ok.body.id}`, { token: limited, body: { permissions: ["auth.user.update"] } });
+    expect(patch.status).toBe(403);
+  });
+
+  test("update, 404 for another workspace or unknown client, 401 without a credential", async () => {
+    const a = await createAuthApp(app);
+    const other = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.read"]);
+    const p = await app.call("PATCH", `${clientsPath(a)}/${c.id}`, { token: a.key, body: { name: "renamed", permissions: ["auth.user.list", "auth.user.read"] } });
+    expect(p.status).toBe(200);
+    expect(p.body).toMatchObject({ name: "renamed", permissions: ["auth.user.list", "auth.user.read"], client_id: c.client_id });
+    expect(p.body.client_secret).toBeUndefined();
+    expect(auditRows(a.id, "m2m.update").length).toBe(1);
+
+    expect((await app.call("GET", `${clientsPath(a)}/${c.id}`, { token: other.key })).status).toBe(404);
+    expect((await app.call("GET", clientsPath(a), { token: other.key })).status).toBe(404);
+    expect((await app.call("DELETE", `${clientsPath(a)}/${c.id}`, { token: other.key })).status).toBe(404);
+    // A client of App A addressed through App B (same caller would need B's workspace) is unknown there.
+    expect((await app.call("GET", `${clientsPath(other)}/${c.id}`, { token: other.key })).status).toBe(404);
+    expect((await app.call("GET", `${clientsPath(a)}/00000000-0000-7000-8000-000000000000`, { token: a.key })).status).toBe(404);
+    expect((await app.call("GET", clientsPath(a))).status).toBe(401);
+  });
+});
+
+describe("token endpoint (client_credentials, client_secret_post)", () => {
+  test("JSON and form-urlencoded both work; the token verifies against the JWKS", async () => {
+    const a = await createAuthApp(app, { access_token_ttl: 7200, audience: "https://api.example.com" });
+    const c = await createClient(a, ["auth.user.read", "auth.tenant.read"]);
+    for (const as of ["json", "form"] as const) {
+      const r = await tokenCall(a, grant(c), as);
+      expect(r.status).toBe(200);
+      expect(r.headers.get("cache-control")).toBe("no-store");
+      expect(r.body).toMatchObject({ token_type: "Bearer", expires_in: 3600, scope: "auth.tenant.read auth.user.read" });
+      const jwks = createLocalJWKSet((await app.call("GET", a.path("/.well-known/jwks.json"))).body);
+      const { payload } = await jwtVerify(r.body.access_token, jwks, { issuer: a.issuer, audience: "https://api.example.com", currentDate: new Date(app.clock.nowMs()) });
+      expect(payload).toMatchObject({ sub: c.client_id, client_id: c.client_id, type: "m2m", permissions: ["auth.tenant.read", "auth.user.read"], scope: "auth.tenant.read auth.user.read" });
+      expect(payload.exp! - payload.iat!).toBe(3600);
+    }
+    const short = await createAuthApp(app, { access_token_ttl: 300 });
+    const sc = await createClient(short, ["auth.user.read"]);
+    expect((await tokenCall(short, grant(sc), "form")).body.expires_in).toBe(300);
+    expect(auditRows(a.id, "m2m.token").length).toBe(2);
+    const row = app.ctx.db.query<{ last_used_at: string | null }, [string]>("SELECT last_used_at FROM auth_m2m_clients WHERE client_id = ?").get(c.client_id)!;
+    expect(row.last_used_at).toBe(app.clock.iso());
+  });
+
+  test("M2M bearer on /admin/users: granted permission allowed, missing one 403, another App's token 401", async () => {
+    const a = await createAuthApp(app);
+    const b = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.list", "auth.user.read"]);
+    const token = await m2mToken(a, c);
+    const list = await app.call("GET", a.path("/admin/users"), { token });
+    expect(list.status).toBe(200);
+    expect(list.body.data).toEqual([]);
+    const create = await app.call("POST", a.path("/admin/users"), { token, body: { email: "m2m@example.com" } });
+    expect(create.status).toBe(403);
+
+    const writer = await createClient(a, ["auth.user.*"]);
+    const wt = await m2mToken(a, writer);
+    const made = await app.call("POST", a.path("/admin/users"), { token: wt, body: { email: "made-by-m2m@example.com" } });
+    expect(made.status).toBe(201);
+    const created = app.ctx.db.query<{ actor_type: string; actor_id: string }, [string]>("SELECT actor_type, actor_id FROM auth_audit WHERE app_id = ? AND action = 'user.create'").get(a.id)!;
+    expect(created).toEqual({ actor_type: "m2m_client", actor_id: writer.client_id });
+    expect((await app.call("GET", a.path(`/admin/users/${made.body.id}`), { token })).status).toBe(200);
+
+    const bc = await createClient(b, ["auth.user.*"]);
+    const foreign = await m2mToken(b, bc);
+    expect((await app.call("GET", a.path("/admin/users"), { token: foreign })).status).toBe(401);
+    // A client of App A cannot get a token from App B's endpoint either.
+    expect((await tokenCall(b, grant(c))).status).toBe(401);
+  });
+
+  test("client authentication and grant errors use the OAuth shape", async () => {
+    const a = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.read"]);
+    const wrong = await tokenCall(a, grant({ ...c, client_secret: c.client_secret + "x" }));
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error).toBe("invalid_client");
+    expect(wrong.headers.get("cache-control")).toBe("no-store");
+    expect((await tokenCall(a, grant({ client_id: "m2m_unknown", client_secret: c.client_secret }))).body.error).toBe("invalid_client");
+    const missing = await tokenCall(a, { grant_type: "client_credentials", client_id: c.client_id });
+    expect([missing.status, missing.body.error]).toEqual([401, "invalid_client"]);
+    const basic = await tokenCall(a, { grant_type: "client_credentials" }, "form", { authorization: `Basic ${btoa(`${c.client_id}:${c.client_secret}`)}` });
+    expect([basic.status, basic.body.error]).toEqual([401, "invalid_client"]);
+    expect(basic.headers.get("www-authenticate")).toStartWith("Basic");
+
+    const pw = await tokenCall(a, grant(c, { grant_type: "password" }), "form");
+    expect([pw.status, pw.body.error]).toEqual([400, "unsupported_grant_type"]);
+    const noGrant = await tokenCall(a, { client_id: c.client_id, client_secret: c.client_secret });
+    expect([noGrant.status, noGrant.body.error]).toEqual([400, "invalid_request"]);
+    const badJson = await app.call("POST", a.path("/oauth/token"), { body: "{not json", headers: { "content-type": "application/json" } });
+    expect([badJson.status, badJson.body.error]).toEqual([400, "invalid_request"]);
+    const nonString = await tokenCall(a, { ...grant(c), scope: 5 as unknown as string });
+    expect([nonString.status, nonString.body.error]).toEqual([400, "invalid_request"]);
+    const text = await app.call("POST", a.path("/oauth/token"), { body: "grant_type=client_credentials", headers: { "content-type": "text/plain" } });
+    expect([text.status, text.body.error]).toEqual([400, "invalid_request"]);
+    const repeated = await app.call("POST", a.path("/oauth/token"), {
+      body: `grant_type=client_credentials&client_id=${c.client_id}&client_secret=${c.client_secret}&client_secret=x`,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect([repeated.status, repeated.body.error]).toEqual([400, "invalid_request"]);
+    expect((await app.call("POST", "/auth/no-such-app/v1/oauth/token", { body: grant(c) })).status).toBe(404);
+
+    const failures = auditRows(a.id, "m2m.token").filter((r) => r.outcome === "failure");
+    expect(failures.length).toBe(1); // the wrong secret of a known client; unknown ids leave no row
+  });
+
+  test("scope narrows the token; a scope outside the client's permissions is invalid_scope", async () => {
+    const a = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.*", "auth.tenant.read"]);
+    const r = await tokenCall(a, grant(c, { scope: "auth.user.read  auth.user.read" }), "form");
+    expect(r.status).toBe(200);
+    expect(r.body.scope).toBe("auth.user.read");
+    const narrow = r.body.access_token;
+    const u = await app.call("POST", a.path("/admin/users"), { token: a.key, body: { email: "scoped@example.com" } });
+    expect((await app.call("GET", a.path(`/admin/users/${u.body.id}`), { token: narrow })).status).toBe(200);
+    expect((await app.call("GET", a.path("/admin/users"), { token: narrow })).status).toBe(403);
+    expect((await tokenCall(a, grant(c, { scope: "auth.user.*" }))).body.scope).toBe("auth.user.*");
+    expect((await tokenCall(a, grant(c, { scope: "" }))).body.scope).toBe("auth.tenant.read auth.user.*");
+
+    for (const scope of ["auth.tenant.update", "auth.*", "auth.user.read openid", "auth.m2m.list"]) {
+      const bad = await tokenCall(a, grant(c, { scope }));
+      expect([bad.status, bad.body.error]).toEqual([400, "invalid_scope"]);
+    }
+  });
+
+  test("rotate-secret: the old secret stops working at once, the new one works", async () => {
+    const a = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.read"]);
+    const r = await app.call("POST", `${clientsPath(a)}/${c.id}/rotate-secret`, { token: a.key });
+    expect(r.status).toBe(200);
+    expect(r.body.client_id).toBe(c.client_id);
+    expect(r.body.client_secret).not.toBe(c.client_secret);
+    expect(r.body.secret_hint).toBe(r.body.client_secret.slice(-4));
+    expect(r.body.rotated_at).toBe(app.clock.iso());
+    expect((await tokenCall(a, grant(c))).status).toBe(401);
+    expect((await tokenCall(a, grant({ client_id: c.client_id, client_secret: r.body.client_secret }))).status).toBe(200);
+    expect((await app.call("GET", clientsPath(a), { token: a.key })).body.data[0].secret_hint).toBe(r.body.secret_hint);
+    expect(auditRows(a.id, "m2m.secret.rotate").length).toBe(1);
+  });
+
+  test("10 failed secrets a minute per client_id, then 429 even for the right secret", async () => {
+    const a = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.read"]);
+    const other = await createClient(a, ["auth.user.read"]);
+    for (let i = 0; i < 10; i++) {
+      const r = await tokenCall(a, grant({ client_id: c.client_id, client_secret: `wrong-${i}` }));
+      expect(r.status).toBe(401);
+    }
+    const locked = await tokenCall(a, grant(c));
+    expect(locked.status).toBe(429);
+    expect(locked.body.error).toBe("temporarily_unavailable");
+    expect(Number(locked.headers.get("retry-after"))).toBe(60);
+    expect((await tokenCall(a, grant(other))).status).toBe(200); // per client_id
+    app.clock.advance(59_000);
+    expect((await tokenCall(a, grant(c))).status).toBe(429);
+    app.clock.advance(1_000);
+    expect((await tokenCall(a, grant(c))).status).toBe(200);
+    // Unknown client ids are limited the same way (no existence oracle).
+    for (let i = 0; i < 10; i++) expect((await tokenCall(a, grant({ client_id: "m2m_nobody", client_secret: "x" }))).status).toBe(401);
+    expect((await tokenCall(a, grant({ client_id: "m2m_nobody", client_secret: "x" }))).status).toBe(429);
+  });
+
+  test("delete: 204, the secret stops working, issued tokens run out at expiry", async () => {
+    const a = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.list"]);
+    const token = await m2mToken(a, c);
+    const d = await app.call("DELETE", `${clientsPath(a)}/${c.id}`, { token: a.key });
+    expect(d.status).toBe(204);
+    expect((await app.call("GET", `${clientsPath(a)}/${c.id}`, { token: a.key })).status).toBe(404);
+    expect((await tokenCall(a, grant(c))).status).toBe(401);
+    expect((await app.call("GET", a.path("/admin/users"), { token })).status).toBe(200);
+    app.clock.advance(3600_000);
+    expect((await app.call("GET", a.path("/admin/users"), { token })).status).toBe(401);
+    expect(auditRows(a.id, "m2m.delete").length).toBe(1);
+  });
+});
