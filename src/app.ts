@@ -150,6 +150,8 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
       swagger({
         path: "/docs",
         provider: "swagger-ui",
+        // Otherwise any path with a dot is dropped, e.g. /auth/{app}/v1/.well-known/jwks.json.
+        excludeStaticFile: false,
         documentation: { info: { title: "Bunker API", version: VERSION, description: "Every Bunker service. Per-service documents: /<service>/openapi.json" } },
         exclude: ["/docs", "/docs/json", "/healthz", "/readyz", "/metrics", "/", "/admin", "/admin/"],
       }),

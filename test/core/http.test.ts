@@ -100,6 +100,21 @@ describe("operational endpoints", () => {
     expect(spec.paths["/platform/v1/auth/signin"].post.requestBody).toBeDefined();
   });
 
+  test("every service's OpenAPI document covers every route of that service (dotted paths included)", async () => {
+    for (const prefix of ["/auth", "/tack", "/social", "/mail", "/waitlist", "/trawl"]) {
+      const spec = (await app.call("GET", `${prefix}/openapi.json`)).body;
+      expect(spec.info.version).toBe("v1.0.0");
+      const paths = Object.keys(spec.paths);
+      const routes = app.app.routes
+        .filter((r: any) => r.path.startsWith(`${prefix}/`) && !r.path.endsWith("/openapi.json"))
+        .map((r: any) => r.path.replace(/:(\w+)/g, "{$1}"));
+      expect(routes.length).toBeGreaterThan(0);
+      for (const r of routes) expect(paths).toContain(r);
+    }
+    const auth = (await app.call("GET", "/auth/openapi.json")).body;
+    expect(auth.paths["/auth/{app_slug}/v1/.well-known/jwks.json"].get).toBeDefined();
+  });
+
   test("/ redirects to the admin page, which is served", async () => {
     const r = await app.handle(new Request("http://localhost/"));
     expect(r.status).toBe(302);
