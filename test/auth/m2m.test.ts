@@ -272,7 +272,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect((await tokenCall(a, grant({ client_id: "m2m_nobody", client_secret: "x" }))).status).toBe(429);
   });
 
-  test("delete: 204, the secret stops working, issued tokens run out at expiry", async () => {
+  test("delete: 204, the secret and the tokens already issued stop working", async () => {
     const a = await createAuthApp(app);
     const c = await createClient(a, ["auth.user.list"]);
     const token = await m2mToken(a, c);
@@ -280,9 +280,31 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect(d.status).toBe(204);
     expect((await app.call("GET", `${clientsPath(a)}/${c.id}`, { token: a.key })).status).toBe(404);
     expect((await tokenCall(a, grant(c))).status).toBe(401);
-    expect((await app.call("GET", a.path("/admin/users"), { token })).status).toBe(200);
-    app.clock.advance(3600_000);
     expect((await app.call("GET", a.path("/admin/users"), { token })).status).toBe(401);
     expect(auditRows(a.id, "m2m.delete").length).toBe(1);
+  });
+});
+
+describe("issued M2M tokens follow their client on admin routes", () => {
+  test("narrowed permissions 403, rotation kills older tokens, deletion kills all (401)", async () => {
+    const a = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.read", "auth.user.list"]);
+    const before = await m2mToken(a, c);
+    expect((await app.call("GET", a.path("/admin/users"), { token: before })).status).toBe(200);
+
+    expect((await app.call("PATCH", `${clientsPath(a)}/${c.id}`, { token: a.key, body: { permissions: ["auth.user.read"] } })).status).toBe(200);
+    expect((await app.call("GET", a.path("/admin/users"), { token: before })).status).toBe(403);
+
+    app.clock.advance(1000);
+    const rotated = await app.call("POST", `${clientsPath(a)}/${c.id}/rotate-secret`, { token: a.key });
+    expect(rotated.status).toBe(200);
+    const u = await app.call("POST", a.path("/admin/users"), { token: a.key, body: { email: "m2m-target@example.com" } });
+    expect((await app.call("GET", a.path(`/admin/users/${u.body.id}`), { token: before })).status).toBe(401);
+    app.clock.advance(1000);
+    const after = await m2mToken(a, { client_id: c.client_id, client_secret: rotated.body.client_secret });
+    expect((await app.call("GET", a.path(`/admin/users/${u.body.id}`), { token: after })).status).toBe(200);
+
+    expect((await app.call("DELETE", `${clientsPath(a)}/${c.id}`, { token: a.key })).status).toBe(204);
+    expect((await app.call("GET", a.path(`/admin/users/${u.body.id}`), { token: after })).status).toBe(401);
   });
 });

@@ -8,7 +8,9 @@
  *     - a platform principal (workspace API key, console session or personal token) whose
  *       policy allows the action in the App's workspace; another workspace's key gets 404;
  *     - an M2M access token of this App (client_credentials) whose permissions cover the
- *       action. M2M clients are granted auth.* action names when they are created.
+ *       action. M2M clients are granted auth.* action names when they are created. The
+ *       client is re-checked on each call: deleted, rotated after the token was issued, or
+ *       no longer holding the action means the token no longer works here.
  */
 import { decodeProtectedHeader, type JWTPayload } from "jose";
 import { actionMatches } from "../../access/policy";
@@ -47,11 +49,15 @@ const isRs256 = (token: string) => {
   }
 };
 
+/** An M2M client as admin routes re-check it on every call (null when deleted). */
+export type M2mClientLookup = (appId: string, clientId: string) => { permissions: string; rotated_at: string | null } | null;
+
 export class AppAccess {
   constructor(
     private readonly apps: AppService,
     private readonly keys: SigningKeys,
     private readonly platform: PrincipalResolver,
+    private readonly m2mClient: M2mClientLookup,
   ) {}
 
   /** Verifies any token of this App (end-user or M2M); null when invalid. */
@@ -75,7 +81,13 @@ export class AppAccess {
       const claims = await this.verify(app, token);
       if (!claims || claims.type !== "m2m") throw unauthorized("Missing or invalid access token");
       const m = claims as M2mClaims;
-      if (!m.permissions?.some((p) => actionMatches(p, action))) throw forbidden(`Not allowed: ${action}`);
+      // Admin calls are rare and write-heavy: one primary-key lookup buys immediate effect
+      // for deleting a client, rotating its secret (older tokens die) or narrowing it.
+      const client = this.m2mClient(app.id, m.client_id);
+      if (!client || (client.rotated_at && (m.iat ?? 0) < Math.floor(Date.parse(client.rotated_at) / 1000))) throw unauthorized("Missing or invalid access token");
+      const current = JSON.parse(client.permissions) as string[];
+      const covers = (perms: string[]) => perms.some((p) => actionMatches(p, action));
+      if (!covers(m.permissions ?? []) || !covers(current)) throw forbidden(`Not allowed: ${action}`);
       return { kind: "m2m", clientId: m.client_id, permissions: m.permissions, actor: { type: "m2m_client", id: m.client_id } };
     }
     const principal = await this.platform.resolve(token, cookie);

@@ -11,9 +11,10 @@
  *   shown on create and on rotate only and stored as its SHA-256 (hashToken). Rotation
  *   replaces the secret at once: no grace period for the old one.
  * - Create does not take Idempotency-Key: a replay would have to store the plaintext secret.
- * - Access tokens already issued (at most 1 hour, see TOKEN_TTL_MAX) stay valid until they
- *   expire after the client is deleted, its secret rotated or its permissions changed, as
- *   JWT access tokens do everywhere else in this service (logout) and at Auth0 / Okta.
+ * - Access tokens already issued (at most 1 hour, see TOKEN_TTL_MAX) stop working on this
+ *   App's admin routes as soon as the client is deleted or its secret rotated, and lose any
+ *   action its permissions no longer hold (AppAccess re-checks the client on each call).
+ *   Offline verifiers (JWKS) and /verify still see them as valid JWTs until they expire.
  *
  * Token endpoint (POST /{app_slug}/v1/oauth/token, RFC 6749 §4.4, client_secret_post):
  * - Answers in the OAuth shape ({error, error_description}) rather than the house error

@@ -22,6 +22,7 @@ import { AuditQueryService } from "./audit-log";
 import { AdminUserService } from "./admin-users";
 import { MeService } from "./me";
 import { purgeExpiredSessions } from "./store/users";
+import { clientByClientId } from "./store/m2m";
 import { DAY } from "../../core/clock";
 
 export const AUTH_ACTIONS = [
@@ -88,7 +89,7 @@ export class AuthService {
     this.apps = new AppService(ctx, platform, this.keys, (app, principal, meta) =>
       webhookApi.endpoints.removeScope({ product: "auth", scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),
     );
-    this.access = new AppAccess(this.apps, this.keys, platform.authz);
+    this.access = new AppAccess(this.apps, this.keys, platform.authz, (appId, clientId) => clientByClientId(ctx.db, appId, clientId));
     this.users = new UserService(ctx, emit);
     this.sessions = new SessionService(ctx, this.keys);
     this.verification = new VerificationService(ctx, this, emit);

@@ -63,7 +63,7 @@ function managementRoutes(auth: AuthService) {
     .post("/:id/rotate-secret", ({ principal, params, meta }) => m2m.rotateSecret(requirePrincipal(principal), params.app_id, params.id, meta), {
       params: clientParams,
       response: { 200: ClientWithSecret, ...errors },
-      detail: { tags, summary: "Replace the client secret (action auth.m2m.update)", description: "The new secret is in this answer only; the old one stops working at once. Tokens already issued stay valid until they expire." },
+      detail: { tags, summary: "Replace the client secret (action auth.m2m.update)", description: "The new secret is in this answer only; the old one stops working at once, and so do tokens issued before (on this App's admin routes)." },
     })
     .delete("/:id", ({ principal, params, meta, set }) => {
       m2m.remove(requirePrincipal(principal), params.app_id, params.id, meta);
@@ -71,7 +71,7 @@ function managementRoutes(auth: AuthService) {
     }, {
       params: clientParams,
       response: errors,
-      detail: { tags, summary: "Delete an M2M client (action auth.m2m.delete)", description: "Its secret stops working at once; access tokens it already holds stay valid until they expire (at most 1 hour)." },
+      detail: { tags, summary: "Delete an M2M client (action auth.m2m.delete)", description: "Its secret stops working at once, and so do the access tokens it holds (on this App's admin routes; offline verifiers see them until they expire, at most 1 hour)." },
     });
 }
 
