@@ -5,20 +5,15 @@ import { MINUTE, SECOND } from "../../src/core/clock";
 import { uuid } from "../../src/core/ids";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { claimsOf, createAuthApp, signupEndUser, type TestAuthApp } from "../helpers/auth";
-import { startReceiver, type Receiver } from "../helpers/http-receiver";
+import type { Receiver } from "../helpers/http-receiver";
+import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 
 let app: TestApp;
 let receiver: Receiver;
 beforeAll(async () => {
-  app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-  // Webhook deliveries run when a test pumps them, not in the background.
-  app.webhooks.options.autoKick = false;
-  receiver = startReceiver();
+  ({ app, receiver } = await startWebhookTestApp());
 });
-afterAll(async () => {
-  await app.stop();
-  await receiver.stop();
-});
+afterAll(() => stopWebhookTestApp({ app, receiver }));
 
 /** token null: no Authorization header. */
 const call = (a: TestAuthApp, method: string, path: string, body?: unknown, token: string | null = a.key) => app.call(method, a.path(path), { token: token ?? undefined, body });

@@ -7,20 +7,15 @@ import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:
 import { Webhook } from "standardwebhooks";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { claimsOf, createAuthApp, signupEndUser, type TestAuthApp } from "../helpers/auth";
-import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
+import type { ReceivedRequest, Receiver } from "../helpers/http-receiver";
+import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 
 let app: TestApp;
 let receiver: Receiver;
 beforeAll(async () => {
-  app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-  // Deliveries run when a test drives them, not in the background.
-  app.webhooks.options.autoKick = false;
-  receiver = startReceiver();
+  ({ app, receiver } = await startWebhookTestApp());
 });
-afterAll(async () => {
-  await app.stop();
-  await receiver.stop();
-});
+afterAll(() => stopWebhookTestApp({ app, receiver }));
 
 const base = (a: { id: string }) => `/auth/v1/apps/${a.id}/webhooks`;
 

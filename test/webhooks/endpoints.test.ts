@@ -2,19 +2,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HOUR } from "../../src/core/clock";
 import * as endpointStore from "../../src/services/webhooks/store/endpoints";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
-import { startReceiver, type Receiver } from "../helpers/http-receiver";
+import type { Receiver } from "../helpers/http-receiver";
+import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 
 let app: TestApp;
 let receiver: Receiver;
 beforeAll(async () => {
-  app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-  app.webhooks.options.autoKick = false;
-  receiver = startReceiver();
+  ({ app, receiver } = await startWebhookTestApp());
 });
-afterAll(async () => {
-  await app.stop();
-  await receiver.stop();
-});
+afterAll(() => stopWebhookTestApp({ app, receiver }));
 
 const base = (wsId: string, product = "mail") => `/${product}/v1/workspaces/${wsId}/webhooks`;
 

@@ -3,21 +3,18 @@ import { Webhook } from "standardwebhooks";
 import { DAY, HOUR } from "../../src/core/clock";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
+import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 import { addMember, BUILTIN } from "../helpers/members";
 
 let app: TestApp;
 let receiver: Receiver;
 let receiver2: Receiver;
 beforeAll(async () => {
-  app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-  // Deliveries run when a test calls dispatchPending/deliverDue, not in the background.
-  app.webhooks.options.autoKick = false;
-  receiver = startReceiver();
+  ({ app, receiver } = await startWebhookTestApp());
   receiver2 = startReceiver();
 });
 afterAll(async () => {
-  await app.stop();
-  await receiver.stop();
+  await stopWebhookTestApp({ app, receiver });
   await receiver2.stop();
 });
 afterEach(() => {

@@ -9,21 +9,16 @@ import { Webhook } from "standardwebhooks";
 import { HOUR, MINUTE } from "../../src/core/clock";
 import * as endpointsStore from "../../src/services/webhooks/store/endpoints";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
-import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
+import type { ReceivedRequest, Receiver } from "../helpers/http-receiver";
+import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 import { addMember, P } from "../helpers/members";
 
 let app: TestApp;
 let receiver: Receiver;
 beforeAll(async () => {
-  app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-  // Deliveries run when a test calls dispatchPending/deliverDue, not in the background.
-  app.webhooks.options.autoKick = false;
-  receiver = startReceiver();
+  ({ app, receiver } = await startWebhookTestApp());
 });
-afterAll(async () => {
-  await app.stop();
-  await receiver.stop();
-});
+afterAll(() => stopWebhookTestApp({ app, receiver }));
 afterEach(() => {
   receiver.setHandler(() => new Response("ok"));
 });
