@@ -37,27 +37,26 @@ import {
   machine,
   machineBusySeconds,
   mapLimit,
-  median,
-  parseClient,
   percentile,
   procCpuSeconds,
-  startBaseline,
   startBunker,
   table,
   watchdog,
-  type ClientSetup,
+  ARGON2,
+  BENCH_PASSWORD,
+  benchOwner,
+  hashingCeiling,
+  measureBaseline,
+  probe,
   type LoadResult,
   type RequestSpec,
-  type ServerProc,
 } from "./lib";
 
 const VERIFY_TARGET = 0.3;
 const SIGNIN_TARGET = 0.8;
-/** The server's argon2id cost (lib.ts starts Bunker with these), measured at the same parameters. */
-const ARGON2 = { memoryCost: 19456, timeCost: 2 } as const;
 /** The sign-in burst limit: 5 attempts a minute per identifier. */
 const SIGNIN_USES_PER_USER = 5;
-const PASSWORD = "bench-password-123";
+const PASSWORD = BENCH_PASSWORD;
 
 interface Row {
   name: string;
@@ -65,45 +64,6 @@ interface Row {
   reference: number | null;
   target: number | null;
   note?: string;
-}
-
-/** Median time of one Bun.password.verify at the server's cost, serially, in ms. */
-async function measureVerifyMs(samples = 10): Promise<number> {
-  const hash = await Bun.password.hash(PASSWORD, { algorithm: "argon2id", ...ARGON2 });
-  await Bun.password.verify(PASSWORD, hash); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const t0 = performance.now();
-    if (!(await Bun.password.verify(PASSWORD, hash))) throw new Error("argon2 verify returned false");
-    times.push(performance.now() - t0);
-  }
-  return median(times);
-}
-
-/** Picks the client setup with the highest hello-world throughput (short trial runs). */
-async function calibrateClient(baseline: ServerProc, concurrency: number): Promise<{ best: ClientSetup; trials: string[] }> {
-  const candidates: ClientSetup[] = [{ kind: "inline" }, { kind: "workers", threads: 1 }, { kind: "workers", threads: 2 }, { kind: "workers", threads: 4 }];
-  let best: { c: ClientSetup; rps: number } | null = null;
-  const trials: string[] = [];
-  for (const c of candidates) {
-    const r = await load({ baseUrl: baseline.url, requests: [{ method: "GET", path: "/" }], concurrency, warmupSec: 0.5, durationSec: 1.5, client: c });
-    trials.push(`${describeClient(c)}: ${fmtNum(r.rps)}/s`);
-    if (r.errors === 0 && (!best || r.rps > best.rps)) best = { c, rps: r.rps };
-  }
-  if (!best) throw new Error(`every client setup saw errors against the baseline: ${trials.join("; ")}`);
-  return { best: best.c, trials };
-}
-
-/** One request before the load: null when it answers 2xx and `check` accepts the body, else why not. */
-async function probe(base: string, spec: RequestSpec, check: (body: any) => boolean): Promise<string | null> {
-  const r = await fetch(base + spec.path, { method: spec.method, headers: spec.headers, body: spec.body, signal: AbortSignal.timeout(30_000) });
-  const text = await r.text();
-  let body: any = null;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  if (r.ok && check(body)) return null;
-  return `${spec.method} ${spec.path} answered ${r.status} ${text.slice(0, 200)}`;
 }
 
 /**
@@ -189,30 +149,10 @@ export default async function authBench(_args: string[]) {
   console.log(`each target: ${warmup} s warm-up + ${seconds} s measured; closed loop, keep-alive, 127.0.0.1\n`);
 
   // 1. The hashing ceiling, measured while nothing else runs.
-  process.stdout.write("measuring argon2id verify (serial, median of 10) ... ");
-  const verifyMs = await measureVerifyMs(10);
-  const ceiling = m.cores / (verifyMs / 1000);
-  console.log(`${verifyMs.toFixed(1)} ms -> ceiling ${m.cores} / ${verifyMs.toFixed(1)} ms = ${fmtNum(ceiling, 1)} sign-ins/s`);
+  const { verifyMs, ceiling } = await hashingCeiling(m.cores);
 
   // 2. Baseline, and the client setup every fixed-list target then uses.
-  const baseline = await startBaseline();
-  let client: ClientSetup;
-  let base: LoadResult;
-  try {
-    const choice = process.env.BENCH_CLIENT ?? "auto";
-    if (choice === "auto") {
-      process.stdout.write("choosing the client setup (highest baseline) ... ");
-      const c = await calibrateClient(baseline, readConc);
-      client = c.best;
-      console.log(`${describeClient(client)}\n  trials at concurrency ${readConc}: ${c.trials.join(", ")}`);
-    } else client = parseClient(choice);
-    process.stdout.write("baseline ... ");
-    base = await load({ baseUrl: baseline.url, requests: [{ method: "GET", path: "/" }], concurrency: readConc, warmupSec: warmup, durationSec: seconds, client, serverPid: baseline.pid });
-    console.log(`${fmtNum(base.rps)}/s`);
-  } finally {
-    await baseline.stop();
-  }
-  if (base.errors > 0 || base.completed === 0) throw new Error(`baseline had ${base.errors} errors of ${base.completed}: ${base.firstError ?? JSON.stringify(base.statuses)}`);
+  const { client, base } = await measureBaseline({ concurrency: readConc, warmupSec: warmup, durationSec: seconds });
 
   // 3. Bunker, and its fixtures over HTTP: an owner, a workspace, an App, end users.
   process.stdout.write("starting bunker ... ");
@@ -221,13 +161,9 @@ export default async function authBench(_args: string[]) {
   const rows: Row[] = [];
   try {
     const U = server.url;
-    const owner = await api(U, "POST", "/platform/v1/auth/signup", { body: { email: "owner@bench.test", username: "bench_owner", password: PASSWORD } });
-    if (owner.status !== 200) throw new Error(`owner signup failed: ${owner.status} ${JSON.stringify(owner.body)}`);
-    const session: string = owner.body.access_token;
-    const ws = await api(U, "POST", "/platform/v1/workspaces", { token: session, body: { slug: "bench-ws", display_name: "Bench workspace" } });
-    if (ws.status !== 201) throw new Error(`workspace create failed: ${ws.status} ${JSON.stringify(ws.body)}`);
+    const { session, workspaceId } = await benchOwner(U, "bench-ws");
     const slug = "bench-app";
-    const created = await api(U, "POST", "/auth/v1/apps", { token: session, body: { workspace_id: ws.body.id, slug, display_name: "Bench App" } });
+    const created = await api(U, "POST", "/auth/v1/apps", { token: session, body: { workspace_id: workspaceId, slug, display_name: "Bench App" } });
     if (created.status !== 201) throw new Error(`App create failed: ${created.status} ${JSON.stringify(created.body)}`);
     const pk: string = created.body.publishable_key;
     const appPath = (p: string) => `/auth/${slug}/v1${p}`;

@@ -555,3 +555,109 @@ if (!Bun.isMainThread && process.argv.includes(WORKER_FLAG)) {
   };
   scope.postMessage({ type: "ready" });
 }
+
+// --- shared by the benches that compare sign-in with the argon2id ceiling ---------------
+
+/** The server's argon2id cost (startBunker runs Bunker with these). */
+export const ARGON2 = { memoryCost: 19456, timeCost: 2 } as const;
+export const BENCH_PASSWORD = "bench-password-123";
+
+/** Median time of one Bun.password.verify at the server's cost, serially, in ms. */
+export async function measureVerifyMs(samples = 10): Promise<number> {
+  const hash = await Bun.password.hash(BENCH_PASSWORD, { algorithm: "argon2id", ...ARGON2 });
+  await Bun.password.verify(BENCH_PASSWORD, hash); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now();
+    if (!(await Bun.password.verify(BENCH_PASSWORD, hash))) throw new Error("argon2 verify returned false");
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+/** Throughput of `parallel` back-to-back async verifies in this process, no HTTP (does the hardware scale?). */
+export async function measureParallelVerify(parallel: number, ms = 2000): Promise<number> {
+  const hash = await Bun.password.hash(BENCH_PASSWORD, { algorithm: "argon2id", ...ARGON2 });
+  let n = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: parallel }, async () => {
+    while (performance.now() < t0 + ms) {
+      await Bun.password.verify(BENCH_PASSWORD, hash);
+      n++;
+    }
+  }));
+  return n / ((performance.now() - t0) / 1000);
+}
+
+/** Picks the client setup with the highest hello-world throughput (short trial runs). */
+export async function calibrateClient(baseline: ServerProc, concurrency: number): Promise<{ best: ClientSetup; trials: string[] }> {
+  const candidates: ClientSetup[] = [{ kind: "inline" }, { kind: "workers", threads: 1 }, { kind: "workers", threads: 2 }, { kind: "workers", threads: 4 }];
+  let best: { c: ClientSetup; rps: number } | null = null;
+  const trials: string[] = [];
+  for (const c of candidates) {
+    const r = await load({ baseUrl: baseline.url, requests: [{ method: "GET", path: "/" }], concurrency, warmupSec: 0.5, durationSec: 1.5, client: c });
+    trials.push(`${describeClient(c)}: ${fmtNum(r.rps)}/s`);
+    if (r.errors === 0 && (!best || r.rps > best.rps)) best = { c, rps: r.rps };
+  }
+  if (!best) throw new Error(`every client setup saw errors against the baseline: ${trials.join("; ")}`);
+  return { best: best.c, trials };
+}
+
+/** One request before the load: null when it answers 2xx and `check` accepts the body, else why not. */
+export async function probe(base: string, spec: RequestSpec, check: (body: any) => boolean = () => true): Promise<string | null> {
+  const r = await fetch(base + spec.path, { method: spec.method, headers: spec.headers, body: spec.body, signal: AbortSignal.timeout(30_000) });
+  const text = await r.text();
+  let body: any = null;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  if (r.ok && check(body)) return null;
+  return `${spec.method} ${spec.path} answered ${r.status} ${text.slice(0, 200)}`;
+}
+
+/** Prints and returns the sign-in ceiling: cores / one serial argon2id verify (measured while nothing else runs). */
+export async function hashingCeiling(cores: number) {
+  process.stdout.write("measuring argon2id verify (serial, median of 10) ... ");
+  const verifyMs = await measureVerifyMs(10);
+  const ceiling = cores / (verifyMs / 1000);
+  console.log(`${verifyMs.toFixed(1)} ms -> ceiling ${cores} / ${verifyMs.toFixed(1)} ms = ${fmtNum(ceiling, 1)} sign-ins/s`);
+  const parallelVerify = await measureParallelVerify(cores);
+  console.log(`  (for reference: ${cores} verifies at a time in one process, no HTTP: ${fmtNum(parallelVerify, 1)}/s = ${(parallelVerify / ceiling).toFixed(2)} of the ceiling)`);
+  return { verifyMs, ceiling };
+}
+
+/**
+ * Starts the bare Bun.serve baseline, picks the client setup (BENCH_CLIENT, or the one with
+ * the highest baseline throughput), measures the baseline and stops it.
+ */
+export async function measureBaseline(o: { concurrency: number; warmupSec: number; durationSec: number }): Promise<{ client: ClientSetup; base: LoadResult }> {
+  const baseline = await startBaseline();
+  let client: ClientSetup;
+  let base: LoadResult;
+  try {
+    const choice = process.env.BENCH_CLIENT ?? "auto";
+    if (choice === "auto") {
+      process.stdout.write("choosing the client setup (highest baseline) ... ");
+      const c = await calibrateClient(baseline, o.concurrency);
+      client = c.best;
+      console.log(`${describeClient(client)}\n  trials at concurrency ${o.concurrency}: ${c.trials.join(", ")}`);
+    } else client = parseClient(choice);
+    process.stdout.write("baseline ... ");
+    base = await load({ baseUrl: baseline.url, requests: [{ method: "GET", path: "/" }], concurrency: o.concurrency, warmupSec: o.warmupSec, durationSec: o.durationSec, client, serverPid: baseline.pid });
+    console.log(`${fmtNum(base.rps)}/s`);
+  } finally {
+    await baseline.stop();
+  }
+  if (base.errors > 0 || base.completed === 0) throw new Error(`baseline had ${base.errors} errors of ${base.completed}: ${base.firstError ?? JSON.stringify(base.statuses)}`);
+  return { client, base };
+}
+
+/** Signs up the bench owner and creates a workspace over HTTP; returns the console session. */
+export async function benchOwner(url: string, slug: string) {
+  const owner = await api(url, "POST", "/platform/v1/auth/signup", { body: { email: "owner@bench.test", username: "bench_owner", password: BENCH_PASSWORD } });
+  if (owner.status !== 200) throw new Error(`owner signup failed: ${owner.status} ${JSON.stringify(owner.body)}`);
+  const session: string = owner.body.access_token;
+  const ws = await api(url, "POST", "/platform/v1/workspaces", { token: session, body: { slug, display_name: "Bench workspace" } });
+  if (ws.status !== 201) throw new Error(`workspace create failed: ${ws.status} ${JSON.stringify(ws.body)}`);
+  return { session, workspaceId: ws.body.id as string };
+}

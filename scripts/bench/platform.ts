@@ -24,25 +24,24 @@ import {
   load,
   machine,
   mapLimit,
-  median,
-  parseClient,
-  startBaseline,
   startBunker,
   table,
   watchdog,
-  type ClientSetup,
+  ARGON2,
+  BENCH_PASSWORD,
+  benchOwner,
+  hashingCeiling,
+  measureBaseline,
   type LoadResult,
   type RequestSpec,
-  type ServerProc,
 } from "./lib";
 import { loadavg } from "node:os";
 
 const READ_TARGET = 0.4;
 const SIGNIN_TARGET = 0.8;
-const ARGON2 = { memoryCost: 19456, timeCost: 2 } as const;
 /** The sign-in burst limit: 5 attempts a minute per identifier. */
 const SIGNIN_USES_PER_ACCOUNT = 5;
-const PASSWORD = "bench-password-123";
+const PASSWORD = BENCH_PASSWORD;
 
 interface Row {
   name: string;
@@ -51,49 +50,6 @@ interface Row {
   reference: number | null;
   target: number | null;
   note?: string;
-}
-
-/** Median time of one Bun.password.verify (argon2id, production cost), serially, in ms. */
-async function measureVerifyMs(samples = 10): Promise<number> {
-  const hash = await Bun.password.hash(PASSWORD, { algorithm: "argon2id", ...ARGON2 });
-  await Bun.password.verify(PASSWORD, hash); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const t0 = performance.now();
-    const ok = await Bun.password.verify(PASSWORD, hash);
-    times.push(performance.now() - t0);
-    if (!ok) throw new Error("argon2 verify returned false");
-  }
-  return median(times);
-}
-
-/** Throughput of `parallel` back-to-back async verifies in this process for `ms` (does the hardware scale?). */
-async function measureParallelVerify(parallel: number, ms = 2000): Promise<number> {
-  const hash = await Bun.password.hash(PASSWORD, { algorithm: "argon2id", ...ARGON2 });
-  let n = 0;
-  const t0 = performance.now();
-  const end = t0 + ms;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (performance.now() < end) {
-      await Bun.password.verify(PASSWORD, hash);
-      n++;
-    }
-  }));
-  return n / ((performance.now() - t0) / 1000);
-}
-
-/** Picks the client setup with the highest hello-world throughput (short trial runs). */
-async function calibrateClient(baseline: ServerProc, concurrency: number): Promise<{ best: ClientSetup; trials: string[] }> {
-  const candidates: ClientSetup[] = [{ kind: "inline" }, { kind: "workers", threads: 1 }, { kind: "workers", threads: 2 }, { kind: "workers", threads: 4 }];
-  let best: { c: ClientSetup; rps: number } | null = null;
-  const trials: string[] = [];
-  for (const c of candidates) {
-    const r = await load({ baseUrl: baseline.url, requests: [{ method: "GET", path: "/" }], concurrency, warmupSec: 0.5, durationSec: 1.5, client: c });
-    trials.push(`${describeClient(c)}: ${fmtNum(r.rps)}/s`);
-    if (r.errors === 0 && (!best || r.rps > best.rps)) best = { c, rps: r.rps };
-  }
-  if (!best) throw new Error(`every client setup saw errors against the baseline: ${trials.join("; ")}`);
-  return { best: best.c, trials };
 }
 
 async function expectOk(base: string, spec: RequestSpec, what: string): Promise<string | null> {
@@ -115,33 +71,10 @@ export default async function platformBench(_args: string[]) {
   console.log(`each target: ${warmup} s warm-up + ${seconds} s measured; closed loop, keep-alive, 127.0.0.1\n`);
 
   // 1. The hashing ceiling, measured while nothing else runs.
-  process.stdout.write("measuring argon2id verify (serial, median of 10) ... ");
-  const verifyMs = await measureVerifyMs(10);
-  const ceiling = m.cores / (verifyMs / 1000);
-  console.log(`${verifyMs.toFixed(1)} ms -> ceiling ${m.cores} / ${verifyMs.toFixed(1)} ms = ${fmtNum(ceiling, 1)} sign-ins/s`);
-  const parallelVerify = await measureParallelVerify(m.cores);
-  console.log(`  (for reference: ${m.cores} verifies at a time in one process, no HTTP: ${fmtNum(parallelVerify, 1)}/s = ${(parallelVerify / ceiling).toFixed(2)} of the ceiling)`);
+  const { verifyMs, ceiling } = await hashingCeiling(m.cores);
 
   // 2. Baseline, and the client setup every target then uses.
-  const baseline = await startBaseline();
-  let client: ClientSetup;
-  let trials: string[] = [];
-  let base: LoadResult;
-  try {
-    const choice = process.env.BENCH_CLIENT ?? "auto";
-    if (choice === "auto") {
-      process.stdout.write("choosing the client setup (highest baseline) ... ");
-      ({ best: client, trials } = await calibrateClient(baseline, readConc));
-      console.log(describeClient(client));
-      console.log(`  trials at concurrency ${readConc}: ${trials.join(", ")}`);
-    } else client = parseClient(choice);
-    process.stdout.write("baseline ... ");
-    base = await load({ baseUrl: baseline.url, requests: [{ method: "GET", path: "/" }], concurrency: readConc, warmupSec: warmup, durationSec: seconds, client, serverPid: baseline.pid });
-    console.log(`${fmtNum(base.rps)}/s`);
-  } finally {
-    await baseline.stop();
-  }
-  if (base.errors > 0 || base.completed === 0) throw new Error(`baseline had ${base.errors} errors of ${base.completed}: ${base.firstError ?? JSON.stringify(base.statuses)}`);
+  const { client, base } = await measureBaseline({ concurrency: readConc, warmupSec: warmup, durationSec: seconds });
 
   // 3. Bunker, and its fixtures over HTTP.
   process.stdout.write("starting bunker ... ");
@@ -150,12 +83,8 @@ export default async function platformBench(_args: string[]) {
   const rows: Row[] = [];
   try {
     const U = server.url;
-    const owner = await api(U, "POST", "/platform/v1/auth/signup", { body: { email: "owner@bench.test", username: "bench_owner", password: PASSWORD } });
-    if (owner.status !== 200) throw new Error(`signup failed: ${owner.status} ${JSON.stringify(owner.body)}`);
-    const session: string = owner.body.access_token;
     const slug = "bench-ws";
-    const w = await api(U, "POST", "/platform/v1/workspaces", { token: session, body: { slug, display_name: "Bench workspace" } });
-    if (w.status !== 201) throw new Error(`workspace create failed: ${w.status} ${JSON.stringify(w.body)}`);
+    const { session } = await benchOwner(U, slug);
 
     let apiKey: string | null = null;
     let keyProblem: string | null = null;

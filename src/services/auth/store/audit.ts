@@ -42,7 +42,7 @@ export interface AuditFilter {
  * Newest first (ids are UUIDv7, so id order is creation order), keyset on id: rows older
  * than `before`, at most `limit`. Only the conditions in use are in the SQL, so the planner
  * sees plain equalities and ranges: `app_id, id DESC` pages, `app_id, action, id DESC` for an
- * exact action, `app_id, actor_id, id DESC` for an actor, `app_id, target_id, id DESC` (0036)
+ * exact action, `app_id, actor_id, id DESC` for an actor, `app_id, target_id, id DESC` (partial: rows with a target)
  * for a target. An action prefix is compared with substr (not LIKE: LIKE is case-insensitive
  * and treats `_` as a wildcard, and action names contain underscores) and deliberately not
  * as an index range: a range over (app_id, action) would sort every match for each page
