@@ -12,9 +12,11 @@ import m0010 from "./0010_platform_accounts.sql" with { type: "text" };
 import m0011 from "./0011_platform_workspaces.sql" with { type: "text" };
 import m0012 from "./0012_platform_keys_audit.sql" with { type: "text" };
 import m0013 from "./0013_platform_members.sql" with { type: "text" };
+import m0014 from "./0014_platform_identities.sql" with { type: "text" };
 import m0020 from "./0020_webhooks.sql" with { type: "text" };
 import m0021 from "./0021_webhooks_engine.sql" with { type: "text" };
 import m0030 from "./0030_auth.sql" with { type: "text" };
+import m0031 from "./0031_auth_oauth.sql" with { type: "text" };
 import m0040 from "./0040_social_communities.sql" with { type: "text" };
 
 export interface Migration {
@@ -32,8 +34,10 @@ export const MIGRATIONS: Migration[] = [
   { name: "0011_platform_workspaces", sql: m0011 },
   { name: "0012_platform_keys_audit", sql: m0012 },
   { name: "0013_platform_members", sql: m0013 },
+  { name: "0014_platform_identities", sql: m0014 },
   { name: "0020_webhooks", sql: m0020 },
   { name: "0021_webhooks_engine", sql: m0021 },
   { name: "0030_auth", sql: m0030 },
+  { name: "0031_auth_oauth", sql: m0031 },
   { name: "0040_social_communities", sql: m0040 },
 ];

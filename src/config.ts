@@ -4,6 +4,8 @@
  */
 import { resolve } from "node:path";
 import type { Level } from "./core/log";
+import type { ProviderId } from "./core/oidc";
+import { parseOriginPattern } from "./core/return-to";
 
 export const SERVICE_CATALOGUE = ["platform", "auth", "webhooks", "mail", "tack", "waitlist", "trawl", "social"] as const;
 export type ServiceName = (typeof SERVICE_CATALOGUE)[number];
@@ -18,6 +20,8 @@ export interface Config {
   smtpRelayUrl: string | null;
   mailFrom: string;
   oauthReturnToOrigins: string[];
+  /** Console federated sign-in: IDP_<n>_ISSUER / _CLIENT_ID / _CLIENT_SECRET for n = 1..3. */
+  oidcProviders: Partial<Record<ProviderId, OidcProviderSetting>>;
   allowPrivateTargets: boolean;
   adminEmail: string | null;
   adminPassword: string | null;
@@ -33,6 +37,12 @@ export interface Config {
   argon2TimeCost: number;
   /** "production" requires https webhook targets, Secure cookies, etc. */
   env: "development" | "production" | "test";
+}
+
+export interface OidcProviderSetting {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
 }
 
 export class ConfigError extends Error {}
@@ -91,7 +101,29 @@ export function loadConfig(env: Env = process.env): Config {
   for (const s of defaultServices) if (!SERVICE_CATALOGUE.includes(s)) problems.push(`DEFAULT_SERVICES: unknown service "${s}"`);
 
   const origins = str("OAUTH_RETURN_TO_ORIGINS", "").split(",").map((s) => s.trim()).filter(Boolean);
-  for (const o of origins) if (!/^https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:\d+)?$/.test(o)) problems.push(`OAUTH_RETURN_TO_ORIGINS: "${o}" is not an origin`);
+  for (const o of origins) {
+    if (!/^https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:\d+)?$/.test(o) || !parseOriginPattern(o)) problems.push(`OAUTH_RETURN_TO_ORIGINS: "${o}" is not an origin (a wildcard needs a domain of two or more labels: https://*.example.com)`);
+  }
+
+  // Providers idp_1..idp_3 of console sign-in: all three variables, or none.
+  const oidcProviders: Config["oidcProviders"] = {};
+  for (const n of [1, 2, 3] as const) {
+    const id = `idp_${n}` as ProviderId;
+    const keys = [`IDP_${n}_ISSUER`, `IDP_${n}_CLIENT_ID`, `IDP_${n}_CLIENT_SECRET`];
+    const [issuer, clientId, clientSecret] = keys.map((k) => env[k] || "");
+    if (!issuer && !clientId && !clientSecret) continue;
+    if (!issuer || !clientId || !clientSecret) {
+      problems.push(`${keys.join(", ")} go together`);
+      continue;
+    }
+    let ok = false;
+    try {
+      const u = new URL(issuer);
+      ok = (u.protocol === "https:" || u.protocol === "http:") && !u.username && !u.password && !u.search && !u.hash;
+    } catch {}
+    if (!ok) problems.push(`IDP_${n}_ISSUER must be an http(s) URL without query or fragment (got "${issuer}")`);
+    else oidcProviders[id] = { issuer, clientId, clientSecret };
+  }
 
   const adminEmail = env.BUNKER_ADMIN_EMAIL || null;
   const adminPassword = env.BUNKER_ADMIN_PASSWORD || null;
@@ -111,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpRelayUrl: url("SMTP_RELAY_URL", env.SMTP_RELAY_URL || null, ["smtp:", "smtps:"]),
     mailFrom: str("MAIL_FROM", "Bunker <no-reply@localhost>"),
     oauthReturnToOrigins: origins,
+    oidcProviders,
     allowPrivateTargets: bool("ALLOW_PRIVATE_TARGETS", false),
     adminEmail,
     adminPassword,

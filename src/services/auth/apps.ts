@@ -23,7 +23,7 @@ import { audit as platformAudit } from "../platform/audit";
 import type { Platform } from "../platform/service";
 import { recordAuthAudit, type AuthActor } from "./audit";
 import type { SigningKeys } from "./keys";
-import { DEFAULT_SETTINGS, applySettings, parseSettings, type AppSettings } from "./settings";
+import { DEFAULT_SETTINGS, applySettings, parseSettings, publicSettings, type AppSettings, type SettingsSecrets } from "./settings";
 import * as store from "./store/apps";
 import { roleByName } from "./store/roles";
 
@@ -66,6 +66,12 @@ export class AppService {
     });
   }
 
+  /** Provider secrets in settings: encrypted at rest; issuers must pass the outbound guard. */
+  private readonly secrets: SettingsSecrets = {
+    encrypt: (plain) => this.ctx.secretBox.encrypt(plain),
+    checkUrl: (url) => void this.ctx.outbound.checkUrl(url),
+  };
+
   private load(row: store.AppRow): LoadedApp {
     return {
       id: row.id,
@@ -89,7 +95,8 @@ export class AppService {
       issuer: a.issuer,
       jwks_uri: `${a.issuer}/v1/.well-known/jwks.json`,
       publishable_key: a.publishableKey,
-      settings: a.settings,
+      // Provider client secrets never leave the server: only their hint.
+      settings: publicSettings(a.settings),
       created_at: a.createdAt,
       updated_at: a.updatedAt,
     };
@@ -161,7 +168,7 @@ export class AppService {
     if (!displayName || displayName.length > 200) details.push({ field: "display_name", reason: "1-200 characters" });
     if (details.length) throw badRequest("Invalid App", details);
     // A new App has no roles yet, so default_role can only be null here.
-    const settings = applySettings(DEFAULT_SETTINGS, b.settings ?? {}, () => false);
+    const settings = applySettings(DEFAULT_SETTINGS, b.settings ?? {}, () => false, this.secrets);
     const id = uuid();
     const { row: key } = await this.keys.generate(id);
     const now = this.ctx.clock.iso();
@@ -204,7 +211,7 @@ export class AppService {
     const displayName = (b.display_name ?? b.displayName ?? app.displayName).trim();
     if (!displayName || displayName.length > 200) details.push({ field: "display_name", reason: "1-200 characters" });
     if (details.length) throw badRequest("Invalid App", details);
-    const settings = applySettings(app.settings, b.settings ?? {}, (name) => !!roleByName(this.ctx.db, app.id, name));
+    const settings = applySettings(app.settings, b.settings ?? {}, (name) => !!roleByName(this.ctx.db, app.id, name), this.secrets);
     tx(this.ctx.db, () => {
       if (slug !== app.slug && store.slugTaken(this.ctx.db, slug, app.id)) throw conflict("This App slug is taken", "SLUG_TAKEN");
       store.updateApp(this.ctx.db, app.id, { slug, display_name: displayName, settings: JSON.stringify(settings), updated_at: this.ctx.clock.iso() });

@@ -27,6 +27,8 @@
  *   each send supersedes the previous code. Only the HMAC of a code is stored.
  * - Verify tries the live emailed code, then each enabled TOTP factor; amr becomes
  *   ["pwd", "email" | "totp"]. Recover takes a recovery code; amr ["pwd", "recovery_code"].
+ *   After a federated first factor the amr starts with ["oauth", <provider>] instead of
+ *   ["pwd"] (the challenge records it), e.g. ["oauth", "idp_2", "totp"].
  *
  * Recovery codes: 16 lowercase hex characters (64 bits) as issued; hyphens anywhere and any
  * case are accepted. Stored as HMACs; each works once; regenerating deletes all prior ones.
@@ -112,6 +114,12 @@ export function maskEmail(email: string) {
 export function normaliseRecoveryCode(raw: string) {
   const s = raw.replaceAll("-", "").trim().toLowerCase();
   return /^[0-9a-f]{16}$/.test(s) ? s : null;
+}
+
+/** The first factor of a challenged sign-in: password unless the challenge recorded another (federated). */
+function firstFactor(ch: store.ChallengeRow): { amr: string[]; method: string } {
+  const amr = ch.first_amr ? (JSON.parse(ch.first_amr) as string[]) : ["pwd"];
+  return { amr, method: amr[0] === "oauth" ? "oauth" : "password" };
 }
 
 const sixDigits = () => randomInt(0, 1_000_000).toString().padStart(6, "0");
@@ -297,11 +305,16 @@ export class MfaService implements MfaGate {
 
   // --- sign-in challenge ------------------------------------------------------------------
 
-  async challengeFor(app: LoadedApp, user: UserView, tenantId: string | null, _meta: RequestMeta): Promise<MfaChallengeResponse | null> {
+  /**
+   * A challenge when the user has an enabled factor, else null. `firstAmr` is how the first
+   * factor was done (default ["pwd"]; federated sign-in passes ["oauth", <provider>]); the
+   * tokens after verify / recover carry it followed by the second factor.
+   */
+  async challengeFor(app: LoadedApp, user: UserView, tenantId: string | null, _meta: RequestMeta, firstAmr?: string[]): Promise<MfaChallengeResponse | null> {
     const factors = store.enabledFactors(this.ctx.db, app.id, user.id);
     if (!factors.length) return null;
     const now = this.ctx.clock.nowMs();
-    const row = { id: uuid(), app_id: app.id, user_id: user.id, tenant_id: tenantId, created_at: this.ctx.clock.iso(), expires_at: now + MFA_LIMITS.challengeTtlMs };
+    const row = { id: uuid(), app_id: app.id, user_id: user.id, tenant_id: tenantId, created_at: this.ctx.clock.iso(), expires_at: now + MFA_LIMITS.challengeTtlMs, first_amr: firstAmr ? JSON.stringify(firstAmr) : null };
     tx(this.ctx.db, () => {
       // Old challenges are useless after expiry; a day's grace keeps them for support questions.
       store.purgeChallenges(this.ctx.db, user.id, now - DAY);
@@ -405,7 +418,8 @@ export class MfaService implements MfaGate {
       return "ok";
     });
     if (outcome === "replay") this.challengeFailure(app, ch, user, "mfa.verify", meta);
-    return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: ["pwd", m.type], mfaAt: at }, meta, "password+mfa");
+    const first = firstFactor(ch);
+    return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: [...first.amr, m.type], mfaAt: at }, meta, `${first.method}+mfa`);
   }
 
   async recover(app: LoadedApp, b: { mfa_token: string; recovery_code: string }, meta: RequestMeta) {
@@ -421,7 +435,8 @@ export class MfaService implements MfaGate {
       return true;
     });
     if (!ok) this.challengeFailure(app, ch, user, "mfa.recover", meta);
-    return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: ["pwd", "recovery_code"], mfaAt: at }, meta, "password+recovery_code");
+    const first = firstFactor(ch);
+    return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: [...first.amr, "recovery_code"], mfaAt: at }, meta, `${first.method}+recovery_code`);
   }
 
   // --- step-up ----------------------------------------------------------------------------

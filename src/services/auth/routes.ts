@@ -4,10 +4,12 @@ import type { AuthService } from "./service";
 import { adminUsersRoutes } from "./routes/admin-users";
 import { appRoutes } from "./routes/apps";
 import { auditRoutes } from "./routes/audit";
+import { identitiesRoutes } from "./routes/identities";
 import { invitesRoutes } from "./routes/invites";
 import { m2mRoutes } from "./routes/m2m";
 import { meRoutes } from "./routes/me";
 import { mfaRoutes } from "./routes/mfa";
+import { oauthRoutes } from "./routes/oauth";
 import { rbacRoutes } from "./routes/rbac";
 import { sessionRoutes } from "./routes/session";
 import { tenantsRoutes } from "./routes/tenants";
@@ -22,6 +24,8 @@ export function authRoutes(auth: AuthService) {
     .use(sessionRoutes(auth))
     .use(mfaRoutes(auth))
     .use(meRoutes(auth))
+    .use(oauthRoutes(auth))
+    .use(identitiesRoutes(auth))
     .use(verificationRoutes(auth))
     .use(invitesRoutes(auth))
     .use(tenantsRoutes(auth))

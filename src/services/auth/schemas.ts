@@ -1,6 +1,6 @@
 /** TypeBox models shared by the Auth routes and their OpenAPI description. */
 import { t } from "elysia";
-export { ErrorBody } from "../platform/schemas";
+export { CallbackFields, ErrorBody, Identity } from "../platform/schemas";
 
 export const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
 export const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()) });
@@ -45,6 +45,17 @@ export const AppSettingsSchema = t.Object({
   audience: t.Nullable(t.String({ description: "aud claim of access tokens" })),
   mail_from: t.Nullable(t.String({ description: "Sender of the App's mails" })),
   send_verification_email: t.Boolean({ description: "Mail a verification code at sign-up (when mail is set up)" }),
+  mfa_for_federated: t.Boolean({ description: "Federated sign-ins of users with an enabled factor get the MFA challenge too (default true)" }),
+  oauth_providers: t.Record(
+    t.String({ description: "idp_1 | idp_2 | idp_3" }),
+    t.Object({
+      issuer: t.String(),
+      client_id: t.String(),
+      client_secret_hint: t.String({ description: "Last characters of the secret (write-only; stored encrypted)" }),
+      native_client_ids: t.Array(t.String(), { description: "idp_1: extra aud values accepted from the native flow" }),
+    }),
+    { description: "Configured identity providers; set with {issuer, client_id, client_secret}, remove with null" },
+  ),
 });
 
 export const App = t.Object({

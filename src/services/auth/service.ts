@@ -21,6 +21,8 @@ import { InviteService } from "./invites";
 import { AuditQueryService } from "./audit-log";
 import { AdminUserService } from "./admin-users";
 import { MeService } from "./me";
+import { IdentityService } from "./identities";
+import { AuthOAuth } from "./oauth";
 import { purgeExpiredSessions } from "./store/users";
 import { clientByClientId } from "./store/m2m";
 import { DAY } from "../../core/clock";
@@ -76,6 +78,8 @@ export class AuthService {
   readonly auditLog: AuditQueryService;
   readonly adminUsers: AdminUserService;
   readonly me: MeService;
+  readonly identities: IdentityService;
+  readonly oauth: AuthOAuth;
 
   constructor(
     readonly ctx: AppContext,
@@ -102,12 +106,15 @@ export class AuthService {
     this.auditLog = new AuditQueryService(ctx, this);
     this.adminUsers = new AdminUserService(ctx, this, emit);
     this.me = new MeService(ctx, this, emit);
+    this.identities = new IdentityService(ctx, this);
+    this.oauth = new AuthOAuth(ctx, this);
     ctx.scheduler.register({
       name: "auth.purge",
       schedule: "0 23 * * * *",
       run: () => {
         this.keys.purge();
         purgeExpiredSessions(ctx.db, ctx.clock.nowMs() - SESSION_RETENTION_MS);
+        this.oauth.purge();
       },
     });
   }

@@ -6,12 +6,40 @@
  *   App's publishable key (pk_..., safe to ship in a browser or mobile app) or a workspace
  *   API key of the App's workspace with auth.user.create. On: only the workspace API key,
  *   so users can only be signed up from the customer's own backend.
- * - mfa_policy: "optional" (users may enrol; sign-in asks for a factor when one is enabled),
- *   "required_for_federated_too" is issue 5's concern and not offered yet.
+ * - mfa_policy: "optional" (users may enrol; sign-in asks for a factor when one is enabled)
+ *   or "disabled" (no sign-in asks for one).
+ * - mfa_for_federated (default true): federated sign-ins of a user with an enabled factor
+ *   get the MFA challenge too. false trusts the provider's own MFA: federated sign-ins of
+ *   this App skip the challenge (password sign-ins still get it).
+ * - oauth_providers: {idp_1|idp_2|idp_3: {issuer, client_id, client_secret,
+ *   native_client_ids?}}; a PATCH merges per provider, null removes one. The secret is
+ *   write-only: kept encrypted with the master key, shown back as client_secret_hint.
+ *   client_secret may be left out when changing an already configured provider.
+ *   native_client_ids (idp_1 only): further `aud` values accepted from the native flow,
+ *   e.g. the iOS bundle id next to the web services id. The issuer must be an http(s) URL
+ *   the outbound guard accepts (https in production; no private addresses unless
+ *   ALLOW_PRIVATE_TARGETS); it is discovered at first use.
  * - Token lifetimes are seconds: access 60..86400 (default 3600), refresh (= session) 3600..
  *   7776000 (default 30 days).
  */
 import { badRequest, type ErrorDetail } from "../../core/errors";
+import { PROVIDER_IDS, isProviderId, type ProviderId } from "../../core/oidc";
+
+/** A provider as stored (secret encrypted). */
+export interface StoredProvider {
+  issuer: string;
+  client_id: string;
+  client_secret_enc: string;
+  client_secret_hint: string;
+  native_client_ids: string[];
+}
+
+/** What settings updates need beyond the patch itself: encryption and the outbound URL check. */
+export interface SettingsSecrets {
+  encrypt(plain: string): string;
+  /** Throws when the outbound guard would refuse the URL. */
+  checkUrl(url: string): void;
+}
 
 export interface AppSettings {
   signup_enabled: boolean;
@@ -25,6 +53,8 @@ export interface AppSettings {
   audience: string | null;
   mail_from: string | null;
   send_verification_email: boolean;
+  mfa_for_federated: boolean;
+  oauth_providers: Partial<Record<ProviderId, StoredProvider>>;
 }
 
 export const DEFAULT_SETTINGS: AppSettings = {
@@ -39,6 +69,8 @@ export const DEFAULT_SETTINGS: AppSettings = {
   audience: null,
   mail_from: null,
   send_verification_email: true,
+  mfa_for_federated: true,
+  oauth_providers: {},
 };
 
 export const ACCESS_TTL = { min: 60, max: 86_400 };
@@ -67,8 +99,8 @@ const intIn = (v: unknown, r: { min: number; max: number }) => typeof v === "num
  * Applies a partial update to current settings; unknown keys and bad values are 400 with
  * one detail each. `roleExists` checks default_role against the App's roles.
  */
-export function applySettings(current: AppSettings, patch: Record<string, unknown>, roleExists: (name: string) => boolean): AppSettings {
-  const next: AppSettings = { ...current, allowed_redirect_origins: [...current.allowed_redirect_origins] };
+export function applySettings(current: AppSettings, patch: Record<string, unknown>, roleExists: (name: string) => boolean, secrets?: SettingsSecrets): AppSettings {
+  const next: AppSettings = { ...current, allowed_redirect_origins: [...current.allowed_redirect_origins], oauth_providers: { ...current.oauth_providers } };
   const details: ErrorDetail[] = [];
   const bad = (field: string, reason: string) => details.push({ field: `settings.${field}`, reason });
   for (const [k, v] of Object.entries(patch)) {
@@ -76,6 +108,7 @@ export function applySettings(current: AppSettings, patch: Record<string, unknow
       case "signup_enabled":
       case "signup_requires_pak":
       case "send_verification_email":
+      case "mfa_for_federated":
         if (typeof v !== "boolean") bad(k, "must be a boolean");
         else next[k] = v;
         break;
@@ -121,12 +154,87 @@ export function applySettings(current: AppSettings, patch: Record<string, unknow
         next.allowed_redirect_origins = out;
         break;
       }
+      case "oauth_providers":
+        if (!v || typeof v !== "object" || Array.isArray(v)) {
+          bad(k, `an object keyed by provider (${PROVIDER_IDS.join(", ")})`);
+          break;
+        }
+        for (const [id, cfg] of Object.entries(v)) {
+          if (!isProviderId(id)) bad(`${k}.${id}`, `unknown provider (one of ${PROVIDER_IDS.join(", ")})`);
+          else if (cfg === null) delete next.oauth_providers[id];
+          else {
+            if (!secrets) throw new Error("applySettings: oauth_providers needs the secrets helper");
+            const p = applyProvider(id, current.oauth_providers[id], cfg, secrets, (f, r) => bad(`${k}.${id}${f ? "." + f : ""}`, r));
+            if (p) next.oauth_providers[id] = p;
+          }
+        }
+        break;
       default:
         bad(k, "unknown setting");
     }
   }
   if (details.length) throw badRequest("Invalid App settings", details);
   return next;
+}
+
+const PROVIDER_KEYS = new Set(["issuer", "client_id", "client_secret", "native_client_ids"]);
+const MAX_NATIVE_CLIENT_IDS = 10;
+
+/** The stored form of one provider from its patch (merged over the current one), or null after reporting problems. */
+function applyProvider(id: ProviderId, cur: StoredProvider | undefined, cfg: unknown, secrets: SettingsSecrets, bad: (field: string, reason: string) => void): StoredProvider | null {
+  if (!cfg || typeof cfg !== "object" || Array.isArray(cfg)) {
+    bad("", "an object {issuer, client_id, client_secret}, or null to remove the provider");
+    return null;
+  }
+  const c = cfg as Record<string, unknown>;
+  let ok = true;
+  const fail = (f: string, r: string) => {
+    ok = false;
+    bad(f, r);
+  };
+  for (const key of Object.keys(c)) if (!PROVIDER_KEYS.has(key)) fail(key, "unknown field");
+  const issuer = c.issuer ?? cur?.issuer;
+  if (typeof issuer !== "string" || issuer.length > 512) fail("issuer", "the provider's issuer URL is required");
+  else {
+    try {
+      const u = new URL(issuer);
+      if (u.search || u.hash || u.username || u.password) throw new Error("an issuer URL has no query, fragment or credentials");
+      secrets.checkUrl(issuer);
+    } catch (e) {
+      fail("issuer", e instanceof TypeError ? "must be an absolute http(s) URL" : (e as Error).message);
+    }
+  }
+  const clientId = c.client_id ?? cur?.client_id;
+  if (typeof clientId !== "string" || !clientId.trim() || clientId.length > 255) fail("client_id", "1-255 characters");
+  let secretEnc = cur?.client_secret_enc;
+  let hint = cur?.client_secret_hint;
+  if (c.client_secret !== undefined) {
+    if (typeof c.client_secret !== "string" || !c.client_secret || c.client_secret.length > 4096) fail("client_secret", "1-4096 characters");
+    else {
+      secretEnc = secrets.encrypt(c.client_secret);
+      // Enough to recognise a secret, never enough to help guess a short one.
+      hint = c.client_secret.length >= 16 ? `...${c.client_secret.slice(-4)}` : "...";
+    }
+  } else if (!secretEnc) fail("client_secret", "is required when the provider is first configured");
+  let natives = cur?.native_client_ids ?? [];
+  if (c.native_client_ids !== undefined) {
+    const list = c.native_client_ids;
+    if (id !== "idp_1") fail("native_client_ids", "only idp_1 offers the native flow");
+    else if (!Array.isArray(list) || list.length > MAX_NATIVE_CLIENT_IDS || list.some((x) => typeof x !== "string" || !x || x.length > 255)) {
+      fail("native_client_ids", `an array of at most ${MAX_NATIVE_CLIENT_IDS} client ids`);
+    } else natives = [...new Set(list as string[])];
+  }
+  if (!ok) return null;
+  return { issuer: issuer as string, client_id: clientId as string, client_secret_enc: secretEnc!, client_secret_hint: hint!, native_client_ids: natives };
+}
+
+/** Settings as shown to admins: provider secrets reduced to their hint. */
+export function publicSettings(s: AppSettings) {
+  const providers: Record<string, { issuer: string; client_id: string; client_secret_hint: string; native_client_ids: string[] }> = {};
+  for (const [id, p] of Object.entries(s.oauth_providers)) {
+    if (p) providers[id] = { issuer: p.issuer, client_id: p.client_id, client_secret_hint: p.client_secret_hint, native_client_ids: p.native_client_ids };
+  }
+  return { ...s, oauth_providers: providers };
 }
 
 export function parseSettings(json: string): AppSettings {

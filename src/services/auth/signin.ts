@@ -30,7 +30,7 @@ import type { EmitAuthEvent, NewUser, UserService } from "./users";
 
 /** What sign-in needs of the MFA module: a challenge when the user has an enabled factor. */
 export interface MfaGate {
-  challengeFor(app: LoadedApp, user: store.UserView, tenantId: string | null, meta: RequestMeta): Promise<MfaChallengeResponse | null>;
+  challengeFor(app: LoadedApp, user: store.UserView, tenantId: string | null, meta: RequestMeta, firstAmr?: string[]): Promise<MfaChallengeResponse | null>;
 }
 
 export interface MfaChallengeResponse {
@@ -133,7 +133,8 @@ export class SigninService {
     this.emit(app.id, "user.signed_in", {
       user_id: user.id,
       method,
-      mfa: opts.amr.length > 1,
+      // A second factor was done (amr alone can't say: a federated amr has two entries).
+      mfa: !!opts.mfaAt,
       tenant_id: opts.tenantId,
       ip: meta.ip,
       user_agent: meta.userAgent,

@@ -28,7 +28,8 @@ export const METADATA_MAX_BYTES = 16 * 1024;
 
 export interface NewUser {
   username?: string | null;
-  email: string;
+  /** null only with `emailOptional` (a federated user whose address is absent or taken). */
+  email: string | null;
   password?: string | null;
   display_name?: string | null;
   /** Checked by validate(): a JSON object of at most 16 KiB. */
@@ -102,10 +103,10 @@ export class UserService {
     }
   }
 
-  validate(app: LoadedApp, u: NewUser, opts: { passwordRequired: boolean }) {
+  validate(app: LoadedApp, u: NewUser, opts: { passwordRequired: boolean; emailOptional?: boolean }) {
     const details: ErrorDetail[] = [];
     const email = typeof u.email === "string" ? u.email.trim().toLowerCase() : "";
-    if (!isEmail(email)) details.push({ field: "email", reason: "must be a valid email address" });
+    if (!(opts.emailOptional && u.email === null) && !isEmail(email)) details.push({ field: "email", reason: "must be a valid email address" });
     if (u.username != null && !USERNAME_RE.test(u.username)) details.push({ field: "username", reason: "3-64 letters, digits, dot, underscore or hyphen" });
     if (u.password != null) {
       const d = checkPassword(app, u.password);
@@ -120,17 +121,17 @@ export class UserService {
     const role = roleName ? roleByName(this.ctx.db, app.id, roleName) : null;
     if (u.role != null && !role) details.push({ field: "role", reason: "no such role in this App" });
     if (details.length) throw badRequest("User validation failed", details);
-    return { email, roleId: role?.id ?? null };
+    return { email: u.email === null ? null : email, roleId: role?.id ?? null };
   }
 
   /**
    * Creates a user inside the caller's transaction (or its own). Hash the password first
    * with hashPassword(): argon2 must not run while the write lock is held.
    */
-  insert(app: LoadedApp, u: NewUser, passwordHash: string | null, actor: AuthActor, meta: RequestMeta | null, method: string): store.UserView {
-    const { email, roleId } = this.validate(app, u, { passwordRequired: false });
+  insert(app: LoadedApp, u: NewUser, passwordHash: string | null, actor: AuthActor, meta: RequestMeta | null, method: string, opts: { emailOptional?: boolean; usernameBase?: string } = {}): store.UserView {
+    const { email, roleId } = this.validate(app, u, { passwordRequired: false, emailOptional: opts.emailOptional });
     return tx(this.ctx.db, () => {
-      const username = u.username ?? this.deriveUsername(app, email);
+      const username = u.username ?? this.deriveUsername(app, email ?? opts.usernameBase ?? "user");
       const taken = store.emailOrUsernameTaken(this.ctx.db, app.id, email, username);
       if (taken.email) throw conflict("A user with this email already exists", "EMAIL_TAKEN");
       if (taken.username) throw conflict("This username is taken", "USERNAME_TAKEN");
@@ -148,16 +149,18 @@ export class UserService {
         created_at: now,
         updated_at: now,
       });
-      store.insertContact(this.ctx.db, {
-        id: uuid(),
-        app_id: app.id,
-        user_id: id,
-        kind: "email",
-        value: email,
-        is_primary: 1,
-        verified_at: u.email_verified ? now : null,
-        created_at: now,
-      });
+      if (email !== null) {
+        store.insertContact(this.ctx.db, {
+          id: uuid(),
+          app_id: app.id,
+          user_id: id,
+          kind: "email",
+          value: email,
+          is_primary: 1,
+          verified_at: u.email_verified ? now : null,
+          created_at: now,
+        });
+      }
       const view = store.userView(this.ctx.db, app.id, id)!;
       recordAuthAudit(this.ctx, app.id, { action: "user.create", actor: actor.type === "anonymous" ? { type: "user", id } : actor, target: { type: "user", id }, meta, metadata: { method } });
       this.emit(app.id, "user.created", { ...publicUser(view), signup_method: method });

@@ -12,6 +12,7 @@ import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "./audit";
 import * as store from "./store/accounts";
+import { markEmailVerified } from "./store/oauth";
 import { SessionTokens } from "./tokens";
 
 export const SESSION_SHORT = 24 * 3600;
@@ -272,6 +273,8 @@ export class AccountService {
     const done = tx(this.ctx.db, () => {
       if (!store.consumeReset(this.ctx.db, row.id, this.ctx.clock.iso())) return false;
       store.setPassword(this.ctx.db, row.account_id, hash, this.ctx.clock.iso());
+      // The code reached the address: it is proven (federated sign-in may now link by it).
+      markEmailVerified(this.ctx.db, row.account_id, this.ctx.clock.iso());
       store.revokeAllSessions(this.ctx.db, row.account_id, this.ctx.clock.iso());
       audit(this.ctx, { actor: { actor_type: "account", actor_id: row.account_id }, action: "account.password_reset", meta });
       return true;

@@ -7,6 +7,7 @@ import { auditRoutes } from "./routes/audit";
 import { authRoutes } from "./routes/auth";
 import { introspectRoutes } from "./routes/introspect";
 import { memberRoutes } from "./routes/members";
+import { oauthRoutes } from "./routes/oauth";
 import { personalTokenRoutes } from "./routes/personal-tokens";
 import { roleRoutes } from "./routes/roles";
 import { workspaceServiceRoutes } from "./routes/workspace-services";
@@ -15,6 +16,7 @@ import { workspaceRoutes } from "./routes/workspaces";
 export function platformRoutes(platform: Platform) {
   return new Elysia({ prefix: "/platform" })
     .use(authRoutes(platform))
+    .use(oauthRoutes(platform))
     .use(introspectRoutes(platform))
     .use(workspaceRoutes(platform))
     .use(apiKeyRoutes(platform))

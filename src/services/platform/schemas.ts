@@ -224,3 +224,24 @@ export const WorkspaceServiceItem = t.Object({
   description: t.String(),
 });
 export const WorkspaceServiceList = t.Object({ data: t.Array(WorkspaceServiceItem) });
+
+/** What a provider sends back: query string (idp_2, idp_3) or form post (idp_1); JSON is accepted too. */
+export const CallbackFields = t.Object({
+  state: t.Optional(t.String({ maxLength: 512, description: "The state minted at start (single use, 10 minutes)" })),
+  code: t.Optional(t.String({ maxLength: 4096, description: "Authorization code (exchanged with PKCE)" })),
+  id_token: t.Optional(t.String({ maxLength: 16384, description: "An ID token posted directly (idp_1 may); verified like the exchanged one" })),
+  user: t.Optional(t.String({ maxLength: 4096, description: "idp_1 only, first sign-in: JSON {name, email}; untrusted, used for the display name only" })),
+  error: t.Optional(t.String({ maxLength: 256 })),
+  error_description: t.Optional(t.String({ maxLength: 1024 })),
+});
+
+/** A provider identity linked to an account (console or App user). */
+export const Identity = t.Object({
+  id: t.String({ format: "uuid" }),
+  provider: t.String({ description: "idp_1 | idp_2 | idp_3 when linked" }),
+  issuer: t.String(),
+  subject: t.String(),
+  email: t.Nullable(t.String({ description: "As the provider reported it when linked" })),
+  created_at: t.String({ format: "date-time" }),
+  last_used_at: t.Nullable(t.String({ format: "date-time" })),
+});

@@ -10,6 +10,7 @@ import { Authz } from "./authz";
 import { IntrospectService } from "./introspect";
 import { InvitationService } from "./invitations";
 import { MemberService } from "./members";
+import { PlatformOAuth } from "./oauth";
 import { PersonalTokenService } from "./personal-tokens";
 import { RoleService } from "./roles";
 import { SetupService } from "./setup";
@@ -61,6 +62,7 @@ export class Platform {
   readonly members: MemberService;
   readonly invitations: InvitationService;
   readonly workspaceServices: WorkspaceServiceActivation;
+  readonly oauth: PlatformOAuth;
 
   constructor(readonly ctx: AppContext) {
     for (const [service, actions] of Object.entries(PLATFORM_ACTIONS)) ctx.actions.register(service, [...actions]);
@@ -76,5 +78,7 @@ export class Platform {
     this.members = new MemberService(ctx, this.authz, this.roles);
     this.invitations = new InvitationService(ctx, this.authz, this.roles);
     this.workspaceServices = new WorkspaceServiceActivation(ctx, this.authz);
+    this.oauth = new PlatformOAuth(ctx, this.accounts);
+    ctx.scheduler.register({ name: "platform.oauth.purge", schedule: "0 43 * * * *", run: () => void this.oauth.purge() });
   }
 }

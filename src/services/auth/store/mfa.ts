@@ -33,6 +33,8 @@ export interface ChallengeRow {
   code_expires_at: number | null;
   sends: number;
   last_send_at: number | null;
+  /** JSON amr of the first factor (federated sign-in); NULL for a password sign-in. */
+  first_amr: string | null;
 }
 
 // --- factors -----------------------------------------------------------------------------
@@ -89,11 +91,11 @@ export const claimStep = (db: Db, id: string, step: number) =>
 
 // --- challenges --------------------------------------------------------------------------
 
-export function insertChallenge(db: Db, c: Pick<ChallengeRow, "id" | "app_id" | "user_id" | "tenant_id" | "created_at" | "expires_at">) {
+export function insertChallenge(db: Db, c: Pick<ChallengeRow, "id" | "app_id" | "user_id" | "tenant_id" | "created_at" | "expires_at"> & { first_amr?: string | null }) {
   db.query(
-    `INSERT INTO auth_mfa_challenges (id, app_id, user_id, tenant_id, created_at, expires_at)
-     VALUES ($id, $app_id, $user_id, $tenant_id, $created_at, $expires_at)`,
-  ).run(c as any);
+    `INSERT INTO auth_mfa_challenges (id, app_id, user_id, tenant_id, created_at, expires_at, first_amr)
+     VALUES ($id, $app_id, $user_id, $tenant_id, $created_at, $expires_at, $first_amr)`,
+  ).run({ ...c, first_amr: c.first_amr ?? null } as any);
 }
 
 export const challengeById = (db: Db, appId: string, id: string) =>

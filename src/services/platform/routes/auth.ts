@@ -9,14 +9,16 @@ import type { TokenResponse as Tokens } from "../accounts";
 const tags = ["Platform: auth"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
 
-export function authRoutes(platform: Platform) {
-  const { config } = platform.ctx;
-
-  /** The browser cookie mirrors the access token (same lifetime); Secure whenever served over https. */
-  const setCookie = (cookie: any, request: Request, tokens: Tokens) => {
+/** The browser cookie mirrors the access token (same lifetime); Secure whenever served over https. */
+export function sessionCookie(config: { publicUrl: string }) {
+  return (cookie: any, request: Request, tokens: Tokens) => {
     const https = config.publicUrl.startsWith("https:") || request.headers.get("x-forwarded-proto") === "https";
     cookie.auth_token.set({ value: tokens.access_token, httpOnly: true, sameSite: "lax", secure: https, path: "/", maxAge: tokens.expires_in });
   };
+}
+
+export function authRoutes(platform: Platform) {
+  const setCookie = sessionCookie(platform.ctx.config);
 
   return new Elysia({ prefix: "/v1/auth" })
     .post("/signup", async ({ body, request, server, cookie }) => {

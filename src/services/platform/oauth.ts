@@ -1,0 +1,240 @@
+/**
+ * Federated sign-in of console accounts through OpenID providers idp_1..idp_3 (configured
+ * from the environment: IDP_<n>_ISSUER, IDP_<n>_CLIENT_ID, IDP_<n>_CLIENT_SECRET).
+ *
+ * Web flow
+ * - start: provider must be configured (else 400 UNKNOWN_OAUTH_PROVIDER); return_to must be
+ *   allowed by OAUTH_RETURN_TO_ORIGINS (core/return-to.ts; an empty list allows nothing).
+ *   Mints state, nonce and PKCE verifier (state and nonce stored hashed, verifier
+ *   encrypted), valid 10 minutes, and answers 302 to the provider. At most 30 starts per
+ *   minute per client address (429 RATE_LIMITED): each start writes a row.
+ * - callback (GET query or POST form/JSON; the redirect_uri registered with the provider is
+ *   <PUBLIC_URL>/platform/v1/auth/oauth/<provider>/callback): the state is consumed first,
+ *   whatever follows (unknown, expired or used: 400 INVALID_OAUTH_STATE; minted for another
+ *   provider: 400 OAUTH_PROVIDER_MISMATCH). A provider `error` is 400 OAUTH_PROVIDER_ERROR.
+ *   The code is exchanged (PKCE), or a posted id_token is taken as is; either way the ID
+ *   token is verified (signature, iss, aud, exp, nonce = this state's): 401
+ *   INVALID_ID_TOKEN / OAUTH_CODE_REJECTED, 401 NONCE_REPLAYED for the nonce of a finished
+ *   sign-in. Then 200 {tokens, return_to} and the auth_token cookie, as sign-in sets it.
+ *
+ * Which account (401 IDENTITY_NOT_RESOLVABLE when none can be chosen safely)
+ * 1. An identity (issuer + subject) already linked: its account.
+ * 2. Otherwise the provider must give an email it marks verified (email_verified true).
+ *    Console accounts are keyed by a unique email, so an unverified address can neither
+ *    create an account (it could squat someone's address) nor link one.
+ * 3. No account has that email: a new account is created (no password; username from the
+ *    address; display name from the token's name, or idp_1's `user` JSON), with the
+ *    address recorded as verified.
+ * 4. An account has it: the identity is linked only when that account's email was proven
+ *    here too (a completed password reset, or a federated sign-up). Otherwise linking would
+ *    hand the address owner an account someone else may have pre-registered with a
+ *    password they know (account pre-hijacking): 401, and the message says to reset the
+ *    password once (which proves the address and replaces the password) and try again.
+ * Blocked accounts: 401 INVALID_CREDENTIALS; suspended / deactivated: 403 as sign-in does.
+ *
+ * Identities are listed and unlinked through /platform/v1/me/identities; the last way to
+ * sign in (password or identity) cannot be removed (409 LAST_SIGN_IN_METHOD).
+ */
+import type { RequestMeta } from "../../access/http";
+import { DAY } from "../../core/clock";
+import { tx } from "../../core/db";
+import { ApiError, badRequest, conflict, notFound } from "../../core/errors";
+import { randomHex, uuid } from "../../core/ids";
+import {
+  OAUTH_STATE_TTL_MS,
+  OidcClient,
+  displayNameFromUserJson,
+  hashState,
+  invalidState,
+  isProviderId,
+  limitStarts,
+  providerError,
+  providerMismatch,
+  unknownProvider,
+  type CallbackInput,
+  identityView,
+  type IdTokenIdentity,
+  type ProviderConfig,
+  type ProviderId,
+} from "../../core/oidc";
+import { checkReturnTo, parseOriginPatterns, type OriginPattern } from "../../core/return-to";
+import type { AppContext } from "../../context";
+import { SESSION_DEFAULT, type AccountService, type TokenResponse } from "./accounts";
+import { audit } from "./audit";
+import * as accounts from "./store/accounts";
+import * as store from "./store/oauth";
+
+const USERNAME_MAX = 64;
+
+
+const notResolvable = (why: string) => new ApiError(401, "IDENTITY_NOT_RESOLVABLE", why);
+
+
+export class PlatformOAuth {
+  readonly oidc: OidcClient;
+  private readonly allow: OriginPattern[];
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly accounts: AccountService,
+  ) {
+    this.oidc = new OidcClient(ctx.outbound, ctx.clock);
+    this.allow = parseOriginPatterns(ctx.config.oauthReturnToOrigins);
+  }
+
+  provider(id: string): ProviderConfig {
+    const c = isProviderId(id) ? this.ctx.config.oidcProviders[id] : undefined;
+    if (!c) throw unknownProvider(id);
+    return { id: id as ProviderId, issuer: c.issuer, clientId: c.clientId, clientSecret: () => c.clientSecret };
+  }
+
+  redirectUri(id: ProviderId) {
+    return `${this.ctx.config.publicUrl}/platform/v1/auth/oauth/${id}/callback`;
+  }
+
+  /** The provider URL to redirect the browser to. */
+  async start(id: string, returnTo: unknown, meta: RequestMeta): Promise<string> {
+    const p = this.provider(id);
+    const target = checkReturnTo(returnTo, this.allow);
+    limitStarts(this.ctx.ratelimit, `platform:oauth-start:${meta.ip ?? "unknown"}`);
+    const flow = await this.oidc.beginWebFlow(p, this.redirectUri(p.id));
+    store.insertState(this.ctx.db, {
+      state_hash: flow.stateHash,
+      provider: p.id,
+      nonce_hash: flow.nonceHash,
+      code_verifier_enc: this.ctx.secretBox.encrypt(flow.codeVerifier),
+      return_to: target.href,
+      created_at: this.ctx.clock.iso(),
+      expires_at: this.ctx.clock.nowMs() + OAUTH_STATE_TTL_MS,
+    });
+    return flow.url;
+  }
+
+  async callback(id: string, b: CallbackInput, meta: RequestMeta): Promise<{ tokens: TokenResponse; return_to: string }> {
+    const p = this.provider(id);
+    if (typeof b.state !== "string" || !b.state) throw badRequest("state is required", [{ field: "state", reason: "is required" }]);
+    const row = store.consumeState(this.ctx.db, hashState(b.state), this.ctx.clock.iso(), this.ctx.clock.nowMs());
+    const fail = (reason: string, accountId: string | null = null) =>
+      audit(this.ctx, { actor: { actor_type: accountId ? "account" : "anonymous", actor_id: accountId }, action: "account.signin_failed", meta, metadata: { method: "oauth", provider: p.id, reason } });
+    if (!row) {
+      fail("invalid_state");
+      throw invalidState();
+    }
+    if (row.provider !== p.id) {
+      fail("provider_mismatch");
+      throw providerMismatch();
+    }
+    if (b.error) {
+      fail(`provider_error:${String(b.error).slice(0, 64)}`);
+      throw providerError(String(b.error));
+    }
+    if (!b.code && !b.id_token) throw badRequest("code or id_token is required", [{ field: "code", reason: "code or id_token is required" }]);
+
+    let who: IdTokenIdentity;
+    try {
+      who = await this.oidc.completeWebFlow(p, {
+        redirectUri: this.redirectUri(p.id),
+        codeVerifier: this.ctx.secretBox.decrypt(row.code_verifier_enc),
+        nonceHash: row.nonce_hash,
+        code: b.code,
+        idToken: b.id_token,
+        nonceUsed: (h) => store.nonceUsed(this.ctx.db, h),
+      });
+    } catch (e) {
+      if (e instanceof ApiError) fail(e.code.toLowerCase());
+      throw e;
+    }
+
+    let accountId: string;
+    try {
+      accountId = this.resolveAccount(p.id, who, p.id === "idp_1" ? displayNameFromUserJson(b.user) : null, meta);
+    } catch (e) {
+      if (e instanceof ApiError) fail(e.code.toLowerCase());
+      throw e;
+    }
+    const account = accounts.accountById(this.ctx.db, accountId)!;
+    if (account.status === "blocked") {
+      fail("blocked", account.id);
+      throw new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
+    }
+    if (account.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
+    if (account.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
+    audit(this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin", meta, metadata: { method: "oauth", provider: p.id } });
+    const tokens = await this.accounts.startSession(account.id, SESSION_DEFAULT, meta);
+    return { tokens, return_to: row.return_to };
+  }
+
+  /** The account of a verified identity, linking or creating per the rules above. */
+  private resolveAccount(provider: ProviderId, who: IdTokenIdentity, userJsonName: string | null, meta: RequestMeta): string {
+    const db = this.ctx.db;
+    return tx(db, () => {
+      const now = this.ctx.clock.iso();
+      const known = store.identityBySubject(db, who.issuer, who.subject);
+      if (known) {
+        store.touchIdentity(db, known.id, now);
+        return known.account_id;
+      }
+      if (!who.email || !who.emailVerified) throw notResolvable("The provider did not share an email address it has verified, which a new console sign-in needs");
+      const link = (accountId: string) => {
+        const id = uuid();
+        store.insertIdentity(db, { id, account_id: accountId, provider, issuer: who.issuer, subject: who.subject, email: who.email, created_at: now, last_used_at: now });
+        audit(this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.identity.link", target: { type: "identity", id }, meta, metadata: { provider, issuer: who.issuer } });
+      };
+      const existing = store.accountEmailProof(db, who.email);
+      if (existing) {
+        if (!existing.email_verified_at) {
+          throw notResolvable("An account with this email exists but its address was never confirmed here. Sign in with its password, or reset the password once (that confirms the address), then sign in with the provider again to link it");
+        }
+        link(existing.id);
+        return existing.id;
+      }
+      const accountId = uuid();
+      accounts.insertAccount(db, {
+        id: accountId,
+        email: who.email,
+        username: this.freeUsername(who.email),
+        display_name: who.name ?? userJsonName,
+        password_hash: null,
+        status: "active",
+        is_operator: 0,
+        created_at: now,
+        updated_at: now,
+      });
+      store.markEmailVerified(db, accountId, now);
+      audit(this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.create", target: { type: "account", id: accountId }, meta, metadata: { method: "oauth", provider } });
+      link(accountId);
+      return accountId;
+    });
+  }
+
+  /** The email's local part as username, suffixed until unused. */
+  private freeUsername(email: string) {
+    const base = email.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "").slice(0, USERNAME_MAX - 7) || "user";
+    for (let name = base; ; name = `${base}-${randomHex(3)}`) {
+      if (!accounts.emailOrUsernameTaken(this.ctx.db, "", name).username) return name;
+    }
+  }
+
+  // --- /me/identities ---------------------------------------------------------------------
+
+  list(accountId: string) {
+    return store.identitiesOf(this.ctx.db, accountId).map(identityView);
+  }
+
+  unlink(accountId: string, identityId: string, meta: RequestMeta) {
+    tx(this.ctx.db, () => {
+      const mine = store.identitiesOf(this.ctx.db, accountId);
+      const target = mine.find((i) => i.id === identityId);
+      if (!target) throw notFound("Identity");
+      const ways = mine.length + (store.hasPassword(this.ctx.db, accountId) ? 1 : 0);
+      if (ways <= 1) throw conflict("This is the account's last way to sign in: set a password or link another provider first", "LAST_SIGN_IN_METHOD");
+      store.deleteIdentity(this.ctx.db, accountId, identityId);
+      audit(this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.identity.unlink", target: { type: "identity", id: identityId }, meta, metadata: { provider: target.provider, issuer: target.issuer } });
+    });
+  }
+
+  purge() {
+    // Kept a day past expiry: long enough to recognise a replayed nonce of a recent sign-in.
+    return store.purgeStates(this.ctx.db, this.ctx.clock.nowMs() - DAY);
+  }
+}

@@ -1,0 +1,74 @@
+/** Console federated sign-in (start, callback) and the account's linked identities (/v1/me/identities). */
+import { Elysia, t } from "elysia";
+import { principalPlugin, requestMeta } from "../../../access/http";
+import { requireHuman, requireSession } from "../../../access/principal";
+import type { CallbackInput } from "../../../core/oidc";
+import type { Platform } from "../service";
+import { CallbackFields, ErrorBody, Identity, TokenResponse } from "../schemas";
+import { sessionCookie } from "./auth";
+
+const tags = ["Platform: federated sign-in"];
+const providerParams = t.Object({ provider: t.String({ maxLength: 40, description: "idp_1, idp_2 or idp_3 (only configured ones work)" }) });
+
+const CALLBACK_DOC =
+  "Consumes the state first (400 INVALID_OAUTH_STATE when unknown, expired or used; 400 OAUTH_PROVIDER_MISMATCH when minted for another provider; 400 OAUTH_PROVIDER_ERROR when the provider sent error). " +
+  "Exchanges the code with PKCE (or takes a posted id_token) and verifies the ID token: signature against the provider JWKS, iss, aud, exp, nonce (401 INVALID_ID_TOKEN, OAUTH_CODE_REJECTED, NONCE_REPLAYED). " +
+  "Signs in the linked account, links by an email verified on both sides, or creates an account from a verified email; otherwise 401 IDENTITY_NOT_RESOLVABLE. Sets the auth_token cookie like sign-in.";
+
+export function oauthRoutes(platform: Platform) {
+  const { oauth } = platform;
+  const setCookie = sessionCookie(platform.ctx.config);
+  const callback = async (c: { params: { provider: string }; request: Request; server: any; cookie: any; set: any }, input: CallbackInput) => {
+    const result = await oauth.callback(c.params.provider, input, requestMeta(c.request, c.server));
+    setCookie(c.cookie, c.request, result.tokens);
+    c.set.headers["cache-control"] = "no-store";
+    return result;
+  };
+  const Result = t.Object({ tokens: TokenResponse, return_to: t.String({ description: "The return_to given at start (allowlisted)" }) });
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 502: ErrorBody };
+
+  return new Elysia()
+    .group("/v1/auth/oauth/:provider", (g) =>
+      g
+        .get("/start", async ({ params, query, request, server, set }) => {
+          const url = await oauth.start(params.provider, query.return_to, requestMeta(request, server));
+          set.status = 302;
+          set.headers["location"] = url;
+          set.headers["cache-control"] = "no-store";
+          return "";
+        }, {
+          params: providerParams,
+          query: t.Object({ return_to: t.Optional(t.String({ maxLength: 4096, description: "Absolute URL whose origin OAUTH_RETURN_TO_ORIGINS allows" })) }),
+          detail: {
+            tags,
+            summary: "Start a console sign-in with an identity provider",
+            description: "302 to the provider's authorize URL (code flow, PKCE S256, single-use state and nonce valid 10 minutes). 400 UNKNOWN_OAUTH_PROVIDER for a provider that is not configured; 400 VALIDATION_ERROR (field return_to) for a return_to the allowlist refuses; 429 RATE_LIMITED after 30 starts a minute from one address.",
+          },
+        })
+        .get("/callback", (c) => callback(c, c.query), {
+          params: providerParams, query: CallbackFields, response: { 200: Result, ...errors },
+          detail: { tags, summary: "Provider redirect (query string): finish the sign-in", description: CALLBACK_DOC },
+        })
+        .post("/callback", (c) => callback(c, c.body), {
+          params: providerParams, body: CallbackFields, response: { 200: Result, ...errors },
+          detail: { tags, summary: "Provider redirect (form post, idp_1) or a client relaying it: finish the sign-in", description: CALLBACK_DOC },
+        }),
+    )
+    .use(principalPlugin(platform.authz))
+    .get("/v1/me/identities", ({ principal }) => {
+      const p = requireHuman(principal, "Listing identities");
+      const data = oauth.list(p.accountId);
+      return { data, pagination: { next_cursor: null, has_more: false } };
+    }, {
+      response: { 200: t.Object({ data: t.Array(Identity), pagination: t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() }) }), 401: ErrorBody, 403: ErrorBody },
+      detail: { tags, summary: "Provider identities linked to the signed-in account (all of them, one page)" },
+    })
+    .delete("/v1/me/identities/:identity_id", ({ principal, params, meta, set }) => {
+      const p = requireSession(principal, "Unlinking an identity");
+      oauth.unlink(p.accountId, params.identity_id, meta);
+      set.status = 204;
+    }, {
+      params: t.Object({ identity_id: t.String() }),
+      detail: { tags, summary: "Unlink a provider identity", description: "Console session only. 204; 404 for an identity of another account; 409 LAST_SIGN_IN_METHOD when it is the account's only way to sign in (no password, no other identity)." },
+    });
+}
