@@ -27,27 +27,26 @@
  * BENCH_CLIENT (auto | inline | workers:<n>), BENCH_CONCURRENCY (verify/introspect, default 64),
  * BENCH_REFRESH_SESSIONS (parallel refresh chains, default 16), BENCH_SIGNIN_CONCURRENCY (default 8).
  */
-import { loadavg } from "node:os";
 import {
+  ARGON2,
+  BENCH_PASSWORD,
   api,
+  benchOwner,
+  benchPrelude,
   describeClient,
   envNumber,
   fmtNum,
+  hashingCeiling,
   load,
   machine,
-  machineBusySeconds,
   mapLimit,
+  measureBaseline,
+  nowAbs,
   percentile,
-  procCpuSeconds,
+  probe,
+  sampleCpu,
   startBunker,
   table,
-  watchdog,
-  ARGON2,
-  BENCH_PASSWORD,
-  benchOwner,
-  hashingCeiling,
-  measureBaseline,
-  probe,
   type LoadResult,
   type RequestSpec,
 } from "./lib";
@@ -79,14 +78,7 @@ async function refreshChains(base: string, path: string, tokens: string[], warmu
   const statuses: Record<string, number> = {};
   let errors = 0;
   let firstError: string | null = null;
-  type Sample = { s: number | null; c: number; m: number | null; t: number };
-  let cpuA = null as Sample | null;
-  let cpuB = null as Sample | null;
-  const take = (): Sample => {
-    const u = process.cpuUsage();
-    return { s: procCpuSeconds(serverPid), c: (u.user + u.system) / 1e6, m: machineBusySeconds(), t: performance.now() };
-  };
-  const timers = [setTimeout(() => (cpuA = take()), warmupSec * 1000), setTimeout(() => (cpuB = take()), (warmupSec + durationSec) * 1000)];
+  const cpu = sampleCpu(serverPid, nowAbs() + warmupSec * 1000, nowAbs() + (warmupSec + durationSec) * 1000);
   const chain = async (token: string) => {
     while (performance.now() < tEnd) {
       const start = performance.now();
@@ -112,14 +104,7 @@ async function refreshChains(base: string, path: string, tokens: string[], warmu
     }
   };
   await Promise.all(tokens.map(chain));
-  timers.forEach(clearTimeout);
   const sorted = Float64Array.from(latencies).sort();
-  const a = cpuA as Sample | null;
-  const b = cpuB as Sample | null;
-  const wall = a && b ? (b.t - a.t) / 1000 : 0;
-  const serverCores = a && b && wall > 0.1 && a.s !== null && b.s !== null ? (b.s - a.s) / wall : null;
-  const clientCores = a && b && wall > 0.1 ? (b.c - a.c) / wall : null;
-  const busy = a && b && wall > 0.1 && a.m !== null && b.m !== null ? (b.m - a.m) / wall : null;
   return {
     rps: latencies.length / durationSec,
     completed: latencies.length,
@@ -130,23 +115,13 @@ async function refreshChains(base: string, path: string, tokens: string[], warmu
     seconds: durationSec,
     exhausted: false,
     firstError,
-    serverCores,
-    clientCores,
-    otherCores: busy !== null && serverCores !== null && clientCores !== null ? Math.max(0, busy - serverCores - clientCores) : null,
+    ...cpu.result(),
   };
 }
 
 export default async function authBench(_args: string[]) {
-  const seconds = envNumber("BENCH_SECONDS", 5, 0.5);
-  const warmup = envNumber("BENCH_WARMUP", 1, 0);
-  const readConc = Math.floor(envNumber("BENCH_CONCURRENCY", 64, 1));
+  const { seconds, warmup, readConc, signinConc, m } = benchPrelude("auth", 180);
   const refreshSessions = Math.floor(envNumber("BENCH_REFRESH_SESSIONS", 16, 1));
-  const signinConc = Math.max(4, Math.floor(envNumber("BENCH_SIGNIN_CONCURRENCY", 8, 4)));
-  watchdog((180 + 8 * (seconds + warmup + 5)) * 1000, "bench auth");
-
-  const m = machine();
-  console.log(`bench auth: ${m.cores} cores (${m.cpuModel}), bun ${m.bun}, ${m.platform}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
-  console.log(`each target: ${warmup} s warm-up + ${seconds} s measured; closed loop, keep-alive, 127.0.0.1\n`);
 
   // 1. The hashing ceiling, measured while nothing else runs.
   const { verifyMs, ceiling } = await hashingCeiling(m.cores);

@@ -1,3 +1,4 @@
+import { loadavg } from "node:os";
 /**
  * Shared helpers for `bun scripts/bench/run.ts <name>`: start Bunker (or a bare Bun.serve
  * baseline) as a subprocess on 127.0.0.1, drive it with a closed-loop keep-alive load
@@ -328,7 +329,7 @@ interface PartJob {
   durationMs: number;
 }
 
-const nowAbs = () => performance.timeOrigin + performance.now();
+export const nowAbs = () => performance.timeOrigin + performance.now();
 
 /** CPU seconds (user+system) a process has used so far, from /proc/<pid>/stat; null off Linux. */
 export function procCpuSeconds(pid: number): number | null {
@@ -361,7 +362,7 @@ const selfCpuSeconds = () => {
 };
 
 /** Samples server and client CPU at two absolute instants (timers on the main thread). */
-function sampleCpu(pid: number | undefined, fromAbs: number, toAbs: number) {
+export function sampleCpu(pid: number | undefined, fromAbs: number, toAbs: number) {
   type Sample = { s: number | null; c: number; m: number | null; t: number };
   let a = null as Sample | null;
   let b = null as Sample | null;
@@ -660,4 +661,18 @@ export async function benchOwner(url: string, slug: string) {
   const ws = await api(url, "POST", "/platform/v1/workspaces", { token: session, body: { slug, display_name: "Bench workspace" } });
   if (ws.status !== 201) throw new Error(`workspace create failed: ${ws.status} ${JSON.stringify(ws.body)}`);
   return { session, workspaceId: ws.body.id as string };
+}
+
+/** Run settings every load bench reads, the watchdog, and the header line. */
+export function benchPrelude(name: string, setupBudgetSec: number) {
+  const seconds = envNumber("BENCH_SECONDS", 5, 0.5);
+  const warmup = envNumber("BENCH_WARMUP", 1, 0);
+  const readConc = Math.floor(envNumber("BENCH_CONCURRENCY", 64, 1));
+  const signinConc = Math.max(4, Math.floor(envNumber("BENCH_SIGNIN_CONCURRENCY", 8, 4)));
+  // Generous bound for the whole run: setup plus the measured phases and calibration.
+  watchdog((setupBudgetSec + 8 * (seconds + warmup + 5)) * 1000, `bench ${name}`);
+  const m = machine();
+  console.log(`bench ${name}: ${m.cores} cores (${m.cpuModel}), bun ${m.bun}, ${m.platform}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  console.log(`each target: ${warmup} s warm-up + ${seconds} s measured; closed loop, keep-alive, 127.0.0.1\n`);
+  return { seconds, warmup, readConc, signinConc, m };
 }

@@ -17,25 +17,23 @@
  * baseline), BENCH_CONCURRENCY (reads, default 64), BENCH_SIGNIN_CONCURRENCY (default 8).
  */
 import {
+  ARGON2,
+  BENCH_PASSWORD,
   api,
+  benchOwner,
+  benchPrelude,
   describeClient,
-  envNumber,
   fmtNum,
+  hashingCeiling,
   load,
   machine,
   mapLimit,
+  measureBaseline,
   startBunker,
   table,
-  watchdog,
-  ARGON2,
-  BENCH_PASSWORD,
-  benchOwner,
-  hashingCeiling,
-  measureBaseline,
   type LoadResult,
   type RequestSpec,
 } from "./lib";
-import { loadavg } from "node:os";
 
 const READ_TARGET = 0.4;
 const SIGNIN_TARGET = 0.8;
@@ -59,16 +57,7 @@ async function expectOk(base: string, spec: RequestSpec, what: string): Promise<
 }
 
 export default async function platformBench(_args: string[]) {
-  const seconds = envNumber("BENCH_SECONDS", 5, 0.5);
-  const warmup = envNumber("BENCH_WARMUP", 1, 0);
-  const readConc = Math.floor(envNumber("BENCH_CONCURRENCY", 64, 1));
-  const signinConc = Math.max(4, Math.floor(envNumber("BENCH_SIGNIN_CONCURRENCY", 8, 4)));
-  // Generous bound for the whole run (setup + ~7 measured phases + calibration).
-  watchdog((120 + 8 * (seconds + warmup + 5)) * 1000, "bench platform");
-
-  const m = machine();
-  console.log(`bench platform: ${m.cores} cores (${m.cpuModel}), bun ${m.bun}, ${m.platform}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
-  console.log(`each target: ${warmup} s warm-up + ${seconds} s measured; closed loop, keep-alive, 127.0.0.1\n`);
+  const { seconds, warmup, readConc, signinConc, m } = benchPrelude("platform", 120);
 
   // 1. The hashing ceiling, measured while nothing else runs.
   const { verifyMs, ceiling } = await hashingCeiling(m.cores);
