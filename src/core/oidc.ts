@@ -333,15 +333,25 @@ export class OidcClient {
 
   /**
    * First half of a web sign-in: fresh state, nonce and PKCE verifier, and the provider URL
-   * to send the browser to. The caller keeps only hashes of state and nonce, and the
-   * verifier encrypted, until the callback.
+   * to send the browser to. `record` is what the caller stores until the callback (each
+   * service in its own table): only hashes of state and nonce, the verifier sealed by
+   * `seal` (encryption with the master key), and the 10-minute expiry.
    */
-  async beginWebFlow(p: ProviderConfig, redirectUri: string) {
+  async beginWebFlow(p: ProviderConfig, redirectUri: string, returnTo: string, seal: (plain: string) => string) {
     const state = randomOAuthValue();
     const nonce = randomOAuthValue();
     const pkce = pkcePair();
     const url = await this.authorizationUrl(p, { redirectUri, state, nonce, codeChallenge: pkce.challenge });
-    return { url, stateHash: hashState(state), nonceHash: hashNonce(nonce), codeVerifier: pkce.verifier };
+    const record = {
+      state_hash: hashState(state),
+      provider: p.id,
+      nonce_hash: hashNonce(nonce),
+      code_verifier_enc: seal(pkce.verifier),
+      return_to: returnTo,
+      created_at: this.clock.iso(),
+      expires_at: this.clock.nowMs() + OAUTH_STATE_TTL_MS,
+    };
+    return { url, record };
   }
 
   /**

@@ -54,7 +54,6 @@ import {
   isProviderId,
   limitStarts,
   nonceReplayed,
-  OAUTH_STATE_TTL_MS,
   providerMismatch,
   randomOAuthValue,
   unknownProvider,
@@ -125,17 +124,8 @@ export class AuthOAuth {
     const p = this.provider(app, id);
     const target = checkReturnTo(returnTo, parseOriginPatterns(app.settings.allowed_redirect_origins));
     limitStarts(this.ctx.ratelimit, `auth:${app.id}:oauth-start:${meta.ip ?? "unknown"}`);
-    const flow = await this.oidc.beginWebFlow(p, this.redirectUri(app, p.id));
-    store.insertState(this.ctx.db, {
-      state_hash: flow.stateHash,
-      app_id: app.id,
-      provider: p.id,
-      nonce_hash: flow.nonceHash,
-      code_verifier_enc: this.ctx.secretBox.encrypt(flow.codeVerifier),
-      return_to: target.href,
-      created_at: this.ctx.clock.iso(),
-      expires_at: this.ctx.clock.nowMs() + OAUTH_STATE_TTL_MS,
-    });
+    const flow = await this.oidc.beginWebFlow(p, this.redirectUri(app, p.id), target.href, this.ctx.secretBox.encrypt);
+    store.insertState(this.ctx.db, { ...flow.record, app_id: app.id });
     return flow.url;
   }
 

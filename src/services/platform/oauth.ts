@@ -41,7 +41,6 @@ import { tx } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound } from "../../core/errors";
 import { randomHex, uuid } from "../../core/ids";
 import {
-  OAUTH_STATE_TTL_MS,
   OidcClient,
   displayNameFromUserJson,
   hashState,
@@ -97,16 +96,8 @@ export class PlatformOAuth {
     const p = this.provider(id);
     const target = checkReturnTo(returnTo, this.allow);
     limitStarts(this.ctx.ratelimit, `platform:oauth-start:${meta.ip ?? "unknown"}`);
-    const flow = await this.oidc.beginWebFlow(p, this.redirectUri(p.id));
-    store.insertState(this.ctx.db, {
-      state_hash: flow.stateHash,
-      provider: p.id,
-      nonce_hash: flow.nonceHash,
-      code_verifier_enc: this.ctx.secretBox.encrypt(flow.codeVerifier),
-      return_to: target.href,
-      created_at: this.ctx.clock.iso(),
-      expires_at: this.ctx.clock.nowMs() + OAUTH_STATE_TTL_MS,
-    });
+    const flow = await this.oidc.beginWebFlow(p, this.redirectUri(p.id), target.href, this.ctx.secretBox.encrypt);
+    store.insertState(this.ctx.db, flow.record);
     return flow.url;
   }
 
