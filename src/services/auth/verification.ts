@@ -28,6 +28,7 @@
 import { createHmac, randomInt } from "node:crypto";
 import type { RequestMeta } from "../../access/http";
 import { DAY, HOUR, MINUTE } from "../../core/clock";
+import { DeferredWork } from "../../core/deferred";
 import { tx } from "../../core/db";
 import { ApiError, badRequest, invalidField, notFound, tooMany, type ErrorDetail } from "../../core/errors";
 import { uuid } from "../../core/ids";
@@ -85,7 +86,7 @@ const invalidCode = () => new ApiError(400, "INVALID_CODE", "The code is wrong, 
 export class VerificationService implements SignupHook {
   private readonly key: Uint8Array;
   /** Deferred reset mails still running: awaited by idle() in tests and at shutdown. */
-  private pending = new Set<Promise<unknown>>();
+  private readonly deferred: DeferredWork;
 
   constructor(
     private readonly ctx: AppContext,
@@ -93,14 +94,12 @@ export class VerificationService implements SignupHook {
     private readonly emit: EmitAuthEvent,
   ) {
     this.key = deriveKey(ctx.masterKey, "auth-contact-codes");
-    ctx.scheduler.register({ name: "auth.codes.purge", schedule: "0 41 * * * *", run: () => {
-        codes.purgeCodes(ctx.db, ctx.clock.nowMs() - DAY);
-      },
-    });
+    this.deferred = new DeferredWork(ctx.log);
+    ctx.scheduler.register({ name: "auth.codes.purge", schedule: "0 41 * * * *", run: () => void codes.purgeCodes(ctx.db, ctx.clock.nowMs() - DAY) });
   }
 
-  async idle() {
-    while (this.pending.size) await Promise.all([...this.pending]);
+  idle() {
+    return this.deferred.idle();
   }
 
   /** "Mail set up" for the sign-up code: an outbound relay, or a sender of the App's own. */
@@ -318,11 +317,7 @@ export class VerificationService implements SignupHook {
   requestPasswordReset(app: LoadedApp, rawEmail: string, meta: RequestMeta) {
     const email = normEmail(rawEmail);
     const m = { ip: meta.ip, userAgent: meta.userAgent }; // read now: the request is gone later
-    const job = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.issueResetCode(app, email, m))
-      .catch((err) => this.ctx.log.error("auth password reset mail failed", { app_id: app.id, err: String(err) }))
-      .finally(() => this.pending.delete(job));
-    this.pending.add(job);
+    this.deferred.run("auth password reset mail", () => this.issueResetCode(app, email, m), { app_id: app.id });
   }
 
   private issueResetCode(app: LoadedApp, email: string, meta: RequestMeta) {

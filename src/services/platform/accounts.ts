@@ -6,6 +6,7 @@ import { createHmac, randomInt } from "node:crypto";
 import { ApiError, badRequest, invalidField, notFound, tooMany } from "../../core/errors";
 import { MINUTE } from "../../core/clock";
 import { SigninGuard } from "../../core/signin-guard";
+import { DeferredWork } from "../../core/deferred";
 import { tx } from "../../core/db";
 import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
@@ -48,16 +49,17 @@ export class AccountService {
   private readonly guard: SigninGuard;
   private readonly resetKey: Uint8Array;
   /** Deferred work (reset mails) still running: awaited by idle() in tests and shutdown. */
-  private pending = new Set<Promise<unknown>>();
+  private readonly deferred: DeferredWork;
 
   constructor(private readonly ctx: AppContext) {
     this.tokens = new SessionTokens(deriveKey(ctx.masterKey, "platform-session-jwt"), `${ctx.config.publicUrl}/platform`, ctx.clock);
     this.resetKey = deriveKey(ctx.masterKey, "platform-password-reset");
+    this.deferred = new DeferredWork(ctx.log);
     this.guard = new SigninGuard(ctx.ratelimit, () => ctx.clock.nowMs(), "signin");
   }
 
-  async idle() {
-    while (this.pending.size) await Promise.all([...this.pending]);
+  idle() {
+    return this.deferred.idle();
   }
 
   // --- sign-up ------------------------------------------------------------------------
@@ -218,11 +220,7 @@ export class AccountService {
   requestReset(email: string) {
     if (typeof email !== "string" || !EMAIL_RE.test(email.trim())) throw invalidField("email", "must be a valid email address");
     const normalised = email.trim().toLowerCase();
-    const job = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.issueResetCode(normalised))
-      .catch((err) => this.ctx.log.error("password reset mail failed", { err: String(err) }))
-      .finally(() => this.pending.delete(job));
-    this.pending.add(job);
+    this.deferred.run("password reset mail", () => this.issueResetCode(normalised));
   }
 
   private issueResetCode(email: string) {
