@@ -4,8 +4,8 @@
  * routes. Tests build several side by side; main.ts builds one and listens.
  */
 import { Elysia } from "elysia";
-import { swagger } from "@elysiajs/swagger";
 import { ActionRegistry } from "./access/actions";
+import { SECURITY_SCHEMES } from "./access/openapi";
 import type { Config } from "./config";
 import { DAY, systemClock, type Clock } from "./core/clock";
 import { checkpoint, migrate, openDb, ping } from "./core/db";
@@ -15,6 +15,7 @@ import { Idempotency } from "./core/idempotency";
 import { createLogger, type Logger } from "./core/log";
 import { SystemMailer } from "./core/mailer";
 import { Metrics } from "./core/metrics";
+import { apiDocs } from "./core/docs";
 import { createObjectStore } from "./core/objects";
 import { createOutboundHttp } from "./core/outbound-http";
 import { PasswordHasher } from "./core/password";
@@ -43,15 +44,18 @@ import type { Server } from "bun";
 
 export const VERSION = "0.1.0";
 
-/** Mounted services: prefix -> human title, used for per-service OpenAPI documents. */
+/**
+ * Mounted services: prefix -> title and version of its OpenAPI document (/<prefix>/openapi.json).
+ * Versions are the contracts' ("Versioning" sections); the card board's gives none: v1.0.0.
+ */
 const SERVICES = [
-  { prefix: "/platform", title: "Bunker platform administration" },
-  { prefix: "/auth", title: "Bunker Auth" },
-  { prefix: "/mail", title: "Bunker mail" },
-  { prefix: "/waitlist", title: "Bunker waitlist" },
-  { prefix: "/trawl", title: "Bunker extraction jobs" },
-  { prefix: "/tack", title: "Bunker card board" },
-  { prefix: "/social", title: "Bunker community" },
+  { prefix: "/platform", title: "Bunker platform administration", version: "v1.0.0" },
+  { prefix: "/auth", title: "Bunker Auth", version: "v1.0.0" },
+  { prefix: "/mail", title: "Bunker mail", version: "v0.1.0" },
+  { prefix: "/waitlist", title: "Bunker waitlist", version: "v0.1.0" },
+  { prefix: "/trawl", title: "Bunker extraction jobs", version: "v0.1.0" },
+  { prefix: "/tack", title: "Bunker card board", version: "v1.0.0" },
+  { prefix: "/social", title: "Bunker community", version: "v0.1.0" },
 ];
 
 /** Products whose webhook endpoints live in a workspace: {prefix}/v1/workspaces/{workspace_id}/webhooks/... */
@@ -146,16 +150,6 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
 
   const app = new Elysia()
     .use(httpKernel(ctx.log, ctx.metrics))
-    .use(
-      swagger({
-        path: "/docs",
-        provider: "swagger-ui",
-        // Otherwise any path with a dot is dropped, e.g. /auth/{app}/v1/.well-known/jwks.json.
-        excludeStaticFile: false,
-        documentation: { info: { title: "Bunker API", version: VERSION, description: "Every Bunker service. Per-service documents: /<service>/openapi.json" } },
-        exclude: ["/docs", "/docs/json", "/healthz", "/readyz", "/metrics", "/", "/admin", "/admin/"],
-      }),
-    )
     .get("/healthz", () => ({ status: "ok", version: VERSION }), { detail: { hide: true } })
     .get("/readyz", ({ set }) => {
       const db = ping(ctx.db);
@@ -203,14 +197,13 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
   app.use(socialRoutes(productDeps));
   app.use(tackWebhookRoutes(productDeps));
 
-  // Per-service OpenAPI documents: the full document filtered to the service's prefix.
-  for (const s of SERVICES) {
-    app.get(`${s.prefix}/openapi.json`, async () => {
-      const full = (await (await app.handle(new Request("http://localhost/docs/json"))).json()) as any;
-      const paths = Object.fromEntries(Object.entries(full.paths ?? {}).filter(([p]) => p.startsWith(s.prefix + "/") && !p.endsWith("/openapi.json")));
-      return { ...full, info: { ...full.info, title: s.title, version: "v1.0.0" }, servers: [{ url: ctx.config.publicUrl }], paths };
-    }, { detail: { hide: true } });
-  }
+  // Last, so the documents describe every route above: /docs (Swagger UI), /docs/json, /<service>/openapi.json.
+  app.use(apiDocs(() => app.routes, {
+    info: { title: "Bunker API", version: VERSION, description: "Every Bunker service. Per-service documents: /<service>/openapi.json" },
+    services: SERVICES,
+    securitySchemes: SECURITY_SCHEMES,
+    serverUrl: ctx.config.publicUrl,
+  }));
 
   return {
     app,

@@ -6,3 +6,8 @@ declare module "*.html" {
   const text: string;
   export default text;
 }
+/** Swagger UI's files, imported `with { type: "file" }`: the path to read them from (embedded when compiled). */
+declare module "swagger-ui-dist/*" {
+  const path: string;
+  export default path;
+}

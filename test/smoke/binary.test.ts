@@ -117,7 +117,18 @@ describe("compiled binary", () => {
     const docs = await fetch(`${base}/docs`);
     expect(docs.status).toBe(200);
     expect(docs.headers.get("content-type")).toContain("text/html");
-    expect(await docs.text()).toContain("<html");
+    const page = await docs.text();
+    expect(page).toContain("<html");
+    // Swagger UI is embedded in the binary: the page loads nothing from outside.
+    expect(page).not.toMatch(/https?:\/\//);
+    const assets = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(assets).toContain("/docs/swagger-ui-bundle.js");
+    for (const asset of assets) {
+      const r = await fetch(`${base}${asset}`);
+      expect({ asset, status: r.status }).toEqual({ asset, status: 200 });
+      expect(r.headers.get("content-type")).toMatch(asset.endsWith(".css") ? /^text\/css/ : asset.endsWith(".js") ? /^text\/javascript/ : /^image\/png/);
+      expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(asset.endsWith("bundle.js") ? 1_000_000 : 0);
+    }
 
     const spec = await fetch(`${base}/platform/openapi.json`);
     expect(spec.status).toBe(200);

@@ -10,6 +10,8 @@ import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
 import { idempotent } from "../../access/idempotent";
 import { requirePrincipal, type PrincipalResolver } from "../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../access/openapi";
+import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
 import { CommunityWebhookService } from "../webhooks/community";
 import type { Actor } from "../webhooks/endpoints";
@@ -29,6 +31,7 @@ const communityParams = t.Object({ workspace_id: t.String(), community_id: t.Str
 function communityRoutes(communities: CommunityService, deps: { principals: PrincipalResolver; idempotency: Idempotency }) {
   return new Elysia({ prefix: "/social/v1/workspaces/:workspace_id/communities" })
     .use(principalPlugin(deps.principals))
+    .guard(secured(PLATFORM_CALLER))
     .post("", (c) => {
       const p = requirePrincipal(c.principal);
       return idempotent(deps.idempotency, c, callerKey(p), async () => ({ status: 201, body: communities.create(p, c.params.workspace_id, c.body, c.meta) })) as Promise<CommunityView>;
@@ -81,7 +84,7 @@ function communityRoutes(communities: CommunityService, deps: { principals: Prin
       c.set.status = 204;
     }, {
       params: communityParams,
-      detail: { tags, summary: "Delete a community with everything in it, its webhooks included (action social.delete); 204, not reversible" },
+      detail: { tags, summary: "Delete a community with everything in it, its webhooks included (action social.delete); 204, not reversible", responses: noContent() },
     });
 }
 

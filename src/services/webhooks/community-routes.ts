@@ -13,6 +13,8 @@ import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
 import { idempotent } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../access/openapi";
+import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
 import { ErrorBody } from "../platform/schemas";
 import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./community";
@@ -135,6 +137,7 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
 
   return new Elysia({ prefix: `${opts.prefix}/webhooks` })
     .use(principalPlugin(deps.principals))
+    .guard(secured(PLATFORM_CALLER))
     .use(deprecationHeaders())
     .get("", (c) => webhooks.list(auth(c, "read").scope), {
       params: scopeParams,
@@ -178,7 +181,7 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
       c.set.status = 204;
     }, {
       params: idParams,
-      detail: detail(`Delete a webhook (action ${write}); 204, queued retries are dropped`),
+      detail: { ...detail(`Delete a webhook (action ${write}); 204, queued retries are dropped`), responses: noContent() },
     })
     .post("/:id/rotate-secret", (c) => {
       const { principal, scope } = auth(c, "write");

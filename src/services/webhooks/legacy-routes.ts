@@ -14,6 +14,8 @@ import { callerKey, paramsOf, PRODUCT_LABEL } from "./routes";
 import { principalPlugin } from "../../access/http";
 import { idempotent } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../access/openapi";
+import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
 import { ErrorBody } from "../platform/schemas";
 import { URL_MAX } from "./endpoints";
@@ -149,6 +151,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
   return (
     new Elysia({ prefix: opts.prefix })
       .use(principalPlugin(deps.principals))
+      .guard(secured(PLATFORM_CALLER))
       .use(deprecationHeaders())
       .get("/webhooks", (c) => {
         const { scope } = auth(c, "read");
@@ -209,7 +212,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
         c.set.status = 204;
       }, {
         params: idParams,
-        detail: detail(`Delete a legacy webhook (action ${write}); 204, queued retries are dropped`),
+        detail: { ...detail(`Delete a legacy webhook (action ${write}); 204, queued retries are dropped`), responses: noContent() },
       })
       .get("/webhooks/:id/deliveries", (c) => {
         const { scope } = auth(c, "read");

@@ -11,6 +11,8 @@ import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
 import { idempotent } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
+import { PLATFORM_CALLER, PUBLIC, secured } from "../../access/openapi";
+import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
 import { ErrorBody } from "../platform/schemas";
 import { DESCRIPTION_MAX, GRACE_DEFAULT_HOURS, GRACE_MAX_HOURS, URL_MAX, type EventTypeSource } from "./endpoints";
@@ -153,6 +155,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
 
   return new Elysia({ prefix: `${opts.prefix}/webhooks` })
     .use(principalPlugin(deps.principals))
+    .guard(secured(PLATFORM_CALLER))
     .get("/event-types", (c) => {
       const { scope } = auth(c, "read");
       return { data: webhooks.catalogue.list(scope.product) };
@@ -224,7 +227,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
       c.set.status = 204;
     }, {
       params: idParams,
-      detail: { tags, summary: `Delete a webhook endpoint (action ${write}); 204, its queued retries and attempt log are dropped` },
+      detail: { tags, summary: `Delete a webhook endpoint (action ${write}); 204, its queued retries and attempt log are dropped`, responses: noContent() },
     })
     .post("/endpoints/:id/test", async (c) => {
       const { scope } = auth(c, "write");
@@ -298,6 +301,6 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
 export function publicEventTypesRoute(catalogue: EventTypeSource, product: Product, path: string) {
   return new Elysia().get(path, () => ({ data: catalogue.types(product) }), {
     response: { 200: t.Object({ data: t.Array(t.String()) }) },
-    detail: { tags: [`${PRODUCT_LABEL[product]}: webhooks`], summary: "Webhook event types (public, no credential)" },
+    detail: { tags: [`${PRODUCT_LABEL[product]}: webhooks`], summary: "Webhook event types (public, no credential)", security: PUBLIC },
   });
 }

@@ -17,6 +17,8 @@ import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
 import { idempotent } from "../../access/idempotent";
 import { requirePrincipal, type Principal } from "../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../access/openapi";
+import { noContent } from "../../core/openapi";
 import type { SocialDeps as WebhookDeps } from "../social/deps";
 import { ErrorBody } from "../platform/schemas";
 import { URL_MAX } from "./endpoints";
@@ -99,6 +101,7 @@ export function tackWebhookRoutes(deps: WebhookDeps) {
 
   const records = new Elysia({ prefix: TACK_SCOPE_PREFIX })
     .use(principalPlugin(platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .get("/webhooks", (c) => {
       const { scope } = auth(c, "read");
       return tack.list(scope, c.query);
@@ -168,7 +171,7 @@ export function tackWebhookRoutes(deps: WebhookDeps) {
       c.set.status = 204;
     }, {
       params: idParams,
-      detail: { tags, summary: `Delete a webhook (action ${write}); 204, queued retries are dropped` },
+      detail: { tags, summary: `Delete a webhook (action ${write}); 204, queued retries are dropped`, responses: noContent() },
     });
 
   return new Elysia()

@@ -4,6 +4,8 @@
  * the auth.user.* action, or an M2M token of the App whose permissions cover it.
  */
 import { t } from "elysia";
+import { APP_ADMIN } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination, PublicUser } from "../schemas";
 import { appGroup, authz } from "./scope";
@@ -16,7 +18,7 @@ const auth401 = "Authorization: Bearer <workspace API key> or <M2M access token 
 
 export function adminUsersRoutes(auth: AuthService) {
   const { adminUsers } = auth;
-  return appGroup(auth)
+  return appGroup(auth, APP_ADMIN)
     .get("/admin/users", ({ app, request, query }) => adminUsers.list(app, authz(request), query), {
       query: t.Composite([ListQuery, t.Object({ q: t.Optional(t.String({ description: "Substring of the username or an email / phone, any case" })) })]),
       response: { 200: t.Object({ data: t.Array(PublicUser), pagination: Pagination }), ...errors },
@@ -69,6 +71,6 @@ export function adminUsersRoutes(auth: AuthService) {
     }, {
       params: userParams,
       response: errors,
-      detail: { tags, summary: "Delete a user with their sessions, contacts and memberships (action auth.user.delete)", description: "204. Sends user.deleted. Access tokens already issued run out." },
+      detail: { tags, responses: noContent(), summary: "Delete a user with their sessions, contacts and memberships (action auth.user.delete)", description: "204. Sends user.deleted. Access tokens already issued run out." },
     });
 }

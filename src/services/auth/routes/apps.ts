@@ -3,6 +3,8 @@ import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { idempotent } from "../../../access/idempotent";
 import { requirePrincipal } from "../../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { App, ErrorBody, ListQuery, Pagination } from "../schemas";
 
@@ -15,6 +17,7 @@ export function appRoutes(auth: AuthService) {
   const { apps } = auth;
   return new Elysia({ prefix: "/v1/apps" })
     .use(principalPlugin(auth.platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .post("", (c) => {
       const p = requirePrincipal(c.principal);
       return idempotent(auth.ctx.idempotency, c, `auth-app:${p.kind === "api_key" ? p.keyId : p.accountId}`, async () => ({ status: 201, body: await apps.create(p, c.body, c.meta) }));
@@ -46,7 +49,7 @@ export function appRoutes(auth: AuthService) {
     .delete("/:app_id", ({ principal, params, meta, set }) => {
       apps.remove(requirePrincipal(principal), params.app_id, meta);
       set.status = 204;
-    }, { params: idParam, detail: { tags, summary: "Delete an App with all its users, tenants, keys and logs (action auth.app.delete)" } })
+    }, { params: idParam, detail: { tags, summary: "Delete an App with all its users, tenants, keys and logs (action auth.app.delete)", responses: noContent() } })
     .post("/:app_id/signing-keys/rotate", ({ principal, params, meta }) => apps.rotateKey(requirePrincipal(principal), params.app_id, meta), {
       params: idParam,
       response: { 200: t.Object({ kid: t.String(), jwks: t.Object({ keys: t.Array(t.Object({ kid: t.String(), kty: t.String(), alg: t.String(), use: t.String(), n: t.String(), e: t.String() })) }) }), ...errors },

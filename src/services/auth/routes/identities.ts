@@ -1,5 +1,7 @@
 /** The signed-in end user's provider identities: /me/identities (bearer access token of the App). */
 import { t } from "elysia";
+import { APP_USER } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, Identity, Pagination } from "../schemas";
 import { appGroup, authz } from "./scope";
@@ -8,7 +10,7 @@ const tags = ["Auth: me"];
 
 export function identitiesRoutes(auth: AuthService) {
   const { identities } = auth;
-  return appGroup(auth)
+  return appGroup(auth, APP_USER)
     .get("/me/identities", ({ app, request }) => identities.list(app, authz(request)), {
       response: { 200: t.Object({ data: t.Array(Identity), pagination: Pagination }), 401: ErrorBody, 404: ErrorBody },
       detail: { tags, summary: "Provider identities linked to the signed-in user (all of them, one page)" },
@@ -18,6 +20,6 @@ export function identitiesRoutes(auth: AuthService) {
       set.status = 204;
     }, {
       params: t.Object({ app_slug: t.String(), identity_id: t.String() }),
-      detail: { tags, summary: "Unlink a provider identity", description: "204; 404 for an identity of another user; 409 LAST_SIGN_IN_METHOD when it is the user's only way to sign in (no password, no other identity)." },
+      detail: { tags, responses: noContent(), summary: "Unlink a provider identity", description: "204; 404 for an identity of another user; 409 LAST_SIGN_IN_METHOD when it is the user's only way to sign in (no password, no other identity)." },
     });
 }

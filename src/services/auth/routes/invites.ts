@@ -1,5 +1,7 @@
 /** Invites: admin create / list / revoke (auth.invite.*) and the public accept-invite. */
 import { t } from "elysia";
+import { APP_ADMIN, PUBLIC } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import { INVITE_MAX_USES, INVITE_STATUSES, INVITE_TTL } from "../invites";
 import type { AuthService } from "../service";
 import { ConsumerTokens, ErrorBody, ListQuery, Pagination } from "../schemas";
@@ -25,7 +27,7 @@ const CreatedInvite = t.Composite([Invite, t.Object({ code: t.String({ descripti
 
 export function invitesRoutes(auth: AuthService) {
   const { invites, access } = auth;
-  return appGroup(auth)
+  return appGroup(auth, APP_ADMIN)
     .post("/invites", async ({ app, request, body, meta, set }) => {
       const caller = await access.admin(app, authz(request), "auth.invite.create");
       set.status = 201;
@@ -57,7 +59,7 @@ export function invitesRoutes(auth: AuthService) {
       set.status = 204;
     }, {
       params: t.Object({ app_slug: t.String(), invite_id: t.String() }),
-      detail: { tags, summary: "Revoke an invite (action auth.invite.delete)", description: "204; idempotent. Accepting a revoked invite answers 410 INVITE_REVOKED." },
+      detail: { tags, responses: noContent(), summary: "Revoke an invite (action auth.invite.delete)", description: "204; idempotent. Accepting a revoked invite answers 410 INVITE_REVOKED." },
     })
     .post("/auth/accept-invite", ({ app, body, meta }) => invites.accept(app, body, meta), {
       body: t.Object({
@@ -70,6 +72,7 @@ export function invitesRoutes(auth: AuthService) {
       response: { 200: ConsumerTokens, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 410: ErrorBody },
       detail: {
         tags: ["Auth: sign-in"],
+        security: PUBLIC,
         summary: "Accept an invite: create the account and sign in",
         description: "Public: the code is the only authority. 409 EMAIL_TAKEN / USERNAME_TAKEN; 410 INVITE_REVOKED / INVITE_EXPIRED / INVITE_EXHAUSTED; 404 INVITE_NOT_FOUND for an unknown code.",
       },

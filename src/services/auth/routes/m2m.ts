@@ -6,6 +6,8 @@
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
+import { PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination } from "../schemas";
 import type { TokenAnswer } from "../m2m";
@@ -36,6 +38,7 @@ function managementRoutes(auth: AuthService) {
   const { m2m } = auth;
   return new Elysia({ prefix: "/v1/apps/:app_id/m2m-clients" })
     .use(principalPlugin(auth.platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .post("", ({ principal, params, body, meta, set }) => {
       set.status = 201;
       return m2m.create(requirePrincipal(principal), params.app_id, body, meta);
@@ -71,7 +74,7 @@ function managementRoutes(auth: AuthService) {
     }, {
       params: clientParams,
       response: errors,
-      detail: { tags, summary: "Delete an M2M client (action auth.m2m.delete)", description: "Its secret stops working at once, and so do the access tokens it holds (on this App's admin routes; offline verifiers see them until they expire, at most 1 hour)." },
+      detail: { tags, responses: noContent(), summary: "Delete an M2M client (action auth.m2m.delete)", description: "Its secret stops working at once, and so do the access tokens it holds (on this App's admin routes; offline verifiers see them until they expire, at most 1 hour)." },
     });
 }
 
@@ -109,7 +112,7 @@ async function tokenParams(request: Request): Promise<Record<string, string> | s
 const OAuthError = t.Object({ error: t.String(), error_description: t.Optional(t.String()) });
 
 function tokenRoute(auth: AuthService) {
-  return appGroup(auth).post("/oauth/token", async ({ app, request, meta, set }) => {
+  return appGroup(auth, PUBLIC).post("/oauth/token", async ({ app, request, meta, set }) => {
     const params = await tokenParams(request);
     const basic = /^basic\s/i.test(request.headers.get("authorization") ?? "");
     const answer: TokenAnswer = typeof params === "string"

@@ -1,5 +1,7 @@
 /** The signed-in end user's profile: GET/PATCH /me, POST /me/password (bearer access token of the App). */
 import { t } from "elysia";
+import { APP_USER } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, PublicUser } from "../schemas";
 import { appGroup, authz } from "./scope";
@@ -22,7 +24,7 @@ const Me = t.Composite([
 
 export function meRoutes(auth: AuthService) {
   const { me } = auth;
-  return appGroup(auth)
+  return appGroup(auth, APP_USER)
     .get("/me", ({ app, request }) => me.get(app, authz(request)), {
       response: { 200: Me, 401: ErrorBody, 404: ErrorBody },
       detail: { tags, summary: "The signed-in user's profile, tenants and MFA state" },
@@ -42,6 +44,6 @@ export function meRoutes(auth: AuthService) {
       set.status = 204;
     }, {
       body: t.Object({ current_password: t.String({ maxLength: 1024 }), new_password: t.String({ maxLength: 1024 }) }),
-      detail: { tags, summary: "Change the password", description: "204; every other session of the user is revoked, this one stays. 400 INVALID_PASSWORD for a wrong current password; the 5th wrong one within 15 minutes answers 429." },
+      detail: { tags, responses: noContent(), summary: "Change the password", description: "204; every other session of the user is revoked, this one stays. 400 INVALID_PASSWORD for a wrong current password; the 5th wrong one within 15 minutes answers 429." },
     });
 }

@@ -4,6 +4,8 @@
  * (/me/mfa/*, bearer access token). Rules and limits: see ../mfa.ts.
  */
 import { t } from "elysia";
+import { APP_USER, PUBLIC } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ConsumerTokens, ErrorBody, ListQuery, Pagination } from "../schemas";
 import { appGroup, authz } from "./scope";
@@ -40,12 +42,13 @@ const meErrors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBod
 
 export function mfaRoutes(auth: AuthService) {
   const { mfa } = auth;
-  return appGroup(auth)
+  return appGroup(auth, APP_USER)
     .post("/auth/mfa/send-code", ({ app, body, meta }) => mfa.sendCode(app, body, meta), {
       body: t.Object({ mfa_token: MfaToken, factor_id: t.String({ maxLength: 64, description: "An email factor listed in the challenge" }) }),
       response: { 200: t.Object({ email_masked: t.String(), code_expires_at: t.String({ format: "date-time" }) }), ...publicErrors },
       detail: {
         tags: signinTags,
+        security: PUBLIC,
         summary: "Mail a 6-digit sign-in code to an email factor of the challenge",
         description: "At most 3 sends per challenge (429 MFA_SEND_LIMIT) and 30 s apart (429 MFA_SEND_TOO_SOON, Retry-After). Each send supersedes the previous code. The code is valid 10 minutes, never past the challenge. 400 INVALID_TOKEN for an unknown, used or expired mfa_token; 429 MFA_LOCKED after 5 wrong codes.",
       },
@@ -55,6 +58,7 @@ export function mfaRoutes(auth: AuthService) {
       response: { 200: ConsumerTokens, ...publicErrors },
       detail: {
         tags: signinTags,
+        security: PUBLIC,
         summary: "Finish sign-in with an authenticator or emailed code",
         description: "200 tokens with amr [pwd, totp|email] and mfa_at. The challenge (10 minutes) is single use. 400 INVALID_TOKEN: unknown, used or expired token. 401 INVALID_CODE: wrong code; the 5th wrong code (or recovery code) locks the challenge: 429 MFA_LOCKED from then on, even for a right code.",
       },
@@ -64,6 +68,7 @@ export function mfaRoutes(auth: AuthService) {
       response: { 200: ConsumerTokens, ...publicErrors },
       detail: {
         tags: signinTags,
+        security: PUBLIC,
         summary: "Finish sign-in with a recovery code",
         description: "200 tokens with amr [pwd, recovery_code]; the code is used up (regenerate codes afterwards). Wrong codes count toward the challenge's 5-failure lock (401 INVALID_CODE, then 429 MFA_LOCKED).",
       },
@@ -107,6 +112,7 @@ export function mfaRoutes(auth: AuthService) {
       params: FactorParams,
       detail: {
         tags: meTags,
+        responses: noContent(),
         summary: "Disable a factor (soft: disabled_at set, row kept)",
         description: "204, also when already disabled. Existing sessions are unaffected. Without an enabled factor left, later sign-ins need no second factor and the recovery codes are deleted.",
       },

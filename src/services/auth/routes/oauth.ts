@@ -1,5 +1,7 @@
 /** Federated sign-in of end users: web flow (authorize, callback, exchange) and idp_1's native flow. */
 import { t } from "elysia";
+import { PUBLIC } from "../../../access/openapi";
+import { redirect } from "../../../core/openapi";
 import type { CallbackInput } from "../../../core/oidc";
 import type { AuthService } from "../service";
 import { CallbackFields, ConsumerTokens, ErrorBody, MfaChallenge } from "../schemas";
@@ -14,6 +16,7 @@ const CALLBACK_DOC =
   "303 to return_to with auth_code=<code> appended (single use, 60 s: trade it at /auth/oauth/exchange). The state is consumed first: 400 INVALID_OAUTH_STATE (unknown, expired, used), 400 OAUTH_PROVIDER_MISMATCH. " +
   "The code is exchanged with PKCE (or a posted id_token taken) and the ID token verified: signature against the provider JWKS, iss, aud, exp, nonce (401 INVALID_ID_TOKEN, OAUTH_CODE_REJECTED, NONCE_REPLAYED). " +
   "A provider error (e.g. access_denied) is 303 to return_to with error=<code>. Linking: an identity links to a user only through an email verified both by the provider and here; otherwise a new user (403 SIGNUP_DISABLED when the App refuses sign-ups).";
+const CALLBACK_REDIRECT = redirect(303, "To return_to with auth_code (or error) appended");
 
 export function oauthRoutes(auth: AuthService) {
   const { oauth } = auth;
@@ -24,7 +27,7 @@ export function oauthRoutes(auth: AuthService) {
     c.set.headers["cache-control"] = "no-store";
     return "";
   };
-  return appGroup(auth)
+  return appGroup(auth, PUBLIC)
     .post("/auth/oauth/exchange", ({ app, body, meta, set }) => {
       set.headers["cache-control"] = "no-store";
       return oauth.exchange(app, body.code, meta);
@@ -48,15 +51,16 @@ export function oauthRoutes(auth: AuthService) {
       query: t.Object({ return_to: t.Optional(t.String({ maxLength: 4096, description: "Absolute URL whose origin is in the App's allowed_redirect_origins" })) }),
       detail: {
         tags,
+        responses: redirect(302, "To the provider's authorize URL"),
         summary: "Start a web sign-in with an identity provider",
         description: "302 to the provider (code flow, PKCE S256, server-generated single-use state and nonce, 10 minutes). 400 UNKNOWN_OAUTH_PROVIDER; 400 VALIDATION_ERROR (field return_to); 429 RATE_LIMITED after 30 a minute from one address.",
       },
     })
     .get("/auth/oauth/:provider/callback", (c) => callback(c, c.query), {
-      params: providerParams, query: CallbackFields, detail: { tags, summary: "Provider redirect (query string, idp_2 / idp_3)", description: CALLBACK_DOC },
+      params: providerParams, query: CallbackFields, detail: { tags, summary: "Provider redirect (query string, idp_2 / idp_3)", description: CALLBACK_DOC, responses: CALLBACK_REDIRECT },
     })
     .post("/auth/oauth/:provider/callback", (c) => callback(c, c.body), {
-      params: providerParams, body: CallbackFields, detail: { tags, summary: "Provider redirect (form post, idp_1)", description: CALLBACK_DOC },
+      params: providerParams, body: CallbackFields, detail: { tags, summary: "Provider redirect (form post, idp_1)", description: CALLBACK_DOC, responses: CALLBACK_REDIRECT },
     })
     .post("/auth/oauth/:provider", ({ app, params, body, meta, set }) => {
       set.headers["cache-control"] = "no-store";

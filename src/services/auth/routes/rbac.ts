@@ -4,6 +4,7 @@
  */
 import { t } from "elysia";
 import { bearerFrom } from "../../../access/principal";
+import { APP_ADMIN, OPTIONAL_APP_TOKEN, PUBLIC } from "../../../access/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination } from "../schemas";
 import { DESCRIPTION_MAX, PERMISSION_MAX_LENGTH, ROLE_PERMISSIONS_MAX, TOKEN_MAX_LENGTH } from "../rbac";
@@ -53,7 +54,7 @@ const Introspection = t.Object({
 
 export function rbacRoutes(auth: AuthService) {
   const { rbac } = auth;
-  return appGroup(auth)
+  return appGroup(auth, APP_ADMIN)
     // ---------------------------------------------------------------- permission catalogue
     .get("/permissions", ({ app, request, query }) => rbac.listPermissions(app, authz(request), query), {
       query: ListQuery,
@@ -148,6 +149,7 @@ export function rbacRoutes(auth: AuthService) {
       response: { 200: t.Object({ allowed: t.Boolean(), role: t.Nullable(t.String()) }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       detail: {
         tags: checkTags,
+        security: OPTIONAL_APP_TOKEN,
         summary: "Does an access token of this App grant a permission?",
         description:
           "No caller credential: the token (body, or Authorization: Bearer) is the authority. Decided from the token's claims alone (stateless, no database read): allowed when its permissions contain the permission, resource.* for its resource, or *. Role changes therefore apply from the holder's next refresh. End-user and M2M tokens are accepted (role is null for M2M). 401 INVALID_TOKEN for an invalid, expired or other App's token; 400 when permission is not a concrete resource.action.",
@@ -158,6 +160,7 @@ export function rbacRoutes(auth: AuthService) {
       response: { 200: t.Object({ valid: t.Literal(true), claims: t.Record(t.String(), t.Unknown()) }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       detail: {
         tags: checkTags,
+        security: OPTIONAL_APP_TOKEN,
         summary: "Verify an access token (end-user or M2M) of this App",
         description: "Token in the body or as Authorization: Bearer. One offline verification (signature by a published App key, issuer, expiry) with a cache of verified tokens; no database read. 401 INVALID_TOKEN otherwise.",
       },
@@ -167,6 +170,7 @@ export function rbacRoutes(auth: AuthService) {
       response: { 200: Introspection, 400: ErrorBody, 404: ErrorBody },
       detail: {
         tags: checkTags,
+        security: PUBLIC,
         summary: "Token introspection (RFC 7662)",
         description:
           "Body application/x-www-form-urlencoded or JSON: token (required), token_type_hint (ignored: only access tokens are introspected; refresh tokens answer active:false). No caller credential is required: App tokens are self-contained JWTs verifiable by anyone against the public JWKS, so introspection reveals nothing an offline verifier could not learn; an Authorization header is ignored so authenticating RFC clients work too. Invalid, expired or another App's tokens: 200 {active:false}. Active: sub, client_id (M2M), scope (permissions space-joined), exp, iat, iss, aud, jti, token_type Bearer, role, permissions, type, tid/trole.",

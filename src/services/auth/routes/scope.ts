@@ -5,15 +5,19 @@
  */
 import { Elysia, t } from "elysia";
 import { requestMeta } from "../../../access/http";
+import { secured, type Requirement } from "../../../access/openapi";
 import type { AuthService } from "../service";
 
 export const appSlugParams = t.Object({ app_slug: t.String() });
 
-export function appGroup(auth: AuthService) {
-  return new Elysia({ prefix: "/:app_slug/v1" }).resolve(({ params, request, server }) => ({
-    app: auth.apps.bySlug((params as { app_slug: string }).app_slug),
-    meta: requestMeta(request, server),
-  }));
+/** `security`: what the group's routes accept (access/openapi.ts), unless a route says otherwise. */
+export function appGroup(auth: AuthService, security: Requirement[]) {
+  return new Elysia({ prefix: "/:app_slug/v1" })
+    .resolve(({ params, request, server }) => ({
+      app: auth.apps.bySlug((params as { app_slug: string }).app_slug),
+      meta: requestMeta(request, server),
+    }))
+    .guard(secured(security));
 }
 
 /** The `Authorization` header, for AppAccess.endUser / admin. */

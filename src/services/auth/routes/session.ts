@@ -1,5 +1,7 @@
 /** Public end-user routes of an App: sign-up, sign-in, refresh, logout. */
 import { t } from "elysia";
+import { APP_SIGNUP, PUBLIC } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ConsumerTokens, ErrorBody, MfaChallenge } from "../schemas";
 import { appGroup, authz } from "./scope";
@@ -8,7 +10,7 @@ const tags = ["Auth: sign-in"];
 const RefreshBody = t.Object({ refresh_token: t.String({ maxLength: 4096 }) });
 
 export function sessionRoutes(auth: AuthService) {
-  return appGroup(auth)
+  return appGroup(auth, PUBLIC)
     .post("/auth/signup", ({ app, request, body, meta }) => auth.signin.signup(app, authz(request), body, meta), {
       body: t.Object({
         username: t.String({ minLength: 3, maxLength: 64, description: "Unique in the App; letters, digits, dot, underscore, hyphen" }),
@@ -20,6 +22,7 @@ export function sessionRoutes(auth: AuthService) {
       response: { 200: ConsumerTokens, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       detail: {
         tags,
+        security: APP_SIGNUP,
         summary: "Sign up an end user",
         description: "Authorization: Bearer <publishable key pk_...> or <workspace API key with auth.user.create>. With the App setting signup_requires_pak only the workspace API key is accepted (403 PLATFORM_API_KEY_REQUIRED). 409 EMAIL_TAKEN / USERNAME_TAKEN.",
       },
@@ -47,6 +50,6 @@ export function sessionRoutes(auth: AuthService) {
       set.status = 204;
     }, {
       body: RefreshBody,
-      detail: { tags, summary: "End the session of a refresh token", description: "204. Access tokens already issued stay valid until they expire." },
+      detail: { tags, responses: noContent(), summary: "End the session of a refresh token", description: "204. Access tokens already issued stay valid until they expire." },
     });
 }

@@ -3,6 +3,8 @@
  * (or M2M token of the App) allowed the named auth.tenant.* action.
  */
 import { t } from "elysia";
+import { APP_ADMIN } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination } from "../schemas";
 import { appGroup, authz } from "./scope";
@@ -40,7 +42,7 @@ const page = <T extends ReturnType<typeof t.Object>>(item: T) => t.Object({ data
 
 export function tenantsRoutes(auth: AuthService) {
   const { tenants } = auth;
-  return appGroup(auth)
+  return appGroup(auth, APP_ADMIN)
     .get("/tenants", ({ app, request, query }) => tenants.list(app, authz(request), query), {
       query: t.Composite([ListQuery, t.Object({ status: t.Optional(t.String({ description: "active | suspended | archived" })) })]),
       response: { 200: page(Tenant), ...errors },
@@ -88,7 +90,7 @@ export function tenantsRoutes(auth: AuthService) {
       set.status = 204;
     }, {
       params: tenantParams,
-      detail: { tags, summary: "Delete a tenant (action auth.tenant.delete)", description: "204. Memberships go with it and sessions signed in to it are revoked; the accounts stay." },
+      detail: { tags, responses: noContent(), summary: "Delete a tenant (action auth.tenant.delete)", description: "204. Memberships go with it and sessions signed in to it are revoked; the accounts stay." },
     })
     .get("/tenants/:tenant_id/members", ({ app, request, params, query }) => tenants.members(app, authz(request), params.tenant_id, query), {
       params: tenantParams,
@@ -128,6 +130,6 @@ export function tenantsRoutes(auth: AuthService) {
       set.status = 204;
     }, {
       params: memberParams,
-      detail: { tags, summary: "Remove a member (action auth.tenant.members.remove)", description: "204. The member's sessions signed in to this tenant are revoked; the account stays." },
+      detail: { tags, responses: noContent(), summary: "Remove a member (action auth.tenant.members.remove)", description: "204. The member's sessions signed in to this tenant are revoked; the account stays." },
     });
 }

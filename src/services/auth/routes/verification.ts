@@ -1,5 +1,7 @@
 /** Verification codes (server-side callers with auth.verification.create), public verify, end-user password reset. */
 import { t } from "elysia";
+import { APP_ADMIN, PUBLIC } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody } from "../schemas";
 import { appGroup, authz } from "./scope";
@@ -19,7 +21,7 @@ const codeRules = "400 INVALID_CODE for a wrong, expired or used code; the 5th w
 
 export function verificationRoutes(auth: AuthService) {
   const { verification, access } = auth;
-  return appGroup(auth)
+  return appGroup(auth, PUBLIC)
     .post("/auth/request-verification", async ({ app, request, body, meta, set }) => {
       const caller = await access.admin(app, authz(request), "auth.verification.create");
       set.status = 201;
@@ -33,6 +35,7 @@ export function verificationRoutes(auth: AuthService) {
       response: { 201: t.Object({ ...Issued, channel: t.Union([t.Literal("email"), t.Literal("phone")]), code: t.String({ description: "6 digits: deliver it yourself (SMS is not built)" }) }), ...errors, 409: ErrorBody },
       detail: {
         tags,
+        security: APP_ADMIN,
         summary: "Mint a verification code and return it (action auth.verification.create)",
         description: "Exactly one of email or phone (400 otherwise). Minting supersedes the target's previous code, including the one mailed at sign-up. The email must belong to a user of the App (404).",
       },
@@ -47,7 +50,7 @@ export function verificationRoutes(auth: AuthService) {
         user_id: t.Optional(t.Nullable(t.String({ maxLength: 64, description: "Without email: the user's primary email" }))),
       }),
       response: { 202: t.Object(Issued), ...errors },
-      detail: { tags, summary: "Mint a verification code and mail it (action auth.verification.create)", description: "202 once the mail is queued; the code is not returned." },
+      detail: { tags, security: APP_ADMIN, summary: "Mint a verification code and mail it (action auth.verification.create)", description: "202 once the mail is queued; the code is not returned." },
     })
     .post("/auth/verify-email", ({ app, body, meta }) => verification.verifyEmail(app, body, meta), {
       body: t.Object({ email: t.String({ maxLength: 254 }), code: Code }),
@@ -64,13 +67,13 @@ export function verificationRoutes(auth: AuthService) {
       set.status = 204;
     }, {
       body: t.Object({ email: t.String({ maxLength: 254 }) }),
-      detail: { tags: ["Auth: sign-in"], summary: "Mail a 6-digit password reset code", description: "Always 204 with no body, whether or not the address has an account; at most 5 mails per address and hour." },
+      detail: { tags: ["Auth: sign-in"], responses: noContent(), summary: "Mail a 6-digit password reset code", description: "Always 204 with no body, whether or not the address has an account; at most 5 mails per address and hour." },
     })
     .post("/auth/password/reset", async ({ app, body, meta, set }) => {
       await verification.resetPassword(app, body, meta);
       set.status = 204;
     }, {
       body: t.Object({ email: t.String({ maxLength: 254 }), code: Code, new_password: t.String({ maxLength: 1024, description: "Must satisfy the App's password policy" }) }),
-      detail: { tags: ["Auth: sign-in"], summary: "Set a new password with the mailed code", description: `204; revokes every session of the user. ${codeRules}` },
+      detail: { tags: ["Auth: sign-in"], responses: noContent(), summary: "Set a new password with the mailed code", description: `204; revokes every session of the user. ${codeRules}` },
     });
 }

@@ -1,5 +1,6 @@
 /** The App's public key set and discovery document (no credential). */
 import { Elysia, t } from "elysia";
+import { PUBLIC } from "../../../access/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody } from "../schemas";
 import { appGroup } from "./scope";
@@ -28,7 +29,7 @@ export function discoveryDocument(issuer: string) {
 const Jwk = t.Object({ kid: t.String(), kty: t.Literal("RSA"), alg: t.Literal("RS256"), use: t.Literal("sig"), n: t.String(), e: t.String() });
 
 export function wellKnownRoutes(auth: AuthService) {
-  return appGroup(auth)
+  return appGroup(auth, PUBLIC)
     .get("/.well-known/jwks.json", ({ app, set }) => {
       set.headers["cache-control"] = "public, max-age=3600";
       return auth.keys.jwks(app.id);

@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { requireHuman } from "../../../access/principal";
+import { HUMAN_CALLER, secured } from "../../../access/openapi";
 import { forbidden } from "../../../core/errors";
 import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import type { Platform } from "../service";
@@ -23,6 +24,7 @@ export function adminRoutes(platform: Platform) {
   };
   return new Elysia({ prefix: "/v1/admin" })
     .use(principalPlugin(platform.authz))
+    .guard(secured(HUMAN_CALLER))
     .get("/accounts", ({ principal, query }) => {
       requireOperator(principal);
       const limit = parseLimit(query.limit, 50, 200);

@@ -3,6 +3,8 @@ import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { idempotent } from "../../../access/idempotent";
 import { requirePrincipal, requireSession } from "../../../access/principal";
+import { HUMAN_CALLER, PLATFORM_CALLER, secured } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
 import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, ErrorBody, ListQuery } from "../schemas";
 
@@ -14,6 +16,7 @@ export function apiKeyRoutes(platform: Platform) {
   const { apiKeys } = platform;
   return new Elysia({ prefix: "/v1" })
     .use(principalPlugin(platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .post("/workspaces/:workspace_slug/api-keys", async (c) => {
       const p = requireSession(c.principal, "Minting an API key");
       // The plaintext key must never be stored at rest, and the idempotency table stores the
@@ -32,6 +35,7 @@ export function apiKeyRoutes(platform: Platform) {
       response: { 201: ApiKeyCreated, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       detail: {
         tags,
+        security: HUMAN_CALLER,
         summary: "Mint a workspace API key (action apikey.create; console session only)",
         description:
           "The key (svc_live_...) is in this response only; it is stored hashed. Its policy must be covered by your own role policy " +
@@ -59,6 +63,8 @@ export function apiKeyRoutes(platform: Platform) {
       params: keyParams,
       detail: {
         tags,
+        security: HUMAN_CALLER,
+        responses: noContent(),
         summary: "Revoke an API key (action apikey.delete; console session only)",
         description: "204; the key answers 401 from then on. Revoking an already revoked key is also 204; an unknown key or another workspace's is 404.",
       },

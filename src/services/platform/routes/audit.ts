@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import type { Platform } from "../service";
 import { AuditList, AuditQuery, ErrorBody } from "../schemas";
 
@@ -10,6 +11,7 @@ const tags = ["Platform: audit"];
 export function auditRoutes(platform: Platform) {
   return new Elysia({ prefix: "/v1" })
     .use(principalPlugin(platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .get("/workspaces/:workspace_slug/audit-log", ({ principal, params, query }) => platform.auditLog.list(requirePrincipal(principal), params.workspace_slug, query), {
       params: t.Object({ workspace_slug: t.String() }),
       query: AuditQuery,

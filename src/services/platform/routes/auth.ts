@@ -2,6 +2,8 @@
 import { Elysia, t } from "elysia";
 import { principalPlugin, requestMeta } from "../../../access/http";
 import { requireSession } from "../../../access/principal";
+import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
 import { EmailBody, ErrorBody, RefreshBody, ResetBody, SetupBody, SigninBody, SignupBody, TokenResponse } from "../schemas";
 import type { TokenResponse as Tokens } from "../accounts";
@@ -21,6 +23,7 @@ export function authRoutes(platform: Platform) {
   const setCookie = sessionCookie(platform.ctx.config);
 
   return new Elysia({ prefix: "/v1/auth" })
+    .guard(secured(PUBLIC))
     .post("/signup", async ({ body, request, server, cookie }) => {
       const tokens = await platform.accounts.signup(body, requestMeta(request, server));
       setCookie(cookie, request, tokens);
@@ -41,18 +44,18 @@ export function authRoutes(platform: Platform) {
     .post("/logout", async ({ body, set }) => {
       await platform.accounts.logout(body.refresh_token);
       set.status = 204;
-    }, { body: RefreshBody, detail: { tags, summary: "End the session of a refresh token" } })
+    }, { body: RefreshBody, detail: { tags, summary: "End the session of a refresh token", responses: noContent() } })
     .post("/password/request-reset", ({ body, set }) => {
       platform.accounts.requestReset(body.email);
       set.status = 204;
     }, {
       body: EmailBody,
-      detail: { tags, summary: "Mail a 6-digit reset code", description: "Always 204, same body and timing whether or not the email has an account." },
+      detail: { tags, summary: "Mail a 6-digit reset code", description: "Always 204, same body and timing whether or not the email has an account.", responses: noContent() },
     })
     .post("/password/reset", async ({ body, set, request, server }) => {
       await platform.accounts.resetPassword(body, requestMeta(request, server));
       set.status = 204;
-    }, { body: ResetBody, detail: { tags, summary: "Set a new password with the mailed code; revokes every session" } })
+    }, { body: ResetBody, detail: { tags, summary: "Set a new password with the mailed code; revokes every session", responses: noContent() } })
     .post("/setup", async ({ body, request, server, cookie }) => {
       const tokens = await platform.setup.complete(body, requestMeta(request, server));
       setCookie(cookie, request, tokens);
@@ -62,10 +65,11 @@ export function authRoutes(platform: Platform) {
       response: t.Object({ needs_setup: t.Boolean() }), detail: { tags, summary: "Whether first-run setup is still open" },
     })
     .use(principalPlugin(platform.authz))
+    .guard(secured(HUMAN_CALLER))
     .post("/logout-current", ({ principal, set, cookie }) => {
       const p = requireSession(principal, "logout-current");
       platform.accounts.logoutSession(p.sessionId);
       cookie.auth_token.remove();
       set.status = 204;
-    }, { detail: { tags, summary: "Revoke the session of the presented access token" } });
+    }, { detail: { tags, summary: "Revoke the session of the presented access token", responses: noContent() } });
 }

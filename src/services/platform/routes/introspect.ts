@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import type { Platform } from "../service";
 import { ErrorBody, PolicyStatement } from "../schemas";
 
@@ -10,6 +11,7 @@ const tags = ["Platform: introspection"];
 export function introspectRoutes(platform: Platform) {
   return new Elysia({ prefix: "/v1/introspect" })
     .use(principalPlugin(platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .get("", ({ principal }) => platform.introspect.current(requirePrincipal(principal)), {
       detail: { tags, summary: "Current caller: principal, account, workspaces with role and services" },
     })

@@ -3,6 +3,8 @@ import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { idempotent } from "../../../access/idempotent";
 import { requireHuman, requirePrincipal, type Principal } from "../../../access/principal";
+import { HUMAN_CALLER, PLATFORM_CALLER, secured } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
 import { ErrorBody, Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, InvitationList, ListQuery, Member, MemberList, MemberPatch } from "../schemas";
 
@@ -19,6 +21,7 @@ export function memberRoutes(platform: Platform) {
   const { members, invitations } = platform;
   return new Elysia({ prefix: "/v1" })
     .use(principalPlugin(platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .get("/workspaces/:workspace_slug/members", ({ principal, params, query }) => members.list(requirePrincipal(principal), params.workspace_slug, query), {
       params: slugParam,
       query: ListQuery,
@@ -44,6 +47,7 @@ export function memberRoutes(platform: Platform) {
       params: memberParams,
       detail: {
         tags,
+        responses: noContent(),
         summary: "Remove a member, or leave (action member.delete; leaving needs none)",
         description: "204. Removing an owner needs an owner; the last owner can neither leave nor be removed (409 LAST_OWNER). The member's API keys stop working.",
       },
@@ -72,7 +76,7 @@ export function memberRoutes(platform: Platform) {
     .delete("/workspaces/:workspace_slug/invitations/:invitation_id", ({ principal, params, meta, set }) => {
       invitations.revoke(requirePrincipal(principal), params.workspace_slug, params.invitation_id, meta);
       set.status = 204;
-    }, { params: invitationParams, detail: { tags, summary: "Revoke a pending invitation (action member.delete; 204)" } })
+    }, { params: invitationParams, detail: { tags, summary: "Revoke a pending invitation (action member.delete; 204)", responses: noContent() } })
     .post("/invitations/accept", ({ principal, body, meta, set }) => {
       const r = invitations.accept(requireHuman(principal, "Accepting an invitation"), body.token, meta);
       set.status = 201;
@@ -82,6 +86,7 @@ export function memberRoutes(platform: Platform) {
       response: { 201: InvitationAccepted, ...errors },
       detail: {
         tags,
+        security: HUMAN_CALLER,
         summary: "Accept an invitation as the signed-in user",
         description:
           "Your account email must be the invited address. Unknown, expired, revoked or used tokens and a different account all answer " +

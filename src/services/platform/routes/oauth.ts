@@ -2,6 +2,8 @@
 import { Elysia, t } from "elysia";
 import { principalPlugin, requestMeta } from "../../../access/http";
 import { requireHuman, requireSession } from "../../../access/principal";
+import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";
+import { noContent, redirect } from "../../../core/openapi";
 import type { CallbackInput } from "../../../core/oidc";
 import type { Platform } from "../service";
 import { CallbackFields, ErrorBody, Identity, TokenResponse } from "../schemas";
@@ -28,6 +30,7 @@ export function oauthRoutes(platform: Platform) {
   const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 502: ErrorBody };
 
   return new Elysia()
+    .guard(secured(PUBLIC))
     .group("/v1/auth/oauth/:provider", (g) =>
       g
         .get("/start", async ({ params, query, request, server, set }) => {
@@ -42,6 +45,7 @@ export function oauthRoutes(platform: Platform) {
           detail: {
             tags,
             summary: "Start a console sign-in with an identity provider",
+            responses: redirect(302, "To the provider's authorize URL"),
             description: "302 to the provider's authorize URL (code flow, PKCE S256, single-use state and nonce valid 10 minutes). 400 UNKNOWN_OAUTH_PROVIDER for a provider that is not configured; 400 VALIDATION_ERROR (field return_to) for a return_to the allowlist refuses; 429 RATE_LIMITED after 30 starts a minute from one address.",
           },
         })
@@ -55,6 +59,7 @@ export function oauthRoutes(platform: Platform) {
         }),
     )
     .use(principalPlugin(platform.authz))
+    .guard(secured(HUMAN_CALLER))
     .get("/v1/me/identities", ({ principal }) => {
       const p = requireHuman(principal, "Listing identities");
       const data = oauth.list(p.accountId);
@@ -69,6 +74,6 @@ export function oauthRoutes(platform: Platform) {
       set.status = 204;
     }, {
       params: t.Object({ identity_id: t.String() }),
-      detail: { tags, summary: "Unlink a provider identity", description: "Console session only. 204; 404 for an identity of another account; 409 LAST_SIGN_IN_METHOD when it is the account's only way to sign in (no password, no other identity)." },
+      detail: { tags, summary: "Unlink a provider identity", responses: noContent(), description: "Console session only. 204; 404 for an identity of another account; 409 LAST_SIGN_IN_METHOD when it is the account's only way to sign in (no password, no other identity)." },
     });
 }

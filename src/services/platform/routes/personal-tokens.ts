@@ -2,6 +2,8 @@
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { requireHuman, requireSession } from "../../../access/principal";
+import { HUMAN_CALLER, secured } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
 import { ErrorBody, ListQuery, PersonalTokenCreate, PersonalTokenCreated, PersonalTokenList } from "../schemas";
 
@@ -11,6 +13,7 @@ export function personalTokenRoutes(platform: Platform) {
   const { personalTokens } = platform;
   return new Elysia({ prefix: "/v1/me/tokens" })
     .use(principalPlugin(platform.authz))
+    .guard(secured(HUMAN_CALLER))
     .post("", ({ principal, body, meta, set }) => {
       const r = personalTokens.create(requireSession(principal, "Creating a personal access token"), body, meta);
       set.status = 201;
@@ -38,6 +41,6 @@ export function personalTokenRoutes(platform: Platform) {
       set.status = 204;
     }, {
       params: t.Object({ token_id: t.String() }),
-      detail: { tags, summary: "Revoke one of your personal access tokens (console session only; 204, also when already revoked; 404 when not yours)" },
+      detail: { tags, responses: noContent(), summary: "Revoke one of your personal access tokens (console session only; 204, also when already revoked; 404 when not yours)" },
     });
 }

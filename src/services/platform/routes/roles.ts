@@ -2,6 +2,8 @@
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
 import { ErrorBody, ListQuery, Role, RoleCreate, RoleList, RolePatch } from "../schemas";
 
@@ -15,6 +17,7 @@ export function roleRoutes(platform: Platform) {
   const { roles } = platform;
   return new Elysia({ prefix: "/v1/workspaces/:workspace_slug/roles" })
     .use(principalPlugin(platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .get("", ({ principal, params, query }) => roles.list(requirePrincipal(principal), params.workspace_slug, query), {
       params: slugParam,
       query: ListQuery,
@@ -47,6 +50,6 @@ export function roleRoutes(platform: Platform) {
       set.status = 204;
     }, {
       params: roleParams,
-      detail: { tags, summary: "Delete a custom role (action role.delete; 204)", description: "409 ROLE_IN_USE while members hold it or pending invitations offer it; 403 BUILTIN_ROLE for built-ins." },
+      detail: { tags, responses: noContent(), summary: "Delete a custom role (action role.delete; 204)", description: "409 ROLE_IN_USE while members hold it or pending invitations offer it; 403 BUILTIN_ROLE for built-ins." },
     });
 }

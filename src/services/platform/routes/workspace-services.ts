@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import type { Platform } from "../service";
 import { ErrorBody, WorkspaceServiceItem, WorkspaceServiceList } from "../schemas";
 
@@ -13,6 +14,7 @@ export function workspaceServiceRoutes(platform: Platform) {
   const { workspaceServices } = platform;
   return new Elysia({ prefix: "/v1/workspaces/:workspace_slug/services" })
     .use(principalPlugin(platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .get("", ({ principal, params }) => workspaceServices.list(requirePrincipal(principal), params.workspace_slug), {
       params: t.Object({ workspace_slug: t.String() }),
       response: { 200: WorkspaceServiceList, ...errors },

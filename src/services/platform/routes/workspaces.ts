@@ -3,6 +3,8 @@ import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { idempotent } from "../../../access/idempotent";
 import { requireHuman, requirePrincipal } from "../../../access/principal";
+import { HUMAN_CALLER, PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
 import { ErrorBody, ListQuery, Workspace, WorkspaceCreate, WorkspaceList, WorkspacePatch } from "../schemas";
 
@@ -12,18 +14,20 @@ const slugParam = t.Object({ workspace_slug: t.String() });
 export function workspaceRoutes(platform: Platform) {
   const { workspaces } = platform;
   return new Elysia({ prefix: "/v1" })
+    .guard(secured(PUBLIC))
     .get("/avatars/:workspace_id", async ({ params }) => {
       const a = await workspaces.avatar(params.workspace_id);
       return new Response(a.data as Uint8Array<ArrayBuffer>, { headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" } });
     }, { detail: { tags, summary: "Workspace avatar image (public; URL changes with each upload)" } })
     .use(principalPlugin(platform.authz))
+    .guard(secured(PLATFORM_CALLER))
     .post("/workspaces", (c) => {
       const p = requireHuman(c.principal, "Creating a workspace");
       return idempotent(platform.ctx.idempotency, c, `account:${p.accountId}`, async () => ({ status: 201, body: workspaces.create(p, c.body, c.meta) }));
     }, {
       body: WorkspaceCreate,
       response: { 201: Workspace, 400: ErrorBody, 403: ErrorBody, 409: ErrorBody },
-      detail: { tags, summary: "Create a workspace (the caller becomes its owner)", description: "Accepts Idempotency-Key. 403 for workspace API keys." },
+      detail: { tags, security: HUMAN_CALLER, summary: "Create a workspace (the caller becomes its owner)", description: "Accepts Idempotency-Key. 403 for workspace API keys." },
     })
     .get("/workspaces", ({ principal, query }) => workspaces.list(requirePrincipal(principal), query), {
       query: ListQuery, response: { 200: WorkspaceList, 400: ErrorBody, 401: ErrorBody }, detail: { tags, summary: "Workspaces of the caller (cursor pages)" },
@@ -40,7 +44,7 @@ export function workspaceRoutes(platform: Platform) {
     .delete("/workspaces/:workspace_slug", ({ principal, params, meta, set }) => {
       workspaces.remove(requireHuman(principal, "Deleting a workspace"), params.workspace_slug, meta);
       set.status = 204;
-    }, { params: slugParam, detail: { tags, summary: "Delete a workspace (action workspace.delete; 403 for API keys)" } })
+    }, { params: slugParam, detail: { tags, security: HUMAN_CALLER, summary: "Delete a workspace (action workspace.delete; 403 for API keys)", responses: noContent() } })
     .post("/workspaces/:workspace_slug/avatar", ({ principal, params, body, meta }) => workspaces.setAvatar(requirePrincipal(principal), params.workspace_slug, (body as any)?.file, meta), {
       params: slugParam,
       type: "multipart/form-data",
