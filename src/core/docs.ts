@@ -65,9 +65,14 @@ function initializer(urls: { url: string; name: string }[]) {
  * request for one of them, and are kept from then on.
  */
 export function apiDocs(routes: () => readonly RouteInfo[], opts: OpenApiOptions) {
-  let built: ReturnType<typeof buildOpenApiDocuments> | null = null;
-  const documents = () => (built ??= buildOpenApiDocuments(routes(), opts));
-  const json = (doc: unknown) => new Response(JSON.stringify(doc), { headers: { "content-type": "application/json; charset=utf-8" } });
+  // Serialized once too: each answer is then a copy of a string.
+  let built: { full: string; services: Map<string, string> } | null = null;
+  const documents = () => {
+    if (built) return built;
+    const docs = buildOpenApiDocuments(routes(), opts);
+    return (built = { full: JSON.stringify(docs.full), services: new Map([...docs.services].map(([prefix, doc]) => [prefix, JSON.stringify(doc)])) });
+  };
+  const json = (text: string | undefined) => new Response(text, { headers: { "content-type": "application/json; charset=utf-8" } });
   const hide = { detail: { hide: true } };
 
   const urls = [{ url: "/docs/json", name: opts.info.title }, ...opts.services.map((s) => ({ url: `${s.prefix}/openapi.json`, name: s.title }))];

@@ -231,6 +231,9 @@ function rawResponses(responses: Record<string, any> | undefined) {
   }));
 }
 
+/** Elysia's short `type` names -> media types. */
+const BODY_TYPES: Record<string, string> = { json: "application/json", text: "text/plain", formdata: "multipart/form-data", urlencoded: "application/x-www-form-urlencoded", arrayBuffer: "application/octet-stream" };
+
 function requestBodyOf(hooks: Record<string, any>) {
   const detail = hooks.detail ?? {};
   if (detail.requestBody) {
@@ -238,7 +241,7 @@ function requestBodyOf(hooks: Record<string, any>) {
     return { ...rb, content: Object.fromEntries(Object.entries(rb.content ?? {}).map(([type, c]: [string, any]) => [type, { ...c, schema: toOpenApi30Schema(c.schema) }])) };
   }
   if (!hooks.body) return undefined;
-  const type = typeof hooks.type === "string" && hooks.type.includes("/") ? hooks.type : "application/json";
+  const type = typeof hooks.type === "string" ? (BODY_TYPES[hooks.type] ?? hooks.type) : "application/json";
   return { required: true, content: { [type]: { schema: toOpenApi30Schema(plainJson(hooks.body)) } } };
 }
 

@@ -103,7 +103,7 @@ describe("operational endpoints", () => {
   test("every service's OpenAPI document covers every route of that service (dotted paths included)", async () => {
     for (const prefix of ["/auth", "/tack", "/social", "/mail", "/waitlist", "/trawl"]) {
       const spec = (await app.call("GET", `${prefix}/openapi.json`)).body;
-      expect(spec.info.version).toBe("v1.0.0");
+      expect(spec.info.version).toMatch(/^v\d+\.\d+\.\d+$/); // each contract's version: test/core/openapi.test.ts
       const paths = Object.keys(spec.paths);
       const routes = app.app.routes
         .filter((r: any) => r.path.startsWith(`${prefix}/`) && !r.path.endsWith("/openapi.json"))
