@@ -12,8 +12,8 @@
  *   parameters, `default` for the rest: 413, 415, 429, 500 ...);
  * - success statuses are the route's declared 2xx/3xx (a route that answers 204 or redirects
  *   says so in `detail.responses`, see `noContent` / `redirect` below).
- * Documents are built once, on first request, from the routes then mounted (Elysia's
- * `app.routes`), never per request.
+ * apiDocs (core/docs.ts) builds the documents once, on the first request for one, from the
+ * routes then mounted (Elysia's `app.routes`), never per request.
  */
 
 export interface ServiceDescription {
@@ -222,13 +222,17 @@ function responseOf(status: number, schema: unknown) {
   return { description: converted.description ?? description, content: { [type]: { schema: converted } } };
 }
 
-/** Responses converted from detail.responses (raw OpenAPI written in a route). */
+/** A raw OpenAPI content map written in a route's detail, its schemas converted like the others. */
+const convertContent = (content: Record<string, any>) =>
+  Object.fromEntries(Object.entries(content).map(([type, c]) => [type, { ...c, ...(c?.schema ? { schema: toOpenApi30Schema(c.schema) } : {}) }]));
+
+/** detail.responses (raw OpenAPI written in a route: 204, redirects, hand-written shapes). */
 function rawResponses(responses: Record<string, any> | undefined) {
   if (!responses) return {};
-  return Object.fromEntries(Object.entries(responses).map(([status, r]) => {
-    const content = r?.content ? Object.fromEntries(Object.entries(r.content).map(([type, c]: [string, any]) => [type, { ...c, ...(c?.schema ? { schema: toOpenApi30Schema(c.schema) } : {}) }])) : undefined;
-    return [status, { ...r, description: r?.description ?? REASONS[Number(status)] ?? `Status ${status}`, ...(content ? { content } : {}) }];
-  }));
+  return Object.fromEntries(Object.entries(responses).map(([status, r]) => [
+    status,
+    { ...r, description: r?.description ?? REASONS[Number(status)] ?? `Status ${status}`, ...(r?.content ? { content: convertContent(r.content) } : {}) },
+  ]));
 }
 
 /** Elysia's short `type` names -> media types. */
@@ -236,10 +240,7 @@ const BODY_TYPES: Record<string, string> = { json: "application/json", text: "te
 
 function requestBodyOf(hooks: Record<string, any>) {
   const detail = hooks.detail ?? {};
-  if (detail.requestBody) {
-    const rb = detail.requestBody;
-    return { ...rb, content: Object.fromEntries(Object.entries(rb.content ?? {}).map(([type, c]: [string, any]) => [type, { ...c, schema: toOpenApi30Schema(c.schema) }])) };
-  }
+  if (detail.requestBody) return { ...detail.requestBody, content: convertContent(detail.requestBody.content ?? {}) };
   if (!hooks.body) return undefined;
   const type = typeof hooks.type === "string" ? (BODY_TYPES[hooks.type] ?? hooks.type) : "application/json";
   return { required: true, content: { [type]: { schema: toOpenApi30Schema(plainJson(hooks.body)) } } };
