@@ -199,7 +199,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
 
   // Last, so the documents describe every route above: /docs (Swagger UI), /docs/json, /<service>/openapi.json.
   app.use(apiDocs(() => app.routes, {
-    info: { title: "Bunker API", version: VERSION, description: "Every Bunker service. Per-service documents: /<service>/openapi.json" },
+    info: { title: "Bunker API", version: VERSION, description: "Every Bunker service. Per-service documents: `/<service>/openapi.json`." },
     services: SERVICES,
     securitySchemes: SECURITY_SCHEMES,
     serverUrl: ctx.config.publicUrl,

@@ -49,6 +49,11 @@ export function workspaceRoutes(platform: Platform) {
       params: slugParam,
       type: "multipart/form-data",
       response: { 200: t.Object({ avatar_url: t.Nullable(t.String()), content_type: t.String(), size: t.Number() }), 400: ErrorBody, 413: ErrorBody, 415: ErrorBody },
-      detail: { tags, summary: "Upload the avatar: PNG, JPEG or WEBP (detected from content), at most 2 MB" },
+      detail: {
+        tags,
+        summary: "Upload the avatar: PNG, JPEG or WEBP (detected from content), at most 2 MB",
+        // No body schema (the file is checked by content, not by Elysia): the document says what to send.
+        requestBody: { required: true, content: { "multipart/form-data": { schema: { type: "object", required: ["file"], properties: { file: { type: "string", format: "binary" } } } } } },
+      },
     });
 }
