@@ -151,7 +151,7 @@ export class MfaService implements MfaGate {
 
   private async me(app: LoadedApp, authorization: string | null) {
     const claims = await this.auth.access.endUser(app, authorization);
-    const user = userView(this.ctx.db, app.id, claims.sub);
+    const user = this.auth.sessions.liveUser(app, claims);
     if (!user) throw unauthorized("Missing or invalid access token");
     return { claims, user };
   }
