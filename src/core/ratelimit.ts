@@ -49,6 +49,22 @@ export class RateLimiter {
     return { allowed, count: n, retryAfterMs };
   }
 
+  /**
+   * How long until a hit would be allowed (0: now), without counting one: the time until
+   * enough of the counted hits have left the window to bring them under `limit`.
+   * For limits that count failures rather than attempts: check with waitMs, then
+   * record each failure with hit().
+   */
+  waitMs(key: string, limit: number, windowMs: number): number {
+    checkLimit(limit, windowMs);
+    const now = this.clock.nowMs();
+    const since = now - windowMs;
+    const { n } = this.store.windowStats(key, since);
+    if (n < limit) return 0;
+    const at = this.store.nthHit(key, since, n - limit);
+    return at === null ? 0 : Math.max(0, at + windowMs - now);
+  }
+
   /** Hits in the last `windowMs`, without counting one. */
   count(key: string, windowMs: number): number {
     return this.store.windowStats(key, this.clock.nowMs() - windowMs).n;

@@ -210,7 +210,8 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
       headers: { "content-type": "application/x-www-form-urlencoded" },
     });
     expect([repeated.status, repeated.body.error]).toEqual([400, "invalid_request"]);
-    expect((await app.call("POST", "/auth/no-such-app/v1/oauth/token", { body: grant(c) })).status).toBe(404);
+    const noApp = await app.call("POST", "/auth/no-such-app/v1/oauth/token", { body: grant(c) });
+    expect([noApp.status, noApp.body.error]).toEqual([401, "invalid_client"]);
 
     const failures = auditRows(a.id, "m2m.token").filter((r) => r.outcome === "failure");
     expect(failures.length).toBe(1); // the wrong secret of a known client; unknown ids leave no row
@@ -248,6 +249,34 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect((await tokenCall(a, grant({ client_id: c.client_id, client_secret: r.body.client_secret }))).status).toBe(200);
     expect((await app.call("GET", clientsPath(a), { token: a.key })).body.data[0].secret_hint).toBe(r.body.secret_hint);
     expect(auditRows(a.id, "m2m.secret.rotate").length).toBe(1);
+  });
+
+  test("every error answer has the OAuth shape {error, error_description}, never the house error body", async () => {
+    const a = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.read"]);
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    const raw = (path: string, method: string, body?: string, headers: Record<string, string> = {}) => app.call(method, path, { body, headers });
+    const tok = a.path("/oauth/token");
+    const cases: [string, () => Promise<{ status: number; body: any; headers: Headers }>, number, string][] = [
+      ["unknown App slug", () => raw("/auth/no-such-app/v1/oauth/token", "POST", new URLSearchParams(grant(c)).toString(), form), 401, "invalid_client"],
+      ["unknown App slug, unusable body", () => raw("/auth/no-such-app/v1/oauth/token", "POST", "{", { "content-type": "application/json" }), 401, "invalid_client"],
+      ["unknown App slug, GET", () => raw("/auth/no-such-app/v1/oauth/token", "GET"), 405, "invalid_request"],
+      ["GET on the token endpoint", () => raw(tok, "GET"), 405, "invalid_request"],
+      ["PUT on the token endpoint", () => raw(tok, "PUT", new URLSearchParams(grant(c)).toString(), form), 405, "invalid_request"],
+      ["no content type", () => raw(tok, "POST", "grant_type=client_credentials"), 400, "invalid_request"],
+      ["a JSON array", () => raw(tok, "POST", "[1,2]", { "content-type": "application/json" }), 400, "invalid_request"],
+      ["deeply nested JSON", () => raw(tok, "POST", "[".repeat(100_000) + "]".repeat(100_000), { "content-type": "application/json" }), 400, "invalid_request"],
+      ["a body over 8 KiB", () => raw(tok, "POST", `grant_type=client_credentials&x=${"a".repeat(9000)}`, form), 400, "invalid_request"],
+      ["an over-long client_id", () => tokenCall(a, grant({ client_id: "m".repeat(200), client_secret: "x" })), 401, "invalid_client"],
+      ["an empty body", () => raw(tok, "POST", "", form), 400, "invalid_request"],
+      ["a scope the client lacks", () => tokenCall(a, grant(c, { scope: "auth.user.delete" })), 400, "invalid_scope"],
+    ];
+    for (const [what, call, status, error] of cases) {
+      const r = await call();
+      expect([what, r.status, r.body]).toEqual([what, status, { error, error_description: expect.any(String) }]);
+      expect([what, r.headers.get("cache-control")]).toEqual([what, "no-store"]);
+    }
+    expect((await raw(tok, "GET")).headers.get("allow")).toBe("POST");
   });
 
   test("10 failed secrets a minute per client_id, then 429 even for the right secret", async () => {

@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as OTPAuth from "otpauth";
 import { MINUTE, SECOND } from "../../src/core/clock";
+import { ADDRESS_LIMITS } from "../../src/core/signin-guard";
+import { MFA_LIMITS } from "../../src/services/auth/mfa";
 import { startTestAppWithMail, type TestApp } from "../helpers/app";
 import { claimsOf, createAuthApp, signupEndUser, type TestAuthApp, type TestEndUser } from "../helpers/auth";
 import type { SmtpSink } from "../helpers/smtp-sink";
@@ -475,5 +477,31 @@ describe("enrolment limits", () => {
     expect(eleventh.body.error.code).toBe("TOO_MANY_ENROLMENTS");
     app.clock.advance(60 * MINUTE);
     expect((await enrol({ type: "totp" })).status).toBe(201);
+  });
+});
+
+describe("guessing across challenges from one address", () => {
+  test(`${ADDRESS_LIMITS.mfa.failures} wrong codes over many challenges, then verify and recover answer 429 with Retry-After`, async () => {
+    const a = await createAuthApp(app);
+    const perChallenge = MFA_LIMITS.maxFailures;
+    let firstFailureAt = 0;
+    // Several users, each challenge locked after its own 5: only the address sees them all.
+    for (let i = 0; i < ADDRESS_LIMITS.mfa.failures / perChallenge; i++) {
+      const { u, secret } = await totpUser(a);
+      const token = await challenge(a, u);
+      firstFailureAt ||= app.clock.nowMs();
+      for (let k = 1; k <= perChallenge; k++) expect((await verify(a, token, wrongCode(secret))).status).toBe(k < perChallenge ? 401 : 429);
+    }
+    const { u, secret, recovery } = await totpUser(a);
+    const token = await challenge(a, u);
+    const remaining = String(Math.ceil((firstFailureAt + ADDRESS_LIMITS.mfa.windowMs - app.clock.nowMs()) / 1000));
+    for (const r of [await verify(a, token, totpNow(secret)), await recover(a, token, recovery[0])]) {
+      expect(r.status).toBe(429);
+      expect(r.body.error.code).toBe("TOO_MANY_ATTEMPTS");
+      expect(r.headers.get("retry-after")).toBe(remaining);
+    }
+    app.clock.set(firstFailureAt + ADDRESS_LIMITS.mfa.windowMs);
+    const again = await challenge(a, u);
+    expect((await verify(a, again, totpNow(secret))).status).toBe(200);
   });
 });

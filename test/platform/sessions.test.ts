@@ -30,6 +30,8 @@ describe("refresh and logout", () => {
     const r1 = await app.call("POST", "/platform/v1/auth/refresh", { body: { refresh_token: u.refresh } });
     await app.call("POST", "/platform/v1/auth/refresh", { body: { refresh_token: u.refresh } }); // replay
     expect((await me(r1.body.access_token)).status).toBe(401);
+    // Every route resolves the caller through the session row: both access tokens of the session are dead.
+    for (const token of [u.token, r1.body.access_token]) expect((await app.call("GET", "/platform/v1/workspaces", { token })).status).toBe(401);
     expect((await app.call("POST", "/platform/v1/auth/refresh", { body: { refresh_token: r1.body.refresh_token } })).status).toBe(400);
   });
 

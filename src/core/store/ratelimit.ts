@@ -11,6 +11,10 @@ export function prepareRateLimitStore(db: Db) {
   const windowStats = db.prepare<{ n: number; oldest: number | null }, { key: string; since: number }>(
     "SELECT COUNT(*) AS n, MIN(at_ms) AS oldest FROM core_ratelimit_hits WHERE key = $key AND at_ms > $since",
   );
+  // The hit whose leaving the window brings the count below the limit (index key_at).
+  const nthHit = db.prepare<{ at_ms: number }, { key: string; since: number; offset: number }>(
+    "SELECT at_ms FROM core_ratelimit_hits WHERE key = $key AND at_ms > $since ORDER BY at_ms LIMIT 1 OFFSET $offset",
+  );
   const upsertFailure = db.prepare<{ count: number }, { key: string; now: number; expires: number }>(
     `INSERT INTO core_ratelimit_failures (key, count, expires_ms) VALUES ($key, 1, $expires)
      ON CONFLICT (key) DO UPDATE SET
@@ -42,6 +46,8 @@ export function prepareRateLimitStore(db: Db) {
     insertHitIfUnder: (key: string, now: number, since: number, expires: number, limit: number) =>
       insertHitIfUnder.run({ key, now, expires, since, limit }).changes === 1,
     windowStats: (key: string, since: number) => windowStats.get({ key, since }) ?? { n: 0, oldest: null },
+    /** Time (ms) of the (offset+1)-th oldest hit after `since`, or null. */
+    nthHit: (key: string, since: number, offset: number) => nthHit.get({ key, since, offset })?.at_ms ?? null,
     /** Adds one failure, restarting the streak at 1 if the previous one has expired. Returns the streak. */
     recordFailure: (key: string, now: number, expires: number) => upsertFailure.get({ key, now, expires })!.count,
     failures: (key: string, now: number) => selectFailures.get({ key, now })?.count ?? 0,

@@ -74,6 +74,13 @@ export class AppAccess {
     return claims as EndUserClaims;
   }
 
+  /** The client of an M2M token while the token still stands: null once the client is deleted or its secret rotated after the token was issued. */
+  currentClient(app: LoadedApp, m: M2mClaims) {
+    const client = this.m2mClient(app.id, m.client_id);
+    if (!client || (client.rotated_at && (m.iat ?? 0) < Math.floor(Date.parse(client.rotated_at) / 1000))) return null;
+    return client;
+  }
+
   /** An administrative caller allowed `action` on this App: 401 without a credential, 404 for another workspace, 403 without the action. */
   async admin(app: LoadedApp, authorization: string | null | undefined, action: string, cookie: string | null = null): Promise<AdminCaller> {
     const token = bearerFrom(authorization);
@@ -83,8 +90,8 @@ export class AppAccess {
       const m = claims as M2mClaims;
       // Admin calls are rare and write-heavy: one primary-key lookup buys immediate effect
       // for deleting a client, rotating its secret (older tokens die) or narrowing it.
-      const client = this.m2mClient(app.id, m.client_id);
-      if (!client || (client.rotated_at && (m.iat ?? 0) < Math.floor(Date.parse(client.rotated_at) / 1000))) throw unauthorized("Missing or invalid access token");
+      const client = this.currentClient(app, m);
+      if (!client) throw unauthorized("Missing or invalid access token");
       const current = JSON.parse(client.permissions) as string[];
       const covers = (perms: string[]) => perms.some((p) => actionMatches(p, action));
       if (!covers(m.permissions ?? []) || !covers(current)) throw forbidden(`Not allowed: ${action}`);

@@ -82,7 +82,7 @@ export class IdentityService {
 
   private async caller(app: LoadedApp, authorization: string | null | undefined) {
     const claims = await this.auth.access.endUser(app, authorization);
-    const user = users.userView(this.ctx.db, app.id, claims.sub);
+    const user = this.auth.sessions.liveUser(app, claims);
     if (!user || user.status !== "active") throw unauthorized("Missing or invalid access token");
     return user;
   }

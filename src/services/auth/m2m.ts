@@ -19,6 +19,9 @@
  * Token endpoint (POST /{app_slug}/v1/oauth/token, RFC 6749 §4.4, client_secret_post):
  * - Answers in the OAuth shape ({error, error_description}) rather than the house error
  *   body, because OAuth client libraries parse that; every answer has Cache-Control: no-store.
+ *   That holds for every error: an unknown App slug is 401 invalid_client (no client of it
+ *   can authenticate), an unusable body 400 invalid_request, another method than POST 405
+ *   invalid_request, an unexpected failure 500 server_error.
  * - Failed client authentications are counted per client_id (known or not, so the answer is
  *   no existence oracle): after 10 in a minute every attempt for that client_id is 429
  *   {error: "temporarily_unavailable"} with Retry-After until the oldest failure is a minute
@@ -32,7 +35,7 @@ import { actionMatches, isAllowedByAll, ACTION_NAME_RE } from "../../access/poli
 import type { Principal } from "../../access/principal";
 import { MINUTE } from "../../core/clock";
 import { tx } from "../../core/db";
-import { badRequest, forbidden, notFound, type ErrorDetail } from "../../core/errors";
+import { ApiError, badRequest, forbidden, notFound, type ErrorDetail } from "../../core/errors";
 import { randomBase62, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { hashToken, randomToken, safeEqual } from "../../core/secrets";
@@ -71,7 +74,7 @@ export interface TokenAnswer {
   headers?: Record<string, string>;
 }
 
-const oauthError = (status: number, error: string, description: string, headers?: Record<string, string>): TokenAnswer => ({
+export const oauthError = (status: number, error: string, description: string, headers?: Record<string, string>): TokenAnswer => ({
   status,
   body: { error, error_description: description },
   headers,
@@ -223,6 +226,22 @@ export class M2mService {
   }
 
   // --- token endpoint ----------------------------------------------------------------
+
+  /**
+   * The token endpoint's answer for the App named by `slug`. `params` are the request's
+   * fields, or why the body is unusable.
+   */
+  async tokenAt(slug: string, params: Record<string, string> | string, basicAuth: boolean, meta: RequestMeta): Promise<TokenAnswer> {
+    let app: LoadedApp;
+    try {
+      app = this.auth.apps.bySlug(slug);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return oauthError(401, "invalid_client", "Unknown client: no App has this slug");
+      throw err;
+    }
+    if (typeof params === "string") return oauthError(400, "invalid_request", params);
+    return this.token(app, params, basicAuth, meta);
+  }
 
   /**
    * The client_credentials grant. `params` are the request's form (or JSON) fields, already

@@ -2,7 +2,8 @@
  * The signed-in end user's own profile (/me; the discovery document's userinfo_endpoint).
  *
  * - Caller: a bearer access token of this App (type end_user). A token whose user is gone
- *   or no longer active answers 401, like refresh does: the account cannot act any more.
+ *   or no longer active, or whose session is revoked or over, answers 401, like refresh
+ *   does: the account (or that session) cannot act any more.
  * - GET: the public user plus the tenants the user belongs to (with the role there) and
  *   whether an MFA factor is enabled.
  * - PATCH: display_name, username (unique in the App regardless of case; 409
@@ -41,10 +42,10 @@ export class MeService {
     private readonly emit: EmitAuthEvent,
   ) {}
 
-  /** The caller's claims and live user row, or 401. */
+  /** The caller's claims and live user row (in a live session), or 401. */
   private async caller(app: LoadedApp, authorization: string | null | undefined) {
     const claims = await this.auth.access.endUser(app, authorization);
-    const user = users.userView(this.ctx.db, app.id, claims.sub);
+    const user = this.auth.sessions.liveUser(app, claims);
     if (!user || user.status !== "active") throw unauthorized("Missing or invalid access token");
     return { claims, user };
   }

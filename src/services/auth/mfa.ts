@@ -30,6 +30,10 @@
  *   After a federated first factor the amr starts with ["oauth", <provider>] instead of
  *   ["pwd"] (the challenge records it), e.g. ["oauth", "idp_2", "totp"].
  *
+ * Wrong codes and recovery codes are also counted per client address across challenges
+ * (ADDRESS_LIMITS.mfa, per App): past it verify and recover answer 429 TOO_MANY_ATTEMPTS with
+ * Retry-After from that address, before the challenge is looked at.
+ *
  * Recovery codes: 16 lowercase hex characters (64 bits) as issued; hyphens anywhere and any
  * case are accepted. Stored as HMACs; each works once; regenerating deletes all prior ones.
  *
@@ -53,6 +57,7 @@ import { ApiError, badRequest, conflict, invalidField, notFound, tooMany, unauth
 import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { deriveKey, safeEqual } from "../../core/secrets";
+import { ADDRESS_LIMITS, AddressLimit } from "../../core/signin-guard";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthAuditEntry } from "./audit";
@@ -146,7 +151,7 @@ export class MfaService implements MfaGate {
 
   private async me(app: LoadedApp, authorization: string | null) {
     const claims = await this.auth.access.endUser(app, authorization);
-    const user = userView(this.ctx.db, app.id, claims.sub);
+    const user = this.auth.sessions.liveUser(app, claims);
     if (!user) throw unauthorized("Missing or invalid access token");
     return { claims, user };
   }
@@ -328,6 +333,15 @@ export class MfaService implements MfaGate {
     };
   }
 
+  private addressLimit(app: LoadedApp) {
+    return new AddressLimit(this.ctx.ratelimit, `auth:${app.id}:mfa`, ADDRESS_LIMITS.mfa);
+  }
+
+  /** 429 TOO_MANY_ATTEMPTS (Retry-After) once the caller's address has used its wrong codes. */
+  private admitAddress(app: LoadedApp, meta: RequestMeta) {
+    this.addressLimit(app).admit(meta.ip, "Too many wrong codes from this address; try again later");
+  }
+
   /** The open challenge behind a token, with its user: 400 unknown/used/expired, 429 locked. */
   private openChallenge(app: LoadedApp, token: string) {
     const ch = isUuid(token) ? store.challengeById(this.ctx.db, app.id, token) : null;
@@ -342,6 +356,7 @@ export class MfaService implements MfaGate {
 
   /** Counts a wrong answer against the challenge and throws: 401, or 429 when this one locked it. */
   private challengeFailure(app: LoadedApp, ch: store.ChallengeRow, user: UserView, action: string, meta: RequestMeta): never {
+    this.addressLimit(app).failed(meta.ip);
     const failures = tx(this.ctx.db, () => {
       const n = store.recordFailure(this.ctx.db, ch.id, this.ctx.clock.iso(), MFA_LIMITS.maxFailures);
       if (n === null) return null;
@@ -389,6 +404,7 @@ export class MfaService implements MfaGate {
   }
 
   async verify(app: LoadedApp, b: { mfa_token: string; code: string }, meta: RequestMeta) {
+    this.admitAddress(app, meta);
     const { ch, user } = this.openChallenge(app, b.mfa_token);
     const code = b.code.trim();
     if (!CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
@@ -423,6 +439,7 @@ export class MfaService implements MfaGate {
   }
 
   async recover(app: LoadedApp, b: { mfa_token: string; recovery_code: string }, meta: RequestMeta) {
+    this.admitAddress(app, meta);
     const { ch, user } = this.openChallenge(app, b.mfa_token);
     const rc = normaliseRecoveryCode(b.recovery_code);
     if (!rc) throw invalidField("recovery_code", "must be 16 hex characters (hyphens optional)");

@@ -25,6 +25,9 @@
  *   can verify against the public JWKS, so introspection discloses nothing a verifier could
  *   not learn offline; an Authorization header is ignored, so RFC clients that authenticate
  *   still work. Anything that does not verify as an access token of this App is {active:false}.
+ *   Unlike the offline checks it also tells revocation: an end-user token whose session is
+ *   revoked or over, or an M2M token whose client is deleted or rotated since, is
+ *   {active:false}. That costs one primary-key read, which is what callers ask it for.
  */
 import type { RequestMeta } from "../../access/http";
 import { tx } from "../../core/db";
@@ -32,7 +35,7 @@ import { ApiError, badRequest, conflict, notFound, unauthorized, type ErrorDetai
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
-import type { AdminCaller } from "./access";
+import type { AdminCaller, M2mClaims } from "./access";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
 import type { AuthService } from "./service";
@@ -309,10 +312,16 @@ export class RbacService {
     return { valid: true as const, claims: c };
   }
 
+  /** Whether a verified token is still backed by its session (end user) or its client (M2M). */
+  private stillStands(app: LoadedApp, c: TokenClaims) {
+    if (c.type === "end_user") return this.auth.sessions.isLive(app, c);
+    return typeof c.client_id === "string" && this.auth.access.currentClient(app, c as unknown as M2mClaims) !== null;
+  }
+
   /** RFC 7662 answer for any string; never throws for a bad token. */
   async introspect(app: LoadedApp, token: string) {
     const c = await this.claims(app, token);
-    if (!c) return { active: false as const };
+    if (!c || !this.stillStands(app, c)) return { active: false as const };
     const permissions = Array.isArray(c.permissions) ? (c.permissions as string[]) : [];
     return {
       active: true as const,

@@ -10,7 +10,11 @@
  * - Refresh token: an HS256 JWT (key derived from the master key) naming the session; only
  *   its hash is stored, and the row is the authority. Every refresh rotates it; a rotated
  *   token that comes back revokes the whole session (someone holds a copy).
- * - Logout destroys the session; the access token stays valid until it expires (spec).
+ * - Logout destroys the session; the access token stays valid until it expires (spec) for
+ *   offline verifiers and the stateless checks (/verify, /authorize). Routes that read the
+ *   user anyway (/me, MFA, identities) and introspection also read the session, and refuse
+ *   a token whose session is revoked (logout, refresh-token reuse, password reset or change,
+ *   status change) or over: liveUser / isLive.
  */
 import { SignJWT } from "jose";
 import type { RequestMeta } from "../../access/http";
@@ -155,6 +159,17 @@ export class SessionService {
 
   revokeAll(userId: string) {
     return store.revokeUserSessions(this.ctx.db, userId, this.ctx.clock.iso());
+  }
+
+  /** The user of an access token while its session is live; null otherwise (one query). */
+  liveUser(app: LoadedApp, claims: { sub: string; sid?: unknown }): store.UserView | null {
+    if (typeof claims.sid !== "string") return null;
+    return store.userViewOfLiveSession(this.ctx.db, app.id, claims.sub, claims.sid, this.ctx.clock.nowMs());
+  }
+
+  /** Whether the session an access token names is live (one primary-key read). */
+  isLive(app: LoadedApp, claims: { sub: string; sid?: unknown }): boolean {
+    return typeof claims.sid === "string" && store.sessionLive(this.ctx.db, app.id, claims.sid, claims.sub, this.ctx.clock.nowMs());
   }
 
   session(app: LoadedApp, id: string) {

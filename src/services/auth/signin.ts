@@ -10,6 +10,7 @@
  * Sign-in follows the platform's rules (shared SigninGuard): one 401 INVALID_CREDENTIALS for
  * every failure, argon2 work against a dummy hash for unknown identifiers, 5 attempts a
  * minute and a 15-minute lock after 4 failures per submitted identifier (counted per App),
+ * and at most ADDRESS_LIMITS.signin failures per client address across identifiers (per App),
  * 403 ACCOUNT_SUSPENDED / ACCOUNT_DEACTIVATED only after the password is proven.
  * Identifiers: the username or the verified primary email; nothing else authenticates.
  * tenant_id (UUID or tnt_ display id): the user must be a member of that tenant (403
@@ -93,12 +94,12 @@ export class SigninService {
     const id = b.identifier.trim().toLowerCase();
     if (!id) throw invalidField("identifier", "must not be empty");
     const guard = this.guard(app);
-    guard.admit(id);
+    guard.admit(id, meta.ip);
     const user = store.userByIdentifier(this.ctx.db, app.id, id);
     const ok = await this.ctx.passwords.verifyOrDummy(b.password, user?.password_hash);
     const fail = () => new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
     if (!ok) {
-      guard.failed(id, user?.id ?? null);
+      guard.failed(id, user?.id ?? null, meta.ip);
       recordAuthAudit(this.ctx, app.id, { action: "user.signin", outcome: "failure", actor: { type: user ? "user" : "anonymous", id: user?.id ?? null }, meta, metadata: { reason: "invalid_credentials" } });
       throw fail();
     }

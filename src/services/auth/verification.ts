@@ -10,6 +10,9 @@
  *   code and answers 429 TOO_MANY_ATTEMPTS; every later attempt, even with the right code,
  *   answers 429 until a new code is minted. Wrong codes 1-4 answer 400 INVALID_CODE, as
  *   does a target without a live code (so the public routes reveal nothing about accounts).
+ * - Wrong codes are also counted per client address across targets (ADDRESS_LIMITS.codes,
+ *   per App): past it every code check from that address answers 429 TOO_MANY_ATTEMPTS with
+ *   Retry-After, before any lookup, so guessing spread over many targets is throttled too.
  * - request-verification (workspace API key, console session or M2M token with
  *   auth.verification.create): exactly one of email or phone. The code is returned to the
  *   caller, who delivers it; SMS is not built, so phone codes are always delivered by the
@@ -31,6 +34,7 @@ import { DAY, HOUR, MINUTE } from "../../core/clock";
 import { DeferredWork } from "../../core/deferred";
 import { tx } from "../../core/db";
 import { ApiError, badRequest, invalidField, notFound, tooMany, type ErrorDetail } from "../../core/errors";
+import { ADDRESS_LIMITS, AddressLimit } from "../../core/signin-guard";
 import { uuid } from "../../core/ids";
 import { deriveKey, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
@@ -115,6 +119,8 @@ export class VerificationService implements SignupHook {
 
   private failKey = (appId: string, purpose: codes.CodePurpose, target: string) => `auth:${appId}:code-fail:${purpose}:${target}`;
 
+  private addressLimit = (appId: string) => new AddressLimit(this.ctx.ratelimit, `auth:${appId}:codes`, ADDRESS_LIMITS.codes);
+
   /** Mints a fresh code for a target, superseding its older ones. Call inside the transaction that delivers it. */
   private mint(app: LoadedApp, purpose: codes.CodePurpose, target: string, userId: string | null) {
     const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
@@ -146,10 +152,13 @@ export class VerificationService implements SignupHook {
    */
   private check(app: LoadedApp, purpose: codes.CodePurpose, target: string, code: string, meta: RequestMeta, action: string): codes.CodeRow {
     const key = this.failKey(app.id, purpose, target);
+    const address = this.addressLimit(app.id);
+    address.admit(meta.ip, "Too many wrong codes from this address; try again later");
     const locked = () => tooMany("Too many wrong codes: this code is no longer valid, request a new one");
     if (this.ctx.ratelimit.failures(key) >= MAX_WRONG_CODES) throw locked();
     const row = codes.liveCode(this.ctx.db, app.id, purpose, target, this.ctx.clock.nowMs());
     if (row && safeEqual(row.code_hash, this.hash(app.id, purpose, target, code))) return row;
+    address.failed(meta.ip);
     const n = this.ctx.ratelimit.recordFailure(key, CODE_TTL_MS);
     const burnt = n >= MAX_WRONG_CODES;
     if (burnt && row) codes.burnCode(this.ctx.db, row.id, this.ctx.clock.iso());

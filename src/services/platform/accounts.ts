@@ -3,9 +3,9 @@
  * rotating refresh tokens, logout, password reset and the operator's status changes.
  */
 import { createHmac, randomInt } from "node:crypto";
-import { ApiError, badRequest, invalidField, notFound, tooMany } from "../../core/errors";
+import { ApiError, badRequest, invalidField, notFound } from "../../core/errors";
 import { MINUTE } from "../../core/clock";
-import { SigninGuard } from "../../core/signin-guard";
+import { ADDRESS_LIMITS, AddressLimit, SigninGuard } from "../../core/signin-guard";
 import { DeferredWork } from "../../core/deferred";
 import { tx } from "../../core/db";
 import { uuid } from "../../core/ids";
@@ -20,7 +20,6 @@ export const SESSION_SHORT = 24 * 3600;
 export const SESSION_LONG = 90 * 24 * 3600;
 export const SESSION_DEFAULT = 30 * 24 * 3600;
 const RESET_TTL_MS = 15 * MINUTE;
-const RESET_FAILURES_PER_IP = 5;
 
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/;
 const USERNAME_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -47,6 +46,7 @@ export const normaliseIdentifier = (s: string) => s.trim().toLowerCase();
 export class AccountService {
   readonly tokens: SessionTokens;
   private readonly guard: SigninGuard;
+  private readonly resetGuesses: AddressLimit;
   private readonly resetKey: Uint8Array;
   /** Deferred work (reset mails) still running: awaited by idle() in tests and shutdown. */
   private readonly deferred: DeferredWork;
@@ -56,6 +56,7 @@ export class AccountService {
     this.resetKey = deriveKey(ctx.masterKey, "platform-password-reset");
     this.deferred = new DeferredWork(ctx.log);
     this.guard = new SigninGuard(ctx.ratelimit, () => ctx.clock.nowMs(), "signin");
+    this.resetGuesses = new AddressLimit(ctx.ratelimit, "reset", ADDRESS_LIMITS.consoleReset);
   }
 
   idle() {
@@ -179,20 +180,21 @@ export class AccountService {
   /**
    * Spec sign-in rules: every failure is the same 401; 403 only after the password is
    * proven; two 429 counters keyed purely by the submitted identifier (so they behave
-   * identically for unknown identifiers); unknown identifiers still pay for one argon2
-   * verification against a dummy hash.
+   * identically for unknown identifiers), plus failures per client address across
+   * identifiers (SigninGuard); unknown identifiers still pay for one argon2 verification
+   * against a dummy hash.
    */
   async signin(b: { identifier: string; password: string; session_duration?: unknown }, meta: RequestMeta): Promise<TokenResponse> {
     const duration = parseSessionDuration(b.session_duration);
     const id = normaliseIdentifier(b.identifier);
     if (!id) throw invalidField("identifier", "must not be empty");
-    this.guard.admit(id);
+    this.guard.admit(id, meta.ip);
     const account = store.accountByIdentifier(this.ctx.db, id);
     const ok = await this.ctx.passwords.verifyOrDummy(b.password, account?.password_hash);
     const fail = () => new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
 
     if (!ok) {
-      this.guard.failed(id, account?.id ?? null);
+      this.guard.failed(id, account?.id ?? null, meta.ip);
       if (account) audit(this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin_failed", meta });
       throw fail();
     }
@@ -251,20 +253,17 @@ export class AccountService {
 
   /**
    * The code alone identifies the reset, so guessing is limited per client address:
-   * 5 wrong codes per 15 minutes, then 429. Codes expire after 15 minutes and are single use.
+   * 5 wrong codes per 15 minutes (ADDRESS_LIMITS.consoleReset), then 429 with Retry-After.
+   * Codes expire after 15 minutes and are single use.
    */
   async resetPassword(b: { token: string; new_password: string }, meta: RequestMeta) {
     if (!/^\d{6}$/.test(b.token)) throw invalidField("token", "must be the 6-digit code from the email");
     if (b.new_password.length < 8) throw invalidField("new_password", "must be at least 8 characters");
     if (b.new_password.length > 1024) throw invalidField("new_password", "must be at most 1024 characters");
-    const limiterKey = `reset:fail:${meta.ip ?? "unknown"}`;
-    if (this.ctx.ratelimit.lockedUntil(limiterKey)) throw tooMany("Too many wrong reset codes; try again later");
+    this.resetGuesses.admit(meta.ip, "Too many wrong reset codes; try again later");
     const row = store.liveResetByCode(this.ctx.db, this.codeHash(b.token), this.ctx.clock.nowMs());
     if (!row) {
-      if (this.ctx.ratelimit.recordFailure(limiterKey, RESET_TTL_MS) >= RESET_FAILURES_PER_IP) {
-        this.ctx.ratelimit.lock(limiterKey, this.ctx.clock.nowMs() + RESET_TTL_MS);
-        this.ctx.ratelimit.clearFailures(limiterKey);
-      }
+      this.resetGuesses.failed(meta.ip);
       throw new ApiError(400, "INVALID_TOKEN", "Reset code is invalid or expired");
     }
     const hash = await this.ctx.passwords.hash(b.new_password);

@@ -4,14 +4,14 @@
  * (client_credentials with client_secret_post).
  */
 import { Elysia, t } from "elysia";
-import { principalPlugin } from "../../../access/http";
+import { principalPlugin, requestMeta } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination } from "../schemas";
-import type { TokenAnswer } from "../m2m";
-import { appGroup } from "./scope";
+import { oauthError, type TokenAnswer } from "../m2m";
+import { appSlugParams } from "./scope";
 
 const tags = ["Auth: M2M clients"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
@@ -78,11 +78,15 @@ function managementRoutes(auth: AuthService) {
     });
 }
 
-/** Body of the token request: form-urlencoded or JSON, every field a single string; null when unusable. */
+const TOKEN_BODY_MAX = 8192;
+
+/** Body of the token request: form-urlencoded or JSON, every field a single string; otherwise why not. */
 async function tokenParams(request: Request): Promise<Record<string, string> | string> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  // A declared size over the cap is refused without reading the body.
+  if (Number(request.headers.get("content-length") ?? 0) > TOKEN_BODY_MAX) return "Request body too large";
   const text = await request.text();
-  if (text.length > 8192) return "Request body too large";
+  if (text.length > TOKEN_BODY_MAX) return "Request body too large";
   const out: Record<string, string> = {};
   if (type === "application/x-www-form-urlencoded") {
     for (const [k, v] of new URLSearchParams(text)) {
@@ -111,30 +115,45 @@ async function tokenParams(request: Request): Promise<Record<string, string> | s
 
 const OAuthError = t.Object({ error: t.String(), error_description: t.Optional(t.String()) });
 
+/** Writes a token-endpoint answer: its status and headers, never cacheable (RFC 6749 §5.1: errors too, they may name the client). */
+function send(set: { status?: unknown; headers: Record<string, unknown> }, answer: TokenAnswer) {
+  set.status = answer.status;
+  set.headers["cache-control"] = "no-store";
+  set.headers["pragma"] = "no-cache";
+  for (const [k, v] of Object.entries(answer.headers ?? {})) set.headers[k] = v;
+  // Shapes are per status (the response schemas below); the union is not expressible to TS here.
+  return answer.body as never;
+}
+
+/**
+ * Not in appGroup: its App resolution answers an unknown slug in the house error body, and
+ * OAuth clients parse only the OAuth shape here. Errors are turned into answers inside the
+ * handler, because the kernel's global error handler runs before any route-level one.
+ */
 function tokenRoute(auth: AuthService) {
-  return appGroup(auth, PUBLIC).post("/oauth/token", async ({ app, request, meta, set }) => {
-    const params = await tokenParams(request);
-    const basic = /^basic\s/i.test(request.headers.get("authorization") ?? "");
-    const answer: TokenAnswer = typeof params === "string"
-      ? { status: 400, body: { error: "invalid_request", error_description: params } }
-      : await auth.m2m.token(app, params, basic, meta);
-    set.status = answer.status;
-    // RFC 6749 §5.1: token answers must not be cached (errors included: they may name the client).
-    set.headers["cache-control"] = "no-store";
-    set.headers["pragma"] = "no-cache";
-    for (const [k, v] of Object.entries(answer.headers ?? {})) set.headers[k] = v;
-    // Shapes are per status (the response schemas below); the union is not expressible to TS here.
-    return answer.body as never;
+  return new Elysia({ prefix: "/:app_slug/v1" }).post("/oauth/token", async ({ params, request, server, set }) => {
+    let answer: TokenAnswer;
+    try {
+      const fields = await tokenParams(request);
+      const basic = /^basic\s/i.test(request.headers.get("authorization") ?? "");
+      answer = await auth.m2m.tokenAt(params.app_slug, fields, basic, requestMeta(request, server));
+    } catch (err) {
+      auth.ctx.log.error("token endpoint failed", { request_id: set.headers["x-request-id"], err: String((err as Error)?.stack ?? err) });
+      answer = oauthError(500, "server_error", "Internal server error");
+    }
+    return send(set, answer);
   }, {
+    params: appSlugParams,
     parse: "none",
     detail: {
       tags,
+      security: PUBLIC,
       summary: "Token endpoint: client_credentials grant with client_secret_post (RFC 6749 §4.4)",
       description:
         "Body (application/x-www-form-urlencoded or JSON): grant_type=client_credentials, client_id, client_secret, optional scope (space-separated subset of the client's permissions; default all). " +
         "200 {access_token, token_type: Bearer, expires_in, scope}: an RS256 JWT with sub=client_id, client_id, type=m2m, permissions[], scope; lifetime min(App access_token_ttl, 3600 s). " +
         "Errors use the OAuth shape {error, error_description} (not the house error body), because OAuth client libraries parse it: " +
-        "401 invalid_client, 400 unsupported_grant_type / invalid_request / invalid_scope, 429 temporarily_unavailable (with Retry-After) after 10 failed secrets for a client_id within a minute. Every answer has Cache-Control: no-store.",
+        "401 invalid_client (also for an unknown App slug), 400 unsupported_grant_type / invalid_request / invalid_scope, 429 temporarily_unavailable (with Retry-After) after 10 failed secrets for a client_id within a minute, 405 invalid_request for another method than POST. Every answer has Cache-Control: no-store.",
       requestBody: {
         required: true,
         content: {
@@ -164,9 +183,11 @@ function tokenRoute(auth: AuthService) {
       200: t.Object({ access_token: t.String(), token_type: t.Literal("Bearer"), expires_in: t.Number(), scope: t.String() }),
       400: OAuthError,
       401: OAuthError,
-      404: ErrorBody,
       429: OAuthError,
     },
+  }).all("/oauth/token", ({ set }) => send(set, oauthError(405, "invalid_request", "The token endpoint takes POST", { allow: "POST" })), {
+    params: appSlugParams,
+    detail: { hide: true },
   });
 }
 

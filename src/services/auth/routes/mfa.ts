@@ -60,7 +60,7 @@ export function mfaRoutes(auth: AuthService) {
         tags: signinTags,
         security: PUBLIC,
         summary: "Finish sign-in with an authenticator or emailed code",
-        description: "200 tokens with amr [pwd, totp|email] and mfa_at. The challenge (10 minutes) is single use. 400 INVALID_TOKEN: unknown, used or expired token. 401 INVALID_CODE: wrong code; the 5th wrong code (or recovery code) locks the challenge: 429 MFA_LOCKED from then on, even for a right code.",
+        description: "200 tokens with amr [pwd, totp|email] and mfa_at. The challenge (10 minutes) is single use. 400 INVALID_TOKEN: unknown, used or expired token. 401 INVALID_CODE: wrong code; the 5th wrong code (or recovery code) locks the challenge: 429 MFA_LOCKED from then on, even for a right code. 30 wrong codes from one client address within 15 minutes, over any challenges: 429 TOO_MANY_ATTEMPTS with Retry-After.",
       },
     })
     .post("/auth/mfa/recover", ({ app, body, meta }) => mfa.recover(app, body, meta), {
@@ -70,7 +70,7 @@ export function mfaRoutes(auth: AuthService) {
         tags: signinTags,
         security: PUBLIC,
         summary: "Finish sign-in with a recovery code",
-        description: "200 tokens with amr [pwd, recovery_code]; the code is used up (regenerate codes afterwards). Wrong codes count toward the challenge's 5-failure lock (401 INVALID_CODE, then 429 MFA_LOCKED).",
+        description: "200 tokens with amr [pwd, recovery_code]; the code is used up (regenerate codes afterwards). Wrong codes count toward the challenge's 5-failure lock (401 INVALID_CODE, then 429 MFA_LOCKED) and the client address's 30 per 15 minutes (429 TOO_MANY_ATTEMPTS with Retry-After).",
       },
     })
     .get("/me/mfa/factors", ({ app, request, query }) => mfa.list(app, authz(request), query), {

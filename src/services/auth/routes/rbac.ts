@@ -173,7 +173,7 @@ export function rbacRoutes(auth: AuthService) {
         security: PUBLIC,
         summary: "Token introspection (RFC 7662)",
         description:
-          "Body application/x-www-form-urlencoded or JSON: token (required), token_type_hint (ignored: only access tokens are introspected; refresh tokens answer active:false). No caller credential is required: App tokens are self-contained JWTs verifiable by anyone against the public JWKS, so introspection reveals nothing an offline verifier could not learn; an Authorization header is ignored so authenticating RFC clients work too. Invalid, expired or another App's tokens: 200 {active:false}. Active: sub, client_id (M2M), scope (permissions space-joined), exp, iat, iss, aud, jti, token_type Bearer, role, permissions, type, tid/trole.",
+          "Body application/x-www-form-urlencoded or JSON: token (required), token_type_hint (ignored: only access tokens are introspected; refresh tokens answer active:false). No caller credential is required: App tokens are self-contained JWTs verifiable by anyone against the public JWKS, so introspection reveals nothing an offline verifier could not learn; an Authorization header is ignored so authenticating RFC clients work too. Invalid, expired or another App's tokens: 200 {active:false}; so are tokens that are revoked although their signature still verifies: an end-user token whose session ended (logout, refresh-token reuse, password reset or change, status change) and an M2M token whose client was deleted or rotated since (one primary-key read). Active: sub, client_id (M2M), scope (permissions space-joined), exp, iat, iss, aud, jti, token_type Bearer, role, permissions, type, tid/trole.",
       },
     });
 }

@@ -37,7 +37,7 @@ export function sessionRoutes(auth: AuthService) {
       detail: {
         tags,
         summary: "Sign in with username or verified email",
-        description: "200 tokens, or an MFA challenge (mfa_required true) when the user has an enabled factor. Every failure is 401 INVALID_CREDENTIALS; 429 TOO_MANY_ATTEMPTS after 5 attempts a minute or 4 failures (15-minute lock) per identifier; 403 NOT_TENANT_MEMBER when tenant_id names a tenant the user is not in.",
+        description: "200 tokens, or an MFA challenge (mfa_required true) when the user has an enabled factor. Every failure is 401 INVALID_CREDENTIALS; 429 TOO_MANY_ATTEMPTS (Retry-After: seconds until every limit lets the attempt through) after 5 attempts a minute or 4 failures (15-minute lock) per identifier, or 30 failures in 15 minutes from the client address across identifiers; 403 NOT_TENANT_MEMBER when tenant_id names a tenant the user is not in.",
       },
     })
     .post("/auth/refresh", ({ app, body }) => auth.sessions.refresh(app, body.refresh_token), {

@@ -17,7 +17,7 @@ const Issued = {
 const Code = t.String({ maxLength: 16, description: "The 6-digit code" });
 const Verified = t.Object({ verified: t.Literal(true) });
 const verifyErrors = { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody };
-const codeRules = "400 INVALID_CODE for a wrong, expired or used code; the 5th wrong code for a target burns its code and answers 429 TOO_MANY_ATTEMPTS until a new code is minted.";
+const codeRules = "400 INVALID_CODE for a wrong, expired or used code; the 5th wrong code for a target burns its code and answers 429 TOO_MANY_ATTEMPTS until a new code is minted. 30 wrong codes from one client address within 15 minutes, over any targets, answer 429 TOO_MANY_ATTEMPTS with Retry-After.";
 
 export function verificationRoutes(auth: AuthService) {
   const { verification, access } = auth;

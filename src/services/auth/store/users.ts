@@ -146,6 +146,28 @@ export function insertSession(db: Db, s: SessionRow) {
 export const sessionById = (db: Db, appId: string, id: string) =>
   db.query<SessionRow, [string, string]>("SELECT * FROM auth_sessions WHERE app_id = ? AND id = ?").get(appId, id);
 
+/**
+ * The user behind an access token, only while the token's session is live (not revoked,
+ * not expired): the user view plus a primary-key probe of the session, in one query.
+ */
+export function userViewOfLiveSession(db: Db, appId: string, userId: string, sessionId: string, nowMs: number): UserView | null {
+  const row = db
+    .query<UserView & { session_live: number }, [string, number, string, string]>(
+      `SELECT v.*, EXISTS(SELECT 1 FROM auth_sessions s WHERE s.id = ? AND s.user_id = v.id AND s.revoked_at IS NULL AND s.expires_at > ?) AS session_live
+       FROM (${VIEW} WHERE u.app_id = ? AND u.id = ?) v`,
+    )
+    .get(sessionId, nowMs, appId, userId);
+  if (!row?.session_live) return null;
+  const { session_live: _, ...user } = row;
+  return user;
+}
+
+/** Whether a session of this App and user is live: one primary-key read. */
+export const sessionLive = (db: Db, appId: string, id: string, userId: string, nowMs: number) =>
+  !!db
+    .query<{ x: number }, [string, string, string, number]>("SELECT 1 AS x FROM auth_sessions WHERE id = ? AND app_id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?")
+    .get(id, appId, userId, nowMs);
+
 export const setSessionMfa = (db: Db, id: string, amr: string[], mfaAt: string) =>
   db.query("UPDATE auth_sessions SET amr = ?, mfa_at = ? WHERE id = ?").run(JSON.stringify(amr), mfaAt, id);
 

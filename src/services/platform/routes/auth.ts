@@ -36,7 +36,7 @@ export function authRoutes(platform: Platform) {
     }, {
       body: SigninBody,
       response: { 200: TokenResponse, ...errors },
-      detail: { tags, summary: "Sign in with email or username", description: "Every failure is 401 INVALID_CREDENTIALS; 403 only after the password is proven; 429 TOO_MANY_ATTEMPTS after 5 attempts a minute or 4 failures (15-minute lock), per identifier." },
+      detail: { tags, summary: "Sign in with email or username", description: "Every failure is 401 INVALID_CREDENTIALS; 403 only after the password is proven; 429 TOO_MANY_ATTEMPTS after 5 attempts a minute or 4 failures (15-minute lock) per identifier, or 30 failures in 15 minutes from the client address across identifiers; Retry-After gives the seconds until every limit lets the attempt through." },
     })
     .post("/refresh", ({ body }) => platform.accounts.refresh(body.refresh_token), {
       body: RefreshBody, response: { 200: TokenResponse, 400: ErrorBody }, detail: { tags, summary: "Rotate the refresh token" },
@@ -55,7 +55,7 @@ export function authRoutes(platform: Platform) {
     .post("/password/reset", async ({ body, set, request, server }) => {
       await platform.accounts.resetPassword(body, requestMeta(request, server));
       set.status = 204;
-    }, { body: ResetBody, detail: { tags, summary: "Set a new password with the mailed code; revokes every session", responses: noContent() } })
+    }, { body: ResetBody, detail: { tags, summary: "Set a new password with the mailed code; revokes every session", description: "400 INVALID_TOKEN for a wrong or expired code; 5 wrong codes from one client address within 15 minutes answer 429 TOO_MANY_ATTEMPTS with Retry-After.", responses: noContent() } })
     .post("/setup", async ({ body, request, server, cookie }) => {
       const tokens = await platform.setup.complete(body, requestMeta(request, server));
       setCookie(cookie, request, tokens);
