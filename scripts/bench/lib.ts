@@ -793,9 +793,6 @@ export function medians(r: InterleavedResult) {
     serverCores: pick((x) => x.serverCores),
     clientCores: pick((x) => x.clientCores),
     otherCores: pick((x) => x.otherCores),
-    ratio: median(r.ratios),
-    ratioMin: Math.min(...r.ratios),
-    ratioMax: Math.max(...r.ratios),
   };
 }
 
@@ -815,16 +812,17 @@ export interface WrkRow {
   noRatio?: boolean;
   /** Ratio to reach (against the baseline unless `reference` says otherwise). */
   target: number | null;
-  /** A req/s reference other than the interleaved baseline (e.g. raw signing); its label. */
-  reference?: { rps: number; label: string };
+  /** Another interleaved target to compare with instead of the baseline (e.g. raw signing), round by round. */
+  reference?: { result: InterleavedResult; label: string };
 }
 
 /** The table of an interleaved wrk run: medians, server CPU per request, ratio, verdict. */
 export function wrkTable(baseline: InterleavedResult, rows: WrkRow[]): string {
   const body = [{ result: baseline, what: "bare Bun.serve hello-world", target: null } as WrkRow, ...rows].map((row) => {
     const m = medians(row.result);
-    const ratio = row.noRatio ? NaN : row.reference ? m.rps / row.reference.rps : m.ratio;
-    const spread = row.reference || row.noRatio || row.result === baseline ? "" : ` (${m.ratioMin.toFixed(2)}-${m.ratioMax.toFixed(2)})`;
+    const ratios = row.reference ? row.result.runs.map((r, i) => r.rps / row.reference!.result.runs[i].rps) : row.result.ratios;
+    const ratio = row.noRatio ? NaN : median(ratios);
+    const spread = row.noRatio || row.result === baseline ? "" : ` (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`;
     const verdict = row.target === null ? "" : ratio >= row.target ? "PASS" : "BELOW";
     return [
       row.result.name,
@@ -852,7 +850,7 @@ export function wrkTable(baseline: InterleavedResult, rows: WrkRow[]): string {
 export function wrkFootnote(s: { threads: number; connections: number; rounds: number }, seconds: number, warmup: number, m: { cores: number }): string {
   return `measured with wrk -t${s.threads} -c${s.connections}, ${warmup} s warm-up + ${seconds} s per run, ${s.rounds} rounds interleaved
   (baseline, then each target, repeated); figures are medians over the rounds, "ratio" the median of each round's
-  target/baseline (min-max across rounds). "srv µs/req": server process CPU (user+system, /proc/<pid>/stat) per
+  target/baseline, or target/reference where the target column names one (min-max across rounds). "srv µs/req": server process CPU (user+system, /proc/<pid>/stat) per
   request, the figure least sensitive to other load. CPU over each run, in cores: "srv" the server, "wrk" the
   load generator, "other" everything else on the machine (${m.cores} cores; noise when it is not ~0).`;
 }
