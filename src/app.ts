@@ -223,6 +223,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
       await webhooks.stop();
       await platform.accounts.idle();
       await auth.verification.idle();
+      auth.m2m.tokenLog.flush();
       checkpoint(ctx.db);
       ctx.db.close();
     },

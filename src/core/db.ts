@@ -6,8 +6,16 @@ import { MIGRATIONS } from "../../migrations/index";
 
 export type Db = Database;
 
+/**
+ * Statements db.query() keeps prepared (LRU; Bun's default is 20). Bunker has a few hundred
+ * distinct statements, so at 20 the hot ones were evicted and re-prepared on almost every
+ * request (10-20 µs each for a join). A prepared statement costs a few KB.
+ */
+const QUERY_CACHE_SIZE = 1000;
+
 export function openDb(path: string): Db {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (Database.MAX_QUERY_CACHE_SIZE < QUERY_CACHE_SIZE) Database.MAX_QUERY_CACHE_SIZE = QUERY_CACHE_SIZE;
   const db = new Database(path, { create: true, strict: true });
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { createLocalJWKSet, jwtVerify } from "jose";
+import { join } from "node:path";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp, type TestAuthApp } from "../helpers/auth";
 
@@ -33,8 +35,13 @@ async function m2mToken(a: TestAuthApp, c: { client_id: string; client_secret: s
   return r.body.access_token as string;
 }
 
-const auditRows = (appId: string, action: string) =>
-  app.ctx.db.query<{ outcome: string; actor_type: string; target_id: string }, [string, string]>("SELECT outcome, actor_type, target_id FROM auth_audit WHERE app_id = ? AND action = ? ORDER BY id").all(appId, action);
+// Token exchanges are written behind (batched): reading the table directly means flushing first.
+function auditRows(appId: string, action: string) {
+  app.auth.m2m.tokenLog.flush();
+  return app.ctx.db
+    .query<{ outcome: string; actor_type: string; target_id: string }, [string, string]>("SELECT outcome, actor_type, target_id FROM auth_audit WHERE app_id = ? AND action = ? ORDER BY id")
+    .all(appId, action);
+}
 
 describe("M2M client management", () => {
   test("create shows the secret once; list and get never show it", async () => {
@@ -153,6 +160,47 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect(auditRows(a.id, "m2m.token").length).toBe(2);
     const row = app.ctx.db.query<{ last_used_at: string | null }, [string]>("SELECT last_used_at FROM auth_m2m_clients WHERE client_id = ?").get(c.client_id)!;
     expect(row.last_used_at).toBe(app.clock.iso());
+  });
+
+  test("token exchanges are audited behind the answer: the audit-log API shows them at once, with the time and client of the exchange", async () => {
+    const a = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.read"]);
+    const issuedAt = app.clock.iso();
+    expect((await tokenCall(a, grant(c), "json", { "user-agent": "m2m-test/1.0" })).status).toBe(200);
+    const raw = () => app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'").get(a.id)!.n;
+    // Not written yet: it waits for its batch.
+    expect(raw()).toBe(0);
+    expect(app.auth.m2m.tokenLog.pending).toBe(1);
+    app.clock.advance(5000);
+    const log = await app.call("GET", a.path("/audit-log?action=m2m.token"), { token: a.key });
+    expect(log.status).toBe(200);
+    expect(log.body.data).toHaveLength(1);
+    expect(log.body.data[0]).toMatchObject({ action: "m2m.token", outcome: "success", actor: { type: "m2m_client", id: c.client_id }, user_agent: "m2m-test/1.0", created_at: issuedAt, metadata: { scope: "auth.user.read" } });
+    // The client's last use is the exchange's time, and reading the client shows it.
+    expect((await app.call("GET", `${clientsPath(a)}/${c.id}`, { token: a.key })).body.last_used_at).toBe(issuedAt);
+  });
+
+  test("the token log commits on its own within a second", async () => {
+    const a = await createAuthApp(app);
+    const c = await createClient(a, ["auth.user.read"]);
+    expect((await tokenCall(a, grant(c))).status).toBe(200);
+    expect(app.auth.m2m.tokenLog.pending).toBe(1);
+    await Bun.sleep(1200);
+    expect(app.auth.m2m.tokenLog.pending).toBe(0);
+    expect(app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'").get(a.id)!.n).toBe(1);
+  });
+
+  test("shutdown writes the token log before the database closes", async () => {
+    const own = await startTestApp();
+    const a = await createAuthApp(own);
+    const r = await own.call("POST", `/auth/v1/apps/${a.id}/m2m-clients`, { token: a.key, body: { name: "backend", permissions: ["auth.user.read"] } });
+    const c = r.body as { client_id: string; client_secret: string };
+    for (let i = 0; i < 3; i++) expect((await own.call("POST", a.path("/oauth/token"), { body: grant(c) })).status).toBe(200);
+    expect(own.auth.m2m.tokenLog.pending).toBe(3);
+    await own.stop();
+    const db = new Database(join(own.dir, "bunker.db"), { readonly: true });
+    expect(db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'").get(a.id)!.n).toBe(3);
+    db.close();
   });
 
   test("M2M bearer on /admin/users: granted permission allowed, missing one 403, another App's token 401", async () => {

@@ -50,6 +50,25 @@ describe("GET /me", () => {
     expect(after.body.tenants).toEqual([{ id: tenant.body.id, display_id: tenant.body.display_id, slug: tenant.body.slug, display_name: tenant.body.display_name, status: "active", role: null }]);
   });
 
+  test("tenants come oldest membership first, each with the user's role there; another user's tenants never show", async () => {
+    const u = await newUser();
+    const other = await newUser();
+    const id = claimsOf(u.access).sub;
+    const role = await app.call("POST", a.path("/roles"), { token: a.key, body: { name: "me-test-editor", permissions: [] } });
+    expect(role.status).toBe(201);
+    const tenants: string[] = [];
+    for (let i = 0; i < 3; i++) tenants.push((await app.call("POST", a.path("/tenants"), { token: a.key, body: { display_name: `T${i} ${uniq()}` } })).body.id);
+    // Joined in another order than created, a second apart: the answer follows the joins.
+    const joins = [[tenants[2], null], [tenants[0], role.body.name], [tenants[1], null]] as const;
+    for (const [tenantId, as] of joins) {
+      app.clock.advance(1000);
+      expect((await app.call("POST", a.path(`/tenants/${tenantId}/members`), { token: a.key, body: { accountId: id, ...(as ? { role: as } : {}) } })).status).toBe(201);
+    }
+    const me = (await getMe(u.access)).body.tenants;
+    expect(me.map((t: any) => [t.id, t.role])).toEqual(joins.map(([t, r]) => [t, r]));
+    expect((await getMe(other.access)).body.tenants).toEqual([]);
+  });
+
   test("mfa_enabled turns true once a factor is confirmed", async () => {
     const { Secret, TOTP } = await import("otpauth");
     const u = await newUser();

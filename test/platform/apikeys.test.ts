@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HOUR, MINUTE } from "../../src/core/clock";
 import { hashToken } from "../../src/core/secrets";
+import { platformChanged } from "../../src/services/platform/audit";
 import { BUILTIN_ROLE_IDS, insertMember } from "../../src/services/platform/store/workspaces";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
 
@@ -32,11 +33,15 @@ async function mintOk(token: string, slug: string, policy: unknown[], extra: Rec
 async function addMember(token: string, workspaceId: string, role: keyof typeof BUILTIN_ROLE_IDS) {
   const id = await accountId(token);
   insertMember(app.platform.ctx.db, { id: crypto.randomUUID(), workspace_id: workspaceId, account_id: id, role_id: BUILTIN_ROLE_IDS[role], created_at: app.clock.iso() });
+  platformChanged(app.platform.ctx);
   return id;
 }
 
-const setRole = (workspaceId: string, accountId: string, role: keyof typeof BUILTIN_ROLE_IDS) =>
+// Direct SQL skips the audit entry that tells the platform's read caches something changed.
+const setRole = (workspaceId: string, accountId: string, role: keyof typeof BUILTIN_ROLE_IDS) => {
   app.platform.ctx.db.query("UPDATE platform_members SET role_id = ? WHERE workspace_id = ? AND account_id = ?").run(BUILTIN_ROLE_IDS[role], workspaceId, accountId);
+  platformChanged(app.platform.ctx);
+};
 
 /** Every text cell of every table, so a test can prove a secret is stored nowhere. */
 function wholeDatabaseText(): string {
@@ -209,6 +214,7 @@ describe("the minter's policy is the ceiling", () => {
     expect((await introspect()).body.policy).toEqual([allow("workspace.read")]);
 
     app.platform.ctx.db.query("DELETE FROM platform_members WHERE workspace_id = ? AND account_id = ?").run(ws.id, adminId);
+    platformChanged(app.platform.ctx);
     expect((await read()).status).toBe(403);
     expect((await listKeys()).status).toBe(403);
     expect((await introspect()).body.policy).toEqual([]);

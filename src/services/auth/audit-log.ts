@@ -111,6 +111,7 @@ export class AuditQueryService {
    */
   async list(app: LoadedApp, authorization: string | null, cookie: string | null, q: AuthAuditQuery): Promise<Page<AuthAuditView>> {
     await this.auth.access.admin(app, authorization, "auth.audit.list", cookie);
+    this.auth.m2m.tokenLog.flush(); // token exchanges are written behind: show them all
     const limit = parseLimit(q.limit, AUTH_AUDIT_DEFAULT_LIMIT, AUTH_AUDIT_MAX_LIMIT);
     const filter = parseAuditFilter(q);
     const cursor = decodeCursor<{ id?: unknown }>(q.cursor);

@@ -20,6 +20,8 @@ export interface AuthAuditEntry {
   target?: { type: string; id: string } | null;
   meta?: RequestMeta | null;
   metadata?: Record<string, unknown>;
+  /** When it happened, for entries written later than that (write-behind); default now. */
+  at?: string;
 }
 
 export function recordAuthAudit(ctx: AppContext, appId: string, e: AuthAuditEntry) {
@@ -35,6 +37,6 @@ export function recordAuthAudit(ctx: AppContext, appId: string, e: AuthAuditEntr
     ip: e.meta?.ip ?? null,
     user_agent: e.meta?.userAgent?.slice(0, 512) ?? null,
     metadata: JSON.stringify(e.metadata ?? {}),
-    created_at: ctx.clock.iso(),
+    created_at: e.at ?? ctx.clock.iso(),
   });
 }

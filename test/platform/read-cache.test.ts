@@ -1,0 +1,147 @@
+/**
+ * The platform's hot-path read cache (API keys by hash, workspaces by slug/id) must never
+ * serve a stale answer: every test warms it first, then changes something through the API
+ * and expects the very next request to see the change.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { MINUTE } from "../../src/core/clock";
+import { tx } from "../../src/core/db";
+import { platformChanged } from "../../src/services/platform/audit";
+import { PlatformReadCache } from "../../src/services/platform/read-cache";
+import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
+import { BUILTIN, addMember } from "../helpers/members";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app.stop();
+});
+
+const allow = (...actions: string[]) => ({ effect: "allow", actions, resources: ["*"] });
+
+async function keyFor(token: string, slug: string, policy: unknown[], extra: Record<string, unknown> = {}) {
+  const r = await app.call("POST", `/platform/v1/workspaces/${slug}/api-keys`, { token, body: { name: "ci", policy, ...extra } });
+  if (r.status !== 201) throw new Error(`mint failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body as { id: string; key: string };
+}
+
+/** Reads the workspace twice with the key, so both its principal and the workspace row are cached. */
+async function warm(slug: string, key: string) {
+  for (let i = 0; i < 2; i++) expect((await app.call("GET", `/platform/v1/workspaces/${slug}`, { token: key })).status).toBe(200);
+}
+
+describe("API-key principals and workspaces are cached, and every change is seen at once", () => {
+  test("a revoked key stops working on the next request", async () => {
+    const owner = await signup(app);
+    const ws = await createWorkspace(app, owner.token);
+    const k = await keyFor(owner.token, ws.slug, [allow("workspace.read")]);
+    await warm(ws.slug, k.key);
+    expect((await app.call("DELETE", `/platform/v1/workspaces/${ws.slug}/api-keys/${k.id}`, { token: owner.token })).status).toBe(204);
+    expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(401);
+  });
+
+  test("an edited role policy shrinks the keys its members minted on the next request", async () => {
+    const owner = await signup(app);
+    const ws = await createWorkspace(app, owner.token);
+    const role = await app.call("POST", `/platform/v1/workspaces/${ws.slug}/roles`, { token: owner.token, body: { name: "readers", policy: [allow("workspace.read", "apikey.create", "apikey.list")] } });
+    expect(role.status).toBe(201);
+    const reader = await addMember(app, owner.token, ws.slug, role.body.id);
+    const k = await keyFor(reader.token, ws.slug, [allow("workspace.read")]);
+    await warm(ws.slug, k.key);
+    const patch = await app.call("PATCH", `/platform/v1/workspaces/${ws.slug}/roles/${role.body.id}`, { token: owner.token, body: { policy: [allow("apikey.list")] } });
+    expect(patch.status).toBe(200);
+    expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(403);
+  });
+
+  test("removing the minter from the workspace voids their key on the next request", async () => {
+    const owner = await signup(app);
+    const ws = await createWorkspace(app, owner.token);
+    const admin = await addMember(app, owner.token, ws.slug, BUILTIN.admin);
+    const k = await keyFor(admin.token, ws.slug, [allow("workspace.read")]);
+    await warm(ws.slug, k.key);
+    expect((await app.call("DELETE", `/platform/v1/workspaces/${ws.slug}/members/${admin.memberId}`, { token: owner.token })).status).toBe(204);
+    expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(403);
+  });
+
+  test("a renamed workspace answers 404 under its old slug and 200 under the new one", async () => {
+    const owner = await signup(app);
+    const ws = await createWorkspace(app, owner.token);
+    const k = await keyFor(owner.token, ws.slug, [allow("workspace.read")]);
+    await warm(ws.slug, k.key);
+    const renamed = `${ws.slug}-new`;
+    expect((await app.call("PATCH", `/platform/v1/workspaces/${ws.slug}`, { token: owner.token, body: { slug: renamed } })).status).toBe(200);
+    expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(404);
+    expect((await app.call("GET", `/platform/v1/workspaces/${renamed}`, { token: k.key })).body.slug).toBe(renamed);
+  });
+
+  test("a deleted workspace takes its keys with it", async () => {
+    const owner = await signup(app);
+    const ws = await createWorkspace(app, owner.token);
+    const k = await keyFor(owner.token, ws.slug, [allow("workspace.read")]);
+    await warm(ws.slug, k.key);
+    expect((await app.call("DELETE", `/platform/v1/workspaces/${ws.slug}`, { token: owner.token })).status).toBe(204);
+    expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(401);
+  });
+
+  test("a cached key still expires at its instant", async () => {
+    const owner = await signup(app);
+    const ws = await createWorkspace(app, owner.token);
+    const k = await keyFor(owner.token, ws.slug, [allow("workspace.read")], { expires_at: new Date(app.clock.nowMs() + 10 * MINUTE).toISOString() });
+    await warm(ws.slug, k.key);
+    app.clock.advance(10 * MINUTE);
+    expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(401);
+  });
+
+  test("last_used_at is still written at most once a minute", async () => {
+    const owner = await signup(app);
+    const ws = await createWorkspace(app, owner.token);
+    const k = await keyFor(owner.token, ws.slug, [allow("workspace.read")]);
+    const lastUsed = () => app.ctx.db.query<{ last_used_at: string | null }, [string]>("SELECT last_used_at FROM platform_api_keys WHERE id = ?").get(k.id)!.last_used_at;
+    await warm(ws.slug, k.key);
+    const first = lastUsed();
+    expect(first).toBe(app.clock.iso());
+    app.clock.advance(30_000);
+    await warm(ws.slug, k.key);
+    expect(lastUsed()).toBe(first);
+    app.clock.advance(31_000);
+    await warm(ws.slug, k.key);
+    expect(lastUsed()).toBe(app.clock.iso());
+  });
+});
+
+describe("PlatformReadCache", () => {
+  test("loads once per generation, never caches misses, stays bounded, and is bypassed inside a transaction", () => {
+    const cache = new PlatformReadCache<{ v: number }>(app.ctx, 2);
+    let loads = 0;
+    const load = (key: string) => (loads++, key === "missing" ? null : { v: loads });
+    expect(cache.get("a", load)).toEqual({ v: 1 });
+    expect(cache.get("a", load)).toEqual({ v: 1 });
+    expect(loads).toBe(1);
+    cache.get("missing", load);
+    cache.get("missing", load);
+    expect(loads).toBe(3);
+
+    platformChanged(app.ctx);
+    expect(cache.get("a", load)).toEqual({ v: 4 });
+
+    // At the bound it starts over rather than growing: "a" has to be loaded again.
+    cache.get("b", load);
+    cache.get("c", load);
+    const before = loads;
+    cache.get("a", load);
+    expect(loads).toBe(before + 1);
+
+    // In a transaction (which may roll back) nothing is read from or written to the cache.
+    tx(app.ctx.db, () => {
+      const n = loads;
+      cache.get("a", load);
+      cache.get("z", load);
+      expect(loads).toBe(n + 2);
+    });
+    const n = loads;
+    cache.get("z", load);
+    expect(loads).toBe(n + 1);
+  });
+});
