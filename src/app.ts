@@ -20,7 +20,9 @@ import { createOutboundHttp } from "./core/outbound-http";
 import { PasswordHasher } from "./core/password";
 import { RateLimiter } from "./core/ratelimit";
 import { Scheduler } from "./core/scheduler";
-import { createSecretBox, loadMasterKey } from "./core/secrets";
+import { createSecretBox } from "./core/secrets";
+import { unlockMasterKey } from "./core/key-check";
+import { ensureWritableDir } from "./core/startup";
 import type { AppContext } from "./context";
 import type { InboundHandler } from "./core/smtp-listener";
 import { Platform } from "./services/platform/service";
@@ -83,13 +85,20 @@ export interface BunkerApp {
 export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger } = {}): AppContext {
   const log = opts.log ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
+  ensureWritableDir(config.dataDir);
   const db = openDb(join(config.dataDir, "bunker.db"));
   migrate(db);
   const metrics = new Metrics();
   if (config.env === "production" && !config.smtpRelayUrl) {
     log.warn("SMTP_RELAY_URL is not set: system mails (reset codes, invitations) are only written to the log");
   }
-  const masterKey = loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir });
+  let masterKey: Uint8Array;
+  try {
+    masterKey = unlockMasterKey(db, { masterKey: config.masterKey, dataDir: config.dataDir }, clock.iso());
+  } catch (e) {
+    db.close(); // a refused start leaves no handle open (tests retry with the right key)
+    throw e;
+  }
   return {
     config,
     db,
@@ -221,7 +230,9 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     webhookApi,
     handle: (req) => app.handle(req),
     listen(port, hostname) {
-      app.listen({ port, hostname });
+      // reusePort off (Elysia turns it on): a second instance on a taken port must fail to
+      // bind, not share it and split requests between two databases.
+      app.listen({ port, hostname, reusePort: false });
       return app.server!;
     },
     async stop() {
