@@ -15,6 +15,7 @@ import { Idempotency } from "./core/idempotency";
 import { createLogger, type Logger } from "./core/log";
 import { SystemMailer } from "./core/mailer";
 import { Metrics } from "./core/metrics";
+import { metricsRoute, registerDatabaseGauges } from "./core/metrics-route";
 import { createObjectStore } from "./core/objects";
 import { createOutboundHttp } from "./core/outbound-http";
 import { PasswordHasher } from "./core/password";
@@ -89,6 +90,7 @@ export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger
   const db = openDb(join(config.dataDir, "bunker.db"));
   migrate(db);
   const metrics = new Metrics();
+  registerDatabaseGauges(metrics, join(config.dataDir, "bunker.db"));
   if (config.env === "production" && !config.smtpRelayUrl) {
     log.warn("SMTP_RELAY_URL is not set: system mails (reset codes, invitations) are only written to the log");
   }
@@ -111,7 +113,7 @@ export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger
     ratelimit: new RateLimiter(db, clock),
     idempotency: new Idempotency(db, clock),
     events: new EventOutbox(db, clock),
-    mailer: new SystemMailer({ db, clock, log, relayUrl: config.smtpRelayUrl, from: config.mailFrom }),
+    mailer: new SystemMailer({ db, clock, log, relayUrl: config.smtpRelayUrl, from: config.mailFrom, metrics }),
     objects: createObjectStore({ kind: config.objectStore, dataDir: config.dataDir, s3Bucket: config.s3Bucket }),
     scheduler: new Scheduler(log, metrics, clock),
     outbound: createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets, requireHttps: config.env === "production" }),
@@ -172,7 +174,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
       if (!db || !scheduler) set.status = 503;
       return { status: db && scheduler ? "ready" : "not_ready", checks: { db, scheduler } };
     }, { detail: { hide: true } })
-    .get("/metrics", () => new Response(ctx.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }), { detail: { hide: true } })
+    .use(metricsRoute(ctx.metrics, ctx.config.metricsToken))
     .get("/", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
     // Elysia matches "/admin" and "/admin/" as one route (non-strict paths), so a separate
     // "/admin" redirect would also answer "/admin/" and loop: one handler decides by path.

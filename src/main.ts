@@ -95,6 +95,7 @@ async function serve() {
     ctx.log.info("setup link issued", { setup_url: boot.setupUrl });
   }
   ctx.scheduler.start();
+  ctx.metrics.startLoopMonitor();
   ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, version: VERSION });
 
   let stopping = false;
