@@ -153,7 +153,7 @@ describe("/metrics", () => {
     const token = "m".repeat(16);
     const app = await startTestApp({ METRICS_TOKEN: token });
     stops.push(() => app.stop());
-    for (const headers of [{}, { authorization: `Bearer ${token}x` }, { authorization: token }]) {
+    for (const headers of [{}, { authorization: `Bearer ${token}x` }, { authorization: token }] as Record<string, string>[]) {
       const r = await get(app, "/metrics", headers);
       expect(r.status).toBe(401);
       expect(r.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
