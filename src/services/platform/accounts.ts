@@ -78,13 +78,13 @@ export class AccountService {
   }
 
   /** Creates an account; returns its id. Duplicate email/username: 400 (the spec's sign-up status set). */
-  async createAccount(b: { email: string; username: string; password: string | null; display_name?: string | null; isOperator?: boolean; /** Only while no operator exists (setup). */ onlyIfFirst?: boolean }) {
+  async createAccount(b: { email: string; username: string; password: string | null; display_name?: string | null; isOperator?: boolean; onlyWithoutOperator?: boolean }) {
     const hash = b.password === null ? null : await this.ctx.passwords.hash(b.password);
     const now = this.ctx.clock.iso();
     const id = uuid();
     return tx(this.ctx.db, () => {
-      // Setup: decided inside the write transaction so two racing setups cannot both win.
-      if (b.onlyIfFirst && store.countOperators(this.ctx.db) > 0) throw new ApiError(400, "INVALID_SETUP_TOKEN", "Setup is already complete");
+      // Setup (while no operator exists): decided inside the write transaction so two racing setups cannot both win.
+      if (b.onlyWithoutOperator && store.countOperators(this.ctx.db) > 0) throw new ApiError(400, "INVALID_SETUP_TOKEN", "Setup is already complete");
       const taken = store.emailOrUsernameTaken(this.ctx.db, b.email, b.username);
       if (taken.email) throw new ApiError(400, "EMAIL_TAKEN", "An account with this email already exists", [{ field: "email", reason: "already registered" }]);
       if (taken.username) throw new ApiError(400, "USERNAME_TAKEN", "This username is taken", [{ field: "username", reason: "already taken" }]);

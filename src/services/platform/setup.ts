@@ -39,7 +39,7 @@ export class SetupService {
       const username = adminEmail.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 64) || "admin";
       const v = this.accounts.validateSignup({ email: adminEmail, username, password: adminPassword });
       try {
-        const id = await this.accounts.createAccount({ ...v, password: adminPassword, display_name: "Operator", isOperator: true, onlyIfFirst: true });
+        const id = await this.accounts.createAccount({ ...v, password: adminPassword, display_name: "Operator", isOperator: true, onlyWithoutOperator: true });
         return { created: id };
       } catch (e) {
         // Someone signed up with that address (or username) first. Promoting their account
@@ -63,7 +63,7 @@ export class SetupService {
     const stored = store.getSetting(this.ctx.db, SETUP_KEY);
     if (!stored || !safeEqual(stored, hashToken(b.setup_token)) || !this.needsSetup()) throw invalid();
     const v = this.accounts.validateSignup(b);
-    const id = await this.accounts.createAccount({ ...b, ...v, isOperator: true, onlyIfFirst: true });
+    const id = await this.accounts.createAccount({ ...b, ...v, isOperator: true, onlyWithoutOperator: true });
     tx(this.ctx.db, () => store.deleteSetting(this.ctx.db, SETUP_KEY));
     return this.accounts.startSession(id, 30 * 24 * 3600, meta);
   }
