@@ -16,12 +16,15 @@ import { createLogger, type Logger } from "./core/log";
 import { SystemMailer } from "./core/mailer";
 import { Metrics } from "./core/metrics";
 import { apiDocs } from "./core/docs";
+import { metricsRoute, registerDatabaseGauges } from "./core/metrics-route";
 import { createObjectStore } from "./core/objects";
 import { createOutboundHttp } from "./core/outbound-http";
 import { PasswordHasher } from "./core/password";
 import { RateLimiter } from "./core/ratelimit";
 import { Scheduler } from "./core/scheduler";
-import { createSecretBox, loadMasterKey } from "./core/secrets";
+import { createSecretBox } from "./core/secrets";
+import { unlockMasterKey } from "./core/key-check";
+import { ensureWritableDir } from "./core/startup";
 import type { AppContext } from "./context";
 import type { InboundHandler } from "./core/smtp-listener";
 import { Platform } from "./services/platform/service";
@@ -87,13 +90,21 @@ export interface BunkerApp {
 export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger } = {}): AppContext {
   const log = opts.log ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
+  ensureWritableDir(config.dataDir);
   const db = openDb(join(config.dataDir, "bunker.db"));
   migrate(db);
   const metrics = new Metrics();
+  registerDatabaseGauges(metrics, join(config.dataDir, "bunker.db"));
   if (config.env === "production" && !config.smtpRelayUrl) {
     log.warn("SMTP_RELAY_URL is not set: system mails (reset codes, invitations) are only written to the log");
   }
-  const masterKey = loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir });
+  let masterKey: Uint8Array;
+  try {
+    masterKey = unlockMasterKey(db, { masterKey: config.masterKey, dataDir: config.dataDir }, clock.iso());
+  } catch (e) {
+    db.close(); // a refused start leaves no handle open (tests retry with the right key)
+    throw e;
+  }
   return {
     config,
     db,
@@ -106,7 +117,7 @@ export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger
     ratelimit: new RateLimiter(db, clock),
     idempotency: new Idempotency(db, clock),
     events: new EventOutbox(db, clock),
-    mailer: new SystemMailer({ db, clock, log, relayUrl: config.smtpRelayUrl, from: config.mailFrom }),
+    mailer: new SystemMailer({ db, clock, log, relayUrl: config.smtpRelayUrl, from: config.mailFrom, metrics }),
     objects: createObjectStore({ kind: config.objectStore, dataDir: config.dataDir, s3Bucket: config.s3Bucket }),
     scheduler: new Scheduler(log, metrics, clock),
     outbound: createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets, requireHttps: config.env === "production" }),
@@ -157,7 +168,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
       if (!db || !scheduler) set.status = 503;
       return { status: db && scheduler ? "ready" : "not_ready", checks: { db, scheduler } };
     }, { detail: { hide: true } })
-    .get("/metrics", () => new Response(ctx.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }), { detail: { hide: true } })
+    .use(metricsRoute(ctx.metrics, ctx.config.metricsToken))
     .get("/", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
     // Elysia matches "/admin" and "/admin/" as one route (non-strict paths), so a separate
     // "/admin" redirect would also answer "/admin/" and loop: one handler decides by path.
@@ -214,7 +225,9 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     webhookApi,
     handle: (req) => app.handle(req),
     listen(port, hostname) {
-      app.listen({ port, hostname });
+      // reusePort off (Elysia turns it on): a second instance on a taken port must fail to
+      // bind, not share it and split requests between two databases.
+      app.listen({ port, hostname, reusePort: false });
       return app.server!;
     },
     async stop() {

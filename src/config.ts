@@ -16,7 +16,8 @@ export interface Config {
   dataDir: string;
   publicUrl: string;
   masterKey: string | null;
-  smtpPort: number;
+  /** Inbound SMTP port; null when SMTP_PORT=off (or 0): no listener. */
+  smtpPort: number | null;
   smtpRelayUrl: string | null;
   mailFrom: string;
   oauthReturnToOrigins: string[];
@@ -25,6 +26,10 @@ export interface Config {
   allowPrivateTargets: boolean;
   adminEmail: string | null;
   adminPassword: string | null;
+  /** Who may create a console account without the setup link: anyone, invited addresses, nobody. */
+  consoleSignup: ConsoleSignup;
+  /** When set, /metrics answers only to `Authorization: Bearer <token>`. */
+  metricsToken: string | null;
   defaultServices: ServiceName[];
   logLevel: Level;
   /** Object store: "local" folder under dataDir, or "s3" through Bun.s3 (S3_* variables). */
@@ -38,6 +43,9 @@ export interface Config {
   /** "production" requires https webhook targets, Secure cookies, etc. */
   env: "development" | "production" | "test";
 }
+
+export const CONSOLE_SIGNUP_MODES = ["open", "invite_only", "closed"] as const;
+export type ConsoleSignup = (typeof CONSOLE_SIGNUP_MODES)[number];
 
 export interface OidcProviderSetting {
   issuer: string;
@@ -130,6 +138,19 @@ export function loadConfig(env: Env = process.env): Config {
   if ((adminEmail === null) !== (adminPassword === null)) problems.push("BUNKER_ADMIN_EMAIL and BUNKER_ADMIN_PASSWORD go together");
   if (adminPassword !== null && adminPassword.length < 8) problems.push("BUNKER_ADMIN_PASSWORD must be at least 8 characters");
 
+  // Default invite_only: a console on a public address should not take anonymous sign-ups
+  // (Grafana ships allow_sign_up=false, GitLab new instances require approval); invited
+  // teammates can still sign up. The operator never depends on it: setup is separate.
+  const consoleSignup = str("CONSOLE_SIGNUP", "invite_only") as ConsoleSignup;
+  if (!CONSOLE_SIGNUP_MODES.includes(consoleSignup)) problems.push(`CONSOLE_SIGNUP must be open, invite_only or closed (got "${consoleSignup}")`);
+
+  // "off" (or 0) runs without the inbound SMTP listener, e.g. a second node or no MX at all.
+  const smtpRaw = str("SMTP_PORT", "2525").toLowerCase();
+  const smtpPort = smtpRaw === "off" ? null : int("SMTP_PORT", 2525, 0, 65535) || null;
+
+  const metricsToken = env.METRICS_TOKEN || null;
+  if (metricsToken !== null && metricsToken.length < 16) problems.push("METRICS_TOKEN must be at least 16 characters");
+
   const objectStore = str("OBJECT_STORE", env.S3_BUCKET ? "s3" : "local");
   if (!["local", "s3"].includes(objectStore)) problems.push(`OBJECT_STORE must be local or s3`);
 
@@ -139,7 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(str("DATA_DIR", "./data")),
     publicUrl,
     masterKey,
-    smtpPort: int("SMTP_PORT", 2525, 0, 65535),
+    smtpPort,
     smtpRelayUrl: url("SMTP_RELAY_URL", env.SMTP_RELAY_URL || null, ["smtp:", "smtps:"]),
     mailFrom: str("MAIL_FROM", "Bunker <no-reply@localhost>"),
     oauthReturnToOrigins: origins,
@@ -147,6 +168,8 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateTargets: bool("ALLOW_PRIVATE_TARGETS", false),
     adminEmail,
     adminPassword,
+    consoleSignup,
+    metricsToken,
     defaultServices,
     logLevel,
     objectStore: objectStore as "local" | "s3",

@@ -1,64 +1,102 @@
 #!/usr/bin/env bun
 /**
- * Bunker CLI. `bunker` (or `bunker serve`) runs the server; `migrate`, `backup <file>`
- * and `version` are the maintenance commands.
+ * Bunker CLI. `bunker` (or `bunker serve`) runs the server; `migrate`, `backup`,
+ * `restore` and `version` are the maintenance commands. Problems an operator must fix
+ * (bad configuration, unusable DATA_DIR, wrong master key, port in use) end the process
+ * with one line on stderr, never a stack trace.
  */
 import { join, resolve } from "node:path";
 import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
-import { backup, migrate, openDb } from "./core/db";
+import { createBackup, restoreBackup } from "./core/backup";
+import { migrate, openDb } from "./core/db";
 import { SmtpListener } from "./core/smtp-listener";
+import { ensureWritableDir, reason, StartupError } from "./core/startup";
 
 const USAGE = `Usage: bunker [command]
 
 Commands:
-  serve            Run the server (default)
-  migrate          Apply pending database migrations and exit
-  backup <file>    Write a consistent copy of the live database to <file>
-  version          Print the version
-  healthcheck      GET /healthz of the local server; exit 0 when healthy, 1 otherwise
+  serve                                      Run the server (default)
+  migrate                                    Apply pending database migrations and exit
+  backup <dir> [--force] [--include-key]     Write a restorable backup (database snapshot, objects;
+                                             the master key only with --include-key) to the new
+                                             directory <dir>; --force replaces an existing one
+  restore <backup> [--force]                 Restore a backup into an empty DATA_DIR; --force
+                                             replaces what DATA_DIR holds (stop the server first)
+  version                                    Print the version
+  healthcheck                                GET /healthz of the local server; exit 0 when healthy, 1 otherwise
 `;
+
+function fail(message: string, code = 1): never {
+  console.error(message);
+  process.exit(code);
+}
 
 function config(): Config {
   try {
     return loadConfig();
   } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(e.message);
-      process.exit(2);
-    }
+    if (e instanceof ConfigError) fail(e.message, 2);
     throw e;
   }
 }
 
+/** Runs a start-up step; a StartupError becomes its one-line message and exit 1. */
+async function startup<T>(step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    if (e instanceof StartupError) fail(e.message);
+    throw e;
+  }
+}
+
+const cannotListen = (what: string, host: string, port: number, setting: string, e: unknown) =>
+  (e as { code?: string })?.code === "EADDRINUSE"
+    ? `cannot listen for ${what} on ${host}:${port}: the port is already in use (another Bunker?). Stop it, or set ${setting}`
+    : `cannot listen for ${what} on ${host}:${port}: ${reason(e)} (set ${setting})`;
+
 async function serve() {
   const cfg = config();
-  const bunker = await createApp(cfg);
+  const bunker = await startup(() => createApp(cfg));
   const { ctx } = bunker;
-  const boot = await bunker.platform.setup.bootstrap();
-  if (boot?.created) ctx.log.info("operator account created from BUNKER_ADMIN_EMAIL", { account_id: boot.created });
-  if (boot?.setupUrl) {
-    // Printed plainly as well as logged: this is the one thing a first-time operator must see.
-    console.log(`\n  Bunker has no accounts yet. Create the operator account here (valid until it is used):\n\n    ${boot.setupUrl}\n`);
-    ctx.log.info("setup link issued", { setup_url: boot.setupUrl });
+  // Both ports are bound before anything is announced: a second instance stops here.
+  let server: ReturnType<typeof bunker.listen>;
+  try {
+    server = bunker.listen(cfg.port, cfg.host);
+  } catch (e) {
+    await bunker.stop();
+    fail(cannotListen("HTTP", cfg.host, cfg.port, "PORT", e));
   }
-  const server = bunker.listen(cfg.port, cfg.host);
-  ctx.scheduler.start();
-  ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, version: VERSION });
 
   // Inbound SMTP (MX). Until the mail service registers its handler, every RCPT gets 550.
-  const smtp = new SmtpListener({ port: cfg.smtpPort, host: cfg.host, log: ctx.log.child({ component: "smtp" }), name: new URL(cfg.publicUrl).hostname });
-  if (bunker.inbound) smtp.setHandler(bunker.inbound);
-  try {
-    await smtp.start();
-  } catch (e) {
-    // An MX that silently is not listening loses mail: refuse to run half-started.
-    ctx.log.error("cannot start the SMTP listener", { port: cfg.smtpPort, error: (e as Error).message });
-    console.error(`cannot listen for SMTP on ${cfg.host}:${cfg.smtpPort}: ${(e as Error).message} (set SMTP_PORT)`);
-    await server.stop(true);
-    await bunker.stop();
-    process.exit(1);
+  let smtp: SmtpListener | null = null;
+  if (cfg.smtpPort === null) {
+    ctx.log.info("inbound SMTP is off (SMTP_PORT=off)");
+  } else {
+    smtp = new SmtpListener({ port: cfg.smtpPort, host: cfg.host, log: ctx.log.child({ component: "smtp" }), name: new URL(cfg.publicUrl).hostname });
+    if (bunker.inbound) smtp.setHandler(bunker.inbound);
+    try {
+      await smtp.start();
+    } catch (e) {
+      // An MX that silently is not listening loses mail: refuse to run half-started.
+      await server.stop(true);
+      await bunker.stop();
+      fail(cannotListen("SMTP", cfg.host, cfg.smtpPort, "SMTP_PORT, or SMTP_PORT=off", e));
+    }
   }
+
+  const boot = await bunker.platform.setup.bootstrap();
+  if (boot?.created) ctx.log.info("operator account created from BUNKER_ADMIN_EMAIL", { account_id: boot.created });
+  if (boot?.warning) ctx.log.warn(boot.warning);
+  if (boot?.setupUrl) {
+    // Printed plainly as well as logged: this is the one thing a first-time operator must see.
+    console.log(`\n  Bunker has no operator account yet. Create it here (valid until it is used or the server restarts):\n\n    ${boot.setupUrl}\n\n  (API: POST ${cfg.publicUrl}/platform/v1/auth/setup with the token after #setup=)\n`);
+    ctx.log.info("setup link issued", { setup_url: boot.setupUrl });
+  }
+  ctx.scheduler.start();
+  ctx.metrics.startLoopMonitor();
+  ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, version: VERSION });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -66,13 +104,44 @@ async function serve() {
     stopping = true;
     ctx.log.info("shutting down", { signal });
     // Stop accepting; in-flight requests finish (no force).
-    await Promise.all([server.stop(false), smtp.stop()]);
+    await Promise.all([server.stop(false), smtp?.stop()]);
     await bunker.stop();
     ctx.log.info("stopped");
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** Positional arguments and --flags; an unknown flag is a usage error. */
+function parseArgs(args: string[], flags: string[]) {
+  const positional = args.filter((a) => !a.startsWith("--"));
+  const given = new Set(args.filter((a) => a.startsWith("--")));
+  for (const f of given) if (!flags.includes(f)) fail(`unknown option ${f}\n\n${USAGE}`, 2);
+  return { positional, has: (f: string) => given.has(f) };
+}
+
+async function backupCommand(args: string[]) {
+  const { positional, has } = parseArgs(args, ["--force", "--include-key"]);
+  if (positional.length !== 1) fail("backup needs one target directory: bunker backup <dir> [--force] [--include-key]", 2);
+  const cfg = config();
+  const target = resolve(positional[0]);
+  console.log(`backing up ${cfg.dataDir} to ${target}`);
+  await startup(() =>
+    createBackup(target, cfg, { includeKey: has("--include-key"), force: has("--force"), version: VERSION, now: new Date(), progress: (l) => console.log(`  ${l}`) }),
+  );
+  console.log(`backup complete: ${target}`);
+}
+
+async function restoreCommand(args: string[]) {
+  const { positional, has } = parseArgs(args, ["--force"]);
+  if (positional.length !== 1) fail("restore needs the backup to restore: bunker restore <backup> [--force]", 2);
+  const cfg = config();
+  const source = resolve(positional[0]);
+  console.log(`restoring ${source} into ${cfg.dataDir}`);
+  const { keyMatches } = await startup(() => restoreBackup(source, cfg, { force: has("--force"), progress: (l) => console.log(`  ${l}`) }));
+  console.log(keyMatches === false ? "restore complete, but the master key does not match: see above" : "restore complete: start the server with this DATA_DIR");
+  if (keyMatches === false) process.exit(1);
 }
 
 /** For container HEALTHCHECKs (distroless has no curl): GET /healthz on this machine. */
@@ -101,26 +170,17 @@ async function main(argv: string[]) {
       return serve();
     case "migrate": {
       const cfg = config();
+      await startup(() => ensureWritableDir(cfg.dataDir));
       const db = openDb(join(cfg.dataDir, "bunker.db"));
       const applied = migrate(db);
       console.log(applied.length ? `applied ${applied.length} migration(s): ${applied.join(", ")}` : "database is up to date");
       db.close();
       return;
     }
-    case "backup": {
-      if (!rest[0]) {
-        console.error("backup needs a target file: bunker backup <file>");
-        process.exit(2);
-      }
-      const cfg = config();
-      const db = openDb(join(cfg.dataDir, "bunker.db"));
-      const target = resolve(rest[0]);
-      console.log(`backing up ${join(cfg.dataDir, "bunker.db")} to ${target} ...`);
-      backup(db, target);
-      db.close();
-      console.log("backup complete");
-      return;
-    }
+    case "backup":
+      return backupCommand(rest);
+    case "restore":
+      return restoreCommand(rest);
     case "healthcheck":
       return healthcheck();
     case "version":

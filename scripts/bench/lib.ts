@@ -167,6 +167,7 @@ export async function startBunker(opts: { env?: Record<string, string>; healthTi
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: "warn",
     BUNKER_ENV: "development",
+    CONSOLE_SIGNUP: "open",
     ARGON2_MEMORY_KIB: "19456",
     ARGON2_TIME_COST: "2",
     ...(opts.env ?? {}),

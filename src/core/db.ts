@@ -1,6 +1,6 @@
 /** SQLite (WAL) connection, pragmas, embedded migrations and the transaction helper. */
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { MIGRATIONS } from "../../migrations/index";
 
@@ -49,10 +49,34 @@ export function tx<T>(db: Db, fn: () => T): T {
   return db.transaction(fn).immediate();
 }
 
+/**
+ * Opens a database that must already exist, read-only, without creating anything: for
+ * maintenance commands, where a mistyped DATA_DIR must fail instead of yielding a new,
+ * empty database. Null when there is no file.
+ */
+export function openExistingDb(path: string): Db | null {
+  if (!existsSync(path)) return null;
+  return new Database(path, { readonly: true, strict: true });
+}
+
 /** Consistent online copy of the live database (VACUUM INTO works while others write). */
 export function backup(db: Db, target: string) {
   mkdirSync(dirname(target), { recursive: true });
   db.query("VACUUM INTO ?").run(target);
+}
+
+/** True when the file has Bunker's migration table (and is a readable SQLite database at all). */
+export function isBunkerDb(db: Db): boolean {
+  try {
+    return db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'core_migrations'").get() !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** SQLite's own check of every page and index: "ok", or the first problems found. */
+export function integrityCheck(db: Db): string {
+  return db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all().map((r) => r.integrity_check).join("; ");
 }
 
 /** Readiness probe: true when the database answers a query. */

@@ -63,11 +63,15 @@ export function httpKernel(log: Logger, metrics: Metrics) {
       log.error("unhandled error", { request_id: rid, method: request.method, url: request.url, err: String((error as any)?.stack ?? error) });
       return json(500, errorBody("INTERNAL_ERROR", "Internal server error"), base);
     })
-    .onAfterResponse({ as: "global" }, ({ request, set, route }) => {
+    .onAfterResponse({ as: "global" }, ({ request, set, route, responseValue }) => {
       const t0 = started.get(request);
       const secs = t0 ? (performance.now() - t0) / 1000 : 0;
-      const status = typeof set.status === "number" ? set.status : 200;
-      metrics.observeRequest(request.method, route || "unmatched", status, secs);
-      log.debug("request", { request_id: set.headers["x-request-id"], method: request.method, route, status, ms: Math.round(secs * 1000) });
+      // A returned Response (redirects, pages, mapped errors) carries its own status;
+      // set.status only holds what a handler set, so a 302 would otherwise count as 200.
+      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200;
+      const template = route || "unmatched";
+      metrics.observeRequest(request.method, template, status, secs);
+      // The access log: one line per request, route template rather than path (no ids or tokens).
+      log.info("request", { request_id: set.headers["x-request-id"], method: request.method, route: template, status, ms: Math.round(secs * 10000) / 10 });
     });
 }

@@ -20,6 +20,7 @@ import type { Db } from "./db";
 import { invalidField } from "./errors";
 import { prefixedId } from "./ids";
 import type { Logger } from "./log";
+import type { Metrics } from "./metrics";
 import * as store from "./store/mailer";
 
 export type { SystemMailStatus } from "./store/mailer";
@@ -57,6 +58,8 @@ export interface SystemMailerOptions {
   relayUrl: string | null;
   /** Default sender, e.g. "Bunker <no-reply@example.com>". */
   from: string;
+  /** Queue gauge and outcome counter (optional: unit tests build a bare mailer). */
+  metrics?: Metrics;
 }
 
 export const MAX_ATTEMPTS = 8;
@@ -106,6 +109,7 @@ export class SystemMailer {
   private readonly relayUrl: string | null;
   private readonly from: string;
   private transport: Transporter | null = null;
+  private readonly outcome: (outcome: "sent" | "logged" | "retry" | "failed") => void;
 
   constructor(opts: SystemMailerOptions) {
     this.db = opts.db;
@@ -113,6 +117,9 @@ export class SystemMailer {
     this.log = opts.log.child({ component: "system-mailer" });
     this.relayUrl = opts.relayUrl;
     this.from = opts.from;
+    const metrics = opts.metrics;
+    metrics?.gauge("bunker_system_mail_queued", "System mails (reset codes, invitations) waiting to be sent, retries included.", () => store.countQueued(this.db));
+    this.outcome = (outcome) => metrics?.count("bunker_system_mail_total", "System mail delivery outcomes (logged = dev mode, not sent).", { outcome });
   }
 
   /** True when there is no relay and messages are only logged. */
@@ -157,6 +164,7 @@ export class SystemMailer {
       if (this.relayUrl === null) {
         this.log.info("system mail (dev mode: no SMTP_RELAY_URL, not sent)", { id: row.id, to: row.to_addr, subject: row.subject, text: row.text_body });
         store.markDone(this.db, row.id, "logged", this.clock.iso(), null);
+        this.outcome("logged");
         sent++;
         continue;
       }
@@ -170,6 +178,7 @@ export class SystemMailer {
           ...(row.html_body !== null ? { html: row.html_body } : {}),
         });
         store.markDone(this.db, row.id, "sent", this.clock.iso(), info.messageId ?? null);
+        this.outcome("sent");
         sent++;
       } catch (e) {
         failed++;
@@ -178,10 +187,12 @@ export class SystemMailer {
         const at = this.clock.iso();
         if (attempts >= MAX_ATTEMPTS || isPermanent(err)) {
           store.markFailed(this.db, row.id, reason, at);
+          this.outcome("failed");
           this.log.error("system mail failed for good", { id: row.id, to: row.to_addr, attempts, error: reason });
         } else {
           const next = new Date(this.clock.nowMs() + retryDelay(attempts)).toISOString();
           store.markRetry(this.db, row.id, next, reason, at);
+          this.outcome("retry");
           this.log.warn("system mail attempt failed, will retry", { id: row.id, attempts, next_attempt_at: next, error: reason });
         }
         // The others stay due and untouched; trying them now would only wait on the same

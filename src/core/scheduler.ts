@@ -69,7 +69,7 @@ export class Scheduler {
     if (this.started) return;
     this.started = true;
     for (const state of this.jobs.values()) this.schedule(state);
-    this.log.info("scheduler started", { jobs: [...this.jobs.keys()] });
+    this.log.debug("scheduler started", { jobs: [...this.jobs.keys()] });
   }
 
   async stop(): Promise<void> {
@@ -131,12 +131,12 @@ export class Scheduler {
       try {
         await state.def.run();
         state.lastError = null;
-        this.metrics.observeJob(name, "ok");
+        this.metrics.observeJob(name, "ok", (performance.now() - started) / 1000);
         this.log.debug("job ok", { job: name, ms: Math.round(performance.now() - started) });
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
         state.lastError = message;
-        this.metrics.observeJob(name, "error");
+        this.metrics.observeJob(name, "error", (performance.now() - started) / 1000);
         this.log.error("job failed", { job: name, error: message, stack: e instanceof Error ? e.stack : undefined });
         throw e;
       } finally {

@@ -4,7 +4,7 @@
  * tokens that only ever need to be compared (API keys, refresh tokens, codes).
  * Passwords are not handled here: they need a slow hash (argon2), these don't.
  */
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -13,6 +13,9 @@ const IV_BYTES = 12; // the GCM standard nonce size
 const TAG_BYTES = 16;
 const TOKEN_VERSION = "v1";
 const KEY_FILE = "master.key";
+
+/** Where the key file lives when MASTER_KEY is unset (backup and restore copy it by name). */
+export const masterKeyPath = (dataDir: string) => join(dataDir, KEY_FILE);
 
 /** Parses a 32-byte key written as 64 hex characters, base64 or base64url. */
 function parseKey(text: string, source: string): Uint8Array {
@@ -36,7 +39,7 @@ function parseKey(text: string, source: string): Uint8Array {
  */
 export function loadMasterKey(opts: { masterKey: string | null; dataDir: string }): Uint8Array {
   if (opts.masterKey) return parseKey(opts.masterKey, "MASTER_KEY");
-  const path = join(opts.dataDir, KEY_FILE);
+  const path = masterKeyPath(opts.dataDir);
   try {
     return parseKey(readFileSync(path, "utf8"), path);
   } catch (err: any) {
@@ -117,6 +120,14 @@ export function createSecretBox(key: Uint8Array): SecretBox {
  */
 export function deriveKey(master: Uint8Array, label: string): Uint8Array {
   return new Uint8Array(hkdfSync("sha256", master, new Uint8Array(0), label, KEY_BYTES));
+}
+
+/**
+ * A public fingerprint of the master key, stored with the database so a start with another
+ * key is refused. HMAC under an HKDF subkey: it reveals nothing about the key itself.
+ */
+export function keyCheckValue(master: Uint8Array): string {
+  return createHmac("sha256", deriveKey(master, "master-key-check")).update("bunker master key check v1").digest("hex");
 }
 
 /** SHA-256 hex. Only for high-entropy tokens: no salt or stretching is needed for them. */

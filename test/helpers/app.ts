@@ -17,7 +17,8 @@ export interface TestApp extends BunkerApp {
 }
 
 export async function startTestApp(env: Record<string, string> = {}, dir = mkdtempSync(join(tmpdir(), "bunker-app-"))): Promise<TestApp> {
-  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", ...env });
+  // Sign-up open (the default is invite_only): most tests create accounts freely.
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...env });
   const clock = new ManualClock(Date.parse("2026-11-21T12:00:00.000Z"));
   const bunker = await createApp(config, { clock });
   const call: TestApp["call"] = async (method, path, opts = {}) => {

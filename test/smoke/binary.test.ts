@@ -65,7 +65,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   server = Bun.spawn([bin, "serve"], {
     cwd: vm,
-    env: env({ PORT: String(port), SMTP_PORT: String(smtpPort), PUBLIC_URL: base }),
+    env: env({ PORT: String(port), SMTP_PORT: String(smtpPort), PUBLIC_URL: base, CONSOLE_SIGNUP: "open" }),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -184,12 +184,12 @@ describe("compiled binary", () => {
   }, T);
 
   test("backup of the live database while the server runs", () => {
-    const target = join(work, "backups", "bunker-backup.db");
+    const target = join(work, "backups", "bunker-backup");
     const r = run(["backup", target]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("backup complete");
-    expect(existsSync(target)).toBe(true);
-    const db = new Database(target, { readonly: true });
+    expect(existsSync(join(target, "manifest.json"))).toBe(true);
+    const db = new Database(join(target, "bunker.db"), { readonly: true });
     try {
       expect((db.query("PRAGMA integrity_check").get() as any).integrity_check).toBe("ok");
       const row = db.query("SELECT username FROM platform_accounts WHERE email = ?").get(user.email) as any;

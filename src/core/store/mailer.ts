@@ -41,6 +41,11 @@ export function selectDue(db: Db, now: string, limit: number): MailRow[] {
  * `leaseUntil`, so no other runner picks it up meanwhile and a crash mid-send only delays
  * it. Returns false if someone else took it first.
  */
+/** Messages still to send (new or waiting for a retry): the metrics queue gauge. */
+export function countQueued(db: Db): number {
+  return db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM core_mail_outbox WHERE status = 'queued'").get()!.n;
+}
+
 export function claimMail(db: Db, id: string, now: string, leaseUntil: string): boolean {
   return (
     db

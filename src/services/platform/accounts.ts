@@ -13,6 +13,7 @@ import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "./audit";
 import * as store from "./store/accounts";
+import { hasLiveInvitationFor } from "./store/members";
 import { markEmailVerified } from "./store/oauth";
 import { SessionTokens } from "./tokens";
 
@@ -78,13 +79,13 @@ export class AccountService {
   }
 
   /** Creates an account; returns its id. Duplicate email/username: 400 (the spec's sign-up status set). */
-  async createAccount(b: { email: string; username: string; password: string | null; display_name?: string | null; isOperator?: boolean; onlyIfFirst?: boolean }) {
+  async createAccount(b: { email: string; username: string; password: string | null; display_name?: string | null; isOperator?: boolean; onlyWithoutOperator?: boolean }) {
     const hash = b.password === null ? null : await this.ctx.passwords.hash(b.password);
     const now = this.ctx.clock.iso();
     const id = uuid();
     return tx(this.ctx.db, () => {
-      // Setup: decided inside the write transaction so two racing setups cannot both win.
-      if (b.onlyIfFirst && store.countAccounts(this.ctx.db) > 0) throw new ApiError(400, "INVALID_SETUP_TOKEN", "Setup is already complete");
+      // Setup (while no operator exists): decided inside the write transaction so two racing setups cannot both win.
+      if (b.onlyWithoutOperator && store.countOperators(this.ctx.db) > 0) throw new ApiError(400, "INVALID_SETUP_TOKEN", "Setup is already complete");
       const taken = store.emailOrUsernameTaken(this.ctx.db, b.email, b.username);
       if (taken.email) throw new ApiError(400, "EMAIL_TAKEN", "An account with this email already exists", [{ field: "email", reason: "already registered" }]);
       if (taken.username) throw new ApiError(400, "USERNAME_TAKEN", "This username is taken", [{ field: "username", reason: "already taken" }]);
@@ -107,8 +108,21 @@ export class AccountService {
   async signup(b: { email: string; username: string; password: string; display_name?: string | null; session_duration?: unknown }, meta: RequestMeta) {
     const duration = parseSessionDuration(b.session_duration);
     const v = this.validateSignup(b);
+    this.assertSignupAllowed(v.email);
     const id = await this.createAccount({ ...b, ...v });
     return this.startSession(id, duration, meta);
+  }
+
+  /**
+   * CONSOLE_SIGNUP decides who may create a console account on their own (sign-up, or a
+   * first federated sign-in): anyone, an address some workspace has invited, or nobody.
+   * The operator never goes through here: setup has its own one-time token.
+   */
+  assertSignupAllowed(email: string) {
+    const mode = this.ctx.config.consoleSignup;
+    if (mode === "open") return;
+    if (mode === "invite_only" && hasLiveInvitationFor(this.ctx.db, email.toLowerCase(), this.ctx.clock.nowMs())) return;
+    throw new ApiError(403, "SIGNUP_DISABLED", mode === "closed" ? "Console sign-up is closed on this instance" : "Console sign-up on this instance needs a workspace invitation for this address");
   }
 
   // --- sessions -----------------------------------------------------------------------

@@ -179,6 +179,7 @@ export class PlatformOAuth {
         link(existing.id);
         return existing.id;
       }
+      this.accounts.assertSignupAllowed(who.email);
       const accountId = uuid();
       accounts.insertAccount(db, {
         id: accountId,

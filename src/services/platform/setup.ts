@@ -1,7 +1,9 @@
 /**
- * First start: with an empty database, either create the operator from
+ * First start: until an operator account exists, either create it from
  * BUNKER_ADMIN_EMAIL/BUNKER_ADMIN_PASSWORD, or mint a one-time setup token and print a
- * link; whoever holds it creates the operator account through the API or admin page.
+ * link; whoever holds it creates the operator account through the API
+ * (POST /platform/v1/auth/setup) or the admin page. Ordinary sign-ups (CONSOLE_SIGNUP)
+ * never close setup: only an operator does.
  */
 import { ApiError } from "../../core/errors";
 import { tx } from "../../core/db";
@@ -20,11 +22,14 @@ export class SetupService {
   ) {}
 
   needsSetup() {
-    return store.countAccounts(this.ctx.db) === 0;
+    return store.countOperators(this.ctx.db) === 0;
   }
 
-  /** Called at start-up. Returns the setup link when one was minted (printed by main). */
-  async bootstrap(): Promise<{ created?: string; setupUrl?: string } | null> {
+  /**
+   * Called at start-up. Returns the setup link when one was minted (printed by main), and
+   * a warning when BUNKER_ADMIN_EMAIL could not be used.
+   */
+  async bootstrap(): Promise<{ created?: string; setupUrl?: string; warning?: string } | null> {
     if (!this.needsSetup()) {
       store.deleteSetting(this.ctx.db, SETUP_KEY);
       return null;
@@ -33,10 +38,21 @@ export class SetupService {
     if (adminEmail && adminPassword) {
       const username = adminEmail.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 64) || "admin";
       const v = this.accounts.validateSignup({ email: adminEmail, username, password: adminPassword });
-      const id = await this.accounts.createAccount({ ...v, password: adminPassword, display_name: "Operator", isOperator: true, onlyIfFirst: true });
-      return { created: id };
+      try {
+        const id = await this.accounts.createAccount({ ...v, password: adminPassword, display_name: "Operator", isOperator: true, onlyWithoutOperator: true });
+        return { created: id };
+      } catch (e) {
+        // Someone signed up with that address (or username) first. Promoting their account
+        // would hand the instance to whoever registered it: fall back to the setup link.
+        if (!(e instanceof ApiError) || (e.code !== "EMAIL_TAKEN" && e.code !== "USERNAME_TAKEN")) throw e;
+        return { ...this.mintSetupLink(), warning: `BUNKER_ADMIN_EMAIL was not used: ${e.message.toLowerCase()} (not an operator); create the operator with the setup link` };
+      }
     }
-    // A new token every start: only the hash is kept, so the link must come from this run's log.
+    return this.mintSetupLink();
+  }
+
+  /** A new token every start: only the hash is kept, so the link must come from this run's log. */
+  private mintSetupLink() {
     const token = randomToken(32);
     store.putSetting(this.ctx.db, SETUP_KEY, hashToken(token), this.ctx.clock.iso());
     return { setupUrl: `${this.ctx.config.publicUrl}/admin/#setup=${token}` };
@@ -47,7 +63,7 @@ export class SetupService {
     const stored = store.getSetting(this.ctx.db, SETUP_KEY);
     if (!stored || !safeEqual(stored, hashToken(b.setup_token)) || !this.needsSetup()) throw invalid();
     const v = this.accounts.validateSignup(b);
-    const id = await this.accounts.createAccount({ ...b, ...v, isOperator: true, onlyIfFirst: true });
+    const id = await this.accounts.createAccount({ ...b, ...v, isOperator: true, onlyWithoutOperator: true });
     tx(this.ctx.db, () => store.deleteSetting(this.ctx.db, SETUP_KEY));
     return this.accounts.startSession(id, 30 * 24 * 3600, meta);
   }

@@ -177,6 +177,10 @@ export class WebhookEngine {
     this.options = { ...DEFAULT_ENGINE_OPTIONS, ...options };
     // Read at each attempt: tests shorten the deadline through app.webhooks.options.
     this.sender = new SignedSender(ctx, () => this.options.replyDeadlineMs);
+    ctx.metrics.gauge("bunker_webhook_backlog", "Webhook events waiting for fan-out (outbox) and deliveries waiting for an attempt.", () => {
+      const b = store.countBacklog(ctx.db);
+      return [[{ stage: "outbox" }, b.outbox], [{ stage: "deliveries" }, b.deliveries]];
+    });
   }
 
   // ------------------------------------------------------------------ emit
@@ -480,7 +484,10 @@ export class WebhookEngine {
         }
       }
     }
-    for (const item of batch) item.resolve(item.res.succeeded);
+    for (const item of batch) {
+      this.ctx.metrics.count("bunker_webhook_attempts_total", "Scheduled webhook delivery attempts by outcome.", { outcome: item.res.succeeded ? "succeeded" : "failed" });
+      item.resolve(item.res.succeeded);
+    }
   }
 
   /** Outcome of a scheduled attempt: attempt log, delivery schedule, endpoint health. Runs inside a transaction. */

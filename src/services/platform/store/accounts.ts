@@ -13,8 +13,9 @@ export interface AccountRow {
   updated_at: string;
 }
 
-export function countAccounts(db: Db): number {
-  return db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM platform_accounts").get()!.n;
+/** Setup stays open until this is non-zero: ordinary accounts never close it. */
+export function countOperators(db: Db): number {
+  return db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM platform_accounts WHERE is_operator = 1").get()!.n;
 }
 
 export function insertAccount(db: Db, a: AccountRow) {

@@ -108,6 +108,10 @@ export const listLiveInvitations = (db: Db, workspaceId: string, nowMs: number, 
     )
     .all(workspaceId, nowMs, after, after, limit);
 
+/** Whether any workspace holds a live invitation for the address (CONSOLE_SIGNUP=invite_only). */
+export const hasLiveInvitationFor = (db: Db, email: string, nowMs: number) =>
+  db.query<{ one: number }, [string, number]>(`SELECT 1 AS one FROM platform_invitations i WHERE i.email = ? AND ${LIVE} LIMIT 1`).get(email, nowMs) !== null;
+
 export function revokeInvitation(db: Db, id: string, now: string) {
   db.query("UPDATE platform_invitations SET revoked_at = ? WHERE id = ?").run(now, id);
 }

@@ -30,6 +30,16 @@ export function selectPendingOutbox(db: Db, limit: number): OutboxRow[] {
     .all(limit);
 }
 
+/** The metrics backlog: webhook events not yet fanned out, and deliveries still to attempt (both on partial indexes). */
+export function countBacklog(db: Db): { outbox: number; deliveries: number } {
+  return db
+    .query<{ outbox: number; deliveries: number }, []>(
+      `SELECT (SELECT COUNT(*) FROM core_events WHERE dispatched_at IS NULL AND scope >= 'webhook:' AND scope < 'webhook;') AS outbox,
+              (SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending') AS deliveries`,
+    )
+    .get()!;
+}
+
 export function markOutboxDispatched(db: Db, id: string, at: string): void {
   db.query("UPDATE core_events SET dispatched_at = ? WHERE id = ? AND dispatched_at IS NULL").run(at, id);
 }

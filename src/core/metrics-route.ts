@@ -1,0 +1,38 @@
+/**
+ * GET /metrics (Prometheus text) and the gauges of the kernel itself. With METRICS_TOKEN
+ * set, only `Authorization: Bearer <token>` reads it: the numbers (routes, queue sizes,
+ * memory) are an outline of the deployment that a public address need not give away.
+ */
+import { statSync } from "node:fs";
+import { Elysia } from "elysia";
+import { ApiError } from "./errors";
+import type { Metrics } from "./metrics";
+import { safeEqual } from "./secrets";
+
+export function metricsRoute(metrics: Metrics, token: string | null) {
+  const expected = token ? `Bearer ${token}` : null;
+  return new Elysia({ name: "metrics-route" }).get(
+    "/metrics",
+    ({ request }) => {
+      if (expected && !safeEqual(request.headers.get("authorization") ?? "", expected)) {
+        throw new ApiError(401, "UNAUTHORIZED", "GET /metrics needs Authorization: Bearer <METRICS_TOKEN>", undefined, { "www-authenticate": 'Bearer realm="metrics"' });
+      }
+      return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+    },
+    { detail: { hide: true } },
+  );
+}
+
+const fileSize = (path: string) => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0; // no WAL right after a checkpoint, or the file is being replaced
+  }
+};
+
+/** Database file and WAL size, read from the file system at scrape time (no query). */
+export function registerDatabaseGauges(metrics: Metrics, dbPath: string) {
+  metrics.gauge("bunker_db_size_bytes", "Size of the SQLite database file.", () => fileSize(dbPath));
+  metrics.gauge("bunker_db_wal_size_bytes", "Size of the SQLite write-ahead log (grows until a checkpoint).", () => fileSize(`${dbPath}-wal`));
+}

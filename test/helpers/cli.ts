@@ -1,0 +1,79 @@
+/**
+ * The real CLI as an operator runs it: `bun src/main.ts <command>` in a child process with
+ * a clean environment (nothing from the test runner leaks in), for start-up refusals,
+ * backup and restore.
+ */
+import { resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dir, "../..");
+
+export function freePort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+/** Cheap password hashing and loopback only; `over` wins. */
+export function cliEnv(over: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOST: "127.0.0.1", LOG_LEVEL: "info", ARGON2_MEMORY_KIB: "1024", ARGON2_TIME_COST: "1", ...over };
+}
+
+/** Runs one command to completion. */
+export function runCli(args: string[], env: Record<string, string>) {
+  const r = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env: cliEnv(env), stdout: "pipe", stderr: "pipe", timeout: 30_000 });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+export interface ServerProcess {
+  url: string;
+  proc: ReturnType<typeof Bun.spawn>;
+  output(): string;
+  stop(): Promise<number>;
+}
+
+/**
+ * Starts `serve` and waits until /healthz answers, or until the process exits (then the
+ * result has `exited` with its code and output, for refusal tests).
+ */
+export async function startServer(env: Record<string, string>): Promise<ServerProcess | { exited: number; stdout: string; stderr: string }> {
+  const port = env.PORT ?? String(freePort());
+  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, env: cliEnv({ PORT: port, ...env }), stdout: "pipe", stderr: "pipe" });
+  let out = "";
+  let err = "";
+  const drain = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
+    const d = new TextDecoder();
+    for await (const c of s) add(d.decode(c, { stream: true }));
+  };
+  const drained = Promise.all([drain(proc.stdout as ReadableStream<Uint8Array>, (t) => (out += t)), drain(proc.stderr as ReadableStream<Uint8Array>, (t) => (err += t))]);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (proc.exitCode !== null) {
+      await drained;
+      return { exited: proc.exitCode, stdout: out, stderr: err };
+    }
+    // The log line, not /healthz alone: another process may hold the same port.
+    if (out.includes('"msg":"bunker listening"') && (await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) break;
+    if (Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`server did not start within 20 s:\n${out}\n${err}`);
+    }
+    await Bun.sleep(50);
+  }
+  return {
+    url,
+    proc,
+    output: () => out + err,
+    async stop() {
+      proc.kill("SIGTERM");
+      const code = await proc.exited;
+      await drained;
+      return code;
+    },
+  };
+}
+
+export function isRunning(s: Awaited<ReturnType<typeof startServer>>): s is ServerProcess {
+  return "proc" in s;
+}
