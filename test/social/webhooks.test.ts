@@ -512,8 +512,10 @@ describe("routes and access", () => {
       expect(r.status).toBe(403);
       expect(r.body.error.message).toContain("social.webhooks.write");
     }
+    // The built-in member role reads (migration 0033) but does not write.
     const member = await addMember(app, session, ws.slug);
-    expect((await app.call("GET", hooks(community.id), { token: member.token })).status).toBe(403);
+    expect((await app.call("GET", hooks(community.id), { token: member.token })).status).toBe(200);
+    expect((await app.call("POST", hooks(community.id), { token: member.token, body: { url: `${receiver.url}/m` } })).status).toBe(403);
 
     expect((await app.call("DELETE", `/platform/v1/workspaces/${ws.slug}/services/social`, { token: session })).status).toBe(200);
     for (const path of [hooks(community.id), `${hooks(community.id)}/endpoints`, `/social/v1/workspaces/${ws.id}/webhooks/endpoints`]) {
