@@ -16,8 +16,10 @@ import m0013 from "./0013_platform_members.sql" with { type: "text" };
 import m0014 from "./0014_platform_identities.sql" with { type: "text" };
 import m0020 from "./0020_webhooks.sql" with { type: "text" };
 import m0021 from "./0021_webhooks_engine.sql" with { type: "text" };
+import m0022 from "./0022_webhooks_status.sql" with { type: "text" };
 import m0030 from "./0030_auth.sql" with { type: "text" };
 import m0031 from "./0031_auth_oauth.sql" with { type: "text" };
+import m0033 from "./0033_platform_member_reads.sql" with { type: "text" };
 import m0040 from "./0040_social_communities.sql" with { type: "text" };
 
 export interface Migration {
@@ -39,7 +41,9 @@ export const MIGRATIONS: Migration[] = [
   { name: "0014_platform_identities", sql: m0014 },
   { name: "0020_webhooks", sql: m0020 },
   { name: "0021_webhooks_engine", sql: m0021 },
+  { name: "0022_webhooks_status", sql: m0022 },
   { name: "0030_auth", sql: m0030 },
   { name: "0031_auth_oauth", sql: m0031 },
+  { name: "0033_platform_member_reads", sql: m0033 },
   { name: "0040_social_communities", sql: m0040 },
 ];

@@ -11,3 +11,8 @@ declare module "swagger-ui-dist/*" {
   const path: string;
   export default path;
 }
+/** Data files imported `with { type: "file" }`: the import is the file's path (embedded by `bun build --compile`). */
+declare module "*.gz" {
+  const path: string;
+  export default path;
+}

@@ -192,6 +192,8 @@ describe("TOTP factor", () => {
     expect(right.body.error.code).toBe("MFA_LOCKED");
     expect((await app.call("POST", a.path("/auth/mfa/recover"), { body: { mfa_token: t2, recovery_code: "0123456789abcdef" } })).status).toBe(429);
     expect(auditActions(a)).toContain("mfa.challenge.lock:failure");
+    // That 5th wrong code in a row also locked the user for 15 minutes (next describe).
+    app.clock.advance(15 * MINUTE);
     // A malformed code is bad input, not a guess.
     const t3 = await challenge(a, u);
     expect((await verify(a, t3, "12345")).status).toBe(400);
@@ -226,6 +228,81 @@ describe("TOTP factor", () => {
     const v = await verify(a, r.body.mfa_token, totpNow(secret));
     expect(v.status).toBe(200);
     expect(claimsOf(v.body.access_token).tid).toBe(tenantId);
+  });
+});
+
+describe("wrong codes per user, across challenges", () => {
+  test("a new challenge does not reset the count: the 5th wrong code locks MFA sign-in for 15 minutes, right codes included", async () => {
+    const a = await createAuthApp(app);
+    const { u, secret, recovery, factorId } = await totpUser(a);
+    const t1 = await challenge(a, u);
+    for (let i = 0; i < 4; i++) expect((await verify(a, t1, wrongCode(secret))).status).toBe(401);
+    // Signing in again gives a fresh challenge but no fresh guesses.
+    app.clock.advance(30 * SECOND);
+    const t2 = await challenge(a, u);
+    const fifth = await verify(a, t2, wrongCode(secret));
+    expect(fifth.status).toBe(429);
+    expect(fifth.body.error.code).toBe("MFA_LOCKED");
+    expect(fifth.headers.get("retry-after")).toBe(String(15 * 60));
+    expect(auditActions(a)).toContain("mfa.user.lock:failure");
+
+    app.clock.advance(30 * SECOND);
+    const t3 = await challenge(a, u);
+    const right = await verify(a, t3, totpNow(secret));
+    expect(right.status).toBe(429);
+    expect(right.body.error.code).toBe("MFA_LOCKED");
+    expect(right.headers.get("retry-after")).toBe(String(15 * 60 - 30));
+    expect((await recover(a, t3, recovery[0])).status).toBe(429);
+    expect((await app.call("POST", a.path("/auth/mfa/send-code"), { body: { mfa_token: t3, factor_id: factorId } })).status).toBe(429);
+
+    // The lock ends 15 minutes after it was set; the recovery code was not spent meanwhile.
+    app.clock.advance(15 * MINUTE - 30 * SECOND - SECOND);
+    const t4 = await challenge(a, u);
+    expect((await recover(a, t4, recovery[0])).status).toBe(429);
+    app.clock.advance(SECOND);
+    expect((await recover(a, t4, recovery[0])).status).toBe(200);
+  });
+
+  test("a success ends the streak; so does a day without wrong codes", async () => {
+    const a = await createAuthApp(app);
+    const { u, secret } = await totpUser(a);
+    const wrongs = async (n: number) => {
+      app.clock.advance(30 * SECOND);
+      const t = await challenge(a, u);
+      const statuses: number[] = [];
+      for (let i = 0; i < n; i++) statuses.push((await verify(a, t, wrongCode(secret))).status);
+      return { t, statuses };
+    };
+    const first = await wrongs(4);
+    expect(first.statuses).toEqual([401, 401, 401, 401]);
+    expect((await verify(a, first.t, totpNow(secret))).status).toBe(200);
+    expect((await wrongs(4)).statuses).toEqual([401, 401, 401, 401]);
+    // 4 wrong codes, then a day passes: the streak is over and 4 more do not lock.
+    app.clock.advance(24 * 60 * MINUTE - 30 * SECOND);
+    expect((await wrongs(4)).statuses).toEqual([401, 401, 401, 401]);
+    expect((await wrongs(1)).statuses).toEqual([429]);
+  });
+
+  test("guesses sent in parallel over several challenges still stop at 5", async () => {
+    const a = await createAuthApp(app);
+    const { u, secret } = await totpUser(a);
+    const t1 = await challenge(a, u);
+    const t2 = await challenge(a, u);
+    // 4 per challenge: below the per-challenge lock, so only the per-user count can stop them.
+    const answers = await Promise.all([t1, t2].flatMap((t) => Array.from({ length: 4 }, () => verify(a, t, wrongCode(secret)))));
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).toEqual([401, 401, 401, 401, 429, 429, 429, 429]);
+  });
+
+  test("Apps are separate: a lock in one App leaves the same person's account in another alone", async () => {
+    const a = await createAuthApp(app);
+    const b = await createAuthApp(app);
+    const ua = await totpUser(a);
+    const ub = await totpUser(b);
+    const ta = await challenge(a, ua.u);
+    for (let i = 0; i < 4; i++) await verify(a, ta, wrongCode(ua.secret));
+    expect((await verify(a, ta, wrongCode(ua.secret))).status).toBe(429);
+    expect((await verify(b, await challenge(b, ub.u), totpNow(ub.secret))).status).toBe(200);
   });
 });
 

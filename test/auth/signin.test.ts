@@ -25,7 +25,7 @@ async function verifyLocally(a: TestAuthApp, token: string) {
 describe("sign-up", () => {
   test("publishable key: consumer token response with the spec's claims", async () => {
     const a = await createAuthApp(app);
-    const r = await app.call("POST", a.path("/auth/signup"), { token: a.publishable_key, body: { username: "ada", email: "Ada@Example.com", password: "12345678", display_name: "Ada" } });
+    const r = await app.call("POST", a.path("/auth/signup"), { token: a.publishable_key, body: { username: "ada", email: "Ada@Example.com", password: "xk7-p2qa", display_name: "Ada" } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ token_type: "Bearer", expires_in: 3600 });
     expect(Object.keys(r.body).sort()).toEqual(["access_token", "expires_in", "refresh_token", "token_type"]);
@@ -50,7 +50,7 @@ describe("sign-up", () => {
   test("authorization: required; unknown or another App's publishable key 401", async () => {
     const a = await createAuthApp(app);
     const b = await createAuthApp(app);
-    const body = { username: "bob", email: "bob@example.com", password: "12345678" };
+    const body = { username: "bob", email: "bob@example.com", password: "xk7-p2qa" };
     expect((await app.call("POST", a.path("/auth/signup"), { body })).status).toBe(401);
     expect((await app.call("POST", a.path("/auth/signup"), { token: "pk_nope", body })).status).toBe(401);
     expect((await app.call("POST", a.path("/auth/signup"), { token: b.publishable_key, body })).status).toBe(401);
@@ -60,18 +60,18 @@ describe("sign-up", () => {
   test("workspace API key of the App's workspace works; another workspace's key 404; a key without auth.user.create 403", async () => {
     const a = await createAuthApp(app);
     const other = await ownerWithKey(app);
-    expect((await app.call("POST", a.path("/auth/signup"), { token: a.key, body: { username: "kay", email: "kay@example.com", password: "12345678" } })).status).toBe(200);
-    expect((await app.call("POST", a.path("/auth/signup"), { token: other.token, body: { username: "kay2", email: "kay2@example.com", password: "12345678" } })).status).toBe(404);
+    expect((await app.call("POST", a.path("/auth/signup"), { token: a.key, body: { username: "kay", email: "kay@example.com", password: "xk7-p2qa" } })).status).toBe(200);
+    expect((await app.call("POST", a.path("/auth/signup"), { token: other.token, body: { username: "kay2", email: "kay2@example.com", password: "xk7-p2qa" } })).status).toBe(404);
     const minted = await app.call("POST", `/platform/v1/workspaces/${a.workspace.slug}/api-keys`, {
       token: a.session,
       body: { name: "ro", policy: [{ effect: "allow", actions: ["auth.app.read"], resources: ["*"] }] },
     });
-    expect((await app.call("POST", a.path("/auth/signup"), { token: minted.body.key, body: { username: "kay3", email: "kay3@example.com", password: "12345678" } })).status).toBe(403);
+    expect((await app.call("POST", a.path("/auth/signup"), { token: minted.body.key, body: { username: "kay3", email: "kay3@example.com", password: "xk7-p2qa" } })).status).toBe(403);
   });
 
   test("signup_requires_pak: the publishable key is refused, the workspace key accepted", async () => {
     const a = await createAuthApp(app, { signup_requires_pak: true });
-    const body = { username: "pak", email: "pak@example.com", password: "12345678" };
+    const body = { username: "pak", email: "pak@example.com", password: "xk7-p2qa" };
     const refused = await app.call("POST", a.path("/auth/signup"), { token: a.publishable_key, body });
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe("PLATFORM_API_KEY_REQUIRED");
@@ -80,7 +80,7 @@ describe("sign-up", () => {
 
   test("signup_enabled false: 403 SIGNUP_DISABLED for both credentials", async () => {
     const a = await createAuthApp(app, { signup_enabled: false });
-    const body = { username: "off", email: "off@example.com", password: "12345678" };
+    const body = { username: "off", email: "off@example.com", password: "xk7-p2qa" };
     for (const token of [a.publishable_key, a.key]) {
       const r = await app.call("POST", a.path("/auth/signup"), { token, body });
       expect(r.status).toBe(403);
@@ -91,21 +91,21 @@ describe("sign-up", () => {
   test("validation at the edges: username 3+, App password policy, duplicates 409", async () => {
     const a = await createAuthApp(app, { password_min_length: 12 });
     const up = (body: Record<string, unknown>) => app.call("POST", a.path("/auth/signup"), { token: a.publishable_key, body });
-    expect((await up({ username: "ab", email: "ab@example.com", password: "123456789012" })).status).toBe(400);
-    const short = await up({ username: "abc", email: "abc@example.com", password: "12345678901" });
+    expect((await up({ username: "ab", email: "ab@example.com", password: "xk7-p2qa-9wz" })).status).toBe(400);
+    const short = await up({ username: "abc", email: "abc@example.com", password: "xk7-p2qa-9w" });
     expect(short.status).toBe(400);
     expect(short.body.error.details[0]).toEqual({ field: "password", reason: "must be at least 12 characters" });
-    expect((await up({ username: "abc", email: "abc@example.com", password: "123456789012" })).status).toBe(200);
-    const dupEmail = await up({ username: "abcd", email: "ABC@example.com", password: "123456789012" });
+    expect((await up({ username: "abc", email: "abc@example.com", password: "xk7-p2qa-9wz" })).status).toBe(200);
+    const dupEmail = await up({ username: "abcd", email: "ABC@example.com", password: "xk7-p2qa-9wz" });
     expect(dupEmail.status).toBe(409);
     expect(dupEmail.body.error.code).toBe("EMAIL_TAKEN");
-    const dupName = await up({ username: "ABC", email: "other@example.com", password: "123456789012" });
+    const dupName = await up({ username: "ABC", email: "other@example.com", password: "xk7-p2qa-9wz" });
     expect(dupName.status).toBe(409);
     expect(dupName.body.error.code).toBe("USERNAME_TAKEN");
-    expect((await up({ username: "bad name", email: "bn@example.com", password: "123456789012" })).status).toBe(400);
-    expect((await up({ username: "nomail", email: "not-an-email", password: "123456789012" })).status).toBe(400);
+    expect((await up({ username: "bad name", email: "bn@example.com", password: "xk7-p2qa-9wz" })).status).toBe(400);
+    expect((await up({ username: "nomail", email: "not-an-email", password: "xk7-p2qa-9wz" })).status).toBe(400);
     // metadata must be an object: an array is refused, not coerced into {"0": ...}.
-    const arr = await up({ username: "arr", email: "arr@example.com", password: "123456789012", metadata: [1, 2] });
+    const arr = await up({ username: "arr", email: "arr@example.com", password: "xk7-p2qa-9wz", metadata: [1, 2] });
     expect(arr.status).toBe(400);
     expect(arr.body.error.details[0].field).toBe("metadata");
   });

@@ -167,6 +167,22 @@ describe("compiled binary", () => {
     expect(anon.status).toBe(401);
   }, T);
 
+  test("the common-password list is embedded: an Auth App refuses a top-100,000 password", async () => {
+    const call = async (method: string, path: string, body: unknown, bearer = token) => {
+      const r = await fetch(`${base}${path}`, { method, headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` }, body: JSON.stringify(body) });
+      return { status: r.status, body: (await r.json()) as any };
+    };
+    const ws = await call("POST", "/platform/v1/workspaces", { slug: "smoke-ws", display_name: "Smoke" });
+    expect(ws.status).toBe(201);
+    const app = await call("POST", "/auth/v1/apps", { workspace_id: ws.body.id, slug: "smoke-app", display_name: "Smoke App" });
+    expect(app.status).toBe(201);
+    const common = await call("POST", "/auth/smoke-app/v1/auth/signup", { username: "common", email: "common@example.com", password: "Iloveyou1" }, app.body.publishable_key);
+    expect(common.status).toBe(400);
+    expect(common.body.error.details).toEqual([{ field: "password", reason: expect.stringContaining("most used passwords") }]);
+    const fine = await call("POST", "/auth/smoke-app/v1/auth/signup", { username: "fine", email: "fine@example.com", password: user.password }, app.body.publishable_key);
+    expect(fine.status).toBe(200);
+  }, T);
+
   test("metrics count HTTP requests", async () => {
     const m = await fetch(`${base}/metrics`);
     expect(m.status).toBe(200);

@@ -314,12 +314,13 @@ describe("access", () => {
     expect((await app.call("GET", base(owner.ws.id))).status).toBe(401);
     expect((await app.call("POST", base(owner.ws.id), { body: { slug: slug(), display_name: "x" } })).status).toBe(401);
 
-    // The built-in member role has no social.* action.
+    // The built-in member role reads communities (migration 0033) but holds no social write.
     const member = await addMember(app, owner.session, owner.ws.slug);
-    const denied = await app.call("GET", base(owner.ws.id), { token: member.token });
+    expect((await app.call("GET", base(owner.ws.id), { token: member.token })).status).toBe(200);
+    expect((await app.call("GET", `${base(owner.ws.id)}/${c.id}`, { token: member.token })).status).toBe(200);
+    const denied = await app.call("PATCH", `${base(owner.ws.id)}/${c.id}`, { token: member.token, body: { display_name: "x" } });
     expect(denied.status).toBe(403);
     expect(denied.body.error.code).toBe("FORBIDDEN");
-    expect((await app.call("GET", `${base(owner.ws.id)}/${c.id}`, { token: member.token })).status).toBe(403);
 
     const minted = await app.call("POST", `/platform/v1/workspaces/${owner.ws.slug}/api-keys`, {
       token: owner.session,

@@ -384,6 +384,8 @@ describe("disabled state", () => {
     const paused = await app.call("PATCH", `${hooks(community.id)}/${hook.id}`, { token, body: { disabled: true } });
     expect(paused.status).toBe(200);
     expect(paused.body).toMatchObject({ disabled: true, disabled_reason: "manual", disabled_at: app.clock.iso() });
+    // The shared record of the same row: the pause is enabled:false; status stays the engine's verdict.
+    expect((await app.call("GET", `${hooks(community.id)}/endpoints/${hook.id}`, { token })).body).toMatchObject({ enabled: false, status: "enabled", disabled_reason: null });
     const ev = await app.call("GET", `${hooks(community.id)}/events/${failing}`, { token });
     expect(ev.body.deliveries).toEqual([expect.objectContaining({ endpoint_id: hook.id, status: "not_sent", next_attempt_at: null })]);
 
@@ -510,8 +512,10 @@ describe("routes and access", () => {
       expect(r.status).toBe(403);
       expect(r.body.error.message).toContain("social.webhooks.write");
     }
+    // The built-in member role reads (migration 0033) but does not write.
     const member = await addMember(app, session, ws.slug);
-    expect((await app.call("GET", hooks(community.id), { token: member.token })).status).toBe(403);
+    expect((await app.call("GET", hooks(community.id), { token: member.token })).status).toBe(200);
+    expect((await app.call("POST", hooks(community.id), { token: member.token, body: { url: `${receiver.url}/m` } })).status).toBe(403);
 
     expect((await app.call("DELETE", `/platform/v1/workspaces/${ws.slug}/services/social`, { token: session })).status).toBe(200);
     for (const path of [hooks(community.id), `${hooks(community.id)}/endpoints`, `/social/v1/workspaces/${ws.id}/webhooks/endpoints`]) {
@@ -542,7 +546,7 @@ describe("routes and access", () => {
       expect(req.headers["x-svc-signature"]).toBeUndefined();
       const log = await app.call("GET", `${scope}/events`, { token });
       expect(log.body.data.map((e: any) => e.id)).toContain(sent.body.event_id);
-      expect((await app.call("PATCH", `${scope}/endpoints/${ep.body.id}`, { token, body: { enabled: false } })).body.status).toBe("disabled");
+      expect((await app.call("PATCH", `${scope}/endpoints/${ep.body.id}`, { token, body: { enabled: false } })).body).toMatchObject({ enabled: false, status: "enabled" });
       expect((await app.call("DELETE", `${scope}/endpoints/${ep.body.id}`, { token })).status).toBe(204);
     }
     // A community event reaches the community's shared endpoints; the shared replay resends it.

@@ -190,13 +190,14 @@ describe("read, update, delete", () => {
       app.clock.iso(),
     );
     const before = await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token });
-    expect(before.body).toMatchObject({ enabled: false, status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 20, first_failure_at: "2026-11-20T10:00:00.000Z" });
+    // enabled is the owner's switch (still on); status is the engine's verdict.
+    expect(before.body).toMatchObject({ enabled: true, status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 20, first_failure_at: "2026-11-20T10:00:00.000Z" });
     const r = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { enabled: true } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ enabled: true, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null });
   });
 
-  test("PATCH enabled:false: status disabled (manual), queued retries dropped; enabled:true brings it back", async () => {
+  test("PATCH enabled:false pauses: enabled false, status stays enabled (the spec's enabled | auto_disabled), queued retries dropped; enabled:true brings it back", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
     const { id: eventId } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
@@ -204,10 +205,30 @@ describe("read, update, delete", () => {
     const pending = () => app.ctx.db.query<{ status: string; next_attempt_ms: number | null }, [string]>("SELECT status, next_attempt_ms FROM webhook_deliveries WHERE event_id = ?").get(eventId)!;
     expect(pending().status).toBe("pending");
     const off = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { enabled: false } });
-    expect(off.body).toMatchObject({ enabled: false, status: "disabled", disabled_reason: "manual" });
+    expect(off.body).toMatchObject({ enabled: false, status: "enabled", disabled_reason: null });
+    expect((await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).body).toEqual(off.body);
     expect(pending()).toEqual({ status: "not_sent", next_attempt_ms: null });
+    // Nothing new reaches a paused endpoint.
+    const { id: later } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m2" });
+    app.webhooks.dispatchPending();
+    expect(app.ctx.db.query("SELECT 1 FROM webhook_deliveries WHERE event_id = ?").get(later)).toBeNull();
     const on = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { enabled: true } });
     expect(on.body).toMatchObject({ enabled: true, status: "enabled", disabled_reason: null });
+  });
+
+  test("pausing an auto_disabled endpoint keeps status auto_disabled; enabled:true lifts both", async () => {
+    const { token, ws } = await owner();
+    const ep = (await create(token, ws.id)).body;
+    endpointStore.updateEndpoint(
+      app.ctx.db,
+      ep.id,
+      { status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 20, first_failure_at: app.clock.iso(), auto_disabled_at: app.clock.iso() },
+      app.clock.iso(),
+    );
+    const off = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { enabled: false } });
+    expect(off.body).toMatchObject({ enabled: false, status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 20 });
+    const on = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { enabled: true } });
+    expect(on.body).toMatchObject({ enabled: true, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null });
   });
 
   test("DELETE: 204, then 404; queued deliveries go with it", async () => {

@@ -523,7 +523,7 @@ describe("concurrency", () => {
 // ---------------------------------------------------------------- manual sends and retention
 
 describe("sendOnce and purge", () => {
-  test("a test/replay send is logged with its trigger and leaves the schedule and the failure streak alone", async () => {
+  test("a test/replay send is logged with its trigger and leaves the schedule alone; a failed one leaves the streak, a 2xx clears it", async () => {
     const a = await app();
     let status = 500;
     const rx = receiver(() => new Response(`answer ${status}`, { status }));
@@ -534,14 +534,18 @@ describe("sendOnce and purge", () => {
     const health = endpoint(a, ep.id);
     expect(health.consecutive_failures).toBe(1);
 
+    a.clock.advance(10 * SECOND);
     const failed = await a.webhooks.sendOnce(ep.id, id, "replay", before.id);
     expect(failed).toEqual({ succeeded: false, status_code: 500, latency_ms: expect.any(Number), error_class: "http_status", response_body: "answer 500" });
+    // A failed manual send is the latest attempt but adds nothing to the streak.
+    expect(endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 1, first_failure_at: health.first_failure_at, last_status_code: 500, last_attempt_at: a.clock.iso() });
     status = 200;
     const ok = await a.webhooks.sendOnce(ep.id, id, "test");
     expect(ok).toMatchObject({ succeeded: true, status_code: 200, error_class: null, response_body: "answer 200" });
 
     expect(delivery(a, id, ep.id)).toEqual(before);
-    expect(endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 1, first_failure_at: health.first_failure_at, last_status_code: 500 });
+    // "One successful delivery clears consecutive_failures and first_failure_at" (spec 2).
+    expect(endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 0, first_failure_at: null, last_status_code: 200, status: "enabled" });
     expect(attempts(a, id).map((x) => [x.attempt_number, x.trigger, x.delivery_id])).toEqual([
       [1, "scheduled", before.id],
       [2, "replay", before.id],
@@ -549,6 +553,25 @@ describe("sendOnce and purge", () => {
     ]);
     expect(rx.requests.map((r) => r.body)).toEqual([rx.requests[0].body, rx.requests[0].body, rx.requests[0].body]);
     await expect(a.webhooks.sendOnce("ep_nope", id, "test")).rejects.toMatchObject({ status: 404 });
+  });
+
+  test("a successful replay clears the streak of an auto_disabled endpoint but does not lift the auto-disable", async () => {
+    const a = await app();
+    let status = 500;
+    const rx = receiver(() => new Response("", { status }));
+    const ep = addEndpoint(a, rx.url);
+    const id = emit(a, "card.created");
+    await pump(a);
+    // The 24 h rule: the failure after the last retry delay is more than 24 h after the first.
+    for (let i = 0; i < 6; i++) {
+      a.clock.advance(DAY);
+      await a.webhooks.deliverDue();
+    }
+    expect(endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", enabled: 1 });
+    expect(endpoint(a, ep.id).consecutive_failures).toBeGreaterThan(1);
+    status = 204;
+    expect((await a.webhooks.sendOnce(ep.id, id, "replay", delivery(a, id, ep.id)!.id)).succeeded).toBe(true);
+    expect(endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 0, first_failure_at: null, last_status_code: 204 });
   });
 
   test("the response body kept in the log is capped at 1 KiB", async () => {

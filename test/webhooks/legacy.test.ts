@@ -121,9 +121,9 @@ describe("deprecation headers", () => {
 });
 
 describe("create, read, list", () => {
-  test("201 with the legacy record and signing_secret once; reads and the list mask it", async () => {
+  test("201 with exactly the spec's legacy record and signing_secret once; reads and the list omit it", async () => {
     const { token, ws } = await owner();
-    const r = await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/legacy`, events: ["job.succeeded", "job.failed"] } });
+    const r = await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/legacy` } });
     expect(r.status).toBe(201);
     const hook = r.body;
     expect(hook.id).toMatch(/^whk_[0-9a-f]{32}$/);
@@ -133,13 +133,11 @@ describe("create, read, list", () => {
       workspace_id: ws.id,
       url: `${receiver.url}/legacy`,
       active: true,
-      events: ["job.succeeded", "job.failed"],
       failure_count: 0,
       last_status_code: null,
       last_attempt_at: null,
       auto_disabled_at: null,
       first_failure_at: null,
-      signing_secret_hint: hook.signing_secret.slice(-4),
       created_at: app.clock.iso(),
       signing_secret: hook.signing_secret,
     });
@@ -160,17 +158,14 @@ describe("create, read, list", () => {
     expect(app.ctx.secretBox.decrypt(row.secret_enc)).toBe(hook.signing_secret);
   });
 
-  test("defaults and validation: active true, events all; active false creates it paused; bad input 400", async () => {
+  test("defaults and validation: active true; active false creates it paused; bad input 400", async () => {
     const { token, ws } = await owner();
     const a = await createLegacy(token, ws.id);
-    expect(a).toMatchObject({ active: true, events: [] });
+    expect(a.active).toBe(true);
     const b = await createLegacy(token, ws.id, { active: false });
     expect(b.active).toBe(false);
     expect((await app.call("GET", `${base(ws.id)}/${b.id}`, { token })).body.active).toBe(false);
 
-    const unknown = await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/x`, events: ["message.sent"] } });
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.error.message).toContain("job.succeeded");
     expect((await app.call("POST", base(ws.id), { token, body: {} })).status).toBe(400);
     expect((await app.call("POST", base(ws.id), { token, body: { url: "not a url" } })).status).toBe(400);
     expect((await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/x`, active: "yes" } })).status).toBe(400);
@@ -369,14 +364,21 @@ describe("delivery", () => {
     expect(legacyHeaderMatches(hook.signing_secret, requestsFor(second.id).find((q) => q.path === "/legacy")!)).toBe(true);
   });
 
-  test("events filter: only the chosen types are delivered", async () => {
+  test("a legacy webhook receives every type (the record has no events field); a filter set on the shared route applies", async () => {
     const { token, ws } = await owner();
-    await createLegacy(token, ws.id, { events: ["job.failed"] });
+    const hook = await createLegacy(token, ws.id);
+    const first = ["job.succeeded", "job.failed"].map((type) => app.webhooks.emit({ product: "trawl", scopeId: ws.id }, type, { id: type }));
+    await deliverNow();
+    for (const ev of first) expect(requestsFor(ev.id)).toHaveLength(1);
+
+    const filtered = await app.call("PATCH", `${base(ws.id)}/endpoints/${hook.id}`, { token, body: { event_types: ["job.failed"] } });
+    expect(filtered.body.event_types).toEqual(["job.failed"]);
     const skipped = app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.succeeded", { id: "j1" });
     const sent = app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.failed", { id: "j2" });
     await deliverNow();
     expect(requestsFor(skipped.id)).toHaveLength(0);
     expect(requestsFor(sent.id)).toHaveLength(1);
+    expect(Object.keys((await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body)).not.toContain("events");
   });
 
   test("deliveries: newest first; limit default 50, 200 ok, 201 400", async () => {
@@ -438,7 +440,7 @@ describe("state", () => {
     expect(requestsFor(ev.id).length).toBe(2);
   });
 
-  test("PATCH active false pauses and drops queued retries; url and events change; DELETE 204 then 404", async () => {
+  test("PATCH active false pauses and drops queued retries; url changes; DELETE 204 then 404", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 503 }));
@@ -453,11 +455,11 @@ describe("state", () => {
     const log = await app.call("GET", `${base(ws.id)}/events/${ev.id}`, { token });
     expect(log.body.deliveries[0]).toMatchObject({ endpoint_id: hook.id, status: "not_sent" });
 
-    const moved = await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { url: `${receiver.url}/moved`, events: ["job.succeeded"], active: true } });
+    const moved = await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { url: `${receiver.url}/moved`, active: true } });
     expect(moved.status).toBe(200);
-    expect(moved.body).toMatchObject({ url: `${receiver.url}/moved`, events: ["job.succeeded"], active: true });
+    expect(moved.body).toMatchObject({ url: `${receiver.url}/moved`, active: true });
     expect((await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { url: "gopher://x" } })).status).toBe(400);
-    expect((await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { events: ["nope"] } })).status).toBe(400);
+    expect((await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { active: "no" } })).status).toBe(400);
 
     const del = await app.call("DELETE", `${base(ws.id)}/${hook.id}`, { token });
     expect(del.status).toBe(204);
@@ -477,7 +479,7 @@ describe("rotate-secret and test", () => {
     const secret = rotated.body.signing_secret as string;
     expect(secret).toMatch(/^[0-9a-f]{32}$/);
     expect(secret).not.toBe(hook.signing_secret);
-    expect(rotated.body).toMatchObject({ id: hook.id, workspace_id: ws.id, active: true, signing_secret_hint: secret.slice(-4) });
+    expect(rotated.body).toMatchObject({ id: hook.id, workspace_id: ws.id, active: true });
     expect(JSON.stringify((await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body)).not.toContain(secret);
 
     const { id } = app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.succeeded", { id: "j1" });

@@ -191,12 +191,28 @@ describe("events log and replay", () => {
     const sent = all.body.data.find((e: any) => e.id === ids[0]);
     expect(sent.is_test).toBe(false);
     expect(sent.deliveries).toHaveLength(2);
-    expect(sent.deliveries.find((d: any) => d.endpoint_id === a.id)).toEqual({ endpoint_id: a.id, status: "delivered", attempts: 1, last_status_code: 200, next_attempt_at: null });
+    const latest = (trigger: string, status_code: number, error_class: string | null) => ({
+      attempt_number: 1,
+      trigger,
+      status_code,
+      error_class,
+      latency_ms: expect.any(Number),
+      created_at: app.clock.iso(),
+    });
+    expect(sent.deliveries.find((d: any) => d.endpoint_id === a.id)).toEqual({
+      endpoint_id: a.id,
+      status: "delivered",
+      attempts: 1,
+      last_status_code: 200,
+      latest_attempt: latest("scheduled", 200, null),
+      next_attempt_at: null,
+    });
     expect(sent.deliveries.find((d: any) => d.endpoint_id === b.id)).toEqual({
       endpoint_id: b.id,
       status: "pending",
       attempts: 1,
       last_status_code: 500,
+      latest_attempt: latest("scheduled", 500, "http_status"),
       next_attempt_at: new Date(app.clock.nowMs() + 60_000).toISOString(),
     });
     const delivered = all.body.data.find((e: any) => e.id === ids[1]);
@@ -294,6 +310,69 @@ describe("events log and replay", () => {
     const foreign = await createEndpoint(other.token, other.ws.id);
     expect((await app.call("POST", `${base(ws.id)}/events/${id}/replay?endpoint_id=${foreign.id}`, { token })).status).toBe(404);
     expect((await app.call("POST", `${base(ws.id)}/events/evt_missing/replay`, { token })).status).toBe(404);
+  });
+});
+
+describe("replay and endpoint health", () => {
+  test("the events list shows the replay as the latest attempt of a delivered event, like the event detail", async () => {
+    const { token, ws } = await owner();
+    const a = await createEndpoint(token, ws.id);
+    const { id } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    app.webhooks.dispatchPending();
+    await app.webhooks.deliverDue();
+    const listed = async () => (await app.call("GET", `${base(ws.id)}/events?endpoint_id=${a.id}`, { token })).body.data.find((e: any) => e.id === id).deliveries[0];
+    expect(await listed()).toMatchObject({ status: "delivered", attempts: 1, last_status_code: 200, latest_attempt: { attempt_number: 1, trigger: "scheduled", status_code: 200 } });
+
+    app.clock.advance(60_000);
+    receiver.setHandler(() => new Response("accepted", { status: 202 }));
+    expect((await app.call("POST", `${base(ws.id)}/events/${id}/replay`, { token })).body.data[0]).toMatchObject({ succeeded: true, status_code: 202 });
+    const fresh = { status: "delivered", attempts: 2, last_status_code: 202, latest_attempt: { attempt_number: 2, trigger: "replay", status_code: 202, error_class: null, created_at: app.clock.iso() } };
+    expect(await listed()).toMatchObject(fresh);
+    const detail = (await app.call("GET", `${base(ws.id)}/events/${id}`, { token })).body;
+    expect(detail.deliveries[0]).toEqual(await listed());
+    expect(detail.attempts.at(-1)).toMatchObject({ attempt_number: 2, trigger: "replay", status_code: 202 });
+
+    // A failed replay of a delivered event: still delivered, and the failure is the latest attempt.
+    app.clock.advance(60_000);
+    receiver.setHandler(() => new Response("nope", { status: 500 }));
+    await app.call("POST", `${base(ws.id)}/events/${id}/replay?endpoint_id=${a.id}`, { token });
+    expect(await listed()).toMatchObject({ status: "delivered", attempts: 3, last_status_code: 500, latest_attempt: { attempt_number: 3, trigger: "replay", error_class: "http_status" } });
+  });
+
+  test("a successful replay clears consecutive_failures and first_failure_at; a failed one does not add to them", async () => {
+    const { token, ws } = await owner();
+    const ep = await createEndpoint(token, ws.id);
+    receiver.setHandler(() => new Response("down", { status: 503 }));
+    const { id } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    app.webhooks.dispatchPending();
+    await app.webhooks.deliverDue();
+    app.clock.advance(60_000);
+    await app.webhooks.deliverDue();
+    const read = async () => (await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).body;
+    const failing = await read();
+    expect(failing).toMatchObject({ consecutive_failures: 2, first_failure_at: expect.any(String), status: "enabled" });
+
+    expect((await app.call("POST", `${base(ws.id)}/events/${id}/replay`, { token })).body.data[0].succeeded).toBe(false);
+    expect(await read()).toMatchObject({ consecutive_failures: 2, first_failure_at: failing.first_failure_at });
+
+    receiver.setHandler(() => new Response("ok"));
+    expect((await app.call("POST", `${base(ws.id)}/events/${id}/replay`, { token })).body.data[0].succeeded).toBe(true);
+    expect(await read()).toMatchObject({ consecutive_failures: 0, first_failure_at: null, status: "enabled", enabled: true });
+  });
+
+  test("a successful test send clears the streak too (it is a delivery that reached the receiver)", async () => {
+    const { token, ws } = await owner();
+    const ep = await createEndpoint(token, ws.id);
+    receiver.setHandler(() => new Response("down", { status: 500 }));
+    app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    app.webhooks.dispatchPending();
+    await app.webhooks.deliverDue();
+    expect((await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).body.consecutive_failures).toBe(1);
+    expect((await app.call("POST", `${base(ws.id)}/endpoints/${ep.id}/test`, { token, body: {} })).body.succeeded).toBe(false);
+    expect((await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).body.consecutive_failures).toBe(1);
+    receiver.setHandler(() => new Response("ok"));
+    expect((await app.call("POST", `${base(ws.id)}/endpoints/${ep.id}/test`, { token, body: {} })).body.succeeded).toBe(true);
+    expect((await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).body).toMatchObject({ consecutive_failures: 0, first_failure_at: null });
   });
 });
 

@@ -391,7 +391,8 @@ describe("update and delete", () => {
 
     const paused = await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { active: false } });
     expect(paused.status).toBe(200);
-    expect(paused.body).toMatchObject({ active: false, status: "disabled", disabled_reason: "manual" });
+    // The pause is active:false; status is the shared vocabulary's (enabled | auto_disabled).
+    expect(paused.body).toMatchObject({ active: false, status: "enabled", disabled_reason: null });
     receiver.setHandler(() => new Response("ok"));
     app.clock.advance(2 * HOUR);
     const during = app.webhooks.emit(scope, "card.created", { id: "c2" });

@@ -22,6 +22,14 @@
  * - Unknown, expired or used token: 400 INVALID_TOKEN (the spec's "invalid token" is 400).
  *   Wrong code: 401 INVALID_CODE. The 5th wrong code or recovery code locks the challenge:
  *   that answer and every later one is 429 MFA_LOCKED; the user signs in again.
+ * - Wrong codes are also counted per user across challenges, so signing in again does not
+ *   buy fresh guesses: the 5th wrong code or recovery code (the spec's per-challenge number)
+ *   without a successful verify in between, within a day of the previous wrong one, locks
+ *   MFA sign-in for that user for 15 minutes (the sign-in lock's duration): that answer and
+ *   every verify, recover or send-code of any of the user's challenges until then is 429
+ *   MFA_LOCKED with Retry-After, a right code included. Sign-in still issues challenges
+ *   (it has its own per-identifier lock). The lock is re-checked when a right code is about
+ *   to be accepted, so guesses sent in parallel cannot slip past it. A success ends the streak.
  * - Emailed codes: 6 digits, valid 10 minutes (never past the challenge), at most 3 sends
  *   per challenge, 30 s apart (429 MFA_SEND_LIMIT / MFA_SEND_TOO_SOON with Retry-After);
  *   each send supersedes the previous code. Only the HMAC of a code is stored.
@@ -80,6 +88,9 @@ export const MFA_LIMITS = {
   stepUpFailures: 5,
   stepUpLockMs: 15 * MINUTE,
   stepUpStreakMs: DAY,
+  userFailures: 5,
+  userLockMs: 15 * MINUTE,
+  userStreakMs: DAY,
 };
 
 const TOTP_STEP_SEC = 30;
@@ -130,6 +141,8 @@ function firstFactor(ch: store.ChallengeRow): { amr: string[]; method: string } 
 const sixDigits = () => randomInt(0, 1_000_000).toString().padStart(6, "0");
 const invalidToken = () => new ApiError(400, "INVALID_TOKEN", "The MFA token is invalid, used or expired: sign in again");
 const challengeLocked = () => new ApiError(429, "MFA_LOCKED", "Too many wrong codes for this sign-in: sign in again");
+const userLocked = (retryAfterMs: number) =>
+  tooMany("Too many wrong codes for this account: MFA sign-in is locked for 15 minutes", Math.max(1, Math.ceil(retryAfterMs / 1000)), "MFA_LOCKED");
 
 export class MfaService implements MfaGate {
   private readonly codeKey: Uint8Array;
@@ -347,6 +360,7 @@ export class MfaService implements MfaGate {
     const ch = isUuid(token) ? store.challengeById(this.ctx.db, app.id, token) : null;
     if (!ch || ch.consumed_at || ch.expires_at <= this.ctx.clock.nowMs()) throw invalidToken();
     if (ch.locked_at) throw challengeLocked();
+    this.assertUserUnlocked(app, ch.user_id);
     const user = userView(this.ctx.db, app.id, ch.user_id);
     if (!user || user.status === "blocked") throw invalidToken();
     if (user.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
@@ -354,23 +368,53 @@ export class MfaService implements MfaGate {
     return { ch, user };
   }
 
-  /** Counts a wrong answer against the challenge and throws: 401, or 429 when this one locked it. */
+  private userKeys(app: LoadedApp, userId: string) {
+    return { fail: `auth:${app.id}:mfa-fail:${userId}`, lock: `auth:${app.id}:mfa-lock:${userId}` };
+  }
+
+  /** 429 MFA_LOCKED (Retry-After) while the user's wrong codes across challenges hold the lock. */
+  private assertUserUnlocked(app: LoadedApp, userId: string) {
+    const until = this.ctx.ratelimit.lockedUntil(this.userKeys(app, userId).lock);
+    if (until) throw userLocked(until - this.ctx.clock.nowMs());
+  }
+
+  /**
+   * Counts a wrong answer against the challenge and against the user (across challenges)
+   * and throws: 401, or 429 when this one locked the challenge or the user.
+   */
   private challengeFailure(app: LoadedApp, ch: store.ChallengeRow, user: UserView, action: string, meta: RequestMeta): never {
     this.addressLimit(app).failed(meta.ip);
+    const keys = this.userKeys(app, user.id);
     const failures = tx(this.ctx.db, () => {
+      // Already locked by a guess sent in parallel: answer the lock, count nothing more.
+      this.assertUserUnlocked(app, user.id);
       const n = store.recordFailure(this.ctx.db, ch.id, this.ctx.clock.iso(), MFA_LIMITS.maxFailures);
       if (n === null) return null;
       this.audit(app, user, action, { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id }, metadata: { failures: n } });
       if (n >= MFA_LIMITS.maxFailures) this.audit(app, user, "mfa.challenge.lock", { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id } });
-      return n;
+      const userFailures = this.ctx.ratelimit.recordFailure(keys.fail, MFA_LIMITS.userStreakMs);
+      if (userFailures >= MFA_LIMITS.userFailures) {
+        const until = this.ctx.ratelimit.lock(keys.lock, this.ctx.clock.nowMs() + MFA_LIMITS.userLockMs);
+        this.ctx.ratelimit.clearFailures(keys.fail);
+        this.audit(app, user, "mfa.user.lock", { meta, outcome: "failure", metadata: { failures: userFailures, until: new Date(until).toISOString() } });
+        return { n, lockedUntil: until };
+      }
+      return { n, lockedUntil: null };
     });
     if (failures === null) {
       // Someone else finished or locked it meanwhile.
       if (store.challengeById(this.ctx.db, app.id, ch.id)?.locked_at) throw challengeLocked();
       throw invalidToken();
     }
-    if (failures >= MFA_LIMITS.maxFailures) throw challengeLocked();
+    if (failures.lockedUntil) throw userLocked(failures.lockedUntil - this.ctx.clock.nowMs());
+    if (failures.n >= MFA_LIMITS.maxFailures) throw challengeLocked();
     throw new ApiError(401, "INVALID_CODE", "Wrong code");
+  }
+
+  /** Inside the transaction that accepts a right code: the lock may have landed meanwhile; a success ends the streak. */
+  private acceptUserCode(app: LoadedApp, userId: string) {
+    this.assertUserUnlocked(app, userId);
+    this.ctx.ratelimit.clearFailures(this.userKeys(app, userId).fail);
   }
 
   async sendCode(app: LoadedApp, b: { mfa_token: string; factor_id: string }, meta: RequestMeta) {
@@ -429,6 +473,7 @@ export class MfaService implements MfaGate {
     const outcome = tx(this.ctx.db, () => {
       // The step claim and the consumption stand or fall together.
       if (m.step !== null && !store.claimStep(this.ctx.db, m.factor.id, m.step)) return "replay";
+      this.acceptUserCode(app, user.id);
       if (!store.consumeChallenge(this.ctx.db, ch.id, at, this.ctx.clock.nowMs())) throw invalidToken();
       this.audit(app, user, "mfa.verify", { meta, target: { type: "mfa_factor", id: m.factor.id }, metadata: { type: m.type, challenge_id: ch.id } });
       return "ok";
@@ -446,6 +491,7 @@ export class MfaService implements MfaGate {
     const at = this.ctx.clock.iso();
     const ok = tx(this.ctx.db, () => {
       if (!store.useRecoveryCode(this.ctx.db, user.id, this.recoveryHash(rc), at)) return false;
+      this.acceptUserCode(app, user.id);
       if (!store.consumeChallenge(this.ctx.db, ch.id, at, this.ctx.clock.nowMs())) throw invalidToken();
       this.audit(app, user, "mfa.recover", { meta, target: { type: "mfa_challenge", id: ch.id } });
       this.audit(app, user, "mfa.recovery_code.use", { meta, metadata: { context: "signin", remaining: store.unusedRecoveryCodes(this.ctx.db, user.id) } });

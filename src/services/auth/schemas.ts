@@ -37,6 +37,9 @@ export const AppSettingsSchema = t.Object({
   signup_enabled: t.Boolean(),
   signup_requires_pak: t.Boolean({ description: "true: sign-up only with a workspace (platform) API key, not the publishable key" }),
   password_min_length: t.Integer(),
+  block_common_passwords: t.Boolean({
+    description: "Refuse new passwords found (case-insensitively) in the bundled list of the 100,000 most used passwords (default true): sign-up, invites, password change and reset, admin-set passwords",
+  }),
   default_role: t.Nullable(t.String()),
   allowed_redirect_origins: t.Array(t.String()),
   access_token_ttl: t.Integer({ description: "seconds, 60-86400" }),

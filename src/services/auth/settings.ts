@@ -45,6 +45,8 @@ export interface AppSettings {
   signup_enabled: boolean;
   signup_requires_pak: boolean;
   password_min_length: number;
+  /** Refuse passwords from the bundled top-100,000 list (core/common-passwords.ts), case-insensitively. */
+  block_common_passwords: boolean;
   default_role: string | null;
   allowed_redirect_origins: string[];
   access_token_ttl: number;
@@ -61,6 +63,9 @@ export const DEFAULT_SETTINGS: AppSettings = {
   signup_enabled: true,
   signup_requires_pak: false,
   password_min_length: 8,
+  // On by default, existing Apps included (parseSettings fills missing keys): NIST SP
+  // 800-63B asks verifiers to refuse commonly used passwords. Only new passwords are checked.
+  block_common_passwords: true,
   default_role: null,
   allowed_redirect_origins: [],
   access_token_ttl: 3600,
@@ -109,6 +114,7 @@ export function applySettings(current: AppSettings, patch: Record<string, unknow
       case "signup_requires_pak":
       case "send_verification_email":
       case "mfa_for_federated":
+      case "block_common_passwords":
         if (typeof v !== "boolean") bad(k, "must be a boolean");
         else next[k] = v;
         break;

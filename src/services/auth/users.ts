@@ -11,6 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { tx } from "../../core/db";
+import { isCommonPassword } from "../../core/common-passwords";
 import { badRequest, conflict, type ErrorDetail } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import type { AppContext } from "../../context";
@@ -72,10 +73,14 @@ export function publicUser(u: store.UserView): PublicUser {
 /** Emits an Auth webhook event inside the caller's transaction. */
 export type EmitAuthEvent = (appId: string, type: string, data: unknown) => void;
 
+/** The App's password policy; every path that sets a password (sign-up, invite, change, reset, admin) goes through it. */
 export function checkPassword(app: LoadedApp, password: string, field = "password"): ErrorDetail | null {
   const min = app.settings.password_min_length;
   if (password.length < min) return { field, reason: `must be at least ${min} characters` };
   if (password.length > PASSWORD_MAX) return { field, reason: `must be at most ${PASSWORD_MAX} characters` };
+  if (app.settings.block_common_passwords && isCommonPassword(password)) {
+    return { field, reason: "is one of the 100,000 most used passwords; choose another" };
+  }
   return null;
 }
 

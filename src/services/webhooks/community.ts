@@ -123,15 +123,17 @@ export class CommunityWebhookService {
   ) {}
 
   view(r: endpointsStore.EndpointRow): CommunityWebhookView {
-    const disabled = r.status !== "enabled";
+    // Paused (enabled = 0) or auto-disabled by the engine: this record folds both into one flag.
+    const autoDisabled = r.status === "auto_disabled";
+    const disabled = autoDisabled || r.enabled !== 1;
     return {
       id: r.id,
       community_id: r.scope_id,
       url: r.url,
       event_types: JSON.parse(r.event_types) as string[],
       disabled,
-      disabled_at: !disabled ? null : r.status === "auto_disabled" ? r.auto_disabled_at : r.updated_at,
-      disabled_reason: disabled ? (r.disabled_reason ?? "manual") : null,
+      disabled_at: !disabled ? null : autoDisabled ? r.auto_disabled_at : r.updated_at,
+      disabled_reason: !disabled ? null : autoDisabled ? (r.disabled_reason ?? "failing") : "manual",
       consecutive_failures: r.consecutive_failures,
       first_failure_at: r.first_failure_at,
       last_status_code: r.last_status_code,
@@ -171,7 +173,7 @@ export class CommunityWebhookService {
   }
 
   private requireEnabled(r: endpointsStore.EndpointRow) {
-    if (r.status !== "enabled") throw conflict("The webhook is disabled; re-enable it first (PATCH disabled: false)", "WEBHOOK_DISABLED");
+    if (r.enabled !== 1 || r.status !== "enabled") throw conflict("The webhook is disabled; re-enable it first (PATCH disabled: false)", "WEBHOOK_DISABLED");
   }
 
   // ------------------------------------------------------------------ operations
@@ -203,8 +205,8 @@ export class CommunityWebhookService {
     return tx(this.ctx.db, () => {
       this.row(scope, id);
       const eventTypes = input.event_types === undefined ? undefined : this.subscription(scope, input.event_types);
-      // The shared update: url validation, and the pause (status disabled, reason manual,
-      // queued retries dropped) for disabled:true.
+      // The shared update: url validation, and the pause (enabled false, queued retries
+      // dropped) for disabled:true.
       this.api.endpoints.update(scope, id, { url: input.url, event_types: eventTypes, enabled: input.disabled === true ? false : undefined }, actor);
       if (input.disabled === false) {
         this.reenable(id);

@@ -6,11 +6,15 @@
  * - The 11th endpoint of a scope is 409 ENDPOINT_LIMIT_REACHED.
  * - Signing secrets are stored encrypted with the master key; the plaintext is in the
  *   create and rotate-secret responses only, later reads show signing_secret_hint (last 4).
- * - PATCH enabled:false sets status "disabled" (disabled_reason "manual") and drops queued
- *   retries (pending deliveries become not_sent), like an auto-disable does.
- *   PATCH enabled:true on a disabled or auto_disabled endpoint sets status "enabled" and
- *   clears disabled_reason, consecutive_failures and first_failure_at. `enabled` in the view
- *   is true exactly when status is "enabled".
+ * - Two independent fields, as the spec's record has them: `enabled` is the owner's switch
+ *   (a manual pause is enabled:false) and `status` is the engine's verdict, enabled |
+ *   auto_disabled (disabled_reason "failing" while auto_disabled, else null). An endpoint
+ *   receives events only when enabled is true and status is enabled.
+ *   PATCH enabled:false pauses: enabled false, status unchanged, queued retries dropped
+ *   (pending deliveries become not_sent), like an auto-disable does.
+ *   PATCH enabled:true on a paused or auto_disabled endpoint sets enabled true and status
+ *   "enabled", and clears disabled_reason, consecutive_failures, first_failure_at and
+ *   auto_disabled_at.
  * - DELETE removes the endpoint; its deliveries (queued retries included) and its attempt
  *   log go with it. Events themselves stay in the log for the scope's other endpoints.
  * - rotate-secret answers 200. With grace_hours > 0 the previous secret keeps signing (a
@@ -62,7 +66,7 @@ export interface EndpointView {
   description: string;
   event_types: string[];
   enabled: boolean;
-  status: "enabled" | "auto_disabled" | "disabled";
+  status: "enabled" | "auto_disabled";
   signing_secret_hint: string;
   consecutive_failures: number;
   first_failure_at: string | null;
@@ -104,12 +108,12 @@ export class EndpointService {
       url: r.url,
       description: r.description,
       event_types: JSON.parse(r.event_types) as string[],
-      enabled: r.status === "enabled",
+      enabled: r.enabled === 1,
       status: r.status,
       signing_secret_hint: secret.slice(-4),
       consecutive_failures: r.consecutive_failures,
       first_failure_at: r.first_failure_at,
-      disabled_reason: r.status === "enabled" ? null : r.disabled_reason,
+      disabled_reason: r.status === "auto_disabled" ? (r.disabled_reason ?? "failing") : null,
       previous_secret_expires_at: prevLive ? new Date(r.prev_secret_expires_ms!).toISOString() : null,
       created_at: r.created_at,
       updated_at: r.updated_at,
@@ -211,7 +215,7 @@ export class EndpointService {
         created_at: now,
         updated_at: now,
       });
-      if (e.paused) store.updateEndpoint(this.ctx.db, e.id, { enabled: 0, status: "disabled", disabled_reason: "manual" }, now);
+      if (e.paused) store.updateEndpoint(this.ctx.db, e.id, { enabled: 0 }, now);
       this.audit(scope, actor, "webhooks.endpoint.create", e.id, e.auditMetadata);
     });
   }
@@ -225,10 +229,11 @@ export class EndpointService {
     return tx(this.ctx.db, () => {
       const r = this.row(scope, id);
       const now = this.ctx.clock.iso();
-      if (input.enabled === true && r.status !== "enabled") {
+      if (input.enabled === true && (r.enabled !== 1 || r.status !== "enabled")) {
         Object.assign(patch, { enabled: 1, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null, auto_disabled_at: null });
-      } else if (input.enabled === false && r.status !== "disabled") {
-        Object.assign(patch, { enabled: 0, status: "disabled", disabled_reason: "manual" });
+      } else if (input.enabled === false && r.enabled === 1) {
+        // A pause leaves status alone: an auto_disabled endpoint paused stays auto_disabled.
+        patch.enabled = 0;
         store.dropQueuedDeliveries(this.ctx.db, id, now);
       }
       if (Object.keys(patch).length === 0) return this.view(r);

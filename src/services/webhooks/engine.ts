@@ -543,11 +543,15 @@ export class WebhookEngine {
 
   /**
    * One signed attempt of a stored event to an endpoint, for the test and replay
-   * operations: logged in webhook_attempts with that trigger, never retried. It leaves the
-   * delivery's retry schedule and the endpoint's failure streak (consecutive_failures,
-   * first_failure_at, last_status_code) alone: a manual send says nothing about whether the
-   * scheduled stream is healthy, and a test that fails must not disable an endpoint. It is
-   * sent whatever the endpoint's status (checking a disabled endpoint is a use of it).
+   * operations: logged in webhook_attempts with that trigger, never retried, and it leaves
+   * the delivery's retry schedule alone. The endpoint's last_status_code and last_attempt_at
+   * record it like any attempt. Endpoint health follows the spec's "one successful delivery
+   * clears consecutive_failures and first_failure_at": a 2xx to a replay or a test is a
+   * successful delivery to that receiver, so it clears the streak (the status stays as it
+   * is: only PATCH enabled:true lifts an auto-disable). A failed manual send does not add to
+   * the streak: a test or replay someone is running by hand must not push an endpoint into
+   * auto-disable. It is sent whatever the endpoint's status (checking a disabled endpoint is
+   * a use of it).
    */
   async sendOnce(endpointId: string, eventId: string, trigger: "test" | "replay", deliveryId: string | null = null): Promise<AttemptResult> {
     const { db, clock } = this.ctx;
@@ -572,6 +576,8 @@ export class WebhookEngine {
           created_at: clock.iso(),
           created_ms: clock.nowMs(),
         });
+        if (res.succeeded) store.recordEndpointSuccess(db, endpointId, res.status_code!, clock.iso());
+        else store.recordEndpointAttempt(db, endpointId, res.status_code, clock.iso());
       });
     } catch (e) {
       this.ctx.log.error("webhook manual attempt could not be logged", { endpoint: endpointId, event: eventId, error: (e as Error).message });

@@ -11,6 +11,9 @@
  *   endpoint of the scope, also one that never had the event (its first delivery row is
  *   created then). A successful replay settles the endpoint's delivery as delivered (no
  *   further retries); a failed one leaves the delivery and its retry schedule as they were.
+ *   Either way it is the endpoint's latest attempt: list and detail show it in
+ *   deliveries[].latest_attempt (attempts and last_status_code count it too), and a 2xx
+ *   clears the endpoint's failure streak (engine.sendOnce).
  */
 import { badRequest, invalidField, notFound } from "../../core/errors";
 import { encodeCursor, decodeCursor, parseLimit, type Page } from "../../core/pagination";
@@ -24,11 +27,24 @@ import * as endpointsStore from "./store/endpoints";
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "not_sent"] as const;
 
+/** The most recent attempt of an event to an endpoint: scheduled, retry, test or replay. */
+export interface LatestAttemptView {
+  attempt_number: number;
+  trigger: string;
+  status_code: number | null;
+  error_class: string | null;
+  latency_ms: number;
+  created_at: string;
+}
+
 export interface DeliveryView {
   endpoint_id: string;
   status: (typeof DELIVERY_STATUSES)[number];
+  /** Every attempt of the event to the endpoint, replays and tests included. */
   attempts: number;
+  /** Status code of the latest attempt. */
   last_status_code: number | null;
+  latest_attempt: LatestAttemptView | null;
   next_attempt_at: string | null;
 }
 
@@ -60,11 +76,22 @@ export interface EventsQuery {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-const deliveryView = (d: log.DeliverySummaryRow): DeliveryView => ({
+const deliveryView = (d: log.DeliveryWithLatestRow): DeliveryView => ({
   endpoint_id: d.endpoint_id,
   status: d.status,
   attempts: d.attempts,
   last_status_code: d.last_status_code,
+  latest_attempt:
+    d.latest_attempt_number === null
+      ? null
+      : {
+          attempt_number: d.latest_attempt_number,
+          trigger: d.latest_trigger!,
+          status_code: d.last_status_code,
+          error_class: d.latest_error_class,
+          latency_ms: d.latest_latency_ms!,
+          created_at: d.latest_created_at!,
+        },
   next_attempt_at: d.status === "pending" ? iso(d.next_attempt_ms) : null,
 });
 

@@ -32,13 +32,11 @@ export const LegacyWebhook = t.Object({
   workspace_id: t.String(),
   url: t.String(),
   active: t.Boolean({ description: "False when paused (PATCH active:false) or auto-disabled after repeated failures" }),
-  events: t.Array(t.String(), { description: "Event types delivered; empty: every type, including future ones" }),
   failure_count: t.Integer({ description: "Consecutive failed deliveries" }),
   last_status_code: t.Nullable(t.Integer()),
   last_attempt_at: t.Nullable(t.String()),
   auto_disabled_at: t.Nullable(t.String()),
   first_failure_at: t.Nullable(t.String()),
-  signing_secret_hint: t.String({ description: "Last 4 characters of the signing secret" }),
   created_at: t.String(),
 });
 const LegacyWebhookWithSecret = t.Composite([
@@ -47,16 +45,13 @@ const LegacyWebhookWithSecret = t.Composite([
 ]);
 const LegacyList = t.Object({ data: t.Array(LegacyWebhook), pagination: Pagination });
 
-const Events = t.Array(t.String({ maxLength: 200 }), { maxItems: 200, description: "Catalogue types of this product; empty or omitted: all, including future ones" });
 const CreateBody = t.Object({
   url: t.String({ maxLength: URL_MAX, description: "https in production; private and loopback targets are refused" }),
   active: t.Optional(t.Boolean({ default: true })),
-  events: t.Optional(Events),
 });
 const PatchBody = t.Object({
   url: t.Optional(t.String({ maxLength: URL_MAX })),
   active: t.Optional(t.Boolean({ description: "true re-activates and clears the auto-disable; false pauses and drops queued retries" })),
-  events: t.Optional(Events),
 });
 const TestBody = t.Optional(t.Object({ event_type: t.Optional(t.String({ description: "Default: the first type of the catalogue" })) }));
 
@@ -202,7 +197,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
         body: PatchBody,
         response: { 200: LegacyWebhook, ...errors },
         detail: detail(
-          `Update url, active or events (action ${write})`,
+          `Update url or active (action ${write})`,
           "active:true re-activates and clears the auto-disable (failure_count 0, first_failure_at and auto_disabled_at null); active:false pauses and drops queued retries.",
         ),
       })

@@ -19,13 +19,17 @@
  * - Legacy and shared endpoints share the cap of 10 per scope (409 ENDPOINT_LIMIT_REACHED).
  *   The shared surface ({scope}/webhooks/endpoints) also lists and manages legacy rows; this
  *   surface only shows legacy rows (a shared endpoint's id here is 404).
+ * - The record has exactly the spec's fields: id, workspace_id, url, active, failure_count,
+ *   last_status_code, last_attempt_at, auto_disabled_at, first_failure_at, created_at
+ *   (signing_secret on create and rotate only). Create takes url and active, PATCH url and
+ *   active, as the spec lists; a legacy webhook receives every event type of its product.
+ *   An event filter, if wanted, is set through the shared route, which lists legacy rows
+ *   too (event_types).
  * - `active` is true exactly when the endpoint is enabled and its status is enabled.
  *   PATCH active:true on an inactive webhook re-enables it and clears the auto-disable:
  *   status enabled, failure_count (consecutive_failures) 0, first_failure_at and
- *   auto_disabled_at null. PATCH active:false pauses it (status disabled, reason manual) and
- *   drops queued retries. Both are the shared endpoint update (same state machine).
- * - events (array of catalogue types; empty or omitted = every type, future ones included)
- *   is the endpoint's event_types filter; PATCH accepts it too.
+ *   auto_disabled_at null. PATCH active:false pauses it (enabled false) and drops queued
+ *   retries. Both are the shared endpoint update (same state machine).
  * - rotate-secret answers 201 with a new legacy secret and has NO grace period: the old
  *   secret stops signing at once. The legacy header is only ever signed with the current
  *   secret, so a grace period would keep just one of the two headers verifiable; a clean cut
@@ -34,8 +38,8 @@
  *   with test: true, logged with is_test) gets its own delivery row that starts as not_sent,
  *   which the pump never picks up, and is sent once by engine.sendOnce in the background
  *   (a tracked promise, see idle()). Its outcome finishes that row (delivered / failed) and
- *   the attempt (trigger test) appears in the deliveries list. Test sends are never retried
- *   and do not touch the endpoint's failure streak (like the shared test send).
+ *   the attempt (trigger test) appears in the deliveries list. Test sends are never retried;
+ *   like the shared test send, a 2xx clears the failure streak and a failure does not add to it.
  * - deliveries lists attempts (not delivery rows): limit default 50, max 200, newest first.
  */
 import type { AppContext } from "../../context";
@@ -65,14 +69,11 @@ export interface LegacyWebhookView {
   workspace_id: string;
   url: string;
   active: boolean;
-  events: string[];
   failure_count: number;
   last_status_code: number | null;
   last_attempt_at: string | null;
   auto_disabled_at: string | null;
   first_failure_at: string | null;
-  /** Last 4 characters of the current secret (the secret itself is shown on create and rotate only). */
-  signing_secret_hint: string;
   created_at: string;
 }
 
@@ -81,7 +82,6 @@ export type LegacyAttemptView = store.LegacyAttemptRow;
 export interface LegacyInput {
   url?: unknown;
   active?: unknown;
-  events?: unknown;
 }
 
 export class LegacyWebhookService {
@@ -100,13 +100,11 @@ export class LegacyWebhookService {
       workspace_id: r.scope_id,
       url: r.url,
       active: r.enabled === 1 && r.status === "enabled",
-      events: JSON.parse(r.event_types) as string[],
       failure_count: r.consecutive_failures,
       last_status_code: r.last_status_code,
       last_attempt_at: r.last_attempt_at,
       auto_disabled_at: r.auto_disabled_at,
       first_failure_at: r.first_failure_at,
-      signing_secret_hint: this.ctx.secretBox.decrypt(r.secret_enc).slice(-4),
       created_at: r.created_at,
     };
   }
@@ -139,12 +137,11 @@ export class LegacyWebhookService {
     const url = this.api.endpoints.validateUrl(input.url);
     if (input.active !== undefined && typeof input.active !== "boolean") throw invalidField("active", "must be true or false");
     const active = input.active !== false;
-    const events = input.events === undefined ? [] : this.api.endpoints.validateEventTypes(scope.product, input.events, "events");
     const secret = generateLegacySecret();
     const id = prefixedId("whk");
     // Shares the shared surface's cap (one count for both) and its "paused" state.
     this.api.endpoints.insertWithinCap(scope, actor, {
-      id, url, description: "", eventTypes: events, secret, legacy: true, paused: !active, auditMetadata: { url, event_types: events, active, legacy: true },
+      id, url, description: "", eventTypes: [], secret, legacy: true, paused: !active, auditMetadata: { url, active, legacy: true },
     });
     return { view: this.get(scope, id), secret };
   }
@@ -152,10 +149,9 @@ export class LegacyWebhookService {
   update(scope: ResolvedScope, id: string, input: LegacyInput, actor: Actor): LegacyWebhookView {
     this.row(scope, id);
     if (input.active !== undefined && typeof input.active !== "boolean") throw invalidField("active", "must be true or false");
-    const events = input.events === undefined ? undefined : this.api.endpoints.validateEventTypes(scope.product, input.events, "events");
     // The shared update: url validation, re-enable (clears consecutive_failures,
     // first_failure_at, auto_disabled_at) and pause (drops queued retries).
-    this.api.endpoints.update(scope, id, { url: input.url, enabled: input.active, event_types: events }, actor);
+    this.api.endpoints.update(scope, id, { url: input.url, enabled: input.active }, actor);
     return this.get(scope, id);
   }
 

@@ -30,14 +30,14 @@ export const WebhookEndpoint = t.Object({
   url: t.String(),
   description: t.String(),
   event_types: t.Array(t.String(), { description: "Empty: every event type, including future ones" }),
-  enabled: t.Boolean({ description: "True exactly when status is enabled" }),
-  status: t.Union([t.Literal("enabled"), t.Literal("auto_disabled"), t.Literal("disabled")], {
-    description: "auto_disabled after 20 consecutive failures or 24 h of only failures (disabled_reason failing); disabled by PATCH enabled:false (disabled_reason manual)",
+  enabled: t.Boolean({ description: "Your switch: false while paused (PATCH enabled:false). Events are delivered when enabled is true and status is enabled" }),
+  status: t.Union([t.Literal("enabled"), t.Literal("auto_disabled")], {
+    description: "auto_disabled after 20 consecutive failures or 24 h of only failures (disabled_reason failing); PATCH enabled:true brings it back",
   }),
   signing_secret_hint: t.String({ description: "Last 4 characters of the current signing secret" }),
   consecutive_failures: t.Integer(),
   first_failure_at: t.Nullable(t.String()),
-  disabled_reason: t.Nullable(t.String()),
+  disabled_reason: t.Nullable(t.String({ description: "failing while auto_disabled, else null" })),
   previous_secret_expires_at: t.Nullable(t.String({ description: "End of the rotation grace period while the previous secret still signs" })),
   created_at: t.String(),
   updated_at: t.String(),
@@ -58,7 +58,7 @@ const EndpointPatch = t.Object({
   url: t.Optional(t.String({ maxLength: URL_MAX })),
   description: t.Optional(t.String({ maxLength: DESCRIPTION_MAX })),
   event_types: t.Optional(EventTypesSchema),
-  enabled: t.Optional(t.Boolean({ description: "true re-enables (clears the failure streak); false disables and drops queued retries" })),
+  enabled: t.Optional(t.Boolean({ description: "true re-enables (clears the failure streak and an auto-disable); false pauses and drops queued retries" })),
 });
 const RotateBody = t.Optional(
   t.Object({ grace_hours: t.Optional(t.Integer({ minimum: 0, maximum: GRACE_MAX_HOURS, default: GRACE_DEFAULT_HOURS, description: "0 ends the old secret now" })) }),
@@ -76,11 +76,20 @@ const TestResult = t.Object({ ...AttemptFields, trigger: t.Literal("test"), even
 const ReplayResult = t.Object({ data: t.Array(t.Object({ endpoint_id: t.String(), ...AttemptFields, trigger: t.Literal("replay") })) });
 
 const EventType = t.Object({ type: t.String(), description: t.String(), example: t.Record(t.String(), t.Unknown()) });
+const LatestAttempt = t.Object({
+  attempt_number: t.Integer(),
+  trigger: t.String({ description: "scheduled | retry | test | replay" }),
+  status_code: t.Nullable(t.Integer()),
+  error_class: t.Nullable(t.String()),
+  latency_ms: t.Integer(),
+  created_at: t.String(),
+});
 const Delivery = t.Object({
   endpoint_id: t.String(),
   status: t.Union([t.Literal("pending"), t.Literal("delivered"), t.Literal("failed"), t.Literal("not_sent")]),
-  attempts: t.Integer(),
-  last_status_code: t.Nullable(t.Integer()),
+  attempts: t.Integer({ description: "Every attempt of this event to the endpoint, replays and tests included" }),
+  last_status_code: t.Nullable(t.Integer({ description: "Status code of the latest attempt" })),
+  latest_attempt: t.Nullable(LatestAttempt),
   next_attempt_at: t.Nullable(t.String({ description: "Next retry while pending" })),
 });
 const Event = t.Object({ id: t.String(), type: t.String(), created_at: t.String(), is_test: t.Boolean(), deliveries: t.Array(Delivery) });
@@ -217,8 +226,8 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
         tags,
         summary: `Update url, description, event_types or enabled (action ${write})`,
         description:
-          "enabled:true on a disabled or auto_disabled endpoint sets status enabled and clears disabled_reason, consecutive_failures and first_failure_at. " +
-          "enabled:false sets status disabled (disabled_reason manual) and drops queued retries.",
+          "enabled:true on a paused or auto_disabled endpoint sets status enabled and clears disabled_reason, consecutive_failures and first_failure_at. " +
+          "enabled:false pauses (status is left as it is) and drops queued retries.",
       },
     })
     .delete("/endpoints/:id", (c) => {

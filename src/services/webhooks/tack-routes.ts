@@ -37,10 +37,10 @@ export const TackWebhook = t.Object({
   url: t.String(),
   events: t.Array(t.String(), { description: "Event types delivered; empty: every type, including future ones" }),
   active: t.Boolean({ description: "True on register; false when paused (PATCH active:false) or auto-disabled after repeated failures" }),
-  status: t.Union([t.Literal("enabled"), t.Literal("auto_disabled"), t.Literal("disabled")], {
-    description: "auto_disabled after 20 consecutive failures or 24 h of only failures (disabled_reason failing); disabled by PATCH active:false (disabled_reason manual)",
+  status: t.Union([t.Literal("enabled"), t.Literal("auto_disabled")], {
+    description: "auto_disabled after 20 consecutive failures or 24 h of only failures (disabled_reason failing); a pause (PATCH active:false) leaves it as it is",
   }),
-  disabled_reason: t.Nullable(t.String()),
+  disabled_reason: t.Nullable(t.String({ description: "failing while auto_disabled, else null" })),
   signing_secret_hint: t.String({ description: "Last 4 characters of the signing secret" }),
   legacy_signature: t.Boolean({ description: "True when registered with your own secret: deliveries also carry X-Tack-Signature (until 15 January 2027)" }),
   created_at: t.String(),

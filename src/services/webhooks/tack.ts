@@ -19,9 +19,9 @@
  *   records registered here (the spec's prefix); the list shows every endpoint of the
  *   workspace's tack scope, so one made through the shared surface appears with its ep_ id
  *   (both surfaces share one cap, and a list that hid some of the ten would make the 409
- *   inexplicable). `active` is true exactly when the endpoint is enabled; `status` and
- *   `disabled_reason` tell a pause (disabled / manual) from an auto-disable
- *   (auto_disabled / failing).
+ *   inexplicable). `active` is true exactly when the endpoint receives events (not paused,
+ *   not auto-disabled); `status` is the shared record's: enabled | auto_disabled
+ *   (disabled_reason failing), so a pause reads active false with status enabled.
  * - `secret` optional on register:
  *   - given: the caller's own secret signs deliveries. 16-256 visible ASCII characters
  *     (0x21-0x7E, no spaces). Stored encrypted with the master key, never echoed
@@ -85,7 +85,7 @@ export interface TackWebhookView {
   url: string;
   events: string[];
   active: boolean;
-  status: "enabled" | "auto_disabled" | "disabled";
+  status: "enabled" | "auto_disabled";
   disabled_reason: string | null;
   /** Last 4 characters of the signing secret. */
   signing_secret_hint: string;
@@ -151,7 +151,7 @@ export class TackWebhookService {
       events: JSON.parse(r.event_types) as string[],
       active: r.enabled === 1 && r.status === "enabled",
       status: r.status,
-      disabled_reason: r.status === "enabled" ? null : r.disabled_reason,
+      disabled_reason: r.status === "auto_disabled" ? (r.disabled_reason ?? "failing") : null,
       signing_secret_hint: this.ctx.secretBox.decrypt(r.secret_enc).slice(-4),
       legacy_signature: r.legacy === 1,
       created_at: r.created_at,

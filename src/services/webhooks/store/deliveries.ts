@@ -219,6 +219,11 @@ export function recordEndpointSuccess(db: Db, id: string, statusCode: number, at
   ).run(statusCode, at, at, id);
 }
 
+/** A failed manual send (test, replay): the latest attempt is recorded, the failure streak is not touched. */
+export function recordEndpointAttempt(db: Db, id: string, statusCode: number | null, at: string): void {
+  db.query("UPDATE webhook_endpoints SET last_status_code = ?, last_attempt_at = ?, updated_at = ? WHERE id = ?").run(statusCode, at, at, id);
+}
+
 export function recordEndpointFailure(db: Db, id: string, f: { consecutiveFailures: number; firstFailureAt: string; statusCode: number | null; at: string }): void {
   db.query(
     `UPDATE webhook_endpoints SET consecutive_failures = ?, first_failure_at = ?, last_status_code = ?, last_attempt_at = ?, updated_at = ?

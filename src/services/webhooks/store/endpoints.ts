@@ -10,7 +10,9 @@ export interface EndpointRow {
   /** JSON array of event types; empty = every type. */
   event_types: string;
   enabled: number;
-  status: "enabled" | "auto_disabled" | "disabled";
+  /** The engine's verdict; a manual pause is enabled = 0 (migration 0022 moved old "disabled" rows). */
+  status: "enabled" | "auto_disabled";
+  /** "failing" while auto_disabled. */
   disabled_reason: string | null;
   secret_enc: string;
   prev_secret_enc: string | null;

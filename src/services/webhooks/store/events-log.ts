@@ -17,6 +17,15 @@ export interface DeliverySummaryRow {
   next_attempt_ms: number | null;
 }
 
+/** A delivery with the latest attempt of its (event, endpoint), whatever triggered it. */
+export interface DeliveryWithLatestRow extends DeliverySummaryRow {
+  latest_attempt_number: number | null;
+  latest_trigger: string | null;
+  latest_error_class: string | null;
+  latest_latency_ms: number | null;
+  latest_created_at: string | null;
+}
+
 /** What an attempt tells a caller; both the events log and the legacy deliveries list show it. */
 export interface AttemptFields {
   attempt_number: number;
@@ -81,13 +90,27 @@ export function listEvents(db: Db, f: EventFilter): EventSummaryRow[] {
     .all(...args);
 }
 
-/** Deliveries of the given events (one per endpoint), in the order they were created. */
-export function deliveriesOf(db: Db, eventIds: string[]): DeliverySummaryRow[] {
+/**
+ * Deliveries of the given events (one per endpoint), in the order they were created, each
+ * with its latest attempt read from the attempt log: the delivery row only tracks the
+ * scheduled stream (its attempts drive the retry schedule), while test sends and replays
+ * are attempts too, so `attempts` and `last_status_code` come from the log (attempt_number
+ * of the latest attempt counts every attempt of that event to that endpoint). Uses the
+ * webhook_attempts_event_endpoint index; rowid orders attempts of the same millisecond.
+ */
+export function deliveriesOf(db: Db, eventIds: string[]): DeliveryWithLatestRow[] {
   if (eventIds.length === 0) return [];
   return db
-    .query<DeliverySummaryRow, string[]>(
-      `SELECT id, event_id, endpoint_id, status, attempts, last_status_code, next_attempt_ms FROM webhook_deliveries
-       WHERE event_id IN (${eventIds.map(() => "?").join(",")}) ORDER BY created_at, endpoint_id`,
+    .query<DeliveryWithLatestRow, string[]>(
+      `SELECT d.id, d.event_id, d.endpoint_id, d.status, d.next_attempt_ms,
+              COALESCE(l.attempt_number, 0) AS attempts, l.status_code AS last_status_code,
+              l.attempt_number AS latest_attempt_number, l.trigger AS latest_trigger, l.error_class AS latest_error_class,
+              l.latency_ms AS latest_latency_ms, l.created_at AS latest_created_at
+       FROM webhook_deliveries d
+       LEFT JOIN webhook_attempts l ON l.id = (
+         SELECT a.id FROM webhook_attempts a WHERE a.event_id = d.event_id AND a.endpoint_id = d.endpoint_id
+         ORDER BY a.created_ms DESC, a.rowid DESC LIMIT 1)
+       WHERE d.event_id IN (${eventIds.map(() => "?").join(",")}) ORDER BY d.created_at, d.endpoint_id`,
     )
     .all(...eventIds);
 }
