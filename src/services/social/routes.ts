@@ -8,13 +8,13 @@
  */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
-import { idempotent } from "../../access/idempotent";
+import { callerKey, idempotent } from "../../access/idempotent";
 import { requirePrincipal, type PrincipalResolver } from "../../access/principal";
 import type { Idempotency } from "../../core/idempotency";
 import { CommunityWebhookService } from "../webhooks/community";
 import type { Actor } from "../webhooks/endpoints";
 import { communityWebhookRoutes } from "../webhooks/community-routes";
-import { callerKey, webhookRoutes } from "../webhooks/routes";
+import { webhookRoutes } from "../webhooks/routes";
 import { workspaceScope } from "../webhooks/scopes";
 import { CommunityService, type CommunityView } from "./communities";
 import type { SocialDeps } from "./deps";

@@ -10,12 +10,12 @@
  * Sunset: Fri, 15 Jan 2027 00:00:00 GMT. Behaviour and decisions: legacy.ts.
  */
 import { Elysia, t } from "elysia";
-import { callerKey, paramsOf, PRODUCT_LABEL } from "./routes";
+import { paramsOf, PRODUCT_LABEL } from "./routes";
 import { principalPlugin } from "../../access/http";
-import { idempotent } from "../../access/idempotent";
+import { idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
 import type { Idempotency } from "../../core/idempotency";
-import { ErrorBody } from "../platform/schemas";
+import { ErrorBody, Pagination } from "../../access/schemas";
 import { URL_MAX } from "./endpoints";
 import { DELIVERIES_DEFAULT, DELIVERIES_MAX, DEPRECATION_HEADERS, LEGACY_LIST_DEFAULT, LEGACY_LIST_MAX, LEGACY_SUNSET, type LegacyWebhookService } from "./legacy";
 import { registerWebhookActions, type Access, type ScopeResolver } from "./scopes";
@@ -23,7 +23,6 @@ import { MAX_ENDPOINTS_PER_SCOPE, type Product } from "./types";
 
 // ------------------------------------------------------------------ schemas
 
-const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
 
 export const LegacyWebhook = t.Object({
   id: t.String({ description: "whk_..." }),
@@ -164,15 +163,10 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
       })
       .post("/webhooks", async (c) => {
         const { principal, scope } = auth(c, "write");
-        // As on the shared create: the idempotency record keeps signing_secret null, the
-        // secret is added to the first response only; a replay answers signing_secret null.
-        let secret: string | null = null;
-        const body = (await idempotent(deps.idempotency, c, callerKey(principal), async () => {
-          const r = legacy.create(scope, c.body, { principal, meta: c.meta });
-          secret = r.secret;
-          return { status: 201, body: { ...r.view, signing_secret: null } };
-        })) as Record<string, unknown>;
-        return secret !== null ? { ...body, signing_secret: secret } : body;
+        // As on the shared create: a replay answers signing_secret null.
+        return idempotentWithSecret(deps.idempotency, c, principal, { status: 201, field: "signing_secret" }, () =>
+          legacy.create(scope, c.body, { principal, meta: c.meta }),
+        );
       }, {
         params: scopeParams,
         body: CreateBody,

@@ -9,10 +9,10 @@
  */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
-import { idempotent } from "../../access/idempotent";
+import { idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
 import type { Idempotency } from "../../core/idempotency";
-import { ErrorBody } from "../platform/schemas";
+import { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 import { DESCRIPTION_MAX, GRACE_DEFAULT_HOURS, GRACE_MAX_HOURS, URL_MAX, type EventTypeSource } from "./endpoints";
 import { DELIVERY_STATUSES } from "./events-log";
 import { registerWebhookActions, type Access, type ScopeResolver } from "./scopes";
@@ -21,7 +21,6 @@ import { MAX_ENDPOINTS_PER_SCOPE, type Product } from "./types";
 
 // ------------------------------------------------------------------ schemas
 
-const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
 
 export const WebhookEndpoint = t.Object({
   id: t.String({ description: "ep_..." }),
@@ -95,7 +94,6 @@ const Attempt = t.Object({
 });
 const EventDetail = t.Composite([Event, t.Object({ payload: t.Unknown({ description: "The envelope as delivered: {id, type, created_at, data}" }), attempts: t.Array(Attempt) })]);
 
-const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()) });
 const EventsQuery = t.Object({
   endpoint_id: t.Optional(t.String()),
   type: t.Optional(t.String()),
@@ -132,7 +130,6 @@ export function paramsOf(prefix: string, ...own: string[]) {
 }
 
 /** Idempotency keys belong to the caller: a person (any of their sessions) or one API key. */
-export const callerKey = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
 
 export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions) {
   const { webhooks } = deps;
@@ -172,16 +169,10 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
     })
     .post("/endpoints", async (c) => {
       const { principal, scope } = auth(c, "write");
-      // The idempotency record keeps the response body: it is stored with signing_secret
-      // null and the secret is added to the first response only, so it never rests in
-      // plaintext. A replay answers the same endpoint with signing_secret null.
-      let secret: string | null = null;
-      const body = (await idempotent(deps.idempotency, c, callerKey(principal), async () => {
-        const r = webhooks.endpoints.create(scope, c.body, { principal, meta: c.meta });
-        secret = r.secret;
-        return { status: 201, body: { ...r.view, signing_secret: null } };
-      })) as Record<string, unknown>;
-      return secret !== null ? { ...body, signing_secret: secret } : body;
+      // The secret never rests in plaintext: a replay answers signing_secret null.
+      return idempotentWithSecret(deps.idempotency, c, principal, { status: 201, field: "signing_secret" }, () =>
+        webhooks.endpoints.create(scope, c.body, { principal, meta: c.meta }),
+      );
     }, {
       params: scopeParams,
       body: EndpointCreate,

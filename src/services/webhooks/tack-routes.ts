@@ -15,12 +15,12 @@
  */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
-import { idempotent } from "../../access/idempotent";
+import { idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal } from "../../access/principal";
 import type { SocialDeps as WebhookDeps } from "../social/deps";
-import { ErrorBody } from "../platform/schemas";
+import { ErrorBody } from "../../access/schemas";
 import { URL_MAX } from "./endpoints";
-import { callerKey, paramsOf, webhookRoutes } from "./routes";
+import { paramsOf, webhookRoutes } from "./routes";
 import type { Access } from "./scopes";
 import { SECRET_MAX, SECRET_MIN, TACK, TACK_LIST_DEFAULT, TACK_LIST_MAX, TackWebhookService, tackWorkspaceScope } from "./tack";
 import { MAX_ENDPOINTS_PER_SCOPE } from "./types";
@@ -117,15 +117,10 @@ export function tackWebhookRoutes(deps: WebhookDeps) {
     })
     .post("/webhooks", async (c) => {
       const { principal, scope } = auth(c, "write");
-      // As on the shared create: the idempotency record keeps signing_secret null; a
-      // generated secret is added to the first response only.
-      let secret: string | null = null;
-      const body = (await idempotent(ctx.idempotency, c, callerKey(principal), async () => {
-        const r = tack.register(scope, c.body, { principal, meta: c.meta });
-        secret = r.secret;
-        return { status: 201, body: { ...r.view, signing_secret: null } };
-      })) as Record<string, unknown>;
-      return secret !== null ? { ...body, signing_secret: secret } : body;
+      // As on the shared create: a generated secret is in the first response only.
+      return idempotentWithSecret(ctx.idempotency, c, principal, { status: 201, field: "signing_secret" }, () =>
+        tack.register(scope, c.body, { principal, meta: c.meta }),
+      );
     }, {
       params: scopeParams,
       body: RegisterBody,
