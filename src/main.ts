@@ -19,21 +19,27 @@ Commands:
   healthcheck      GET /healthz of the local server; exit 0 when healthy, 1 otherwise
 `;
 
+/** A configuration problem ends the process with its message, no stack trace. */
+function exitOnConfigError(e: unknown): never {
+  if (e instanceof ConfigError) {
+    console.error(e.message);
+    process.exit(2);
+  }
+  throw e;
+}
+
 function config(): Config {
   try {
     return loadConfig();
   } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(e.message);
-      process.exit(2);
-    }
-    throw e;
+    return exitOnConfigError(e);
   }
 }
 
 async function serve() {
   const cfg = config();
-  const bunker = await createApp(cfg);
+  // DEFAULT_SERVICES names are checked against the service modules here.
+  const bunker = await createApp(cfg).catch(exitOnConfigError);
   const { ctx } = bunker;
   const boot = await bunker.platform.setup.bootstrap();
   if (boot?.created) ctx.log.info("operator account created from BUNKER_ADMIN_EMAIL", { account_id: boot.created });

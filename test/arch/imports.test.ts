@@ -89,4 +89,10 @@ describe("import graph of src/", () => {
     expect(importsUnder("core/", ["access/", "services/", "app.ts"])).toEqual([]);
     expect(importsUnder("access/", ["services/", "app.ts"])).toEqual([]);
   });
+
+  test("the webhook engine knows no product; no service imports app.ts", () => {
+    const products = ["auth", "mail", "social", "tack", "trawl", "waitlist"].map((p) => `services/${p}/`);
+    expect(importsUnder("services/webhooks/", products)).toEqual([]);
+    expect(importsUnder("services/", ["app.ts"])).toEqual([]);
+  });
 });

@@ -26,7 +26,6 @@ import { AuthOAuth } from "./oauth";
 import { purgeExpiredSessions } from "./store/users";
 import { clientByClientId } from "./store/m2m";
 import { DAY } from "../../core/clock";
-import { AUTH_ACTIONS } from "./actions";
 
 /** Expired sessions (and their refresh tokens) are kept this long for the audit trail, then purged. */
 export const SESSION_RETENTION_MS = 30 * DAY;
@@ -56,7 +55,6 @@ export class AuthService {
     readonly webhooks: WebhookEngine,
     webhookApi: WebhookService,
   ) {
-    ctx.actions.register("auth", AUTH_ACTIONS);
     const emit = (appId: string, type: string, data: unknown) => void webhooks.emit({ product: "auth", scopeId: appId }, type, data);
     this.keys = new SigningKeys(ctx);
     this.apps = new AppService(ctx, platform, this.keys, (app, principal, meta) =>
@@ -77,14 +75,12 @@ export class AuthService {
     this.me = new MeService(ctx, this, emit);
     this.identities = new IdentityService(ctx, this);
     this.oauth = new AuthOAuth(ctx, this);
-    ctx.scheduler.register({
-      name: "auth.purge",
-      schedule: "0 23 * * * *",
-      run: () => {
-        this.keys.purge();
-        purgeExpiredSessions(ctx.db, ctx.clock.nowMs() - SESSION_RETENTION_MS);
-        this.oauth.purge();
-      },
-    });
+  }
+
+  /** Retention purge (the auth.purge job): retired signing keys, expired sessions, OAuth state. */
+  purge(): void {
+    this.keys.purge();
+    purgeExpiredSessions(this.ctx.db, this.ctx.clock.nowMs() - SESSION_RETENTION_MS);
+    this.oauth.purge();
   }
 }

@@ -20,7 +20,6 @@
  *   matched literally (% and _ are ordinary characters); empty means no filter.
  * - Another workspace's community, or an id that is not a UUID, is 404 like an unknown one.
  */
-import type { ActionRegistry } from "../../access/actions";
 import type { RequestMeta } from "../../access/http";
 import type { Principal } from "../../access/principal";
 import { tx } from "../../core/db";
@@ -40,12 +39,6 @@ export const SOCIAL_ACTIONS = [
   { name: "social.update", description: "Change a community (name, description, settings, status) and its records" },
   { name: "social.delete", description: "Delete a community with everything in it, or single community records" },
 ] as const;
-
-/** Registers the social.* actions (a no-op for those already registered). */
-export function registerSocialActions(actions: ActionRegistry) {
-  const missing = SOCIAL_ACTIONS.filter((a) => !actions.has(a.name));
-  if (missing.length) actions.register("social", missing.map((a) => ({ ...a })));
-}
 
 export const SLUG_RE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 export const DISPLAY_NAME_MAX = 200;
@@ -113,9 +106,7 @@ export class CommunityService {
     readonly ctx: AppContext,
     private readonly platform: Platform,
     private readonly hooks: CommunityHooks = {},
-  ) {
-    registerSocialActions(ctx.actions);
-  }
+  ) {}
 
   view(r: store.CommunityRow): CommunityView {
     return {

@@ -10,7 +10,7 @@
  * Sunset: Fri, 15 Jan 2027 00:00:00 GMT. Behaviour and decisions: legacy.ts.
  */
 import { Elysia, t } from "elysia";
-import { paramsOf, PRODUCT_LABEL } from "./routes";
+import { paramsOf } from "./routes";
 import { principalPlugin } from "../../access/http";
 import { idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
@@ -126,7 +126,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
   const { legacy } = deps;
   const { product } = opts;
   registerWebhookActions(legacy.ctx.actions, product);
-  const tags = [opts.tag ?? `${PRODUCT_LABEL[product]}: webhooks (deprecated)`];
+  const tags = [opts.tag ?? `${legacy.api.catalogue.label(product)}: webhooks (deprecated)`];
   const read = `${product}.webhooks.read`;
   const write = `${product}.webhooks.write`;
   const scopeParams = paramsOf(opts.prefix);

@@ -121,7 +121,6 @@ export interface WebhookRouteOptions {
   tag?: string;
 }
 
-export const PRODUCT_LABEL: Record<Product, string> = { mail: "Mail", waitlist: "Waitlist", trawl: "Extraction jobs", tack: "Card board", auth: "Auth", social: "Community" };
 
 /** TypeBox object of every ":name" in the prefix plus the route's own parameters. */
 export function paramsOf(prefix: string, ...own: string[]) {
@@ -136,7 +135,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
   const { product } = opts;
   // The product's webhook actions must exist for policies to name them (a no-op when the resolver already registered them).
   registerWebhookActions(webhooks.ctx.actions, product);
-  const tags = [opts.tag ?? `${PRODUCT_LABEL[product]}: webhooks`];
+  const tags = [opts.tag ?? `${webhooks.catalogue.label(product)}: webhooks`];
   const read = `${product}.webhooks.read`;
   const write = `${product}.webhooks.write`;
   const scopeParams = paramsOf(opts.prefix);
@@ -289,6 +288,6 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
 export function publicEventTypesRoute(catalogue: EventTypeSource, product: Product, path: string) {
   return new Elysia().get(path, () => ({ data: catalogue.types(product) }), {
     response: { 200: t.Object({ data: t.Array(t.String()) }) },
-    detail: { tags: [`${PRODUCT_LABEL[product]}: webhooks`], summary: "Webhook event types (public, no credential)" },
+    detail: { tags: [`${catalogue.label(product)}: webhooks`], summary: "Webhook event types (public, no credential)" },
   });
 }

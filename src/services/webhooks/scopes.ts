@@ -23,8 +23,6 @@ export type Access = "read" | "write";
 /** Turns the caller and the route's path parameters into the scope, or throws 403/404. */
 export type ScopeResolver = (c: { principal: Principal; params: Record<string, string> }, access: Access) => ResolvedScope;
 
-export const WORKSPACE_PRODUCTS = ["mail", "waitlist", "trawl", "tack"] as const satisfies readonly Product[];
-
 export const webhookAction = (product: Product, access: Access) => `${product}.webhooks.${access}`;
 
 /** Registers the product's two webhook actions (once: a second call for the same product is a no-op). */

@@ -7,7 +7,7 @@
  * mounts {prefix}/webhooks and {prefix}/webhooks/:id/... Static segments win over :id in
  * Elysia's router, so the shared {prefix}/webhooks/endpoints, /events and /event-types keep
  * answering (these records are whk_...). Every response carries Deprecation: true and
- * Sunset. Behaviour and decisions: community.ts.
+ * Sunset. Behaviour and decisions: webhooks.ts.
  */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
@@ -15,13 +15,13 @@ import { callerKey, idempotent, idempotentWithSecret } from "../../access/idempo
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
 import type { Idempotency } from "../../core/idempotency";
 import { ErrorBody, Pagination } from "../../access/schemas";
-import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./community";
-import { URL_MAX } from "./endpoints";
-import { LEGACY_SUNSET } from "./legacy";
-import { deprecationHeaders } from "./legacy-routes";
-import { paramsOf } from "./routes";
-import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "./scopes";
-import { MAX_ENDPOINTS_PER_SCOPE } from "./types";
+import { URL_MAX } from "../webhooks/endpoints";
+import { LEGACY_SUNSET } from "../webhooks/legacy";
+import { deprecationHeaders } from "../webhooks/legacy-routes";
+import { paramsOf } from "../webhooks/routes";
+import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "../webhooks/scopes";
+import { MAX_ENDPOINTS_PER_SCOPE } from "../webhooks/types";
+import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./webhooks";
 
 // ------------------------------------------------------------------ schemas
 
