@@ -87,6 +87,8 @@ export interface BunkerApp {
 /** The service catalogue of a module list: every name, and the ones DEFAULT_SERVICES enables (all by default). */
 export function serviceCatalogue(config: Config, modules: readonly ServiceModule<any>[]): ServiceCatalogue {
   const all = modules.map((m) => ({ name: m.name, description: m.description }));
+  const names = new Set(all.map((m) => m.name));
+  if (names.size !== all.length) throw new Error(`two service modules share a name: ${all.map((m) => m.name).join(", ")}`);
   const unknown = (config.defaultServices ?? []).filter((s) => !all.some((m) => m.name === s));
   if (unknown.length) throw new ConfigError("Invalid configuration:\n  - " + unknown.map((s) => `DEFAULT_SERVICES: unknown service "${s}"`).join("\n  - "));
   return { all, defaults: config.defaultServices ?? all.map((m) => m.name) };

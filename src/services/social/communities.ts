@@ -8,7 +8,7 @@
  * - display_name: 1-200 characters after trimming (stored trimmed). description: up to 2000
  *   characters or null.
  * - app_id: the id (UUID) of an Auth App. When the app wiring hands the service an App
- *   directory (SocialDeps.apps), the App must exist in the same workspace (else 404); without
+ *   directory (the Auth service's Apps), the App must exist in the same workspace (else 404); without
  *   it the UUID is stored as given. An App connects to at most one community (409
  *   APP_ALREADY_CONNECTED). app_id cannot be changed by PATCH.
  * - status: active on create. PATCH moves freely between active and suspended; archived is

@@ -1,7 +1,7 @@
 /**
- * The extraction-job service (trawl)'s webhook events: the catalogue served by {scope}/webhooks/event-types and used to
- * validate subscriptions. Each example is the `data` object of the envelope (conventions:
- * webhooks/catalogue.ts).
+ * Webhook events of the extraction-job service (trawl): the catalogue served by {scope}/webhooks/event-types
+ * and used to validate subscriptions. Each example is the `data` object of the envelope
+ * (conventions: webhooks/catalogue.ts).
  */
 import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../webhooks/catalogue";
 import type { EventTypeInfo } from "../webhooks/types";

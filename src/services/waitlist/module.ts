@@ -1,7 +1,7 @@
 /**
- * The waitlist service as a module. Its routes come with its own issue; today the module carries what
- * exists: the webhook event catalogue and the workspace webhook scope (shared and legacy
- * routes under /waitlist/v1/workspaces/{workspace_id}/webhooks).
+ * The waitlist service as a module. Its routes come with its own issue; today the module
+ * carries what exists: the webhook event catalogue and the workspace webhook scope (shared
+ * and legacy routes under /waitlist/v1/workspaces/{workspace_id}/webhooks).
  */
 import { defineService } from "../module";
 import { workspaceScope } from "../webhooks/scopes";

@@ -78,7 +78,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody 
  * Deprecation: true and Sunset on every response of the routes of the instance that uses
  * this plugin (its hooks are scoped to that one parent), errors and validation failures
  * included. Shared by every deprecated webhook surface (also the community records of
- * community-routes.ts). Success responses: the headers go on through `set`. Errors (thrown
+ * social/webhook-routes.ts). Success responses: the headers go on through `set`. Errors (thrown
  * anywhere, the kernel's onError builds a fresh Response) and validation failures:
  * mapResponse sees that Response and adds them.
  */

@@ -7,10 +7,10 @@
  * secrets, test sends, replays). The built-in admin role covers them through `<product>.*`;
  * the member role does not include them.
  *
- * Workspace-scoped products (mail, waitlist, trawl, tack) use workspaceScope. Auth
- * (/auth/v1/apps/{app_id}) and community (/social/v1/communities/{community_id}) scopes are
- * added by those services with their own resolver (load the app / community, authorize in
- * its workspace, return {product, scopeId, workspaceId}) and one webhookRoutes(...) call.
+ * Workspace-scoped products use workspaceScope. A product with another kind of scope (Auth
+ * Apps, communities) brings its own resolver (load the app / community, authorize in its
+ * workspace, return {product, scopeId, workspaceId}). Either way the product's module lists
+ * its scopes (ServiceModule.webhookScopes) and mount() mounts webhookRoutes for each.
  */
 import type { ActionRegistry } from "../../access/actions";
 import type { Principal } from "../../access/principal";
