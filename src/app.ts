@@ -6,7 +6,7 @@
 import { Elysia } from "elysia";
 import { ActionRegistry } from "./access/actions";
 import { SECURITY_SCHEMES } from "./access/openapi";
-import type { Config } from "./config";
+import { ConfigError, type Config } from "./config";
 import { DAY, systemClock, type Clock } from "./core/clock";
 import { checkpoint, migrate, openDb, ping } from "./core/db";
 import { EventOutbox } from "./core/events";
@@ -25,22 +25,26 @@ import { Scheduler } from "./core/scheduler";
 import { createSecretBox } from "./core/secrets";
 import { unlockMasterKey } from "./core/key-check";
 import { ensureWritableDir } from "./core/startup";
-import type { AppContext } from "./context";
+import type { AppContext, ServiceCatalogue } from "./context";
 import type { InboundHandler } from "./core/smtp-listener";
+import type { Routes, ServiceDeps, ServiceModule } from "./services/module";
 import { Platform } from "./services/platform/service";
-import { platformRoutes } from "./services/platform/routes";
+import type { AuthService } from "./services/auth/service";
 import { WebhookEngine, type WebhookEngineOptions } from "./services/webhooks/engine";
-import { EventCatalogue, registerBuiltinEventTypes } from "./services/webhooks/catalogue";
-import { publicEventTypesRoute, webhookRoutes } from "./services/webhooks/routes";
+import { EventCatalogue } from "./services/webhooks/catalogue";
+import { webhookRoutes } from "./services/webhooks/routes";
 import { LegacyWebhookService } from "./services/webhooks/legacy";
 import { legacyWebhookRoutes } from "./services/webhooks/legacy-routes";
-import { workspaceScope } from "./services/webhooks/scopes";
+import { registerWebhookActions } from "./services/webhooks/scopes";
 import { WebhookService } from "./services/webhooks/service";
-import { AuthService } from "./services/auth/service";
-import { authRoutes } from "./services/auth/routes";
-import { appWebhookScope } from "./services/auth/webhook-scope";
-import { socialRoutes } from "./services/social/routes";
-import { tackWebhookRoutes } from "./services/webhooks/tack-routes";
+import { platformModule } from "./services/platform/module";
+import { authModule } from "./services/auth/module";
+import { webhooksModule } from "./services/webhooks/module";
+import { mailModule } from "./services/mail/module";
+import { tackModule } from "./services/tack/module";
+import { waitlistModule } from "./services/waitlist/module";
+import { trawlModule } from "./services/trawl/module";
+import { socialModule } from "./services/social/module";
 import adminHtml from "../static/admin/index.html" with { type: "text" };
 import { join } from "node:path";
 import type { Server } from "bun";
@@ -48,26 +52,23 @@ import type { Server } from "bun";
 export const VERSION = "0.1.0";
 
 /**
- * Mounted services: prefix -> title and version of its OpenAPI document (/<prefix>/openapi.json).
- * Versions are the contracts' ("Versioning" sections); the card board's gives none: v1.0.0.
+ * Every service, one line each, in mount order (a module may use the services of the
+ * modules before it). Adding a service: its folder, its migrations and one line here
+ * (docs/architecture.md).
  */
-const SERVICES = [
-  { prefix: "/platform", title: "Bunker platform administration", version: "v1.0.0" },
-  { prefix: "/auth", title: "Bunker Auth", version: "v1.0.0" },
-  { prefix: "/mail", title: "Bunker mail", version: "v0.1.0" },
-  { prefix: "/waitlist", title: "Bunker waitlist", version: "v0.1.0" },
-  { prefix: "/trawl", title: "Bunker extraction jobs", version: "v0.1.0" },
-  { prefix: "/tack", title: "Bunker card board", version: "v1.0.0" },
-  { prefix: "/social", title: "Bunker community", version: "v0.1.0" },
+export const SERVICE_MODULES: readonly ServiceModule<any>[] = [
+  platformModule,
+  authModule,
+  webhooksModule,
+  mailModule,
+  tackModule,
+  waitlistModule,
+  trawlModule,
+  socialModule,
 ];
 
-/** Products whose webhook endpoints live in a workspace: {prefix}/v1/workspaces/{workspace_id}/webhooks/... */
-const WORKSPACE_WEBHOOK_PRODUCTS = ["mail", "waitlist", "trawl"] as const;
-/** Every product with a workspace webhook scope (tack and social mount theirs in their own route modules). */
-const WORKSPACE_SCOPED_PRODUCTS = [...WORKSPACE_WEBHOOK_PRODUCTS, "tack", "social"] as const;
-
 export interface BunkerApp {
-  app: Elysia<any, any, any, any, any, any, any>;
+  app: Routes;
   ctx: AppContext;
   platform: Platform;
   auth: AuthService;
@@ -87,7 +88,17 @@ export interface BunkerApp {
   inbound?: InboundHandler;
 }
 
-export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger } = {}): AppContext {
+/** The service catalogue of a module list: every name, and the ones DEFAULT_SERVICES enables (all by default). */
+export function serviceCatalogue(config: Config, modules: readonly ServiceModule<any>[]): ServiceCatalogue {
+  const all = modules.map((m) => ({ name: m.name, description: m.description }));
+  const names = new Set(all.map((m) => m.name));
+  if (names.size !== all.length) throw new Error(`two service modules share a name: ${all.map((m) => m.name).join(", ")}`);
+  const unknown = (config.defaultServices ?? []).filter((s) => !all.some((m) => m.name === s));
+  if (unknown.length) throw new ConfigError("Invalid configuration:\n  - " + unknown.map((s) => `DEFAULT_SERVICES: unknown service "${s}"`).join("\n  - "));
+  return { all, defaults: config.defaultServices ?? all.map((m) => m.name) };
+}
+
+export function buildContext(config: Config, services: ServiceCatalogue, opts: { clock?: Clock; log?: Logger } = {}): AppContext {
   const log = opts.log ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   ensureWritableDir(config.dataDir);
@@ -122,12 +133,15 @@ export function buildContext(config: Config, opts: { clock?: Clock; log?: Logger
     scheduler: new Scheduler(log, metrics, clock),
     outbound: createOutboundHttp({ allowPrivateTargets: config.allowPrivateTargets, requireHttps: config.env === "production" }),
     actions: new ActionRegistry(),
+    services,
   };
 }
 
 /** Retention of finished system mails (they hold reset codes and invite links) and dispatched events. */
 export const SYSTEM_MAIL_RETENTION_MS = 7 * DAY;
 export const DISPATCHED_EVENT_RETENTION_MS = 30 * DAY;
+/** Outbox scope of the platform's workspace.* events (workspaces.ts records them). */
+export const WORKSPACE_EVENT_SCOPE = "platform:";
 
 function registerCoreJobs(ctx: AppContext) {
   ctx.scheduler.register({ name: "mail.deliver", schedule: "*/5 * * * * *", run: async () => void (await ctx.mailer.deliverPending()) });
@@ -144,20 +158,93 @@ function registerCoreJobs(ctx: AppContext) {
   });
 }
 
-export async function createApp(config: Config, opts: { clock?: Clock; log?: Logger; webhooks?: Partial<WebhookEngineOptions> } = {}): Promise<BunkerApp> {
-  const ctx = buildContext(config, opts);
-  const platform = new Platform(ctx);
-  const webhooks = new WebhookEngine(ctx, opts.webhooks);
-  registerCoreJobs(ctx);
-  webhooks.registerJobs(ctx.scheduler);
-  const catalogue = new EventCatalogue();
-  registerBuiltinEventTypes(catalogue);
-  const webhookApi = new WebhookService(ctx, { catalogue, engine: webhooks });
-  const auth = new AuthService(ctx, platform, webhooks, webhookApi);
-  // Workspace-scoped webhook endpoints have no foreign key to the workspace: drop them with it.
+/** A mounted module and the service it created. */
+interface Mounted {
+  module: ServiceModule<any>;
+  service: unknown;
+}
+
+/**
+ * The generic wiring of every module, done once: actions and webhook products first (so
+ * policies and subscriptions can name them), then each service in list order with its
+ * jobs, webhook scopes and routes, then the workspace-delete cascade and the dispatch of
+ * workspace events. Returns the mounted modules in order.
+ */
+function mount(app: Routes, modules: readonly ServiceModule<any>[], deps: Omit<ServiceDeps, "service">, catalogue: EventCatalogue): Mounted[] {
+  const { ctx, platform, webhooks } = deps;
+  for (const m of modules) {
+    // Grouped by namespace: the platform's module owns several (workspace, member, apikey ...).
+    const byNamespace = Map.groupBy(m.actions ?? [], (a) => a.name.split(".")[0]!);
+    for (const [ns, actions] of byNamespace) ctx.actions.register(ns, actions.map((a) => ({ name: a.name, description: a.description })));
+    if (m.webhooks) {
+      catalogue.addProduct(m.webhooks);
+      registerWebhookActions(ctx.actions, m.webhooks.product);
+    }
+  }
+
+  const mounted: Mounted[] = [];
+  const service = <T>(name: string) => mounted.find((x) => x.module.name === name)?.service as T | undefined;
+  const full: ServiceDeps = { ...deps, service };
+  const shared = { webhooks: webhooks.api, principals: platform.authz, idempotency: ctx.idempotency };
+  const legacy = { legacy: webhooks.legacy, principals: platform.authz, idempotency: ctx.idempotency };
+  for (const m of modules) {
+    const s = m.create(full);
+    mounted.push({ module: m, service: s });
+    for (const job of m.jobs?.(s, full) ?? []) ctx.scheduler.register(job);
+    if (m.webhooks) {
+      const product = m.webhooks.product;
+      for (const scope of m.webhookScopes?.(s, full) ?? []) {
+        const opts = { product, prefix: scope.prefix, resolve: scope.resolve, tag: scope.tag };
+        app.use(webhookRoutes(shared, opts));
+        if (scope.legacyRoutes) app.use(legacyWebhookRoutes(legacy, { ...opts, tag: undefined }));
+      }
+    }
+    const routes = m.routes?.(s, full);
+    if (routes) app.use(routes);
+  }
+
+  // Webhook endpoints have no foreign key to their scope's owner: every product's endpoints
+  // scoped to the workspace go with it, then each module drops what else it keeps.
   platform.workspaces.onDelete((workspaceId, principal, meta) => {
-    for (const product of WORKSPACE_SCOPED_PRODUCTS) webhookApi.endpoints.removeScope({ product, scopeId: workspaceId, workspaceId }, { principal, meta });
+    const actor = { principal, meta };
+    for (const { module: m } of mounted) {
+      if (m.webhooks) webhooks.api.endpoints.removeScope({ product: m.webhooks.product, scopeId: workspaceId, workspaceId }, actor);
+    }
+    for (const { module: m, service: s } of mounted) m.onWorkspaceDelete?.(s, workspaceId, actor);
   });
+
+  // Workspace events (workspace.created / renamed / deleted) go to the modules that keep
+  // denormalised workspace data, and are marked dispatched so the retention purge removes them.
+  const consumers = mounted.filter((x) => x.module.onWorkspaceEvent);
+  ctx.scheduler.register({
+    name: "platform.events",
+    schedule: "*/5 * * * * *",
+    run: () => {
+      while (
+        ctx.events.claim(WORKSPACE_EVENT_SCOPE, 500, (e) => {
+          const event = { ...e, data: JSON.parse(e.data) as unknown, dispatched_at: null };
+          for (const { module: m, service: s } of consumers) m.onWorkspaceEvent!(s, event);
+        }) === 500
+      );
+    },
+  });
+  return mounted;
+}
+
+export async function createApp(
+  config: Config,
+  opts: { clock?: Clock; log?: Logger; webhooks?: Partial<WebhookEngineOptions>; modules?: readonly ServiceModule<any>[] } = {},
+): Promise<BunkerApp> {
+  const modules = opts.modules ?? SERVICE_MODULES;
+  const ctx = buildContext(config, serviceCatalogue(config, modules), opts);
+  registerCoreJobs(ctx);
+  // The platform and the webhook engine are what every module builds on: created first,
+  // handed to the modules (the platform's and the webhooks' modules included).
+  const platform = new Platform(ctx);
+  const catalogue = new EventCatalogue();
+  const engine = new WebhookEngine(ctx, catalogue, opts.webhooks);
+  const webhookApi = new WebhookService(ctx, { catalogue, engine });
+  const legacyWebhooks = new LegacyWebhookService(ctx, webhookApi, engine);
 
   const app = new Elysia()
     .use(httpKernel(ctx.log, ctx.metrics))
@@ -175,54 +262,29 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     .get("/admin/", ({ request, redirect }) =>
       new URL(request.url).pathname === "/admin"
         ? redirect("/admin/", 302)
-        : new Response(adminHtml as unknown as string, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } })
-    .use(platformRoutes(platform))
-    .use(authRoutes(auth));
+        : new Response(adminHtml as unknown as string, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } });
 
-  // Shared webhook routes, one factory per scope kind (Auth apps and communities mount theirs the same way).
-  // The deprecated {scope}/webhooks and {scope}/webhooks/{id} routes (until 15 January 2027) sit beside them.
-  const legacyWebhooks = new LegacyWebhookService(ctx, webhookApi, webhooks);
-  for (const product of WORKSPACE_WEBHOOK_PRODUCTS) {
-    app.use(
-      webhookRoutes(
-        { webhooks: webhookApi, principals: platform.authz, idempotency: ctx.idempotency },
-        { product, prefix: `/${product}/v1/workspaces/:workspace_id`, resolve: workspaceScope(platform, product) },
-      ),
-    );
-    app.use(
-      legacyWebhookRoutes(
-        { legacy: legacyWebhooks, principals: platform.authz, idempotency: ctx.idempotency },
-        { product, prefix: `/${product}/v1/workspaces/:workspace_id`, resolve: workspaceScope(platform, product) },
-      ),
-    );
-  }
+  const mounted = mount(app, modules, { ctx, platform, webhooks: { engine, api: webhookApi, legacy: legacyWebhooks } }, catalogue);
 
-  // Auth Apps: /auth/v1/apps/{app_id}/webhooks/... (shared and legacy routes, like the workspace products).
-  const authScope = { product: "auth" as const, prefix: "/auth/v1/apps/:app_id", resolve: appWebhookScope(auth) };
-  app.use(webhookRoutes({ webhooks: webhookApi, principals: platform.authz, idempotency: ctx.idempotency }, authScope));
-  app.use(legacyWebhookRoutes({ legacy: legacyWebhooks, principals: platform.authz, idempotency: ctx.idempotency }, authScope));
-
-  // The community service's public catalogue (spec 3), communities and their webhooks; card-board webhook records.
-  app.use(publicEventTypesRoute(catalogue, "social", "/social/v1/webhook-event-types"));
-  const productDeps = { ctx, platform, webhookApi, engine: webhooks, catalogue, legacy: legacyWebhooks, apps: auth.apps };
-  app.use(socialRoutes(productDeps));
-  app.use(tackWebhookRoutes(productDeps));
-
-  // Last, so the documents describe every route above: /docs (Swagger UI), /docs/json, /<service>/openapi.json.
+  // Last, so the documents describe every route above: /docs (Swagger UI), /docs/json, and
+  // /<service>/openapi.json with each module's title, description and version.
   app.use(apiDocs(() => app.routes, {
     info: { title: "Bunker API", version: VERSION, description: "Every Bunker service. Per-service documents: `/<service>/openapi.json`." },
-    services: SERVICES,
+    services: mounted.flatMap(({ module: m }) => (m.prefix && m.openapi ? [{ prefix: m.prefix, ...m.openapi }] : [])),
     securitySchemes: SECURITY_SCHEMES,
     serverUrl: ctx.config.publicUrl,
   }));
 
+  const serviceOf = <T>(name: string) => mounted.find((x) => x.module.name === name)?.service as T;
+  const inbound = mounted.find((x) => x.module.inbound);
   return {
     app,
     ctx,
     platform,
-    auth,
-    webhooks,
+    auth: serviceOf<AuthService>("auth"),
+    webhooks: engine,
     webhookApi,
+    inbound: inbound?.module.inbound!(inbound.service),
     handle: (req) => app.handle(req),
     listen(port, hostname) {
       // reusePort off (Elysia turns it on): a second instance on a taken port must fail to
@@ -232,11 +294,9 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     },
     async stop() {
       await ctx.scheduler.stop();
-      // Attempts in flight finish and are recorded before the database closes.
-      await webhooks.stop();
-      await platform.accounts.idle();
-      await auth.verification.idle();
-      auth.m2m.tokenLog.flush();
+      // Background work finishes and is recorded before the database closes: the modules
+      // built last (on top of the others) stop first.
+      for (const { module: m, service: s } of [...mounted].reverse()) await m.stop?.(s);
       checkpoint(ctx.db);
       ctx.db.close();
     },

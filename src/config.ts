@@ -7,9 +7,6 @@ import type { Level } from "./core/log";
 import type { ProviderId } from "./core/oidc";
 import { parseOriginPattern } from "./core/return-to";
 
-export const SERVICE_CATALOGUE = ["platform", "auth", "webhooks", "mail", "tack", "waitlist", "trawl", "social"] as const;
-export type ServiceName = (typeof SERVICE_CATALOGUE)[number];
-
 export interface Config {
   port: number;
   host: string;
@@ -30,7 +27,8 @@ export interface Config {
   consoleSignup: ConsoleSignup;
   /** When set, /metrics answers only to `Authorization: Bearer <token>`. */
   metricsToken: string | null;
-  defaultServices: ServiceName[];
+  /** Services enabled on new workspaces; null: every mounted service. Names are checked by createApp against the service modules. */
+  defaultServices: string[] | null;
   logLevel: Level;
   /** Object store: "local" folder under dataDir, or "s3" through Bun.s3 (S3_* variables). */
   objectStore: "local" | "s3";
@@ -104,9 +102,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push("MASTER_KEY must be 32 bytes as 64 hex characters or base64");
   }
 
-  const defaultServices = str("DEFAULT_SERVICES", "platform,auth,webhooks,mail,tack,waitlist,trawl,social")
-    .split(",").map((s) => s.trim()).filter(Boolean) as ServiceName[];
-  for (const s of defaultServices) if (!SERVICE_CATALOGUE.includes(s)) problems.push(`DEFAULT_SERVICES: unknown service "${s}"`);
+  const defaultServices = env.DEFAULT_SERVICES ? env.DEFAULT_SERVICES.split(",").map((s) => s.trim()).filter(Boolean) : null;
 
   const origins = str("OAUTH_RETURN_TO_ORIGINS", "").split(",").map((s) => s.trim()).filter(Boolean);
   for (const o of origins) {

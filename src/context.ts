@@ -18,6 +18,14 @@ import type { RateLimiter } from "./core/ratelimit";
 import type { Scheduler } from "./core/scheduler";
 import type { createSecretBox } from "./core/secrets";
 
+/** The mounted services (app.ts's module list), for the platform's per-workspace switches. */
+export interface ServiceCatalogue {
+  /** Every service, in mount order: name and one line of description. */
+  all: readonly { name: string; description: string }[];
+  /** Enabled on a new workspace (DEFAULT_SERVICES, or every service). */
+  defaults: readonly string[];
+}
+
 export interface AppContext {
   config: Config;
   db: Db;
@@ -35,4 +43,5 @@ export interface AppContext {
   scheduler: Scheduler;
   outbound: ReturnType<typeof createOutboundHttp>;
   actions: ActionRegistry;
+  services: ServiceCatalogue;
 }

@@ -41,12 +41,14 @@ function config(): Config {
   }
 }
 
-/** Runs a start-up step; a StartupError becomes its one-line message and exit 1. */
+/** Runs a start-up step; a StartupError becomes its one-line message and exit 1, a ConfigError exit 2. */
 async function startup<T>(step: () => T | Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (e) {
     if (e instanceof StartupError) fail(e.message);
+    // e.g. DEFAULT_SERVICES names, checked by createApp against the service modules.
+    if (e instanceof ConfigError) fail(e.message, 2);
     throw e;
   }
 }

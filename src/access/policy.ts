@@ -39,7 +39,6 @@
  * For a policy evaluated many times (cached principal), compilePolicy() builds Set-based lookups.
  */
 import { ApiError, type ErrorDetail } from "../core/errors";
-import type { ActionRegistry } from "./actions";
 
 export interface Statement {
   effect: "allow";
@@ -47,6 +46,16 @@ export interface Statement {
   resources: string[];
 }
 export type Policy = Statement[];
+
+/**
+ * What policy checks need of the action catalogue (actions.ts: ActionRegistry). Declared
+ * here so policy.ts does not import the registry, which imports the name rules from here.
+ */
+export interface KnownActions {
+  has(name: string): boolean;
+  list(): { name: string }[];
+  matching(pattern: string): string[];
+}
 
 /** A concrete action name: two or more lowercase dot-separated segments. */
 export const ACTION_NAME_RE = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
@@ -153,7 +162,7 @@ export function policyCovers(outer: Policy, inner: Policy): boolean {
  * The concrete registered actions the policy allows on the collection resource "*",
  * sorted by name (introspection output).
  */
-export function effectiveActions(policy: Policy, registry: ActionRegistry): string[] {
+export function effectiveActions(policy: Policy, registry: KnownActions): string[] {
   const out: string[] = [];
   for (const { name } of registry.list()) if (isAllowed(policy, name, "*")) out.push(name);
   return out;
@@ -238,7 +247,7 @@ export function isValidActionPattern(s: string): boolean {
  * resources are non-empty strings of at most 256 characters without whitespace and with "*"
  * only as the last character.
  */
-export function validatePolicy(input: unknown, registry?: ActionRegistry, field = "policy"): Policy {
+export function validatePolicy(input: unknown, registry?: KnownActions, field = "policy"): Policy {
   const details: ErrorDetail[] = [];
   const add = (f: string, reason: string) => {
     if (details.length < MAX_DETAILS) details.push({ field: f, reason });

@@ -1,11 +1,13 @@
 /**
  * The event outbox. A service records an event with `record` inside the same db
- * transaction as the change it describes, so the two commit (or roll back) together; the
- * webhook engine later reads `pending`, delivers, and calls `markDispatched`. Delivery is
- * at-least-once: a crash between delivery and marking repeats the event, never loses it.
+ * transaction as the change it describes, so the two commit (or roll back) together; its
+ * consumer (the webhook engine for "webhook:" scopes, the workspace-event dispatch for
+ * "platform:" scopes) later takes them with `claim`. Every scope needs a consumer: only
+ * dispatched events are purged. Delivery is at-least-once: a crash between handling and
+ * marking repeats the event, never loses it.
  */
 import type { Clock } from "./clock";
-import type { Db } from "./db";
+import { tx, type Db } from "./db";
 import { conflict, invalidField } from "./errors";
 import { prefixedId } from "./ids";
 import * as store from "./store/events";
@@ -26,6 +28,15 @@ export interface NewEvent {
   data: unknown;
   /** Caller-chosen id (must start with "evt_"), e.g. when the id already went out in a response. */
   id?: string;
+}
+
+/** An event as claimed: `data` is the stored JSON text (a consumer may splice it in as is). */
+export interface ClaimedEvent {
+  id: string;
+  type: string;
+  scope: string;
+  data: string;
+  created_at: string;
 }
 
 const toEvent = (r: store.EventRow): OutboxEvent => ({ ...r, data: JSON.parse(r.data) });
@@ -61,8 +72,24 @@ export class EventOutbox {
     return store.selectPending(this.db, Math.max(1, Math.floor(limit))).map(toEvent);
   }
 
-  pendingCount(): number {
-    return store.countPending(this.db);
+  /**
+   * Hands up to `limit` undispatched events whose scope starts with `scopePrefix` (e.g.
+   * "webhook:") to `consume`, oldest first, and marks them dispatched, all in one
+   * (IMMEDIATE) transaction: another process cannot take the same events, and a throw rolls
+   * the batch back so it is offered again. Returns how many were taken.
+   */
+  claim(scopePrefix: string, limit: number, consume: (e: ClaimedEvent) => void): number {
+    return tx(this.db, () => {
+      const rows = store.selectPendingInScope(this.db, scopePrefix, Math.max(1, Math.floor(limit)));
+      for (const r of rows) consume({ id: r.id, type: r.type, scope: r.scope, data: r.data, created_at: r.created_at });
+      if (rows.length) store.markDispatched(this.db, rows.map((r) => r.id), this.clock.iso());
+      return rows.length;
+    });
+  }
+
+  /** Undispatched events, all of them or those of one scope prefix (e.g. "webhook:"). */
+  pendingCount(scopePrefix?: string): number {
+    return scopePrefix === undefined ? store.countPending(this.db) : store.countPendingInScope(this.db, scopePrefix);
   }
 
   /** Returns how many were newly marked; ids already dispatched or unknown are ignored. */

@@ -16,11 +16,15 @@ export interface TestApp extends BunkerApp {
   call(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}, dir = mkdtempSync(join(tmpdir(), "bunker-app-"))): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  dir = mkdtempSync(join(tmpdir(), "bunker-app-")),
+  opts: Omit<NonNullable<Parameters<typeof createApp>[1]>, "clock"> = {},
+): Promise<TestApp> {
   // Sign-up open (the default is invite_only): most tests create accounts freely.
   const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...env });
   const clock = new ManualClock(Date.parse("2026-11-21T12:00:00.000Z"));
-  const bunker = await createApp(config, { clock });
+  const bunker = await createApp(config, { ...opts, clock });
   const call: TestApp["call"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;

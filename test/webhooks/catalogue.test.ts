@@ -1,6 +1,20 @@
 import { describe, expect, test } from "bun:test";
-import { BUILTIN_EVENT_TYPES, EventCatalogue, registerBuiltinEventTypes } from "../../src/services/webhooks/catalogue";
-import { PRODUCTS, type Product } from "../../src/services/webhooks/types";
+import { SERVICE_MODULES } from "../../src/app";
+import { EventCatalogue, defineWebhookProduct, type WebhookProduct } from "../../src/services/webhooks/catalogue";
+import type { Product } from "../../src/services/webhooks/types";
+
+/** Every service module's webhook product (each product defines its list in its own folder). */
+const PRODUCT_DEFS = SERVICE_MODULES.flatMap((m) => (m.webhooks ? [m.webhooks] : []));
+const PRODUCTS = Object.fromEntries(PRODUCT_DEFS.map((p) => [p.product, p]));
+const registerBuiltinEventTypes = (c: EventCatalogue) => {
+  for (const p of PRODUCT_DEFS) c.addProduct(p);
+};
+/** A catalogue that knows the products but none of their event types. */
+const bare = (...products: string[]) => {
+  const c = new EventCatalogue();
+  for (const product of products) c.addProduct({ product, label: product, legacyHeader: `x-${product}-signature`, events: [] });
+  return c;
+};
 
 const SOCIAL_21 = [
   "post.created", "post.updated", "post.deleted", "post.reaction.created", "repost.created",
@@ -34,7 +48,7 @@ function builtin() {
 describe("built-in catalogue", () => {
   test("every product has exactly the expected types, in order", () => {
     const c = builtin();
-    for (const product of Object.keys(PRODUCTS) as Product[]) {
+    for (const product of Object.keys(EXPECTED)) {
       expect(c.types(product)).toEqual(EXPECTED[product]);
       expect(c.list(product).map((e) => e.type)).toEqual(EXPECTED[product]);
     }
@@ -42,7 +56,7 @@ describe("built-in catalogue", () => {
 
   test("counts per product (community: exactly 21)", () => {
     const c = builtin();
-    const counts = Object.fromEntries((Object.keys(PRODUCTS) as Product[]).map((p) => [p, c.types(p).length]));
+    const counts = Object.fromEntries(Object.keys(EXPECTED).map((p) => [p, c.types(p).length]));
     expect(counts).toEqual({ mail: 10, waitlist: 6, trawl: 5, tack: 6, auth: 12, social: 21 });
   });
 
@@ -103,7 +117,8 @@ describe("built-in catalogue", () => {
     expect(() => {
       (c.list("waitlist")[0]!.example as Record<string, unknown>).email = "x";
     }).toThrow();
-    expect(Object.isFrozen(BUILTIN_EVENT_TYPES.social)).toBe(true);
+    expect(Object.isFrozen(PRODUCTS.social!.events)).toBe(true);
+    expect(Object.isFrozen(PRODUCTS.social!.events[0]!.example)).toBe(true);
   });
 });
 
@@ -111,26 +126,26 @@ describe("EventCatalogue.register", () => {
   const info = (type: string) => ({ type, description: "Something happened.", example: { id: "x" } });
 
   test("instances are independent (no module-level state)", () => {
-    const a = new EventCatalogue();
-    const b = new EventCatalogue();
+    const a = bare("mail");
+    const b = bare("mail");
     a.register("mail", [info("message.sent")]);
     expect(a.types("mail")).toEqual(["message.sent"]);
     expect(b.types("mail")).toEqual([]);
     expect(b.list("mail")).toEqual([]);
     // builtins can be registered into two catalogues
-    registerBuiltinEventTypes(b);
+    registerBuiltinEventTypes(new EventCatalogue());
     expect(builtin().types("social").length).toBe(21);
   });
 
   test("registering in several calls appends", () => {
-    const c = new EventCatalogue();
+    const c = bare("trawl");
     c.register("trawl", [info("job.queued")]);
     c.register("trawl", [info("credits.low")]);
     expect(c.types("trawl")).toEqual(["job.queued", "credits.low"]);
   });
 
   test("a duplicate type throws (across calls and within one call) and adds nothing", () => {
-    const c = new EventCatalogue();
+    const c = bare("tack", "social");
     c.register("tack", [info("card.created")]);
     expect(() => c.register("tack", [info("card.moved"), info("card.created")])).toThrow(/duplicate/);
     expect(() => c.register("tack", [info("card.moved"), info("card.moved")])).toThrow(/duplicate/);
@@ -138,20 +153,47 @@ describe("EventCatalogue.register", () => {
     // the same name under another product is fine
     c.register("social", [info("card.created")]);
     expect(c.has("social", "card.created")).toBe(true);
-    // builtins twice into one catalogue is a duplicate
+    // a product added twice is a duplicate
     const d = builtin();
     expect(() => registerBuiltinEventTypes(d)).toThrow(/duplicate/);
+    expect(() => d.register("tack", [info("card.created")])).toThrow(/duplicate/);
   });
 
   test("reserved, malformed or incomplete entries are refused", () => {
-    const c = new EventCatalogue();
+    const c = bare("social");
     expect(() => c.register("social", [info("ping")])).toThrow();
     expect(() => c.register("social", [info("Post.Created")])).toThrow();
     expect(() => c.register("social", [info("post")])).toThrow();
     expect(() => c.register("social", [{ type: "post.created", description: " ", example: {} }])).toThrow();
     expect(() => c.register("social", [{ type: "post.created", description: "x", example: [] as unknown as Record<string, unknown> }])).toThrow();
-    expect(() => c.register("nope" as Product, [info("a.b")])).toThrow();
+    expect(() => c.register("nope" as Product, [info("a.b")])).toThrow(/unknown product/);
     expect(c.types("social")).toEqual([]);
+  });
+});
+
+describe("defineWebhookProduct (what a product module exports)", () => {
+  const info = (type: string) => ({ type, description: "Something happened.", example: { id: "x" } });
+  const def = (over: Partial<WebhookProduct> = {}): WebhookProduct => ({ product: "demo", label: "Demo", legacyHeader: "x-demo-signature", events: [info("thing.created")], ...over });
+
+  test("checks the product like the catalogue will, and freezes a copy", () => {
+    const events = [info("thing.created")];
+    const p = defineWebhookProduct(def({ events }));
+    events[0]!.description = "changed";
+    expect(p.events[0]!.description).toBe("Something happened.");
+    expect(Object.isFrozen(p.events[0]!.example)).toBe(true);
+    expect(() => defineWebhookProduct(def({ events: [info("thing.created"), info("thing.created")] }))).toThrow(/duplicate/);
+    expect(() => defineWebhookProduct(def({ events: [info("Thing.Created")] }))).toThrow(/malformed event type/);
+    expect(() => defineWebhookProduct(def({ product: "Demo" }))).toThrow(/product name/);
+    expect(() => defineWebhookProduct(def({ legacyHeader: "X Demo" }))).toThrow(/legacy header/);
+  });
+
+  test("a catalogue refuses the same product twice and keeps what it knows of each", () => {
+    const c = new EventCatalogue();
+    c.addProduct(defineWebhookProduct(def({ envelopeScopeField: "demo_id" })));
+    expect(() => c.addProduct(defineWebhookProduct(def()))).toThrow(/duplicate webhook product/);
+    expect(c.productNames()).toEqual(["demo"]);
+    expect([c.label("demo"), c.legacyHeader("demo"), c.envelopeScopeField("demo")]).toEqual(["Demo", "x-demo-signature", "demo_id"]);
+    expect(c.hasProduct("nope")).toBe(false);
   });
 });
 

@@ -20,6 +20,32 @@ export function selectPending(db: Db, limit: number): EventRow[] {
     .all(limit);
 }
 
+/**
+ * Undispatched events whose scope starts with `prefix` ("<name>:"), oldest first. The
+ * prefix's bounds are written into the SQL as literals ("webhook:" <= scope < "webhook;",
+ * ';' follows ':' in ASCII) so the planner can match a partial index declared with the same
+ * bounds (migration 0021 has the webhook engine's); a bound parameter would not match it.
+ */
+export function selectPendingInScope(db: Db, prefix: string, limit: number): EventRow[] {
+  return db
+    .query<EventRow, [number]>(
+      `SELECT id, type, scope, data, created_at, dispatched_at FROM core_events
+       WHERE dispatched_at IS NULL AND ${scopeBounds(prefix)}
+       ORDER BY created_at, id LIMIT ?`,
+    )
+    .all(limit);
+}
+
+/** Undispatched events of one scope prefix (same literal bounds, same partial index). */
+export function countPendingInScope(db: Db, prefix: string): number {
+  return db.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM core_events WHERE dispatched_at IS NULL AND ${scopeBounds(prefix)}`).get()!.n;
+}
+
+function scopeBounds(prefix: string): string {
+  if (!/^[a-z][a-z0-9_]*:$/.test(prefix)) throw new Error(`outbox scope prefix must look like "name:" (got ${JSON.stringify(prefix)})`);
+  return `scope >= '${prefix}' AND scope < '${prefix.slice(0, -1)};'`;
+}
+
 export function countPending(db: Db): number {
   return db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM core_events WHERE dispatched_at IS NULL").get()!.n;
 }

@@ -27,12 +27,13 @@ import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
-import type { AuthService } from "./service";
+import type { AppAccess } from "./access";
+import type { SessionService } from "./sessions";
 import { isEmail } from "./settings";
 import * as adminStore from "./store/admin-users";
 import { roleByName } from "./store/roles";
 import * as store from "./store/users";
-import { DISPLAY_NAME_MAX, USERNAME_RE, checkMetadata, checkPassword, publicUser, type EmitAuthEvent, type NewUser } from "./users";
+import { DISPLAY_NAME_MAX, USERNAME_RE, checkMetadata, checkPassword, publicUser, type EmitAuthEvent, type NewUser, type UserService } from "./users";
 
 export const USER_STATUSES: readonly store.UserStatus[] = ["active", "suspended", "deactivated", "blocked"];
 const SEARCH_MAX = 200;
@@ -51,7 +52,8 @@ export interface AdminUserPatch {
 export class AdminUserService {
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { access: AppAccess; sessions: SessionService; users: UserService },
     private readonly emit: EmitAuthEvent,
   ) {}
 

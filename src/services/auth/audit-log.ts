@@ -14,7 +14,7 @@ import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagin
 import type { AppContext } from "../../context";
 import { parseIsoInstant } from "../platform/credentials";
 import type { LoadedApp } from "./apps";
-import type { AuthService } from "./service";
+import type { AppAccess } from "./access";
 import { listAuthAudit, type AuditFilter, type AuthAuditRow } from "./store/audit";
 
 export const AUTH_AUDIT_DEFAULT_LIMIT = 50;
@@ -102,7 +102,8 @@ export function parseAuditFilter(q: AuthAuditQuery): AuditFilter {
 export class AuditQueryService {
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { access: AppAccess; m2m: { tokenLog: { flush(): void } } },
   ) {}
 
   /**

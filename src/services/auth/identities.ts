@@ -29,7 +29,9 @@ import { identityView, type IdTokenIdentity, type ProviderId } from "../../core/
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
-import type { AuthService } from "./service";
+import type { AppAccess } from "./access";
+import type { SessionService } from "./sessions";
+import type { UserService } from "./users";
 import * as store from "./store/oauth";
 import * as users from "./store/users";
 
@@ -37,7 +39,8 @@ import * as users from "./store/users";
 export class IdentityService {
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { access: AppAccess; users: UserService; sessions: SessionService },
   ) {}
 
   /** The user of a verified identity: linked, linked now by a doubly verified email, or created. */

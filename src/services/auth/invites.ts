@@ -29,13 +29,13 @@ import { hashToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";
-import type { AuthService } from "./service";
+import type { SigninService } from "./signin";
 import { isEmail, normaliseOrigin } from "./settings";
 import * as store from "./store/invites";
 import { roleById, roleByName } from "./store/roles";
 import { tenantByRef } from "./store/tenants";
 import { emailOrUsernameTaken, contactByValue } from "./store/users";
-import type { EmitAuthEvent } from "./users";
+import type { EmitAuthEvent, UserService } from "./users";
 
 export const INVITE_TTL = { min: 60, max: 30 * 24 * 3600, default: 7 * 24 * 3600 };
 export const INVITE_MAX_USES = 1000;
@@ -77,7 +77,8 @@ const gone: Record<Exclude<store.InviteStatus, "active">, () => ApiError> = {
 export class InviteService {
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { signin: SigninService; users: UserService },
     private readonly emit: EmitAuthEvent,
   ) {}
 

@@ -41,9 +41,11 @@ import { randomBase62, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { hashToken, randomToken, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
-import { actorOfPrincipal, type LoadedApp } from "./apps";
+import { actorOfPrincipal, type LoadedApp, type AppService } from "./apps";
 import { recordAuthAudit } from "./audit";
-import { AUTH_ACTIONS, type AuthService } from "./service";
+import { AUTH_ACTIONS } from "./actions";
+import type { SigningKeys } from "./keys";
+import type { Platform } from "../platform/service";
 import * as store from "./store/m2m";
 
 export const CLIENT_ID_PREFIX = "m2m_";
@@ -110,7 +112,8 @@ export class M2mService {
 
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { apps: AppService; keys: SigningKeys; platform: Platform },
   ) {
     this.allActions = AUTH_ACTIONS.map((a) => a.name);
     this.grantable = this.allActions.filter((n) => !UNGRANTABLE.some((p) => n.startsWith(p)));

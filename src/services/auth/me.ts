@@ -21,7 +21,8 @@ import { ApiError, badRequest, conflict, tooMany, unauthorized, type ErrorDetail
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
-import type { AuthService } from "./service";
+import type { AppAccess } from "./access";
+import type { SessionService } from "./sessions";
 import * as meStore from "./store/me";
 import * as users from "./store/users";
 import { DISPLAY_NAME_MAX, USERNAME_RE, checkMetadata, checkPassword, publicUser, type EmitAuthEvent } from "./users";
@@ -38,7 +39,8 @@ export interface ProfilePatch {
 export class MeService {
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { access: AppAccess; sessions: SessionService },
     private readonly emit: EmitAuthEvent,
   ) {}
 

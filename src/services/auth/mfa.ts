@@ -69,9 +69,10 @@ import { ADDRESS_LIMITS, AddressLimit } from "../../core/signin-guard";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthAuditEntry } from "./audit";
-import type { AuthService } from "./service";
+import type { AppAccess } from "./access";
+import type { SessionService } from "./sessions";
 import { isEmail } from "./settings";
-import type { MfaChallengeResponse, MfaGate } from "./signin";
+import type { MfaChallengeResponse, MfaGate, SigninService } from "./signin";
 import * as store from "./store/mfa";
 import { userView, type UserView } from "./store/users";
 
@@ -150,7 +151,8 @@ export class MfaService implements MfaGate {
 
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { access: AppAccess; sessions: SessionService; signin: SigninService },
   ) {
     this.codeKey = deriveKey(ctx.masterKey, "auth-mfa-email-code");
     this.recoveryKey = deriveKey(ctx.masterKey, "auth-mfa-recovery-code");

@@ -67,9 +67,11 @@ import { hashToken, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
-import type { AuthService } from "./service";
+import type { IdentityService } from "./identities";
+import type { MfaService } from "./mfa";
+import type { UserService } from "./users";
 import type { ConsumerTokens } from "./sessions";
-import type { MfaChallengeResponse } from "./signin";
+import type { MfaChallengeResponse, SigninService } from "./signin";
 import * as store from "./store/oauth";
 import type { UserView } from "./store/users";
 
@@ -83,7 +85,8 @@ export class AuthOAuth {
 
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { identities: IdentityService; mfa: MfaService; signin: SigninService; users: UserService },
   ) {
     this.oidc = new OidcClient(ctx.outbound, ctx.clock);
   }

@@ -35,12 +35,12 @@ import { ApiError, badRequest, conflict, notFound, unauthorized, type ErrorDetai
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
-import type { AdminCaller, M2mClaims } from "./access";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
-import type { AuthService } from "./service";
+import type { AppAccess, AdminCaller, M2mClaims } from "./access";
+import type { SessionService } from "./sessions";
 import * as store from "./store/roles";
-import type { EmitAuthEvent } from "./users";
+import type { EmitAuthEvent, UserService } from "./users";
 
 export const PERMISSION_RE = /^[a-z][a-z0-9_-]*\.[a-z][a-z0-9_-]*$/;
 const RESOURCE_WILDCARD_RE = /^[a-z][a-z0-9_-]*\.\*$/;
@@ -94,7 +94,8 @@ const invalidToken = () => unauthorized("Token is invalid or expired", "INVALID_
 export class RbacService {
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { access: AppAccess; users: UserService; sessions: SessionService },
     private readonly emit: EmitAuthEvent,
   ) {}
 

@@ -1,9 +1,7 @@
 /** TypeBox models shared by the Auth routes and their OpenAPI description. */
 import { t } from "elysia";
-export { CallbackFields, ErrorBody, Identity } from "../platform/schemas";
-
-export const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
-export const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()) });
+export { CallbackFields, Identity } from "../platform/schemas";
+export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 
 export const ConsumerTokens = t.Object({
   access_token: t.String({ description: "RS256 JWT signed with the App key: sub, role, permissions[], type=end_user; tid/trole when a tenant was selected; amr, mfa_at after MFA" }),

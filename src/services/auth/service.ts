@@ -27,38 +27,6 @@ import { purgeExpiredSessions } from "./store/users";
 import { clientByClientId } from "./store/m2m";
 import { DAY } from "../../core/clock";
 
-export const AUTH_ACTIONS = [
-  { name: "auth.app.list", description: "List the workspace's Auth Apps" },
-  { name: "auth.app.read", description: "Read an App and its settings" },
-  { name: "auth.app.create", description: "Create an App" },
-  { name: "auth.app.update", description: "Change an App's settings, rotate its signing or publishable key" },
-  { name: "auth.app.delete", description: "Delete an App and everything in it" },
-  { name: "auth.user.list", description: "List an App's users" },
-  { name: "auth.user.read", description: "Read an App user" },
-  { name: "auth.user.create", description: "Create App users (also: sign-up with a workspace API key)" },
-  { name: "auth.user.update", description: "Change App users (profile, status, role)" },
-  { name: "auth.user.delete", description: "Delete App users" },
-  { name: "auth.tenant.read", description: "List and read tenants and their members" },
-  { name: "auth.tenant.create", description: "Create tenants" },
-  { name: "auth.tenant.update", description: "Change tenants" },
-  { name: "auth.tenant.delete", description: "Delete tenants (memberships go with them)" },
-  { name: "auth.tenant.members.add", description: "Add users to tenants (existing or created inline)" },
-  { name: "auth.tenant.members.remove", description: "Remove users from tenants" },
-  { name: "auth.role.read", description: "List and read roles and permissions" },
-  { name: "auth.role.create", description: "Create roles and permissions" },
-  { name: "auth.role.update", description: "Change roles and permissions" },
-  { name: "auth.role.delete", description: "Delete roles and permissions" },
-  { name: "auth.invite.list", description: "List invites" },
-  { name: "auth.invite.create", description: "Create invites" },
-  { name: "auth.invite.delete", description: "Revoke invites" },
-  { name: "auth.verification.create", description: "Mint and send contact verification codes" },
-  { name: "auth.m2m.list", description: "List M2M clients" },
-  { name: "auth.m2m.create", description: "Create M2M clients" },
-  { name: "auth.m2m.update", description: "Rotate M2M client secrets, change their permissions" },
-  { name: "auth.m2m.delete", description: "Delete M2M clients" },
-  { name: "auth.audit.list", description: "Read an App's audit log" },
-];
-
 /** Expired sessions (and their refresh tokens) are kept this long for the audit trail, then purged. */
 export const SESSION_RETENTION_MS = 30 * DAY;
 
@@ -87,7 +55,6 @@ export class AuthService {
     readonly webhooks: WebhookEngine,
     webhookApi: WebhookService,
   ) {
-    ctx.actions.register("auth", AUTH_ACTIONS);
     const emit = (appId: string, type: string, data: unknown) => void webhooks.emit({ product: "auth", scopeId: appId }, type, data);
     this.keys = new SigningKeys(ctx);
     this.apps = new AppService(ctx, platform, this.keys, (app, principal, meta) =>
@@ -108,14 +75,12 @@ export class AuthService {
     this.me = new MeService(ctx, this, emit);
     this.identities = new IdentityService(ctx, this);
     this.oauth = new AuthOAuth(ctx, this);
-    ctx.scheduler.register({
-      name: "auth.purge",
-      schedule: "0 23 * * * *",
-      run: () => {
-        this.keys.purge();
-        purgeExpiredSessions(ctx.db, ctx.clock.nowMs() - SESSION_RETENTION_MS);
-        this.oauth.purge();
-      },
-    });
+  }
+
+  /** Retention purge (the auth.purge job): retired signing keys, expired sessions, OAuth state. */
+  purge(): void {
+    this.keys.purge();
+    purgeExpiredSessions(this.ctx.db, this.ctx.clock.nowMs() - SESSION_RETENTION_MS);
+    this.oauth.purge();
   }
 }

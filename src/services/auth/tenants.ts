@@ -32,11 +32,11 @@ import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";
-import type { AuthService } from "./service";
+import type { AppAccess } from "./access";
 import { roleByName } from "./store/roles";
 import * as store from "./store/tenants";
 import { contactByValue, userView } from "./store/users";
-import { checkMetadata, type EmitAuthEvent } from "./users";
+import { checkMetadata, type EmitAuthEvent, type UserService } from "./users";
 
 export const TENANT_STATUSES = ["active", "suspended", "archived"] as const;
 export const TENANT_SLUG_RE = /^[a-z0-9-]{1,63}$/;
@@ -142,7 +142,8 @@ function pushMetadata(v: unknown, details: ErrorDetail[]) {
 export class TenantService {
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { access: AppAccess; users: UserService },
     private readonly emit: EmitAuthEvent,
   ) {}
 

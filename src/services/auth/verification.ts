@@ -41,7 +41,7 @@ import type { AppContext } from "../../context";
 import type { AdminCaller } from "./access";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";
-import type { AuthService } from "./service";
+import type { SessionService } from "./sessions";
 import { isEmail } from "./settings";
 import type { SignupHook } from "./signin";
 import * as codes from "./store/codes";
@@ -94,7 +94,8 @@ export class VerificationService implements SignupHook {
 
   constructor(
     private readonly ctx: AppContext,
-    private readonly auth: AuthService,
+    /** The parts of the Auth service this feature uses (AuthService passes itself). */
+    private readonly auth: { sessions: SessionService },
     private readonly emit: EmitAuthEvent,
   ) {
     this.key = deriveKey(ctx.masterKey, "auth-contact-codes");

@@ -1,5 +1,8 @@
 /** TypeBox models shared by the platform routes and their OpenAPI description. */
 import { t } from "elysia";
+import { ListQuery, Pagination } from "../../access/schemas";
+
+export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 
 export const TokenResponse = t.Object({
   access_token: t.String({ description: "JWT access token" }),
@@ -56,8 +59,6 @@ export const Workspace = t.Object({
   member_role: t.Optional(t.String()),
 });
 
-export const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
-export const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()) });
 export const WorkspaceList = t.Object({ data: t.Array(Workspace), pagination: Pagination });
 export const WorkspaceCreate = t.Object({ slug: t.String({ maxLength: 63 }), display_name: t.String({ maxLength: 100 }) });
 export const WorkspacePatch = t.Object({
@@ -70,14 +71,6 @@ export const PolicyStatement = t.Object({
   effect: t.Literal("allow"),
   actions: t.Array(t.String()),
   resources: t.Array(t.String()),
-});
-
-export const ErrorBody = t.Object({
-  error: t.Object({
-    code: t.String(),
-    message: t.String(),
-    details: t.Optional(t.Array(t.Object({ field: t.String(), reason: t.String() }))),
-  }),
 });
 
 // --- Workspace API keys, personal access tokens, audit log -------------------------------

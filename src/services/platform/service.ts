@@ -65,7 +65,6 @@ export class Platform {
   readonly oauth: PlatformOAuth;
 
   constructor(readonly ctx: AppContext) {
-    for (const [service, actions] of Object.entries(PLATFORM_ACTIONS)) ctx.actions.register(service, [...actions]);
     this.accounts = new AccountService(ctx);
     this.authz = new Authz(ctx, this.accounts.tokens);
     this.workspaces = new WorkspaceService(ctx, this.authz);
@@ -79,6 +78,5 @@ export class Platform {
     this.invitations = new InvitationService(ctx, this.authz, this.roles);
     this.workspaceServices = new WorkspaceServiceActivation(ctx, this.authz);
     this.oauth = new PlatformOAuth(ctx, this.accounts);
-    ctx.scheduler.register({ name: "platform.oauth.purge", schedule: "0 43 * * * *", run: () => void this.oauth.purge() });
   }
 }

@@ -4,26 +4,12 @@
  * change takes effect on the next call (no cache to invalidate).
  */
 import type { Principal } from "../../access/principal";
-import { SERVICE_CATALOGUE, type ServiceName } from "../../config";
 import { tx } from "../../core/db";
 import { badRequest, notFound } from "../../core/errors";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "./audit";
 import type { Authz } from "./authz";
 import * as store from "./store/workspaces";
-
-export const SERVICE_DESCRIPTIONS: Record<ServiceName, string> = {
-  platform: "Workspaces, members, roles, API keys and audit (always enabled)",
-  auth: "End-user authentication for your apps: sign-up, sign-in, MFA, tenants, roles",
-  webhooks: "Signed webhook delivery of events from every service",
-  mail: "Transactional sending, domains and inbound mailboxes",
-  tack: "Card board: boards, columns and cards",
-  waitlist: "Waitlists with approval and invites",
-  trawl: "AI extraction jobs",
-  social: "Community: posts, comments and reactions",
-};
-
-const isService = (s: string): s is ServiceName => (SERVICE_CATALOGUE as readonly string[]).includes(s);
 
 export class WorkspaceServiceActivation {
   constructor(
@@ -47,7 +33,7 @@ export class WorkspaceServiceActivation {
   private set(p: Principal, slug: string, service: string, enabled: boolean, meta: RequestMeta) {
     return tx(this.ctx.db, () => {
       const { workspace: ws } = this.authz.authorizeWorkspace(p, { slug }, "service.update");
-      if (!isService(service)) throw notFound("Service");
+      if (!this.ctx.services.all.some((s) => s.name === service)) throw notFound("Service");
       if (service === "platform") {
         if (!enabled) throw badRequest("The platform service cannot be disabled", [{ field: "service", reason: "platform is always enabled" }], "SERVICE_REQUIRED");
       } else if (store.isServiceEnabled(this.ctx.db, ws.id, service) !== enabled) {
@@ -62,10 +48,10 @@ export class WorkspaceServiceActivation {
 
   private items(ws: store.WorkspaceRow) {
     const on = new Map(store.serviceActivations(this.ctx.db, ws.id).map((r) => [r.service, r.enabled_at]));
-    return SERVICE_CATALOGUE.map((service) => {
+    return this.ctx.services.all.map(({ name: service, description }) => {
       // The platform is on from the workspace's first moment, whatever DEFAULT_SERVICES said.
       const enabled_at = on.get(service) ?? (service === "platform" ? ws.created_at : null);
-      return { service, enabled: enabled_at !== null, enabled_at, description: SERVICE_DESCRIPTIONS[service] };
+      return { service, enabled: enabled_at !== null, enabled_at, description };
     });
   }
 }

@@ -73,7 +73,7 @@ export class WorkspaceService {
       if (store.slugTaken(this.ctx.db, slug)) throw conflict("This slug is taken", "SLUG_TAKEN");
       store.insertWorkspace(this.ctx.db, { id, slug, display_name, created_by: p.accountId, status: "active", settings: "{}", created_at: now, updated_at: now });
       store.insertMember(this.ctx.db, { id: uuid(), workspace_id: id, account_id: p.accountId, role_id: store.BUILTIN_ROLE_IDS.owner, created_at: now });
-      for (const s of this.ctx.config.defaultServices) store.enableService(this.ctx.db, id, s, now);
+      for (const s of this.ctx.services.defaults) store.enableService(this.ctx.db, id, s, now);
       this.ctx.events.record({ type: "workspace.created", scope: `platform:${id}`, data: { workspace_id: id, slug } });
       audit(this.ctx, { actor: p, action: "workspace.create", workspaceId: id, target: { type: "workspace", id }, meta });
       return this.view(store.workspaceById(this.ctx.db, id)!);

@@ -8,7 +8,7 @@
  * - display_name: 1-200 characters after trimming (stored trimmed). description: up to 2000
  *   characters or null.
  * - app_id: the id (UUID) of an Auth App. When the app wiring hands the service an App
- *   directory (SocialDeps.apps), the App must exist in the same workspace (else 404); without
+ *   directory (the Auth service's Apps), the App must exist in the same workspace (else 404); without
  *   it the UUID is stored as given. An App connects to at most one community (409
  *   APP_ALREADY_CONNECTED). app_id cannot be changed by PATCH.
  * - status: active on create. PATCH moves freely between active and suspended; archived is
@@ -20,7 +20,6 @@
  *   matched literally (% and _ are ordinary characters); empty means no filter.
  * - Another workspace's community, or an id that is not a UUID, is 404 like an unknown one.
  */
-import type { ActionRegistry } from "../../access/actions";
 import type { RequestMeta } from "../../access/http";
 import type { Principal } from "../../access/principal";
 import { tx } from "../../core/db";
@@ -40,12 +39,6 @@ export const SOCIAL_ACTIONS = [
   { name: "social.update", description: "Change a community (name, description, settings, status) and its records" },
   { name: "social.delete", description: "Delete a community with everything in it, or single community records" },
 ] as const;
-
-/** Registers the social.* actions (a no-op for those already registered). */
-export function registerSocialActions(actions: ActionRegistry) {
-  const missing = SOCIAL_ACTIONS.filter((a) => !actions.has(a.name));
-  if (missing.length) actions.register("social", missing.map((a) => ({ ...a })));
-}
 
 export const SLUG_RE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 export const DISPLAY_NAME_MAX = 200;
@@ -113,9 +106,7 @@ export class CommunityService {
     readonly ctx: AppContext,
     private readonly platform: Platform,
     private readonly hooks: CommunityHooks = {},
-  ) {
-    registerSocialActions(ctx.actions);
-  }
+  ) {}
 
   view(r: store.CommunityRow): CommunityView {
     return {

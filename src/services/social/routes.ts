@@ -1,27 +1,36 @@
 /**
  * The community (social) service's routes, under /social/v1:
  * - admin lane: /workspaces/{workspace_id}/communities (create, list, read, update, delete);
- * - shared webhook routes at both community-service scopes: /workspaces/{workspace_id}/webhooks/...
- *   and /communities/{community_id}/webhooks/... (event-types, endpoints, events, replay);
- * - the community webhook records of spec 3: /communities/{community_id}/webhooks[/{id}/...].
- * GET /social/v1/webhook-event-types (no credential) is mounted by app.ts.
+ * - the community webhook records of spec 3: /communities/{community_id}/webhooks[/{id}/...];
+ * - GET /webhook-event-types (no credential).
+ * The shared webhook routes at both community-service scopes (/workspaces/{workspace_id}/webhooks/...
+ * and /communities/{community_id}/webhooks/...: event-types, endpoints, events, replay) are
+ * mounted by mount() from the module's webhookScopes (module.ts).
  */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
-import { idempotent } from "../../access/idempotent";
+import { callerKey, idempotent } from "../../access/idempotent";
 import { requirePrincipal, type PrincipalResolver } from "../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
-import { CommunityWebhookService } from "../webhooks/community";
-import type { Actor } from "../webhooks/endpoints";
-import { communityWebhookRoutes } from "../webhooks/community-routes";
-import { callerKey, webhookRoutes } from "../webhooks/routes";
-import { workspaceScope } from "../webhooks/scopes";
-import { CommunityService, type CommunityView } from "./communities";
-import type { SocialDeps } from "./deps";
+import type { EventTypeSource } from "../webhooks/endpoints";
+import { publicEventTypesRoute } from "../webhooks/routes";
+import type { ScopeResolver } from "../webhooks/scopes";
+import type { CommunityService, CommunityView } from "./communities";
 import { Community, CommunityCreate, CommunityList, CommunityListQuery, CommunityPatch, ErrorBody } from "./schemas";
-import { communityWebhookScope } from "./webhook-scope";
+import { communityWebhookRoutes } from "./webhook-routes";
+import type { CommunityWebhookService } from "./webhooks";
+
+/** The community service's parts, as its module creates them (module.ts). */
+export interface SocialService {
+  communities: CommunityService;
+  webhooks: CommunityWebhookService;
+  /** The community webhook scope: /social/v1/communities/{community_id}. */
+  communityScope: ScopeResolver;
+}
+
+export const COMMUNITY_SCOPE_PREFIX = "/social/v1/communities/:community_id";
 
 const tags = ["Community: communities"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
@@ -88,22 +97,15 @@ function communityRoutes(communities: CommunityService, deps: { principals: Prin
     });
 }
 
-export function socialRoutes(deps: SocialDeps) {
-  const { ctx, platform } = deps;
-  const routeDeps = { principals: platform.authz, idempotency: ctx.idempotency };
-  const communityWebhooks = new CommunityWebhookService(ctx, deps.webhookApi, deps.engine);
-  const dropWebhooks = (c: { id: string; workspace_id: string }, actor: Actor) =>
-    deps.webhookApi.endpoints.removeScope({ product: "social", scopeId: c.id, workspaceId: c.workspace_id }, actor);
-  const communities = new CommunityService(ctx, platform, { apps: deps.apps, onDelete: dropWebhooks });
-  // A deleted workspace takes its communities along (foreign key); their webhook endpoints go here.
-  platform.workspaces.onDelete((workspaceId, principal, meta) => {
-    for (const id of communities.idsInWorkspace(workspaceId)) dropWebhooks({ id, workspace_id: workspaceId }, { principal, meta });
-  });
-  const communityScope = { prefix: "/social/v1/communities/:community_id", resolve: communityWebhookScope(communities) };
-  const shared = { webhooks: deps.webhookApi, ...routeDeps };
+export function socialRoutes(social: SocialService, deps: { principals: PrincipalResolver; idempotency: Idempotency; catalogue: EventTypeSource }) {
+  const routeDeps = { principals: deps.principals, idempotency: deps.idempotency };
   return new Elysia()
-    .use(communityRoutes(communities, routeDeps))
-    .use(webhookRoutes(shared, { product: "social", prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(platform, "social"), tag: "Community: workspace webhooks" }))
-    .use(webhookRoutes(shared, { product: "social", ...communityScope, tag: "Community: community webhooks" }))
-    .use(communityWebhookRoutes({ webhooks: communityWebhooks, ...routeDeps }, { ...communityScope, tag: "Community: community webhooks (spec 3 records)" }));
+    .use(publicEventTypesRoute(deps.catalogue, "social", "/social/v1/webhook-event-types"))
+    .use(communityRoutes(social.communities, routeDeps))
+    .use(
+      communityWebhookRoutes(
+        { webhooks: social.webhooks, ...routeDeps },
+        { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks (spec 3 records)" },
+      ),
+    );
 }

@@ -1,12 +1,10 @@
 /** TypeBox models of the community service, shared by its routes and the OpenAPI document. */
 import { t } from "elysia";
-import { ErrorBody } from "../platform/schemas";
+import { ErrorBody, Pagination } from "../../access/schemas";
 import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX } from "./communities";
 import { SETTINGS } from "./settings";
 
-export { ErrorBody };
-
-export const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
+export { ErrorBody, Pagination };
 
 const Status = t.Union([t.Literal("active"), t.Literal("suspended"), t.Literal("archived")], { description: "active | suspended | archived (archived is final)" });
 

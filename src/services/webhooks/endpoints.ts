@@ -36,6 +36,10 @@ import { generateSecret } from "./signing";
 import { MAX_ENDPOINTS_PER_SCOPE, type AttemptResult, type EventTypeInfo, type Product, type Scope } from "./types";
 import * as store from "./store/endpoints";
 import * as log from "./store/events-log";
+import * as legacyStore from "./store/legacy";
+
+/** An endpoint as stored: product surfaces (the card board's, the community's records) build their views from it. */
+export type EndpointRecord = store.EndpointRow;
 
 export const URL_MAX = 2048;
 export const DESCRIPTION_MAX = 500;
@@ -50,6 +54,8 @@ export interface ResolvedScope extends Scope {
 
 /** What the endpoints need of the event catalogue (catalogue.ts: EventCatalogue). */
 export interface EventTypeSource {
+  label(product: Product): string;
+  envelopeScopeField(product: Product): string | undefined;
   has(product: Product, type: string): boolean;
   list(product: Product): EventTypeInfo[];
   types(product: Product): string[];
@@ -125,6 +131,52 @@ export class EndpointService {
     const r = store.endpointInScope(this.ctx.db, scope.product, scope.scopeId, id);
     if (!r) throw notFound("Webhook endpoint");
     return r;
+  }
+
+  // ------------------------------------------------------------------ reads for product surfaces
+
+  /** The endpoint of this scope, or null (another scope's id too). */
+  find(scope: Scope, id: string): EndpointRecord | null {
+    return store.endpointInScope(this.ctx.db, scope.product, scope.scopeId, id);
+  }
+
+  /** An endpoint of this scope created through the old routes (legacy = 1), or null. */
+  findLegacy(scope: Scope, id: string): EndpointRecord | null {
+    return legacyStore.legacyInScope(this.ctx.db, scope.product, scope.scopeId, id);
+  }
+
+  /** The scope's legacy endpoints, newest first (at most `limit`). */
+  listLegacy(scope: Scope, limit: number): EndpointRecord[] {
+    return legacyStore.listLegacy(this.ctx.db, scope.product, scope.scopeId, null, limit);
+  }
+
+  count(scope: Scope): number {
+    return store.countEndpoints(this.ctx.db, scope.product, scope.scopeId);
+  }
+
+  /** Every endpoint of the scope, oldest first, one offset page. */
+  pageByOffset(scope: Scope, limit: number, offset: number): EndpointRecord[] {
+    return store.listByOffset(this.ctx.db, scope.product, scope.scopeId, limit, offset);
+  }
+
+  /** Last 4 characters of the endpoint's current secret. */
+  secretHint(r: EndpointRecord): string {
+    return this.ctx.secretBox.decrypt(r.secret_enc).slice(-4);
+  }
+
+  /** Enabled, with the failure streak and any auto-disable cleared (whatever its state was). */
+  reenable(id: string): void {
+    store.updateEndpoint(
+      this.ctx.db,
+      id,
+      { enabled: 1, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null, auto_disabled_at: null },
+      this.ctx.clock.iso(),
+    );
+  }
+
+  /** A new signing secret effective at once: no grace period for the old one. */
+  replaceSecret(id: string, secret: string): void {
+    store.setSecrets(this.ctx.db, id, { secret_enc: this.ctx.secretBox.encrypt(secret), prev_secret_enc: null, prev_secret_expires_ms: null }, this.ctx.clock.iso());
   }
 
   // ------------------------------------------------------------------ validation
@@ -320,11 +372,12 @@ export class EndpointService {
     const eventId = prefixedId("evt");
     const deliveryId = prefixedId("dlv");
     const now = this.ctx.clock.iso();
+    const scopeField = this.catalogue.envelopeScopeField(scope.product);
     const body = JSON.stringify({
       id: eventId,
       type,
       created_at: now,
-      ...(scope.product === "social" ? { community_id: scope.scopeId } : {}),
+      ...(scopeField ? { [scopeField]: scope.scopeId } : {}),
       test: true,
       data: { ...example, test: true },
     });

@@ -28,14 +28,13 @@ import type { AppContext } from "../../context";
 import { tx } from "../../core/db";
 import { invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
-import type { Scheduler } from "../../core/scheduler";
+import type { JobDefinition } from "../../core/scheduler";
 import * as store from "./store/deliveries";
 import {
   AUTO_DISABLE_AFTER_MS,
   AUTO_DISABLE_FAILURES,
   EVENT_RETENTION_MS,
   MAX_ATTEMPTS,
-  PRODUCTS,
   REPLY_DEADLINE_MS,
   RETRY_DELAYS_MS,
   type AttemptResult,
@@ -115,23 +114,31 @@ function parseScope(scope: string): { product: string; scopeId: string } | null 
   return { product: rest.slice(0, colon), scopeId: rest.slice(colon + 1) };
 }
 
-/**
- * The envelope, serialised once: retries and replays send these exact bytes. `data` is the
- * outbox's JSON text spliced in as is (not parsed and re-serialised).
- */
-function envelope(e: { id: string; type: string; created_at: string; dataJson: string; product: string; scopeId: string }): string {
-  const head = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"created_at":${JSON.stringify(e.created_at)}`;
-  const community = e.product === "social" ? `,"community_id":${JSON.stringify(communityOf(e.dataJson, e.scopeId))}` : "";
-  return `${head}${community},"data":${e.dataJson}}`;
+/** What the engine needs to know of the products (catalogue.ts: EventCatalogue). */
+export interface ProductDirectory {
+  hasProduct(product: string): boolean;
+  legacyHeader(product: string): string | undefined;
+  envelopeScopeField(product: string): string | undefined;
 }
 
 /**
- * Community envelopes name their community: the event's data.community_id when it has one
- * (events delivered to the workspace scope), else the scope id (a community scope).
+ * The envelope, serialised once: retries and replays send these exact bytes. `data` is the
+ * outbox's JSON text spliced in as is (not parsed and re-serialised). A product with an
+ * envelope scope field (the community's community_id) gets it after created_at.
  */
-function communityOf(dataJson: string, scopeId: string): string {
+function envelope(e: { id: string; type: string; created_at: string; dataJson: string; scopeField: string | undefined; scopeId: string }): string {
+  const head = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"created_at":${JSON.stringify(e.created_at)}`;
+  const scope = e.scopeField ? `,${JSON.stringify(e.scopeField)}:${JSON.stringify(scopeOf(e.dataJson, e.scopeField, e.scopeId))}` : "";
+  return `${head}${scope},"data":${e.dataJson}}`;
+}
+
+/**
+ * The envelope's scope field: the event's data.<field> when it has one (e.g. community
+ * events delivered to the workspace scope), else the scope id (a community scope).
+ */
+function scopeOf(dataJson: string, field: string, scopeId: string): string {
   try {
-    const id = (JSON.parse(dataJson) as { community_id?: unknown })?.community_id;
+    const id = (JSON.parse(dataJson) as Record<string, unknown> | null)?.[field];
     return typeof id === "string" ? id : scopeId;
   } catch {
     return scopeId;
@@ -172,15 +179,16 @@ export class WebhookEngine {
 
   constructor(
     private readonly ctx: AppContext,
+    private readonly products: ProductDirectory,
     options: Partial<WebhookEngineOptions> = {},
   ) {
     this.options = { ...DEFAULT_ENGINE_OPTIONS, ...options };
     // Read at each attempt: tests shorten the deadline through app.webhooks.options.
-    this.sender = new SignedSender(ctx, () => this.options.replyDeadlineMs);
-    ctx.metrics.gauge("bunker_webhook_backlog", "Webhook events waiting for fan-out (outbox) and deliveries waiting for an attempt.", () => {
-      const b = store.countBacklog(ctx.db);
-      return [[{ stage: "outbox" }, b.outbox], [{ stage: "deliveries" }, b.deliveries]];
-    });
+    this.sender = new SignedSender(ctx, () => this.options.replyDeadlineMs, (product) => products.legacyHeader(product));
+    ctx.metrics.gauge("bunker_webhook_backlog", "Webhook events waiting for fan-out (outbox) and deliveries waiting for an attempt.", () => [
+      [{ stage: "outbox" }, ctx.events.pendingCount(SCOPE_PREFIX)],
+      [{ stage: "deliveries" }, store.countPendingDeliveries(ctx.db)],
+    ]);
   }
 
   // ------------------------------------------------------------------ emit
@@ -190,7 +198,7 @@ export class WebhookEngine {
    * of the change it describes, so the two commit or roll back together.
    */
   emit(scope: Scope, type: string, data: unknown): { id: string } {
-    if (!Object.hasOwn(PRODUCTS, scope.product)) throw invalidField("product", `unknown webhook product "${scope.product}"`);
+    if (!this.products.hasProduct(scope.product)) throw invalidField("product", `unknown webhook product "${scope.product}"`);
     if (!scope.scopeId) throw invalidField("scope_id", "must not be empty");
     if (!type) throw invalidField("type", "must not be empty");
     const { id } = this.ctx.events.record({ type, scope: `${SCOPE_PREFIX}${scope.product}:${scope.scopeId}`, data });
@@ -209,48 +217,41 @@ export class WebhookEngine {
    */
   dispatchPending(limit = this.options.dispatchBatch): number {
     const { db, clock, log } = this.ctx;
-    return tx(db, () => {
-      // Read inside the (IMMEDIATE) transaction: another process can't take the same rows.
-      const rows = store.selectPendingOutbox(db, Math.max(1, Math.floor(limit)));
-      if (!rows.length) return 0;
-      const now = clock.nowMs();
-      const at = clock.iso();
-      const receivers = new Map<string, { id: string; types: Set<string> | null | "invalid" }[]>();
-      for (const r of rows) {
-        const scope = parseScope(r.scope);
-        if (!scope) {
-          log.warn("webhook outbox row with a malformed scope skipped", { id: r.id, scope: r.scope });
-          store.markOutboxDispatched(db, r.id, at);
-          continue;
-        }
-        const body = envelope({ id: r.id, type: r.type, created_at: r.created_at, dataJson: r.data, product: scope.product, scopeId: scope.scopeId });
-        const createdMs = Date.parse(r.created_at);
-        const fresh = store.insertEvent(db, {
-          id: r.id,
-          product: scope.product,
-          scope_id: scope.scopeId,
-          type: r.type,
-          body,
-          is_test: 0,
-          created_at: r.created_at,
-          created_ms: Number.isFinite(createdMs) ? createdMs : now,
-        });
-        if (fresh) {
-          const key = `${scope.product}:${scope.scopeId}`;
-          let eps = receivers.get(key);
-          if (!eps) {
-            eps = store.selectReceivingEndpoints(db, scope.product, scope.scopeId).map((e) => ({ id: e.id, types: parseTypes(e.event_types) }));
-            receivers.set(key, eps);
-          }
-          for (const ep of eps) {
-            if (ep.types === "invalid") continue;
-            if (ep.types !== null && !ep.types.has(r.type)) continue;
-            store.insertDelivery(db, { id: prefixedId("dlv"), event_id: r.id, endpoint_id: ep.id, next_attempt_ms: now, at });
-          }
-        }
-        store.markOutboxDispatched(db, r.id, at);
+    const now = clock.nowMs();
+    const at = clock.iso();
+    const receivers = new Map<string, { id: string; types: Set<string> | null | "invalid" }[]>();
+    // The outbox's claim runs this inside one IMMEDIATE transaction and marks the rows
+    // dispatched: another process can't take the same rows.
+    return this.ctx.events.claim(SCOPE_PREFIX, limit, (r) => {
+      const scope = parseScope(r.scope);
+      if (!scope) {
+        log.warn("webhook outbox row with a malformed scope skipped", { id: r.id, scope: r.scope });
+        return;
       }
-      return rows.length;
+      const body = envelope({ id: r.id, type: r.type, created_at: r.created_at, dataJson: r.data, scopeField: this.products.envelopeScopeField(scope.product), scopeId: scope.scopeId });
+      const createdMs = Date.parse(r.created_at);
+      const fresh = store.insertEvent(db, {
+        id: r.id,
+        product: scope.product,
+        scope_id: scope.scopeId,
+        type: r.type,
+        body,
+        is_test: 0,
+        created_at: r.created_at,
+        created_ms: Number.isFinite(createdMs) ? createdMs : now,
+      });
+      if (!fresh) return;
+      const key = `${scope.product}:${scope.scopeId}`;
+      let eps = receivers.get(key);
+      if (!eps) {
+        eps = store.selectReceivingEndpoints(db, scope.product, scope.scopeId).map((e) => ({ id: e.id, types: parseTypes(e.event_types) }));
+        receivers.set(key, eps);
+      }
+      for (const ep of eps) {
+        if (ep.types === "invalid") continue;
+        if (ep.types !== null && !ep.types.has(r.type)) continue;
+        store.insertDelivery(db, { id: prefixedId("dlv"), event_id: r.id, endpoint_id: ep.id, next_attempt_ms: now, at });
+      }
     });
   }
 
@@ -600,11 +601,13 @@ export class WebhookEngine {
     }
   }
 
-  registerJobs(scheduler: Scheduler): void {
+  jobs(): JobDefinition[] {
     // pump() returns at once (sends run in the background), so the scheduler never skips
     // ticks because of a slow receiver and new events are fanned out every second.
-    scheduler.register({ name: "webhooks.pump", schedule: "* * * * * *", run: () => this.pump() });
-    scheduler.register({ name: "webhooks.purge", schedule: "0 41 3 * * *", run: () => void this.purgeExpired() });
+    return [
+      { name: "webhooks.pump", schedule: "* * * * * *", run: () => this.pump() },
+      { name: "webhooks.purge", schedule: "0 41 3 * * *", run: () => void this.purgeExpired() },
+    ];
   }
 }
 

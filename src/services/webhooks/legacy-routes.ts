@@ -10,14 +10,14 @@
  * Sunset: Fri, 15 Jan 2027 00:00:00 GMT. Behaviour and decisions: legacy.ts.
  */
 import { Elysia, t } from "elysia";
-import { callerKey, paramsOf, PRODUCT_LABEL } from "./routes";
+import { paramsOf } from "./routes";
 import { principalPlugin } from "../../access/http";
-import { idempotent } from "../../access/idempotent";
+import { idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
-import { ErrorBody } from "../platform/schemas";
+import { ErrorBody, Pagination } from "../../access/schemas";
 import { URL_MAX } from "./endpoints";
 import { DELIVERIES_DEFAULT, DELIVERIES_MAX, DEPRECATION_HEADERS, LEGACY_LIST_DEFAULT, LEGACY_LIST_MAX, LEGACY_SUNSET, type LegacyWebhookService } from "./legacy";
 import { registerWebhookActions, type Access, type ScopeResolver } from "./scopes";
@@ -25,7 +25,6 @@ import { MAX_ENDPOINTS_PER_SCOPE, type Product } from "./types";
 
 // ------------------------------------------------------------------ schemas
 
-const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
 
 export const LegacyWebhook = t.Object({
   id: t.String({ description: "whk_..." }),
@@ -76,7 +75,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody 
  * Deprecation: true and Sunset on every response of the routes of the instance that uses
  * this plugin (its hooks are scoped to that one parent), errors and validation failures
  * included. Shared by every deprecated webhook surface (also the community records of
- * community-routes.ts). Success responses: the headers go on through `set`. Errors (thrown
+ * social/webhook-routes.ts). Success responses: the headers go on through `set`. Errors (thrown
  * anywhere, the kernel's onError builds a fresh Response) and validation failures:
  * mapResponse sees that Response and adds them.
  */
@@ -124,7 +123,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
   const { legacy } = deps;
   const { product } = opts;
   registerWebhookActions(legacy.ctx.actions, product);
-  const tags = [opts.tag ?? `${PRODUCT_LABEL[product]}: webhooks (deprecated)`];
+  const tags = [opts.tag ?? `${legacy.api.catalogue.label(product)}: webhooks (deprecated)`];
   const read = `${product}.webhooks.read`;
   const write = `${product}.webhooks.write`;
   const scopeParams = paramsOf(opts.prefix);
@@ -162,15 +161,10 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
       })
       .post("/webhooks", async (c) => {
         const { principal, scope } = auth(c, "write");
-        // As on the shared create: the idempotency record keeps signing_secret null, the
-        // secret is added to the first response only; a replay answers signing_secret null.
-        let secret: string | null = null;
-        const body = (await idempotent(deps.idempotency, c, callerKey(principal), async () => {
-          const r = legacy.create(scope, c.body, { principal, meta: c.meta });
-          secret = r.secret;
-          return { status: 201, body: { ...r.view, signing_secret: null } };
-        })) as Record<string, unknown>;
-        return secret !== null ? { ...body, signing_secret: secret } : body;
+        // As on the shared create: a replay answers signing_secret null.
+        return idempotentWithSecret(deps.idempotency, c, principal, { status: 201, field: "signing_secret" }, () =>
+          legacy.create(scope, c.body, { principal, meta: c.meta }),
+        );
       }, {
         params: scopeParams,
         body: CreateBody,

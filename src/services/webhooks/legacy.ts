@@ -90,7 +90,7 @@ export class LegacyWebhookService {
 
   constructor(
     readonly ctx: AppContext,
-    private readonly api: WebhookService,
+    readonly api: WebhookService,
     private readonly sender: ManualSender,
   ) {}
 

@@ -9,12 +9,12 @@
  */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
-import { idempotent } from "../../access/idempotent";
+import { idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
 import { PLATFORM_CALLER, PUBLIC, secured } from "../../access/openapi";
 import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
-import { ErrorBody } from "../platform/schemas";
+import { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 import { DESCRIPTION_MAX, GRACE_DEFAULT_HOURS, GRACE_MAX_HOURS, URL_MAX, type EventTypeSource } from "./endpoints";
 import { DELIVERY_STATUSES } from "./events-log";
 import { registerWebhookActions, type Access, type ScopeResolver } from "./scopes";
@@ -23,7 +23,6 @@ import { MAX_ENDPOINTS_PER_SCOPE, type Product } from "./types";
 
 // ------------------------------------------------------------------ schemas
 
-const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
 
 export const WebhookEndpoint = t.Object({
   id: t.String({ description: "ep_..." }),
@@ -106,7 +105,6 @@ const Attempt = t.Object({
 });
 const EventDetail = t.Composite([Event, t.Object({ payload: t.Unknown({ description: "The envelope as delivered: {id, type, created_at, data}" }), attempts: t.Array(Attempt) })]);
 
-const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()) });
 const EventsQuery = t.Object({
   endpoint_id: t.Optional(t.String()),
   type: t.Optional(t.String()),
@@ -134,7 +132,6 @@ export interface WebhookRouteOptions {
   tag?: string;
 }
 
-export const PRODUCT_LABEL: Record<Product, string> = { mail: "Mail", waitlist: "Waitlist", trawl: "Extraction jobs", tack: "Card board", auth: "Auth", social: "Community" };
 
 /** TypeBox object of every ":name" in the prefix plus the route's own parameters. */
 export function paramsOf(prefix: string, ...own: string[]) {
@@ -143,14 +140,13 @@ export function paramsOf(prefix: string, ...own: string[]) {
 }
 
 /** Idempotency keys belong to the caller: a person (any of their sessions) or one API key. */
-export const callerKey = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
 
 export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions) {
   const { webhooks } = deps;
   const { product } = opts;
   // The product's webhook actions must exist for policies to name them (a no-op when the resolver already registered them).
   registerWebhookActions(webhooks.ctx.actions, product);
-  const tags = [opts.tag ?? `${PRODUCT_LABEL[product]}: webhooks`];
+  const tags = [opts.tag ?? `${webhooks.catalogue.label(product)}: webhooks`];
   const read = `${product}.webhooks.read`;
   const write = `${product}.webhooks.write`;
   const scopeParams = paramsOf(opts.prefix);
@@ -184,16 +180,10 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
     })
     .post("/endpoints", async (c) => {
       const { principal, scope } = auth(c, "write");
-      // The idempotency record keeps the response body: it is stored with signing_secret
-      // null and the secret is added to the first response only, so it never rests in
-      // plaintext. A replay answers the same endpoint with signing_secret null.
-      let secret: string | null = null;
-      const body = (await idempotent(deps.idempotency, c, callerKey(principal), async () => {
-        const r = webhooks.endpoints.create(scope, c.body, { principal, meta: c.meta });
-        secret = r.secret;
-        return { status: 201, body: { ...r.view, signing_secret: null } };
-      })) as Record<string, unknown>;
-      return secret !== null ? { ...body, signing_secret: secret } : body;
+      // The secret never rests in plaintext: a replay answers signing_secret null.
+      return idempotentWithSecret(deps.idempotency, c, principal, { status: 201, field: "signing_secret" }, () =>
+        webhooks.endpoints.create(scope, c.body, { principal, meta: c.meta }),
+      );
     }, {
       params: scopeParams,
       body: EndpointCreate,
@@ -310,6 +300,6 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
 export function publicEventTypesRoute(catalogue: EventTypeSource, product: Product, path: string) {
   return new Elysia().get(path, () => ({ data: catalogue.types(product) }), {
     response: { 200: t.Object({ data: t.Array(t.String()) }) },
-    detail: { tags: [`${PRODUCT_LABEL[product]}: webhooks`], summary: "Webhook event types (public, no credential)", security: PUBLIC },
+    detail: { tags: [`${catalogue.label(product)}: webhooks`], summary: "Webhook event types (public, no credential)", security: PUBLIC },
   });
 }

@@ -7,10 +7,10 @@
  * secrets, test sends, replays). The built-in admin role covers them through `<product>.*`;
  * the member role does not include them.
  *
- * Workspace-scoped products (mail, waitlist, trawl, tack) use workspaceScope. Auth
- * (/auth/v1/apps/{app_id}) and community (/social/v1/communities/{community_id}) scopes are
- * added by those services with their own resolver (load the app / community, authorize in
- * its workspace, return {product, scopeId, workspaceId}) and one webhookRoutes(...) call.
+ * Workspace-scoped products use workspaceScope. A product with another kind of scope (Auth
+ * Apps, communities) brings its own resolver (load the app / community, authorize in its
+ * workspace, return {product, scopeId, workspaceId}). Either way the product's module lists
+ * its scopes (ServiceModule.webhookScopes) and mount() mounts webhookRoutes for each.
  */
 import type { ActionRegistry } from "../../access/actions";
 import type { Principal } from "../../access/principal";
@@ -22,8 +22,6 @@ export type Access = "read" | "write";
 
 /** Turns the caller and the route's path parameters into the scope, or throws 403/404. */
 export type ScopeResolver = (c: { principal: Principal; params: Record<string, string> }, access: Access) => ResolvedScope;
-
-export const WORKSPACE_PRODUCTS = ["mail", "waitlist", "trawl", "tack"] as const satisfies readonly Product[];
 
 export const webhookAction = (product: Product, access: Access) => `${product}.webhooks.${access}`;
 

@@ -8,7 +8,7 @@ import type { AppContext } from "../../context";
 import { OutboundError } from "../../core/outbound-http";
 import { deliveryHeaders } from "./signing";
 import type * as store from "./store/deliveries";
-import { PRODUCTS, RESPONSE_BODY_KEEP_BYTES, type AttemptResult } from "./types";
+import { RESPONSE_BODY_KEEP_BYTES, type AttemptResult } from "./types";
 
 /** Legacy X-<Product>-Signature headers stop with the legacy routes' sunset. */
 export const LEGACY_SUNSET_MS = Date.parse("2027-01-15T00:00:00Z");
@@ -24,6 +24,8 @@ export class SignedSender {
   constructor(
     private readonly ctx: AppContext,
     private readonly replyDeadlineMs: () => number,
+    /** The product's X-<Product>-Signature header name (catalogue.ts), for legacy endpoints. */
+    private readonly legacyHeaderOf: (product: string) => string | undefined,
   ) {}
 
   private secret(enc: string): string {
@@ -46,7 +48,7 @@ export class SignedSender {
       // The previous secret signs too until its grace period ends: receivers that still
       // verify with it keep accepting (they accept if any signature matches).
       if (t.prev_secret_enc && t.prev_secret_expires_ms !== null && t.prev_secret_expires_ms > nowMs) secrets.push(this.secret(t.prev_secret_enc));
-      const legacyHeader = (PRODUCTS as Record<string, { legacyHeader: string }>)[t.product]?.legacyHeader;
+      const legacyHeader = t.legacy === 1 ? this.legacyHeaderOf(t.product) : undefined;
       headers = deliveryHeaders({
         msgId: eventId,
         timestampSec: Math.floor(nowMs / 1000),

@@ -1,11 +1,13 @@
 /**
  * The webhook HTTP surface's service object: endpoints and the events log of every scope,
  * on top of the event catalogue and the delivery engine (which app.ts builds and passes in).
- * Products emit events through the engine; nothing here delivers on a schedule.
+ * Products emit events through the engine and reach webhook data only through this object
+ * (endpoints, events, queue), never the webhook_* tables; nothing here delivers on a schedule.
  */
 import type { AppContext } from "../../context";
 import { EndpointService, type EventTypeSource, type ManualSender } from "./endpoints";
 import { EventsLogService } from "./events-log";
+import { DeliveryQueue } from "./queue";
 
 export interface WebhookServiceDeps {
   catalogue: EventTypeSource;
@@ -16,6 +18,7 @@ export interface WebhookServiceDeps {
 export class WebhookService {
   readonly endpoints: EndpointService;
   readonly events: EventsLogService;
+  readonly queue: DeliveryQueue;
   readonly catalogue: EventTypeSource;
 
   constructor(
@@ -25,5 +28,6 @@ export class WebhookService {
     this.catalogue = deps.catalogue;
     this.endpoints = new EndpointService(ctx, deps.catalogue, deps.engine);
     this.events = new EventsLogService(ctx, this.endpoints, deps.engine);
+    this.queue = new DeliveryQueue(ctx);
   }
 }

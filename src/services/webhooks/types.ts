@@ -1,18 +1,15 @@
 /**
  * Contract shared by the webhook engine (engine.ts: fan-out, delivery, retries) and the
- * HTTP surface (routes.ts / endpoints.ts). Products only ever call WebhookEngine.emit.
+ * HTTP surface (routes.ts / endpoints.ts). Products emit through WebhookEngine.emit and read
+ * webhook data through WebhookService.
  */
 
-/** Products that own webhook scopes, and the header name of their legacy signature. */
-export const PRODUCTS = {
-  mail: { legacyHeader: "x-mail-signature", scopeLabel: "workspace" },
-  waitlist: { legacyHeader: "x-waitlist-signature", scopeLabel: "workspace" },
-  trawl: { legacyHeader: "x-trawl-signature", scopeLabel: "workspace" },
-  tack: { legacyHeader: "x-tack-signature", scopeLabel: "workspace" },
-  auth: { legacyHeader: "x-auth-signature", scopeLabel: "app" },
-  social: { legacyHeader: "x-svc-signature", scopeLabel: "community" },
-} as const;
-export type Product = keyof typeof PRODUCTS;
+/**
+ * A product that owns webhook scopes (e.g. "mail", "auth", "social"). The engine knows no
+ * product by name: each service module brings its WebhookProduct (catalogue.ts) and
+ * mount() adds it to the app's EventCatalogue.
+ */
+export type Product = string;
 
 /** A webhook scope: one product's endpoints for one workspace / app / community. */
 export interface Scope {

@@ -1,7 +1,7 @@
 /** App management for platform principals: /auth/v1/apps (auth.app.* actions in the App's workspace). */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
-import { idempotent } from "../../../access/idempotent";
+import { callerKey, idempotent } from "../../../access/idempotent";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
@@ -20,7 +20,7 @@ export function appRoutes(auth: AuthService) {
     .guard(secured(PLATFORM_CALLER))
     .post("", (c) => {
       const p = requirePrincipal(c.principal);
-      return idempotent(auth.ctx.idempotency, c, `auth-app:${p.kind === "api_key" ? p.keyId : p.accountId}`, async () => ({ status: 201, body: await apps.create(p, c.body, c.meta) }));
+      return idempotent(auth.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: await apps.create(p, c.body, c.meta) }));
     }, {
       body: t.Object({
         workspace_id: t.Optional(t.String({ description: "Required for a signed-in user; a workspace API key defaults to its workspace" })),

@@ -1,7 +1,7 @@
 /** Workspace API key routes: mint, list, read, revoke. */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
-import { idempotent } from "../../../access/idempotent";
+import { idempotentWithSecret } from "../../../access/idempotent";
 import { requirePrincipal, requireSession } from "../../../access/principal";
 import { HUMAN_CALLER, PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
@@ -19,16 +19,11 @@ export function apiKeyRoutes(platform: Platform) {
     .guard(secured(PLATFORM_CALLER))
     .post("/workspaces/:workspace_slug/api-keys", async (c) => {
       const p = requireSession(c.principal, "Minting an API key");
-      // The plaintext key must never be stored at rest, and the idempotency table stores the
-      // response body: it keeps the body with key: null, and the key is added to the first
-      // response only. A replay therefore says "this key was created" without revealing it.
-      let secret: string | null = null;
-      const body = (await idempotent(platform.ctx.idempotency, c, `account:${p.accountId}`, async () => {
+      // The plaintext key is never stored at rest: a replay answers key: null.
+      return idempotentWithSecret(platform.ctx.idempotency, c, p, { status: 201, field: "key" }, () => {
         const r = apiKeys.create(p, c.params.workspace_slug, c.body, c.meta);
-        secret = r.key;
-        return { status: 201, body: { ...r.view, key: null } };
-      })) as Record<string, unknown>;
-      return secret !== null ? { ...body, key: secret } : body;
+        return { view: r.view, secret: r.key };
+      });
     }, {
       params: slugParam,
       body: ApiKeyCreate,

@@ -1,7 +1,7 @@
 /** Member and invitation routes: list, change role, remove/leave; invite, list, revoke, accept. */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
-import { idempotent } from "../../../access/idempotent";
+import { callerKey, idempotent } from "../../../access/idempotent";
 import { requireHuman, requirePrincipal, type Principal } from "../../../access/principal";
 import { HUMAN_CALLER, PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
@@ -15,8 +15,6 @@ const invitationParams = t.Object({ workspace_slug: t.String(), invitation_id: t
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
 /** Idempotency keys are per caller: a person, or one API key. */
-const idempotencyScope = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
-
 export function memberRoutes(platform: Platform) {
   const { members, invitations } = platform;
   return new Elysia({ prefix: "/v1" })
@@ -54,7 +52,7 @@ export function memberRoutes(platform: Platform) {
     })
     .post("/workspaces/:workspace_slug/invitations", (c) => {
       const p = requirePrincipal(c.principal);
-      return idempotent(platform.ctx.idempotency, c, idempotencyScope(p), async () => ({ status: 201, body: invitations.create(p, c.params.workspace_slug, c.body, c.meta) }));
+      return idempotent(platform.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: invitations.create(p, c.params.workspace_slug, c.body, c.meta) }));
     }, {
       params: slugParam,
       body: InvitationCreate,

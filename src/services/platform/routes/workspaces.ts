@@ -1,7 +1,7 @@
 /** Workspace routes: create, list, read, update, delete, avatar. */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
-import { idempotent } from "../../../access/idempotent";
+import { callerKey, idempotent } from "../../../access/idempotent";
 import { requireHuman, requirePrincipal } from "../../../access/principal";
 import { HUMAN_CALLER, PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
@@ -23,7 +23,7 @@ export function workspaceRoutes(platform: Platform) {
     .guard(secured(PLATFORM_CALLER))
     .post("/workspaces", (c) => {
       const p = requireHuman(c.principal, "Creating a workspace");
-      return idempotent(platform.ctx.idempotency, c, `account:${p.accountId}`, async () => ({ status: 201, body: workspaces.create(p, c.body, c.meta) }));
+      return idempotent(platform.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: workspaces.create(p, c.body, c.meta) }));
     }, {
       body: WorkspaceCreate,
       response: { 201: Workspace, 400: ErrorBody, 403: ErrorBody, 409: ErrorBody },

@@ -1,47 +1,16 @@
 /**
- * SQL of the webhook engine: fan-out from the core outbox, the delivery queue (claims with
+ * SQL of the webhook engine: fan-out of claimed outbox events, the delivery queue (claims with
  * leases), the attempt log, endpoint health counters and the retention purge. Endpoint rows
  * are read here with the engine's own queries; the HTTP side has store/endpoints.ts.
  */
 import type { Db } from "../../../core/db";
 
 // ---------------------------------------------------------------- outbox -> events
+// (core_events is read through EventOutbox.claim, never here)
 
-export interface OutboxRow {
-  id: string;
-  type: string;
-  scope: string;
-  data: string;
-  created_at: string;
-}
-
-/**
- * Undispatched outbox rows of webhook scopes, oldest first. The literal prefix bounds match
- * the partial index of migration 0021 (a bound parameter would not), and keep rows of other
- * scopes (not ours to consume) out of the scan.
- */
-export function selectPendingOutbox(db: Db, limit: number): OutboxRow[] {
-  return db
-    .query<OutboxRow, [number]>(
-      `SELECT id, type, scope, data, created_at FROM core_events
-       WHERE dispatched_at IS NULL AND scope >= 'webhook:' AND scope < 'webhook;'
-       ORDER BY created_at, id LIMIT ?`,
-    )
-    .all(limit);
-}
-
-/** The metrics backlog: webhook events not yet fanned out, and deliveries still to attempt (both on partial indexes). */
-export function countBacklog(db: Db): { outbox: number; deliveries: number } {
-  return db
-    .query<{ outbox: number; deliveries: number }, []>(
-      `SELECT (SELECT COUNT(*) FROM core_events WHERE dispatched_at IS NULL AND scope >= 'webhook:' AND scope < 'webhook;') AS outbox,
-              (SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending') AS deliveries`,
-    )
-    .get()!;
-}
-
-export function markOutboxDispatched(db: Db, id: string, at: string): void {
-  db.query("UPDATE core_events SET dispatched_at = ? WHERE id = ? AND dispatched_at IS NULL").run(at, id);
+/** Deliveries still to attempt (the metrics backlog; on the partial index of pending rows). */
+export function countPendingDeliveries(db: Db): number {
+  return db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get()!.n;
 }
 
 /** Endpoints that take new deliveries in a scope (event_types is filtered by the caller). */

@@ -51,6 +51,18 @@ export const listEndpoints = (db: Db, product: string, scopeId: string, after: s
     )
     .all(product, scopeId, after, after, limit);
 
+/**
+ * Endpoints of a scope, oldest first, by offset (the card board's pages): new rows land at
+ * the end, so offsets already read stay valid while a client pages. Ties on created_at are
+ * broken by id for a stable order.
+ */
+export const listByOffset = (db: Db, product: string, scopeId: string, limit: number, offset: number) =>
+  db
+    .query<EndpointRow, [string, string, number, number]>(
+      "SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?",
+    )
+    .all(product, scopeId, limit, offset);
+
 /** Ids of every endpoint of a scope, oldest first. */
 export const endpointIds = (db: Db, product: string, scopeId: string) =>
   db.query<{ id: string }, [string, string]>("SELECT id FROM webhook_endpoints WHERE product = ? AND scope_id = ? ORDER BY id").all(product, scopeId).map((r) => r.id);

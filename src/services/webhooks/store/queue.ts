@@ -1,12 +1,12 @@
 /**
- * SQL of the community service's webhook records (spec 3, /social/v1/communities/{id}/webhooks):
- * the attempt log with each request body, and putting a delivery back into the queue.
- * Endpoint rows are read and written through store/endpoints.ts and store/legacy.ts.
+ * SQL of the delivery queue as product surfaces see it (queue.ts; the community's records
+ * use it): one endpoint's attempt log with each request body, a delivery by reference, and
+ * putting a delivery back into the queue.
  */
 import type { Db } from "../../../core/db";
 import type { AttemptFields } from "./events-log";
 
-export interface CommunityAttemptRow extends AttemptFields {
+export interface EndpointAttemptRow extends AttemptFields {
   /** rowid: orders attempts recorded within the same millisecond (keyset position). */
   seq: number;
   id: string;
@@ -22,13 +22,13 @@ export interface CommunityAttemptRow extends AttemptFields {
  * Attempts made to one endpoint, newest first, keyset-paged by (created_ms, rowid)
  * descending; `before` is the last row of the previous page.
  */
-export function attemptsOfEndpoint(db: Db, endpointId: string, before: { ms: number; seq: number } | null, limit: number): CommunityAttemptRow[] {
+export function attemptsOfEndpoint(db: Db, endpointId: string, before: { ms: number; seq: number } | null, limit: number): EndpointAttemptRow[] {
   const page = before ? "AND (a.created_ms < ? OR (a.created_ms = ? AND a.rowid < ?))" : "";
   const args: (string | number)[] = [endpointId];
   if (before) args.push(before.ms, before.ms, before.seq);
   args.push(limit);
   return db
-    .query<CommunityAttemptRow, (string | number)[]>(
+    .query<EndpointAttemptRow, (string | number)[]>(
       `SELECT a.rowid AS seq, a.id, a.delivery_id, a.event_id, e.type AS event_type, e.body AS request_body, a.attempt_number, a.trigger,
               a.status_code, a.latency_ms, a.error_class, a.response_body, a.created_at, a.created_ms
        FROM webhook_attempts a JOIN webhook_events e ON e.id = a.event_id

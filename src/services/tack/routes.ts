@@ -4,10 +4,11 @@
  *   /tack/api/v1/workspaces/{workspace}/webhooks               GET list, POST register
  *   /tack/api/v1/workspaces/{workspace}/webhooks/{webhook_id}  GET, PATCH, DELETE
  *
- * plus the shared webhook surface for the same scope (one webhookRoutes call):
+ * next to the shared webhook surface of the same scope, which mount() mounts from the
+ * module's webhookScopes (module.ts):
  * /tack/api/v1/workspaces/{workspace}/webhooks/{event-types, endpoints..., events...}.
  * Static segments win over :webhook_id in Elysia's router, so /webhooks/endpoints, /events
- * and /event-types keep answering. Behaviour and decisions: tack.ts.
+ * and /event-types keep answering. Behaviour and decisions: webhooks.ts.
  *
  * The path parameter is named :workspace_id (it accepts the id or the name): Elysia requires
  * one parameter name per path position, so every route the card board mounts under
@@ -15,17 +16,17 @@
  */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
-import { idempotent } from "../../access/idempotent";
-import { requirePrincipal, type Principal } from "../../access/principal";
+import { idempotentWithSecret } from "../../access/idempotent";
+import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
+import type { Idempotency } from "../../core/idempotency";
 import { noContent } from "../../core/openapi";
-import type { SocialDeps as WebhookDeps } from "../social/deps";
-import { ErrorBody } from "../platform/schemas";
-import { URL_MAX } from "./endpoints";
-import { callerKey, paramsOf, webhookRoutes } from "./routes";
-import type { Access } from "./scopes";
-import { SECRET_MAX, SECRET_MIN, TACK, TACK_LIST_DEFAULT, TACK_LIST_MAX, TackWebhookService, tackWorkspaceScope } from "./tack";
-import { MAX_ENDPOINTS_PER_SCOPE } from "./types";
+import { ErrorBody } from "../../access/schemas";
+import { URL_MAX } from "../webhooks/endpoints";
+import { paramsOf } from "../webhooks/routes";
+import type { Access, ScopeResolver } from "../webhooks/scopes";
+import { MAX_ENDPOINTS_PER_SCOPE } from "../webhooks/types";
+import { SECRET_MAX, SECRET_MIN, TACK, TACK_LIST_DEFAULT, TACK_LIST_MAX, type TackWebhookService } from "./webhooks";
 
 export const TACK_SCOPE_PREFIX = "/tack/api/v1/workspaces/:workspace_id";
 
@@ -82,10 +83,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody 
 
 // ------------------------------------------------------------------ factory
 
-export function tackWebhookRoutes(deps: WebhookDeps) {
-  const { platform, ctx } = deps;
-  const resolve = tackWorkspaceScope(platform);
-  const tack = new TackWebhookService(ctx, deps.webhookApi);
+export function tackWebhookRoutes(tack: TackWebhookService, resolve: ScopeResolver, deps: { principals: PrincipalResolver; idempotency: Idempotency }) {
   const tags = ["Card board: webhooks"];
   const read = `${TACK}.webhooks.read`;
   const write = `${TACK}.webhooks.write`;
@@ -99,8 +97,8 @@ export function tackWebhookRoutes(deps: WebhookDeps) {
     return { principal, scope: resolve({ principal, params: c.params }, access) };
   };
 
-  const records = new Elysia({ prefix: TACK_SCOPE_PREFIX })
-    .use(principalPlugin(platform.authz))
+  return new Elysia({ prefix: TACK_SCOPE_PREFIX })
+    .use(principalPlugin(deps.principals))
     .guard(secured(PLATFORM_CALLER))
     .get("/webhooks", (c) => {
       const { scope } = auth(c, "read");
@@ -120,15 +118,10 @@ export function tackWebhookRoutes(deps: WebhookDeps) {
     })
     .post("/webhooks", async (c) => {
       const { principal, scope } = auth(c, "write");
-      // As on the shared create: the idempotency record keeps signing_secret null; a
-      // generated secret is added to the first response only.
-      let secret: string | null = null;
-      const body = (await idempotent(ctx.idempotency, c, callerKey(principal), async () => {
-        const r = tack.register(scope, c.body, { principal, meta: c.meta });
-        secret = r.secret;
-        return { status: 201, body: { ...r.view, signing_secret: null } };
-      })) as Record<string, unknown>;
-      return secret !== null ? { ...body, signing_secret: secret } : body;
+      // As on the shared create: a generated secret is in the first response only.
+      return idempotentWithSecret(deps.idempotency, c, principal, { status: 201, field: "signing_secret" }, () =>
+        tack.register(scope, c.body, { principal, meta: c.meta }),
+      );
     }, {
       params: scopeParams,
       body: RegisterBody,
@@ -173,8 +166,4 @@ export function tackWebhookRoutes(deps: WebhookDeps) {
       params: idParams,
       detail: { tags, summary: `Delete a webhook (action ${write}); 204, queued retries are dropped`, responses: noContent() },
     });
-
-  return new Elysia()
-    .use(webhookRoutes({ webhooks: deps.webhookApi, principals: platform.authz, idempotency: ctx.idempotency }, { product: TACK, prefix: TACK_SCOPE_PREFIX, resolve }))
-    .use(records);
 }

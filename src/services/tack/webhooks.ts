@@ -6,8 +6,9 @@
  *   /tack/api/v1/workspaces/{workspace}/webhooks               GET list, POST register
  *   /tack/api/v1/workspaces/{workspace}/webhooks/{webhook_id}  GET, PATCH, DELETE
  *
- * A tack webhook is an ordinary row of webhook_endpoints (product "tack", scope = the
- * workspace) delivered by the shared engine, like the legacy records (legacy.ts) are.
+ * A tack webhook is an ordinary webhook endpoint (product "tack", scope = the workspace),
+ * read and written through WebhookService (this service touches no webhook_* table) and
+ * delivered by the shared engine, like the legacy records (webhooks/legacy.ts) are.
  * The shared surface is mounted for tack too (/tack/api/v1/workspaces/{workspace}/webhooks/
  * endpoints, events, event-types, test, rotate-secret, replay) over the same rows.
  *
@@ -60,13 +61,11 @@ import { isUuid, prefixedId } from "../../core/ids";
 import { parseLimit } from "../../core/pagination";
 import type { WorkspaceAccess } from "../platform/authz";
 import type { Platform } from "../platform/service";
-import type { Actor, ResolvedScope } from "./endpoints";
-import { registerWebhookActions, webhookAction, type ScopeResolver } from "./scopes";
-import type { WebhookService } from "./service";
-import { generateSecret, SECRET_PREFIX } from "./signing";
-import type { Scope } from "./types";
-import * as endpointsStore from "./store/endpoints";
-import * as store from "./store/tack";
+import type { Actor, EndpointRecord, ResolvedScope } from "../webhooks/endpoints";
+import { registerWebhookActions, webhookAction, type ScopeResolver } from "../webhooks/scopes";
+import type { WebhookService } from "../webhooks/service";
+import { generateSecret, SECRET_PREFIX } from "../webhooks/signing";
+import type { Scope } from "../webhooks/types";
 
 export const TACK = "tack" as const;
 export const TACK_LIST_DEFAULT = 50;
@@ -143,7 +142,7 @@ export class TackWebhookService {
     private readonly api: WebhookService,
   ) {}
 
-  view(r: endpointsStore.EndpointRow): TackWebhookView {
+  view(r: EndpointRecord): TackWebhookView {
     return {
       id: r.id,
       workspace_id: r.scope_id,
@@ -152,7 +151,7 @@ export class TackWebhookService {
       active: r.enabled === 1 && r.status === "enabled",
       status: r.status,
       disabled_reason: r.status === "auto_disabled" ? (r.disabled_reason ?? "failing") : null,
-      signing_secret_hint: this.ctx.secretBox.decrypt(r.secret_enc).slice(-4),
+      signing_secret_hint: this.api.endpoints.secretHint(r),
       legacy_signature: r.legacy === 1,
       created_at: r.created_at,
       updated_at: r.updated_at,
@@ -160,8 +159,8 @@ export class TackWebhookService {
   }
 
   /** A webhook of this workspace's tack scope, or 404 (another workspace's or product's id too). */
-  row(scope: Scope, id: string): endpointsStore.EndpointRow {
-    const r = endpointsStore.endpointInScope(this.ctx.db, scope.product, scope.scopeId, id);
+  row(scope: Scope, id: string): EndpointRecord {
+    const r = this.api.endpoints.find(scope, id);
     if (!r) throw notFound("Webhook");
     return r;
   }
@@ -203,8 +202,8 @@ export class TackWebhookService {
   list(scope: Scope, q: { limit?: unknown; offset?: unknown }): TackWebhookPage {
     const limit = parseLimit(q.limit, TACK_LIST_DEFAULT, TACK_LIST_MAX);
     const offset = this.offset(q.offset);
-    const total = endpointsStore.countEndpoints(this.ctx.db, scope.product, scope.scopeId);
-    const rows = store.listByOffset(this.ctx.db, scope.product, scope.scopeId, limit, offset);
+    const total = this.api.endpoints.count(scope);
+    const rows = this.api.endpoints.pageByOffset(scope, limit, offset);
     return { data: rows.map((r) => this.view(r)), pagination: { total, limit, offset, has_more: offset + rows.length < total } };
   }
 

@@ -7,27 +7,26 @@
  * mounts {prefix}/webhooks and {prefix}/webhooks/:id/... Static segments win over :id in
  * Elysia's router, so the shared {prefix}/webhooks/endpoints, /events and /event-types keep
  * answering (these records are whk_...). Every response carries Deprecation: true and
- * Sunset. Behaviour and decisions: community.ts.
+ * Sunset. Behaviour and decisions: webhooks.ts.
  */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../access/http";
-import { idempotent } from "../../access/idempotent";
+import { callerKey, idempotent, idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
-import { ErrorBody } from "../platform/schemas";
-import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./community";
-import { URL_MAX } from "./endpoints";
-import { LEGACY_SUNSET } from "./legacy";
-import { deprecationHeaders } from "./legacy-routes";
-import { callerKey, paramsOf } from "./routes";
-import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "./scopes";
-import { MAX_ENDPOINTS_PER_SCOPE } from "./types";
+import { ErrorBody, Pagination } from "../../access/schemas";
+import { URL_MAX } from "../webhooks/endpoints";
+import { LEGACY_SUNSET } from "../webhooks/legacy";
+import { deprecationHeaders } from "../webhooks/legacy-routes";
+import { paramsOf } from "../webhooks/routes";
+import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "../webhooks/scopes";
+import { MAX_ENDPOINTS_PER_SCOPE } from "../webhooks/types";
+import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./webhooks";
 
 // ------------------------------------------------------------------ schemas
 
-const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
 
 export const CommunityWebhook = t.Object({
   id: t.String({ description: "whk_..." }),
@@ -125,15 +124,8 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
    * Create and rotate-secret: the idempotency record stores signing_secret null (the secret
    * never rests in plaintext) and the first response alone gets the secret.
    */
-  const withSecret = async (c: IdemCtx, principal: Principal, status: number, make: () => { view: CommunityWebhookView; secret: string }) => {
-    let secret: string | null = null;
-    const body = await once<CommunityWebhookView & { signing_secret: string | null }>(c, principal, status, () => {
-      const r = make();
-      secret = r.secret;
-      return { ...r.view, signing_secret: null };
-    });
-    return secret !== null ? { ...body, signing_secret: secret } : body;
-  };
+  const withSecret = (c: IdemCtx, principal: Principal, status: number, make: () => { view: CommunityWebhookView; secret: string }) =>
+    idempotentWithSecret(deps.idempotency, c, principal, { status, field: "signing_secret" }, make);
 
   return new Elysia({ prefix: `${opts.prefix}/webhooks` })
     .use(principalPlugin(deps.principals))

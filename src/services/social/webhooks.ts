@@ -9,8 +9,9 @@
  *   POST   /webhooks/{id}/test                         202; a signed ping through the delivery queue
  *   POST   /webhooks/{id}/deliveries/{dlv}/redeliver   202; the same bytes and event id, through the queue
  *
- * A subscriber is an ordinary webhook_endpoints row (product social, scope = the community,
- * legacy = 1, id whk_...): the shared engine fans out, signs, retries and auto-disables it
+ * A subscriber is an ordinary webhook endpoint (product social, scope = the community,
+ * legacy = 1, id whk_...), read and written through WebhookService (this service touches
+ * no webhook_* table): the shared engine fans out, signs, retries and auto-disables it
  * like any endpoint, and because legacy = 1 every delivery carries X-Svc-Signature
  * (t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the signing secret string)
  * next to the Standard Webhooks headers. The shared routes under the same scope
@@ -55,16 +56,11 @@ import { tx } from "../../core/db";
 import { badRequest, conflict, invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
-import type { Actor, ResolvedScope } from "./endpoints";
-import type { WebhookEngine } from "./engine";
-import type { WebhookService } from "./service";
-import { generateSecret } from "./signing";
-import type { Scope } from "./types";
-import * as communityStore from "./store/community";
-import { insertDelivery } from "./store/deliveries";
-import * as endpointsStore from "./store/endpoints";
-import { insertEvent } from "./store/events-log";
-import * as legacyStore from "./store/legacy";
+import type { Actor, EndpointRecord, ResolvedScope } from "../webhooks/endpoints";
+import type { WebhookEngine } from "../webhooks/engine";
+import type { WebhookService } from "../webhooks/service";
+import { generateSecret } from "../webhooks/signing";
+import type { Scope } from "../webhooks/types";
 
 export const PING_TYPE = "ping";
 export const COMMUNITY_DELIVERIES_DEFAULT = 50;
@@ -122,7 +118,7 @@ export class CommunityWebhookService {
     private readonly engine: WebhookEngine,
   ) {}
 
-  view(r: endpointsStore.EndpointRow): CommunityWebhookView {
+  view(r: EndpointRecord): CommunityWebhookView {
     // Paused (enabled = 0) or auto-disabled by the engine: this record folds both into one flag.
     const autoDisabled = r.status === "auto_disabled";
     const disabled = autoDisabled || r.enabled !== 1;
@@ -138,15 +134,15 @@ export class CommunityWebhookService {
       first_failure_at: r.first_failure_at,
       last_status_code: r.last_status_code,
       last_attempt_at: r.last_attempt_at,
-      signing_secret_hint: this.ctx.secretBox.decrypt(r.secret_enc).slice(-4),
+      signing_secret_hint: this.api.endpoints.secretHint(r),
       created_at: r.created_at,
       updated_at: r.updated_at,
     };
   }
 
   /** A subscriber of this community created through this surface, or 404. */
-  row(scope: Scope, id: string): endpointsStore.EndpointRow {
-    const r = legacyStore.legacyInScope(this.ctx.db, scope.product, scope.scopeId, id);
+  row(scope: Scope, id: string): EndpointRecord {
+    const r = this.api.endpoints.findLegacy(scope, id);
     if (!r) throw notFound("Webhook");
     return r;
   }
@@ -162,17 +158,7 @@ export class CommunityWebhookService {
     if (this.engine.options.autoKick) this.engine.kick();
   }
 
-  /** Enabled, failure streak and auto-disable cleared (PATCH disabled:false, rotate-secret). */
-  private reenable(id: string) {
-    endpointsStore.updateEndpoint(
-      this.ctx.db,
-      id,
-      { enabled: 1, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null, auto_disabled_at: null },
-      this.ctx.clock.iso(),
-    );
-  }
-
-  private requireEnabled(r: endpointsStore.EndpointRow) {
+  private requireEnabled(r: EndpointRecord) {
     if (r.enabled !== 1 || r.status !== "enabled") throw conflict("The webhook is disabled; re-enable it first (PATCH disabled: false)", "WEBHOOK_DISABLED");
   }
 
@@ -180,7 +166,7 @@ export class CommunityWebhookService {
 
   list(scope: Scope): { data: CommunityWebhookView[]; pagination: { next_cursor: null; has_more: false } } {
     // At most 10 per community (the shared cap), so one page holds them all.
-    const rows = legacyStore.listLegacy(this.ctx.db, scope.product, scope.scopeId, null, 1000);
+    const rows = this.api.endpoints.listLegacy(scope, 1000);
     return { data: rows.map((r) => this.view(r)), pagination: { next_cursor: null, has_more: false } };
   }
 
@@ -209,7 +195,7 @@ export class CommunityWebhookService {
       // dropped) for disabled:true.
       this.api.endpoints.update(scope, id, { url: input.url, event_types: eventTypes, enabled: input.disabled === true ? false : undefined }, actor);
       if (input.disabled === false) {
-        this.reenable(id);
+        this.api.endpoints.reenable(id);
         this.api.endpoints.audit(scope, actor, "webhooks.endpoint.update", id, { fields: ["disabled"], disabled: false, legacy: true });
       }
       return this.get(scope, id);
@@ -226,8 +212,8 @@ export class CommunityWebhookService {
     const secret = generateSecret();
     tx(this.ctx.db, () => {
       this.row(scope, id);
-      endpointsStore.setSecrets(this.ctx.db, id, { secret_enc: this.ctx.secretBox.encrypt(secret), prev_secret_enc: null, prev_secret_expires_ms: null }, this.ctx.clock.iso());
-      this.reenable(id);
+      this.api.endpoints.replaceSecret(id, secret);
+      this.api.endpoints.reenable(id);
       this.api.endpoints.audit(scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: 0, legacy: true, reenabled: true });
     });
     return { view: this.get(scope, id), secret };
@@ -240,7 +226,7 @@ export class CommunityWebhookService {
       throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
     }
     const ep = this.row(scope, id);
-    const rows = communityStore.attemptsOfEndpoint(this.ctx.db, ep.id, c ? { ms: c.ms as number, seq: c.seq as number } : null, limit + 1);
+    const rows = this.api.queue.attemptsOfEndpoint(ep.id, c ? { ms: c.ms as number, seq: c.seq as number } : null, limit + 1);
     return buildPage(rows, limit, (r) => ({ ms: r.created_ms, seq: r.seq }), (r) => ({
       id: r.id,
       delivery_id: r.delivery_id,
@@ -265,13 +251,11 @@ export class CommunityWebhookService {
     tx(this.ctx.db, () => {
       const ep = this.row(scope, id);
       this.requireEnabled(ep);
-      const now = this.ctx.clock.iso();
-      const nowMs = this.ctx.clock.nowMs();
       // The community envelope (same field order as the engine's), serialised once: retries
       // and redeliveries send these bytes.
-      const body = JSON.stringify({ id: eventId, type: PING_TYPE, created_at: now, community_id: scope.scopeId, data: { webhook_id: ep.id } });
-      insertEvent(this.ctx.db, { id: eventId, product: scope.product, scope_id: scope.scopeId, type: PING_TYPE, body, is_test: 1, created_at: now, created_ms: nowMs });
-      insertDelivery(this.ctx.db, { id: deliveryId, event_id: eventId, endpoint_id: ep.id, next_attempt_ms: nowMs, at: now });
+      const createdAt = this.ctx.clock.iso();
+      const body = JSON.stringify({ id: eventId, type: PING_TYPE, created_at: createdAt, community_id: scope.scopeId, data: { webhook_id: ep.id } });
+      this.api.queue.enqueueTestEvent(scope, ep.id, { eventId, deliveryId, type: PING_TYPE, body, createdAt });
     });
     this.kick();
     return { accepted: true, event_id: eventId, delivery_id: deliveryId };
@@ -281,10 +265,10 @@ export class CommunityWebhookService {
   redeliver(scope: Scope, id: string, deliveryRef: string): Queued {
     const d = tx(this.ctx.db, () => {
       const ep = this.row(scope, id);
-      const d = communityStore.deliveryOfEndpoint(this.ctx.db, ep.id, deliveryRef);
+      const d = this.api.queue.deliveryOfEndpoint(ep.id, deliveryRef);
       if (!d) throw notFound("Delivery");
       this.requireEnabled(ep);
-      if (!communityStore.requeueDelivery(this.ctx.db, d.id, this.ctx.clock.nowMs(), this.ctx.clock.iso())) {
+      if (!this.api.queue.requeue(d.id)) {
         throw conflict("An attempt of this delivery is in flight; try again once it has finished", "DELIVERY_IN_FLIGHT");
       }
       return d;

@@ -1,0 +1,20 @@
+/**
+ * API models every service shares (the house's one error body and one list envelope), so a
+ * service imports them from here instead of from another service.
+ */
+import { t } from "elysia";
+
+/** {"error": {"code", "message", "details"}}: the body of every 4xx and 5xx answer. */
+export const ErrorBody = t.Object({
+  error: t.Object({
+    code: t.String(),
+    message: t.String(),
+    details: t.Optional(t.Array(t.Object({ field: t.String(), reason: t.String() }))),
+  }),
+});
+
+/** The `pagination` of every cursor-paged list: {data, pagination: {next_cursor, has_more}}. */
+export const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
+
+/** Query of a cursor-paged list. */
+export const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()) });

@@ -1,0 +1,25 @@
+/** The Auth service as a module: end-user authentication for your Apps (spec 1). */
+import { defineService } from "../module";
+import { AUTH_ACTIONS } from "./actions";
+import { AUTH_WEBHOOKS } from "./events";
+import { authRoutes } from "./routes";
+import { AuthService } from "./service";
+import { appWebhookScope } from "./webhook-scope";
+
+export const authModule = defineService({
+  name: "auth",
+  description: "End-user authentication for your apps: sign-up, sign-in, MFA, tenants, roles",
+  prefix: "/auth",
+  openapi: { title: "Bunker Auth", description: "End-user authentication for your Apps: /{app_slug}/v1/... and the App administration under /v1/apps.", version: "v1.0.0" },
+  actions: AUTH_ACTIONS,
+  webhooks: AUTH_WEBHOOKS,
+  create: (d) => new AuthService(d.ctx, d.platform, d.webhooks.engine, d.webhooks.api),
+  // Auth Apps: /auth/v1/apps/{app_id}/webhooks/... (shared and legacy routes).
+  webhookScopes: (auth) => [{ prefix: "/auth/v1/apps/:app_id", resolve: appWebhookScope(auth), legacyRoutes: true }],
+  routes: (auth) => authRoutes(auth),
+  jobs: (auth) => [{ name: "auth.purge", schedule: "0 23 * * * *", run: () => auth.purge() }],
+  stop: async (auth) => {
+    await auth.verification.idle();
+    auth.m2m.tokenLog.flush();
+  },
+});

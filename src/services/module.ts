@@ -1,0 +1,105 @@
+/**
+ * One contract for a service module. Each service folder exports one ServiceModule
+ * (services/<name>/module.ts) and app.ts mounts the list, one line per service; mount()
+ * does the generic work once for every module: registers its policy actions and webhook
+ * product, creates the service, registers its scheduled jobs, mounts its webhook scopes
+ * (shared and legacy routes) and its own routes, drops its workspace-scoped webhook
+ * endpoints with a deleted workspace and calls its cascade, hands it platform workspace
+ * events, describes it in its own OpenAPI document, and awaits its stop on shutdown.
+ *
+ * A module is a plain object (better-auth's plugin object, PocketBase's table of contents):
+ * nothing runs at import time, and the service it creates lives in one app instance.
+ * docs/architecture.md has the checklist for adding a service.
+ */
+import type { Elysia } from "elysia";
+import type { AppContext } from "../context";
+import type { OutboxEvent } from "../core/events";
+import type { JobDefinition } from "../core/scheduler";
+import type { InboundHandler } from "../core/smtp-listener";
+import type { Platform } from "./platform/service";
+import type { WebhookProduct } from "./webhooks/catalogue";
+import type { Actor } from "./webhooks/endpoints";
+import type { WebhookEngine } from "./webhooks/engine";
+import type { LegacyWebhookService } from "./webhooks/legacy";
+import type { ScopeResolver } from "./webhooks/scopes";
+import type { WebhookService } from "./webhooks/service";
+
+/** What every module's create() and hooks receive: the app context and the shared services. */
+export interface ServiceDeps {
+  ctx: AppContext;
+  /** Workspaces, members, API keys and their authorization (every service checks access through platform.authz). */
+  platform: Platform;
+  webhooks: {
+    /** emit() records an event for a scope's endpoints, in the caller's transaction. */
+    engine: WebhookEngine;
+    /** Endpoints, events log and delivery queue: a product's only way to webhook data. */
+    api: WebhookService;
+    /** The deprecated per-scope records (legacy.ts), for products that still serve them. */
+    legacy: LegacyWebhookService;
+  };
+  /**
+   * The service of a module earlier in the list, by name (e.g. the community asks for
+   * "auth" to check App ids); undefined when that service is not mounted.
+   */
+  service<T>(name: string): T | undefined;
+}
+
+/** One webhook scope of a product: mount() mounts the shared routes (and the legacy ones) at its prefix. */
+export interface WebhookScopeMount {
+  /** Scope path with its parameters, e.g. "/mail/v1/workspaces/:workspace_id". */
+  prefix: string;
+  resolve: ScopeResolver;
+  /** OpenAPI tag; default "<label>: webhooks". */
+  tag?: string;
+  /** Also the deprecated {scope}/webhooks and {scope}/webhooks/{id} routes (until 15 January 2027). */
+  legacyRoutes?: boolean;
+}
+
+/** What any Elysia instance is to mount(). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Routes = Elysia<any, any, any, any, any, any, any>;
+
+export interface ServiceModule<S = unknown> {
+  /**
+   * The service's name: its policy-action namespace, its per-workspace switch
+   * (DEFAULT_SERVICES, /platform/v1/workspaces/{slug}/services) and its table prefix.
+   */
+  name: string;
+  /** One line for the workspace's service list. */
+  description: string;
+  /** Mount root of its routes; its OpenAPI document is `${prefix}/openapi.json`. None: no HTTP surface of its own. */
+  prefix?: string;
+  /** Metadata of that document (the version is the spec's, e.g. v0.1.0). */
+  openapi?: { title: string; description: string; version: string };
+  /** Policy actions, `<namespace>.<verb>`; registered (grouped by namespace) before create(). */
+  actions?: readonly { name: string; description: string }[];
+  /**
+   * The product's webhook definition (event catalogue, legacy header, label), built with
+   * defineWebhookProduct. mount() adds it to the catalogue and registers the product's
+   * <product>.webhooks.read / .write actions; endpoints whose scope id is a deleted
+   * workspace's id go with the workspace.
+   */
+  webhooks?: WebhookProduct;
+  /** Builds the service once per app. Modules earlier in the list are already created. */
+  create(deps: ServiceDeps): S;
+  /** Where the shared webhook routes of the product are mounted (and whether the legacy routes are too). */
+  webhookScopes?(service: S, deps: ServiceDeps): WebhookScopeMount[];
+  /** The service's own routes (full paths, under its prefix). */
+  routes?(service: S, deps: ServiceDeps): Routes;
+  /** Scheduled jobs (the scheduler runs them by name; tests call them directly). */
+  jobs?(service: S, deps: ServiceDeps): JobDefinition[];
+  /** Runs inside the transaction that deletes a workspace: drop what its foreign keys don't reach. */
+  onWorkspaceDelete?(service: S, workspaceId: string, actor: Actor): void;
+  /**
+   * Platform workspace events from the outbox (workspace.created, workspace.renamed,
+   * workspace.deleted), for services that keep denormalised workspace data. At least once.
+   */
+  onWorkspaceEvent?(service: S, event: OutboxEvent): void;
+  /** The owner of inbound mail (one service at most); main.ts hands it to the SMTP listener. */
+  inbound?(service: S): InboundHandler;
+  /** Awaited on shutdown, after the scheduler stopped and before the database closes: finish background work. */
+  stop?(service: S): Promise<void>;
+}
+
+/** Identity function that lets TypeScript infer a module's service type from create(). */
+export const defineService = <S>(m: ServiceModule<S>): ServiceModule<S> => m;

@@ -1,0 +1,17 @@
+/** The platform service as a module: workspaces, members, roles, API keys, audit (spec 1). */
+import { defineService } from "../module";
+import { platformRoutes } from "./routes";
+import { PLATFORM_ACTIONS } from "./service";
+
+export const platformModule = defineService({
+  name: "platform",
+  description: "Workspaces, members, roles, API keys and audit (always enabled)",
+  prefix: "/platform",
+  openapi: { title: "Bunker platform administration", description: "Workspaces, members, roles, service activation, API keys, personal access tokens and audit.", version: "v1.0.0" },
+  actions: Object.values(PLATFORM_ACTIONS).flat(),
+  // Every other module builds on it, so mount() creates it first and hands it in.
+  create: (d) => d.platform,
+  routes: (platform) => platformRoutes(platform),
+  jobs: (platform) => [{ name: "platform.oauth.purge", schedule: "0 43 * * * *", run: () => void platform.oauth.purge() }],
+  stop: (platform) => platform.accounts.idle(),
+});

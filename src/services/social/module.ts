@@ -1,0 +1,39 @@
+/** The community service (social) as a module (spec 3): communities and their webhooks. */
+import type { AuthService } from "../auth/service";
+import { defineService } from "../module";
+import { workspaceScope } from "../webhooks/scopes";
+import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities";
+import { SOCIAL_WEBHOOKS } from "./events";
+import { COMMUNITY_SCOPE_PREFIX, socialRoutes, type SocialService } from "./routes";
+import { communityWebhookScope } from "./webhook-scope";
+import { CommunityWebhookService } from "./webhooks";
+
+export const socialModule = defineService({
+  name: "social",
+  description: "Community: posts, comments and reactions",
+  prefix: "/social",
+  openapi: { title: "Bunker community", description: "Communities, their content and their webhooks.", version: "v0.1.0" },
+  actions: SOCIAL_ACTIONS,
+  webhooks: SOCIAL_WEBHOOKS,
+  create: (d): SocialService & { dropWebhooks(c: { id: string; workspace_id: string }, actor: Actor): void } => {
+    const dropWebhooks = (c: { id: string; workspace_id: string }, actor: Actor) =>
+      d.webhooks.api.endpoints.removeScope({ product: "social", scopeId: c.id, workspaceId: c.workspace_id }, actor);
+    // A community's app_id must be an App of its workspace when the Auth service is mounted.
+    const communities = new CommunityService(d.ctx, d.platform, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
+    return {
+      communities,
+      webhooks: new CommunityWebhookService(d.ctx, d.webhooks.api, d.webhooks.engine),
+      communityScope: communityWebhookScope(communities),
+      dropWebhooks,
+    };
+  },
+  webhookScopes: (social, d) => [
+    { prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "social"), tag: "Community: workspace webhooks" },
+    { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks" },
+  ],
+  routes: (social, d) => socialRoutes(social, { principals: d.platform.authz, idempotency: d.ctx.idempotency, catalogue: d.webhooks.api.catalogue }),
+  // A deleted workspace takes its communities along (foreign key); their webhook endpoints go here.
+  onWorkspaceDelete: (social, workspaceId, actor) => {
+    for (const id of social.communities.idsInWorkspace(workspaceId)) social.dropWebhooks({ id, workspace_id: workspaceId }, actor);
+  },
+});

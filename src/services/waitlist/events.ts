@@ -1,0 +1,60 @@
+/**
+ * Webhook events of the waitlist service: the catalogue served by {scope}/webhooks/event-types
+ * and used to validate subscriptions. Each example is the `data` object of the envelope
+ * (conventions: webhooks/catalogue.ts).
+ */
+import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../webhooks/catalogue";
+import type { EventTypeInfo } from "../webhooks/types";
+
+const entry = (over: Record<string, unknown> = {}) => ({
+  id: "0192f3a1-7c2e-7a10-9b1e-3f5d2c8a4e61",
+  waitlist_id: "0192f39e-1b44-7c3d-8e02-6a9b1d7f0c25",
+  workspace_id: "ws_0192f0c4e5b87d21a9c3",
+  email: "ada@example.com",
+  name: "Ada Lovelace",
+  interest: "Team plan",
+  referrer: "https://news.example.org/launch",
+  referral_code: "ADA7K2",
+  referral_count: 2,
+  referred_by_entry_id: null,
+  position: 42,
+  status: "pending",
+  invited_at: null,
+  invited_to_app_slug: null,
+  metadata: { utm_source: "newsletter" },
+  created_at: T0,
+  updated_at: T0,
+  ...over,
+});
+
+const EVENTS: EventTypeInfo[] = [
+  { type: "entry.created", description: "Someone joined a waitlist (status pending).", example: entry() },
+  {
+    type: "entry.updated",
+    description: "A waitlist entry's fields, position or referral count changed.",
+    example: { ...entry({ position: 17, referral_count: 3, updated_at: T1 }), changes: { position: { from: 42, to: 17 }, referral_count: { from: 2, to: 3 } } },
+  },
+  { type: "entry.approved", description: "A waitlist entry was approved.", example: entry({ status: "approved", updated_at: T1 }) },
+  {
+    type: "entry.rejected",
+    description: "A waitlist entry was rejected.",
+    example: entry({ status: "rejected", updated_at: T1 }),
+  },
+  {
+    type: "entry.invited",
+    description: "An approved entry was sent an invitation to an Auth app.",
+    example: entry({ status: "approved", invited_at: T1, invited_to_app_slug: "acme-app", updated_at: T1 }),
+  },
+  {
+    type: "entry.deleted",
+    description: "A waitlist entry was deleted.",
+    example: { id: "0192f3a1-7c2e-7a10-9b1e-3f5d2c8a4e61", waitlist_id: "0192f39e-1b44-7c3d-8e02-6a9b1d7f0c25", email: "ada@example.com", deleted_at: T1 },
+  },
+];
+
+export const WAITLIST_WEBHOOKS = defineWebhookProduct({
+  product: "waitlist",
+  label: "Waitlist",
+  legacyHeader: "x-waitlist-signature",
+  events: EVENTS,
+});

@@ -1,0 +1,47 @@
+/**
+ * The delivery queue as product surfaces use it (the community's webhook records): one
+ * endpoint's attempts with their request bodies, a delivery by reference, a delivery put
+ * back into the queue, and a one-endpoint event queued like any delivery. The engine
+ * (engine.ts) claims and sends what is queued here.
+ */
+import type { AppContext } from "../../context";
+import { tx } from "../../core/db";
+import { insertDelivery } from "./store/deliveries";
+import { insertEvent } from "./store/events-log";
+import * as store from "./store/queue";
+import type { Scope } from "./types";
+
+export type { DeliveryRef, EndpointAttemptRow } from "./store/queue";
+
+export class DeliveryQueue {
+  constructor(private readonly ctx: AppContext) {}
+
+  /** Attempts made to one endpoint, newest first, keyset-paged by (created_ms, seq). */
+  attemptsOfEndpoint(endpointId: string, before: { ms: number; seq: number } | null, limit: number): store.EndpointAttemptRow[] {
+    return store.attemptsOfEndpoint(this.ctx.db, endpointId, before, limit);
+  }
+
+  /** A delivery of one endpoint, by its id (dlv_...) or by the id of one of its attempts (att_...). */
+  deliveryOfEndpoint(endpointId: string, ref: string): store.DeliveryRef | null {
+    return store.deliveryOfEndpoint(this.ctx.db, endpointId, ref);
+  }
+
+  /** Due now with a fresh retry schedule; false while an attempt of it is in flight. */
+  requeue(deliveryId: string): boolean {
+    return store.requeueDelivery(this.ctx.db, deliveryId, this.ctx.clock.nowMs(), this.ctx.clock.iso());
+  }
+
+  /**
+   * Logs an event (is_test) for one endpoint of the scope and queues its delivery, due now:
+   * signing, the attempt log, retries and the failure streak are those of any delivery.
+   * `body` is the envelope, sent byte for byte; `createdAt` the time it names.
+   */
+  enqueueTestEvent(scope: Scope, endpointId: string, e: { eventId: string; deliveryId: string; type: string; body: string; createdAt: string }): void {
+    const now = this.ctx.clock.iso();
+    const nowMs = this.ctx.clock.nowMs();
+    tx(this.ctx.db, () => {
+      insertEvent(this.ctx.db, { id: e.eventId, product: scope.product, scope_id: scope.scopeId, type: e.type, body: e.body, is_test: 1, created_at: e.createdAt, created_ms: Date.parse(e.createdAt) });
+      insertDelivery(this.ctx.db, { id: e.deliveryId, event_id: e.eventId, endpoint_id: endpointId, next_attempt_ms: nowMs, at: now });
+    });
+  }
+}
