@@ -12,6 +12,7 @@ import { checkpoint, migrate, openDb, ping } from "./core/db";
 import { EventOutbox } from "./core/events";
 import { httpKernel } from "./core/http";
 import { Idempotency } from "./core/idempotency";
+import { FORM_TYPE, JSON_TYPE, MULTIPART_TYPE, RequestBodies, type BodyRoute } from "./core/request-body";
 import { createLogger, type Logger } from "./core/log";
 import { SystemMailer } from "./core/mailer";
 import { Metrics } from "./core/metrics";
@@ -24,6 +25,7 @@ import { createSecretBox, loadMasterKey } from "./core/secrets";
 import type { AppContext } from "./context";
 import type { InboundHandler } from "./core/smtp-listener";
 import { Platform } from "./services/platform/service";
+import { AVATAR_MAX_BYTES } from "./services/platform/workspaces";
 import { platformRoutes } from "./services/platform/routes";
 import { WebhookEngine, type WebhookEngineOptions } from "./services/webhooks/engine";
 import { EventCatalogue, registerBuiltinEventTypes } from "./services/webhooks/catalogue";
@@ -52,6 +54,20 @@ const SERVICES = [
   { prefix: "/trawl", title: "Bunker extraction jobs" },
   { prefix: "/tack", title: "Bunker card board" },
   { prefix: "/social", title: "Bunker community" },
+];
+
+/**
+ * Routes whose request body is not a JSON object of at most MAX_BODY_BYTES, the kernel's
+ * rule for every other route. Caps beyond MAX_BODY_BYTES are uploads, listed in README.
+ */
+const BODY_ROUTES: BodyRoute[] = [
+  // Multipart adds a boundary and part headers around the 2 MB image; the service checks the file itself.
+  { method: "POST", path: "/platform/v1/workspaces/:workspace_slug/avatar", types: [MULTIPART_TYPE], maxBytes: AVATAR_MAX_BYTES + 64 * 1024 },
+  // OAuth endpoints take form posts (RFC 6749 §4.4.2, RFC 7662 §2.1; OIDC response_mode=form_post) as well as JSON.
+  { method: "POST", path: "/platform/v1/auth/oauth/:provider/callback", types: [FORM_TYPE, JSON_TYPE] },
+  { method: "POST", path: "/auth/:app_slug/v1/auth/oauth/:provider/callback", types: [FORM_TYPE, JSON_TYPE] },
+  { method: "POST", path: "/auth/:app_slug/v1/oauth/token", types: [FORM_TYPE, JSON_TYPE], raw: true },
+  { method: "POST", path: "/auth/:app_slug/v1/oauth/introspect", types: [FORM_TYPE, JSON_TYPE] },
 ];
 
 /** Products whose webhook endpoints live in a workspace: {prefix}/v1/workspaces/{workspace_id}/webhooks/... */
@@ -144,8 +160,9 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     for (const product of WORKSPACE_SCOPED_PRODUCTS) webhookApi.endpoints.removeScope({ product, scopeId: workspaceId, workspaceId }, { principal, meta });
   });
 
+  const bodies = new RequestBodies(config.maxBodyBytes, BODY_ROUTES);
   const app = new Elysia()
-    .use(httpKernel(ctx.log, ctx.metrics))
+    .use(httpKernel(ctx.log, ctx.metrics, bodies))
     .use(
       swagger({
         path: "/docs",
@@ -221,7 +238,7 @@ export async function createApp(config: Config, opts: { clock?: Clock; log?: Log
     webhookApi,
     handle: (req) => app.handle(req),
     listen(port, hostname) {
-      app.listen({ port, hostname });
+      app.listen({ port, hostname, maxRequestBodySize: bodies.ceiling });
       return app.server!;
     },
     async stop() {
