@@ -3,7 +3,7 @@
  * access logs and request metrics. Mounted once at the root of the app.
  */
 import { Elysia } from "elysia";
-import { ApiError, errorBody } from "./errors";
+import { ApiError, errorBody, invalidField } from "./errors";
 import type { Logger } from "./log";
 import type { Metrics } from "./metrics";
 import { RequestBodies } from "./request-body";
@@ -34,6 +34,11 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     .error({ ApiError })
     // Every body goes through one reader: media type, size cap, JSON depth (request-body.ts).
     .onParse({ as: "global" }, (ctx) => bodies.parse(ctx))
+    // The router leaves a path parameter that is not percent-encoded UTF-8 (%FF) as null,
+    // which no handler expects: refuse it before validation and handlers see it.
+    .onTransform({ as: "global" }, ({ params }) => {
+      for (const name in params) if (params[name] === null) throw invalidField(name, "not valid percent-encoded UTF-8");
+    })
     .onRequest(({ request, set }) => {
       const incoming = request.headers.get("x-request-id");
       const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
