@@ -13,11 +13,11 @@
  *   read, else counted while streaming (chunked bodies), never after buffering all of it.
  *   Bun's maxRequestBodySize (`ceiling`) is the hard limit under all of this; above it Bun
  *   answers a bare 413 itself and closes the connection.
- * - JSON: strict UTF-8, nesting at most MAX_JSON_DEPTH (checked on the raw text, before
- *   JSON.parse), and the root must be an object: 400 otherwise.
+ * - JSON: strict UTF-8, nesting and width within json-limits.ts (checked on the raw text,
+ *   before JSON.parse), and the root must be an object: 400 otherwise.
  */
 import { ApiError } from "./errors";
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from "./json-depth";
+import { jsonLimitExceeded, MAX_JSON_DEPTH, MAX_JSON_ITEMS } from "./json-limits";
 
 export const MiB = 1024 * 1024;
 export const DEFAULT_MAX_BODY_BYTES = MiB;
@@ -120,9 +120,15 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | nu
     throw new ApiError(400, "INVALID_BODY", "Request body is not valid UTF-8");
   }
   if (text.trim() === "") return null;
-  if (exceedsJsonDepth(text, MAX_JSON_DEPTH)) {
+  const exceeded = jsonLimitExceeded(text, MAX_JSON_DEPTH, MAX_JSON_ITEMS);
+  if (exceeded === "depth") {
     throw new ApiError(400, "VALIDATION_ERROR", `JSON nesting is limited to ${MAX_JSON_DEPTH} levels`, [
       { field: "body", reason: `nested deeper than ${MAX_JSON_DEPTH} levels` },
+    ]);
+  }
+  if (exceeded === "items") {
+    throw new ApiError(400, "VALIDATION_ERROR", `A JSON body holds at most ${MAX_JSON_ITEMS} array elements and object members`, [
+      { field: "body", reason: `more than ${MAX_JSON_ITEMS} array elements and object members` },
     ]);
   }
   let value: unknown;
@@ -200,14 +206,21 @@ function pathPattern(path: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
+/**
+ * Both refusals leave (the rest of) the body unread, so the connection cannot carry another
+ * request: close it (RFC 9112 §9.6). Kept open, it would count as a request in flight until
+ * the client finished sending or timed out, holding up a graceful stop (SIGTERM) meanwhile.
+ */
+const CLOSE = { connection: "close" };
+
 function tooLarge(max: number) {
   return new ApiError(413, "PAYLOAD_TOO_LARGE", `Request body is larger than this route accepts (${max} bytes)`, [
     { field: "body", reason: `at most ${max} bytes` },
-  ]);
+  ], CLOSE);
 }
 
 function unsupportedType(types: readonly string[]) {
   return new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", `Content-Type must be ${types.join(" or ")}`, [
     { field: "content-type", reason: `one of ${types.join(", ")}` },
-  ]);
+  ], CLOSE);
 }

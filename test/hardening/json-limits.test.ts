@@ -1,18 +1,20 @@
 /**
  * Deeply nested JSON is a 400, never a 500 (issue 21 §2): the depth is checked on the raw
  * text before JSON.parse, validation and the idempotency fingerprint, which all recurse.
+ * Very wide JSON is refused the same way, before a failed validation prints all of it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fingerprint } from "../../src/core/idempotency";
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from "../../src/core/json-depth";
+import { jsonLimitExceeded, MAX_JSON_DEPTH, MAX_JSON_ITEMS } from "../../src/core/json-limits";
 import { ownerWithKey, type TestApp } from "../helpers/app";
 import { startReceiver, type Receiver } from "../helpers/http-receiver";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 
+const exceedsJsonDepth = (text: string, max = MAX_JSON_DEPTH) => jsonLimitExceeded(text, max, Number.MAX_SAFE_INTEGER) === "depth";
 const nestedArrays = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 const nestedObjects = (depth: number) => '{"a":'.repeat(depth - 1) + "{}" + "}".repeat(depth - 1);
 
-describe("exceedsJsonDepth", () => {
+describe("jsonLimitExceeded: depth", () => {
   test("counts arrays and objects alike; the limit is inclusive", () => {
     expect(exceedsJsonDepth(nestedArrays(MAX_JSON_DEPTH))).toBe(false);
     expect(exceedsJsonDepth(nestedArrays(MAX_JSON_DEPTH + 1))).toBe(true);
@@ -32,6 +34,16 @@ describe("exceedsJsonDepth", () => {
     const t0 = performance.now();
     expect(exceedsJsonDepth("{".repeat(1 << 20), Number.MAX_SAFE_INTEGER)).toBe(false);
     expect(performance.now() - t0).toBeLessThan(100);
+  });
+
+  test("items: array elements plus object members, at most MAX_JSON_ITEMS, commas in strings ignored", () => {
+    const array = (n: number) => `[${Array(n).fill("0").join(",")}]`;
+    expect(jsonLimitExceeded(array(MAX_JSON_ITEMS))).toBeNull();
+    expect(jsonLimitExceeded(array(MAX_JSON_ITEMS + 1))).toBe("items");
+    // One member holding MAX_JSON_ITEMS elements is one item too many.
+    expect(jsonLimitExceeded(`{"a":${array(MAX_JSON_ITEMS - 1)}}`)).toBeNull();
+    expect(jsonLimitExceeded(`{"a":${array(MAX_JSON_ITEMS)}}`)).toBe("items");
+    expect(jsonLimitExceeded(JSON.stringify({ s: ",".repeat(50_000) }))).toBeNull();
   });
 
   test("the idempotency fingerprint of a body at the limit works (the kernel stops deeper ones)", () => {
@@ -70,6 +82,15 @@ describe("routes answer 400 VALIDATION_ERROR for 100,000 nested arrays", () => {
       expect(r.body.error.details).toEqual([{ field: "body", reason: `nested deeper than ${MAX_JSON_DEPTH} levels` }]);
       expect(r.headers.get("x-request-id")).toBeTruthy();
     }
+  });
+
+  test("half a million array elements are refused at once, before validation formats them", async () => {
+    const wide = `{"name":"wide","policy":[${Array(500_000).fill("0").join(",")}]}`;
+    const t0 = performance.now();
+    const r = await t.app.call("POST", `/platform/v1/workspaces/${owner.ws.slug}/roles`, { token: owner.token, body: wide, headers: { "content-type": "application/json" } });
+    expect(performance.now() - t0).toBeLessThan(50);
+    expect(r.status).toBe(400);
+    expect(r.body.error.details).toEqual([{ field: "body", reason: `more than ${MAX_JSON_ITEMS} array elements and object members` }]);
   });
 
   test("at the limit the body is parsed and judged by the route as usual", async () => {
