@@ -112,7 +112,7 @@ export class RequestBodies {
 }
 
 /** Strict JSON of a request body: UTF-8, depth-bounded, an object at the root (null when empty). */
-export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | null {
+function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | null {
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -144,7 +144,7 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | nu
 }
 
 /** Reads a stream to the end, failing with 413 as soon as it passes `max` bytes. */
-export async function readCapped(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array<ArrayBuffer>> {
+async function readCapped(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array<ArrayBuffer>> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
