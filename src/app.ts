@@ -12,6 +12,7 @@ import { checkpoint, migrate, openDb, ping } from "./core/db";
 import { EventOutbox } from "./core/events";
 import { httpKernel } from "./core/http";
 import { Idempotency } from "./core/idempotency";
+import { RequestBodies } from "./core/request-body";
 import { createLogger, type Logger } from "./core/log";
 import { SystemMailer } from "./core/mailer";
 import { Metrics } from "./core/metrics";
@@ -246,8 +247,9 @@ export async function createApp(
   const webhookApi = new WebhookService(ctx, { catalogue, engine });
   const legacyWebhooks = new LegacyWebhookService(ctx, webhookApi, engine);
 
+  const bodies = new RequestBodies(config.maxBodyBytes, modules.flatMap((m) => m.bodyRoutes ?? []));
   const app = new Elysia()
-    .use(httpKernel(ctx.log, ctx.metrics))
+    .use(httpKernel(ctx.log, ctx.metrics, bodies))
     .get("/healthz", () => ({ status: "ok", version: VERSION }), { detail: { hide: true } })
     .get("/readyz", ({ set }) => {
       const db = ping(ctx.db);
@@ -289,7 +291,7 @@ export async function createApp(
     listen(port, hostname) {
       // reusePort off (Elysia turns it on): a second instance on a taken port must fail to
       // bind, not share it and split requests between two databases.
-      app.listen({ port, hostname, reusePort: false });
+      app.listen({ port, hostname, reusePort: false, maxRequestBodySize: bodies.ceiling });
       return app.server!;
     },
     async stop() {

@@ -38,6 +38,8 @@ export interface Config {
   /** Password hashing cost (argon2id); tests may lower it, production keeps OWASP's. */
   argon2MemoryKiB: number;
   argon2TimeCost: number;
+  /** Request-body cap of JSON routes, bytes (MAX_BODY_BYTES); uploads declare their own in app.ts. */
+  maxBodyBytes: number;
   /** "production" requires https webhook targets, Secure cookies, etc. */
   env: "development" | "production" | "test";
 }
@@ -173,6 +175,7 @@ export function loadConfig(env: Env = process.env): Config {
     accessTokenTtl: int("ACCESS_TOKEN_TTL", 3600, 60, 86400),
     argon2MemoryKiB: int("ARGON2_MEMORY_KIB", 19456, 1024, 1048576),
     argon2TimeCost: int("ARGON2_TIME_COST", 2, 1, 10),
+    maxBodyBytes: int("MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     env: envName as Config["env"],
   };
   if (problems.length) throw new ConfigError("Invalid configuration:\n  - " + problems.join("\n  - "));

@@ -3,9 +3,10 @@
  * access logs and request metrics. Mounted once at the root of the app.
  */
 import { Elysia } from "elysia";
-import { ApiError, errorBody } from "./errors";
+import { ApiError, errorBody, invalidField } from "./errors";
 import type { Logger } from "./log";
 import type { Metrics } from "./metrics";
+import { RequestBodies } from "./request-body";
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -26,18 +27,27 @@ function validationDetails(error: any): { field: string; reason: string }[] {
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 
-export function httpKernel(log: Logger, metrics: Metrics) {
+export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBodies()) {
   // Start times per request (Elysia's `store` is app-wide, so not there).
   const started = new WeakMap<Request, number>();
   return new Elysia({ name: "http-kernel" })
     .error({ ApiError })
+    // Every body goes through one reader: media type, size cap, JSON depth (request-body.ts).
+    .onParse({ as: "global" }, (ctx) => bodies.parse(ctx))
+    // The router leaves a path parameter that is not percent-encoded UTF-8 (%FF) as null,
+    // which no handler expects: refuse it before validation and handlers see it.
+    .onTransform({ as: "global" }, ({ params }) => {
+      for (const name in params) if (params[name] === null) throw invalidField(name, "not valid percent-encoded UTF-8");
+    })
     .onRequest(({ request, set }) => {
       const incoming = request.headers.get("x-request-id");
       const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
       set.headers["x-request-id"] = id;
       started.set(request, performance.now());
     })
-    .onError({ as: "global" }, ({ code, error, set, request }) => {
+    .onError({ as: "global" }, ({ code, error: raised, set, request }) => {
+      // Elysia wraps whatever a parse hook throws (our 400/413/415 included) in a ParseError.
+      const error = code === "PARSE" && (raised as any).cause instanceof ApiError ? (raised as any).cause : raised;
       const rid = String(set.headers["x-request-id"] ?? "");
       const base = { "x-request-id": rid };
       if (error instanceof ApiError) {

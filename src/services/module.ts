@@ -11,6 +11,7 @@
  * nothing runs at import time, and the service it creates lives in one app instance.
  * docs/architecture.md has the checklist for adding a service.
  */
+import type { BodyRoute } from "../core/request-body";
 import type { Elysia } from "elysia";
 import type { AppContext } from "../context";
 import type { OutboxEvent } from "../core/events";
@@ -71,6 +72,11 @@ export interface ServiceModule<S = unknown> {
   prefix?: string;
   /** Metadata of that document (the version is the spec's, e.g. v0.1.0). */
   openapi?: { title: string; description: string; version: string };
+  /**
+   * Routes whose request body is not a JSON object of at most MAX_BODY_BYTES (the kernel's
+   * rule for every other route): uploads with a larger cap, form posts. Full paths.
+   */
+  bodyRoutes?: readonly BodyRoute[];
   /** Policy actions, `<namespace>.<verb>`; registered (grouped by namespace) before create(). */
   actions?: readonly { name: string; description: string }[];
   /**

@@ -1,4 +1,5 @@
 /** The Auth service as a module: end-user authentication for your Apps (spec 1). */
+import { OAUTH_FORM_TYPES } from "../../core/request-body";
 import { defineService } from "../module";
 import { AUTH_ACTIONS } from "./actions";
 import { AUTH_WEBHOOKS } from "./events";
@@ -11,6 +12,13 @@ export const authModule = defineService({
   description: "End-user authentication for your apps: sign-up, sign-in, MFA, tenants, roles",
   prefix: "/auth",
   openapi: { title: "Bunker Auth", description: "End-user authentication for your Apps: /{app_slug}/v1/... and the App administration under /v1/apps.", version: "v1.0.0" },
+  // OAuth endpoints take form posts (RFC 6749 §4.4.2, RFC 7662 §2.1; OIDC response_mode=form_post) as well as JSON.
+  bodyRoutes: [
+    { method: "POST", path: "/auth/:app_slug/v1/auth/oauth/:provider/callback", types: OAUTH_FORM_TYPES },
+    // The token endpoint reads its own body, to answer its errors in the OAuth shape.
+    { method: "POST", path: "/auth/:app_slug/v1/oauth/token", types: OAUTH_FORM_TYPES, raw: true },
+    { method: "POST", path: "/auth/:app_slug/v1/oauth/introspect", types: OAUTH_FORM_TYPES },
+  ],
   actions: AUTH_ACTIONS,
   webhooks: AUTH_WEBHOOKS,
   create: (d) => new AuthService(d.ctx, d.platform, d.webhooks.engine, d.webhooks.api),

@@ -1,5 +1,7 @@
 /** The platform service as a module: workspaces, members, roles, API keys, audit (spec 1). */
+import { MULTIPART_TYPE, OAUTH_FORM_TYPES } from "../../core/request-body";
 import { defineService } from "../module";
+import { AVATAR_MAX_BYTES } from "./workspaces";
 import { platformRoutes } from "./routes";
 import { PLATFORM_ACTIONS } from "./service";
 
@@ -8,6 +10,12 @@ export const platformModule = defineService({
   description: "Workspaces, members, roles, API keys and audit (always enabled)",
   prefix: "/platform",
   openapi: { title: "Bunker platform administration", description: "Workspaces, members, roles, service activation, API keys, personal access tokens and audit.", version: "v1.0.0" },
+  bodyRoutes: [
+    // Multipart adds a boundary and part headers around the 2 MB image; the service checks the file itself.
+    { method: "POST", path: "/platform/v1/workspaces/:workspace_slug/avatar", types: [MULTIPART_TYPE], maxBytes: AVATAR_MAX_BYTES + 64 * 1024 },
+    // OIDC response_mode=form_post.
+    { method: "POST", path: "/platform/v1/auth/oauth/:provider/callback", types: OAUTH_FORM_TYPES },
+  ],
   actions: Object.values(PLATFORM_ACTIONS).flat(),
   // Every other module builds on it, so mount() creates it first and hands it in.
   create: (d) => d.platform,
