@@ -15,8 +15,9 @@ export const authModule = defineService({
   // OAuth endpoints take form posts (RFC 6749 §4.4.2, RFC 7662 §2.1; OIDC response_mode=form_post) as well as JSON.
   bodyRoutes: [
     { method: "POST", path: "/auth/:app_slug/v1/auth/oauth/:provider/callback", types: OAUTH_FORM_TYPES },
-    // The token endpoint reads its own body, to answer its errors in the OAuth shape.
-    { method: "POST", path: "/auth/:app_slug/v1/oauth/token", types: OAUTH_FORM_TYPES, raw: true },
+    // The token endpoint reads its own body, to answer its errors in the OAuth shape (a
+    // wrong method too: 405 invalid_request).
+    { method: "*", path: "/auth/:app_slug/v1/oauth/token", types: OAUTH_FORM_TYPES, raw: true },
     { method: "POST", path: "/auth/:app_slug/v1/oauth/introspect", types: OAUTH_FORM_TYPES },
   ],
   actions: AUTH_ACTIONS,
