@@ -27,6 +27,8 @@ export interface Config {
   consoleSignup: ConsoleSignup;
   /** When set, /metrics answers only to `Authorization: Bearer <token>`. */
   metricsToken: string | null;
+  /** On SIGTERM, how long in-flight requests may take before their connections are closed (ms). */
+  shutdownGraceMs: number;
   /** Services enabled on new workspaces; null: every mounted service. Names are checked by createApp against the service modules. */
   defaultServices: string[] | null;
   logLevel: Level;
@@ -168,6 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminPassword,
     consoleSignup,
     metricsToken,
+    shutdownGraceMs: int("SHUTDOWN_GRACE_MS", 10_000, 0, 300_000),
     defaultServices,
     logLevel,
     objectStore: objectStore as "local" | "s3",

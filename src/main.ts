@@ -105,8 +105,12 @@ async function serve() {
     if (stopping) return;
     stopping = true;
     ctx.log.info("shutting down", { signal });
-    // Stop accepting; in-flight requests finish (no force).
-    await Promise.all([server.stop(false), smtp?.stop()]);
+    // Stop accepting; in-flight requests get SHUTDOWN_GRACE_MS (10 s) to finish, then open
+    // connections are closed: a client trickling a body, or an idle keep-alive holding an
+    // unread one, must not keep the process past an orchestrator's kill timer.
+    const drained = server.stop(false);
+    const grace = new Promise<void>((done) => setTimeout(done, cfg.shutdownGraceMs).unref());
+    await Promise.all([Promise.race([drained, grace.then(() => server.stop(true))]), smtp?.stop()]);
     await bunker.stop();
     ctx.log.info("stopped");
     process.exit(0);

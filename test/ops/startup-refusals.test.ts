@@ -110,3 +110,23 @@ describe("DATA_DIR", () => {
     expectOneLine(migrate, `DATA_DIR ${dataDir} is not a writable directory`);
   }, T);
 });
+
+describe("shutdown", () => {
+  test("SIGTERM closes a connection that holds an unread body after SHUTDOWN_GRACE_MS, then exits 0", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bunker-grace-"));
+    const s = await startServer({ DATA_DIR: dir, SMTP_PORT: "off", SHUTDOWN_GRACE_MS: "1000" });
+    if ("exited" in s) throw new Error(`server did not start: ${s.stderr}`);
+    const { port } = new URL(s.url);
+    // A sign-in that announces 1 MB and sends 10 bytes: in flight, waiting for the rest.
+    const sock = await Bun.connect({ hostname: "127.0.0.1", port: Number(port), socket: { data() {}, close() {} } });
+    sock.write("POST /platform/v1/auth/signin HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n0123456789");
+    await Bun.sleep(100);
+    const t0 = performance.now();
+    s.proc.kill("SIGTERM");
+    expect(await s.proc.exited).toBe(0);
+    const took = performance.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(900); // it did wait for the request
+    expect(took).toBeLessThan(5000);
+    sock.end();
+  });
+});
