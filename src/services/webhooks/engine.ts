@@ -35,66 +35,19 @@ import {
   AUTO_DISABLE_FAILURES,
   EVENT_RETENTION_MS,
   MAX_ATTEMPTS,
-  REPLY_DEADLINE_MS,
   RETRY_DELAYS_MS,
   type AttemptResult,
   type Product,
   type Scope,
 } from "./types";
+import { SignedSender, type Outcome } from "./sender";
+import { DEFAULT_ENGINE_OPTIONS, type DeliverStats, type WebhookEngineOptions } from "./engine-options";
+import { SCOPE_PREFIX, envelope, parseScope, parseTypes } from "./envelope";
 
 /** Legacy X-<Product>-Signature headers stop at the spec's sunset. */
 export { LEGACY_SUNSET_MS } from "./sender";
 
-export interface WebhookEngineOptions {
-  /**
-   * Attempts in flight across all endpoints that started less than slowAfterMs ago. Older
-   * ones (receivers taking their time, or never answering) stop counting here, so that
-   * several dead endpoints cannot take the whole pool for the 15 s deadline; they still
-   * count against maxInFlight.
-   */
-  maxConcurrency: number;
-  slowAfterMs: number;
-  /** Hard cap of attempts in flight, slow ones included (sockets, Bun's fetch pool). */
-  maxInFlight: number;
-  /** In-flight attempts per endpoint: what one slow or dead receiver can occupy at most. */
-  perEndpointConcurrency: number;
-  /** In-flight attempts of an endpoint whose latest attempt timed out. */
-  slowEndpointConcurrency: number;
-  /** Deadline of one attempt (DNS, connect, answer). The spec's is 15 s; tests shorten it. */
-  replyDeadlineMs: number;
-  /**
-   * How long a claim protects an in-flight delivery. Must exceed replyDeadlineMs (a live
-   * pump always finishes first); after a crash the delivery is retried once it expires.
-   */
-  leaseMs: number;
-  /** emit() schedules a pump right after the current (synchronous) transaction. */
-  autoKick: boolean;
-  /** Outbox rows fanned out per transaction. */
-  dispatchBatch: number;
-}
-
-export const DEFAULT_ENGINE_OPTIONS: WebhookEngineOptions = {
-  maxConcurrency: 64,
-  slowAfterMs: 2_000,
-  maxInFlight: 160,
-  perEndpointConcurrency: 8,
-  slowEndpointConcurrency: 2,
-  replyDeadlineMs: REPLY_DEADLINE_MS,
-  leaseMs: 60_000,
-  autoKick: true,
-  dispatchBatch: 500,
-};
-
-export interface DeliverStats {
-  /** Attempts made by this call (each one a POST, or a failure before it, e.g. blocked). */
-  attempted: number;
-  /** Attempts answered with a 2xx. */
-  delivered: number;
-  /** Attempts that failed (the delivery may still have retries left). */
-  failed: number;
-}
-
-import { SignedSender, type Outcome } from "./sender";
+export { DEFAULT_ENGINE_OPTIONS, type DeliverStats, type WebhookEngineOptions };
 
 /** A delivery this pump holds the lease of, with what the attempt needs. */
 interface Claimed extends store.DueRow {
@@ -103,57 +56,13 @@ interface Claimed extends store.DueRow {
   leaseUntil: number;
 }
 
-const SCOPE_PREFIX = "webhook:";
 const PURGE_BATCH = 500;
-
-function parseScope(scope: string): { product: string; scopeId: string } | null {
-  if (!scope.startsWith(SCOPE_PREFIX)) return null;
-  const rest = scope.slice(SCOPE_PREFIX.length);
-  const colon = rest.indexOf(":");
-  if (colon <= 0 || colon === rest.length - 1) return null;
-  return { product: rest.slice(0, colon), scopeId: rest.slice(colon + 1) };
-}
 
 /** What the engine needs to know of the products (catalogue.ts: EventCatalogue). */
 export interface ProductDirectory {
   hasProduct(product: string): boolean;
   legacyHeader(product: string): string | undefined;
   envelopeScopeField(product: string): string | undefined;
-}
-
-/**
- * The envelope, serialised once: retries and replays send these exact bytes. `data` is the
- * outbox's JSON text spliced in as is (not parsed and re-serialised). A product with an
- * envelope scope field (the community's community_id) gets it after created_at.
- */
-function envelope(e: { id: string; type: string; created_at: string; dataJson: string; scopeField: string | undefined; scopeId: string }): string {
-  const head = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"created_at":${JSON.stringify(e.created_at)}`;
-  const scope = e.scopeField ? `,${JSON.stringify(e.scopeField)}:${JSON.stringify(scopeOf(e.dataJson, e.scopeField, e.scopeId))}` : "";
-  return `${head}${scope},"data":${e.dataJson}}`;
-}
-
-/**
- * The envelope's scope field: the event's data.<field> when it has one (e.g. community
- * events delivered to the workspace scope), else the scope id (a community scope).
- */
-function scopeOf(dataJson: string, field: string, scopeId: string): string {
-  try {
-    const id = (JSON.parse(dataJson) as Record<string, unknown> | null)?.[field];
-    return typeof id === "string" ? id : scopeId;
-  } catch {
-    return scopeId;
-  }
-}
-
-/** null = every type (also future ones); a malformed filter matches nothing. */
-function parseTypes(json: string): Set<string> | null | "invalid" {
-  try {
-    const v = JSON.parse(json);
-    if (!Array.isArray(v)) return "invalid";
-    return v.length === 0 ? null : new Set(v.map(String));
-  } catch {
-    return "invalid";
-  }
 }
 
 export class WebhookEngine {
