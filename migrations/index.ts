@@ -2,6 +2,10 @@
  * Every migration, in order, imported as text so `bun build --compile` embeds them in
  * the binary. Append-only: never edit a file that has shipped; add a new one.
  * test/core/migrations.test.ts checks that every .sql file in this folder is listed.
+ *
+ * PostgreSQL runs the same list (PG_MIGRATIONS): a file whose SQL is not portable has a
+ * variant of the same name in pg/ (types such as citext and BIGINT, functions); every
+ * other file is shared as is. test/pg/ checks that both engines end with the same schema.
  */
 import m0001 from "./0001_core_base.sql" with { type: "text" };
 import m0002 from "./0002_core_ratelimit.sql" with { type: "text" };
@@ -21,6 +25,16 @@ import m0030 from "./0030_auth.sql" with { type: "text" };
 import m0031 from "./0031_auth_oauth.sql" with { type: "text" };
 import m0033 from "./0033_platform_member_reads.sql" with { type: "text" };
 import m0040 from "./0040_social_communities.sql" with { type: "text" };
+import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
+import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
+import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
+import pg0011 from "./pg/0011_platform_workspaces.sql" with { type: "text" };
+import pg0012 from "./pg/0012_platform_keys_audit.sql" with { type: "text" };
+import pg0014 from "./pg/0014_platform_identities.sql" with { type: "text" };
+import pg0020 from "./pg/0020_webhooks.sql" with { type: "text" };
+import pg0030 from "./pg/0030_auth.sql" with { type: "text" };
+import pg0031 from "./pg/0031_auth_oauth.sql" with { type: "text" };
+import pg0033 from "./pg/0033_platform_member_reads.sql" with { type: "text" };
 
 export interface Migration {
   name: string;
@@ -47,3 +61,20 @@ export const MIGRATIONS: Migration[] = [
   { name: "0033_platform_member_reads", sql: m0033 },
   { name: "0040_social_communities", sql: m0040 },
 ];
+
+/** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */
+export const PG_VARIANTS: Readonly<Record<string, string>> = {
+  "0002_core_ratelimit": pg0002,
+  "0003_core_idempotency": pg0003,
+  "0010_platform_accounts": pg0010,
+  "0011_platform_workspaces": pg0011,
+  "0012_platform_keys_audit": pg0012,
+  "0014_platform_identities": pg0014,
+  "0020_webhooks": pg0020,
+  "0030_auth": pg0030,
+  "0031_auth_oauth": pg0031,
+  "0033_platform_member_reads": pg0033,
+};
+
+/** The PostgreSQL list: same names and order as MIGRATIONS, each file's pg/ variant when it has one. */
+export const PG_MIGRATIONS: Migration[] = MIGRATIONS.map((m) => ({ name: m.name, sql: PG_VARIANTS[m.name] ?? m.sql }));
