@@ -106,20 +106,17 @@ export async function startPgCluster(): Promise<PgCluster> {
   let server: ReturnType<typeof Bun.spawn> | null = null;
   let stopped = false;
   // A test runner that exits without stop() (uncaught error) must not leave a server behind.
-  const killOnExit = () => {
-    const pid = postmasterPid(data);
-    if (pid) process.kill(pid, "SIGQUIT");
-  };
+  const killOnExit = () => signal(postmasterPid(data), "SIGQUIT");
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     process.off("exit", killOnExit);
     const pid = postmasterPid(data);
     if (pid) {
-      process.kill(pid, "SIGINT"); // fast shutdown: abort sessions, no checkpoint wait worth noting
+      signal(pid, "SIGINT"); // fast shutdown: open sessions are aborted
       const deadline = Date.now() + 10_000;
       while (isAlive(pid) && Date.now() < deadline) await Bun.sleep(20);
-      if (isAlive(pid)) process.kill(pid, "SIGKILL");
+      signal(pid, "SIGKILL");
     }
     await server?.exited;
     rmSync(dir, { recursive: true, force: true });
@@ -188,7 +185,11 @@ async function waitReady(data: string, server: ReturnType<typeof Bun.spawn>, log
     if (status === "ready") return true;
     await Bun.sleep(25);
   }
-  if (!exited) server.kill("SIGKILL");
+  if (!exited) {
+    // Under runuser the spawned process is runuser, not the postmaster: stop both.
+    signal(postmasterPid(data), "SIGKILL");
+    server.kill("SIGKILL");
+  }
   const stderr = readLines(log).join("\n");
   return exited ? stderr.trim() || "exited without a message" : `not ready after ${START_TIMEOUT_MS} ms: ${stderr.trim()}`;
 }
@@ -203,6 +204,17 @@ function readLines(path: string): string[] {
     return readFileSync(path, "utf8").split("\n");
   } catch {
     return [];
+  }
+}
+
+/** Sends sig when pid is set and still there (it may have exited since its pid file was read). */
+function signal(pid: number | null, sig: NodeJS.Signals) {
+  if (pid && isAlive(pid)) {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // exited in between
+    }
   }
 }
 
