@@ -105,8 +105,15 @@ export async function startPgCluster(): Promise<PgCluster> {
 
   let server: ReturnType<typeof Bun.spawn> | null = null;
   let stopped = false;
-  // A test runner that exits without stop() (uncaught error) must not leave a server behind.
-  const killOnExit = () => signal(postmasterPid(data), "SIGQUIT");
+  // A test runner that exits without stop() (uncaught error) must not leave a server behind
+  // (exit handlers run synchronously: immediate shutdown, a busy wait for it, then the folder).
+  const killOnExit = () => {
+    const pid = postmasterPid(data);
+    signal(pid, "SIGQUIT");
+    const deadline = Date.now() + 3_000;
+    while (pid && isAlive(pid) && Date.now() < deadline) Bun.sleepSync(10);
+    rmSync(dir, { recursive: true, force: true });
+  };
   const stop = async () => {
     if (stopped) return;
     stopped = true;
