@@ -33,7 +33,10 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
   return new Elysia({ name: "http-kernel" })
     .error({ ApiError })
     // Every body goes through one reader: media type, size cap, JSON depth (request-body.ts).
-    .onParse({ as: "global" }, (ctx) => bodies.parse(ctx))
+    // Destructured, not `(ctx) => bodies.parse(ctx)`: Elysia infers from the source of hooks
+    // which request parts to prepare on every route of the app, and a context handed whole
+    // to a function counts as reading all (headers copied, cookies and query parsed, /healthz too).
+    .onParse({ as: "global" }, ({ request, path }) => bodies.parse(request, path))
     // The router leaves a path parameter that is not percent-encoded UTF-8 (%FF) as null,
     // which no handler expects: refuse it before validation and handlers see it.
     .onTransform({ as: "global" }, ({ params }) => {
