@@ -36,6 +36,7 @@ export const OAUTH_FORM_TYPES: readonly string[] = [FORM_TYPE, JSON_TYPE];
 
 /** A route whose body is not "JSON object up to the global cap". */
 export interface BodyRoute {
+  /** "ALL" for a route Elysia registers with .all(), after the entries of its other methods. */
   method: string;
   /** The route's path as Elysia writes it: ":name" matches one segment. */
   path: string;
@@ -82,7 +83,7 @@ export class RequestBodies {
   }
 
   policyFor(method: string, path: string): Policy {
-    for (const r of this.routes) if (r.method === method && r.re.test(path)) return r.policy;
+    for (const r of this.routes) if ((r.method === method || r.method === "ALL") && r.re.test(path)) return r.policy;
     return this.jsonPolicy;
   }
 

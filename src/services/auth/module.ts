@@ -17,6 +17,8 @@ export const authModule = defineService({
     { method: "POST", path: "/auth/:app_slug/v1/auth/oauth/:provider/callback", types: OAUTH_FORM_TYPES },
     // The token endpoint reads its own body, to answer its errors in the OAuth shape.
     { method: "POST", path: "/auth/:app_slug/v1/oauth/token", types: OAUTH_FORM_TYPES, raw: true },
+    // Its other methods answer 405 in the OAuth shape whatever the body (unread).
+    { method: "ALL", path: "/auth/:app_slug/v1/oauth/token", types: OAUTH_FORM_TYPES, raw: true },
     { method: "POST", path: "/auth/:app_slug/v1/oauth/introspect", types: OAUTH_FORM_TYPES },
   ],
   actions: AUTH_ACTIONS,
