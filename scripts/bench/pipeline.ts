@@ -29,7 +29,7 @@ interface Target {
 export default async function pipelineBench(args: string[]) {
   const seconds = envNumber("BENCH_SECONDS", 2, 0.2);
   const dir = mkdtempSync(join(tmpdir(), "bunker-bench-pipeline-"));
-  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "warn", BUNKER_ENV: "development", PUBLIC_URL: "http://127.0.0.1:8080", ARGON2_MEMORY_KIB: "19456", ARGON2_TIME_COST: "2" });
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "warn", BUNKER_ENV: "development", PUBLIC_URL: "http://127.0.0.1:8080", ARGON2_MEMORY_KIB: "19456", ARGON2_TIME_COST: "2", CONSOLE_SIGNUP: "open" });
   const bunker = await createApp(config);
   try {
     const call = async (method: string, path: string, body?: unknown, token?: string) => {

@@ -26,12 +26,24 @@ export function requestMeta(request: Request, server: IpSource): RequestMeta {
   };
 }
 
+/** The console's session cookie: sign-in sets it (same value as the access token). */
+export const SESSION_COOKIE = "auth_token";
+
+/**
+ * The session cookie a request carries, with Bun's cookie parser. Routes read it themselves
+ * rather than through Elysia's `cookie`, which would parse every cookie header on the route
+ * (and Elysia's `cookie` nowhere means no route parses cookies it does not use).
+ */
+export function sessionCookieOf(request: Request): string | null {
+  const header = request.headers.get("cookie");
+  return header ? new Bun.CookieMap(header).get(SESSION_COOKIE) : null;
+}
+
 export function principalPlugin(resolver: PrincipalResolver) {
-  return new Elysia({ name: "principal" }).resolve({ as: "scoped" }, async ({ request, cookie, server }) => {
-    const principal: Principal | null = await resolver.resolve(
-      bearerFrom(request.headers.get("authorization")),
-      (cookie.auth_token?.value as string | undefined) ?? null,
-    );
+  return new Elysia({ name: "principal" }).resolve({ as: "scoped" }, async ({ request, server }) => {
+    // A bearer token wins over the cookie, so the cookie is only read without one.
+    const bearer = bearerFrom(request.headers.get("authorization"));
+    const principal: Principal | null = await resolver.resolve(bearer, bearer ? null : sessionCookieOf(request));
     return { principal, meta: requestMeta(request, server) };
   });
 }

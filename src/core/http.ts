@@ -24,64 +24,100 @@ function validationDetails(error: any): { field: string; reason: string }[] {
   return details;
 }
 
+/** The error responses; the x-request-id header is added with every other response's, by the kernel's wrapper. */
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 
+/**
+ * What the kernel keeps of a request while it is handled, on the Request itself (a symbol
+ * property: cheaper than a WeakMap, and gone with the request).
+ */
+const STATE = Symbol("bunker.request");
+interface RequestState {
+  id: string;
+  /** Route template (`/auth/:app_slug/v1/me`), recorded by a hook once Elysia has matched one. */
+  route: string | undefined;
+}
+
+/** The request id the kernel gave a request (the caller's x-request-id when well-formed); "" outside the kernel. */
+export function requestIdOf(request: Request): string {
+  return (request as { [STATE]?: RequestState })[STATE]?.id ?? "";
+}
+
+/** What Elysia's `wrap` hands the kernel: the app's (or one route's) request handler. */
+type Handle = (request: Request) => Response | Promise<Response>;
+
+const recordRoute = (request: Request, route: string | undefined) => {
+  const state = (request as { [STATE]?: RequestState })[STATE];
+  if (state && route) state.route = route;
+};
+
 export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBodies()) {
-  // Start times per request (Elysia's `store` is app-wide, so not there).
-  const started = new WeakMap<Request, number>();
+  /**
+   * Request id, timing, access log and metrics in one wrapper around the whole app (Elysia's
+   * `wrap`: app.handle in-process and every route of the listening server go through it),
+   * rather than lifecycle hooks: the status is that of the Response actually returned
+   * (a 302 is a 302), and no afterResponse hook costs a setImmediate per request.
+   */
+  const done = (response: Response, request: Request, state: RequestState, t0: number) => {
+    response.headers.set("x-request-id", state.id);
+    const secs = (performance.now() - t0) / 1000;
+    const route = state.route ?? "unmatched";
+    metrics.observeRequest(request.method, route, response.status, secs);
+    // The access log: one line per request, route template rather than path (no ids or tokens).
+    log.info("request", { request_id: state.id, method: request.method, route, status: response.status, ms: Math.round(secs * 10000) / 10 });
+    return response;
+  };
+  const serve = (handle: Handle, request: Request) => {
+    const t0 = performance.now();
+    const incoming = request.headers.get("x-request-id");
+    const state: RequestState = { id: incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID(), route: undefined };
+    (request as { [STATE]?: RequestState })[STATE] = state;
+    const out = handle(request);
+    return out instanceof Promise ? out.then((response) => done(response, request, state, t0)) : done(out, request, state, t0);
+  };
+
   return new Elysia({ name: "http-kernel" })
     .error({ ApiError })
+    .wrap((handle) => (request: Request) => serve(handle as unknown as Handle, request))
     // Every body goes through one reader: media type, size cap, JSON depth (request-body.ts).
-    .onParse({ as: "global" }, (ctx) => bodies.parse(ctx))
-    // The router leaves a path parameter that is not percent-encoded UTF-8 (%FF) as null,
-    // which no handler expects: refuse it before validation and handlers see it.
-    .onTransform({ as: "global" }, ({ params }) => {
+    // Destructured, not `(ctx) => bodies.parse(ctx)`: Elysia infers from the source of hooks
+    // which request parts to prepare on every route of the app, and a context handed whole
+    // to a function counts as reading all (headers copied, cookies and query parsed, /healthz too).
+    .onParse({ as: "global" }, ({ request, path }) => bodies.parse(request, path))
+    // Runs on every matched route before validation and handlers: records the template for
+    // the access log and metrics. The router leaves a path parameter that is not
+    // percent-encoded UTF-8 (%FF) as null, which no handler expects: refused here.
+    .onTransform({ as: "global" }, ({ params, request, route }) => {
+      recordRoute(request, route);
       for (const name in params) if (params[name] === null) throw invalidField(name, "not valid percent-encoded UTF-8");
     })
-    .onRequest(({ request, set }) => {
-      const incoming = request.headers.get("x-request-id");
-      const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
-      set.headers["x-request-id"] = id;
-      started.set(request, performance.now());
-    })
-    .onError({ as: "global" }, ({ code, error: raised, set, request }) => {
+    .onError({ as: "global" }, ({ code, error: raised, set, request, route }) => {
+      // Errors before the transform hook (a body refused by the parse hook) name the route too.
+      recordRoute(request, route);
       // Elysia wraps whatever a parse hook throws (our 400/413/415 included) in a ParseError.
       const error = code === "PARSE" && (raised as any).cause instanceof ApiError ? (raised as any).cause : raised;
-      const rid = String(set.headers["x-request-id"] ?? "");
-      const base = { "x-request-id": rid };
       if (error instanceof ApiError) {
         set.status = error.status;
-        return json(error.status, error.toBody(), { ...base, ...(error.headers ?? {}) });
+        return json(error.status, error.toBody(), error.headers);
       }
       set.status = code === "NOT_FOUND" ? 404 : code === "VALIDATION" || code === "PARSE" ? 400 : 500;
       switch (code) {
         case "VALIDATION":
-          return json(400, errorBody("VALIDATION_ERROR", "Request validation failed", validationDetails(error)), base);
+          return json(400, errorBody("VALIDATION_ERROR", "Request validation failed", validationDetails(error)));
         case "PARSE":
-          return json(400, errorBody("INVALID_BODY", "Request body could not be parsed"), base);
+          return json(400, errorBody("INVALID_BODY", "Request body could not be parsed"));
         case "NOT_FOUND":
-          return json(404, errorBody("NOT_FOUND", "No such route"), base);
+          return json(404, errorBody("NOT_FOUND", "No such route"));
         case "INVALID_COOKIE_SIGNATURE":
-          return json(400, errorBody("INVALID_COOKIE", "Cookie is invalid"), base);
+          return json(400, errorBody("INVALID_COOKIE", "Cookie is invalid"));
       }
       // Elysia wraps some client errors (e.g. unsupported content type) with a status.
       const status = (error as any)?.status;
       if (typeof status === "number" && status >= 400 && status < 500) {
-        return json(status, errorBody(status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "BAD_REQUEST", String((error as any)?.message ?? "Bad request")), base);
+        return json(status, errorBody(status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "BAD_REQUEST", String((error as any)?.message ?? "Bad request")));
       }
-      log.error("unhandled error", { request_id: rid, method: request.method, url: request.url, err: String((error as any)?.stack ?? error) });
-      return json(500, errorBody("INTERNAL_ERROR", "Internal server error"), base);
-    })
-    .onAfterResponse({ as: "global" }, ({ request, set, route, responseValue }) => {
-      const t0 = started.get(request);
-      const secs = t0 ? (performance.now() - t0) / 1000 : 0;
-      // A returned Response (redirects, pages, mapped errors) carries its own status;
-      // set.status only holds what a handler set, so a 302 would otherwise count as 200.
-      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200;
-      const template = route || "unmatched";
-      metrics.observeRequest(request.method, template, status, secs);
-      // The access log: one line per request, route template rather than path (no ids or tokens).
-      log.info("request", { request_id: set.headers["x-request-id"], method: request.method, route: template, status, ms: Math.round(secs * 10000) / 10 });
+      log.error("unhandled error", { request_id: requestIdOf(request), method: request.method, url: request.url, err: String((error as any)?.stack ?? error) });
+      return json(500, errorBody("INTERNAL_ERROR", "Internal server error"));
     });
 }

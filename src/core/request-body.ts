@@ -92,10 +92,9 @@ export class RequestBodies {
    * routes (a defined result stops Elysia's own parsing); undefined to leave a non-JSON
    * body the route accepts to Elysia's parser. Reads of bodies it leaves are capped.
    */
-  async parse(ctx: { request: Request; path: string }): Promise<unknown> {
-    const request = ctx.request;
+  async parse(request: Request, path: string): Promise<unknown> {
     if (!request.body) return undefined;
-    const policy = this.policyFor(request.method, ctx.path);
+    const policy = this.policyFor(request.method, path);
     const header = request.headers.get("content-length");
     const length = header === null ? null : Number(header);
     if (length === 0) return null;

@@ -66,6 +66,18 @@ describe("error body and request ids", () => {
   });
 });
 
+describe("request parsing", () => {
+  // Elysia prepares on every route what any hook's source reads: a hook that hands its whole
+  // context to a function, or reads `cookie`, makes /healthz copy headers and parse cookies.
+  test("/healthz parses neither cookies nor headers nor the query", () => {
+    const route = app.app.routes.find((r: any) => r.path === "/healthz" && r.method === "GET") as any;
+    const handler = route.compile().toString();
+    expect(handler).not.toContain("parseCookie");
+    expect(handler).not.toContain("c.headers=");
+    expect(handler).not.toContain("parseQuery");
+  });
+});
+
 describe("operational endpoints", () => {
   test("healthz, readyz (scheduler must be running), metrics", async () => {
     expect((await app.call("GET", "/healthz")).body.status).toBe("ok");

@@ -30,6 +30,49 @@ describe("jsonLimitExceeded: depth", () => {
     expect(exceedsJsonDepth(`{"s":"\\\\"}` + nestedArrays(2), 1)).toBe(true);
   });
 
+  test("runs of backslashes before a quote: odd escapes it, even ends the string; an unterminated string hides the rest", () => {
+    for (let run = 0; run <= 5; run++) {
+      const text = `{"s":"x${"\\".repeat(run)}"[[]]` + '"' + "}";
+      // Even run: the string ends at the first quote, so [[ ]] nest inside the object (depth 3).
+      expect(exceedsJsonDepth(text, 2)).toBe(run % 2 === 0);
+    }
+    expect(jsonLimitExceeded('{"s":"[[[[[[', 1, 10)).toBeNull();
+  });
+
+  test("agrees with a character-by-character reference on random texts", () => {
+    const reference = (text: string, maxDepth: number, maxItems: number) => {
+      let depth = 0;
+      let items = 0;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (c === '"') {
+          for (i++; i < text.length; i++) {
+            if (text[i] === "\\") i++;
+            else if (text[i] === '"') break;
+          }
+        } else if (c === ",") {
+          if (++items > maxItems) return "items";
+        } else if (c === "[" || c === "{") {
+          if (++depth > maxDepth) return "depth";
+          if (++items > maxItems) return "items";
+        } else if (c === "]" || c === "}") depth--;
+      }
+      return null;
+    };
+    const alphabet = ['"', "\\", "[", "]", "{", "}", ",", "a"];
+    let seed = 0x2545f491; // xorshift32: deterministic, well spread in the low bits
+    const next = () => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return seed >>> 0;
+    };
+    for (let n = 0; n < 5000; n++) {
+      const text = Array.from({ length: next() % 60 }, () => alphabet[next() % alphabet.length]).join("");
+      for (const [d, w] of [[1, 2], [2, 3], [3, 6]] as const) expect(jsonLimitExceeded(text, d, w)).toBe(reference(text, d, w));
+    }
+  });
+
   test("one pass over 1 MiB of brackets is fast and needs no stack", () => {
     const t0 = performance.now();
     expect(exceedsJsonDepth("{".repeat(1 << 20), Number.MAX_SAFE_INTEGER)).toBe(false);

@@ -63,6 +63,32 @@ describe("access log", () => {
   });
 });
 
+describe("request ids, log and metrics over a listening server", () => {
+  test("routed, refused-body and unmatched requests: x-request-id on each answer, one log line with the template", async () => {
+    const { app, lines } = await loggedApp();
+    const server = app.listen(0, "127.0.0.1");
+    stops.push(async () => server.stop(true));
+    const base = `http://127.0.0.1:${server.port}`;
+    const before = lines.length;
+    const ok = await fetch(`${base}/healthz`, { headers: { "x-request-id": "req-ok" } });
+    expect(ok.headers.get("x-request-id")).toBe("req-ok");
+    // Refused by the body reader before any route hook runs: still named by its template.
+    const refused = await fetch(`${base}/platform/v1/auth/signin`, { method: "POST", headers: { "content-type": "text/plain" }, body: "x" });
+    expect(refused.status).toBe(415);
+    expect((await refused.json()).error.code).toBe("UNSUPPORTED_MEDIA_TYPE");
+    const refusedId = refused.headers.get("x-request-id");
+    expect(refusedId).toMatch(/^[0-9a-f-]{36}$/);
+    const missing = await fetch(`${base}/no/such/route`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const requests = lines.slice(before).filter((l) => l.msg === "request");
+    expect(requests).toHaveLength(3);
+    expect(requests[0]).toMatchObject({ request_id: "req-ok", method: "GET", route: "/healthz", status: 200 });
+    expect(requests[1]).toMatchObject({ request_id: refusedId, method: "POST", route: "/platform/v1/auth/signin", status: 415 });
+    expect(requests[2]).toMatchObject({ request_id: missing.headers.get("x-request-id"), route: "unmatched", status: 404 });
+  });
+});
+
 describe("/metrics", () => {
   test("HTTP by route template and status: a redirect is a 302, a returned page a 200", async () => {
     const app = await startTestApp();

@@ -59,6 +59,26 @@ describe("refresh and logout", () => {
     expect((await me(other.body.access_token)).status).toBe(200);
   });
 
+  test("logout-current clears the auth_token cookie the browser sent, and sets none for a bearer-only client", async () => {
+    const u = await signup(app);
+    const bearerOnly = await app.call("POST", "/platform/v1/auth/logout-current", { token: u.token });
+    expect(bearerOnly.status).toBe(204);
+    expect(bearerOnly.headers.get("set-cookie")).toBeNull();
+    const v = await app.call("POST", "/platform/v1/auth/signin", { body: { identifier: u.username, password: u.password } });
+    const browser = await app.call("POST", "/platform/v1/auth/logout-current", { headers: { cookie: `theme=dark; auth_token=${v.body.access_token}` } });
+    expect(browser.status).toBe(204);
+    expect(browser.headers.get("set-cookie")).toMatch(/^auth_token=; .*Max-Age=0/);
+    expect((await me(v.body.access_token)).status).toBe(401);
+  });
+
+  test("a bearer token wins over the auth_token cookie", async () => {
+    const u = await signup(app);
+    const withBad = await app.call("GET", "/platform/v1/introspect", { token: "not-a-token", headers: { cookie: `auth_token=${u.token}` } });
+    expect(withBad.status).toBe(401);
+    const withGood = await app.call("GET", "/platform/v1/introspect", { token: u.token, headers: { cookie: "auth_token=garbage" } });
+    expect(withGood.status).toBe(200);
+  });
+
   test("logout-current without or with an invalid token is 401", async () => {
     expect((await app.call("POST", "/platform/v1/auth/logout-current")).status).toBe(401);
     const r = await app.call("POST", "/platform/v1/auth/logout-current", { token: "not-a-token" });

@@ -84,10 +84,11 @@ export function deprecationHeaders() {
     .onTransform({ as: "scoped" }, ({ set }) => {
       Object.assign(set.headers, DEPRECATION_HEADERS);
     })
-    .mapResponse({ as: "scoped" }, (c) => {
-      const res = (c as { responseValue?: unknown }).responseValue;
+    // Destructured: Elysia infers from a hook's source which request parts to prepare, for
+    // every route of the app (`c` alone made every route, /healthz too, parse the query).
+    .mapResponse({ as: "scoped" }, ({ set, responseValue: res }) => {
       if (!(res instanceof Response)) {
-        Object.assign(c.set.headers, DEPRECATION_HEADERS);
+        Object.assign(set.headers, DEPRECATION_HEADERS);
         return;
       }
       try {

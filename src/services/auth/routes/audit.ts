@@ -1,5 +1,6 @@
 /** The per-App audit log: GET /:app_slug/v1/audit-log (action auth.audit.list). */
 import { t } from "elysia";
+import { sessionCookieOf } from "../../../access/http";
 import { APP_ADMIN } from "../../../access/openapi";
 import { AUTH_AUDIT_DEFAULT_LIMIT, AUTH_AUDIT_MAX_LIMIT } from "../audit-log";
 import type { AuthService } from "../service";
@@ -37,7 +38,7 @@ const AuditQuery = t.Object({
 export function auditRoutes(auth: AuthService) {
   return appGroup(auth, APP_ADMIN).get(
     "/audit-log",
-    ({ app, request, cookie, query }) => auth.auditLog.list(app, authz(request), (cookie.auth_token?.value as string | undefined) ?? null, query),
+    ({ app, request, query }) => auth.auditLog.list(app, authz(request), sessionCookieOf(request), query),
     {
       query: AuditQuery,
       response: { 200: t.Object({ data: t.Array(AuditEntry), pagination: Pagination }), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },

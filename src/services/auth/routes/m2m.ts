@@ -7,6 +7,7 @@ import { Elysia, t } from "elysia";
 import { principalPlugin, requestMeta } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";
+import { requestIdOf } from "../../../core/http";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination } from "../schemas";
@@ -138,7 +139,7 @@ function tokenRoute(auth: AuthService) {
       const basic = /^basic\s/i.test(request.headers.get("authorization") ?? "");
       answer = await auth.m2m.tokenAt(params.app_slug, fields, basic, requestMeta(request, server));
     } catch (err) {
-      auth.ctx.log.error("token endpoint failed", { request_id: set.headers["x-request-id"], err: String((err as Error)?.stack ?? err) });
+      auth.ctx.log.error("token endpoint failed", { request_id: requestIdOf(request), err: String((err as Error)?.stack ?? err) });
       answer = oauthError(500, "server_error", "Internal server error");
     }
     return send(set, answer);

@@ -1,6 +1,6 @@
 /** Public account routes: sign-up, sign-in, refresh, logout, password reset, first-run setup. */
 import { Elysia, t } from "elysia";
-import { principalPlugin, requestMeta } from "../../../access/http";
+import { principalPlugin, requestMeta, SESSION_COOKIE, sessionCookieOf } from "../../../access/http";
 import { requireSession } from "../../../access/principal";
 import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
@@ -11,11 +11,14 @@ import type { TokenResponse as Tokens } from "../accounts";
 const tags = ["Platform: auth"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
 
+type ResponseHeaders = { headers: Record<string, unknown> };
+
 /** The browser cookie mirrors the access token (same lifetime); Secure whenever served over https. */
 export function sessionCookie(config: { publicUrl: string }) {
-  return (cookie: any, request: Request, tokens: Tokens) => {
+  return (set: ResponseHeaders, request: Request, tokens: Tokens) => {
     const https = config.publicUrl.startsWith("https:") || request.headers.get("x-forwarded-proto") === "https";
-    cookie.auth_token.set({ value: tokens.access_token, httpOnly: true, sameSite: "lax", secure: https, path: "/", maxAge: tokens.expires_in });
+    const cookie = new Bun.Cookie(SESSION_COOKIE, tokens.access_token, { httpOnly: true, sameSite: "lax", secure: https, path: "/", maxAge: tokens.expires_in });
+    set.headers["set-cookie"] = cookie.serialize();
   };
 }
 
@@ -24,14 +27,14 @@ export function authRoutes(platform: Platform) {
 
   return new Elysia({ prefix: "/v1/auth" })
     .guard(secured(PUBLIC))
-    .post("/signup", async ({ body, request, server, cookie }) => {
+    .post("/signup", async ({ body, request, server, set }) => {
       const tokens = await platform.accounts.signup(body, requestMeta(request, server));
-      setCookie(cookie, request, tokens);
+      setCookie(set, request, tokens);
       return tokens;
     }, { body: SignupBody, response: { 200: TokenResponse, ...errors }, detail: { tags, summary: "Create an account and sign in" } })
-    .post("/signin", async ({ body, request, server, cookie }) => {
+    .post("/signin", async ({ body, request, server, set }) => {
       const tokens = await platform.accounts.signin(body, requestMeta(request, server));
-      setCookie(cookie, request, tokens);
+      setCookie(set, request, tokens);
       return tokens;
     }, {
       body: SigninBody,
@@ -56,9 +59,9 @@ export function authRoutes(platform: Platform) {
       await platform.accounts.resetPassword(body, requestMeta(request, server));
       set.status = 204;
     }, { body: ResetBody, detail: { tags, summary: "Set a new password with the mailed code; revokes every session", description: "400 INVALID_TOKEN for a wrong or expired code; 5 wrong codes from one client address within 15 minutes answer 429 TOO_MANY_ATTEMPTS with Retry-After.", responses: noContent() } })
-    .post("/setup", async ({ body, request, server, cookie }) => {
+    .post("/setup", async ({ body, request, server, set }) => {
       const tokens = await platform.setup.complete(body, requestMeta(request, server));
-      setCookie(cookie, request, tokens);
+      setCookie(set, request, tokens);
       return tokens;
     }, { body: SetupBody, response: { 200: TokenResponse, 400: ErrorBody }, detail: { tags, summary: "Create the first operator account with the one-time setup token" } })
     .get("/setup", () => ({ needs_setup: platform.setup.needsSetup() }), {
@@ -66,10 +69,11 @@ export function authRoutes(platform: Platform) {
     })
     .use(principalPlugin(platform.authz))
     .guard(secured(HUMAN_CALLER))
-    .post("/logout-current", ({ principal, set, cookie }) => {
+    .post("/logout-current", ({ principal, set, request }) => {
       const p = requireSession(principal, "logout-current");
       platform.accounts.logoutSession(p.sessionId);
-      cookie.auth_token.remove();
+      // Cleared when the browser sent it (a bearer-only client gets no Set-Cookie).
+      if (sessionCookieOf(request) !== null) set.headers["set-cookie"] = new Bun.Cookie(SESSION_COOKIE, "", { path: "/", maxAge: 0, expires: new Date(0) }).serialize();
       set.status = 204;
     }, { detail: { tags, summary: "Revoke the session of the presented access token", responses: noContent() } });
 }

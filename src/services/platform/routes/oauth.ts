@@ -20,9 +20,9 @@ const CALLBACK_DOC =
 export function oauthRoutes(platform: Platform) {
   const { oauth } = platform;
   const setCookie = sessionCookie(platform.ctx.config);
-  const callback = async (c: { params: { provider: string }; request: Request; server: any; cookie: any; set: any }, input: CallbackInput) => {
+  const callback = async (c: { params: { provider: string }; request: Request; server: any; set: any }, input: CallbackInput) => {
     const result = await oauth.callback(c.params.provider, input, requestMeta(c.request, c.server));
-    setCookie(c.cookie, c.request, result.tokens);
+    setCookie(c.set, c.request, result.tokens);
     c.set.headers["cache-control"] = "no-store";
     return result;
   };
