@@ -137,6 +137,17 @@ describe("update and delete", () => {
     expect(left.n).toBe(0);
   });
 
+  test("deleting its workspace removes the App: its JWKS and discovery answer 404, even after they were served", async () => {
+    const a = await createAuthApp(app);
+    const u = await signupEndUser(app, a);
+    expect((await app.call("GET", a.path("/.well-known/jwks.json"))).status).toBe(200);
+    expect((await app.call("GET", a.path("/.well-known/openid-configuration"))).status).toBe(200);
+    expect((await app.call("DELETE", `/platform/v1/workspaces/${a.workspace.slug}`, { token: a.session })).status).toBe(204);
+    expect((await app.call("GET", a.path("/.well-known/jwks.json"))).status).toBe(404);
+    expect((await app.call("GET", a.path("/.well-known/openid-configuration"))).status).toBe(404);
+    expect((await app.call("GET", a.path("/me"), { token: u.access })).status).toBe(404);
+  });
+
   test("deleting an App, or its workspace, drops its webhook endpoints (they have no foreign key)", async () => {
     const count = (scope: string) => app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE scope_id = ?").get(scope)!.n;
     const hook = (path: string, token: string) => app.call("POST", `${path}/webhooks/endpoints`, { token, body: { url: "https://hooks.example.com/x" } });

@@ -63,6 +63,9 @@ export class AppService {
     // A deleted workspace takes its Apps along (foreign key); their webhook endpoints go here.
     platform.workspaces.onDelete((workspaceId, actor, meta) => {
       for (const id of store.appIdsInWorkspace(ctx.db, workspaceId)) onRemove(this.byId(id)!, actor, meta);
+      // Their rows go with the workspace's, so the slug cache must not keep serving them
+      // (JWKS, discovery). The delete transaction is synchronous: nothing refills it before the commit.
+      this.invalidate();
     });
   }
 
