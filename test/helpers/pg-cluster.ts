@@ -131,7 +131,7 @@ export async function startPgCluster(): Promise<PgCluster> {
 
   try {
     // -N: initdb need not fsync what we delete in a minute. C collation: Bunker's text
-    // ordering is byte order, as in SQLite (src/core/db-pg.ts refuses anything else).
+    // ordering is byte order, as in SQLite (src/core/store/migrate-pg.ts refuses anything else).
     const [initCmd, ...initArgs] = asUser([join(bin, "initdb"), "-D", data, "-U", USER, "--auth=trust", "-E", "UTF8", "--locale=C", "-N"]);
     const init = spawnSync(initCmd!, initArgs, { encoding: "utf8" });
     if (init.status !== 0) throw new Error(`initdb failed (${init.status}): ${init.stderr || init.stdout}`);

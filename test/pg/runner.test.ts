@@ -6,7 +6,7 @@
 import { SQL } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { MIGRATIONS } from "../../migrations/index";
-import { MIGRATION_LOCK_KEY, migratePg } from "../../src/core/db-pg";
+import { MIGRATION_LOCK_KEY, migratePg } from "../../src/core/store/migrate-pg";
 import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
 
 let cluster: PgCluster;

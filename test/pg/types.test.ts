@@ -6,7 +6,7 @@
 import { SQL } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Db } from "../../src/core/db";
-import { migratePg } from "../../src/core/db-pg";
+import { migratePg } from "../../src/core/store/migrate-pg";
 import { freshDb } from "../helpers/db";
 import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
 

@@ -5,7 +5,7 @@
  * SQLite list, with pg/ variants where the SQL is not portable.
  */
 import type { SQL } from "bun";
-import { type Migration, PG_MIGRATIONS } from "../../migrations/index";
+import { type Migration, PG_MIGRATIONS } from "../../../migrations/index";
 
 /**
  * Key of the session advisory lock held while migrating, so several nodes starting at once
