@@ -174,3 +174,27 @@ describe("POST /me/password", () => {
     expect((await changePassword({ ...u2, access: fresh.body.access_token }, u2.password)).status).toBe(204);
   });
 });
+
+describe("token checks of a token already verified", () => {
+  test("answer without a promise (no microtask turns on the hot path), with the same result and the same refusals", async () => {
+    const u = await newUser();
+    const loaded = app.auth.apps.bySlug(a.slug);
+    const bearer = `Bearer ${u.access}`;
+    // The first check of a token pays for RSA (async); every later one is a cache hit.
+    expect(app.auth.me.get(loaded, bearer)).toBeInstanceOf(Promise);
+    expect((await getMe(u.access)).status).toBe(200);
+    const me = app.auth.me.get(loaded, bearer);
+    expect(me).not.toBeInstanceOf(Promise);
+    expect(me).toMatchObject({ id: claimsOf(u.access).sub, username: u.username });
+    const verified = app.auth.rbac.verify(loaded, u.access);
+    expect(verified).not.toBeInstanceOf(Promise);
+    expect(verified).toMatchObject({ valid: true, claims: { sub: claimsOf(u.access).sub } });
+    expect(app.auth.rbac.introspect(loaded, u.access)).toMatchObject({ active: true, sub: claimsOf(u.access).sub });
+
+    // Logged out: the cached token no longer stands, answered at once too.
+    expect((await app.call("POST", a.path("/auth/logout"), { body: { refresh_token: u.refresh } })).status).toBe(204);
+    expect(() => app.auth.me.get(loaded, bearer)).toThrow();
+    expect(app.auth.rbac.introspect(loaded, u.access)).toEqual({ active: false });
+    expect((await getMe(u.access)).status).toBe(401);
+  });
+});

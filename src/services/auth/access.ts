@@ -16,6 +16,7 @@ import { decodeProtectedHeader, type JWTPayload } from "jose";
 import { actionMatches } from "../../access/policy";
 import { bearerFrom, type Principal, type PrincipalResolver } from "../../access/principal";
 import { forbidden, unauthorized } from "../../core/errors";
+import { andThen, type MaybePromise } from "../../core/maybe-promise";
 import { actorOfPrincipal, type AppService, type LoadedApp } from "./apps";
 import type { AuthActor } from "./audit";
 import type { SigningKeys } from "./keys";
@@ -66,12 +67,13 @@ export class AppAccess {
   }
 
   /** The end user behind a bearer access token of this App, or 401. */
-  async endUser(app: LoadedApp, authorization: string | null | undefined): Promise<EndUserClaims> {
+  endUser(app: LoadedApp, authorization: string | null | undefined): MaybePromise<EndUserClaims> {
     const token = bearerFrom(authorization);
     if (!token) throw unauthorized("Missing or invalid access token");
-    const claims = await this.verify(app, token);
-    if (!claims || claims.type !== "end_user" || typeof claims.sub !== "string") throw unauthorized("Missing or invalid access token");
-    return claims as EndUserClaims;
+    return andThen(this.verify(app, token), (claims) => {
+      if (!claims || claims.type !== "end_user" || typeof claims.sub !== "string") throw unauthorized("Missing or invalid access token");
+      return claims as EndUserClaims;
+    });
   }
 
   /** The client of an M2M token while the token still stands: null once the client is deleted or its secret rotated after the token was issued. */

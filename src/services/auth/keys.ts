@@ -14,6 +14,7 @@ import { SignJWT, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, importJW
 import { tx } from "../../core/db";
 import { randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import type { MaybePromise } from "../../core/maybe-promise";
 import * as store from "./store/apps";
 
 /** Leeway after a retired key's last token expires before it leaves the JWKS. */
@@ -115,11 +116,16 @@ export class SigningKeys {
   /**
    * Verifies a token of this App: RS256 signature by one of its published keys, issuer,
    * expiry (injected clock). Returns the payload or null. Callers check the token type.
+   * A token already verified is answered at once, without a promise (maybe-promise.ts).
    */
-  async verify(appId: string, issuer: string, token: string): Promise<JWTPayload | null> {
+  verify(appId: string, issuer: string, token: string): MaybePromise<JWTPayload | null> {
     const now = this.ctx.clock.nowMs();
     const hit = this.verified.get(token);
     if (hit) return hit.iss === issuer && (hit.exp ?? 0) * 1000 > now ? hit : null;
+    return this.verifyFresh(appId, issuer, token, now);
+  }
+
+  private async verifyFresh(appId: string, issuer: string, token: string, now: number): Promise<JWTPayload | null> {
     let kid: string | undefined;
     try {
       const h = decodeProtectedHeader(token);

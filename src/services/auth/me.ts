@@ -17,6 +17,7 @@
 import type { RequestMeta } from "../../access/http";
 import { MINUTE } from "../../core/clock";
 import { tx } from "../../core/db";
+import { andThen } from "../../core/maybe-promise";
 import { ApiError, badRequest, conflict, tooMany, unauthorized, type ErrorDetail } from "../../core/errors";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
@@ -45,11 +46,12 @@ export class MeService {
   ) {}
 
   /** The caller's claims and live user row (in a live session), or 401. */
-  private async caller(app: LoadedApp, authorization: string | null | undefined) {
-    const claims = await this.auth.access.endUser(app, authorization);
-    const user = this.auth.sessions.liveUser(app, claims);
-    if (!user || user.status !== "active") throw unauthorized("Missing or invalid access token");
-    return { claims, user };
+  private caller(app: LoadedApp, authorization: string | null | undefined) {
+    return andThen(this.auth.access.endUser(app, authorization), (claims) => {
+      const user = this.auth.sessions.liveUser(app, claims);
+      if (!user || user.status !== "active") throw unauthorized("Missing or invalid access token");
+      return { claims, user };
+    });
   }
 
   private profile(app: LoadedApp, user: users.UserView) {
@@ -60,9 +62,9 @@ export class MeService {
     };
   }
 
-  async get(app: LoadedApp, authorization: string | null | undefined) {
-    const { user } = await this.caller(app, authorization);
-    return this.profile(app, user);
+  /** Synchronous for a token already verified (the usual case): see maybe-promise.ts. */
+  get(app: LoadedApp, authorization: string | null | undefined) {
+    return andThen(this.caller(app, authorization), ({ user }) => this.profile(app, user));
   }
 
   async update(app: LoadedApp, authorization: string | null | undefined, b: ProfilePatch, meta: RequestMeta) {

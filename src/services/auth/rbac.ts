@@ -33,6 +33,7 @@ import type { RequestMeta } from "../../access/http";
 import { tx } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, unauthorized, type ErrorDetail } from "../../core/errors";
 import { uuid } from "../../core/ids";
+import { andThen, type MaybePromise } from "../../core/maybe-promise";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
@@ -293,11 +294,11 @@ export class RbacService {
   // ------------------------------------------------------------ token checks (hot path)
 
   /** Claims of an access token of this App, or null. One cached offline verify; no DB. */
-  async claims(app: LoadedApp, token: string | null | undefined): Promise<TokenClaims | null> {
+  claims(app: LoadedApp, token: string | null | undefined): MaybePromise<TokenClaims | null> {
     if (!token || token.length > TOKEN_MAX_LENGTH) return null;
-    const c = await this.auth.access.verify(app, token);
-    if (!c || (c.type !== "end_user" && c.type !== "m2m") || typeof c.sub !== "string") return null;
-    return c as TokenClaims;
+    return andThen(this.auth.access.verify(app, token), (c) =>
+      !c || (c.type !== "end_user" && c.type !== "m2m") || typeof c.sub !== "string" ? null : (c as TokenClaims),
+    );
   }
 
   async authorize(app: LoadedApp, token: string | null, permission: string) {
@@ -307,10 +308,12 @@ export class RbacService {
     return { allowed: claimsAllow(c.permissions, permission), role: typeof c.role === "string" ? c.role : null };
   }
 
-  async verify(app: LoadedApp, token: string | null) {
-    const c = await this.claims(app, token);
-    if (!c) throw invalidToken();
-    return { valid: true as const, claims: c };
+  /** Synchronous for a token already verified (maybe-promise.ts). */
+  verify(app: LoadedApp, token: string | null) {
+    return andThen(this.claims(app, token), (c) => {
+      if (!c) throw invalidToken();
+      return { valid: true as const, claims: c };
+    });
   }
 
   /** Whether a verified token is still backed by its session (end user) or its client (M2M). */
@@ -320,8 +323,11 @@ export class RbacService {
   }
 
   /** RFC 7662 answer for any string; never throws for a bad token. */
-  async introspect(app: LoadedApp, token: string) {
-    const c = await this.claims(app, token);
+  introspect(app: LoadedApp, token: string) {
+    return andThen(this.claims(app, token), (c) => this.introspection(app, c));
+  }
+
+  private introspection(app: LoadedApp, c: TokenClaims | null) {
     if (!c || !this.stillStands(app, c)) return { active: false as const };
     const permissions = Array.isArray(c.permissions) ? (c.permissions as string[]) : [];
     return {
