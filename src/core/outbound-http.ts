@@ -12,6 +12,7 @@
  * Redirects are never followed (a 3xx comes back as is: following one would skip the guard),
  * one deadline covers DNS, connect, headers and body, and the body read is capped.
  */
+import { readLimited } from "./streams";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { ApiError } from "./errors";
@@ -282,7 +283,8 @@ export function createOutboundHttp(opts: OutboundHttpOptions): OutboundHttp {
       res.headers.forEach((v, k) => {
         outHeaders[k] = k in outHeaders ? `${outHeaders[k]}, ${v}` : v;
       });
-      const body = await readCapped(res, maxBody);
+      // A longer body is cut at maxBody (kept: the prefix), not downloaded.
+      const { bytes: body } = await readLimited(res.body, maxBody);
       return { status: res.status, headers: outHeaders, body, address };
     } catch (e) {
       throw classifyFetchError(e, timedOut, target);
@@ -292,27 +294,4 @@ export function createOutboundHttp(opts: OutboundHttpOptions): OutboundHttp {
   }
 
   return { request, checkUrl };
-}
-
-async function readCapped(res: Response, max: number): Promise<Uint8Array> {
-  if (!res.body) return new Uint8Array();
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size < max) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    const take = Math.min(value.byteLength, max - size);
-    chunks.push(take === value.byteLength ? value : value.subarray(0, take));
-    size += take;
-  }
-  // Stop a large or endless body here instead of downloading it.
-  if (size >= max) await reader.cancel().catch(() => {});
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }

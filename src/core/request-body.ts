@@ -16,6 +16,7 @@
  * - JSON: strict UTF-8, nesting and width within json-limits.ts (checked on the raw text,
  *   before JSON.parse), and the root must be an object: 400 otherwise.
  */
+import { readLimited } from "./streams";
 import { ApiError } from "./errors";
 import { jsonLimitExceeded, MAX_JSON_DEPTH, MAX_JSON_ITEMS } from "./json-limits";
 
@@ -145,29 +146,11 @@ function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | null {
   return value as Record<string, unknown>;
 }
 
-/** Reads a stream to the end, failing with 413 as soon as it passes `max` bytes. */
+/** The whole stream, or 413 as soon as it passes `max` bytes. */
 async function readCapped(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array<ArrayBuffer>> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      void reader.cancel().catch(() => {});
-      throw tooLarge(max);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1 && chunks[0].buffer instanceof ArrayBuffer) return chunks[0] as Uint8Array<ArrayBuffer>;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  const { bytes, overflow } = await readLimited(body, max);
+  if (overflow) throw tooLarge(max);
+  return bytes;
 }
 
 /**
