@@ -6,6 +6,10 @@
  * PostgreSQL runs the same list (PG_MIGRATIONS): a file whose SQL is not portable has a
  * variant of the same name in pg/ (types such as citext and BIGINT, functions); every
  * other file is shared as is. test/pg/ checks that both engines end with the same schema.
+ * The pg/ files are whole copies of shipped (frozen) files, so they never drift. New files
+ * should need no variant: write epoch-ms columns as BIGINT (SQLite gives it INTEGER
+ * affinity, like INTEGER), keep ISO timestamps as TEXT set by the application, and leave
+ * case-insensitive columns, upserts and date functions to a pg/ variant only when unavoidable.
  */
 import m0001 from "./0001_core_base.sql" with { type: "text" };
 import m0002 from "./0002_core_ratelimit.sql" with { type: "text" };
