@@ -1,0 +1,273 @@
+/**
+ * The SQLite engine: bun:sqlite behind the async `Sql` interface (the embedded default).
+ *
+ * Two connections to one WAL file. Writes and transactions go to the writer, one at a time:
+ * a transaction's callback is async (it may await a password hash or a network call
+ * between statements), so a mutex keeps a second transaction, or a lone write, from
+ * landing inside it. Reads outside transactions go to a reader connection, synchronously
+ * and without the mutex, so they stay as cheap as before and never see another request's
+ * uncommitted writes. Prepared statements are cached by bun:sqlite (db.query).
+ */
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { MIGRATIONS } from "../../../migrations/index";
+import { assertNotInOwnTx, isReadOnly, txScope, type Db, type Sql, type SqlParams } from "./sql";
+
+/**
+ * Statements db.query() keeps prepared (LRU; Bun's default is 20). Bunker has a few hundred
+ * distinct statements, so at 20 the hot ones were evicted and re-prepared on almost every
+ * request (10-20 µs each for a join). A prepared statement costs a few KB.
+ */
+const QUERY_CACHE_SIZE = 1000;
+
+/** Opens (creating if needed) a SQLite file with Bunker's pragmas. */
+export function openSqliteFile(path: string, opts: { readOnly?: boolean } = {}): Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (Database.MAX_QUERY_CACHE_SIZE < QUERY_CACHE_SIZE) Database.MAX_QUERY_CACHE_SIZE = QUERY_CACHE_SIZE;
+  const db = new Database(path, { create: true, strict: true });
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  db.exec("PRAGMA busy_timeout = 5000");
+  if (opts.readOnly) db.exec("PRAGMA query_only = ON");
+  return db;
+}
+
+/** Applies every migration not yet recorded, each in its own transaction. Returns names applied. */
+export function migrateSqlite(db: Database): string[] {
+  db.exec("CREATE TABLE IF NOT EXISTS core_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
+  const done = new Set(db.query<{ name: string }, []>("SELECT name FROM core_migrations").all().map((r) => r.name));
+  const applied: string[] = [];
+  for (const m of MIGRATIONS) {
+    if (done.has(m.name)) continue;
+    db.transaction(() => {
+      // A file of only comments is legal (SQLite refuses to exec it); record it anyway.
+      if (m.sql.replace(/--.*$/gm, "").trim()) db.exec(m.sql);
+      db.query("INSERT INTO core_migrations (name, applied_at) VALUES (?, ?)").run(m.name, new Date().toISOString());
+    }).immediate();
+    applied.push(m.name);
+  }
+  return applied;
+}
+
+/**
+ * Opens a database that must already exist, read-only, without creating anything: for
+ * maintenance commands, where a mistyped DATA_DIR must fail instead of yielding a new,
+ * empty database. Null when there is no file.
+ */
+export function openExistingSqlite(path: string): Database | null {
+  if (!existsSync(path)) return null;
+  return new Database(path, { readonly: true, strict: true });
+}
+
+type Listener = (payload: string) => void;
+
+/** Remembers, per SQL text, whether it only reads (first keyword SELECT). */
+const readOnlyCache = new Map<string, boolean>();
+function readsOnly(sql: string): boolean {
+  let r = readOnlyCache.get(sql);
+  if (r === undefined) {
+    r = isReadOnly(sql);
+    if (readOnlyCache.size < 5000) readOnlyCache.set(sql, r);
+  }
+  return r;
+}
+
+export class SqliteDb implements Db {
+  readonly engine = "sqlite" as const;
+  /** The writer connection: transactions, writes, maintenance (backup, checkpoint). */
+  readonly writer: Database;
+  private readonly reader: Database;
+  private locked = false;
+  private readonly waiters: (() => void)[] = [];
+  private readonly listeners = new Map<string, Set<Listener>>();
+
+  constructor(readonly location: string) {
+    this.writer = openSqliteFile(location);
+    migrateSqlite(this.writer);
+    // ":memory:" is one database per connection: everything stays on the writer.
+    this.reader = location === ":memory:" ? this.writer : openSqliteFile(location, { readOnly: true });
+  }
+
+  async get<T>(sql: string, ...params: SqlParams): Promise<T | null> {
+    assertNotInOwnTx(this);
+    if (readsOnly(sql)) return this.reader.query(sql).get(...(params as any[])) as T | null;
+    return this.locked ? this.withLock(() => this.writer.query(sql).get(...(params as any[])) as T | null) : (this.writer.query(sql).get(...(params as any[])) as T | null);
+  }
+
+  async all<T>(sql: string, ...params: SqlParams): Promise<T[]> {
+    assertNotInOwnTx(this);
+    if (readsOnly(sql)) return this.reader.query(sql).all(...(params as any[])) as T[];
+    return this.locked ? this.withLock(() => this.writer.query(sql).all(...(params as any[])) as T[]) : (this.writer.query(sql).all(...(params as any[])) as T[]);
+  }
+
+  async run(sql: string, ...params: SqlParams): Promise<number> {
+    assertNotInOwnTx(this);
+    // A lone write when no transaction is open runs at once; otherwise after the open one.
+    return this.locked ? this.withLock(() => this.writer.query(sql).run(...(params as any[])).changes) : this.writer.query(sql).run(...(params as any[])).changes;
+  }
+
+  async tx<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
+    assertNotInOwnTx(this);
+    await this.acquire();
+    const scope = { db: this as unknown, open: true };
+    const handle = new SqliteTx(this, this.writer);
+    try {
+      // IMMEDIATE: takes the file's write lock up front, so another process (the CLI) never
+      // deadlocks with us upgrading a read lock.
+      this.writer.exec("BEGIN IMMEDIATE");
+      let result: T;
+      try {
+        result = await txScope.run(scope, () => fn(handle));
+        this.writer.exec("COMMIT");
+      } catch (err) {
+        if (this.writer.inTransaction) this.writer.exec("ROLLBACK");
+        throw err;
+      }
+      scope.open = false;
+      handle.close();
+      for (const [channel, payload] of handle.pendingNotifications) this.deliver(channel, payload);
+      return result;
+    } finally {
+      scope.open = false;
+      handle.close();
+      this.release();
+    }
+  }
+
+  async notify(channel: string, payload = ""): Promise<void> {
+    this.deliver(channel, payload);
+  }
+
+  async listen(channel: string, onNotify: Listener): Promise<() => Promise<void>> {
+    let set = this.listeners.get(channel);
+    if (!set) this.listeners.set(channel, (set = new Set()));
+    set.add(onNotify);
+    return async () => void set.delete(onNotify);
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return this.reader.query("SELECT 1 AS ok").get() !== null;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Runs fn on the writer connection with no transaction of ours open (backup, checkpoint). */
+  exclusive<T>(fn: (writer: Database) => T): Promise<T> {
+    return this.withLock(() => fn(this.writer));
+  }
+
+  async close(): Promise<void> {
+    await this.acquire();
+    try {
+      this.writer.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // best effort: a reader still open elsewhere may keep the WAL
+    }
+    if (this.reader !== this.writer) this.reader.close();
+    this.writer.close();
+    this.listeners.clear();
+  }
+
+  private deliver(channel: string, payload: string) {
+    for (const l of this.listeners.get(channel) ?? []) {
+      try {
+        l(payload);
+      } catch (err) {
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  private async withLock<T>(fn: () => T): Promise<T> {
+    await this.acquire();
+    try {
+      return fn();
+    } finally {
+      this.release();
+    }
+  }
+
+  private acquire(): Promise<void> {
+    if (!this.locked) {
+      this.locked = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private release() {
+    const next = this.waiters.shift();
+    if (next) next(); // the lock passes straight to the next waiter
+    else this.locked = false;
+  }
+}
+
+/** One open transaction (or savepoint) on the writer connection. */
+class SqliteTx implements Sql {
+  readonly engine = "sqlite" as const;
+  readonly pendingNotifications: [string, string][];
+  private open = true;
+  private savepoints = 0;
+
+  constructor(
+    private readonly root: SqliteDb,
+    private readonly conn: Database,
+    pending?: [string, string][],
+  ) {
+    this.pendingNotifications = pending ?? [];
+  }
+
+  close() {
+    this.open = false;
+  }
+
+  private check() {
+    if (!this.open) throw new Error("transaction handle used after its transaction ended");
+  }
+
+  async get<T>(sql: string, ...params: SqlParams): Promise<T | null> {
+    this.check();
+    return this.conn.query(sql).get(...(params as any[])) as T | null;
+  }
+
+  async all<T>(sql: string, ...params: SqlParams): Promise<T[]> {
+    this.check();
+    return this.conn.query(sql).all(...(params as any[])) as T[];
+  }
+
+  async run(sql: string, ...params: SqlParams): Promise<number> {
+    this.check();
+    return this.conn.query(sql).run(...(params as any[])).changes;
+  }
+
+  async tx<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
+    this.check();
+    const name = `sp_${++this.savepoints}`;
+    const inner = new SqliteTx(this.root, this.conn, this.pendingNotifications);
+    const mark = this.pendingNotifications.length;
+    this.conn.exec(`SAVEPOINT ${name}`);
+    try {
+      const result = await fn(inner);
+      this.conn.exec(`RELEASE ${name}`);
+      return result;
+    } catch (err) {
+      this.conn.exec(`ROLLBACK TO ${name}`);
+      this.conn.exec(`RELEASE ${name}`);
+      this.pendingNotifications.length = mark; // a rolled-back savepoint's notifications never go out
+      throw err;
+    } finally {
+      inner.close();
+    }
+  }
+
+  async notify(channel: string, payload = ""): Promise<void> {
+    this.check();
+    this.pendingNotifications.push([channel, payload]);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The data layer's contract (src/core/store/sql.ts), run against both engines: the same
+ * statements, the same results. PostgreSQL runs in a throwaway cluster.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PostgresDb } from "../../src/core/store/postgres";
+import { dialect, isUniqueViolation, toPgPlaceholders, type Db } from "../../src/core/store/sql";
+import { SqliteDb } from "../../src/core/store/sqlite";
+import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
+
+let cluster: PgCluster;
+const engines: Record<string, Db> = {};
+
+beforeAll(async () => {
+  cluster = await startPgCluster();
+  engines.postgres = await PostgresDb.open(await cluster.createDatabase("engines"), { max: 4 });
+  engines.sqlite = new SqliteDb(join(mkdtempSync(join(tmpdir(), "bunker-engines-")), "bunker.db"));
+  for (const db of Object.values(engines)) {
+    await db.run("CREATE TABLE t_items (id TEXT PRIMARY KEY, n INTEGER NOT NULL, big BIGINT, note TEXT)");
+  }
+}, 60_000);
+
+afterAll(async () => {
+  for (const db of Object.values(engines)) await db.close();
+  await cluster?.stop();
+});
+
+test("placeholders: ?, ?N and $name become $n; literals, comments and casts are left alone", () => {
+  expect(toPgPlaceholders("SELECT * FROM t WHERE a = ? AND b = '?' AND c = ? -- ?\n").text).toBe("SELECT * FROM t WHERE a = $1 AND b = '?' AND c = $2 -- ?\n");
+  expect(toPgPlaceholders("SELECT ?2, ?1").text).toBe("SELECT $2, $1");
+  expect(toPgPlaceholders("INSERT INTO t VALUES ($id, $n, $id, 'x$y', a::text)")).toEqual({ text: "INSERT INTO t VALUES ($1, $2, $1, 'x$y', a::text)", names: ["id", "n"] });
+});
+
+for (const name of ["sqlite", "postgres"]) {
+  describe(name, () => {
+    const db = () => engines[name]!;
+
+    test("get, all and run with positional and named values; numbers come back as numbers", async () => {
+      await db().run("DELETE FROM t_items");
+      expect(await db().run("INSERT INTO t_items (id, n, big, note) VALUES (?, ?, ?, ?)", "a", 1, 1_780_000_000_123, null)).toBe(1);
+      expect(await db().run("INSERT INTO t_items (id, n, big, note) VALUES ($id, $n, $big, $note)", { id: "b", n: 2, big: 5, note: "it's" })).toBe(1);
+      expect(await db().get("SELECT id, n, big, note FROM t_items WHERE id = ?", "a")).toEqual({ id: "a", n: 1, big: 1_780_000_000_123, note: null });
+      expect(await db().get("SELECT id FROM t_items WHERE id = ?", "zz")).toBeNull();
+      expect(await db().all("SELECT id FROM t_items ORDER BY id")).toEqual([{ id: "a" }, { id: "b" }]);
+      expect(await db().get("SELECT COUNT(*) AS c, SUM(n) AS s, MAX(n) > 1 AS flag FROM t_items")).toEqual({ c: 2, s: 3, flag: 1 });
+      expect(await db().run("UPDATE t_items SET n = n + 1")).toBe(2);
+      expect(await db().run("UPDATE t_items SET n = 0 WHERE id = 'none'")).toBe(0);
+      expect(await db().get("INSERT INTO t_items (id, n) VALUES (?, ?) RETURNING id, n", "c", true)).toEqual({ id: "c", n: 1 });
+    });
+
+    test("a unique violation is recognisable on either engine; ON CONFLICT DO NOTHING is portable", async () => {
+      await db().run("DELETE FROM t_items");
+      await db().run("INSERT INTO t_items (id, n) VALUES ('u', 1)");
+      const err = await db().run("INSERT INTO t_items (id, n) VALUES ('u', 2)").catch((e) => e);
+      expect(isUniqueViolation(err)).toBe(true);
+      expect(isUniqueViolation(new Error("other"))).toBe(false);
+      expect(await db().run("INSERT INTO t_items (id, n) VALUES ('u', 3) ON CONFLICT (id) DO NOTHING")).toBe(0);
+      expect(await db().run("INSERT INTO t_items (id, n) VALUES ('u', 4) ON CONFLICT (id) DO UPDATE SET n = excluded.n")).toBe(1);
+      expect((await db().get<{ n: number }>("SELECT n FROM t_items WHERE id = 'u'"))!.n).toBe(4);
+    });
+
+    test("a transaction commits when its callback resolves and rolls back when it throws", async () => {
+      await db().run("DELETE FROM t_items");
+      const out = await db().tx(async (t) => {
+        await t.run("INSERT INTO t_items (id, n) VALUES ('t1', 1)");
+        return (await t.all("SELECT id FROM t_items")).length;
+      });
+      expect(out).toBe(1);
+      const err = await db()
+        .tx(async (t) => {
+          await t.run("INSERT INTO t_items (id, n) VALUES ('t2', 1)");
+          throw new Error("boom");
+        })
+        .catch((e) => e);
+      expect(err.message).toBe("boom");
+      expect(await db().all("SELECT id FROM t_items ORDER BY id")).toEqual([{ id: "t1" }]);
+    });
+
+    test("a nested tx is a savepoint: its failure undoes only its own writes", async () => {
+      await db().run("DELETE FROM t_items");
+      await db().tx(async (t) => {
+        await t.run("INSERT INTO t_items (id, n) VALUES ('outer', 1)");
+        await t.tx(async (s) => {
+          await s.run("INSERT INTO t_items (id, n) VALUES ('inner-ok', 1)");
+        });
+        await t
+          .tx(async (s) => {
+            await s.run("INSERT INTO t_items (id, n) VALUES ('inner-bad', 1)");
+            throw new Error("undo me");
+          })
+          .catch(() => {});
+      });
+      expect(await db().all("SELECT id FROM t_items ORDER BY id")).toEqual([{ id: "inner-ok" }, { id: "outer" }]);
+    });
+
+    test("the database handle refuses statements from inside its own open transaction", async () => {
+      const err = await db()
+        .tx(async () => {
+          await db().get("SELECT 1 AS x");
+        })
+        .catch((e) => e);
+      expect(String(err.message)).toContain("use the transaction's handle");
+      // After the transaction ended, work it started may use the database handle again.
+      let later: Promise<unknown> | null = null;
+      await db().tx(async () => {
+        later = Bun.sleep(5).then(() => db().get("SELECT 1 AS x"));
+      });
+      expect(await later).toEqual({ x: 1 });
+    });
+
+    test("concurrent read-modify-write transactions do not lose updates", async () => {
+      await db().run("DELETE FROM t_items");
+      await db().run("INSERT INTO t_items (id, n) VALUES ('ctr', 0)");
+      const bump = () =>
+        db().tx(async (t) => {
+          const row = await t.get<{ n: number }>(`SELECT n FROM t_items WHERE id = 'ctr'${name === "postgres" ? " FOR UPDATE" : ""}`);
+          await Bun.sleep(1); // awaits between statements: another transaction must not slip in
+          await t.run("UPDATE t_items SET n = ? WHERE id = 'ctr'", row!.n + 1);
+        });
+      await Promise.all(Array.from({ length: 20 }, bump));
+      expect((await db().get<{ n: number }>("SELECT n FROM t_items WHERE id = 'ctr'"))!.n).toBe(20);
+    });
+
+    test("reads outside the transaction do not see its uncommitted writes", async () => {
+      await db().run("DELETE FROM t_items");
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const open = db().tx(async (t) => {
+        await t.run("INSERT INTO t_items (id, n) VALUES ('pending', 1)");
+        await gate;
+      });
+      await Bun.sleep(20);
+      expect(await db().get("SELECT id FROM t_items WHERE id = 'pending'")).toBeNull();
+      release();
+      await open;
+      expect(await db().get("SELECT id FROM t_items WHERE id = 'pending'")).toEqual({ id: "pending" });
+    });
+
+    test("notifications from a transaction go out on commit only", async () => {
+      const got: string[] = [];
+      const stop = await db().listen("bunker_test", (p) => got.push(p));
+      await db().tx(async (t) => {
+        await t.notify("bunker_test", "committed");
+      });
+      await db()
+        .tx(async (t) => {
+          await t.notify("bunker_test", "rolled-back");
+          throw new Error("no");
+        })
+        .catch(() => {});
+      await db().notify("bunker_test", "direct");
+      for (let i = 0; i < 100 && got.length < 2; i++) await Bun.sleep(10);
+      await Bun.sleep(50);
+      expect(got).toEqual(["committed", "direct"]);
+      await stop();
+    });
+
+    test("claims with the dialect's row lock hand each row to one taker", async () => {
+      await db().run("DELETE FROM t_items");
+      for (let i = 0; i < 30; i++) await db().run("INSERT INTO t_items (id, n) VALUES (?, 0)", `job${String(i).padStart(2, "0")}`);
+      const claim = (who: string) =>
+        db().tx(async (t) => {
+          const rows = await t.all<{ id: string }>(`SELECT id FROM t_items WHERE n = 0 ORDER BY id LIMIT 5${dialect(t).skipLocked}`);
+          await Bun.sleep(2);
+          for (const r of rows) await t.run("UPDATE t_items SET n = 1, note = ? WHERE id = ?", who, r.id);
+          return rows.map((r) => r.id);
+        });
+      const taken = (await Promise.all(["a", "b", "c", "d", "e", "f"].map(claim))).flat();
+      expect(new Set(taken).size).toBe(taken.length);
+      expect(taken.length).toBe(30);
+    });
+  });
+}
