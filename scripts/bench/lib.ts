@@ -49,7 +49,7 @@ export function machine() {
 export function freePort(): number {
   const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
   const port = s.port!;
-  s.stop(true);
+  void s.stop(true);
   return port;
 }
 

@@ -127,7 +127,7 @@ test("scheduled ticks fire, skip while busy, and stop() waits for the run in pro
   expect(starts).toBe(1);
   const stopping = scheduler.stop();
   let stopped = false;
-  stopping.then(() => (stopped = true));
+  void stopping.then(() => (stopped = true));
   await Bun.sleep(20);
   expect(stopped).toBe(false); // still waiting for the blocked run
   g.open();

@@ -19,7 +19,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${app.listen(0, "127.0.0.1").port}`;
 });
 afterAll(async () => {
-  app.app.server?.stop(true);
+  void app.app.server?.stop(true);
   await app.stop();
 });
 
@@ -61,7 +61,7 @@ async function stallDuring(url: string, work: () => Promise<void>): Promise<numb
     try {
       await during();
     } finally {
-      poller.stdin.end();
+      void poller.stdin.end();
     }
     expect(await poller.exited).toBe(0);
     const out = await new Response(poller.stdout).text();

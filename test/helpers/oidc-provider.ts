@@ -244,7 +244,7 @@ export async function startOidcProvider(opts: { now: () => number; clientId?: st
       return jwksFetches;
     },
     stop() {
-      server.stop(true);
+      void server.stop(true);
     },
   };
 }

@@ -184,7 +184,7 @@ export async function startPgCluster(): Promise<PgCluster> {
 /** true once postmaster.pid says "ready"; the server's stderr when it exited or timed out. */
 async function waitReady(data: string, server: ReturnType<typeof Bun.spawn>, log: string): Promise<true | string> {
   let exited = false;
-  server.exited.then(() => (exited = true));
+  void server.exited.then(() => (exited = true));
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (!exited && Date.now() < deadline) {
     // Line 8 of postmaster.pid is the postmaster's status (PostgreSQL >= 10).

@@ -55,7 +55,7 @@ test("a runner waits while another holds the migration lock", async () => {
   const tables = await holder<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`;
   expect(tables[0]!.n).toBe(0); // nothing created before the lock was granted
   await holder.unsafe(`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
-  holder.release();
+  void holder.release();
   expect(await run).toHaveLength(MIGRATIONS.length);
 });
 

@@ -104,7 +104,7 @@ for (const name of ["sqlite", "postgres"]) {
         .catch((e) => e);
       expect(String(err.message)).toContain("use the transaction's handle");
       // After the transaction ended, work it started may use the database handle again.
-      let later: Promise<unknown> | null = null;
+      let later: Promise<unknown> = Promise.resolve(null);
       await db().tx(async () => {
         later = Bun.sleep(5).then(() => db().get("SELECT 1 AS x"));
       });

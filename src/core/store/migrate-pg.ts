@@ -77,6 +77,6 @@ export async function migratePg(sql: SQL, migrations: Migration[] = PG_MIGRATION
       await conn.unsafe(`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
     }
   } finally {
-    conn.release();
+    void conn.release();
   }
 }

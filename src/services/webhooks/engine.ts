@@ -354,7 +354,7 @@ export class WebhookEngine {
       }
     })();
     this.flights.add(run);
-    run.finally(() => this.flights.delete(run));
+    void run.finally(() => this.flights.delete(run));
     return run;
   }
 
