@@ -17,6 +17,7 @@ import m0003 from "./0003_core_idempotency.sql" with { type: "text" };
 import m0004 from "./0004_core_events.sql" with { type: "text" };
 import m0005 from "./0005_core_mail_outbox.sql" with { type: "text" };
 import m0006 from "./0006_core_key_check.sql" with { type: "text" };
+import m0007 from "./0007_core_job_ticks.sql" with { type: "text" };
 import m0010 from "./0010_platform_accounts.sql" with { type: "text" };
 import m0011 from "./0011_platform_workspaces.sql" with { type: "text" };
 import m0012 from "./0012_platform_keys_audit.sql" with { type: "text" };
@@ -52,6 +53,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0004_core_events", sql: m0004 },
   { name: "0005_core_mail_outbox", sql: m0005 },
   { name: "0006_core_key_check", sql: m0006 },
+  { name: "0007_core_job_ticks", sql: m0007 },
   { name: "0010_platform_accounts", sql: m0010 },
   { name: "0011_platform_workspaces", sql: m0011 },
   { name: "0012_platform_keys_audit", sql: m0012 },

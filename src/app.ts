@@ -8,7 +8,8 @@ import { ActionRegistry } from "./access/actions";
 import { SECURITY_SCHEMES } from "./access/openapi";
 import { ConfigError, type Config } from "./config";
 import { DAY, systemClock, type Clock } from "./core/clock";
-import { checkpoint, migrate, openDb, ping } from "./core/db";
+import { openDatabase, sqliteOf, SQLITE_FILE } from "./core/db";
+import { CacheBus } from "./core/cache-bus";
 import { EventOutbox } from "./core/events";
 import { httpKernel } from "./core/http";
 import { Idempotency } from "./core/idempotency";
@@ -48,6 +49,9 @@ import { trawlModule } from "./services/trawl/module";
 import { socialModule } from "./services/social/module";
 import adminHtml from "../static/admin/index.html" with { type: "text" };
 import { join } from "node:path";
+import { hostname } from "node:os";
+import { randomHex } from "./core/ids";
+import { claimTick } from "./core/store/job-ticks";
 import type { Server } from "bun";
 
 export const VERSION = "0.1.0";
@@ -99,27 +103,34 @@ export function serviceCatalogue(config: Config, modules: readonly ServiceModule
   return { all, defaults: config.defaultServices ?? all.map((m) => m.name) };
 }
 
-export function buildContext(config: Config, services: ServiceCatalogue, opts: { clock?: Clock; log?: Logger } = {}): AppContext {
+export async function buildContext(config: Config, services: ServiceCatalogue, opts: { clock?: Clock; log?: Logger } = {}): Promise<AppContext> {
   const log = opts.log ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   ensureWritableDir(config.dataDir);
-  const db = openDb(join(config.dataDir, "bunker.db"));
-  migrate(db);
+  const db = await openDatabase(config);
   const metrics = new Metrics();
-  registerDatabaseGauges(metrics, join(config.dataDir, "bunker.db"));
+  if (sqliteOf(db)) registerDatabaseGauges(metrics, join(config.dataDir, SQLITE_FILE));
+  else if (config.objectStore === "local") {
+    // Several nodes on one PostgreSQL database each keep their own local objects folder
+    // unless it is shared: an avatar uploaded through one node would be missing on the others.
+    log.warn("DATABASE_URL is PostgreSQL and OBJECT_STORE is local: with more than one node, use S3-compatible storage (OBJECT_STORE=s3) or a shared DATA_DIR/objects", { database: db.location });
+  }
   if (config.env === "production" && !config.smtpRelayUrl) {
     log.warn("SMTP_RELAY_URL is not set: system mails (reset codes, invitations) are only written to the log");
   }
   let masterKey: Uint8Array;
   try {
-    masterKey = unlockMasterKey(db, { masterKey: config.masterKey, dataDir: config.dataDir }, clock.iso());
+    masterKey = await unlockMasterKey(db, { masterKey: config.masterKey, dataDir: config.dataDir }, clock.iso());
   } catch (e) {
-    db.close(); // a refused start leaves no handle open (tests retry with the right key)
+    await db.close(); // a refused start leaves no handle open (tests retry with the right key)
     throw e;
   }
+  const caches = new CacheBus(db, config.cacheTtlMs);
+  await caches.start();
   return {
     config,
     db,
+    caches,
     clock,
     log,
     metrics,
@@ -146,15 +157,15 @@ export const WORKSPACE_EVENT_SCOPE = "platform:";
 
 function registerCoreJobs(ctx: AppContext) {
   ctx.scheduler.register({ name: "mail.deliver", schedule: "*/5 * * * * *", run: async () => void (await ctx.mailer.deliverPending()) });
-  ctx.scheduler.register({ name: "ratelimit.purge", schedule: "0 */5 * * * *", run: () => void ctx.ratelimit.purgeExpired() });
-  ctx.scheduler.register({ name: "idempotency.purge", schedule: "0 7 * * * *", run: () => void ctx.idempotency.purgeExpired() });
+  ctx.scheduler.register({ name: "ratelimit.purge", schedule: "0 */5 * * * *", run: async () => void (await ctx.ratelimit.purgeExpired()) });
+  ctx.scheduler.register({ name: "idempotency.purge", schedule: "0 7 * * * *", run: async () => void (await ctx.idempotency.purgeExpired()) });
   ctx.scheduler.register({
     name: "retention.purge",
     schedule: "0 17 3 * * *",
-    run: () => {
+    run: async () => {
       const now = ctx.clock.nowMs();
-      ctx.mailer.purgeFinishedBefore(now - SYSTEM_MAIL_RETENTION_MS);
-      ctx.events.purgeDispatchedBefore(now - DISPATCHED_EVENT_RETENTION_MS);
+      await ctx.mailer.purgeFinishedBefore(now - SYSTEM_MAIL_RETENTION_MS);
+      await ctx.events.purgeDispatchedBefore(now - DISPATCHED_EVENT_RETENTION_MS);
     },
   });
 }
@@ -206,12 +217,12 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], deps: Omit<S
 
   // Webhook endpoints have no foreign key to their scope's owner: every product's endpoints
   // scoped to the workspace go with it, then each module drops what else it keeps.
-  platform.workspaces.onDelete((workspaceId, principal, meta) => {
+  platform.workspaces.onDelete(async (t, workspaceId, principal, meta) => {
     const actor = { principal, meta };
     for (const { module: m } of mounted) {
-      if (m.webhooks) webhooks.api.endpoints.removeScope({ product: m.webhooks.product, scopeId: workspaceId, workspaceId }, actor);
+      if (m.webhooks) await webhooks.api.endpoints.removeScope(t, { product: m.webhooks.product, scopeId: workspaceId, workspaceId }, actor);
     }
-    for (const { module: m, service: s } of mounted) m.onWorkspaceDelete?.(s, workspaceId, actor);
+    for (const { module: m, service: s } of mounted) await m.onWorkspaceDelete?.(s, t, workspaceId, actor);
   });
 
   // Workspace events (workspace.created / renamed / deleted) go to the modules that keep
@@ -220,12 +231,12 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], deps: Omit<S
   ctx.scheduler.register({
     name: "platform.events",
     schedule: "*/5 * * * * *",
-    run: () => {
+    run: async () => {
       while (
-        ctx.events.claim(WORKSPACE_EVENT_SCOPE, 500, (e) => {
+        (await ctx.events.claim(WORKSPACE_EVENT_SCOPE, 500, async (e, t) => {
           const event = { ...e, data: JSON.parse(e.data) as unknown, dispatched_at: null };
-          for (const { module: m, service: s } of consumers) m.onWorkspaceEvent!(s, event);
-        }) === 500
+          for (const { module: m, service: s } of consumers) await m.onWorkspaceEvent!(s, event, t);
+        })) === 500
       );
     },
   });
@@ -237,7 +248,12 @@ export async function createApp(
   opts: { clock?: Clock; log?: Logger; webhooks?: Partial<WebhookEngineOptions>; modules?: readonly ServiceModule<any>[] } = {},
 ): Promise<BunkerApp> {
   const modules = opts.modules ?? SERVICE_MODULES;
-  const ctx = buildContext(config, serviceCatalogue(config, modules), opts);
+  const ctx = await buildContext(config, serviceCatalogue(config, modules), opts);
+  if (ctx.db.engine === "postgres") {
+    // Several nodes may share this database: each scheduled tick runs on one of them.
+    const node = `${hostname()}:${process.pid}:${randomHex(4)}`;
+    ctx.scheduler.shareTicks((job, tickAt) => claimTick(ctx.db, job, tickAt, node, new Date().toISOString()));
+  }
   registerCoreJobs(ctx);
   // The platform and the webhook engine are what every module builds on: created first,
   // handed to the modules (the platform's and the webhooks' modules included).
@@ -251,8 +267,8 @@ export async function createApp(
   const app = new Elysia()
     .use(httpKernel(ctx.log, ctx.metrics, bodies))
     .get("/healthz", () => ({ status: "ok", version: VERSION }), { detail: { hide: true } })
-    .get("/readyz", ({ set }) => {
-      const db = ping(ctx.db);
+    .get("/readyz", async ({ set }) => {
+      const db = await ctx.db.ping();
       const scheduler = ctx.scheduler.isRunning();
       if (!db || !scheduler) set.status = 503;
       return { status: db && scheduler ? "ready" : "not_ready", checks: { db, scheduler } };
@@ -299,8 +315,8 @@ export async function createApp(
       // Background work finishes and is recorded before the database closes: the modules
       // built last (on top of the others) stop first.
       for (const { module: m, service: s } of [...mounted].reverse()) await m.stop?.(s);
-      checkpoint(ctx.db);
-      ctx.db.close();
+      await ctx.caches.stop();
+      await ctx.db.close(); // SQLite: checkpoints the WAL first
     },
   };
 }

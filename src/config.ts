@@ -11,6 +11,16 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** PostgreSQL (postgres://...) for several nodes; null: the embedded SQLite file DATA_DIR/bunker.db. */
+  databaseUrl: string | null;
+  /** Connections each node keeps to PostgreSQL. */
+  pgPoolSize: number;
+  /**
+   * How long an in-process cache (API-key and token reads, policies) may answer from memory
+   * after another node changed what it holds. Changes made on this node invalidate at once;
+   * on PostgreSQL other nodes also hear a NOTIFY, and this is the bound when one is missed.
+   */
+  cacheTtlMs: number;
   publicUrl: string;
   masterKey: string | null;
   /** Inbound SMTP port; null when SMTP_PORT=off (or 0): no listener. */
@@ -151,6 +161,8 @@ export function loadConfig(env: Env = process.env): Config {
   const metricsToken = env.METRICS_TOKEN || null;
   if (metricsToken !== null && metricsToken.length < 16) problems.push("METRICS_TOKEN must be at least 16 characters");
 
+  const databaseUrl = url("DATABASE_URL", env.DATABASE_URL || null, ["postgres:", "postgresql:"]);
+
   const objectStore = str("OBJECT_STORE", env.S3_BUCKET ? "s3" : "local");
   if (!["local", "s3"].includes(objectStore)) problems.push(`OBJECT_STORE must be local or s3`);
 
@@ -158,6 +170,9 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     dataDir: resolve(str("DATA_DIR", "./data")),
+    databaseUrl,
+    pgPoolSize: int("PG_POOL_SIZE", 10, 1, 200),
+    cacheTtlMs: int("CACHE_TTL_MS", 5_000, 0, 300_000),
     publicUrl,
     masterKey,
     smtpPort,

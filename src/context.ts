@@ -4,6 +4,7 @@
  */
 import type { ActionRegistry } from "./access/actions";
 import type { Config } from "./config";
+import type { CacheBus } from "./core/cache-bus";
 import type { Clock } from "./core/clock";
 import type { Db } from "./core/db";
 import type { EventOutbox } from "./core/events";
@@ -29,6 +30,8 @@ export interface ServiceCatalogue {
 export interface AppContext {
   config: Config;
   db: Db;
+  /** In-process cache invalidation across nodes (core/cache-bus.ts). */
+  caches: CacheBus;
   clock: Clock;
   log: Logger;
   metrics: Metrics;

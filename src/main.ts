@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
 import { createBackup, restoreBackup } from "./core/backup";
-import { migrate, openDb } from "./core/db";
+import { openDatabase } from "./core/db";
 import { SmtpListener } from "./core/smtp-listener";
 import { ensureWritableDir, reason, StartupError } from "./core/startup";
 
@@ -98,7 +98,7 @@ async function serve() {
   }
   ctx.scheduler.start();
   ctx.metrics.startLoopMonitor();
-  ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, version: VERSION });
+  ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, database: ctx.db.location, version: VERSION });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -127,10 +127,30 @@ function parseArgs(args: string[], flags: string[]) {
   return { positional, has: (f: string) => given.has(f) };
 }
 
+/**
+ * backup/restore copy the SQLite file and the local objects folder. On PostgreSQL the
+ * database is the operator's own: its tools make a consistent copy, and pretending to back
+ * it up from one node would be wrong.
+ */
+function refuseOnPostgres(cfg: Config, cmd: "backup" | "restore"): void {
+  if (!cfg.databaseUrl) return;
+  fail(
+    cmd === "backup"
+      ? "bunker backup copies the embedded SQLite database; DATABASE_URL is PostgreSQL. Back it up with PostgreSQL's tools:\n" +
+          '  pg_dump --format=custom --file=bunker.dump "$DATABASE_URL"\n' +
+          "and copy the object store (S3 bucket or DATA_DIR/objects) and the master key (MASTER_KEY) alongside."
+      : "bunker restore writes the embedded SQLite database; DATABASE_URL is PostgreSQL. Restore with PostgreSQL's tools, into an empty database created with ENCODING 'UTF8' LOCALE 'C':\n" +
+          '  pg_restore --no-owner --dbname="$DATABASE_URL" bunker.dump\n' +
+          "then put the object store back and start the nodes with the same MASTER_KEY.",
+    2,
+  );
+}
+
 async function backupCommand(args: string[]) {
   const { positional, has } = parseArgs(args, ["--force", "--include-key"]);
   if (positional.length !== 1) fail("backup needs one target directory: bunker backup <dir> [--force] [--include-key]", 2);
   const cfg = config();
+  refuseOnPostgres(cfg, "backup");
   const target = resolve(positional[0]);
   console.log(`backing up ${cfg.dataDir} to ${target}`);
   await startup(() =>
@@ -143,6 +163,7 @@ async function restoreCommand(args: string[]) {
   const { positional, has } = parseArgs(args, ["--force"]);
   if (positional.length !== 1) fail("restore needs the backup to restore: bunker restore <backup> [--force]", 2);
   const cfg = config();
+  refuseOnPostgres(cfg, "restore");
   const source = resolve(positional[0]);
   console.log(`restoring ${source} into ${cfg.dataDir}`);
   const { keyMatches } = await startup(() => restoreBackup(source, cfg, { force: has("--force"), progress: (l) => console.log(`  ${l}`) }));
@@ -177,10 +198,10 @@ async function main(argv: string[]) {
     case "migrate": {
       const cfg = config();
       await startup(() => ensureWritableDir(cfg.dataDir));
-      const db = openDb(join(cfg.dataDir, "bunker.db"));
-      const applied = migrate(db);
-      console.log(applied.length ? `applied ${applied.length} migration(s): ${applied.join(", ")}` : "database is up to date");
-      db.close();
+      const db = await startup(() => openDatabase(cfg));
+      const applied = db.migrated;
+      console.log(applied.length ? `applied ${applied.length} migration(s) to ${db.location}: ${applied.join(", ")}` : `database is up to date (${db.location})`);
+      await db.close();
       return;
     }
     case "backup":

@@ -113,9 +113,9 @@ async function startEngineApp(): Promise<{ app: BunkerApp; dir: string }> {
   return { app, dir };
 }
 
-function addEndpoint(app: BunkerApp, scopeId: string, url: string) {
+async function addEndpoint(app: BunkerApp, scopeId: string, url: string) {
   const now = app.ctx.clock.iso();
-  endpointsStore.insertEndpoint(app.ctx.db, {
+  await endpointsStore.insertEndpoint(app.ctx.db, {
     id: prefixedId("ep"),
     product: "tack",
     scope_id: scopeId,
@@ -151,7 +151,7 @@ const payload = (i: number) => ({ card: { id: `card_${i}`, title: `Card number $
  */
 async function scenario(name: string, rx: Receivers, layout: number[][], events: number): Promise<RunResult> {
   const { app } = await startEngineApp();
-  for (const [s, receivers] of layout.entries()) for (const ri of receivers) addEndpoint(app, `ws_${s}`, `http://127.0.0.1:${rx.ports[ri]}/hook`);
+  for (const [s, receivers] of layout.entries()) for (const ri of receivers) await addEndpoint(app, `ws_${s}`, `http://127.0.0.1:${rx.ports[ri]}/hook`);
   const healthyPerScope = layout.map((rs) => rs.filter((ri) => rx.kinds[ri] === "ok").length);
   let healthyExpected = 0;
   for (let i = 0; i < events; i++) healthyExpected += healthyPerScope[i % layout.length];
@@ -160,7 +160,7 @@ async function scenario(name: string, rx: Receivers, layout: number[][], events:
   const emitted = new Map<string, number>();
   const t0 = nowAbs();
   for (let i = 0; i < events; i++) {
-    const id = tx(app.ctx.db, () => app.webhooks.emit({ product: "tack", scopeId: `ws_${i % layout.length}` }, "card.created", payload(i)).id);
+    const { id } = await tx(app.ctx.db, (t) => app.webhooks.emit(t, { product: "tack", scopeId: `ws_${i % layout.length}` }, "card.created", payload(i)));
     emitted.set(id, nowAbs());
     if (i % 100 === 99) await new Promise((r) => setImmediate(r));
   }

@@ -14,10 +14,9 @@
  */
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { backup as snapshot, integrityCheck, isBunkerDb, openExistingDb } from "./db";
 import { keyCheckValue, loadMasterKey, masterKeyPath, safeEqual } from "./secrets";
 import { ensureWritableDir, reason, StartupError } from "./startup";
-import { readKeyCheck } from "./store/key-check";
+import { integrityCheck, isBunkerDb, openExistingSqlite as openExistingDb, readKeyCheckSync as readKeyCheck, vacuumInto as snapshot } from "./store/sqlite";
 
 const FORMAT = "bunker-backup";
 const FORMAT_VERSION = 1;

@@ -7,7 +7,8 @@
  * marking repeats the event, never loses it.
  */
 import type { Clock } from "./clock";
-import { tx, type Db } from "./db";
+import type { Db, Sql } from "./db";
+import { isUniqueViolation } from "./store/sql";
 import { conflict, invalidField } from "./errors";
 import { prefixedId } from "./ids";
 import * as store from "./store/events";
@@ -48,10 +49,10 @@ export class EventOutbox {
   ) {}
 
   /**
-   * A plain synchronous insert: call it inside the transaction of the write it describes.
-   * Throws 409 if a caller-chosen id is taken.
+   * An insert on `t`: pass the transaction of the write it describes. Throws 409 if a
+   * caller-chosen id is taken.
    */
-  record(e: NewEvent): { id: string; created_at: string } {
+  async record(t: Sql, e: NewEvent): Promise<{ id: string; created_at: string }> {
     if (!e.type) throw invalidField("type", "must not be empty");
     if (!e.scope) throw invalidField("scope", "must not be empty");
     if (e.id !== undefined && !/^evt_[A-Za-z0-9_-]{1,100}$/.test(e.id)) throw invalidField("id", 'must look like "evt_..."');
@@ -59,47 +60,49 @@ export class EventOutbox {
     const created_at = this.clock.iso();
     const data = JSON.stringify(e.data ?? null);
     try {
-      store.insertEvent(this.db, { id, type: e.type, scope: e.scope, data, created_at });
+      await store.insertEvent(t, { id, type: e.type, scope: e.scope, data, created_at });
     } catch (err) {
-      if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw conflict(`Event ${id} already exists`);
+      if (isUniqueViolation(err)) throw conflict(`Event ${id} already exists`);
       throw err;
     }
     return { id, created_at };
   }
 
   /** Undispatched events, oldest first. */
-  pending(limit: number): OutboxEvent[] {
-    return store.selectPending(this.db, Math.max(1, Math.floor(limit))).map(toEvent);
+  async pending(limit: number): Promise<OutboxEvent[]> {
+    return (await store.selectPending(this.db, Math.max(1, Math.floor(limit)))).map(toEvent);
   }
 
   /**
    * Hands up to `limit` undispatched events whose scope starts with `scopePrefix` (e.g.
    * "webhook:") to `consume`, oldest first, and marks them dispatched, all in one
-   * (IMMEDIATE) transaction: another process cannot take the same events, and a throw rolls
-   * the batch back so it is offered again. Returns how many were taken.
+   * transaction (`consume` gets its handle for the writes it makes): another process or node
+   * cannot take the same events (SQLite: one writer; PostgreSQL: the rows are locked and
+   * other nodes skip them), and a throw rolls the batch back so it is offered again.
+   * Returns how many were taken.
    */
-  claim(scopePrefix: string, limit: number, consume: (e: ClaimedEvent) => void): number {
-    return tx(this.db, () => {
-      const rows = store.selectPendingInScope(this.db, scopePrefix, Math.max(1, Math.floor(limit)));
-      for (const r of rows) consume({ id: r.id, type: r.type, scope: r.scope, data: r.data, created_at: r.created_at });
-      if (rows.length) store.markDispatched(this.db, rows.map((r) => r.id), this.clock.iso());
+  claim(scopePrefix: string, limit: number, consume: (e: ClaimedEvent, t: Sql) => unknown): Promise<number> {
+    return this.db.tx(async (t) => {
+      const rows = await store.selectPendingInScope(t, scopePrefix, Math.max(1, Math.floor(limit)));
+      for (const r of rows) await consume({ id: r.id, type: r.type, scope: r.scope, data: r.data, created_at: r.created_at }, t);
+      if (rows.length) await store.markDispatched(t, rows.map((r) => r.id), this.clock.iso());
       return rows.length;
     });
   }
 
   /** Undispatched events, all of them or those of one scope prefix (e.g. "webhook:"). */
-  pendingCount(scopePrefix?: string): number {
+  pendingCount(scopePrefix?: string): Promise<number> {
     return scopePrefix === undefined ? store.countPending(this.db) : store.countPendingInScope(this.db, scopePrefix);
   }
 
   /** Returns how many were newly marked; ids already dispatched or unknown are ignored. */
-  markDispatched(ids: string[]): number {
+  async markDispatched(ids: string[]): Promise<number> {
     if (!ids.length) return 0;
     return store.markDispatched(this.db, ids, this.clock.iso());
   }
 
-  get(id: string): OutboxEvent | null {
-    const row = store.selectEvent(this.db, id);
+  async get(id: string): Promise<OutboxEvent | null> {
+    const row = await store.selectEvent(this.db, id);
     return row ? toEvent(row) : null;
   }
 
@@ -107,7 +110,7 @@ export class EventOutbox {
    * Deletes events dispatched before the instant `cutoffMs` (epoch milliseconds, e.g.
    * `clock.nowMs() - 7 * DAY`); undispatched events are never purged. Returns the count.
    */
-  purgeDispatchedBefore(cutoffMs: number): number {
+  purgeDispatchedBefore(cutoffMs: number): Promise<number> {
     return store.deleteDispatchedBefore(this.db, new Date(cutoffMs).toISOString());
   }
 }

@@ -91,6 +91,8 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     .onTransform({ as: "global" }, ({ params, request, route }) => {
       recordRoute(request, route);
       for (const name in params) if (params[name] === null) throw invalidField(name, "not valid percent-encoded UTF-8");
+      // NUL (%00) in the path or query: PostgreSQL text cannot hold it, so neither engine sees one.
+      if (request.url.includes("%00")) throw invalidField("url", "may not contain the NUL character (%00)");
     })
     .onError({ as: "global" }, ({ code, error: raised, set, request, route }) => {
       // Errors before the transform hook (a body refused by the parse hook) name the route too.

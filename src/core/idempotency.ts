@@ -22,7 +22,8 @@ import { HOUR, type Clock } from "./clock";
 import { tx, type Db } from "./db";
 import { ApiError, invalidField } from "./errors";
 import { randomHex } from "./ids";
-import { prepareIdempotencyStore, type IdempotencyRow, type IdempotencyStore } from "./store/idempotency";
+import * as store from "./store/idempotency";
+import type { IdempotencyRow } from "./store/idempotency";
 
 export const IDEMPOTENCY_TTL_MS = 24 * HOUR;
 /**
@@ -82,51 +83,47 @@ function sortKeys(_key: string, value: unknown) {
 type Claim = { replay: IdempotencyRow } | { claimId: string };
 
 export class Idempotency {
-  private readonly store: IdempotencyStore;
-
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly leaseMs = IDEMPOTENCY_LEASE_MS,
-  ) {
-    this.store = prepareIdempotencyStore(db);
-  }
+  ) {}
 
   async run(opts: RunOptions): Promise<RunResult> {
     const { scope, key, exec } = opts;
     if (key === null || key === undefined) return { ...(await execute(exec)), replayed: false };
     validateIdempotencyKey(key);
 
-    const claim = this.claim(scope, key, opts.fingerprint);
+    const claim = await this.claim(scope, key, opts.fingerprint);
     if ("replay" in claim) return replay(claim.replay);
 
     let result: Required<ExecResult>;
     try {
       result = await execute(exec);
     } catch (err) {
-      this.store.release(scope, key, claim.claimId);
+      await store.releaseKey(this.db, scope, key, claim.claimId);
       throw err;
     }
     if (result.status >= 500 || result.status === 429) {
-      this.store.release(scope, key, claim.claimId);
+      await store.releaseKey(this.db, scope, key, claim.claimId);
     } else {
       const body = result.body === undefined ? null : JSON.stringify(result.body);
       // False only if our lease ran out and another request took the key over; that one's result stands.
-      this.store.complete(scope, key, claim.claimId, result.status, body, JSON.stringify(result.headers));
+      await store.completeKey(this.db, scope, key, claim.claimId, result.status, body, JSON.stringify(result.headers));
     }
     return { ...result, replayed: false };
   }
 
   /** Deletes records past their 24 h. Returns how many. */
-  purgeExpired(): number {
-    return this.store.purgeExpired(this.clock.nowMs());
+  purgeExpired(): Promise<number> {
+    return store.purgeExpiredKeys(this.db, this.clock.nowMs());
   }
 
   /** Finds and claims in one transaction, so two requests can't both see the key as free. */
-  private claim(scope: string, key: string, fp: string): Claim {
-    return tx(this.db, () => {
+  private claim(scope: string, key: string, fp: string): Promise<Claim> {
+    return tx(this.db, async (t): Promise<Claim> => {
       const now = this.clock.nowMs();
-      const row = this.store.find(scope, key);
+      const row = await store.findKey(t, scope, key);
       if (row && row.expires_ms > now) {
         if (row.fingerprint !== fp) {
           throw new ApiError(409, "IDEMPOTENCY_KEY_REUSE", "This Idempotency-Key was already used with a different request");
@@ -138,7 +135,9 @@ export class Idempotency {
         // In flight past its lease: the process running it died. Take it over.
       }
       const claimId = randomHex(12);
-      this.store.claim({ scope, key, fingerprint: fp, claimId, now, expires: now + IDEMPOTENCY_TTL_MS, leaseUntil: now + this.leaseMs });
+      const claimed = await store.claimKey(t, { scope, key, fingerprint: fp, claimId, now, expires: now + IDEMPOTENCY_TTL_MS, leaseUntil: now + this.leaseMs, replaces: row?.claim_id ?? null });
+      // Another request claimed the key since findKey (PostgreSQL: both found no row): it is in flight.
+      if (!claimed) throw new ApiError(409, "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still in progress; retry later");
       return { claimId };
     });
   }

@@ -10,10 +10,10 @@ import { keyCheckValue, loadMasterKey, masterKeyPath, safeEqual } from "./secret
 import { reason, StartupError } from "./startup";
 import { insertKeyCheck, readKeyCheck } from "./store/key-check";
 
-export function unlockMasterKey(db: Db, opts: { masterKey: string | null; dataDir: string }, now: string): Uint8Array {
+export async function unlockMasterKey(db: Db, opts: { masterKey: string | null; dataDir: string }, now: string): Promise<Uint8Array> {
   const keyFile = masterKeyPath(opts.dataDir);
   const source = opts.masterKey ? "MASTER_KEY" : keyFile;
-  const expected = readKeyCheck(db);
+  const expected = await readKeyCheck(db);
   // Creating a fresh key file next to a database that has one would only hide the loss.
   if (expected !== null && !opts.masterKey && !existsSync(keyFile)) {
     throw new StartupError(`no master key: MASTER_KEY is unset and ${keyFile} is missing, but this database was created with a key. Set MASTER_KEY, or restore master.key from the backup (bunker backup --include-key)`);
@@ -25,9 +25,9 @@ export function unlockMasterKey(db: Db, opts: { masterKey: string | null; dataDi
     throw new StartupError(reason(e));
   }
   const value = keyCheckValue(key);
-  if (expected === null) insertKeyCheck(db, value, now);
+  if (expected === null) await insertKeyCheck(db, value, now);
   // Read back: a concurrent first start may have recorded its key first.
-  if (!safeEqual(readKeyCheck(db) ?? "", value)) {
+  if (!safeEqual((await readKeyCheck(db)) ?? "", value)) {
     throw new StartupError(`${source} is not the master key this database was created with; refusing to start. Use the original key (MASTER_KEY, or the master.key from the same backup as the database)`);
   }
   return key;

@@ -16,7 +16,7 @@
 import { createTransport, type Transporter } from "nodemailer";
 import type { Clock } from "./clock";
 import { MINUTE, SECOND, HOUR } from "./clock";
-import type { Db } from "./db";
+import type { Db, Sql } from "./db";
 import { invalidField } from "./errors";
 import { prefixedId } from "./ids";
 import type { Logger } from "./log";
@@ -127,15 +127,15 @@ export class SystemMailer {
     return this.relayUrl === null;
   }
 
-  /** Synchronous insert (status queued); call it inside the transaction of the change. */
-  enqueue(msg: SystemMailMessage): { id: string } {
+  /** Inserts the message (status queued) on `t`: pass the transaction of the change it belongs to. */
+  async enqueue(t: Sql, msg: SystemMailMessage): Promise<{ id: string }> {
     const to = (msg.to ?? "").trim();
     if (!ADDRESS.test(to) || to.length > 320) throw invalidField("to", "must be one email address");
     const from = msg.from === undefined ? this.from : msg.from;
     if (!from || /[\r\n]/.test(from)) throw invalidField("from", "must be a single-line address");
     if (typeof msg.text !== "string") throw invalidField("text", "is required");
     const id = prefixedId("sysmail");
-    store.insertMail(this.db, {
+    await store.insertMail(t, {
       id,
       from_addr: from,
       to_addr: to,
@@ -155,15 +155,15 @@ export class SystemMailer {
   async deliverPending(limit = 50): Promise<{ sent: number; failed: number }> {
     let sent = 0;
     let failed = 0;
-    const due = store.selectDue(this.db, this.clock.iso(), limit);
+    const due = await store.selectDue(this.db, this.clock.iso(), limit);
     for (const row of due) {
       const now = this.clock.iso();
-      if (!store.claimMail(this.db, row.id, now, new Date(this.clock.nowMs() + CLAIM_LEASE).toISOString())) continue;
+      if (!(await store.claimMail(this.db, row.id, now, new Date(this.clock.nowMs() + CLAIM_LEASE).toISOString()))) continue;
       const attempts = row.attempts + 1;
 
       if (this.relayUrl === null) {
         this.log.info("system mail (dev mode: no SMTP_RELAY_URL, not sent)", { id: row.id, to: row.to_addr, subject: row.subject, text: row.text_body });
-        store.markDone(this.db, row.id, "logged", this.clock.iso(), null);
+        await store.markDone(this.db, row.id, "logged", this.clock.iso(), null);
         this.outcome("logged");
         sent++;
         continue;
@@ -177,7 +177,7 @@ export class SystemMailer {
           text: row.text_body,
           ...(row.html_body !== null ? { html: row.html_body } : {}),
         });
-        store.markDone(this.db, row.id, "sent", this.clock.iso(), info.messageId ?? null);
+        await store.markDone(this.db, row.id, "sent", this.clock.iso(), info.messageId ?? null);
         this.outcome("sent");
         sent++;
       } catch (e) {
@@ -186,12 +186,12 @@ export class SystemMailer {
         const reason = `${err.code ? err.code + ": " : ""}${err.message ?? String(e)}`.slice(0, 1000);
         const at = this.clock.iso();
         if (attempts >= MAX_ATTEMPTS || isPermanent(err)) {
-          store.markFailed(this.db, row.id, reason, at);
+          await store.markFailed(this.db, row.id, reason, at);
           this.outcome("failed");
           this.log.error("system mail failed for good", { id: row.id, to: row.to_addr, attempts, error: reason });
         } else {
           const next = new Date(this.clock.nowMs() + retryDelay(attempts)).toISOString();
-          store.markRetry(this.db, row.id, next, reason, at);
+          await store.markRetry(this.db, row.id, next, reason, at);
           this.outcome("retry");
           this.log.warn("system mail attempt failed, will retry", { id: row.id, attempts, next_attempt_at: next, error: reason });
         }
@@ -203,21 +203,21 @@ export class SystemMailer {
     return { sent, failed };
   }
 
-  get(id: string): SystemMailRecord | null {
-    const row = store.selectMail(this.db, id);
+  async get(id: string): Promise<SystemMailRecord | null> {
+    const row = await store.selectMail(this.db, id);
     return row ? toRecord(row) : null;
   }
 
   /** Newest first, for the dev/admin view. */
-  list(limit = 50): SystemMailRecord[] {
-    return store.selectRecent(this.db, Math.min(Math.max(1, Math.floor(limit)), 500)).map(toRecord);
+  async list(limit = 50): Promise<SystemMailRecord[]> {
+    return (await store.selectRecent(this.db, Math.min(Math.max(1, Math.floor(limit)), 500))).map(toRecord);
   }
 
   /**
    * Deletes finished messages (sent, logged, failed) last updated before `cutoffMs` (epoch
    * ms). They hold reset codes and links in clear text: keep them no longer than needed.
    */
-  purgeFinishedBefore(cutoffMs: number): number {
+  purgeFinishedBefore(cutoffMs: number): Promise<number> {
     return store.deleteFinishedBefore(this.db, new Date(cutoffMs).toISOString());
   }
 

@@ -13,11 +13,11 @@ export function metricsRoute(metrics: Metrics, token: string | null) {
   const expected = token ? `Bearer ${token}` : null;
   return new Elysia({ name: "metrics-route" }).get(
     "/metrics",
-    ({ request }) => {
+    async ({ request }) => {
       if (expected && !safeEqual(request.headers.get("authorization") ?? "", expected)) {
         throw new ApiError(401, "UNAUTHORIZED", "GET /metrics needs Authorization: Bearer <METRICS_TOKEN>", undefined, { "www-authenticate": 'Bearer realm="metrics"' });
       }
-      return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+      return new Response(await metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
     },
     { detail: { hide: true } },
   );

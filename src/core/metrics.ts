@@ -17,7 +17,8 @@ interface Hist {
 
 type Labels = Record<string, string>;
 /** A gauge read at scrape time: one value, or one value per label set. */
-type GaugeRead = () => number | [Labels, number][];
+type GaugeValue = number | [Labels, number][];
+type GaugeRead = () => GaugeValue | Promise<GaugeValue>;
 
 const labelStr = (labels: Labels) =>
   Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`).join(",");
@@ -89,7 +90,7 @@ export class Metrics {
     this.loop = null;
   }
 
-  render(): string {
+  async render(): Promise<string> {
     const out: string[] = [];
     header(out, "bunker_http_requests_total", "counter", "HTTP requests by method, route template and status.");
     for (const [k, v] of this.requests) out.push(`bunker_http_requests_total{${k}} ${v}`);
@@ -110,9 +111,9 @@ export class Metrics {
     }
     this.renderProcess(out);
     for (const [name, g] of this.gauges) {
-      let value: ReturnType<GaugeRead>;
+      let value: GaugeValue;
       try {
-        value = g.read();
+        value = await g.read();
       } catch {
         continue; // e.g. the database closed during shutdown: leave the gauge out of this scrape
       }

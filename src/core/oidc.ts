@@ -118,8 +118,8 @@ export const providerError = (error: string) => new ApiError(400, "OAUTH_PROVIDE
 const upstream = (issuer: string, what: string) => new ApiError(502, "UPSTREAM_ERROR", `OpenID provider ${issuer}: ${what}`);
 
 /** Counts a web sign-in start against `key` (a client address): 429 RATE_LIMITED beyond the limit. */
-export function limitStarts(ratelimit: RateLimiter, key: string) {
-  const hit = ratelimit.hit(key, OAUTH_STARTS_PER_MINUTE, MINUTE);
+export async function limitStarts(ratelimit: RateLimiter, key: string): Promise<void> {
+  const hit = await ratelimit.hit(key, OAUTH_STARTS_PER_MINUTE, MINUTE);
   if (!hit.allowed) throw tooMany("Too many sign-in attempts from this address; try again shortly", Math.max(1, Math.ceil(hit.retryAfterMs / 1000)), "RATE_LIMITED");
 }
 
@@ -362,14 +362,14 @@ export class OidcClient {
    */
   async completeWebFlow(
     p: ProviderConfig,
-    a: { redirectUri: string; codeVerifier: string; nonceHash: string; code?: string | null; idToken?: string | null; nonceUsed: (nonceHash: string) => boolean },
+    a: { redirectUri: string; codeVerifier: string; nonceHash: string; code?: string | null; idToken?: string | null; nonceUsed: (nonceHash: string) => boolean | Promise<boolean> },
   ): Promise<IdTokenIdentity> {
     const token = a.code ? await this.exchangeCode(p, { code: a.code, redirectUri: a.redirectUri, codeVerifier: a.codeVerifier }) : a.idToken;
     const who = await this.verifyIdToken(p, token);
     if (!who.nonce) throw idTokenRejected("the token carries no nonce");
     const got = hashNonce(who.nonce);
     if (!safeEqual(got, a.nonceHash)) {
-      if (a.nonceUsed(got)) throw nonceReplayed();
+      if (await a.nonceUsed(got)) throw nonceReplayed();
       throw idTokenRejected("the nonce does not belong to this sign-in");
     }
     return who;

@@ -1,6 +1,6 @@
 /**
- * Persistent rate limits, failure streaks and lock-outs, stored in SQLite so a restart
- * doesn't reset them. Keys are free-form and namespaced by the caller, e.g.
+ * Persistent rate limits, failure streaks and lock-outs, stored in the database so a
+ * restart doesn't reset them and every node sees the same counts. Keys are free-form and namespaced by the caller, e.g.
  * `signin:burst:<id>`, `signin:fail:<id>`, `signin:lock:<id>`.
  *
  * Typical sign-in use:
@@ -13,7 +13,7 @@
  */
 import type { Clock } from "./clock";
 import type { Db } from "./db";
-import { prepareRateLimitStore, type RateLimitStore } from "./store/ratelimit";
+import * as store from "./store/ratelimit";
 
 export interface HitResult {
   allowed: boolean;
@@ -24,11 +24,10 @@ export interface HitResult {
 }
 
 export class RateLimiter {
-  private readonly store: RateLimitStore;
-
-  constructor(db: Db, private readonly clock: Clock) {
-    this.store = prepareRateLimitStore(db);
-  }
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
 
   /**
    * Counts an attempt against `limit` per `windowMs`, as a sliding log: the window is
@@ -37,12 +36,12 @@ export class RateLimiter {
    * Denied attempts are not recorded: rows per key stay bounded by `limit`, and a client
    * that keeps hammering regains one slot each time its oldest allowed hit ages out.
    */
-  hit(key: string, limit: number, windowMs: number): HitResult {
+  async hit(key: string, limit: number, windowMs: number): Promise<HitResult> {
     checkLimit(limit, windowMs);
     const now = this.clock.nowMs();
     const since = now - windowMs;
-    const allowed = this.store.insertHitIfUnder(key, now, since, now + windowMs, limit);
-    const { n, oldest } = this.store.windowStats(key, since);
+    const allowed = await store.insertHitIfUnder(this.db, key, now, since, now + windowMs, limit);
+    const { n, oldest } = await store.windowStats(this.db, key, since);
     // When denied, n >= limit >= 1, so oldest is set. If the limit was lowered since the
     // hits were recorded this is optimistic; a retry then simply gets a new answer.
     const retryAfterMs = allowed || oldest === null ? 0 : Math.max(0, oldest + windowMs - now);
@@ -55,19 +54,19 @@ export class RateLimiter {
    * For limits that count failures rather than attempts: check with waitMs, then
    * record each failure with hit().
    */
-  waitMs(key: string, limit: number, windowMs: number): number {
+  async waitMs(key: string, limit: number, windowMs: number): Promise<number> {
     checkLimit(limit, windowMs);
     const now = this.clock.nowMs();
     const since = now - windowMs;
-    const { n } = this.store.windowStats(key, since);
+    const { n } = await store.windowStats(this.db, key, since);
     if (n < limit) return 0;
-    const at = this.store.nthHit(key, since, n - limit);
+    const at = await store.nthHit(this.db, key, since, n - limit);
     return at === null ? 0 : Math.max(0, at + windowMs - now);
   }
 
   /** Hits in the last `windowMs`, without counting one. */
-  count(key: string, windowMs: number): number {
-    return this.store.windowStats(key, this.clock.nowMs() - windowMs).n;
+  async count(key: string, windowMs: number): Promise<number> {
+    return (await store.windowStats(this.db, key, this.clock.nowMs() - windowMs)).n;
   }
 
   /**
@@ -76,19 +75,19 @@ export class RateLimiter {
    * clearFailures() after a success. Measuring from the latest failure rather than the
    * first means a slow, steady guesser still accumulates failures.
    */
-  recordFailure(key: string, windowMs: number): number {
+  async recordFailure(key: string, windowMs: number): Promise<number> {
     checkLimit(1, windowMs);
     const now = this.clock.nowMs();
-    return this.store.recordFailure(key, now, now + windowMs);
+    return store.recordFailure(this.db, key, now, now + windowMs);
   }
 
   /** Current streak length, 0 when none or expired. */
-  failures(key: string): number {
-    return this.store.failures(key, this.clock.nowMs());
+  failures(key: string): Promise<number> {
+    return store.failures(this.db, key, this.clock.nowMs());
   }
 
-  clearFailures(key: string): void {
-    this.store.clearFailures(key);
+  clearFailures(key: string): Promise<void> {
+    return store.clearFailures(this.db, key);
   }
 
   /**
@@ -96,22 +95,22 @@ export class RateLimiter {
    * later lock is kept, so a short lock never cuts a long one; unlock() first to shorten.
    * Returns the effective end of the lock.
    */
-  lock(key: string, untilMs: number): number {
-    return this.store.lock(key, untilMs);
+  lock(key: string, untilMs: number): Promise<number> {
+    return store.lock(this.db, key, untilMs);
   }
 
   /** End of the lock (epoch ms), or null when there is none or it has passed. */
-  lockedUntil(key: string): number | null {
-    return this.store.lockedUntil(key, this.clock.nowMs());
+  lockedUntil(key: string): Promise<number | null> {
+    return store.lockedUntil(this.db, key, this.clock.nowMs());
   }
 
-  unlock(key: string): void {
-    this.store.unlock(key);
+  unlock(key: string): Promise<void> {
+    return store.unlock(this.db, key);
   }
 
   /** Deletes expired hits, failure streaks and locks. Returns the number of rows removed. */
-  purgeExpired(): number {
-    return this.store.purgeExpired(this.clock.nowMs());
+  purgeExpired(): Promise<number> {
+    return store.purgeExpired(this.db, this.clock.nowMs());
   }
 }
 

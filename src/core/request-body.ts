@@ -114,6 +114,9 @@ export class RequestBodies {
   }
 }
 
+/** A \\u0000 escape that is not itself an escaped backslash followed by "u0000". */
+const NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/;
+
 /** Strict JSON of a request body: UTF-8, depth-bounded, an object at the root (null when empty). */
 function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | null {
   let text: string;
@@ -123,6 +126,10 @@ function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | null {
     throw new ApiError(400, "INVALID_BODY", "Request body is not valid UTF-8");
   }
   if (text.trim() === "") return null;
+  // U+0000 in a string: PostgreSQL text cannot hold it (SQLite can), so no engine gets one.
+  if (text.includes("\\u0000") && NUL_ESCAPE.test(text)) {
+    throw new ApiError(400, "VALIDATION_ERROR", "Text may not contain the NUL character (\\u0000)", [{ field: "body", reason: "contains \\u0000" }]);
+  }
   const exceeded = jsonLimitExceeded(text, MAX_JSON_DEPTH, MAX_JSON_ITEMS);
   if (exceeded === "depth") {
     throw new ApiError(400, "VALIDATION_ERROR", `JSON nesting is limited to ${MAX_JSON_DEPTH} levels`, [

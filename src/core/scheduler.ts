@@ -8,6 +8,10 @@
  * - Scheduled runs never throw: errors are logged and counted (`bunker_job_runs_total`).
  *   `runNow` rejects with the job's error, because its caller asked for that run.
  * - `stop()` stops the timers and waits for runs in progress (graceful shutdown).
+ * - Several nodes (PostgreSQL): with `claimTick`, a scheduled tick runs on the one node that
+ *   claims it first (ticks are named by their second, so the nodes agree on them); `runNow`
+ *   is not claimed. Jobs that take their work with row claims (leases, SKIP LOCKED) are
+ *   safe on every node anyway; the tick claim keeps purges and sweeps from running N times.
  */
 import { Cron } from "croner";
 import { systemClock, type Clock } from "./clock";
@@ -40,16 +44,25 @@ interface JobState {
   lastError: string | null;
 }
 
+/** Claims a tick of a job for this node; false when another node already runs it. */
+export type TickClaimer = (job: string, tickAt: string) => Promise<boolean>;
+
 export class Scheduler {
   private jobs = new Map<string, JobState>();
   private started = false;
   private stopped = false;
+  private claimTick: TickClaimer | null = null;
 
   constructor(
     private readonly log: Logger,
     private readonly metrics: Metrics,
     private readonly clock: Clock = systemClock,
   ) {}
+
+  /** Set when several nodes share the database (app.ts, on PostgreSQL). */
+  shareTicks(claim: TickClaimer): void {
+    this.claimTick = claim;
+  }
 
   register(job: JobDefinition): void {
     if (!job.name || this.jobs.has(job.name)) throw new ApiError(500, "INTERNAL_ERROR", `Job "${job.name}" is already registered`);
@@ -117,9 +130,25 @@ export class Scheduler {
         this.log.debug("job still running, tick skipped", { job: state.def.name });
         return;
       }
+      if (this.claimTick) return void this.claimed(state);
       // The promise is also tracked in state.current; a scheduled run must never reject.
       this.execute(state).catch(() => {});
     });
+  }
+
+  /** A scheduled tick with several nodes: runs it only if this node claims it. Never rejects. */
+  private async claimed(state: JobState): Promise<void> {
+    // Wall-clock second of the tick (not the app clock: tests move that one by hand).
+    const tickAt = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
+    let mine: boolean;
+    try {
+      mine = await this.claimTick!(state.def.name, tickAt);
+    } catch (e) {
+      this.log.warn("job tick not claimed (database unavailable?)", { job: state.def.name, error: String(e) });
+      return;
+    }
+    if (!mine || state.current || this.stopped) return;
+    await this.execute(state).catch(() => {});
   }
 
   /** Runs the job once; callers have checked that it is idle. Rejects with the job's error. */

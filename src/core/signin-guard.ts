@@ -100,18 +100,18 @@ export class AddressLimit {
   }
 
   /** How long until the address may try again; 0 when it may now. */
-  waitMs(ip: string | null) {
+  waitMs(ip: string | null): Promise<number> {
     return this.rl.waitMs(this.key(ip), this.spec.failures, this.spec.windowMs);
   }
 
   /** 429 TOO_MANY_ATTEMPTS (Retry-After) while the address has no failures left. */
-  admit(ip: string | null, message: string) {
-    const wait = this.waitMs(ip);
+  async admit(ip: string | null, message: string): Promise<void> {
+    const wait = await this.waitMs(ip);
     if (wait > 0) throw tooMany(message, retryAfterSec(wait));
   }
 
-  failed(ip: string | null) {
-    this.rl.hit(this.key(ip), this.spec.failures, this.spec.windowMs);
+  async failed(ip: string | null): Promise<void> {
+    await this.rl.hit(this.key(ip), this.spec.failures, this.spec.windowMs);
   }
 }
 
@@ -131,35 +131,35 @@ export class SigninGuard {
    * while the identifier is locked, while the client address has used its failures, or on a
    * burst. A refused attempt is not counted, so waiting Retry-After always gets through.
    */
-  admit(identifier: string, ip: string | null) {
-    const lockedUntil = this.rl.lockedUntil(`${this.ns}:lock:${identifier}`);
-    const blockedMs = Math.max(lockedUntil === null ? 0 : lockedUntil - this.nowMs(), this.address.waitMs(ip));
+  async admit(identifier: string, ip: string | null): Promise<void> {
+    const lockedUntil = await this.rl.lockedUntil(`${this.ns}:lock:${identifier}`);
+    const blockedMs = Math.max(lockedUntil === null ? 0 : lockedUntil - this.nowMs(), await this.address.waitMs(ip));
     if (blockedMs > 0) {
       // The burst must have room too once the wait is over.
-      const burstMs = this.rl.waitMs(`${this.ns}:burst:${identifier}`, SIGNIN_BURST.limit, SIGNIN_BURST.windowMs);
+      const burstMs = await this.rl.waitMs(`${this.ns}:burst:${identifier}`, SIGNIN_BURST.limit, SIGNIN_BURST.windowMs);
       throw tooMany("Too many failed sign-in attempts; try again later", retryAfterSec(Math.max(blockedMs, burstMs)));
     }
-    const burst = this.rl.hit(`${this.ns}:burst:${identifier}`, SIGNIN_BURST.limit, SIGNIN_BURST.windowMs);
+    const burst = await this.rl.hit(`${this.ns}:burst:${identifier}`, SIGNIN_BURST.limit, SIGNIN_BURST.windowMs);
     if (!burst.allowed) throw tooMany("Too many sign-in attempts; try again later", retryAfterSec(burst.retryAfterMs));
   }
 
   /** A wrong password: counts against the address; the 4th failure locks the identifier (and the account, when there is one). */
-  failed(identifier: string, accountId: string | null, ip: string | null) {
-    this.address.failed(ip);
-    const failures = this.rl.recordFailure(`${this.ns}:fail:${identifier}`, SIGNIN_LOCK.lockMs);
+  async failed(identifier: string, accountId: string | null, ip: string | null): Promise<void> {
+    await this.address.failed(ip);
+    const failures = await this.rl.recordFailure(`${this.ns}:fail:${identifier}`, SIGNIN_LOCK.lockMs);
     if (failures < SIGNIN_LOCK.failures) return;
     const until = this.nowMs() + SIGNIN_LOCK.lockMs;
-    this.rl.lock(`${this.ns}:lock:${identifier}`, until);
-    if (accountId) this.rl.lock(`${this.ns}:account:${accountId}`, until);
-    this.rl.clearFailures(`${this.ns}:fail:${identifier}`);
+    await this.rl.lock(`${this.ns}:lock:${identifier}`, until);
+    if (accountId) await this.rl.lock(`${this.ns}:account:${accountId}`, until);
+    await this.rl.clearFailures(`${this.ns}:fail:${identifier}`);
   }
 
   /** After the password is proven: whether the account is locked through another identifier. */
-  accountLocked(accountId: string) {
-    return this.rl.lockedUntil(`${this.ns}:account:${accountId}`) !== null;
+  async accountLocked(accountId: string): Promise<boolean> {
+    return (await this.rl.lockedUntil(`${this.ns}:account:${accountId}`)) !== null;
   }
 
-  succeeded(identifier: string) {
-    this.rl.clearFailures(`${this.ns}:fail:${identifier}`);
+  succeeded(identifier: string): Promise<void> {
+    return this.rl.clearFailures(`${this.ns}:fail:${identifier}`);
   }
 }

@@ -10,11 +10,12 @@
  * which readers of those records call first (so the API always shows them) and shutdown
  * calls before the database closes. A failing write is logged and does not stop the others.
  */
-import { tx, type Db } from "./db";
+import type { Db, Sql } from "./db";
 import type { Logger } from "./log";
 
 export class WriteBehind {
-  private queue: (() => void)[] = [];
+  private queue: ((t: Sql) => Promise<unknown>)[] = [];
+  private flushing: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -24,32 +25,39 @@ export class WriteBehind {
     private readonly opts: { delayMs: number; maxBatch: number } = { delayMs: 1000, maxBatch: 500 },
   ) {}
 
-  /** Queues one write; it runs inside the batch's transaction. Capture values now, not in `write`. */
-  add(write: () => void) {
+  /** Queues one write; it runs inside the batch's transaction (its handle `t`). Capture values now, not in `write`. */
+  add(write: (t: Sql) => Promise<unknown>) {
     this.queue.push(write);
-    if (this.queue.length >= this.opts.maxBatch) this.flush();
+    if (this.queue.length >= this.opts.maxBatch) void this.flush();
     else if (!this.timer) {
-      this.timer = setTimeout(() => this.flush(), this.opts.delayMs);
+      this.timer = setTimeout(() => void this.flush(), this.opts.delayMs);
       this.timer.unref?.();
     }
   }
 
-  /** Writes everything queued, now. */
-  flush() {
+  /**
+   * Writes everything queued, now; resolves once it (and any flush already running) is
+   * written. Batches are written one after the other, in the order they were queued.
+   */
+  flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (!this.queue.length) return;
     const batch = this.queue;
     this.queue = [];
-    tx(this.db, () => {
-      for (const write of batch) {
-        try {
-          write();
-        } catch (err) {
-          this.log.error(`${this.what}: a deferred write failed`, { err: String(err) });
-        }
+    this.flushing = this.flushing.then(async () => {
+      if (!batch.length) return;
+      try {
+        await this.db.tx(async (t) => {
+          for (const write of batch) {
+            // A savepoint each: one failing write is logged and does not undo the others.
+            await t.tx((s) => write(s)).catch((err) => this.log.error(`${this.what}: a deferred write failed`, { err: String(err) }));
+          }
+        });
+      } catch (err) {
+        this.log.error(`${this.what}: a batch of deferred writes failed`, { err: String(err), lost: batch.length });
       }
     });
+    return this.flushing;
   }
 
   get pending() {

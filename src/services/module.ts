@@ -15,6 +15,7 @@ import type { BodyRoute } from "../core/request-body";
 import type { Elysia } from "elysia";
 import type { AppContext } from "../context";
 import type { OutboxEvent } from "../core/events";
+import type { Sql } from "../core/db";
 import type { JobDefinition } from "../core/scheduler";
 import type { InboundHandler } from "../core/smtp-listener";
 import type { Platform } from "./platform/service";
@@ -95,12 +96,12 @@ export interface ServiceModule<S = unknown> {
   /** Scheduled jobs (the scheduler runs them by name; tests call them directly). */
   jobs?(service: S, deps: ServiceDeps): JobDefinition[];
   /** Runs inside the transaction that deletes a workspace: drop what its foreign keys don't reach. */
-  onWorkspaceDelete?(service: S, workspaceId: string, actor: Actor): void;
+  onWorkspaceDelete?(service: S, t: Sql, workspaceId: string, actor: Actor): Promise<void>;
   /**
    * Platform workspace events from the outbox (workspace.created, workspace.renamed,
    * workspace.deleted), for services that keep denormalised workspace data. At least once.
    */
-  onWorkspaceEvent?(service: S, event: OutboxEvent): void;
+  onWorkspaceEvent?(service: S, event: OutboxEvent, t: Sql): Promise<void> | void;
   /** The owner of inbound mail (one service at most); main.ts hands it to the SMTP listener. */
   inbound?(service: S): InboundHandler;
   /** Awaited on shutdown, after the scheduler stopped and before the database closes: finish background work. */

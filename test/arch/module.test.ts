@@ -48,7 +48,7 @@ const probeModule = defineService({
   routes: (state, d) =>
     new Elysia().get("/probe/v1/things", () => ({ data: [], seen: state.workspaceEvents.length, actions: d.ctx.actions.matching("probe.*") }), { detail: { tags: ["Probe"] } }),
   jobs: (state) => [{ name: "probe.tick", schedule: "0 0 * * * *", run: () => void state.jobRuns++ }],
-  onWorkspaceDelete: (state, workspaceId) => void state.deletedWorkspaces.push(workspaceId),
+  onWorkspaceDelete: async (state, _t, workspaceId) => void state.deletedWorkspaces.push(workspaceId),
   onWorkspaceEvent: (state, e) => void state.workspaceEvents.push(e),
   stop: async (state) => {
     await Bun.sleep(5);
@@ -100,7 +100,7 @@ describe("a service added by its module alone", () => {
     const ep = await app.call("POST", `/probe/v1/workspaces/${ws.id}/webhooks/endpoints`, { token: user.token, body: { url: "https://example.com/hook" } });
     expect(ep.status).toBe(201);
     expect(await app.call("DELETE", `/platform/v1/workspaces/${ws.slug}`, { token: user.token })).toMatchObject({ status: 204 });
-    expect(app.webhookApi.endpoints.find({ product: "probe", scopeId: ws.id }, ep.body.id)).toBeNull();
+    expect(await app.webhookApi.endpoints.find(app.ctx.db, { product: "probe", scopeId: ws.id }, ep.body.id)).toBeNull();
     expect(probe.deletedWorkspaces).toEqual([ws.id]);
 
     await app.ctx.scheduler.runNow("platform.events");
@@ -141,28 +141,28 @@ describe("platform workspace.* events", () => {
   });
   afterAll(() => app.stop());
 
-  const platformEvents = () => app.ctx.db.query<{ type: string; dispatched_at: string | null }, []>("SELECT type, dispatched_at FROM core_events WHERE scope LIKE 'platform:%'").all();
+  const platformEvents = () => app.ctx.db.all<{ type: string; dispatched_at: string | null }>("SELECT type, dispatched_at FROM core_events WHERE scope LIKE 'platform:%' ORDER BY created_at, id");
 
   test("are dispatched by the platform.events job (no module needs to consume them) and purged after the retention", async () => {
     const user = await signup(app);
     const ws = await createWorkspace(app, user.token);
     expect((await app.call("PATCH", `/platform/v1/workspaces/${ws.slug}`, { token: user.token, body: { slug: `${ws.slug}-x` } })).status).toBe(200);
-    expect(platformEvents().map((e) => [e.type, e.dispatched_at])).toEqual([
+    expect((await platformEvents()).map((e) => [e.type, e.dispatched_at])).toEqual([
       ["workspace.created", null],
       ["workspace.renamed", null],
     ]);
 
     await app.ctx.scheduler.runNow("platform.events");
-    expect(platformEvents().every((e) => e.dispatched_at === app.clock.iso())).toBe(true);
-    expect(app.ctx.events.pendingCount()).toBe(0);
+    expect((await platformEvents()).every((e) => e.dispatched_at === app.clock.iso())).toBe(true);
+    expect(await app.ctx.events.pendingCount()).toBe(0);
 
     // Kept for the retention period, gone after it (the table no longer grows forever).
     app.clock.advance(DISPATCHED_EVENT_RETENTION_MS - DAY);
     await app.ctx.scheduler.runNow("retention.purge");
-    expect(platformEvents()).toHaveLength(2);
+    expect(await platformEvents()).toHaveLength(2);
     app.clock.advance(2 * DAY);
     await app.ctx.scheduler.runNow("retention.purge");
-    expect(platformEvents()).toEqual([]);
+    expect(await platformEvents()).toEqual([]);
   });
 });
 

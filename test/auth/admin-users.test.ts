@@ -18,7 +18,10 @@ async function adminCreate(a: TestAuthApp, body: Record<string, unknown>) {
 
 /** Webhook payloads (`data`) of one event type in the App's scope, oldest first. */
 async function eventsOf(a: TestAuthApp, type: string): Promise<any[]> {
-  app.webhooks.dispatchPending();
+  // Until the outbox of the App's scope is empty: a background fan-out may hold some rows
+  // (PostgreSQL: locked and skipped by this call) until it commits.
+  const pending = () => app.ctx.db.get("SELECT 1 AS x FROM core_events WHERE scope = ? AND dispatched_at IS NULL", `webhook:auth:${a.id}`);
+  for (let i = 0; i < 500 && (await pending()); i++) if (!(await app.webhooks.dispatchPending())) await Bun.sleep(2);
   const list = await app.call("GET", `/auth/v1/apps/${a.id}/webhooks/events?type=${type}&limit=100`, { token: a.key });
   expect(list.status).toBe(200);
   const out = [];
@@ -30,9 +33,9 @@ async function eventsOf(a: TestAuthApp, type: string): Promise<any[]> {
  * App roles. The RBAC routes are another module; the rows are written directly so these
  * tests only depend on the admin user routes.
  */
-function addRole(a: TestAuthApp, name: string) {
+async function addRole(a: TestAuthApp, name: string) {
   const now = app.clock.iso();
-  app.ctx.db.query("INSERT INTO auth_roles (id, app_id, name, description, permissions, created_at, updated_at) VALUES (?, ?, ?, '', '[]', ?, ?)").run(crypto.randomUUID(), a.id, name, now, now);
+  await app.ctx.db.run("INSERT INTO auth_roles (id, app_id, name, description, permissions, created_at, updated_at) VALUES (?, ?, ?, '', '[]', ?, ?)", crypto.randomUUID(), a.id, name, now, now);
 }
 
 const signin = (a: TestAuthApp, identifier: string, password: string) => app.call("POST", a.path("/auth/signin"), { body: { identifier, password } });
@@ -40,7 +43,7 @@ const signin = (a: TestAuthApp, identifier: string, password: string) => app.cal
 describe("admin users: create, read, list", () => {
   test("create returns a PublicUser; duplicates are 409; bad input 400", async () => {
     const a = await createAuthApp(app);
-    addRole(a, "editor");
+    await addRole(a, "editor");
     const u = await adminCreate(a, { email: "Ada@Example.com", username: "ada", password: "correct horse battery", display_name: "Ada", metadata: { plan: "pro" }, role: "editor", email_verified: true });
     expect(u).toMatchObject({ app_id: a.id, username: "ada", email: "ada@example.com", email_verified: true, display_name: "Ada", role: "editor", status: "active", metadata: { plan: "pro" } });
     expect(u.password).toBeUndefined();
@@ -109,7 +112,7 @@ describe("admin users: update and delete", () => {
     expect(updated.length).toBe(1);
     expect(updated[0].changed_fields.sort()).toEqual(["display_name", "metadata", "username"]);
     expect(updated[0].id).toBe(u.id);
-    const audit = app.ctx.db.query<{ actor_type: string; metadata: string }, [string]>("SELECT actor_type, metadata FROM auth_audit WHERE app_id = ? AND action = 'user.update'").all(a.id);
+    const audit = await app.ctx.db.all<{ actor_type: string; metadata: string }>("SELECT actor_type, metadata FROM auth_audit WHERE app_id = ? AND action = 'user.update'", a.id);
     expect(audit.length).toBe(1);
     expect(audit[0].actor_type).toBe("api_key");
     expect(JSON.parse(audit[0].metadata).changed_fields.sort()).toEqual(["display_name", "metadata", "username"]);
@@ -162,8 +165,8 @@ describe("admin users: update and delete", () => {
 
   test("role changes emit role.removed / role.assigned", async () => {
     const a = await createAuthApp(app);
-    addRole(a, "viewer");
-    addRole(a, "admin");
+    await addRole(a, "viewer");
+    await addRole(a, "admin");
     const u = await adminCreate(a, { email: "kim@example.com", role: "viewer" });
     const r = await app.call("PATCH", users(a, u.id), { token: a.key, body: { role: "admin" } });
     expect(r.body.role).toBe("admin");
@@ -192,7 +195,7 @@ describe("admin users: update and delete", () => {
     expect(wrong.status).toBe(401);
     const right = await signin(a, end.username, end.password);
     expect([right.status, right.body.error.code]).toEqual([403, "ACCOUNT_SUSPENDED"]);
-    const revoked = app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_sessions WHERE user_id = ? AND revoked_at IS NULL").get(claimsSub(end.access))!;
+    const revoked = (await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_sessions WHERE user_id = ? AND revoked_at IS NULL", claimsSub(end.access)))!;
     expect(revoked.n).toBe(0);
 
     await app.call("PATCH", users(a, claimsSub(end.access)), { token: a.key, body: { status: "active" } });
@@ -204,7 +207,7 @@ describe("admin users: update and delete", () => {
     expect((await signin(a, end.username, "a brand new secret")).status).toBe(200);
     const upd = await eventsOf(a, "user.updated");
     expect(upd.map((e) => e.changed_fields)).toEqual([["status"], ["status"], ["password"]]);
-    const audit = app.ctx.db.query<{ metadata: string }, [string]>("SELECT metadata FROM auth_audit WHERE app_id = ? AND action = 'user.update' ORDER BY id LIMIT 1").get(a.id)!;
+    const audit = (await app.ctx.db.get<{ metadata: string }>("SELECT metadata FROM auth_audit WHERE app_id = ? AND action = 'user.update' ORDER BY id LIMIT 1", a.id))!;
     expect(JSON.parse(audit.metadata).status).toEqual({ from: "active", to: "suspended" });
   });
 
@@ -219,7 +222,7 @@ describe("admin users: update and delete", () => {
     expect((await app.call("POST", a.path("/auth/refresh"), { body: { refresh_token: end.refresh } })).status).toBe(400);
     const del = await eventsOf(a, "user.deleted");
     expect(del.map((e) => [e.id, e.email, e.app_id])).toEqual([[id, end.email, a.id]]);
-    expect(app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'user.delete'").get(a.id)!.n).toBe(1);
+    expect((await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'user.delete'", a.id))!.n).toBe(1);
     // The email can be used again.
     expect((await adminCreate(a, { email: end.email })).email).toBe(end.email);
   });

@@ -133,7 +133,7 @@ describe("update and delete", () => {
     expect((await app.call("DELETE", `/auth/v1/apps/${a.id}`, { token: a.key })).status).toBe(204);
     expect((await app.call("GET", `/auth/v1/apps/${a.id}`, { token: a.key })).status).toBe(404);
     expect((await app.call("GET", a.path("/.well-known/jwks.json"))).status).toBe(404);
-    const left = app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_users WHERE app_id = ?").get(a.id)!;
+    const left = (await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_users WHERE app_id = ?", a.id))!;
     expect(left.n).toBe(0);
   });
 
@@ -149,20 +149,20 @@ describe("update and delete", () => {
   });
 
   test("deleting an App, or its workspace, drops its webhook endpoints (they have no foreign key)", async () => {
-    const count = (scope: string) => app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE scope_id = ?").get(scope)!.n;
+    const count = async (scope: string) => (await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE scope_id = ?", scope))!.n;
     const hook = (path: string, token: string) => app.call("POST", `${path}/webhooks/endpoints`, { token, body: { url: "https://hooks.example.com/x" } });
     const a = await createAuthApp(app);
     expect((await hook(`/auth/v1/apps/${a.id}`, a.key)).status).toBe(201);
-    expect(count(a.id)).toBe(1);
+    expect(await count(a.id)).toBe(1);
     expect((await app.call("DELETE", `/auth/v1/apps/${a.id}`, { token: a.key })).status).toBe(204);
-    expect(count(a.id)).toBe(0);
+    expect(await count(a.id)).toBe(0);
 
     const b = await createAuthApp(app);
     expect((await hook(`/auth/v1/apps/${b.id}`, b.key)).status).toBe(201);
     expect((await hook(`/mail/v1/workspaces/${b.workspace.id}`, b.key)).status).toBe(201);
-    expect(count(b.id) + count(b.workspace.id)).toBe(2);
+    expect((await count(b.id)) + (await count(b.workspace.id))).toBe(2);
     expect((await app.call("DELETE", `/platform/v1/workspaces/${b.workspace.slug}`, { token: b.session })).status).toBe(204);
-    expect(count(b.id) + count(b.workspace.id)).toBe(0);
+    expect((await count(b.id)) + (await count(b.workspace.id))).toBe(0);
   });
 
   test("list pages through a workspace's Apps", async () => {
@@ -236,7 +236,7 @@ describe("JWKS and discovery", () => {
 
   test("private keys are encrypted at rest", async () => {
     const a = await createAuthApp(app);
-    const row = app.ctx.db.query<{ private_enc: string }, [string]>("SELECT private_enc FROM auth_signing_keys WHERE app_id = ?").get(a.id)!;
+    const row = (await app.ctx.db.get<{ private_enc: string }>("SELECT private_enc FROM auth_signing_keys WHERE app_id = ?", a.id))!;
     expect(row.private_enc.startsWith("v1.")).toBe(true);
     expect(row.private_enc).not.toContain("PRIVATE KEY");
   });

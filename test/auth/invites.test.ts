@@ -43,7 +43,7 @@ describe("create and accept", () => {
     expect(created.body.code_hint).toBe(`inv_...${created.body.code.slice(-4)}`);
     expect(created.body.expires_at).toBe(new Date(app.clock.nowMs() + 7 * 24 * 3600 * SECOND).toISOString());
     // Stored hashed: the code is nowhere in the database.
-    const raw = app.ctx.db.query<{ code_hash: string }, [string]>("SELECT code_hash FROM auth_invites WHERE id = ?").get(created.body.id)!;
+    const raw = (await app.ctx.db.get<{ code_hash: string }>("SELECT code_hash FROM auth_invites WHERE id = ?", created.body.id))!;
     expect(raw.code_hash).not.toContain(created.body.code);
 
     await app.ctx.mailer.deliverPending();
@@ -67,7 +67,7 @@ describe("create and accept", () => {
     const listed = (await listInvites()).body.data.find((i: any) => i.id === created.body.id);
     expect(listed).toMatchObject({ uses: 1, status: "exhausted" });
     expect(listed.code).toBeUndefined();
-    const audit = app.ctx.db.query<{ action: string }, [string, string]>("SELECT action FROM auth_audit WHERE app_id = ? AND target_id = ?").all(a.id, created.body.id).map((x) => x.action);
+    const audit = (await app.ctx.db.all<{ action: string }>("SELECT action FROM auth_audit WHERE app_id = ? AND target_id = ?", a.id, created.body.id)).map((x) => x.action);
     expect(audit.sort()).toEqual(["invite.accept", "invite.create"]);
   });
 
@@ -121,10 +121,7 @@ describe("create and accept", () => {
     const s = await signin(email, PASSWORD, { tenant_id: tenant.body.id });
     expect(s.status).toBe(200);
     expect(claimsOf(s.body.access_token)).toMatchObject({ tid: tenant.body.id, trole: role.body.name });
-    const added = app.ctx.db
-      .query<{ data: string }, [string]>("SELECT data FROM core_events WHERE scope = ? AND type = 'tenant.member.added'")
-      .all(`webhook:auth:${a.id}`)
-      .map((e) => JSON.parse(e.data));
+    const added = (await app.ctx.db.all<{ data: string }>("SELECT data FROM core_events WHERE scope = ? AND type = 'tenant.member.added'", `webhook:auth:${a.id}`)).map((e) => JSON.parse(e.data));
     expect(added).toContainEqual(expect.objectContaining({ tenant_id: tenant.body.id, user_id: userId, roles: [role.body.name] }));
   });
 });

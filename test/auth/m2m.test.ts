@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { createLocalJWKSet, jwtVerify } from "jose";
-import { join } from "node:path";
+import { openDatabase } from "../../src/core/db";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp, type TestAuthApp } from "../helpers/auth";
 
@@ -36,11 +35,13 @@ async function m2mToken(a: TestAuthApp, c: { client_id: string; client_secret: s
 }
 
 // Token exchanges are written behind (batched): reading the table directly means flushing first.
-function auditRows(appId: string, action: string) {
-  app.auth.m2m.tokenLog.flush();
-  return app.ctx.db
-    .query<{ outcome: string; actor_type: string; target_id: string }, [string, string]>("SELECT outcome, actor_type, target_id FROM auth_audit WHERE app_id = ? AND action = ? ORDER BY id")
-    .all(appId, action);
+async function auditRows(appId: string, action: string) {
+  await app.auth.m2m.tokenLog.flush();
+  return app.ctx.db.all<{ outcome: string; actor_type: string; target_id: string }>(
+    "SELECT outcome, actor_type, target_id FROM auth_audit WHERE app_id = ? AND action = ? ORDER BY id",
+    appId,
+    action,
+  );
 }
 
 describe("M2M client management", () => {
@@ -69,9 +70,9 @@ describe("M2M client management", () => {
       expect(g.body.client_secret).toBeUndefined();
     }
     // Only the hash is stored.
-    const row = app.ctx.db.query<{ secret_hash: string }, [string]>("SELECT secret_hash FROM auth_m2m_clients WHERE id = ?").get(r.body.id)!;
+    const row = (await app.ctx.db.get<{ secret_hash: string }>("SELECT secret_hash FROM auth_m2m_clients WHERE id = ?", r.body.id))!;
     expect(row.secret_hash).not.toContain(r.body.client_secret);
-    expect(auditRows(a.id, "m2m.create")).toEqual([{ outcome: "success", actor_type: "api_key", target_id: r.body.client_id }]);
+    expect(await auditRows(a.id, "m2m.create")).toEqual([{ outcome: "success", actor_type: "api_key", target_id: r.body.client_id }]);
   });
 
   test("list pages by cursor in creation order", async () => {
@@ -128,7 +129,7 @@ describe("M2M client management", () => {
     expect(p.status).toBe(200);
     expect(p.body).toMatchObject({ name: "renamed", permissions: ["auth.user.list", "auth.user.read"], client_id: c.client_id });
     expect(p.body.client_secret).toBeUndefined();
-    expect(auditRows(a.id, "m2m.update").length).toBe(1);
+    expect((await auditRows(a.id, "m2m.update")).length).toBe(1);
 
     expect((await app.call("GET", `${clientsPath(a)}/${c.id}`, { token: other.key })).status).toBe(404);
     expect((await app.call("GET", clientsPath(a), { token: other.key })).status).toBe(404);
@@ -157,8 +158,8 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     const short = await createAuthApp(app, { access_token_ttl: 300 });
     const sc = await createClient(short, ["auth.user.read"]);
     expect((await tokenCall(short, grant(sc), "form")).body.expires_in).toBe(300);
-    expect(auditRows(a.id, "m2m.token").length).toBe(2);
-    const row = app.ctx.db.query<{ last_used_at: string | null }, [string]>("SELECT last_used_at FROM auth_m2m_clients WHERE client_id = ?").get(c.client_id)!;
+    expect((await auditRows(a.id, "m2m.token")).length).toBe(2);
+    const row = (await app.ctx.db.get<{ last_used_at: string | null }>("SELECT last_used_at FROM auth_m2m_clients WHERE client_id = ?", c.client_id))!;
     expect(row.last_used_at).toBe(app.clock.iso());
   });
 
@@ -167,9 +168,9 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     const c = await createClient(a, ["auth.user.read"]);
     const issuedAt = app.clock.iso();
     expect((await tokenCall(a, grant(c), "json", { "user-agent": "m2m-test/1.0" })).status).toBe(200);
-    const raw = () => app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'").get(a.id)!.n;
+    const raw = async () => (await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'", a.id))!.n;
     // Not written yet: it waits for its batch.
-    expect(raw()).toBe(0);
+    expect(await raw()).toBe(0);
     expect(app.auth.m2m.tokenLog.pending).toBe(1);
     app.clock.advance(5000);
     const log = await app.call("GET", a.path("/audit-log?action=m2m.token"), { token: a.key });
@@ -187,7 +188,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect(app.auth.m2m.tokenLog.pending).toBe(1);
     await Bun.sleep(1200);
     expect(app.auth.m2m.tokenLog.pending).toBe(0);
-    expect(app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'").get(a.id)!.n).toBe(1);
+    expect((await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'", a.id))!.n).toBe(1);
   });
 
   test("shutdown writes the token log before the database closes", async () => {
@@ -198,9 +199,13 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     for (let i = 0; i < 3; i++) expect((await own.call("POST", a.path("/oauth/token"), { body: grant(c) })).status).toBe(200);
     expect(own.auth.m2m.tokenLog.pending).toBe(3);
     await own.stop();
-    const db = new Database(join(own.dir, "bunker.db"), { readonly: true });
-    expect(db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'").get(a.id)!.n).toBe(3);
-    db.close();
+    // Reopened from outside the stopped app (its SQLite file, or its PostgreSQL database).
+    const db = await openDatabase(own.ctx.config);
+    try {
+      expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'", a.id))!.n).toBe(3);
+    } finally {
+      await db.close();
+    }
   });
 
   test("M2M bearer on /admin/users: granted permission allowed, missing one 403, another App's token 401", async () => {
@@ -218,7 +223,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     const wt = await m2mToken(a, writer);
     const made = await app.call("POST", a.path("/admin/users"), { token: wt, body: { email: "made-by-m2m@example.com" } });
     expect(made.status).toBe(201);
-    const created = app.ctx.db.query<{ actor_type: string; actor_id: string }, [string]>("SELECT actor_type, actor_id FROM auth_audit WHERE app_id = ? AND action = 'user.create'").get(a.id)!;
+    const created = (await app.ctx.db.get<{ actor_type: string; actor_id: string }>("SELECT actor_type, actor_id FROM auth_audit WHERE app_id = ? AND action = 'user.create'", a.id))!;
     expect(created).toEqual({ actor_type: "m2m_client", actor_id: writer.client_id });
     expect((await app.call("GET", a.path(`/admin/users/${made.body.id}`), { token })).status).toBe(200);
 
@@ -261,7 +266,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     const noApp = await app.call("POST", "/auth/no-such-app/v1/oauth/token", { body: grant(c) });
     expect([noApp.status, noApp.body.error]).toEqual([401, "invalid_client"]);
 
-    const failures = auditRows(a.id, "m2m.token").filter((r) => r.outcome === "failure");
+    const failures = (await auditRows(a.id, "m2m.token")).filter((r) => r.outcome === "failure");
     expect(failures.length).toBe(1); // the wrong secret of a known client; unknown ids leave no row
   });
 
@@ -296,7 +301,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect((await tokenCall(a, grant(c))).status).toBe(401);
     expect((await tokenCall(a, grant({ client_id: c.client_id, client_secret: r.body.client_secret }))).status).toBe(200);
     expect((await app.call("GET", clientsPath(a), { token: a.key })).body.data[0].secret_hint).toBe(r.body.secret_hint);
-    expect(auditRows(a.id, "m2m.secret.rotate").length).toBe(1);
+    expect((await auditRows(a.id, "m2m.secret.rotate")).length).toBe(1);
   });
 
   test("every error answer has the OAuth shape {error, error_description}, never the house error body", async () => {
@@ -358,7 +363,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect((await app.call("GET", `${clientsPath(a)}/${c.id}`, { token: a.key })).status).toBe(404);
     expect((await tokenCall(a, grant(c))).status).toBe(401);
     expect((await app.call("GET", a.path("/admin/users"), { token })).status).toBe(401);
-    expect(auditRows(a.id, "m2m.delete").length).toBe(1);
+    expect((await auditRows(a.id, "m2m.delete")).length).toBe(1);
   });
 });
 

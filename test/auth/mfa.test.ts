@@ -73,8 +73,8 @@ async function totpUser(a: TestAuthApp) {
   return { u, factorId: e.body.id as string, secret: e.body.secret as string, recovery: c.body.recovery_codes as string[] };
 }
 
-const auditActions = (a: TestAuthApp) =>
-  app.ctx.db.query<{ action: string; outcome: string }, [string]>("SELECT action, outcome FROM auth_audit WHERE app_id = ? ORDER BY created_at, id").all(a.id).map((r) => `${r.action}:${r.outcome}`);
+const auditActions = async (a: TestAuthApp) =>
+  (await app.ctx.db.all<{ action: string; outcome: string }>("SELECT action, outcome FROM auth_audit WHERE app_id = ? ORDER BY created_at, id", a.id)).map((r) => `${r.action}:${r.outcome}`);
 
 // --- tests -------------------------------------------------------------------------------
 
@@ -136,7 +136,7 @@ describe("TOTP factor", () => {
     expect((await verify(a, "not-a-token", "123456")).status).toBe(400);
     expect((await verify(a, crypto.randomUUID(), "123456")).body.error.code).toBe("INVALID_TOKEN");
 
-    const actions = auditActions(a);
+    const actions = await auditActions(a);
     for (const x of ["mfa.factor.enrol:success", "mfa.factor.confirm:failure", "mfa.factor.confirm:success", "mfa.recovery_codes.generate:success", "user.signin.mfa_required:success", "mfa.verify:success"]) expect(actions).toContain(x);
   });
 
@@ -191,7 +191,7 @@ describe("TOTP factor", () => {
     expect(right.status).toBe(429);
     expect(right.body.error.code).toBe("MFA_LOCKED");
     expect((await app.call("POST", a.path("/auth/mfa/recover"), { body: { mfa_token: t2, recovery_code: "0123456789abcdef" } })).status).toBe(429);
-    expect(auditActions(a)).toContain("mfa.challenge.lock:failure");
+    expect(await auditActions(a)).toContain("mfa.challenge.lock:failure");
     // That 5th wrong code in a row also locked the user for 15 minutes (next describe).
     app.clock.advance(15 * MINUTE);
     // A malformed code is bad input, not a guess.
@@ -221,8 +221,8 @@ describe("TOTP factor", () => {
     const tenantId = crypto.randomUUID();
     const now = app.clock.iso();
     const userId = claimsOf(u.access).sub;
-    app.ctx.db.query("INSERT INTO auth_tenants (id, app_id, display_id, slug, display_name, created_at, updated_at) VALUES (?, ?, ?, 'acme', 'Acme', ?, ?)").run(tenantId, a.id, `tnt_${tenantId.slice(0, 12).replace("-", "0")}`, now, now);
-    app.ctx.db.query("INSERT INTO auth_tenant_members (id, tenant_id, user_id, joined_at) VALUES (?, ?, ?, ?)").run(crypto.randomUUID(), tenantId, userId, now);
+    await app.ctx.db.run("INSERT INTO auth_tenants (id, app_id, display_id, slug, display_name, created_at, updated_at) VALUES (?, ?, ?, 'acme', 'Acme', ?, ?)", tenantId, a.id, `tnt_${tenantId.slice(0, 12).replace("-", "0")}`, now, now);
+    await app.ctx.db.run("INSERT INTO auth_tenant_members (id, tenant_id, user_id, joined_at) VALUES (?, ?, ?, ?)", crypto.randomUUID(), tenantId, userId, now);
     const r = await app.call("POST", a.path("/auth/signin"), { body: { identifier: u.username, password: u.password, tenant_id: tenantId } });
     expect(r.body.mfa_required).toBe(true);
     const v = await verify(a, r.body.mfa_token, totpNow(secret));
@@ -244,7 +244,7 @@ describe("wrong codes per user, across challenges", () => {
     expect(fifth.status).toBe(429);
     expect(fifth.body.error.code).toBe("MFA_LOCKED");
     expect(fifth.headers.get("retry-after")).toBe(String(15 * 60));
-    expect(auditActions(a)).toContain("mfa.user.lock:failure");
+    expect(await auditActions(a)).toContain("mfa.user.lock:failure");
 
     app.clock.advance(30 * SECOND);
     const t3 = await challenge(a, u);
@@ -357,7 +357,7 @@ describe("email factor", () => {
     expect(v.status).toBe(200);
     expect(claimsOf(v.body.access_token).amr).toEqual(["pwd", "email"]);
     expect(claimsOf(v.body.access_token).mfa_at).toBe(Math.floor(app.clock.nowMs() / 1000));
-    expect(auditActions(a).filter((x) => x === "mfa.code.send:success")).toHaveLength(3);
+    expect((await auditActions(a)).filter((x) => x === "mfa.code.send:success")).toHaveLength(3);
   });
 
   test("send-code refuses non-email factors and unknown tokens; emailed codes expire", async () => {
@@ -410,10 +410,10 @@ describe("recovery codes", () => {
     expect(regen.body.recovery_codes.some((c: string) => recovery.includes(c))).toBe(false);
     expect((await recover(a, t2, recovery[1])).status).toBe(401);
     expect((await recover(a, t2, regen.body.recovery_codes[0])).status).toBe(200);
-    const rows = app.ctx.db.query<{ code_hash: string }, []>("SELECT code_hash FROM auth_recovery_codes").all();
+    const rows = await app.ctx.db.all<{ code_hash: string }>("SELECT code_hash FROM auth_recovery_codes");
     expect(rows.some((r) => regen.body.recovery_codes.includes(r.code_hash))).toBe(false);
-    expect(auditActions(a)).toContain("mfa.recovery_codes.regenerate:success");
-    expect(auditActions(a)).toContain("mfa.recovery_code.use:success");
+    expect(await auditActions(a)).toContain("mfa.recovery_codes.regenerate:success");
+    expect(await auditActions(a)).toContain("mfa.recovery_code.use:success");
   });
 });
 
@@ -447,7 +447,7 @@ describe("step-up", () => {
     app.clock.advance(SECOND);
     const after = await stepUp(a, u.access, totpNow(secret));
     expect(after.status).toBe(200);
-    expect(auditActions(a)).toContain("mfa.step_up.lock:failure");
+    expect(await auditActions(a)).toContain("mfa.step_up.lock:failure");
   });
 
   test("a recovery code steps up too; other sessions keep their own streak", async () => {
@@ -486,7 +486,7 @@ describe("disable and isolation", () => {
     const r = await app.call("POST", a.path("/auth/refresh"), { body: { refresh_token: s.body.refresh_token } });
     expect(r.status).toBe(200);
     expect(claimsOf(r.body.access_token).amr).toEqual(["pwd", "totp"]);
-    expect(auditActions(a)).toContain("mfa.factor.disable:success");
+    expect(await auditActions(a)).toContain("mfa.factor.disable:success");
     expect((await app.call("POST", a.path("/me/mfa/recovery-codes/regenerate"), { token: u.access })).body.error.code).toBe("MFA_NOT_ENROLLED");
   });
 

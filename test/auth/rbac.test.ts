@@ -34,13 +34,12 @@ const introspect = (x: TestAuthApp, token: string) => app.call("POST", x.path("/
 const introspectForm = (x: TestAuthApp, body: string) =>
   app.call("POST", x.path("/oauth/introspect"), { body, headers: { "content-type": "application/x-www-form-urlencoded" } });
 
-const roleEvents = (x: TestAuthApp) =>
-  app.ctx.db
-    .query<{ type: string; data: string }, [string]>("SELECT type, data FROM core_events WHERE scope = ? AND type IN ('role.assigned', 'role.removed') ORDER BY rowid")
-    .all(`webhook:auth:${x.id}`)
-    .map((e) => ({ type: e.type, ...JSON.parse(e.data) }));
-const auditActions = (x: TestAuthApp) =>
-  app.ctx.db.query<{ action: string; target_id: string | null }, [string]>("SELECT action, target_id FROM auth_audit WHERE app_id = ? ORDER BY rowid").all(x.id);
+// Event ids (evt_ + UUIDv7) and audit ids (UUIDv7) sort in the order of writing.
+const roleEvents = async (x: TestAuthApp) =>
+  (await app.ctx.db.all<{ type: string; data: string }>("SELECT type, data FROM core_events WHERE scope = ? AND type IN ('role.assigned', 'role.removed') ORDER BY id", `webhook:auth:${x.id}`)).map(
+    (e) => ({ type: e.type, ...JSON.parse(e.data) }),
+  );
+const auditActions = (x: TestAuthApp) => app.ctx.db.all<{ action: string; target_id: string | null }>("SELECT action, target_id FROM auth_audit WHERE app_id = ? ORDER BY id", x.id);
 
 async function newUser(x: TestAuthApp) {
   return signupEndUser(app, x, { username: `u${Math.random().toString(36).slice(2, 10)}`, email: `u${Math.random().toString(36).slice(2, 10)}@example.com` });
@@ -110,7 +109,7 @@ describe("permission catalogue", () => {
     expect((await adm(x, "GET", "/permissions")).body.data.map((p: { name: string }) => p.name)).toEqual(["doc.write"]);
     // A role can no longer name it.
     expect((await role(x, "reader", ["doc.read"])).status).toBe(400);
-    const actions = auditActions(x).map((e) => e.action);
+    const actions = (await auditActions(x)).map((e) => e.action);
     expect(actions.filter((s) => s === "permission.create").length).toBe(2);
     expect(actions).toContain("permission.delete");
   });
@@ -196,7 +195,7 @@ describe("roles", () => {
     expect((await adm(x, "GET", `/roles/${id}`)).status).toBe(404);
     expect((await adm(x, "DELETE", `/roles/${id}`)).status).toBe(404);
 
-    const log = auditActions(x).filter((e) => e.target_id === id).map((e) => e.action);
+    const log = (await auditActions(x)).filter((e) => e.target_id === id).map((e) => e.action);
     expect(log).toEqual(["role.create", "role.update", "role.update", "role.delete"]);
   });
 
@@ -253,13 +252,13 @@ describe("role membership", () => {
     expect(claimsOf(r2.body.access_token)).toMatchObject({ role: null, permissions: [] });
 
     const at = app.clock.iso();
-    expect(roleEvents(x)).toEqual([
+    expect(await roleEvents(x)).toEqual([
       { type: "role.assigned", user_id: sub(u), role: "reader", tenant_id: null, assigned_at: at },
       { type: "role.removed", user_id: sub(u), role: "reader", tenant_id: null, removed_at: at },
       { type: "role.assigned", user_id: sub(u), role: "editor", tenant_id: null, assigned_at: at },
       { type: "role.removed", user_id: sub(u), role: "editor", tenant_id: null, removed_at: at },
     ]);
-    expect(auditActions(x).filter((e) => e.target_id === sub(u) && e.action.startsWith("user.role")).map((e) => e.action)).toEqual([
+    expect((await auditActions(x)).filter((e) => e.target_id === sub(u) && e.action.startsWith("user.role")).map((e) => e.action)).toEqual([
       "user.role.assign",
       "user.role.assign",
       "user.role.remove",
@@ -278,7 +277,7 @@ describe("role membership", () => {
     expect((await adm(x, "PUT", `/users/${sub(other)}/role`, { role: "reader" })).status).toBe(404);
     expect((await adm(x, "PUT", `/users/${sub(u)}/role`, {})).status).toBe(400);
     expect((await adm(x, "PUT", `/users/${sub(u)}/role`, { role: 5 })).status).toBe(400);
-    expect(roleEvents(x)).toEqual([]);
+    expect(await roleEvents(x)).toEqual([]);
   });
 
   test("deleting a role in use: holders lose it, one role.removed each", async () => {
@@ -295,7 +294,7 @@ describe("role membership", () => {
     const before = await refresh(x, u1);
     expect(claimsOf(before.body.access_token).role).toBe("reader");
     expect((await adm(x, "DELETE", `/roles/${reader.body.id}`)).status).toBe(204);
-    const removed = roleEvents(x).filter((e) => e.type === "role.removed");
+    const removed = (await roleEvents(x)).filter((e) => e.type === "role.removed");
     const at = app.clock.iso();
     expect(removed.filter((e) => e.tenant_id === null).map((e) => e.user_id).sort()).toEqual([sub(u1), sub(u2)].sort());
     expect(removed.filter((e) => e.tenant_id !== null)).toEqual([{ type: "role.removed", user_id: sub(u2), role: "reader", tenant_id: tenant.body.id, removed_at: at }]);
@@ -306,7 +305,7 @@ describe("role membership", () => {
     expect(claimsOf(after.body.access_token)).toMatchObject({ role: null, permissions: [] });
     // The token minted before the deletion still says what it said (stateless) until it expires.
     expect((await authorize(x, before.body.access_token, "doc.read")).body).toEqual({ allowed: true, role: "reader" });
-    const audit = auditActions(x).find((e) => e.action === "role.delete");
+    const audit = (await auditActions(x)).find((e) => e.action === "role.delete");
     expect(audit?.target_id).toBe(reader.body.id);
   });
 });
@@ -342,7 +341,7 @@ describe("admin callers", () => {
     const m2m = await m2mToken(a, ["auth.role.*"]);
     const made = await adm(a, "POST", "/permissions", { name: "m2m.made" }, m2m);
     expect(made.status).toBe(201);
-    expect(auditActions(a).find((e) => e.action === "permission.create" && e.target_id === "m2m.made")).toBeTruthy();
+    expect((await auditActions(a)).find((e) => e.action === "permission.create" && e.target_id === "m2m.made")).toBeTruthy();
     expect((await adm(a, "PUT", `/users/${sub(u)}/role`, { role: null }, m2m)).status).toBe(403);
   });
 });

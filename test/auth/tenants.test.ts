@@ -36,8 +36,8 @@ async function makeRole(a: TestAuthApp, name: string) {
   return r.body.id as string;
 }
 
-const auditActions = (appId: string) =>
-  app.ctx.db.query<{ action: string; target_id: string | null }, [string]>("SELECT action, target_id FROM auth_audit WHERE app_id = ? ORDER BY rowid").all(appId);
+// Audit ids are UUIDv7: their order is the order of writing.
+const auditActions = (appId: string) => app.ctx.db.all<{ action: string; target_id: string | null }>("SELECT action, target_id FROM auth_audit WHERE app_id = ? ORDER BY id", appId);
 
 describe("tenant CRUD", () => {
   test("create, read by UUID and display id, update, delete with the workspace key", async () => {
@@ -71,7 +71,7 @@ describe("tenant CRUD", () => {
     expect((await call(a, "DELETE", `/tenants/${c.body.id}`)).status).toBe(404);
     expect((await call(a, "PATCH", `/tenants/${c.body.display_id}`, { status: "active" })).status).toBe(404);
 
-    expect(auditActions(a.id).filter((e) => e.action.startsWith("tenant.")).map((e) => e.action)).toEqual(["tenant.create", "tenant.update", "tenant.update", "tenant.delete"]);
+    expect((await auditActions(a.id)).filter((e) => e.action.startsWith("tenant.")).map((e) => e.action)).toEqual(["tenant.create", "tenant.update", "tenant.update", "tenant.delete"]);
   });
 
   test("slug: derived from display_name, random suffix on collision, explicit slugs lower-cased and unique regardless of case", async () => {
@@ -230,7 +230,8 @@ describe("members", () => {
     app.clock.advance(SECOND);
     const inline = await call(a, "POST", `/tenants/${t.id}/members`, { email: "New.Person@Example.com", display_name: "New Person", username: "newperson" });
     expect(inline.status).toBe(201);
-    const created = app.auth.users.get(app.auth.apps.byId(a.id)!, inline.body.account_id)!;
+    const loaded = (await app.auth.apps.byId(a.id))!;
+    const created = (await app.auth.users.get(loaded, inline.body.account_id))!;
     expect(created).toMatchObject({ username: "newperson", display_name: "New Person", email: "new.person@example.com", password_hash: null });
     // The same email again is the same user, already a member.
     const again = await call(a, "POST", `/tenants/${t.id}/members`, { email: "new.person@example.com" });
@@ -243,13 +244,13 @@ describe("members", () => {
     const byEmail = await call(a, "POST", `/tenants/${t.id}/members`, { email: u2.email.toUpperCase(), username: "ignored-name" });
     expect(byEmail.status).toBe(201);
     expect(byEmail.body.account_id).toBe(sub(u2));
-    expect(app.auth.users.get(app.auth.apps.byId(a.id)!, sub(u2))!.username).toBe(u2.username);
+    expect((await app.auth.users.get(loaded, sub(u2)))!.username).toBe(u2.username);
 
     // Inline with a derived username.
     app.clock.advance(SECOND);
     const derived = await call(a, "POST", `/tenants/${t.id}/members`, { email: "derive.me@example.com" });
     expect(derived.status).toBe(201);
-    expect(app.auth.users.get(app.auth.apps.byId(a.id)!, derived.body.account_id)!.username).toBe("derive.me");
+    expect((await app.auth.users.get(loaded, derived.body.account_id))!.username).toBe("derive.me");
 
     const list = await call(a, "GET", `/tenants/${t.id}/members`);
     expect(list.status).toBe(200);
@@ -283,7 +284,7 @@ describe("members", () => {
     expect(badRole.body.error.details[0].field).toBe("role");
     // A refused inline add leaves no account behind.
     expect((await call(a, "POST", `/tenants/${t.id}/members`, { email: "ghost@example.com", role: "nope" })).status).toBe(400);
-    expect(app.ctx.db.query("SELECT 1 FROM auth_contacts WHERE app_id = ? AND value = 'ghost@example.com'").get(a.id)).toBeNull();
+    expect(await app.ctx.db.get("SELECT 1 FROM auth_contacts WHERE app_id = ? AND value = 'ghost@example.com'", a.id)).toBeNull();
     // account_id is accepted as an alias.
     expect((await call(a, "POST", `/tenants/${t.id}/members`, { account_id: sub(u) })).status).toBe(201);
 
@@ -308,9 +309,10 @@ describe("members", () => {
     expect((await call(a, "PATCH", `/tenants/${t.id}/members/${sub(u)}`, { role: "nope" })).status).toBe(400);
     expect((await call(a, "PATCH", `/tenants/${t.id}/members/${sub(u)}`, { role: null })).body).toMatchObject({ role_id: null, role_name: null });
     expect((await call(a, "PATCH", `/tenants/${t.id}/members/${uuid()}`, { role: "viewer" })).status).toBe(404);
-    const roleEvents = app.ctx.db
-      .query<{ type: string; data: string }, [string]>("SELECT type, data FROM core_events WHERE scope = ? AND type IN ('role.assigned', 'role.removed') ORDER BY rowid")
-      .all(`webhook:auth:${a.id}`)
+    // Event ids are evt_ + UUIDv7: their order is the order of recording.
+    const roleEvents = (
+      await app.ctx.db.all<{ type: string; data: string }>("SELECT type, data FROM core_events WHERE scope = ? AND type IN ('role.assigned', 'role.removed') ORDER BY id", `webhook:auth:${a.id}`)
+    )
       .map((e) => ({ type: e.type, ...JSON.parse(e.data) }))
       .filter((e) => e.tenant_id === t.id);
     expect(roleEvents.map((e) => [e.type, e.role, e.user_id])).toEqual([
@@ -325,7 +327,7 @@ describe("members", () => {
     expect((await call(a, "GET", `/tenants/${t.id}/members`)).body.data).toEqual([]);
     // The account stays.
     expect((await signin(a, u)).status).toBe(200);
-    expect(auditActions(a.id).filter((e) => e.action.startsWith("tenant.member")).map((e) => e.action)).toEqual(["tenant.member.add", "tenant.member.update", "tenant.member.update", "tenant.member.remove"]);
+    expect((await auditActions(a.id)).filter((e) => e.action.startsWith("tenant.member")).map((e) => e.action)).toEqual(["tenant.member.add", "tenant.member.update", "tenant.member.update", "tenant.member.remove"]);
   });
 });
 
@@ -408,11 +410,11 @@ describe("sign-in with a tenant", () => {
     await call(a, "POST", `/tenants/${t.id}/members`, { accountId: sub(u) });
     await call(a, "POST", `/tenants/${keep.id}/members`, { accountId: sub(u) });
     const inTenant = (await signin(a, u, t.id)).body.refresh_token;
-    const memberRows = () => app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM auth_tenant_members WHERE tenant_id = ?").get(t.id)!.n;
-    expect(memberRows()).toBe(1);
+    const memberRows = async () => (await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_tenant_members WHERE tenant_id = ?", t.id))!.n;
+    expect(await memberRows()).toBe(1);
 
     expect((await call(a, "DELETE", `/tenants/${t.display_id}`)).status).toBe(204);
-    expect(memberRows()).toBe(0);
+    expect(await memberRows()).toBe(0);
     expect((await call(a, "GET", `/tenants/${t.id}/members`)).status).toBe(404);
     expect((await call(a, "POST", "/auth/refresh", { refresh_token: inTenant }, null)).status).toBe(400);
     const s = await signin(a, u);
@@ -491,7 +493,7 @@ describe("webhook events", () => {
     await call(a, "DELETE", `/tenants/${t.id}`);
 
     // Earlier tests left their events in the outbox too: drain it all, then deliver.
-    while (app.webhooks.dispatchPending() > 0);
+    while ((await app.webhooks.dispatchPending()) > 0);
     await app.webhooks.deliverDue();
     const got = receiver.requests.slice(start).filter((r) => r.path === "/auth-hook");
     setSystemTime(app.clock.now());
@@ -511,10 +513,11 @@ describe("webhook events", () => {
     expect(byType("tenant.deleted")).toMatchObject({ id: t.id, display_id: t.display_id, slug: "hooked" });
 
     // Inline accounts also announce themselves as users.
-    const before = app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM core_events WHERE scope = ? AND type = 'user.created'").get(`webhook:auth:${a.id}`)!.n;
+    const userEvents = async () => (await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM core_events WHERE scope = ? AND type = 'user.created'", `webhook:auth:${a.id}`))!.n;
+    const before = await userEvents();
     const t2 = await createTenant(a, { display_name: "Inline" });
     await call(a, "POST", `/tenants/${t2.id}/members`, { email: "inline-hook@example.com" });
-    const after = app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM core_events WHERE scope = ? AND type = 'user.created'").get(`webhook:auth:${a.id}`)!.n;
+    const after = await userEvents();
     expect(after).toBe(before + 1);
   });
 });

@@ -50,10 +50,9 @@ describe("verification codes", () => {
     expect((await signin(u.email, u.password)).status).toBe(200);
     // Single use.
     expect((await verifyEmail(u.email, codeIn(mail))).status).toBe(400);
-    const events = app.ctx.db
-      .query<{ data: string }, [string]>("SELECT data FROM core_events WHERE scope = ? AND type = 'user.email_verified'")
-      .all(`webhook:auth:${a.id}`)
-      .map((e) => JSON.parse(e.data));
+    const events = (await app.ctx.db.all<{ data: string }>("SELECT data FROM core_events WHERE scope = ? AND type = 'user.email_verified'", `webhook:auth:${a.id}`)).map((e) =>
+      JSON.parse(e.data),
+    );
     expect(events).toContainEqual(expect.objectContaining({ id: claimsOf(u.access).sub, email: u.email, email_verified: true }));
   });
 
@@ -82,7 +81,7 @@ describe("verification codes", () => {
     if (first.body.code !== second.body.code) expect((await verifyEmail(u.email, first.body.code)).status).toBe(400);
     expect((await verifyEmail(u.email, second.body.code)).status).toBe(200);
     // The code is stored as an HMAC only.
-    const rows = app.ctx.db.query<{ code_hash: string }, [string]>("SELECT code_hash FROM auth_codes WHERE id = ?").all(second.body.id);
+    const rows = await app.ctx.db.all<{ code_hash: string }>("SELECT code_hash FROM auth_codes WHERE id = ?", second.body.id);
     expect(rows[0].code_hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -143,7 +142,7 @@ describe("verification codes", () => {
     expect(r.body).toMatchObject({ channel: "phone", user_id: userId, target_masked: "+*******0100" });
     const v = await app.call("POST", a.path("/auth/verify-phone"), { body: { phone: "+14155550100", code: r.body.code } });
     expect(v.status).toBe(200);
-    const phones = app.ctx.db.query<{ value: string; verified_at: string | null }, [string]>("SELECT value, verified_at FROM auth_contacts WHERE user_id = ? AND kind = 'phone'").all(userId);
+    const phones = await app.ctx.db.all<{ value: string; verified_at: string | null }>("SELECT value, verified_at FROM auth_contacts WHERE user_id = ? AND kind = 'phone'", userId);
     expect(phones).toEqual([{ value: "+14155550100", verified_at: app.clock.iso() }]);
     // Known now: no user_id needed; another user cannot claim it.
     expect((await requestCode({ phone: "+14155550100" })).status).toBe(201);
@@ -162,17 +161,17 @@ describe("verification codes", () => {
     const off = await createAuthApp(app, { send_verification_email: false });
     const u = await newUser(off);
     await app.ctx.mailer.deliverPending();
-    expect(app.ctx.mailer.list(1000).filter((m) => m.to === u.email)).toHaveLength(0);
+    expect((await app.ctx.mailer.list(1000)).filter((m) => m.to === u.email)).toHaveLength(0);
 
     const bare = await startTestApp();
     try {
       const b = await createAuthApp(bare);
       await signupEndUser(bare, b, { username: "nomail", email: "nomail@example.com" });
-      expect(bare.ctx.mailer.list(10)).toHaveLength(0);
+      expect(await bare.ctx.mailer.list(10)).toHaveLength(0);
       // With the App's own sender, mail counts as set up (dev mode logs it).
       const c = await createAuthApp(bare, { mail_from: "Acme <no-reply@acme.example>" });
       await signupEndUser(bare, c, { username: "withmail", email: "withmail@example.com" });
-      expect(bare.ctx.mailer.list(10).map((m) => [m.to, m.from])).toEqual([["withmail@example.com", "Acme <no-reply@acme.example>"]]);
+      expect((await bare.ctx.mailer.list(10)).map((m) => [m.to, m.from])).toEqual([["withmail@example.com", "Acme <no-reply@acme.example>"]]);
     } finally {
       await bare.stop();
     }
@@ -250,11 +249,11 @@ describe("password reset", () => {
     const u = await newUser();
     for (let i = 0; i < 6; i++) expect((await requestReset(u.email)).status).toBe(204);
     await app.auth.verification.idle();
-    const queued = () => app.ctx.mailer.list(1000).filter((m) => m.to === u.email && m.subject.includes("password reset")).length;
-    expect(queued()).toBe(5);
+    const queued = async () => (await app.ctx.mailer.list(1000)).filter((m) => m.to === u.email && m.subject.includes("password reset")).length;
+    expect(await queued()).toBe(5);
     app.clock.advance(60 * MINUTE);
     await requestReset(u.email);
     await app.auth.verification.idle();
-    expect(queued()).toBe(6);
+    expect(await queued()).toBe(6);
   });
 });

@@ -28,7 +28,7 @@ async function createEndpoint(a: TestAuthApp, path: string, event_types?: string
 
 /** Fans the outbox out and sends everything due, as the scheduler would. */
 async function deliver() {
-  while (app.webhooks.dispatchPending() > 0);
+  while ((await app.webhooks.dispatchPending()) > 0);
   await app.webhooks.deliverDue();
 }
 

@@ -6,8 +6,8 @@ import { freshDb } from "../helpers/db";
 
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0);
 
-function setup() {
-  const { db } = freshDb();
+async function setup() {
+  const { db } = await freshDb();
   const clock = new ManualClock(T0);
   return { db, clock, idem: new Idempotency(db, clock) };
 }
@@ -44,7 +44,7 @@ const created: ExecResult = { status: 201, body: { id: "ws_1", ...body }, header
 
 describe("replay", () => {
   test("returns the stored status, body and headers, marked, without running exec again", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const exec = counted(created);
     const first = await idem.run({ scope: "usr_1", key: "key-1", fingerprint: fp, exec });
     expect(first).toEqual({ status: 201, body: created.body, headers: created.headers!, replayed: false });
@@ -60,7 +60,7 @@ describe("replay", () => {
   });
 
   test("a new instance over the same database replays too", async () => {
-    const { db, clock, idem } = setup();
+    const { db, clock, idem } = await setup();
     await idem.run({ scope: "usr_1", key: "key-1", fingerprint: fp, exec: counted(created) });
     const exec = counted(created);
     const r = await new Idempotency(db, clock).run({ scope: "usr_1", key: "key-1", fingerprint: fp, exec });
@@ -70,7 +70,7 @@ describe("replay", () => {
   });
 
   test("an empty body (204) replays as no body", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const exec = counted({ status: 204, body: undefined });
     await idem.run({ scope: "s", key: "k", fingerprint: fp, exec });
     expect(await idem.run({ scope: "s", key: "k", fingerprint: fp, exec })).toEqual({
@@ -83,7 +83,7 @@ describe("replay", () => {
   });
 
   test("a client error thrown by exec is stored and replayed as a result", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     let calls = 0;
     const exec = async (): Promise<ExecResult> => {
       calls++;
@@ -102,7 +102,7 @@ describe("replay", () => {
 
 describe("misuse", () => {
   test("the same key with a different request is 409 IDEMPOTENCY_KEY_REUSE", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const exec = counted(created);
     await idem.run({ scope: "s", key: "k", fingerprint: fp, exec });
     for (const other of [
@@ -118,7 +118,7 @@ describe("misuse", () => {
   });
 
   test("malformed keys are 400 VALIDATION_ERROR on Idempotency-Key, and exec never runs", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const exec = counted(created);
     for (const key of ["", "k".repeat(257), "has space", "slash/no", "ünï", "dot.no"]) {
       const err = await apiError(idem.run({ scope: "s", key, fingerprint: fp, exec }));
@@ -130,7 +130,7 @@ describe("misuse", () => {
   });
 
   test("256 characters and every allowed character are accepted", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const exec = counted(created);
     for (const key of ["k".repeat(256), "A", "aZ09_:-"]) {
       expect((await idem.run({ scope: "s", key, fingerprint: fp, exec })).status).toBe(201);
@@ -141,15 +141,18 @@ describe("misuse", () => {
 
 describe("concurrency", () => {
   test("a duplicate while the first is in flight is 409 IDEMPOTENCY_KEY_IN_USE; exec runs once", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const gate = deferred<void>();
+    const running = deferred<void>();
     let calls = 0;
     const exec = async () => {
       calls++;
+      running.resolve();
       await gate.promise;
       return created;
     };
     const first = idem.run({ scope: "s", key: "k", fingerprint: fp, exec });
+    await running.promise; // the first has claimed the key and is executing
     const err = await apiError(idem.run({ scope: "s", key: "k", fingerprint: fp, exec }));
     expect(err.status).toBe(409);
     expect(err.code).toBe("IDEMPOTENCY_KEY_IN_USE");
@@ -161,9 +164,11 @@ describe("concurrency", () => {
   });
 
   test("a claim abandoned by a crash is taken over once its lease has run out", async () => {
-    const { idem, clock } = setup();
+    const { idem, clock } = await setup();
     const never = deferred<ExecResult>(); // the "crashed" request never finishes... until it does, late
-    const stuck = idem.run({ scope: "s", key: "k", fingerprint: fp, exec: () => never.promise });
+    const running = deferred<void>();
+    const stuck = idem.run({ scope: "s", key: "k", fingerprint: fp, exec: () => (running.resolve(), never.promise) });
+    await running.promise; // claimed (the claim is async now): its lease counts from here
 
     clock.advance(IDEMPOTENCY_LEASE_MS - 1);
     expect((await apiError(idem.run({ scope: "s", key: "k", fingerprint: fp, exec: counted(created) }))).code).toBe("IDEMPOTENCY_KEY_IN_USE");
@@ -180,11 +185,35 @@ describe("concurrency", () => {
     expect(r.replayed).toBe(true);
     expect(r.body).toEqual(created.body);
   });
+
+  test("two requests with a new key at the same moment: one claims it and runs, the other is 409 IDEMPOTENCY_KEY_IN_USE", async () => {
+    const { idem } = await setup();
+    const gate = deferred<void>();
+    let calls = 0;
+    const exec = async () => {
+      calls++;
+      await gate.promise;
+      return created;
+    };
+    // Neither is awaited before the other starts: on PostgreSQL both may find no row.
+    const runs = [0, 1].map(() => idem.run({ scope: "s", key: "k", fingerprint: fp, exec }).then((r) => r, (e: unknown) => e));
+    const deadline = Date.now() + 5000;
+    while (calls === 0 && Date.now() < deadline) await Bun.sleep(5);
+    await Bun.sleep(50); // time for a second claim to go through, if it (wrongly) could
+    expect(calls).toBe(1);
+    gate.resolve();
+    const [a, b] = await Promise.all(runs);
+    const refused = [a, b].filter((r) => r instanceof ApiError) as ApiError[];
+    expect(refused.map((e) => e.code)).toEqual(["IDEMPOTENCY_KEY_IN_USE"]);
+    expect([a, b].filter((r) => !(r instanceof ApiError))).toMatchObject([{ status: 201, replayed: false }]);
+    expect((await idem.run({ scope: "s", key: "k", fingerprint: fp, exec })).replayed).toBe(true);
+    expect(calls).toBe(1);
+  });
 });
 
 describe("failures release the key", () => {
   test("a thrown non-ApiError is rethrown and the key can be retried", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const boom = new Error("db down");
     await expect(idem.run({ scope: "s", key: "k", fingerprint: fp, exec: async () => Promise.reject(boom) })).rejects.toBe(boom);
     const exec = counted(created);
@@ -193,14 +222,14 @@ describe("failures release the key", () => {
   });
 
   test("a thrown 5xx ApiError is rethrown and the key can be retried", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const err = new ApiError(503, "UPSTREAM_UNAVAILABLE", "try later");
     await expect(idem.run({ scope: "s", key: "k", fingerprint: fp, exec: async () => Promise.reject(err) })).rejects.toBe(err);
     expect((await idem.run({ scope: "s", key: "k", fingerprint: fp, exec: counted(created) })).replayed).toBe(false);
   });
 
   test("a returned 500 and a 429 are returned but not stored", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const five = await idem.run({ scope: "s", key: "k", fingerprint: fp, exec: counted({ status: 500, body: { error: "x" } }) });
     expect(five).toEqual({ status: 500, body: { error: "x" }, headers: {}, replayed: false });
     const limited = await idem.run({ scope: "s", key: "k", fingerprint: fp, exec: async () => Promise.reject(tooMany("Slow down", 30)) });
@@ -213,7 +242,7 @@ describe("failures release the key", () => {
 
 describe("lifetime and scope", () => {
   test("records last exactly 24 h; after that the key is free, even for another request", async () => {
-    const { idem, clock } = setup();
+    const { idem, clock } = await setup();
     await idem.run({ scope: "s", key: "k", fingerprint: fp, exec: counted(created) });
     clock.advance(24 * HOUR - 1);
     expect((await idem.run({ scope: "s", key: "k", fingerprint: fp, exec: counted(created) })).replayed).toBe(true);
@@ -226,7 +255,7 @@ describe("lifetime and scope", () => {
   });
 
   test("keys are per scope", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const a = counted({ status: 201, body: { id: "a" } });
     const b = counted({ status: 201, body: { id: "b" } });
     await idem.run({ scope: "usr_a", key: "k", fingerprint: fp, exec: a });
@@ -238,7 +267,7 @@ describe("lifetime and scope", () => {
   });
 
   test("without a key exec just runs, every time, and client errors come back as results", async () => {
-    const { idem } = setup();
+    const { idem } = await setup();
     const exec = counted(created);
     for (const key of [null, undefined]) expect(await idem.run({ scope: "s", key, fingerprint: fp, exec })).toEqual({ ...created, headers: created.headers!, replayed: false });
     expect(exec.calls).toBe(2);
@@ -247,18 +276,18 @@ describe("lifetime and scope", () => {
   });
 
   test("purgeExpired deletes records once they are 24 h old", async () => {
-    const { idem, clock } = setup();
+    const { idem, clock } = await setup();
     await idem.run({ scope: "s", key: "old", fingerprint: fp, exec: counted(created) });
     clock.advance(HOUR);
     await idem.run({ scope: "s", key: "new", fingerprint: fp, exec: counted(created) });
-    expect(idem.purgeExpired()).toBe(0);
+    expect(await idem.purgeExpired()).toBe(0);
     clock.advance(23 * HOUR);
-    expect(idem.purgeExpired()).toBe(1);
+    expect(await idem.purgeExpired()).toBe(1);
     expect((await idem.run({ scope: "s", key: "new", fingerprint: fp, exec: counted(created) })).replayed).toBe(true);
     clock.advance(HOUR - 1);
-    expect(idem.purgeExpired()).toBe(0);
+    expect(await idem.purgeExpired()).toBe(0);
     clock.advance(1); // "new" is now exactly 24 h old
-    expect(idem.purgeExpired()).toBe(1);
+    expect(await idem.purgeExpired()).toBe(1);
   });
 });
 

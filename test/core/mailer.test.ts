@@ -19,8 +19,8 @@ async function sink(opts?: Parameters<typeof startSmtpSink>[0]) {
   return s;
 }
 
-function setup(relayUrl: string | null) {
-  const { db } = freshDb();
+async function setup(relayUrl: string | null) {
+  const { db } = await freshDb();
   const clock = new ManualClock(Date.parse("2030-01-01T00:00:00Z"));
   const lines: Record<string, any>[] = [];
   const log = createLogger("debug", {}, (l) => lines.push(JSON.parse(l)));
@@ -38,9 +38,9 @@ async function deadPort() {
 
 test("enqueue + deliverPending delivers a real mail through the relay", async () => {
   const relay = await sink();
-  const { mailer } = setup(relay.url);
-  const { id } = mailer.enqueue({ to: "ada@example.com", subject: "Your code", text: "Code: 123456", html: "<p>Code: <b>123456</b></p>" });
-  expect(mailer.get(id)).toMatchObject({ status: "queued", attempts: 0, to: "ada@example.com", from: "Bunker <no-reply@bunker.test>" });
+  const { db, mailer } = await setup(relay.url);
+  const { id } = await mailer.enqueue(db, { to: "ada@example.com", subject: "Your code", text: "Code: 123456", html: "<p>Code: <b>123456</b></p>" });
+  expect(await mailer.get(id)).toMatchObject({ status: "queued", attempts: 0, to: "ada@example.com", from: "Bunker <no-reply@bunker.test>" });
 
   expect(await mailer.deliverPending()).toEqual({ sent: 1, failed: 0 });
   const got = await relay.waitFor((m) => m.to.includes("ada@example.com"));
@@ -51,7 +51,7 @@ test("enqueue + deliverPending delivers a real mail through the relay", async ()
   expect(got.text.trim()).toBe("Code: 123456");
   expect(got.html).toContain("<b>123456</b>");
 
-  const row = mailer.get(id)!;
+  const row = (await mailer.get(id))!;
   expect(row.status).toBe("sent");
   expect(row.attempts).toBe(1);
   expect(row.sent_at).toBe("2030-01-01T00:00:00.000Z");
@@ -64,8 +64,8 @@ test("enqueue + deliverPending delivers a real mail through the relay", async ()
 
 test("relay credentials and a per-message sender are used", async () => {
   const relay = await sink();
-  const { mailer } = setup(`smtp://mailer:s%3Acret@127.0.0.1:${relay.port}`);
-  mailer.enqueue({ to: "bob@example.com", from: "invites@bunker.test", subject: "Line one\r\nBcc: evil@example.com", text: "hi" });
+  const { db, mailer } = await setup(`smtp://mailer:s%3Acret@127.0.0.1:${relay.port}`);
+  await mailer.enqueue(db, { to: "bob@example.com", from: "invites@bunker.test", subject: "Line one\r\nBcc: evil@example.com", text: "hi" });
   expect(await mailer.deliverPending()).toEqual({ sent: 1, failed: 0 });
   const got = relay.messages[0];
   expect(got.user).toBe("mailer");
@@ -76,21 +76,21 @@ test("relay credentials and a per-message sender are used", async () => {
 
 test("relay down: messages stay queued with attempts and backoff, then go out once it is up", async () => {
   const port = await deadPort();
-  const { mailer, clock } = setup(`smtp://127.0.0.1:${port}`);
-  const a = mailer.enqueue({ to: "a@example.com", subject: "A", text: "first" });
+  const { db, mailer, clock } = await setup(`smtp://127.0.0.1:${port}`);
+  const a = await mailer.enqueue(db, { to: "a@example.com", subject: "A", text: "first" });
   clock.advance(SECOND);
-  const b = mailer.enqueue({ to: "b@example.com", subject: "B", text: "second" });
+  const b = await mailer.enqueue(db, { to: "b@example.com", subject: "B", text: "second" });
 
   // The first attempt fails on the dead relay; the run stops there instead of burning
   // an attempt of every other message on the same dead relay.
   expect(await mailer.deliverPending()).toEqual({ sent: 0, failed: 1 });
-  const afterFirst = mailer.get(a.id)!;
+  const afterFirst = (await mailer.get(a.id))!;
   expect(afterFirst).toMatchObject({ status: "queued", attempts: 1, next_attempt_at: "2030-01-01T00:00:31.000Z" });
   expect(afterFirst.last_error).toMatch(/ECONNECTION|ECONNREFUSED/);
-  expect(mailer.get(b.id)).toMatchObject({ status: "queued", attempts: 0 });
+  expect(await mailer.get(b.id)).toMatchObject({ status: "queued", attempts: 0 });
 
   expect(await mailer.deliverPending()).toEqual({ sent: 0, failed: 1 }); // now b's turn
-  expect(mailer.get(b.id)).toMatchObject({ attempts: 1, next_attempt_at: "2030-01-01T00:00:31.000Z" });
+  expect(await mailer.get(b.id)).toMatchObject({ attempts: 1, next_attempt_at: "2030-01-01T00:00:31.000Z" });
   expect(await mailer.deliverPending()).toEqual({ sent: 0, failed: 0 }); // both backing off
 
   const relay = await sink({ port });
@@ -98,17 +98,17 @@ test("relay down: messages stay queued with attempts and backoff, then go out on
   clock.advance(30 * SECOND);
   expect(await mailer.deliverPending()).toEqual({ sent: 2, failed: 0 });
   expect(relay.messages.map((m) => m.subject)).toEqual(["A", "B"]);
-  expect(mailer.get(a.id)).toMatchObject({ status: "sent", attempts: 2, last_error: null, sent_at: "2030-01-01T00:00:31.000Z" });
+  expect(await mailer.get(a.id)).toMatchObject({ status: "sent", attempts: 2, last_error: null, sent_at: "2030-01-01T00:00:31.000Z" });
 });
 
 test("after the last attempt a message is failed and no longer retried", async () => {
   const port = await deadPort();
-  const { mailer, clock } = setup(`smtp://127.0.0.1:${port}`);
-  const { id } = mailer.enqueue({ to: "c@example.com", subject: "C", text: "x" });
+  const { db, mailer, clock } = await setup(`smtp://127.0.0.1:${port}`);
+  const { id } = await mailer.enqueue(db, { to: "c@example.com", subject: "C", text: "x" });
   const delays: number[] = [];
   for (let i = 1; i <= MAX_ATTEMPTS; i++) {
     expect(await mailer.deliverPending()).toEqual({ sent: 0, failed: 1 });
-    const row = mailer.get(id)!;
+    const row = (await mailer.get(id))!;
     expect(row.attempts).toBe(i);
     if (i < MAX_ATTEMPTS) {
       expect(row.status).toBe("queued");
@@ -119,64 +119,65 @@ test("after the last attempt a message is failed and no longer retried", async (
   }
   expect(delays).toEqual([1, 2, 3, 4, 5, 6, 7].map(retryDelay));
   expect(delays.slice(0, 3)).toEqual([30_000, 60_000, 120_000]);
-  expect(mailer.get(id)!.status).toBe("failed");
+  expect((await mailer.get(id))!.status).toBe("failed");
   clock.advance(24 * 3600 * SECOND);
   expect(await mailer.deliverPending()).toEqual({ sent: 0, failed: 0 });
 });
 
 test("a recipient the relay refuses for good fails at once; others still go out", async () => {
   const relay = await sink({ rejectRecipient: (a) => a.startsWith("gone@") });
-  const { mailer } = setup(relay.url);
-  const gone = mailer.enqueue({ to: "gone@example.com", subject: "X", text: "x" });
-  const ok = mailer.enqueue({ to: "ok@example.com", subject: "Y", text: "y" });
+  const { db, mailer } = await setup(relay.url);
+  const gone = await mailer.enqueue(db, { to: "gone@example.com", subject: "X", text: "x" });
+  const ok = await mailer.enqueue(db, { to: "ok@example.com", subject: "Y", text: "y" });
   expect(await mailer.deliverPending()).toEqual({ sent: 1, failed: 1 });
-  expect(mailer.get(gone.id)).toMatchObject({ status: "failed", attempts: 1 });
-  expect(mailer.get(gone.id)!.last_error).toContain("550");
-  expect(mailer.get(ok.id)!.status).toBe("sent");
+  expect(await mailer.get(gone.id)).toMatchObject({ status: "failed", attempts: 1 });
+  expect((await mailer.get(gone.id))!.last_error).toContain("550");
+  expect((await mailer.get(ok.id))!.status).toBe("sent");
   expect(relay.messages.map((m) => m.to)).toEqual([["ok@example.com"]]);
 });
 
 test("without a relay (dev mode) messages are logged at info and marked logged", async () => {
-  const { mailer, lines } = setup(null);
+  const { db, mailer, lines } = await setup(null);
   expect(mailer.devMode).toBe(true);
-  const { id } = mailer.enqueue({ to: "dev@example.com", subject: "Reset your password", text: "Your code is 424242" });
+  const { id } = await mailer.enqueue(db, { to: "dev@example.com", subject: "Reset your password", text: "Your code is 424242" });
   expect(await mailer.deliverPending()).toEqual({ sent: 1, failed: 0 });
-  expect(mailer.get(id)).toMatchObject({ status: "logged", attempts: 1, sent_at: "2030-01-01T00:00:00.000Z" });
+  expect(await mailer.get(id)).toMatchObject({ status: "logged", attempts: 1, sent_at: "2030-01-01T00:00:00.000Z" });
   const line = lines.find((l) => l.level === "info" && l.id === id);
   expect(line).toMatchObject({ to: "dev@example.com", subject: "Reset your password", text: "Your code is 424242" });
-  expect(mailer.list(10).map((m) => m.id)).toEqual([id]);
+  expect((await mailer.list(10)).map((m) => m.id)).toEqual([id]);
 });
 
-test("enqueue is a plain insert that rolls back with the caller's transaction", () => {
-  const { db, mailer, clock } = setup(null);
-  expect(() =>
-    tx(db, () => {
-      mailer.enqueue({ to: "x@example.com", subject: "s", text: "t" });
+test("enqueue is a plain insert that rolls back with the caller's transaction", async () => {
+  const { db, mailer, clock } = await setup(null);
+  await expect(
+    tx(db, async (t) => {
+      await mailer.enqueue(t, { to: "x@example.com", subject: "s", text: "t" });
       throw new Error("rolled back");
     }),
-  ).toThrow("rolled back");
-  expect(mailer.list(10)).toEqual([]);
-  const first = tx(db, () => mailer.enqueue({ to: "x@example.com", subject: "s1", text: "t" }));
+  ).rejects.toThrow("rolled back");
+  expect(await mailer.list(10)).toEqual([]);
+  const first = await tx(db, (t) => mailer.enqueue(t, { to: "x@example.com", subject: "s1", text: "t" }));
   clock.advance(SECOND);
-  const second = mailer.enqueue({ to: "y@example.com", subject: "s2", text: "t" });
-  expect(mailer.list(10).map((m) => m.id)).toEqual([second.id, first.id]);
+  const second = await mailer.enqueue(db, { to: "y@example.com", subject: "s2", text: "t" });
+  expect((await mailer.list(10)).map((m) => m.id)).toEqual([second.id, first.id]);
 });
 
-test("enqueue refuses what is not one address", () => {
-  const { mailer } = setup(null);
+test("enqueue refuses what is not one address", async () => {
+  const { db, mailer } = await setup(null);
   for (const to of ["", "nope", "a@b.c, d@e.f", "Ada <ada@example.com>", "a@b\r\nRCPT TO:<x@y>"]) {
-    expect(() => mailer.enqueue({ to, subject: "s", text: "t" })).toThrow(expect.objectContaining({ status: 400, code: "VALIDATION_ERROR" }));
+    await expect(mailer.enqueue(db, { to, subject: "s", text: "t" })).rejects.toThrow(expect.objectContaining({ status: 400, code: "VALIDATION_ERROR" }));
   }
-  expect(() => mailer.enqueue({ to: "a@example.com", from: "x@y\r\nBcc: z@w", subject: "s", text: "t" })).toThrow(expect.objectContaining({ status: 400 }));
+  await expect(mailer.enqueue(db, { to: "a@example.com", from: "x@y\r\nBcc: z@w", subject: "s", text: "t" })).rejects.toThrow(expect.objectContaining({ status: 400 }));
+  expect(await mailer.list(10)).toEqual([]);
 });
 
 test("purge removes finished messages only", async () => {
-  const { mailer, clock } = setup(null);
-  const done = mailer.enqueue({ to: "a@example.com", subject: "a", text: "a" });
+  const { db, mailer, clock } = await setup(null);
+  const done = await mailer.enqueue(db, { to: "a@example.com", subject: "a", text: "a" });
   await mailer.deliverPending();
   clock.advance(10 * SECOND);
-  const queued = mailer.enqueue({ to: "b@example.com", subject: "b", text: "b" });
-  expect(mailer.purgeFinishedBefore(clock.nowMs())).toBe(1);
-  expect(mailer.get(done.id)).toBeNull();
-  expect(mailer.get(queued.id)!.status).toBe("queued");
+  const queued = await mailer.enqueue(db, { to: "b@example.com", subject: "b", text: "b" });
+  expect(await mailer.purgeFinishedBefore(clock.nowMs())).toBe(1);
+  expect(await mailer.get(done.id)).toBeNull();
+  expect((await mailer.get(queued.id))!.status).toBe("queued");
 });

@@ -3,6 +3,8 @@ import { ManualClock } from "../../src/core/clock";
 import { createLogger } from "../../src/core/log";
 import { Metrics } from "../../src/core/metrics";
 import { Scheduler } from "../../src/core/scheduler";
+import { claimTick, tickClaims } from "../../src/core/store/job-ticks";
+import { freshDb } from "../helpers/db";
 
 const schedulers: Scheduler[] = [];
 afterEach(async () => {
@@ -34,7 +36,7 @@ test("runNow runs the job, records last run and counts the outcome", async () =>
   await scheduler.runNow("count");
   expect(runs).toBe(2);
   expect(scheduler.list()[0]).toMatchObject({ running: false, lastRunAt: "2030-01-01T00:00:00.000Z", lastError: null });
-  expect(metrics.render()).toContain('bunker_job_runs_total{job="count",outcome="ok"} 2');
+  expect(await metrics.render()).toContain('bunker_job_runs_total{job="count",outcome="ok"} 2');
 });
 
 test("a failing job is logged, counted and reported by runNow without breaking the scheduler", async () => {
@@ -49,12 +51,12 @@ test("a failing job is logged, counted and reported by runNow without breaking t
   });
   await expect(scheduler.runNow("flaky")).rejects.toThrow("relay unreachable");
   expect(scheduler.list()[0].lastError).toBe("relay unreachable");
-  expect(metrics.render()).toContain('bunker_job_runs_total{job="flaky",outcome="error"} 1');
+  expect(await metrics.render()).toContain('bunker_job_runs_total{job="flaky",outcome="error"} 1');
   expect(lines.some((l) => l.level === "error" && l.job === "flaky" && l.error === "relay unreachable")).toBe(true);
   fail = false;
   await scheduler.runNow("flaky");
   expect(scheduler.list()[0].lastError).toBeNull();
-  expect(metrics.render()).toContain('bunker_job_runs_total{job="flaky",outcome="ok"} 1');
+  expect(await metrics.render()).toContain('bunker_job_runs_total{job="flaky",outcome="ok"} 1');
 });
 
 test("runNow never overlaps a run in progress: callers during a run share one follow-up run", async () => {
@@ -136,4 +138,41 @@ test("scheduled ticks fire, skip while busy, and stop() waits for the run in pro
   expect(scheduler.isRunning()).toBe(false);
   await Bun.sleep(1100);
   expect(starts).toBe(1); // no tick after stop
+});
+
+// Real timers too: two nodes (schedulers) sharing one database, as on PostgreSQL.
+test("with shared ticks, each scheduled tick runs on one node only; runNow is not claimed", async () => {
+  const { db } = await freshDb();
+  const won: { node: string; tickAt: string }[] = [];
+  let lost = 0;
+  const runs: string[] = [];
+  const nodes = ["n1", "n2"].map((node) => {
+    const { scheduler } = setup();
+    scheduler.shareTicks(async (job, tickAt) => {
+      const mine = await claimTick(db, job, tickAt, node, new Date().toISOString());
+      if (mine) won.push({ node, tickAt });
+      else lost++;
+      return mine;
+    });
+    scheduler.register({ name: "sweep", schedule: "* * * * * *", run: () => void runs.push(node) });
+    return scheduler;
+  });
+  for (const s of nodes) s.start();
+  await Bun.sleep(2600);
+  for (const s of nodes) await s.stop();
+  await Bun.sleep(100); // a claim in flight at stop() settles (and does not run)
+  expect(won.length).toBeGreaterThanOrEqual(2);
+  expect(lost).toBeGreaterThanOrEqual(1); // both nodes asked for the same ticks ...
+  const ticks = won.map((w) => w.tickAt);
+  expect(new Set(ticks).size).toBe(ticks.length); // ... and each tick went to one of them
+  expect(runs.length).toBeGreaterThanOrEqual(2);
+  expect(runs.length).toBeLessThanOrEqual(won.length); // no run without a claim
+  const [claim] = await tickClaims(db, "sweep");
+  expect(claim).toEqual({ tick_at: ticks.sort().at(-1)!, node: won.find((w) => w.tickAt === ticks.at(-1))!.node });
+
+  const before = runs.length;
+  await nodes[0]!.runNow("sweep");
+  await nodes[1]!.runNow("sweep");
+  expect(runs.length).toBe(before + 2);
+  await db.close();
 });

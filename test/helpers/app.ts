@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createApp, type BunkerApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { ManualClock } from "../../src/core/clock";
+import { testDatabaseUrl } from "./engine";
 
 export interface TestApp extends BunkerApp {
   clock: ManualClock;
@@ -22,7 +23,10 @@ export async function startTestApp(
   opts: Omit<NonNullable<Parameters<typeof createApp>[1]>, "clock"> = {},
 ): Promise<TestApp> {
   // Sign-up open (the default is invite_only): most tests create accounts freely.
-  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...env });
+  // On the PostgreSQL run (npm run test:pg) every app gets a database of its own.
+  const databaseUrl = env.DATABASE_URL ?? (await testDatabaseUrl());
+  const engineEnv: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl, PG_POOL_SIZE: "4" } : {};
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...engineEnv, ...env });
   const clock = new ManualClock(Date.parse("2026-11-21T12:00:00.000Z"));
   const bunker = await createApp(config, { ...opts, clock });
   const call: TestApp["call"] = async (method, path, opts = {}) => {

@@ -25,8 +25,8 @@ export interface PgCluster {
   url: string;
   port: number;
   dir: string;
-  /** A new empty database (UTF-8, C collation, as Bunker requires); returns its URL. */
-  createDatabase(name: string): Promise<string>;
+  /** A new empty database (UTF-8, C collation, as Bunker requires); returns its URL. With `template`, a copy of that database. */
+  createDatabase(name: string, template?: string): Promise<string>;
   /** Stops the server and deletes the folder. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -146,7 +146,7 @@ export async function startPgCluster(): Promise<PgCluster> {
         fsync: "off",
         synchronous_commit: "off",
         full_page_writes: "off",
-        max_connections: "60",
+        max_connections: "400",
         log_min_messages: "warning",
       };
       const args = Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]);
@@ -157,11 +157,11 @@ export async function startPgCluster(): Promise<PgCluster> {
       const ready = await waitReady(data, server, log);
       if (ready === true) {
         const url = `postgres://${USER}@127.0.0.1:${port}/postgres`;
-        const createDatabase = async (name: string) => {
-          if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid database name ${name}`);
+        const createDatabase = async (name: string, template = "template0") => {
+          if (!/^[a-z_][a-z0-9_]*$/.test(name) || !/^[a-z_][a-z0-9_]*$/.test(template)) throw new Error(`invalid database name ${name}`);
           const sql = new SQL(url, { max: 1 });
           try {
-            await sql.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'`);
+            await sql.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template} ENCODING 'UTF8' LOCALE 'C'`);
           } finally {
             await sql.close();
           }

@@ -83,7 +83,7 @@ async function verified(x: TestAuthApp, token: string) {
 const me = (token: string, x = a) => app.call("GET", x.path("/me"), { token });
 const identities = (token: string, x = a) => app.call("GET", x.path("/me/identities"), { token });
 const audit = (x: TestAuthApp) =>
-  app.ctx.db.query<{ action: string; outcome: string; metadata: string }, [string]>("SELECT action, outcome, metadata FROM auth_audit WHERE app_id = ? ORDER BY id").all(x.id);
+  app.ctx.db.all<{ action: string; outcome: string; metadata: string }>("SELECT action, outcome, metadata FROM auth_audit WHERE app_id = ? ORDER BY id", x.id);
 
 // Native flow helpers: the app hashes its raw nonce for the provider (SHA-256, hex).
 const rawNonce = () => randomBytes(32).toString("base64url");
@@ -99,7 +99,7 @@ describe("provider settings", () => {
     expect(Object.keys(p).sort()).toEqual(["idp_1", "idp_2"]);
     expect(p.idp_1).toEqual({ issuer: idp1.issuer, client_id: idp1.clientId, client_secret_hint: `...${idp1.clientSecret.slice(-4)}`, native_client_ids: ["com.example.ios"] });
     expect(JSON.stringify(r.body)).not.toContain(idp1.clientSecret);
-    const raw = app.ctx.db.query<{ settings: string }, [string]>("SELECT settings FROM auth_apps WHERE id = ?").get(a.id)!.settings;
+    const raw = (await app.ctx.db.get<{ settings: string }>("SELECT settings FROM auth_apps WHERE id = ?", a.id))!.settings;
     expect(raw).not.toContain(idp1.clientSecret);
     expect(r.body.settings.mfa_for_federated).toBe(true);
 
@@ -176,7 +176,7 @@ describe("web flow", () => {
     expect(again.status).toBe(400);
     expect(again.body.error.code).toBe("INVALID_AUTH_CODE");
 
-    const rows = audit(a);
+    const rows = await audit(a);
     expect(rows.some((x) => x.action === "user.create" && JSON.parse(x.metadata).method === "oauth")).toBe(true);
     expect(rows.some((x) => x.action === "user.identity.link" && JSON.parse(x.metadata).via === "new_user")).toBe(true);
     expect(rows.some((x) => x.action === "user.signin" && x.outcome === "success" && JSON.parse(x.metadata).method === "oauth")).toBe(true);
@@ -272,7 +272,7 @@ describe("ID token verification", () => {
     const r = await send(cb);
     expect(r.status).toBe(401);
     expect(r.body.error.code).toBe(code);
-    expect(audit(a).at(-1)).toMatchObject({ action: "user.signin", outcome: "failure" });
+    expect((await audit(a)).at(-1)).toMatchObject({ action: "user.signin", outcome: "failure" });
   });
 
   test("replayed nonce: 401 NONCE_REPLAYED", async () => {
@@ -402,7 +402,7 @@ describe("linking", () => {
     const id = await adminUser(a, who.email, true);
     const t = await nativeSignIn(who);
     expect(claimsOf(t.access_token).sub).toBe(id);
-    expect(audit(a).some((r) => r.action === "user.identity.link" && JSON.parse(r.metadata).via === "email")).toBe(true);
+    expect((await audit(a)).some((r) => r.action === "user.identity.link" && JSON.parse(r.metadata).via === "email")).toBe(true);
     // The web flow with another provider links too.
     idp2.user = { ...who, sub: `g-${who.sub}` };
     expect(claimsOf((await webSignIn(idp2, "idp_2")).access_token).sub).toBe(id);
@@ -461,7 +461,7 @@ describe("linking", () => {
     expect((await app.call("DELETE", a.path(`/me/identities/${id}`), { token: fed.access_token })).status).toBe(404);
     expect((await app.call("DELETE", a.path(`/me/identities/${id}`), { token: linked.access_token })).status).toBe(204);
     expect((await identities(linked.access_token)).body.data).toHaveLength(0);
-    expect(audit(a).some((r) => r.action === "user.identity.unlink")).toBe(true);
+    expect((await audit(a)).some((r) => r.action === "user.identity.unlink")).toBe(true);
     expect((await app.call("GET", a.path("/me/identities"))).status).toBe(401);
   });
 

@@ -70,7 +70,7 @@ const introspect = (token: string) => app.call("GET", "/platform/v1/introspect",
 const accountOf = async (token: string) => (await introspect(token)).body.account as { id: string; email: string; username: string; display_name: string | null };
 const identities = (token: string) => app.call("GET", "/platform/v1/me/identities", { token });
 const auditRows = (action: string) =>
-  app.ctx.db.query<{ actor_id: string | null; metadata: string }, [string]>("SELECT actor_id, metadata FROM platform_audit_log WHERE action = ? ORDER BY id").all(action);
+  app.ctx.db.all<{ actor_id: string | null; metadata: string }>("SELECT actor_id, metadata FROM platform_audit_log WHERE action = ? ORDER BY id", action);
 
 describe("web flow", () => {
   test("idp_2 (query): 302 with state, nonce and PKCE; callback answers {tokens, return_to}, creates the account, sets the cookie", async () => {
@@ -90,7 +90,7 @@ describe("web flow", () => {
     expect(q.get("nonce")!.length).toBeGreaterThanOrEqual(43);
     expect(q.get("response_mode")).toBeNull();
     // Nothing secret is stored in the clear.
-    const row = app.ctx.db.query<{ state_hash: string; nonce_hash: string; code_verifier_enc: string }, []>("SELECT * FROM platform_oauth_states ORDER BY created_at DESC LIMIT 1").get()!;
+    const row = (await app.ctx.db.get<{ state_hash: string; nonce_hash: string; code_verifier_enc: string }>("SELECT * FROM platform_oauth_states ORDER BY created_at DESC LIMIT 1"))!;
     expect(row.state_hash).not.toBe(q.get("state"));
     expect(row.nonce_hash).not.toBe(q.get("nonce"));
     expect(row.code_verifier_enc.startsWith("v1.")).toBe(true);
@@ -119,7 +119,7 @@ describe("web flow", () => {
     // The same identity signs in to the same account.
     const again = await signIn(idp2, "idp_2");
     expect((await accountOf(again.tokens.access_token)).id).toBe(acc.id);
-    const signins = auditRows("account.signin").filter((a) => a.actor_id === acc.id).map((a) => JSON.parse(a.metadata));
+    const signins = (await auditRows("account.signin")).filter((a) => a.actor_id === acc.id).map((a) => JSON.parse(a.metadata));
     expect(signins).toEqual([{ method: "oauth", provider: "idp_2" }, { method: "oauth", provider: "idp_2" }]);
   });
 
@@ -352,7 +352,7 @@ describe("ID token verification", () => {
     const replay = await app.call("POST", "/platform/v1/auth/oauth/idp_1/callback", { body: { state: s2.get("state"), id_token: token } });
     expect(replay.status).toBe(401);
     expect(replay.body.error.code).toBe("NONCE_REPLAYED");
-    const failures = auditRows("account.signin_failed").map((a) => JSON.parse(a.metadata));
+    const failures = (await auditRows("account.signin_failed")).map((a) => JSON.parse(a.metadata));
     expect(failures).toContainEqual({ method: "oauth", provider: "idp_1", reason: "nonce_replayed" });
   });
 });
@@ -378,7 +378,7 @@ describe("accounts and linking", () => {
     const r = await signIn(idp2, "idp_2");
     expect((await accountOf(r.tokens.access_token)).id).toBe(mine.id);
     expect((await identities(u.token)).body.data).toHaveLength(1);
-    expect(auditRows("account.identity.link").some((a) => a.actor_id === mine.id)).toBe(true);
+    expect((await auditRows("account.identity.link")).some((a) => a.actor_id === mine.id)).toBe(true);
   });
 
   test("never takes over: a verified provider email matching an account whose email was never proven is 401, nothing linked", async () => {
@@ -399,7 +399,7 @@ describe("accounts and linking", () => {
       const r = await send(await toCallback(idp2, "idp_2"));
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe("IDENTITY_NOT_RESOLVABLE");
-      expect(app.ctx.db.query("SELECT 1 FROM platform_accounts WHERE email = ?").get(who.email.toLowerCase()) !== null).toBe(who.email === proven.email);
+      expect((await app.ctx.db.get("SELECT 1 AS x FROM platform_accounts WHERE email = ?", who.email.toLowerCase())) !== null).toBe(who.email === proven.email);
     }
     expect((await identities(proven.token)).body.data).toHaveLength(0);
   });

@@ -77,7 +77,7 @@ describe("CONSOLE_SIGNUP", () => {
     expect((await trySignup(a, "not-an-email", "eve")).status).toBe(400);
     const ok = await a.call("POST", "/platform/v1/auth/setup", { body: { ...operator, setup_token: token } });
     expect(ok.status).toBe(200);
-    expect(a.ctx.db.query("SELECT COUNT(*) AS n FROM platform_accounts").get()).toEqual({ n: 1 });
+    expect(await a.ctx.db.get("SELECT COUNT(*) AS n FROM platform_accounts")).toEqual({ n: 1 });
   });
 
   test("invite_only: only an address with a live workspace invitation signs up (not revoked, not expired)", async () => {
@@ -125,7 +125,7 @@ describe("CONSOLE_SIGNUP", () => {
       const r = await a.call("GET", cb.path);
       expect(r.status).toBe(403);
       expect(r.body.error.code).toBe("SIGNUP_DISABLED");
-      expect(a.ctx.db.query("SELECT COUNT(*) AS n FROM platform_accounts").get()).toEqual({ n: 0 });
+      expect(await a.ctx.db.get("SELECT COUNT(*) AS n FROM platform_accounts")).toEqual({ n: 0 });
     } finally {
       idp.stop();
     }

@@ -6,9 +6,9 @@
 import { SQL } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { MIGRATIONS, PG_MIGRATIONS, PG_VARIANTS } from "../../migrations/index";
-import { type Db } from "../../src/core/db";
+import type { Database as Db } from "bun:sqlite";
 import { migratePg } from "../../src/core/store/migrate-pg";
-import { freshDb } from "../helpers/db";
+import { rawSqlite } from "../helpers/engine";
 import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -22,7 +22,7 @@ beforeAll(async () => {
   cluster = await startPgCluster();
   pg = new SQL(await cluster.createDatabase("schema"));
   applied = await migratePg(pg);
-  lite = freshDb().db;
+  lite = rawSqlite();
 }, 30_000);
 
 afterAll(async () => {

@@ -5,9 +5,9 @@
  */
 import { SQL } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Db } from "../../src/core/db";
+import type { Database as Db } from "bun:sqlite";
 import { migratePg } from "../../src/core/store/migrate-pg";
-import { freshDb } from "../helpers/db";
+import { rawSqlite } from "../helpers/engine";
 import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
 
 let cluster: PgCluster;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   url = await cluster.createDatabase("types");
   pg = new SQL(url, { max: 2 });
   await migratePg(pg);
-  lite = freshDb().db;
+  lite = rawSqlite();
   const ws = ["ws_1", "acme", "Acme", "acc_1", ISO, ISO];
   lite.query("INSERT INTO platform_workspaces (id, slug, display_name, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)").run(...ws);
   await pg`INSERT INTO platform_workspaces (id, slug, display_name, created_by, created_at, updated_at) VALUES (${ws[0]}, ${ws[1]}, ${ws[2]}, ${ws[3]}, ${ws[4]}, ${ws[5]})`;

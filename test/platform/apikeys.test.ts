@@ -32,22 +32,27 @@ async function mintOk(token: string, slug: string, policy: unknown[], extra: Rec
 /** Adds an existing account to a workspace with a built-in role (no members route is needed for these tests). */
 async function addMember(token: string, workspaceId: string, role: keyof typeof BUILTIN_ROLE_IDS) {
   const id = await accountId(token);
-  insertMember(app.platform.ctx.db, { id: crypto.randomUUID(), workspace_id: workspaceId, account_id: id, role_id: BUILTIN_ROLE_IDS[role], created_at: app.clock.iso() });
-  platformChanged(app.platform.ctx);
+  await insertMember(app.platform.ctx.db, { id: crypto.randomUUID(), workspace_id: workspaceId, account_id: id, role_id: BUILTIN_ROLE_IDS[role], created_at: app.clock.iso() });
+  await platformChanged(app.platform.ctx.db, app.platform.ctx);
   return id;
 }
 
 // Direct SQL skips the audit entry that tells the platform's read caches something changed.
-const setRole = (workspaceId: string, accountId: string, role: keyof typeof BUILTIN_ROLE_IDS) => {
-  app.platform.ctx.db.query("UPDATE platform_members SET role_id = ? WHERE workspace_id = ? AND account_id = ?").run(BUILTIN_ROLE_IDS[role], workspaceId, accountId);
-  platformChanged(app.platform.ctx);
+const setRole = async (workspaceId: string, accountId: string, role: keyof typeof BUILTIN_ROLE_IDS) => {
+  await app.platform.ctx.db.run("UPDATE platform_members SET role_id = ? WHERE workspace_id = ? AND account_id = ?", BUILTIN_ROLE_IDS[role], workspaceId, accountId);
+  await platformChanged(app.platform.ctx.db, app.platform.ctx);
 };
 
 /** Every text cell of every table, so a test can prove a secret is stored nowhere. */
-function wholeDatabaseText(): string {
+async function wholeDatabaseText(): Promise<string> {
   const db = app.platform.ctx.db;
-  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
-  return tables.map((t) => JSON.stringify(db.query(`SELECT * FROM "${t.name}"`).all())).join("\n");
+  const tables = await db.all<{ name: string }>(
+    db.engine === "postgres"
+      ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+      : "SELECT name FROM sqlite_master WHERE type = 'table'",
+  );
+  const dumps = await Promise.all(tables.map(async (t) => JSON.stringify(await db.all(`SELECT * FROM "${t.name}"`))));
+  return dumps.join("\n");
 }
 
 describe("minting", () => {
@@ -80,10 +85,10 @@ describe("minting", () => {
     expect(list.body.data.map((x: any) => x.id)).toEqual([k.id]);
     expect(JSON.stringify([one.body, list.body])).not.toContain(k.key);
 
-    const dump = wholeDatabaseText();
+    const dump = await wholeDatabaseText();
     expect(dump).not.toContain(k.key);
     expect(dump).not.toContain(k.key.slice(9)); // not even the random part
-    const row = app.platform.ctx.db.query<{ key_hash: string }, [string]>("SELECT key_hash FROM platform_api_keys WHERE id = ?").get(k.id)!;
+    const row = (await app.platform.ctx.db.get<{ key_hash: string }>("SELECT key_hash FROM platform_api_keys WHERE id = ?", k.id))!;
     expect(row.key_hash).toBe(hashToken(k.key));
   });
 
@@ -166,7 +171,7 @@ describe("minting", () => {
     expect(again.body).toEqual({ ...first.body, key: null });
     const list = await app.call("GET", keysPath(ws.slug), { token: owner.token });
     expect(list.body.data).toHaveLength(1);
-    expect(wholeDatabaseText()).not.toContain(first.body.key);
+    expect(await wholeDatabaseText()).not.toContain(first.body.key);
     const other = await mint(owner.token, ws.slug, { policy: [allow("workspace.update")] }, headers);
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe("IDEMPOTENCY_KEY_REUSE");
@@ -208,13 +213,13 @@ describe("the minter's policy is the ceiling", () => {
     expect((await listKeys()).status).toBe(200);
     expect((await introspect()).body.policy).toEqual([allow("workspace.read"), allow("apikey.list")]);
 
-    setRole(ws.id, adminId, "member"); // members may read the workspace but not list keys
+    await setRole(ws.id, adminId, "member"); // members may read the workspace but not list keys
     expect((await read()).status).toBe(200);
     expect((await listKeys()).status).toBe(403);
     expect((await introspect()).body.policy).toEqual([allow("workspace.read")]);
 
-    app.platform.ctx.db.query("DELETE FROM platform_members WHERE workspace_id = ? AND account_id = ?").run(ws.id, adminId);
-    platformChanged(app.platform.ctx);
+    await app.platform.ctx.db.run("DELETE FROM platform_members WHERE workspace_id = ? AND account_id = ?", ws.id, adminId);
+    await platformChanged(app.platform.ctx.db, app.platform.ctx);
     expect((await read()).status).toBe(403);
     expect((await listKeys()).status).toBe(403);
     expect((await introspect()).body.policy).toEqual([]);
@@ -247,7 +252,7 @@ describe("the minter's policy is the ceiling", () => {
     const ws = await createWorkspace(app, owner.token);
     const k = await mintOk(owner.token, ws.slug, [allow("workspace.read")]);
     expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(200);
-    app.platform.accounts.setStatus("system", await accountId(owner.token), "suspended", { ip: null, userAgent: null });
+    await app.platform.accounts.setStatus("system", await accountId(owner.token), "suspended", { ip: null, userAgent: null });
     expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(403);
   });
 });

@@ -16,7 +16,7 @@ const logPath = (slug: string, q = "") => `/platform/v1/workspaces/${slug}/audit
 
 async function addMember(token: string, workspaceId: string, role: keyof typeof BUILTIN_ROLE_IDS) {
   const id = await accountId(token);
-  insertMember(app.platform.ctx.db, { id: crypto.randomUUID(), workspace_id: workspaceId, account_id: id, role_id: BUILTIN_ROLE_IDS[role], created_at: app.clock.iso() });
+  await insertMember(app.platform.ctx.db, { id: crypto.randomUUID(), workspace_id: workspaceId, account_id: id, role_id: BUILTIN_ROLE_IDS[role], created_at: app.clock.iso() });
   return id;
 }
 

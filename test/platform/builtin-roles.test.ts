@@ -6,7 +6,7 @@ import { startTestApp } from "../helpers/app";
 // (validated) policy, so no key could ever grant that role. Keep them in step.
 test("built-in role policies name only registered actions (or wildcards)", async () => {
   const app = await startTestApp();
-  const rows = app.ctx.db.query<{ name: string; policy: string }, []>("SELECT name, policy FROM platform_roles WHERE builtin = 1").all();
+  const rows = await app.ctx.db.all<{ name: string; policy: string }>("SELECT name, policy FROM platform_roles WHERE builtin = 1");
   expect(rows.map((r) => r.name).sort()).toEqual(["admin", "member", "owner"]);
   for (const r of rows) {
     for (const s of JSON.parse(r.policy)) {

@@ -16,7 +16,7 @@ test("over real HTTP the client address reaches audit entries (Elysia gets the s
       headers: { "content-type": "application/json", "user-agent": "ip-test/1.0" },
       body: JSON.stringify({ identifier: "iptest", password: "12345678" }),
     });
-    const row = app.ctx.db.query<{ ip: string; user_agent: string }, []>("SELECT ip, user_agent FROM platform_audit_log WHERE action = 'account.signin'").get();
+    const row = await app.ctx.db.get<{ ip: string; user_agent: string }>("SELECT ip, user_agent FROM platform_audit_log WHERE action = 'account.signin'");
     expect(row?.ip).toBe("127.0.0.1");
     expect(row?.user_agent).toBe("ip-test/1.0");
   } finally {

@@ -14,11 +14,11 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-const memberPolicy = () =>
-  JSON.parse(app.ctx.db.query<{ policy: string }, [string]>("SELECT policy FROM platform_roles WHERE id = ?").get(BUILTIN.member)!.policy)[0].actions as string[];
+const memberPolicy = async () =>
+  JSON.parse((await app.ctx.db.get<{ policy: string }>("SELECT policy FROM platform_roles WHERE id = ?", BUILTIN.member))!.policy)[0].actions as string[];
 
-test("the member role holds every read action of auth (but its audit log), tack and social, and no write", () => {
-  const actions = memberPolicy();
+test("the member role holds every read action of auth (but its audit log), tack and social, and no write", async () => {
+  const actions = await memberPolicy();
   const reads = app.ctx.actions
     .list()
     .map((a) => a.name)

@@ -43,7 +43,7 @@ describe("invitations", () => {
     const link = /http:\/\/localhost:8080\/admin\/#invite=([A-Za-z0-9_-]{43})/.exec(mail.text);
     expect(link).not.toBeNull();
     // Only the hash is stored.
-    const stored = app.ctx.db.query<{ token_hash: string }, [string]>("SELECT token_hash FROM platform_invitations WHERE id = ?").get(r.body.id)!;
+    const stored = (await app.ctx.db.get<{ token_hash: string }>("SELECT token_hash FROM platform_invitations WHERE id = ?", r.body.id))!;
     expect(stored.token_hash).not.toBe(link![1]);
 
     const ok = await accept(bob.token, link![1]);
@@ -56,7 +56,7 @@ describe("invitations", () => {
     // The token is single use; the invitation is no longer pending.
     expect((await accept(bob.token, link![1])).status).toBe(404);
     expect((await app.call("GET", `${P}/workspaces/${ws.slug}/invitations`, { token: owner.token })).body.data).toEqual([]);
-    const actions = auditActions(app, ws.id).map((a) => a.action);
+    const actions = (await auditActions(app, ws.id)).map((a) => a.action);
     expect(actions).toContain("member.invite");
     expect(actions).toContain("member.join");
   });
@@ -66,7 +66,7 @@ describe("invitations", () => {
     const carol = await signup(app);
     const mallory = await signup(app);
     await invite(owner.token, ws.slug, { email: carol.email });
-    const token = queuedInviteToken(app, carol.email);
+    const token = await queuedInviteToken(app, carol.email);
 
     const mismatch = await accept(mallory.token, token);
     const unknown = await accept(carol.token, "x".repeat(43));
@@ -76,14 +76,14 @@ describe("invitations", () => {
 
     const dave = await signup(app);
     const inv = await invite(owner.token, ws.slug, { email: dave.email });
-    const daveToken = queuedInviteToken(app, dave.email);
+    const daveToken = await queuedInviteToken(app, dave.email);
     const revoked = await app.call("DELETE", `${P}/workspaces/${ws.slug}/invitations/${inv.body.id}`, { token: owner.token });
     expect(revoked.status).toBe(204);
     expect((await app.call("DELETE", `${P}/workspaces/${ws.slug}/invitations/${inv.body.id}`, { token: owner.token })).status).toBe(404);
     const afterRevoke = await accept(dave.token, daveToken);
     expect(afterRevoke.status).toBe(404);
     expect(afterRevoke.body).toEqual(mismatch.body);
-    expect(auditActions(app, ws.id).map((a) => a.action)).toContain("member.invite.revoke");
+    expect((await auditActions(app, ws.id)).map((a) => a.action)).toContain("member.invite.revoke");
 
     app.clock.advance(7 * DAY);
     // Console access tokens live an hour: sign in again a week later.
@@ -109,8 +109,8 @@ describe("invitations", () => {
     const r = await invite(key, ws.slug, { email: henry.email });
     expect(r.status).toBe(201);
     expect(r.body.invited_by).toBe(await accountIdOf(app, owner.token));
-    expect(auditActions(app, ws.id).at(-1)).toMatchObject({ action: "member.invite", actor_id: minted.body.id });
-    const byKey = await accept(key, queuedInviteToken(app, henry.email));
+    expect((await auditActions(app, ws.id)).at(-1)).toMatchObject({ action: "member.invite", actor_id: minted.body.id });
+    const byKey = await accept(key, await queuedInviteToken(app, henry.email));
     expect(byKey.status).toBe(403);
     expect(byKey.body.error.code).toBe("HUMAN_REQUIRED");
     // An owner invitation is beyond any key; admin is beyond this one's policy.
@@ -122,11 +122,11 @@ describe("invitations", () => {
     const { owner, ws } = await ownerWithWorkspace();
     const erin = await signup(app);
     const first = await invite(owner.token, ws.slug, { email: erin.email });
-    const oldToken = queuedInviteToken(app, erin.email);
+    const oldToken = await queuedInviteToken(app, erin.email);
     const second = await invite(owner.token, ws.slug, { email: erin.email, role_id: BUILTIN.admin });
     expect(second.status).toBe(201);
     expect(second.body.id).not.toBe(first.body.id);
-    const newToken = queuedInviteToken(app, erin.email);
+    const newToken = await queuedInviteToken(app, erin.email);
     expect(newToken).not.toBe(oldToken);
     const pending = (await app.call("GET", `${P}/workspaces/${ws.slug}/invitations`, { token: owner.token })).body.data;
     expect(pending.map((i: any) => i.id)).toEqual([second.body.id]);
@@ -145,10 +145,10 @@ describe("invitations", () => {
     // An invitation sent before the person joined through another one.
     const gina = await signup(app);
     await invite(owner.token, ws.slug, { email: gina.email });
-    const t1 = queuedInviteToken(app, gina.email);
+    const t1 = await queuedInviteToken(app, gina.email);
     const other = await createWorkspace(app, owner.token);
     await invite(owner.token, other.slug, { email: gina.email });
-    expect((await accept(gina.token, queuedInviteToken(app, gina.email))).status).toBe(201);
+    expect((await accept(gina.token, await queuedInviteToken(app, gina.email))).status).toBe(201);
     expect((await accept(gina.token, t1)).status).toBe(201);
     expect((await invite(owner.token, ws.slug, { email: gina.email })).status).toBe(409);
   });
@@ -163,7 +163,7 @@ describe("invitations", () => {
     expect(b.status).toBe(201);
     expect(b.body).toEqual(a.body);
     expect(b.headers.get("idempotent-replay")).toBe("true");
-    expect(app.ctx.mailer.list(500).filter((m) => m.to === email)).toHaveLength(1);
+    expect((await app.ctx.mailer.list(500)).filter((m) => m.to === email)).toHaveLength(1);
     const c = await invite(owner.token, ws.slug, { email: `other-${email}` }, headers);
     expect(c.status).toBe(409);
     expect(c.body.error.code).toBe("IDEMPOTENCY_KEY_REUSE");
@@ -232,7 +232,7 @@ describe("members", () => {
     const down = await setRole(owner.token, ws.slug, ownerMemberId, BUILTIN.member);
     expect(down.status).toBe(200);
     expect(down.body).toMatchObject({ id: ownerMemberId, role_id: BUILTIN.member, role: "member" });
-    const actions = auditActions(app, ws.id).filter((a) => a.action === "member.update");
+    const actions = (await auditActions(app, ws.id)).filter((a) => a.action === "member.update");
     expect(actions.map((a) => a.target_id)).toEqual([other.memberId, ownerMemberId]);
   });
 
@@ -261,7 +261,7 @@ describe("members", () => {
     expect((await setRole(a.token, ws.slug, a.memberId, BUILTIN.admin)).status).toBe(403);
     expect((await removeMember(a.token, ws.slug, a.memberId)).status).toBe(204);
     expect((await members(a.token, ws.slug)).status).toBe(404);
-    const audit = auditActions(app, ws.id);
+    const audit = (await auditActions(app, ws.id));
     expect(audit.at(-1)).toMatchObject({ action: "member.leave", target_id: a.memberId, actor_id: a.accountId });
   });
 

@@ -18,10 +18,16 @@ async function createOk(token: string, body: Record<string, unknown> = {}) {
   return r.body as { id: string; token: string; prefix: string; last_four: string; expires_at: string };
 }
 
-function wholeDatabaseText(): string {
+/** Every text cell of every table, so a test can prove a secret is stored nowhere. */
+async function wholeDatabaseText(): Promise<string> {
   const db = app.platform.ctx.db;
-  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
-  return tables.map((t) => JSON.stringify(db.query(`SELECT * FROM "${t.name}"`).all())).join("\n");
+  const tables = await db.all<{ name: string }>(
+    db.engine === "postgres"
+      ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+      : "SELECT name FROM sqlite_master WHERE type = 'table'",
+  );
+  const dumps = await Promise.all(tables.map(async (t) => JSON.stringify(await db.all(`SELECT * FROM "${t.name}"`))));
+  return dumps.join("\n");
 }
 
 describe("creating", () => {
@@ -43,14 +49,12 @@ describe("creating", () => {
     const list = await app.call("GET", TOKENS, { token: u.token });
     expect(list.body.data).toEqual([{ id: t.id, name: "laptop", prefix: t.prefix, last_four: t.last_four, created_at: t.created_at, expires_at: t.expires_at, last_used_at: null, revoked_at: null }]);
 
-    const dump = wholeDatabaseText();
+    const dump = await wholeDatabaseText();
     expect(dump).not.toContain(t.token);
     expect(dump).not.toContain(t.token.slice(4));
-    const row = app.platform.ctx.db.query<{ token_hash: string }, [string]>("SELECT token_hash FROM platform_personal_tokens WHERE id = ?").get(t.id)!;
+    const row = (await app.platform.ctx.db.get<{ token_hash: string }>("SELECT token_hash FROM platform_personal_tokens WHERE id = ?", t.id))!;
     expect(row.token_hash).toBe(hashToken(t.token));
-    const entry = app.platform.ctx.db
-      .query<any, [string]>("SELECT * FROM platform_audit_log WHERE target_id = ?")
-      .get(t.id);
+    const entry = await app.platform.ctx.db.get<any>("SELECT * FROM platform_audit_log WHERE target_id = ?", t.id);
     expect(entry).toMatchObject({ action: "personal_token.create", actor_type: "account", workspace_id: null, target_type: "personal_token" });
   });
 
@@ -145,7 +149,7 @@ describe("using a token", () => {
     const u = await signup(app);
     const pat = await createOk(u.token);
     const id = (await app.call("GET", "/platform/v1/introspect", { token: u.token })).body.account.id;
-    app.platform.accounts.setStatus("system", id, "suspended", { ip: null, userAgent: null });
+    await app.platform.accounts.setStatus("system", id, "suspended", { ip: null, userAgent: null });
     const r = await app.call("GET", "/platform/v1/introspect", { token: pat.token });
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe("ACCOUNT_SUSPENDED");
@@ -195,10 +199,7 @@ describe("listing and revoking", () => {
     const list = await app.call("GET", TOKENS, { token: u.token });
     expect(list.body.data.find((t: any) => t.id === pat.id).revoked_at).toBe(app.clock.iso());
 
-    const entries = app.platform.ctx.db
-      .query<{ action: string }, [string]>("SELECT action FROM platform_audit_log WHERE target_id = ? ORDER BY id")
-      .all(pat.id)
-      .map((e) => e.action);
+    const entries = (await app.platform.ctx.db.all<{ action: string }>("SELECT action FROM platform_audit_log WHERE target_id = ? ORDER BY id", pat.id)).map((e) => e.action);
     expect(entries).toEqual(["personal_token.create", "personal_token.delete"]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MINUTE } from "../../src/core/clock";
-import { tx } from "../../src/core/db";
+import { tx, type Sql } from "../../src/core/db";
 import { platformChanged } from "../../src/services/platform/audit";
 import { PlatformReadCache } from "../../src/services/platform/read-cache";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
@@ -98,50 +98,67 @@ describe("API-key principals and workspaces are cached, and every change is seen
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const k = await keyFor(owner.token, ws.slug, [allow("workspace.read")]);
-    const lastUsed = () => app.ctx.db.query<{ last_used_at: string | null }, [string]>("SELECT last_used_at FROM platform_api_keys WHERE id = ?").get(k.id)!.last_used_at;
+    const lastUsed = async () => (await app.ctx.db.get<{ last_used_at: string | null }>("SELECT last_used_at FROM platform_api_keys WHERE id = ?", k.id))!.last_used_at;
     await warm(ws.slug, k.key);
-    const first = lastUsed();
+    const first = await lastUsed();
     expect(first).toBe(app.clock.iso());
     app.clock.advance(30_000);
     await warm(ws.slug, k.key);
-    expect(lastUsed()).toBe(first);
+    expect(await lastUsed()).toBe(first);
     app.clock.advance(31_000);
     await warm(ws.slug, k.key);
-    expect(lastUsed()).toBe(app.clock.iso());
+    expect(await lastUsed()).toBe(app.clock.iso());
   });
 });
 
 describe("PlatformReadCache", () => {
-  test("loads once per generation, never caches misses, stays bounded, and is bypassed inside a transaction", () => {
+  test("loads once per generation, never caches misses, stays bounded, and is bypassed inside a transaction", async () => {
+    const db = app.ctx.db;
     const cache = new PlatformReadCache<{ v: number }>(app.ctx, 2);
     let loads = 0;
-    const load = (key: string) => (loads++, key === "missing" ? null : { v: loads });
-    expect(cache.get("a", load)).toEqual({ v: 1 });
-    expect(cache.get("a", load)).toEqual({ v: 1 });
+    const load = async (_db: Sql, key: string) => (loads++, key === "missing" ? null : { v: loads });
+    expect(await cache.get(db, "a", load)).toEqual({ v: 1 });
+    // A hit answers at once: no promise, no database read.
+    expect(cache.get(db, "a", load)).toEqual({ v: 1 });
     expect(loads).toBe(1);
-    cache.get("missing", load);
-    cache.get("missing", load);
+    await cache.get(db, "missing", load);
+    await cache.get(db, "missing", load);
     expect(loads).toBe(3);
 
-    platformChanged(app.ctx);
-    expect(cache.get("a", load)).toEqual({ v: 4 });
+    await platformChanged(db, app.ctx);
+    expect(await cache.get(db, "a", load)).toEqual({ v: 4 });
 
     // At the bound it starts over rather than growing: "a" has to be loaded again.
-    cache.get("b", load);
-    cache.get("c", load);
+    await cache.get(db, "b", load);
+    await cache.get(db, "c", load);
     const before = loads;
-    cache.get("a", load);
+    await cache.get(db, "a", load);
     expect(loads).toBe(before + 1);
 
     // In a transaction (which may roll back) nothing is read from or written to the cache.
-    tx(app.ctx.db, () => {
+    await tx(db, async (t) => {
       const n = loads;
-      cache.get("a", load);
-      cache.get("z", load);
+      await cache.get(t, "a", load);
+      await cache.get(t, "z", load);
       expect(loads).toBe(n + 2);
     });
     const n = loads;
-    cache.get("z", load);
+    await cache.get(db, "z", load);
     expect(loads).toBe(n + 1);
+  });
+
+  test("a load the generation moved under is answered but not kept", async () => {
+    const db = app.ctx.db;
+    const cache = new PlatformReadCache<{ v: number }>(app.ctx);
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      // A mutation commits while the read is under way: what it read may predate it.
+      await platformChanged(db, app.ctx);
+      return { v: loads };
+    };
+    expect(await cache.get(db, "a", load)).toEqual({ v: 1 });
+    expect(await cache.get(db, "a", load)).toEqual({ v: 2 });
+    expect(loads).toBe(2);
   });
 });

@@ -120,7 +120,7 @@ describe("roles", () => {
       expect(patch.body.error.code).toBe("BUILTIN_ROLE");
       expect((await roleCall("DELETE", owner.token, ws.slug, id)).body.error.code).toBe("BUILTIN_ROLE");
     }
-    expect(auditActions(app, ws.id).filter((a) => a.action.startsWith("role.")).map((a) => a.action)).toEqual(["role.create", "role.delete"]);
+    expect((await auditActions(app, ws.id)).filter((a) => a.action.startsWith("role.")).map((a) => a.action)).toEqual(["role.create", "role.delete"]);
   });
 
   test("rename: unique names, audit of every change", async () => {

@@ -15,9 +15,9 @@ const enable = (token: string, slug: string, s: string) => app.call("PUT", `${P}
 const disable = (token: string, slug: string, s: string) => app.call("DELETE", `${P}/workspaces/${slug}/services/${s}`, { token });
 
 /** The guard other services call, as an outcome: "ok" or the error code. */
-function guard(workspaceId: string, service: string) {
+async function guard(workspaceId: string, service: string) {
   try {
-    app.platform.authz.requireService(workspaceId, service);
+    await app.platform.authz.requireService(app.platform.ctx.db, workspaceId, service);
     return "ok";
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
@@ -50,21 +50,21 @@ describe("service activation", () => {
       const nf = await call(u.token, ws.slug, "teleport");
       expect(nf.status).toBe(404);
     }
-    expect(auditActions(app, ws.id).filter((a) => a.action.startsWith("service."))).toEqual([]);
+    expect((await auditActions(app, ws.id)).filter((a) => a.action.startsWith("service."))).toEqual([]);
   });
 
   test("disable/enable shows in the list, both introspections and the requireService guard", async () => {
     const u = await signup(app);
     const ws = await createWorkspace(app, u.token);
-    expect(guard(ws.id, "tack")).toBe("ok");
+    expect(await guard(ws.id, "tack")).toBe("ok");
 
     app.clock.advance(5000);
     const off = await disable(u.token, ws.slug, "tack");
     expect(off.status).toBe(200);
     expect(off.body).toMatchObject({ service: "tack", enabled: false, enabled_at: null });
-    expect(guard(ws.id, "tack")).toBe("403 SERVICE_NOT_ENABLED");
-    expect(guard(ws.id, "mail")).toBe("ok");
-    expect(guard(ws.id, "platform")).toBe("ok");
+    expect(await guard(ws.id, "tack")).toBe("403 SERVICE_NOT_ENABLED");
+    expect(await guard(ws.id, "mail")).toBe("ok");
+    expect(await guard(ws.id, "platform")).toBe("ok");
     const me = await app.call("GET", `${P}/introspect`, { token: u.token });
     const mine = me.body.workspaces.find((w: any) => w.id === ws.id);
     expect(mine.services).not.toContain("tack");
@@ -80,11 +80,11 @@ describe("service activation", () => {
     const on = await enable(u.token, ws.slug, "tack");
     expect(on.status).toBe(200);
     expect(on.body).toMatchObject({ service: "tack", enabled: true, enabled_at: app.clock.iso() });
-    expect(guard(ws.id, "tack")).toBe("ok");
+    expect(await guard(ws.id, "tack")).toBe("ok");
     expect((await app.call("GET", `${P}/introspect/workspaces/${ws.id}`, { token: u.token })).body.services).toContain("tack");
     expect((await enable(u.token, ws.slug, "tack")).body.enabled_at).toBe(on.body.enabled_at);
 
-    const audit = auditActions(app, ws.id).filter((a) => a.action.startsWith("service."));
+    const audit = (await auditActions(app, ws.id)).filter((a) => a.action.startsWith("service."));
     expect(audit.map((a) => [a.action, a.target_id])).toEqual([["service.disable", "tack"], ["service.enable", "tack"]]);
   });
 
@@ -100,7 +100,7 @@ describe("service activation", () => {
     const stranger = await signup(app);
     expect((await services(stranger.token, ws.slug)).status).toBe(404);
     expect((await disable(stranger.token, ws.slug, "auth")).status).toBe(404);
-    expect(guard(ws.id, "auth")).toBe("ok");
+    expect(await guard(ws.id, "auth")).toBe("ok");
   });
 
   test("DEFAULT_SERVICES decides what a new workspace starts with; platform is listed as enabled regardless", async () => {

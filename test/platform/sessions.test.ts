@@ -135,7 +135,7 @@ describe("password reset", () => {
     await down.platform.accounts.idle();
     const res = await down.ctx.mailer.deliverPending();
     expect(res.sent).toBe(0);
-    expect(down.ctx.mailer.list(10)[0].status).toBe("queued"); // kept for retry, not lost
+    expect((await down.ctx.mailer.list(10))[0].status).toBe("queued"); // kept for retry, not lost
     await down.stop();
   });
 

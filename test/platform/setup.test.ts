@@ -21,7 +21,7 @@ describe("first start", () => {
     expect(again.status).toBe(400);
     expect((await app.call("GET", "/platform/v1/auth/setup")).body).toEqual({ needs_setup: false });
     // Only the hash of the setup token was ever stored.
-    const rows = app.ctx.db.query("SELECT value FROM core_settings").all() as { value: string }[];
+    const rows = await app.ctx.db.all<{ value: string }>("SELECT value FROM core_settings");
     expect(rows.some((r) => r.value.includes(token))).toBe(false);
     await app.stop();
   });

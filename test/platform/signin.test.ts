@@ -120,7 +120,7 @@ describe("sign-in rules", () => {
     for (const [status, code] of [["suspended", "ACCOUNT_SUSPENDED"], ["deactivated", "ACCOUNT_DEACTIVATED"]] as const) {
       const u = await signup(app);
       const acc = await app.call("GET", "/platform/v1/introspect", { token: u.token });
-      op.accounts.setStatus("system", acc.body.account.id, status, { ip: null, userAgent: null });
+      await op.accounts.setStatus("system", acc.body.account.id, status, { ip: null, userAgent: null });
       const wrong = await signin(u.username, "not the password");
       expect(wrong.status).toBe(401);
       expect(wrong.body.error.code).toBe("INVALID_CREDENTIALS");
@@ -133,7 +133,7 @@ describe("sign-in rules", () => {
     }
     const b = await signup(app);
     const acc = await app.call("GET", "/platform/v1/introspect", { token: b.token });
-    op.accounts.setStatus("system", acc.body.account.id, "blocked", { ip: null, userAgent: null });
+    await op.accounts.setStatus("system", acc.body.account.id, "blocked", { ip: null, userAgent: null });
     const blocked = await signin(b.username, b.password);
     expect(blocked.status).toBe(401);
     expect(blocked.body.error.code).toBe("INVALID_CREDENTIALS");
@@ -173,13 +173,14 @@ describe("sign-in rules", () => {
     expect((await signin(u.username, u.password)).status).toBe(200);
   });
 
-  test("counters survive a restart (same data dir)", async () => {
+  test("counters survive a restart (same data dir, or same database on PostgreSQL)", async () => {
     const a = await startTestApp();
     const u = await signup(a);
     for (let i = 0; i < 4; i++) await a.call("POST", "/platform/v1/auth/signin", { body: { identifier: u.email, password: "bad" } });
     const dir = a.dir;
+    const databaseUrl = a.ctx.config.databaseUrl;
     await a.stop();
-    const b = await startTestApp({}, dir);
+    const b = await startTestApp(databaseUrl ? { DATABASE_URL: databaseUrl } : {}, dir);
     const r = await b.call("POST", "/platform/v1/auth/signin", { body: { identifier: u.email, password: u.password } });
     expect(r.status).toBe(429);
     await b.stop();

@@ -67,13 +67,13 @@ describe("workspaces", () => {
     const r = await app.call("PATCH", `/platform/v1/workspaces/${ws.slug}`, { token: u.token, body: { slug: newSlug, display_name: "Renamed", settings: { theme: "dark" } } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ slug: newSlug, display_name: "Renamed", settings: { theme: "dark" } });
-    const events = app.ctx.events.pending(1000).filter((e) => e.type === "workspace.renamed" && e.scope === `platform:${ws.id}`);
+    const events = (await app.ctx.events.pending(1000)).filter((e) => e.type === "workspace.renamed" && e.scope === `platform:${ws.id}`);
     expect(events).toHaveLength(1);
     expect(JSON.parse(typeof events[0].data === "string" ? events[0].data : JSON.stringify(events[0].data))).toEqual({ workspace_id: ws.id, old_slug: ws.slug, new_slug: newSlug });
     expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: u.token })).status).toBe(404);
     // display-name-only patch: no rename event
     await app.call("PATCH", `/platform/v1/workspaces/${newSlug}`, { token: u.token, body: { display_name: "Again" } });
-    expect(app.ctx.events.pending(1000).filter((e) => e.type === "workspace.renamed" && e.scope === `platform:${ws.id}`)).toHaveLength(1);
+    expect((await app.ctx.events.pending(1000)).filter((e) => e.type === "workspace.renamed" && e.scope === `platform:${ws.id}`)).toHaveLength(1);
   });
 
   test("delete is 204 and the workspace is gone", async () => {

@@ -48,7 +48,7 @@ describe("create and read", () => {
     const one = await app.call("GET", `${base(ws.id)}/${r.body.id}`, { token });
     expect(one.status).toBe(200);
     expect(one.body).toEqual(r.body);
-    expect(auditActions(app, ws.id).filter((a) => a.action.startsWith("social."))).toEqual([{ action: "social.community.create", target_id: r.body.id, actor_id: expect.any(String) }]);
+    expect((await auditActions(app, ws.id)).filter((a) => a.action.startsWith("social."))).toEqual([{ action: "social.community.create", target_id: r.body.id, actor_id: expect.any(String) }]);
   });
 
   test("slug shape: 3-63 of [a-z0-9-], starting and ending with a letter or digit", async () => {
@@ -284,7 +284,7 @@ describe("update", () => {
     }
     expect((await patch({ status: "archived" })).status).toBe(200);
     expect((await patch({ display_name: "Archive of the club" })).body).toMatchObject({ status: "archived", display_name: "Archive of the club" });
-    expect(auditActions(app, ws.id).filter((a) => a.action === "social.community.update")).toHaveLength(5);
+    expect((await auditActions(app, ws.id)).filter((a) => a.action === "social.community.update")).toHaveLength(5);
   });
 });
 
@@ -370,16 +370,16 @@ describe("delete", () => {
     expect(hook.status).toBe(201);
     const shared = await app.call("POST", `/social/v1/communities/${c.id}/webhooks/endpoints`, { token, body: { url: "http://127.0.0.1:9/shared" } });
     expect(shared.status).toBe(201);
-    expect(endpointsStore.endpointIds(app.ctx.db, "social", c.id)).toHaveLength(2);
+    expect(await endpointsStore.endpointIds(app.ctx.db, "social", c.id)).toHaveLength(2);
 
     const del = await app.call("DELETE", `${base(ws.id)}/${c.id}`, { token });
     expect(del.status).toBe(204);
     expect((await app.call("GET", `${base(ws.id)}/${c.id}`, { token })).status).toBe(404);
     expect((await app.call("DELETE", `${base(ws.id)}/${c.id}`, { token })).status).toBe(404);
     expect((await app.call("GET", `/social/v1/communities/${c.id}/webhooks`, { token })).status).toBe(404);
-    expect(endpointsStore.endpointIds(app.ctx.db, "social", c.id)).toEqual([]);
+    expect(await endpointsStore.endpointIds(app.ctx.db, "social", c.id)).toEqual([]);
     expect((await create(token, ws.id, { slug: "to-delete" })).slug).toBe("to-delete");
-    expect(auditActions(app, ws.id).map((a) => a.action)).toContain("social.community.delete");
+    expect((await auditActions(app, ws.id)).map((a) => a.action)).toContain("social.community.delete");
   });
 });
 

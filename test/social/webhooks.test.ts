@@ -45,7 +45,7 @@ async function createHook(token: string, communityId: string, body: Record<strin
 }
 
 async function deliverNow() {
-  app.webhooks.dispatchPending();
+  await app.webhooks.dispatchPending();
   await app.webhooks.deliverDue();
 }
 
@@ -69,7 +69,8 @@ function svcSignatureValid(secret: string, req: ReceivedRequest) {
 
 const requestsFor = (eventId: string) => receiver.requests.filter((q) => q.headers["webhook-id"] === eventId);
 
-const emit = (communityId: string, type: string, data: Record<string, unknown>) => app.webhooks.emit({ product: "social", scopeId: communityId }, type, { community_id: communityId, ...data }).id;
+const emit = async (communityId: string, type: string, data: Record<string, unknown>) =>
+  (await app.webhooks.emit(app.ctx.db, { product: "social", scopeId: communityId }, type, { community_id: communityId, ...data })).id;
 
 describe("create, read, list", () => {
   test("201 with the subscriber and signing_secret once; later reads show only the hint; stored encrypted as a legacy row", async () => {
@@ -104,7 +105,7 @@ describe("create, read, list", () => {
     const list = await app.call("GET", hooks(community.id), { token });
     expect(list.body).toEqual({ data: [masked], pagination: { next_cursor: null, has_more: false } });
     expect(JSON.stringify([one.body, list.body])).not.toContain(hook.signing_secret);
-    const row = endpointsStore.endpointInScope(app.ctx.db, "social", community.id, hook.id)!;
+    const row = (await endpointsStore.endpointInScope(app.ctx.db, "social", community.id, hook.id))!;
     expect(row.legacy).toBe(1);
     expect(row.secret_enc).not.toContain(hook.signing_secret);
   });
@@ -161,7 +162,7 @@ describe("create, read, list", () => {
     expect(again.body).toEqual({ ...first.body, signing_secret: null });
     expect((await app.call("GET", hooks(community.id), { token })).body.data).toHaveLength(1);
     // The stored response never holds the secret.
-    const stored = app.ctx.db.query<{ body: string }, [string]>("SELECT body FROM core_idempotency_keys WHERE key = ?").all("hook-1");
+    const stored = await app.ctx.db.all<{ body: string }>("SELECT body FROM core_idempotency_keys WHERE key = ?", "hook-1");
     expect(stored).toHaveLength(1);
     expect(stored[0].body).toContain(first.body.id);
     expect(stored[0].body).not.toContain(first.body.signing_secret);
@@ -173,7 +174,7 @@ describe("delivery", () => {
     const { token, community } = await setup();
     const posts = await createHook(token, community.id, { event_types: ["post.created"] }, "/posts");
     const comments = await createHook(token, community.id, { event_types: ["comment.created"] }, "/comments");
-    const id = emit(community.id, "post.created", { id: "p1", status: "draft" });
+    const id = await emit(community.id, "post.created", { id: "p1", status: "draft" });
     await deliverNow();
     const got = requestsFor(id);
     expect(got).toHaveLength(1);
@@ -264,7 +265,7 @@ describe("delivery", () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id, { event_types: ["comment.created"] });
     receiver.setHandler(() => new Response("x".repeat(3000), { status: 500 }));
-    const id = emit(community.id, "comment.created", { id: "c1", parent_id: null });
+    const id = await emit(community.id, "comment.created", { id: "c1", parent_id: null });
     await deliverNow();
     app.clock.advance(MINUTE);
     await deliverNow();
@@ -296,7 +297,7 @@ describe("delivery", () => {
   test("redeliver: 202, the same bytes and event id again (by delivery id or attempt id), freshly signed", async () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id, { event_types: ["post.deleted"] });
-    const id = emit(community.id, "post.deleted", { id: "p9", deleted_at: app.clock.iso() });
+    const id = await emit(community.id, "post.deleted", { id: "p9", deleted_at: app.clock.iso() });
     await deliverNow();
     const [original] = requestsFor(id);
     const [attempt] = (await app.call("GET", `${hooks(community.id)}/${hook.id}/deliveries`, { token })).body.data;
@@ -323,7 +324,7 @@ describe("delivery", () => {
     expect(attempts.map((a: any) => a.attempt_number)).toEqual([3, 2, 1]);
 
     // While a pump holds the delivery's lease (an attempt in flight): 409 DELIVERY_IN_FLIGHT.
-    app.ctx.db.query("UPDATE webhook_deliveries SET lease_until_ms = ? WHERE id = ?").run(app.clock.nowMs() + 60_000, attempt.delivery_id);
+    await app.ctx.db.run("UPDATE webhook_deliveries SET lease_until_ms = ? WHERE id = ?", app.clock.nowMs() + 60_000, attempt.delivery_id);
     const busy = await app.call("POST", `${hooks(community.id)}/${hook.id}/deliveries/${attempt.delivery_id}/redeliver`, { token });
     expect(busy.status).toBe(409);
     expect(busy.body.error.code).toBe("DELIVERY_IN_FLIGHT");
@@ -353,16 +354,16 @@ describe("delivery", () => {
       (own.webhookApi.catalogue as EventCatalogue).register("social", [{ type: "story.created", description: "A story was posted.", example: { id: "s1" } }]);
       expect((await own.call("GET", "/social/v1/webhook-event-types")).body.data).toContain("story.created");
       const deliver = async () => {
-        own.webhooks.dispatchPending();
+        await own.webhooks.dispatchPending();
         await own.webhooks.deliverDue();
       };
-      const first = own.webhooks.emit({ product: "social", scopeId: c.id }, "story.created", { id: "s1" }).id;
+      const first = (await own.webhooks.emit(own.ctx.db, { product: "social", scopeId: c.id }, "story.created", { id: "s1" })).id;
       await deliver();
       expect(requestsFor(first).map((q) => q.path)).toEqual(["/every"]);
       const patched = await own.call("PATCH", `${hooks(c.id)}/${sub.body.id}`, { token: owner.token, body: { event_types: [...sub.body.event_types, "story.created"] } });
       expect(patched.status).toBe(200);
       expect(patched.body.event_types).toContain("story.created");
-      const second = own.webhooks.emit({ product: "social", scopeId: c.id }, "story.created", { id: "s2" }).id;
+      const second = (await own.webhooks.emit(own.ctx.db, { product: "social", scopeId: c.id }, "story.created", { id: "s2" })).id;
       await deliver();
       expect(requestsFor(second).map((q) => q.path).sort()).toEqual(["/every", "/snapshot"]);
     } finally {
@@ -376,7 +377,7 @@ describe("disabled state", () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id, { event_types: ["post.created"] });
     receiver.setHandler(() => new Response("down", { status: 503 }));
-    const failing = emit(community.id, "post.created", { id: "p1" });
+    const failing = await emit(community.id, "post.created", { id: "p1" });
     await deliverNow();
     expect((await app.call("GET", `${hooks(community.id)}/${hook.id}`, { token })).body).toMatchObject({ consecutive_failures: 1, first_failure_at: app.clock.iso() });
 
@@ -390,7 +391,7 @@ describe("disabled state", () => {
     expect(ev.body.deliveries).toEqual([expect.objectContaining({ endpoint_id: hook.id, status: "not_sent", next_attempt_at: null })]);
 
     receiver.setHandler(() => new Response("ok"));
-    const whilePaused = emit(community.id, "post.created", { id: "p2" });
+    const whilePaused = await emit(community.id, "post.created", { id: "p2" });
     app.clock.advance(HOUR);
     await deliverNow();
     expect(requestsFor(whilePaused)).toHaveLength(0);
@@ -404,12 +405,12 @@ describe("disabled state", () => {
 
     const resumed = await app.call("PATCH", `${hooks(community.id)}/${hook.id}`, { token, body: { disabled: false } });
     expect(resumed.body).toMatchObject({ disabled: false, disabled_at: null, disabled_reason: null, consecutive_failures: 0, first_failure_at: null });
-    const after = emit(community.id, "post.created", { id: "p3" });
+    const after = await emit(community.id, "post.created", { id: "p3" });
     await deliverNow();
     expect(requestsFor(after)).toHaveLength(1);
     // disabled:false also clears the streak of a subscriber that was never disabled.
     receiver.setHandler(() => new Response("down", { status: 503 }));
-    emit(community.id, "post.created", { id: "p4" });
+    await emit(community.id, "post.created", { id: "p4" });
     await deliverNow();
     expect((await app.call("GET", `${hooks(community.id)}/${hook.id}`, { token })).body.consecutive_failures).toBe(1);
     expect((await app.call("PATCH", `${hooks(community.id)}/${hook.id}`, { token, body: { disabled: false } })).body).toMatchObject({ disabled: false, consecutive_failures: 0, first_failure_at: null });
@@ -421,7 +422,7 @@ describe("disabled state", () => {
     const hook = await createHook(token, community.id, { event_types: ["comment.created"] });
     receiver.setHandler(() => new Response("broken", { status: 500 }));
     const ids: string[] = [];
-    for (let i = 0; i < 20; i++) ids.push(emit(community.id, "comment.created", { id: `c${i}` }));
+    for (let i = 0; i < 20; i++) ids.push(await emit(community.id, "comment.created", { id: `c${i}` }));
     await deliverNow();
     const disabled = (await app.call("GET", `${hooks(community.id)}/${hook.id}`, { token })).body;
     expect(disabled).toMatchObject({ disabled: true, disabled_reason: "failing", disabled_at: app.clock.iso(), consecutive_failures: 20 });
@@ -442,7 +443,7 @@ describe("disabled state", () => {
     expect(rotated.body).toMatchObject({ disabled: false, disabled_at: null, disabled_reason: null, consecutive_failures: 0, first_failure_at: null, signing_secret_hint: rotated.body.signing_secret.slice(-4) });
     expect((await app.call("GET", `${hooks(community.id)}/${hook.id}`, { token })).body.signing_secret).toBeUndefined();
 
-    const fresh = emit(community.id, "comment.created", { id: "after" });
+    const fresh = await emit(community.id, "comment.created", { id: "after" });
     await deliverNow();
     const [req] = requestsFor(fresh);
     expect(verifyStandard(rotated.body.signing_secret, req).id).toBe(fresh);
@@ -465,7 +466,7 @@ describe("routes and access", () => {
     expect((await app.call("GET", `${hooks(community.id)}/${shared.body.id}`, { token })).status).toBe(404);
     // One failed delivery waiting for its retry.
     receiver.setHandler(() => new Response("down", { status: 503 }));
-    const pending = emit(community.id, "post.created", { id: "p1" });
+    const pending = await emit(community.id, "post.created", { id: "p1" });
     const toHook = () => requestsFor(pending).filter((q) => q.path === "/c");
     await deliverNow();
     expect(toHook()).toHaveLength(1);
@@ -551,7 +552,7 @@ describe("routes and access", () => {
     }
     // A community event reaches the community's shared endpoints; the shared replay resends it.
     const ep = await app.call("POST", `${hooks(community.id)}/endpoints`, { token, body: { url: `${receiver.url}/shared2` } });
-    const id = emit(community.id, "edge.follow.created", { id: "e1" });
+    const id = await emit(community.id, "edge.follow.created", { id: "e1" });
     await deliverNow();
     const replay = await app.call("POST", `${hooks(community.id)}/events/${id}/replay`, { token });
     expect(replay.body.data).toEqual([expect.objectContaining({ endpoint_id: ep.body.id, succeeded: true, trigger: "replay" })]);

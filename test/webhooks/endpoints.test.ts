@@ -25,10 +25,16 @@ async function create(token: string, wsId: string, body: Record<string, unknown>
 }
 
 /** Every text cell of every table, so a test can prove a secret is stored nowhere. */
-function wholeDatabaseText(): string {
+async function wholeDatabaseText(): Promise<string> {
   const db = app.ctx.db;
-  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
-  return tables.map((t) => JSON.stringify(db.query(`SELECT * FROM "${t.name}"`).all())).join("\n");
+  const tables = await db.all<{ name: string }>(
+    db.engine === "postgres"
+      ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+      : "SELECT name FROM sqlite_master WHERE type = 'table'",
+  );
+  const dumps: string[] = [];
+  for (const t of tables) dumps.push(JSON.stringify(await db.all(`SELECT * FROM "${t.name}"`)));
+  return dumps.join("\n");
 }
 
 describe("create", () => {
@@ -61,10 +67,10 @@ describe("create", () => {
     expect(list.body.data.map((e: any) => e.id)).toEqual([ep.id]);
     expect(JSON.stringify([one.body, list.body])).not.toContain(ep.signing_secret);
 
-    const row = endpointStore.endpointInScope(app.ctx.db, "mail", ws.id, ep.id)!;
+    const row = (await endpointStore.endpointInScope(app.ctx.db, "mail", ws.id, ep.id))!;
     expect(row.secret_enc.startsWith("v1.")).toBe(true);
     expect(app.ctx.secretBox.decrypt(row.secret_enc)).toBe(ep.signing_secret);
-    const dump = wholeDatabaseText();
+    const dump = await wholeDatabaseText();
     expect(dump).not.toContain(ep.signing_secret);
     expect(dump).not.toContain(ep.signing_secret.slice(6));
   });
@@ -90,7 +96,7 @@ describe("create", () => {
     const other = await create(token, ws.id, { description: "y" }, headers);
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe("IDEMPOTENCY_KEY_REUSE");
-    expect(wholeDatabaseText()).not.toContain(first.body.signing_secret);
+    expect(await wholeDatabaseText()).not.toContain(first.body.signing_secret);
   });
 
   test("10 endpoints per scope; the 11th is 409 ENDPOINT_LIMIT_REACHED; other products and workspaces count separately", async () => {
@@ -183,7 +189,7 @@ describe("read, update, delete", () => {
   test("PATCH enabled:true on an auto_disabled endpoint clears the failure streak", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
-    endpointStore.updateEndpoint(
+    await endpointStore.updateEndpoint(
       app.ctx.db,
       ep.id,
       { enabled: 1, status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 20, first_failure_at: "2026-11-20T10:00:00.000Z", auto_disabled_at: app.clock.iso() },
@@ -200,18 +206,18 @@ describe("read, update, delete", () => {
   test("PATCH enabled:false pauses: enabled false, status stays enabled (the spec's enabled | auto_disabled), queued retries dropped; enabled:true brings it back", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
-    const { id: eventId } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
-    app.webhooks.dispatchPending();
-    const pending = () => app.ctx.db.query<{ status: string; next_attempt_ms: number | null }, [string]>("SELECT status, next_attempt_ms FROM webhook_deliveries WHERE event_id = ?").get(eventId)!;
-    expect(pending().status).toBe("pending");
+    const { id: eventId } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    await app.webhooks.dispatchPending();
+    const pending = async () => (await app.ctx.db.get<{ status: string; next_attempt_ms: number | null }>("SELECT status, next_attempt_ms FROM webhook_deliveries WHERE event_id = ?", eventId))!;
+    expect((await pending()).status).toBe("pending");
     const off = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { enabled: false } });
     expect(off.body).toMatchObject({ enabled: false, status: "enabled", disabled_reason: null });
     expect((await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).body).toEqual(off.body);
-    expect(pending()).toEqual({ status: "not_sent", next_attempt_ms: null });
+    expect(await pending()).toEqual({ status: "not_sent", next_attempt_ms: null });
     // Nothing new reaches a paused endpoint.
-    const { id: later } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m2" });
-    app.webhooks.dispatchPending();
-    expect(app.ctx.db.query("SELECT 1 FROM webhook_deliveries WHERE event_id = ?").get(later)).toBeNull();
+    const { id: later } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m2" });
+    await app.webhooks.dispatchPending();
+    expect(await app.ctx.db.get("SELECT 1 AS one FROM webhook_deliveries WHERE event_id = ?", later)).toBeNull();
     const on = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { enabled: true } });
     expect(on.body).toMatchObject({ enabled: true, status: "enabled", disabled_reason: null });
   });
@@ -219,7 +225,7 @@ describe("read, update, delete", () => {
   test("pausing an auto_disabled endpoint keeps status auto_disabled; enabled:true lifts both", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
-    endpointStore.updateEndpoint(
+    await endpointStore.updateEndpoint(
       app.ctx.db,
       ep.id,
       { status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 20, first_failure_at: app.clock.iso(), auto_disabled_at: app.clock.iso() },
@@ -234,13 +240,13 @@ describe("read, update, delete", () => {
   test("DELETE: 204, then 404; queued deliveries go with it", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
-    const { id: eventId } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m2" });
-    app.webhooks.dispatchPending();
-    const count = () => app.ctx.db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ?").get(eventId)!.n;
-    expect(count()).toBe(1);
+    const { id: eventId } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m2" });
+    await app.webhooks.dispatchPending();
+    const count = async () => (await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ?", eventId))!.n;
+    expect(await count()).toBe(1);
     const del = await app.call("DELETE", `${base(ws.id)}/endpoints/${ep.id}`, { token });
     expect(del.status).toBe(204);
-    expect(count()).toBe(0);
+    expect(await count()).toBe(0);
     expect((await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).status).toBe(404);
     expect((await app.call("DELETE", `${base(ws.id)}/endpoints/${ep.id}`, { token })).status).toBe(404);
   });
@@ -281,18 +287,18 @@ describe("rotate-secret", () => {
     expect(r1.body.signing_secret).not.toBe(ep.signing_secret);
     expect(r1.body.signing_secret_hint).toBe(r1.body.signing_secret.slice(-4));
     expect(r1.body.previous_secret_expires_at).toBe(new Date(app.clock.nowMs() + 24 * HOUR).toISOString());
-    let row = endpointStore.endpointInScope(app.ctx.db, "mail", ws.id, ep.id)!;
+    let row = (await endpointStore.endpointInScope(app.ctx.db, "mail", ws.id, ep.id))!;
     expect(app.ctx.secretBox.decrypt(row.secret_enc)).toBe(r1.body.signing_secret);
     expect(app.ctx.secretBox.decrypt(row.prev_secret_enc!)).toBe(ep.signing_secret);
     expect(row.prev_secret_expires_ms).toBe(app.clock.nowMs() + 24 * HOUR);
     const read = await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token });
     expect(read.body.signing_secret).toBeUndefined();
-    expect(wholeDatabaseText()).not.toContain(r1.body.signing_secret);
+    expect(await wholeDatabaseText()).not.toContain(r1.body.signing_secret);
 
     const r2 = await app.call("POST", path, { token, body: { grace_hours: 0 } });
     expect(r2.status).toBe(200);
     expect(r2.body.previous_secret_expires_at).toBeNull();
-    row = endpointStore.endpointInScope(app.ctx.db, "mail", ws.id, ep.id)!;
+    row = (await endpointStore.endpointInScope(app.ctx.db, "mail", ws.id, ep.id))!;
     expect(row.prev_secret_enc).toBeNull();
     expect(row.prev_secret_expires_ms).toBeNull();
     expect(app.ctx.secretBox.decrypt(row.secret_enc)).toBe(r2.body.signing_secret);

@@ -45,11 +45,11 @@ interface EndpointOpts {
 }
 
 /** Inserts an endpoint row directly (the endpoints service is tested on its own). */
-function addEndpoint(a: TestApp, url: string, o: EndpointOpts = {}) {
+async function addEndpoint(a: TestApp, url: string, o: EndpointOpts = {}) {
   const id = prefixedId("ep");
   const secret = o.secret ?? (o.legacy ? generateLegacySecret() : generateSecret());
   const now = a.clock.iso();
-  endpointsStore.insertEndpoint(a.ctx.db, {
+  await endpointsStore.insertEndpoint(a.ctx.db, {
     id,
     product: o.product ?? "tack",
     scope_id: o.scopeId ?? "ws_1",
@@ -64,33 +64,32 @@ function addEndpoint(a: TestApp, url: string, o: EndpointOpts = {}) {
   return { id, secret };
 }
 
-function emit(a: TestApp, type: string, data: unknown = { n: 1 }, scope: { product: Product; scopeId: string } = { product: "tack", scopeId: "ws_1" }) {
-  return tx(a.ctx.db, () => a.webhooks.emit(scope, type, data)).id;
+async function emit(a: TestApp, type: string, data: unknown = { n: 1 }, scope: { product: Product; scopeId: string } = { product: "tack", scopeId: "ws_1" }) {
+  return (await tx(a.ctx.db, (t) => a.webhooks.emit(t, scope, type, data))).id;
 }
 
 /** One pump step driven by the test: fan out, then deliver what is due. */
 async function pump(a: TestApp) {
-  a.webhooks.dispatchPending();
+  await a.webhooks.dispatchPending();
   return a.webhooks.deliverDue();
 }
 
 // Reading state: plain queries, the tests' own business.
 const delivery = (a: TestApp, eventId: string, endpointId: string) =>
-  a.ctx.db
-    .query<{ id: string; status: string; attempts: number; next_attempt_ms: number | null; lease_until_ms: number | null; last_status_code: number | null }, [string, string]>(
-      "SELECT id, status, attempts, next_attempt_ms, lease_until_ms, last_status_code FROM webhook_deliveries WHERE event_id = ? AND endpoint_id = ?",
-    )
-    .get(eventId, endpointId);
-const deliveriesOf = (a: TestApp, endpointId: string) =>
-  a.ctx.db.query<{ status: string }, [string]>("SELECT status FROM webhook_deliveries WHERE endpoint_id = ?").all(endpointId).map((r) => r.status);
-const endpoint = (a: TestApp, id: string) => a.ctx.db.query<endpointsStore.EndpointRow, [string]>("SELECT * FROM webhook_endpoints WHERE id = ?").get(id)!;
+  a.ctx.db.get<{ id: string; status: string; attempts: number; next_attempt_ms: number | null; lease_until_ms: number | null; last_status_code: number | null }>(
+    "SELECT id, status, attempts, next_attempt_ms, lease_until_ms, last_status_code FROM webhook_deliveries WHERE event_id = ? AND endpoint_id = ?",
+    eventId,
+    endpointId,
+  );
+const deliveriesOf = async (a: TestApp, endpointId: string) =>
+  (await a.ctx.db.all<{ status: string }>("SELECT status FROM webhook_deliveries WHERE endpoint_id = ?", endpointId)).map((r) => r.status);
+const endpoint = async (a: TestApp, id: string) => (await a.ctx.db.get<endpointsStore.EndpointRow>("SELECT * FROM webhook_endpoints WHERE id = ?", id))!;
 const attempts = (a: TestApp, eventId: string) =>
-  a.ctx.db
-    .query<{ attempt_number: number; trigger: string; status_code: number | null; error_class: string | null; response_body: string | null; latency_ms: number; created_ms: number; delivery_id: string | null }, [string]>(
-      "SELECT attempt_number, trigger, status_code, error_class, response_body, latency_ms, created_ms, delivery_id FROM webhook_attempts WHERE event_id = ? ORDER BY created_ms, attempt_number",
-    )
-    .all(eventId);
-const count = (a: TestApp, table: string) => a.ctx.db.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n;
+  a.ctx.db.all<{ attempt_number: number; trigger: string; status_code: number | null; error_class: string | null; response_body: string | null; latency_ms: number; created_ms: number; delivery_id: string | null }>(
+    "SELECT attempt_number, trigger, status_code, error_class, response_body, latency_ms, created_ms, delivery_id FROM webhook_attempts WHERE event_id = ? ORDER BY created_ms, attempt_number",
+    eventId,
+  );
+const count = async (a: TestApp, table: string) => (await a.ctx.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n;
 
 const svHeaders = (h: Record<string, string>) => ({ "webhook-id": h["webhook-id"], "webhook-timestamp": h["webhook-timestamp"], "webhook-signature": h["webhook-signature"] });
 
@@ -101,18 +100,18 @@ describe("emit and dispatch", () => {
     const a = await app();
     a.clock.set(Date.now()); // standardwebhooks checks the timestamp against the real clock
     const rx = receiver();
-    const ep = addEndpoint(a, `${rx.url}/hook`);
+    const ep = await addEndpoint(a, `${rx.url}/hook`);
 
-    expect(() =>
-      tx(a.ctx.db, () => {
-        a.webhooks.emit({ product: "tack", scopeId: "ws_1" }, "card.created", { card: "c1" });
+    await expect(
+      tx(a.ctx.db, async (t) => {
+        await a.webhooks.emit(t, { product: "tack", scopeId: "ws_1" }, "card.created", { card: "c1" });
         throw new Error("product write failed");
       }),
-    ).toThrow("product write failed");
+    ).rejects.toThrow("product write failed");
     expect(await pump(a)).toEqual({ attempted: 0, delivered: 0, failed: 0 });
-    expect(count(a, "webhook_events")).toBe(0);
+    expect(await count(a, "webhook_events")).toBe(0);
 
-    const id = emit(a, "card.created", { card: "c2", title: "Ådá ✓" });
+    const id = await emit(a, "card.created", { card: "c2", title: "Ådá ✓" });
     expect(id).toMatch(/^evt_/);
     expect(await pump(a)).toEqual({ attempted: 1, delivered: 1, failed: 0 });
     expect(await pump(a)).toEqual({ attempted: 0, delivered: 0, failed: 0 });
@@ -132,9 +131,9 @@ describe("emit and dispatch", () => {
     expect(new Webhook(ep.secret).verify(req.body, svHeaders(req.headers))).toEqual(env);
     expect(() => new Webhook(generateSecret()).verify(req.body, svHeaders(req.headers))).toThrow();
 
-    expect(delivery(a, id, ep.id)).toMatchObject({ status: "delivered", attempts: 1, next_attempt_ms: null, lease_until_ms: null, last_status_code: 200 });
-    expect(attempts(a, id)).toMatchObject([{ attempt_number: 1, trigger: "scheduled", status_code: 200, error_class: null, response_body: "ok" }]);
-    expect(endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 0, last_status_code: 200, last_attempt_at: a.clock.iso() });
+    expect(await delivery(a, id, ep.id)).toMatchObject({ status: "delivered", attempts: 1, next_attempt_ms: null, lease_until_ms: null, last_status_code: 200 });
+    expect(await attempts(a, id)).toMatchObject([{ attempt_number: 1, trigger: "scheduled", status_code: 200, error_class: null, response_body: "ok" }]);
+    expect(await endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 0, last_status_code: 200, last_attempt_at: a.clock.iso() });
   });
 
   test("event_types filter: empty gets every type (including new ones), a list only those; other scopes nothing", async () => {
@@ -142,69 +141,69 @@ describe("emit and dispatch", () => {
     const rxAll = receiver();
     const rxSome = receiver();
     const rxOther = receiver();
-    const all = addEndpoint(a, rxAll.url);
-    const some = addEndpoint(a, rxSome.url, { eventTypes: ["card.created", "list.created"] });
-    addEndpoint(a, rxOther.url, { scopeId: "ws_2" });
-    addEndpoint(a, rxOther.url, { product: "mail", scopeId: "ws_1" }); // same id, other product
+    const all = await addEndpoint(a, rxAll.url);
+    const some = await addEndpoint(a, rxSome.url, { eventTypes: ["card.created", "list.created"] });
+    await addEndpoint(a, rxOther.url, { scopeId: "ws_2" });
+    await addEndpoint(a, rxOther.url, { product: "mail", scopeId: "ws_1" }); // same id, other product
 
-    const e1 = emit(a, "card.created");
-    const e2 = emit(a, "card.deleted");
-    const e3 = emit(a, "brand.new_type");
+    const e1 = await emit(a, "card.created");
+    const e2 = await emit(a, "card.deleted");
+    const e3 = await emit(a, "brand.new_type");
     await pump(a);
     expect(rxAll.requests.map((r) => r.headers["webhook-id"]).sort()).toEqual([e1, e2, e3].sort());
     expect(rxSome.requests.map((r) => r.headers["webhook-id"])).toEqual([e1]);
     expect(rxOther.requests.length).toBe(0);
-    expect(delivery(a, e2, some.id)).toBeNull();
-    expect(delivery(a, e3, all.id)?.status).toBe("delivered");
+    expect(await delivery(a, e2, some.id)).toBeNull();
+    expect((await delivery(a, e3, all.id))?.status).toBe("delivered");
   });
 
   test("an event without endpoints is still stored; other scopes' outbox rows are left alone", async () => {
     const a = await app();
-    const lonely = emit(a, "card.created", { x: 1 }, { product: "waitlist", scopeId: "ws_9" });
-    const platform = tx(a.ctx.db, () => a.ctx.events.record({ type: "member.added", scope: "platform:ws_1", data: {} })).id;
-    expect(a.webhooks.dispatchPending()).toBe(1);
-    expect(a.webhooks.dispatchPending()).toBe(0);
-    const stored = a.ctx.db.query<{ body: string; product: string; scope_id: string }, [string]>("SELECT body, product, scope_id FROM webhook_events WHERE id = ?").get(lonely)!;
+    const lonely = await emit(a, "card.created", { x: 1 }, { product: "waitlist", scopeId: "ws_9" });
+    const platform = (await tx(a.ctx.db, (t) => a.ctx.events.record(t, { type: "member.added", scope: "platform:ws_1", data: {} }))).id;
+    expect(await a.webhooks.dispatchPending()).toBe(1);
+    expect(await a.webhooks.dispatchPending()).toBe(0);
+    const stored = (await a.ctx.db.get<{ body: string; product: string; scope_id: string }>("SELECT body, product, scope_id FROM webhook_events WHERE id = ?", lonely))!;
     expect(stored).toMatchObject({ product: "waitlist", scope_id: "ws_9" });
     expect(JSON.parse(stored.body).data).toEqual({ x: 1 });
-    expect(count(a, "webhook_deliveries")).toBe(0);
-    expect(a.ctx.events.get(lonely)?.dispatched_at).not.toBeNull();
-    expect(a.ctx.events.get(platform)?.dispatched_at).toBeNull();
+    expect(await count(a, "webhook_deliveries")).toBe(0);
+    expect((await a.ctx.events.get(lonely))?.dispatched_at).not.toBeNull();
+    expect((await a.ctx.events.get(platform))?.dispatched_at).toBeNull();
   });
 
   test("community events carry community_id; a disabled or auto-disabled endpoint gets no new deliveries", async () => {
     const a = await app();
     const rx = receiver();
-    addEndpoint(a, rx.url, { product: "social", scopeId: "com_42" });
-    const off = addEndpoint(a, rx.url, { product: "social", scopeId: "com_42" });
-    endpointsStore.updateEndpoint(a.ctx.db, off.id, { enabled: 0 }, a.clock.iso());
-    const id = emit(a, "post.created", { post: "p1" }, { product: "social", scopeId: "com_42" });
+    await addEndpoint(a, rx.url, { product: "social", scopeId: "com_42" });
+    const off = await addEndpoint(a, rx.url, { product: "social", scopeId: "com_42" });
+    await endpointsStore.updateEndpoint(a.ctx.db, off.id, { enabled: 0 }, a.clock.iso());
+    const id = await emit(a, "post.created", { post: "p1" }, { product: "social", scopeId: "com_42" });
     await pump(a);
     expect(rx.requests.length).toBe(1);
     const env = JSON.parse(rx.requests[0].body);
     expect(Object.keys(env)).toEqual(["id", "type", "created_at", "community_id", "data"]);
     expect(env.community_id).toBe("com_42");
-    expect(delivery(a, id, off.id)).toBeNull();
+    expect(await delivery(a, id, off.id)).toBeNull();
   });
 
   test("a delivery whose endpoint stops receiving before its turn is not_sent", async () => {
     const a = await app();
     const rx = receiver();
-    const ep = addEndpoint(a, rx.url);
-    const id = emit(a, "card.created");
-    a.webhooks.dispatchPending();
-    endpointsStore.updateEndpoint(a.ctx.db, ep.id, { enabled: 0 }, a.clock.iso());
+    const ep = await addEndpoint(a, rx.url);
+    const id = await emit(a, "card.created");
+    await a.webhooks.dispatchPending();
+    await endpointsStore.updateEndpoint(a.ctx.db, ep.id, { enabled: 0 }, a.clock.iso());
     expect(await a.webhooks.deliverDue()).toEqual({ attempted: 0, delivered: 0, failed: 0 });
     expect(rx.requests.length).toBe(0);
-    expect(delivery(a, id, ep.id)).toMatchObject({ status: "not_sent", next_attempt_ms: null });
+    expect(await delivery(a, id, ep.id)).toMatchObject({ status: "not_sent", next_attempt_ms: null });
   });
 
   test("with autoKick, an emit is delivered without waiting for the scheduler tick", async () => {
     const a = await app();
     a.webhooks.options.autoKick = true;
     const rx = receiver();
-    addEndpoint(a, rx.url);
-    const id = emit(a, "card.created");
+    await addEndpoint(a, rx.url);
+    const id = await emit(a, "card.created");
     const [req] = await rx.waitForRequests(1, 3000);
     expect(req.headers["webhook-id"]).toBe(id);
   });
@@ -216,15 +215,15 @@ describe("retries", () => {
   test("500s are retried at +1 min, +5, +30, +2 h, +6 h, +24 h, then the delivery fails; same id and body, fresh signature", async () => {
     const a = await app();
     const rx = receiver(() => new Response("nope", { status: 500 }));
-    const ep = addEndpoint(a, rx.url);
-    const id = emit(a, "card.created");
+    const ep = await addEndpoint(a, rx.url);
+    const id = await emit(a, "card.created");
     const t0 = a.clock.nowMs();
 
     expect(await pump(a)).toEqual({ attempted: 1, delivered: 0, failed: 1 });
     const delays = [1 * MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 6 * HOUR, 24 * HOUR];
     let at = t0;
     for (const [i, d] of delays.entries()) {
-      expect(delivery(a, id, ep.id)).toMatchObject({ status: "pending", attempts: i + 1, next_attempt_ms: at + d });
+      expect(await delivery(a, id, ep.id)).toMatchObject({ status: "pending", attempts: i + 1, next_attempt_ms: at + d });
       a.clock.set(at + d - SECOND);
       expect((await pump(a)).attempted).toBe(0); // nothing before the boundary
       a.clock.set(at + d);
@@ -233,7 +232,7 @@ describe("retries", () => {
       expect(rx.requests.length).toBe(i + 2);
     }
     expect(at - t0).toBe(32 * HOUR + 36 * MINUTE); // "7 attempts over about 32 hours"
-    expect(delivery(a, id, ep.id)).toMatchObject({ status: "failed", attempts: 7, next_attempt_ms: null, last_status_code: 500 });
+    expect(await delivery(a, id, ep.id)).toMatchObject({ status: "failed", attempts: 7, next_attempt_ms: null, last_status_code: 500 });
     a.clock.advance(3 * DAY);
     expect((await pump(a)).attempted).toBe(0);
     expect(rx.requests.length).toBe(7);
@@ -242,25 +241,25 @@ describe("retries", () => {
     expect(new Set(rx.requests.map((r) => r.headers["webhook-id"]))).toEqual(new Set([id]));
     expect(new Set(rx.requests.map((r) => r.headers["webhook-timestamp"])).size).toBe(7);
     expect(new Set(rx.requests.map((r) => r.headers["webhook-signature"])).size).toBe(7);
-    const log = attempts(a, id);
+    const log = await attempts(a, id);
     expect(log.map((l) => l.attempt_number)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(log.map((l) => l.trigger)).toEqual(["scheduled", "retry", "retry", "retry", "retry", "retry", "retry"]);
     expect(log.every((l) => l.status_code === 500 && l.error_class === "http_status" && l.response_body === "nope")).toBe(true);
     // The last failure came more than 24 h after the first: the endpoint is auto-disabled too.
-    expect(endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", consecutive_failures: 7 });
+    expect(await endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", consecutive_failures: 7 });
   });
 
   test("a 3xx is a failure and is not followed", async () => {
     const a = await app();
     const target = receiver();
     const rx = receiver(() => new Response(null, { status: 302, headers: { location: `${target.url}/elsewhere` } }));
-    const ep = addEndpoint(a, rx.url);
-    const id = emit(a, "card.created");
+    const ep = await addEndpoint(a, rx.url);
+    const id = await emit(a, "card.created");
     expect(await pump(a)).toEqual({ attempted: 1, delivered: 0, failed: 1 });
     expect(target.requests.length).toBe(0);
-    expect(attempts(a, id)[0]).toMatchObject({ status_code: 302, error_class: "redirect" });
-    expect(delivery(a, id, ep.id)).toMatchObject({ status: "pending", attempts: 1, next_attempt_ms: a.clock.nowMs() + MINUTE });
-    expect(endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 1, first_failure_at: a.clock.iso(), last_status_code: 302 });
+    expect((await attempts(a, id))[0]).toMatchObject({ status_code: 302, error_class: "redirect" });
+    expect(await delivery(a, id, ep.id)).toMatchObject({ status: "pending", attempts: 1, next_attempt_ms: a.clock.nowMs() + MINUTE });
+    expect(await endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 1, first_failure_at: a.clock.iso(), last_status_code: 302 });
   });
 
   test("no answer within the deadline is a timeout; a closed port a connection error; a private target blocked", async () => {
@@ -275,26 +274,29 @@ describe("retries", () => {
     const closed = startReceiver();
     const closedUrl = closed.url;
     await closed.stop();
-    const slow = addEndpoint(a, rx.url);
-    const dead = addEndpoint(a, closedUrl);
-    const id = emit(a, "card.created");
+    const slow = await addEndpoint(a, rx.url);
+    const dead = await addEndpoint(a, closedUrl);
+    const id = await emit(a, "card.created");
     expect(await pump(a)).toEqual({ attempted: 2, delivered: 0, failed: 2 });
-    const byEndpoint = (epId: string) => a.ctx.db.query<{ error_class: string; latency_ms: number; status_code: number | null }, [string, string]>(
-      "SELECT error_class, latency_ms, status_code FROM webhook_attempts WHERE event_id = ? AND endpoint_id = ?",
-    ).get(id, epId)!;
-    expect(byEndpoint(slow.id)).toMatchObject({ error_class: "timeout", status_code: null });
-    expect(byEndpoint(slow.id).latency_ms).toBeGreaterThanOrEqual(250);
-    expect(byEndpoint(dead.id)).toMatchObject({ error_class: "connection", status_code: null });
+    const byEndpoint = async (epId: string) =>
+      (await a.ctx.db.get<{ error_class: string; latency_ms: number; status_code: number | null }>(
+        "SELECT error_class, latency_ms, status_code FROM webhook_attempts WHERE event_id = ? AND endpoint_id = ?",
+        id,
+        epId,
+      ))!;
+    expect(await byEndpoint(slow.id)).toMatchObject({ error_class: "timeout", status_code: null });
+    expect((await byEndpoint(slow.id)).latency_ms).toBeGreaterThanOrEqual(250);
+    expect(await byEndpoint(dead.id)).toMatchObject({ error_class: "connection", status_code: null });
 
     // Without ALLOW_PRIVATE_TARGETS the SSRF guard refuses loopback: blocked, never sent.
     const guarded = await app({});
     const rx2 = receiver();
-    const ep2 = addEndpoint(guarded, rx2.url);
-    const id2 = emit(guarded, "card.created");
+    const ep2 = await addEndpoint(guarded, rx2.url);
+    const id2 = await emit(guarded, "card.created");
     expect(await pump(guarded)).toEqual({ attempted: 1, delivered: 0, failed: 1 });
     expect(rx2.requests.length).toBe(0);
-    expect(attempts(guarded, id2)[0]).toMatchObject({ error_class: "blocked", status_code: null });
-    expect(delivery(guarded, id2, ep2.id)?.status).toBe("pending");
+    expect((await attempts(guarded, id2))[0]).toMatchObject({ error_class: "blocked", status_code: null });
+    expect((await delivery(guarded, id2, ep2.id))?.status).toBe("pending");
   });
 });
 
@@ -304,56 +306,56 @@ describe("auto-disable", () => {
   test("20 consecutive failures disable the endpoint and drop its queued retries; enabled stays as set", async () => {
     const a = await app();
     const rx = receiver(() => new Response("down", { status: 503 }));
-    const ep = addEndpoint(a, rx.url);
+    const ep = await addEndpoint(a, rx.url);
     const ids: string[] = [];
     for (let i = 0; i < 19; i++) {
-      ids.push(emit(a, "card.created", { i }));
+      ids.push(await emit(a, "card.created", { i }));
       await pump(a);
     }
-    expect(endpoint(a, ep.id)).toMatchObject({ status: "enabled", consecutive_failures: 19 });
-    ids.push(emit(a, "card.created", { i: 19 }));
+    expect(await endpoint(a, ep.id)).toMatchObject({ status: "enabled", consecutive_failures: 19 });
+    ids.push(await emit(a, "card.created", { i: 19 }));
     await pump(a);
-    expect(endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", disabled_reason: "failing", enabled: 1, consecutive_failures: 20, auto_disabled_at: a.clock.iso() });
-    expect(deliveriesOf(a, ep.id).every((s) => s === "not_sent")).toBe(true);
-    expect(deliveriesOf(a, ep.id).length).toBe(20);
+    expect(await endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", disabled_reason: "failing", enabled: 1, consecutive_failures: 20, auto_disabled_at: a.clock.iso() });
+    expect((await deliveriesOf(a, ep.id)).every((s) => s === "not_sent")).toBe(true);
+    expect((await deliveriesOf(a, ep.id)).length).toBe(20);
 
     // Retries that would have been due are gone, and new events are not queued for it.
     a.clock.advance(2 * DAY);
-    emit(a, "card.created");
+    await emit(a, "card.created");
     expect((await pump(a)).attempted).toBe(0);
     expect(rx.requests.length).toBe(20);
-    expect(deliveriesOf(a, ep.id).length).toBe(20);
+    expect((await deliveriesOf(a, ep.id)).length).toBe(20);
   });
 
   test("one success clears the streak", async () => {
     const a = await app();
     let status = 500;
     const rx = receiver(() => new Response("", { status }));
-    const ep = addEndpoint(a, rx.url);
+    const ep = await addEndpoint(a, rx.url);
     for (let i = 0; i < 19; i++) {
-      emit(a, "card.created", { i });
+      await emit(a, "card.created", { i });
       await pump(a);
     }
-    expect(endpoint(a, ep.id).consecutive_failures).toBe(19);
+    expect((await endpoint(a, ep.id)).consecutive_failures).toBe(19);
     status = 200;
-    emit(a, "card.created", { ok: true });
+    await emit(a, "card.created", { ok: true });
     await pump(a);
-    expect(endpoint(a, ep.id)).toMatchObject({ status: "enabled", consecutive_failures: 0, first_failure_at: null, last_status_code: 200 });
+    expect(await endpoint(a, ep.id)).toMatchObject({ status: "enabled", consecutive_failures: 0, first_failure_at: null, last_status_code: 200 });
     status = 500;
     for (let i = 0; i < 19; i++) {
-      emit(a, "card.created", { again: i });
+      await emit(a, "card.created", { again: i });
       await pump(a);
     }
-    expect(endpoint(a, ep.id)).toMatchObject({ status: "enabled", consecutive_failures: 19 });
+    expect(await endpoint(a, ep.id)).toMatchObject({ status: "enabled", consecutive_failures: 19 });
     expect(rx.requests.length).toBe(39);
   });
 
   test("24 h of only failures disables the endpoint with fewer than 20 failures", async () => {
     const a = await app();
     const rx = receiver(() => new Response("", { status: 500 }));
-    const ep = addEndpoint(a, rx.url);
+    const ep = await addEndpoint(a, rx.url);
     const t0 = a.clock.nowMs();
-    const first = emit(a, "card.created");
+    const first = await emit(a, "card.created");
     await pump(a); // attempt 1 at t0
     a.clock.set(t0 + MINUTE);
     await pump(a); // attempt 2
@@ -362,17 +364,17 @@ describe("auto-disable", () => {
     a.clock.set(t0 + 12 * HOUR);
     await pump(a); // attempt 4; the next is due at 14 h
     a.clock.set(t0 + 24 * HOUR - SECOND);
-    const second = emit(a, "card.created");
+    const second = await emit(a, "card.created");
     await pump(a); // attempt 5 of the first event and attempt 1 of the second
-    expect(endpoint(a, ep.id)).toMatchObject({ status: "enabled", consecutive_failures: 6, first_failure_at: new Date(t0).toISOString() });
-    expect(delivery(a, first, ep.id)?.status).toBe("pending");
+    expect(await endpoint(a, ep.id)).toMatchObject({ status: "enabled", consecutive_failures: 6, first_failure_at: new Date(t0).toISOString() });
+    expect((await delivery(a, first, ep.id))?.status).toBe("pending");
 
     a.clock.set(t0 + 24 * HOUR);
-    emit(a, "card.created");
+    await emit(a, "card.created");
     await pump(a);
-    expect(endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 7 });
-    expect(delivery(a, first, ep.id)?.status).toBe("not_sent");
-    expect(delivery(a, second, ep.id)?.status).toBe("not_sent");
+    expect(await endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 7 });
+    expect((await delivery(a, first, ep.id))?.status).toBe("not_sent");
+    expect((await delivery(a, second, ep.id))?.status).toBe("not_sent");
   });
 });
 
@@ -383,16 +385,16 @@ describe("signing", () => {
     const a = await app();
     a.clock.set(Date.now());
     const rx = receiver();
-    const ep = addEndpoint(a, rx.url);
+    const ep = await addEndpoint(a, rx.url);
     const oldSecret = generateSecret();
     const newSecret = generateSecret();
-    endpointsStore.setSecrets(
+    await endpointsStore.setSecrets(
       a.ctx.db,
       ep.id,
       { secret_enc: a.ctx.secretBox.encrypt(newSecret), prev_secret_enc: a.ctx.secretBox.encrypt(oldSecret), prev_secret_expires_ms: a.clock.nowMs() + 2 * SECOND },
       a.clock.iso(),
     );
-    emit(a, "card.created");
+    await emit(a, "card.created");
     await pump(a);
     const during = rx.requests[0];
     expect(during.headers["webhook-signature"].split(" ").length).toBe(2);
@@ -401,7 +403,7 @@ describe("signing", () => {
     expect(() => new Webhook(ep.secret).verify(during.body, svHeaders(during.headers))).toThrow();
 
     a.clock.advance(2 * SECOND); // the grace period ends exactly now
-    emit(a, "card.created");
+    await emit(a, "card.created");
     await pump(a);
     const after = rx.requests[1];
     expect(after.headers["webhook-signature"].split(" ").length).toBe(1);
@@ -413,10 +415,10 @@ describe("signing", () => {
     const a = await app();
     a.clock.set(Date.now());
     const rx = receiver();
-    const tack = addEndpoint(a, `${rx.url}/tack`, { legacy: true });
-    const social = addEndpoint(a, `${rx.url}/social`, { legacy: true, product: "social", scopeId: "com_1" });
-    emit(a, "card.created");
-    emit(a, "post.created", {}, { product: "social", scopeId: "com_1" });
+    const tack = await addEndpoint(a, `${rx.url}/tack`, { legacy: true });
+    const social = await addEndpoint(a, `${rx.url}/social`, { legacy: true, product: "social", scopeId: "com_1" });
+    await emit(a, "card.created");
+    await emit(a, "post.created", {}, { product: "social", scopeId: "com_1" });
     await pump(a);
     for (const [path, ep, header] of [["/tack", tack, "x-tack-signature"], ["/social", social, "x-svc-signature"]] as const) {
       const req = rx.requests.find((r) => r.path === path)!;
@@ -447,11 +449,11 @@ describe("concurrency", () => {
       return new Response("finally");
     });
     const fast = receiver();
-    addEndpoint(a, slow.url);
-    addEndpoint(a, fast.url);
+    await addEndpoint(a, slow.url);
+    await addEndpoint(a, fast.url);
     const n = 40;
-    for (let i = 0; i < n; i++) emit(a, "card.created", { i });
-    a.webhooks.dispatchPending();
+    for (let i = 0; i < n; i++) await emit(a, "card.created", { i });
+    await a.webhooks.dispatchPending();
     const run = a.webhooks.deliverDue();
     await fast.waitForRequests(n, 5000);
     expect(slow.requests.length).toBe(a.webhooks.options.perEndpointConcurrency);
@@ -472,11 +474,11 @@ describe("concurrency", () => {
     });
     const fast = receiver();
     // Three dead endpoints could hold 24 slots: more than the 16 of the pool.
-    for (let i = 0; i < 3; i++) addEndpoint(a, `${dead.url}/dead${i}`);
-    addEndpoint(a, `${fast.url}/ok`);
+    for (let i = 0; i < 3; i++) await addEndpoint(a, `${dead.url}/dead${i}`);
+    await addEndpoint(a, `${fast.url}/ok`);
     const n = 30;
-    for (let i = 0; i < n; i++) emit(a, "card.created", { i });
-    a.webhooks.dispatchPending();
+    for (let i = 0; i < n; i++) await emit(a, "card.created", { i });
+    await a.webhooks.dispatchPending();
     const run = a.webhooks.deliverDue();
     await fast.waitForRequests(n, 5000);
     expect(dead.requests.length).toBe(24); // 8 per dead endpoint, no more
@@ -490,10 +492,10 @@ describe("concurrency", () => {
       await Bun.sleep(5); // real network time so the two drains overlap
       return new Response("ok");
     });
-    addEndpoint(a, rx.url);
-    addEndpoint(a, rx.url);
-    for (let i = 0; i < 30; i++) emit(a, "card.created", { i });
-    a.webhooks.dispatchPending();
+    await addEndpoint(a, rx.url);
+    await addEndpoint(a, rx.url);
+    for (let i = 0; i < 30; i++) await emit(a, "card.created", { i });
+    await a.webhooks.dispatchPending();
     const [s1, s2] = await Promise.all([a.webhooks.deliverDue(), a.webhooks.deliverDue()]);
     expect(s1.attempted + s2.attempted).toBe(60);
     expect(rx.requests.length).toBe(60);
@@ -504,13 +506,13 @@ describe("concurrency", () => {
   test("a delivery claimed by a pump that died is retried once its lease expires", async () => {
     const a = await app();
     const rx = receiver();
-    const ep = addEndpoint(a, rx.url);
-    const id = emit(a, "card.created");
-    a.webhooks.dispatchPending();
+    const ep = await addEndpoint(a, rx.url);
+    const id = await emit(a, "card.created");
+    await a.webhooks.dispatchPending();
     // Simulate another process that claimed it and crashed before recording anything.
-    const d = delivery(a, id, ep.id)!;
+    const d = (await delivery(a, id, ep.id))!;
     const lease = a.clock.nowMs() + a.webhooks.options.leaseMs;
-    a.ctx.db.query("UPDATE webhook_deliveries SET lease_until_ms = ? WHERE id = ?").run(lease, d.id);
+    await a.ctx.db.run("UPDATE webhook_deliveries SET lease_until_ms = ? WHERE id = ?", lease, d.id);
     expect((await a.webhooks.deliverDue()).attempted).toBe(0);
     a.clock.set(lease - 1);
     expect((await a.webhooks.deliverDue()).attempted).toBe(0);
@@ -527,26 +529,26 @@ describe("sendOnce and purge", () => {
     const a = await app();
     let status = 500;
     const rx = receiver(() => new Response(`answer ${status}`, { status }));
-    const ep = addEndpoint(a, rx.url);
-    const id = emit(a, "card.created");
+    const ep = await addEndpoint(a, rx.url);
+    const id = await emit(a, "card.created");
     await pump(a);
-    const before = delivery(a, id, ep.id)!;
-    const health = endpoint(a, ep.id);
+    const before = (await delivery(a, id, ep.id))!;
+    const health = await endpoint(a, ep.id);
     expect(health.consecutive_failures).toBe(1);
 
     a.clock.advance(10 * SECOND);
     const failed = await a.webhooks.sendOnce(ep.id, id, "replay", before.id);
     expect(failed).toEqual({ succeeded: false, status_code: 500, latency_ms: expect.any(Number), error_class: "http_status", response_body: "answer 500" });
     // A failed manual send is the latest attempt but adds nothing to the streak.
-    expect(endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 1, first_failure_at: health.first_failure_at, last_status_code: 500, last_attempt_at: a.clock.iso() });
+    expect(await endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 1, first_failure_at: health.first_failure_at, last_status_code: 500, last_attempt_at: a.clock.iso() });
     status = 200;
     const ok = await a.webhooks.sendOnce(ep.id, id, "test");
     expect(ok).toMatchObject({ succeeded: true, status_code: 200, error_class: null, response_body: "answer 200" });
 
-    expect(delivery(a, id, ep.id)).toEqual(before);
+    expect(await delivery(a, id, ep.id)).toEqual(before);
     // "One successful delivery clears consecutive_failures and first_failure_at" (spec 2).
-    expect(endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 0, first_failure_at: null, last_status_code: 200, status: "enabled" });
-    expect(attempts(a, id).map((x) => [x.attempt_number, x.trigger, x.delivery_id])).toEqual([
+    expect(await endpoint(a, ep.id)).toMatchObject({ consecutive_failures: 0, first_failure_at: null, last_status_code: 200, status: "enabled" });
+    expect((await attempts(a, id)).map((x) => [x.attempt_number, x.trigger, x.delivery_id])).toEqual([
       [1, "scheduled", before.id],
       [2, "replay", before.id],
       [3, "test", null],
@@ -559,45 +561,45 @@ describe("sendOnce and purge", () => {
     const a = await app();
     let status = 500;
     const rx = receiver(() => new Response("", { status }));
-    const ep = addEndpoint(a, rx.url);
-    const id = emit(a, "card.created");
+    const ep = await addEndpoint(a, rx.url);
+    const id = await emit(a, "card.created");
     await pump(a);
     // The 24 h rule: the failure after the last retry delay is more than 24 h after the first.
     for (let i = 0; i < 6; i++) {
       a.clock.advance(DAY);
       await a.webhooks.deliverDue();
     }
-    expect(endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", enabled: 1 });
-    expect(endpoint(a, ep.id).consecutive_failures).toBeGreaterThan(1);
+    expect(await endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", enabled: 1 });
+    expect((await endpoint(a, ep.id)).consecutive_failures).toBeGreaterThan(1);
     status = 204;
-    expect((await a.webhooks.sendOnce(ep.id, id, "replay", delivery(a, id, ep.id)!.id)).succeeded).toBe(true);
-    expect(endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 0, first_failure_at: null, last_status_code: 204 });
+    expect((await a.webhooks.sendOnce(ep.id, id, "replay", (await delivery(a, id, ep.id))!.id)).succeeded).toBe(true);
+    expect(await endpoint(a, ep.id)).toMatchObject({ status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 0, first_failure_at: null, last_status_code: 204 });
   });
 
   test("the response body kept in the log is capped at 1 KiB", async () => {
     const a = await app();
     const rx = receiver(() => new Response("x".repeat(5000), { status: 500 }));
-    addEndpoint(a, rx.url);
-    const id = emit(a, "card.created");
+    await addEndpoint(a, rx.url);
+    const id = await emit(a, "card.created");
     await pump(a);
-    expect(attempts(a, id)[0].response_body).toBe("x".repeat(1024));
+    expect((await attempts(a, id))[0].response_body).toBe("x".repeat(1024));
   });
 
   test("events older than 30 days are purged with their deliveries and attempts", async () => {
     const a = await app();
     const rx = receiver();
-    addEndpoint(a, rx.url);
-    emit(a, "card.created");
+    await addEndpoint(a, rx.url);
+    await emit(a, "card.created");
     await pump(a);
     a.clock.advance(15 * DAY);
-    emit(a, "card.created");
+    await emit(a, "card.created");
     await pump(a);
-    expect([count(a, "webhook_events"), count(a, "webhook_deliveries"), count(a, "webhook_attempts")]).toEqual([2, 2, 2]);
+    expect([await count(a, "webhook_events"), await count(a, "webhook_deliveries"), await count(a, "webhook_attempts")]).toEqual([2, 2, 2]);
     a.clock.advance(15 * DAY - MINUTE);
-    expect(a.webhooks.purgeExpired()).toBe(0);
+    expect(await a.webhooks.purgeExpired()).toBe(0);
     a.clock.advance(2 * MINUTE);
-    expect(a.webhooks.purgeExpired()).toBe(1);
-    expect([count(a, "webhook_events"), count(a, "webhook_deliveries"), count(a, "webhook_attempts")]).toEqual([1, 1, 1]);
+    expect(await a.webhooks.purgeExpired()).toBe(1);
+    expect([await count(a, "webhook_events"), await count(a, "webhook_deliveries"), await count(a, "webhook_attempts")]).toEqual([1, 1, 1]);
   });
 
   test("the pump and purge jobs are registered", async () => {
@@ -606,8 +608,8 @@ describe("sendOnce and purge", () => {
     expect(names).toContain("webhooks.pump");
     expect(names).toContain("webhooks.purge");
     const rx = receiver();
-    addEndpoint(a, rx.url);
-    emit(a, "card.created");
+    await addEndpoint(a, rx.url);
+    await emit(a, "card.created");
     await a.ctx.scheduler.runNow("webhooks.pump");
     await rx.waitForRequests(1, 3000);
   });

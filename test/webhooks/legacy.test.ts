@@ -74,7 +74,7 @@ async function until<T>(fn: () => Promise<T> | T, timeoutMs = 5000): Promise<T> 
 }
 
 async function deliverNow() {
-  app.webhooks.dispatchPending();
+  await app.webhooks.dispatchPending();
   await app.webhooks.deliverDue();
 }
 
@@ -152,7 +152,7 @@ describe("create, read, list", () => {
     expect(JSON.stringify([one.body, list.body])).not.toContain(hook.signing_secret);
 
     // Stored encrypted as a legacy row.
-    const row = endpointsStore.endpointInScope(app.ctx.db, "trawl", ws.id, hook.id)!;
+    const row = (await endpointsStore.endpointInScope(app.ctx.db, "trawl", ws.id, hook.id))!;
     expect(row.legacy).toBe(1);
     expect(row.secret_enc).not.toContain(hook.signing_secret);
     expect(app.ctx.secretBox.decrypt(row.secret_enc)).toBe(hook.signing_secret);
@@ -199,7 +199,7 @@ describe("create, read, list", () => {
     expectDeprecated(again);
     expect(again.body).toEqual({ ...first.body, signing_secret: null });
     expect((await app.call("GET", base(ws.id), { token })).body.data).toHaveLength(1);
-    const stored = JSON.stringify(app.ctx.db.query("SELECT * FROM core_idempotency_keys").all());
+    const stored = JSON.stringify(await app.ctx.db.all("SELECT * FROM core_idempotency_keys"));
     expect(stored).not.toContain(first.body.signing_secret);
     // Same key, different request.
     expect((await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/other` }, headers: { "idempotency-key": "legacy-1" } })).status).toBe(409);
@@ -245,7 +245,7 @@ describe("create, read, list", () => {
     const big = await owner();
     for (let i = 0; i < 25; i++) {
       const at = new Date(Date.parse("2026-01-01T00:00:00Z") + i * 1000).toISOString();
-      endpointsStore.insertEndpoint(app.ctx.db, {
+      await endpointsStore.insertEndpoint(app.ctx.db, {
         id: prefixedId("whk"),
         product: "trawl",
         scope_id: big.ws.id,
@@ -335,7 +335,7 @@ describe("delivery", () => {
   test("a real delivery carries the Standard Webhooks headers (whsec_ + base64 of the secret) and X-Trawl-Signature", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
-    const { id } = app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.succeeded", { id: "job_1", status: "succeeded" });
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "trawl", scopeId: ws.id }, "job.succeeded", { id: "job_1", status: "succeeded" });
     await deliverNow();
     const got = requestsFor(id);
     expect(got).toHaveLength(1);
@@ -356,7 +356,7 @@ describe("delivery", () => {
 
     // A shared endpoint of the same scope gets only the open scheme.
     const shared = (await app.call("POST", `${base(ws.id)}/endpoints`, { token, body: { url: `${receiver.url}/shared` } })).body;
-    const second = app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.failed", { id: "job_2" });
+    const second = await app.webhooks.emit(app.ctx.db, { product: "trawl", scopeId: ws.id }, "job.failed", { id: "job_2" });
     await deliverNow();
     const toShared = requestsFor(second.id).find((q) => q.path === "/shared")!;
     expect(verifyStandard(shared.signing_secret, toShared)).toBeTruthy();
@@ -367,14 +367,15 @@ describe("delivery", () => {
   test("a legacy webhook receives every type (the record has no events field); a filter set on the shared route applies", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
-    const first = ["job.succeeded", "job.failed"].map((type) => app.webhooks.emit({ product: "trawl", scopeId: ws.id }, type, { id: type }));
+    const first: { id: string }[] = [];
+    for (const type of ["job.succeeded", "job.failed"]) first.push(await app.webhooks.emit(app.ctx.db, { product: "trawl", scopeId: ws.id }, type, { id: type }));
     await deliverNow();
     for (const ev of first) expect(requestsFor(ev.id)).toHaveLength(1);
 
     const filtered = await app.call("PATCH", `${base(ws.id)}/endpoints/${hook.id}`, { token, body: { event_types: ["job.failed"] } });
     expect(filtered.body.event_types).toEqual(["job.failed"]);
-    const skipped = app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.succeeded", { id: "j1" });
-    const sent = app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.failed", { id: "j2" });
+    const skipped = await app.webhooks.emit(app.ctx.db, { product: "trawl", scopeId: ws.id }, "job.succeeded", { id: "j1" });
+    const sent = await app.webhooks.emit(app.ctx.db, { product: "trawl", scopeId: ws.id }, "job.failed", { id: "j2" });
     await deliverNow();
     expect(requestsFor(skipped.id)).toHaveLength(0);
     expect(requestsFor(sent.id)).toHaveLength(1);
@@ -386,9 +387,9 @@ describe("delivery", () => {
     const hook = await createLegacy(token, ws.id);
     const ids: string[] = [];
     for (let i = 0; i < 55; i++) {
-      ids.push(app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.queued", { id: `j${i}` }).id);
+      ids.push((await app.webhooks.emit(app.ctx.db, { product: "trawl", scopeId: ws.id }, "job.queued", { id: `j${i}` })).id);
       app.clock.advance(10);
-      app.webhooks.dispatchPending();
+      await app.webhooks.dispatchPending();
       await app.webhooks.deliverDue();
     }
     const def = await app.call("GET", `${base(ws.id)}/${hook.id}/deliveries`, { token });
@@ -413,7 +414,7 @@ describe("state", () => {
     const hook = await createLegacy(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 500 }));
     const scope = { product: "trawl" as const, scopeId: ws.id };
-    const ev = app.webhooks.emit(scope, "job.failed", { id: "j1" });
+    const ev = await app.webhooks.emit(app.ctx.db, scope, "job.failed", { id: "j1" });
     await deliverNow();
     const failedAt = app.clock.iso();
     let h = (await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body;
@@ -424,7 +425,7 @@ describe("state", () => {
     h = (await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body;
     expect(h).toMatchObject({ active: false, failure_count: 2, first_failure_at: failedAt, auto_disabled_at: app.clock.iso() });
     // While auto-disabled nothing new is delivered.
-    const during = app.webhooks.emit(scope, "job.failed", { id: "j2" });
+    const during = await app.webhooks.emit(app.ctx.db, scope, "job.failed", { id: "j2" });
     await deliverNow();
     expect(requestsFor(during.id)).toHaveLength(0);
 
@@ -434,7 +435,7 @@ describe("state", () => {
     expectDeprecated(patched);
     expect(patched.body).toMatchObject({ id: hook.id, active: true, failure_count: 0, first_failure_at: null, auto_disabled_at: null });
     expect(patched.body.signing_secret).toBeUndefined();
-    const next = app.webhooks.emit(scope, "job.failed", { id: "j3" });
+    const next = await app.webhooks.emit(app.ctx.db, scope, "job.failed", { id: "j3" });
     await deliverNow();
     expect(requestsFor(next.id)).toHaveLength(1);
     expect(requestsFor(ev.id).length).toBe(2);
@@ -444,7 +445,7 @@ describe("state", () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 503 }));
-    const ev = app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.failed", { id: "j1" });
+    const ev = await app.webhooks.emit(app.ctx.db, { product: "trawl", scopeId: ws.id }, "job.failed", { id: "j1" });
     await deliverNow();
     const paused = await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { active: false } });
     expect(paused.status).toBe(200);
@@ -482,7 +483,7 @@ describe("rotate-secret and test", () => {
     expect(rotated.body).toMatchObject({ id: hook.id, workspace_id: ws.id, active: true });
     expect(JSON.stringify((await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body)).not.toContain(secret);
 
-    const { id } = app.webhooks.emit({ product: "trawl", scopeId: ws.id }, "job.succeeded", { id: "j1" });
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "trawl", scopeId: ws.id }, "job.succeeded", { id: "j1" });
     await deliverNow();
     const req = requestsFor(id)[0];
     expect(req.headers["webhook-signature"].split(" ")).toHaveLength(1);

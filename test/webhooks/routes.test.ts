@@ -110,7 +110,7 @@ describe("test send", () => {
     expect(JSON.parse(requestsSince(receiver, n)[0].body).type).toBe(types[0]); // default: the first type
     for (let i = 0; i < 4; i++) {
       app.clock.advance(7 * HOUR);
-      app.webhooks.dispatchPending();
+      await app.webhooks.dispatchPending();
       await app.webhooks.deliverDue();
     }
     expect(requestsFor(receiver, r.body.event_id)).toHaveLength(1);
@@ -171,16 +171,16 @@ describe("events log and replay", () => {
     const a = await createEndpoint(token, ws.id, { event_types: ["message.sent"] });
     const b = await createEndpoint(token, ws.id, {}, "mail", receiver2);
     const scope = { product: "mail" as const, scopeId: ws.id };
-    const old = app.webhooks.emit(scope, "message.sent", { id: "m0" });
-    app.webhooks.dispatchPending();
+    const old = await app.webhooks.emit(app.ctx.db, scope, "message.sent", { id: "m0" });
+    await app.webhooks.dispatchPending();
     app.clock.advance(31 * DAY);
 
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      ids.push(app.webhooks.emit(scope, i % 2 === 0 ? "message.sent" : "message.delivered", { id: `m${i + 1}` }).id);
+      ids.push((await app.webhooks.emit(app.ctx.db, scope, i % 2 === 0 ? "message.sent" : "message.delivered", { id: `m${i + 1}` })).id);
       app.clock.advance(1000);
     }
-    app.webhooks.dispatchPending();
+    await app.webhooks.dispatchPending();
     receiver2.setHandler(() => new Response("down", { status: 500 }));
     await app.webhooks.deliverDue();
 
@@ -262,8 +262,8 @@ describe("events log and replay", () => {
     const a = await createEndpoint(token, ws.id);
     const b = await createEndpoint(token, ws.id, {}, "mail", receiver2);
     const c = await createEndpoint(token, ws.id, { event_types: ["message.failed"] });
-    const { id } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m9" });
-    app.webhooks.dispatchPending();
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m9" });
+    await app.webhooks.dispatchPending();
     receiver2.setHandler(() => new Response("busy", { status: 500 }));
     const n1 = receiver.requests.length;
     const n2 = receiver2.requests.length;
@@ -317,8 +317,8 @@ describe("replay and endpoint health", () => {
   test("the events list shows the replay as the latest attempt of a delivered event, like the event detail", async () => {
     const { token, ws } = await owner();
     const a = await createEndpoint(token, ws.id);
-    const { id } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
-    app.webhooks.dispatchPending();
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    await app.webhooks.dispatchPending();
     await app.webhooks.deliverDue();
     const listed = async () => (await app.call("GET", `${base(ws.id)}/events?endpoint_id=${a.id}`, { token })).body.data.find((e: any) => e.id === id).deliveries[0];
     expect(await listed()).toMatchObject({ status: "delivered", attempts: 1, last_status_code: 200, latest_attempt: { attempt_number: 1, trigger: "scheduled", status_code: 200 } });
@@ -343,8 +343,8 @@ describe("replay and endpoint health", () => {
     const { token, ws } = await owner();
     const ep = await createEndpoint(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 503 }));
-    const { id } = app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
-    app.webhooks.dispatchPending();
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    await app.webhooks.dispatchPending();
     await app.webhooks.deliverDue();
     app.clock.advance(60_000);
     await app.webhooks.deliverDue();
@@ -364,8 +364,8 @@ describe("replay and endpoint health", () => {
     const { token, ws } = await owner();
     const ep = await createEndpoint(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 500 }));
-    app.webhooks.emit({ product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
-    app.webhooks.dispatchPending();
+    await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    await app.webhooks.dispatchPending();
     await app.webhooks.deliverDue();
     expect((await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).body.consecutive_failures).toBe(1);
     expect((await app.call("POST", `${base(ws.id)}/endpoints/${ep.id}/test`, { token, body: {} })).body.succeeded).toBe(false);

@@ -8,7 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MIGRATIONS } from "../../migrations/index";
-import { migrate, openDb } from "../../src/core/db";
+import { migrateSqlite as migrate, openSqliteFile as openDb } from "../../src/core/store/sqlite";
 
 test("0022 moves paused rows to enabled = 0 and keeps an auto-disable that preceded the pause", () => {
   const db = openDb(join(mkdtempSync(join(tmpdir(), "bunker-m0022-")), "bunker.db"));

@@ -35,7 +35,7 @@ async function register(token: string, ws: string, body: Record<string, unknown>
 }
 
 async function deliverNow() {
-  app.webhooks.dispatchPending();
+  await app.webhooks.dispatchPending();
   await app.webhooks.deliverDue();
 }
 
@@ -98,7 +98,7 @@ describe("register, read, list", () => {
     expect(list.body).toEqual({ data: [masked], pagination: { total: 1, limit: 50, offset: 0, has_more: false } });
     expect(JSON.stringify([one.body, list.body])).not.toContain(hook.signing_secret);
 
-    const row = endpointsStore.endpointInScope(app.ctx.db, "tack", ws.id, hook.id)!;
+    const row = (await endpointsStore.endpointInScope(app.ctx.db, "tack", ws.id, hook.id))!;
     expect(row.legacy).toBe(0);
     expect(row.secret_enc).not.toContain(hook.signing_secret);
     expect(app.ctx.secretBox.decrypt(row.secret_enc)).toBe(hook.signing_secret);
@@ -108,14 +108,14 @@ describe("register, read, list", () => {
     const { token, ws } = await owner();
     const hook = await register(token, ws.id, { secret: OWN_SECRET });
     expect(hook).toMatchObject({ active: true, events: [], legacy_signature: true, signing_secret: null, signing_secret_hint: OWN_SECRET.slice(-4) });
-    const row = endpointsStore.endpointInScope(app.ctx.db, "tack", ws.id, hook.id)!;
+    const row = (await endpointsStore.endpointInScope(app.ctx.db, "tack", ws.id, hook.id))!;
     expect(row.legacy).toBe(1);
     expect(row.secret_enc).not.toContain(OWN_SECRET);
     expect(app.ctx.secretBox.decrypt(row.secret_enc)).toBe(OWN_SECRET);
     const all = JSON.stringify([(await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body, (await app.call("GET", base(ws.id), { token })).body]);
     expect(all).not.toContain(OWN_SECRET);
     // Not in the audit log either.
-    const audit = JSON.stringify(app.ctx.db.query("SELECT * FROM platform_audit_log WHERE workspace_id = ?").all(ws.id));
+    const audit = JSON.stringify(await app.ctx.db.all("SELECT * FROM platform_audit_log WHERE workspace_id = ?", ws.id));
     expect(audit).toContain(hook.id);
     expect(audit).not.toContain(OWN_SECRET);
   });
@@ -173,7 +173,7 @@ describe("register, read, list", () => {
     expect(again.headers.get("idempotent-replay")).toBe("true");
     expect(again.body).toEqual({ ...first.body, signing_secret: null });
     expect((await app.call("GET", base(ws.id), { token })).body.pagination.total).toBe(1);
-    const stored = JSON.stringify(app.ctx.db.query("SELECT * FROM core_idempotency_keys").all());
+    const stored = JSON.stringify(await app.ctx.db.all("SELECT * FROM core_idempotency_keys"));
     expect(stored).not.toContain(first.body.signing_secret);
     expect((await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/other` }, headers: { "idempotency-key": "tack-1" } })).status).toBe(409);
   });
@@ -322,7 +322,7 @@ describe("delivery", () => {
     const { token, ws } = await owner();
     const hook = await register(token, ws.id, { url: `${receiver.url}/generated` });
     const data = { id: "card_1", title: "Ship the billing page", list_id: "list_1", actor_id: "usr_1" };
-    const { id } = app.webhooks.emit({ product: "tack", scopeId: ws.id }, "card.created", data);
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "tack", scopeId: ws.id }, "card.created", data);
     await deliverNow();
     const got = requestsFor(id);
     expect(got).toHaveLength(1);
@@ -336,8 +336,8 @@ describe("delivery", () => {
     const { token, ws } = await owner();
     await register(token, ws.id, { url: `${receiver.url}/own`, secret: OWN_SECRET, events: ["card.created"] });
     const data = { id: "card_2", title: "Write the changelog" };
-    const { id } = app.webhooks.emit({ product: "tack", scopeId: ws.id }, "card.created", data);
-    const skipped = app.webhooks.emit({ product: "tack", scopeId: ws.id }, "card.moved", { id: "card_2" });
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "tack", scopeId: ws.id }, "card.created", data);
+    const skipped = await app.webhooks.emit(app.ctx.db, { product: "tack", scopeId: ws.id }, "card.moved", { id: "card_2" });
     await deliverNow();
     const got = requestsFor(id);
     expect(got).toHaveLength(1);
@@ -351,7 +351,7 @@ describe("delivery", () => {
     const { token, ws } = await owner();
     const secret = "whsec_" + randomBytes(32).toString("base64");
     await register(token, ws.id, { url: `${receiver.url}/std`, secret });
-    const { id } = app.webhooks.emit({ product: "tack", scopeId: ws.id }, "card.completed", { id: "card_3" });
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "tack", scopeId: ws.id }, "card.completed", { id: "card_3" });
     await deliverNow();
     const [req] = requestsFor(id);
     expect(verifyStandard(secret, req)).toMatchObject({ id, type: "card.completed" });
@@ -368,8 +368,8 @@ describe("update and delete", () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id: hook.id, url: `${receiver.url}/moved`, events: ["card.moved", "card.completed"], active: true, updated_at: app.clock.iso() });
     expect(r.body.signing_secret).toBeUndefined();
-    const moved = app.webhooks.emit({ product: "tack", scopeId: ws.id }, "card.moved", { id: "c" });
-    const created = app.webhooks.emit({ product: "tack", scopeId: ws.id }, "card.created", { id: "c" });
+    const moved = await app.webhooks.emit(app.ctx.db, { product: "tack", scopeId: ws.id }, "card.moved", { id: "c" });
+    const created = await app.webhooks.emit(app.ctx.db, { product: "tack", scopeId: ws.id }, "card.created", { id: "c" });
     await deliverNow();
     expect(requestsFor(moved.id).map((q) => q.path)).toEqual(["/moved"]);
     expect(requestsFor(created.id)).toHaveLength(0);
@@ -385,7 +385,7 @@ describe("update and delete", () => {
     const hook = await register(token, ws.id, { url: `${receiver.url}/pause` });
     const scope = { product: "tack" as const, scopeId: ws.id };
     receiver.setHandler(() => new Response("down", { status: 503 }));
-    const ev = app.webhooks.emit(scope, "card.created", { id: "c1" });
+    const ev = await app.webhooks.emit(app.ctx.db, scope, "card.created", { id: "c1" });
     await deliverNow();
     expect(requestsFor(ev.id)).toHaveLength(1);
 
@@ -395,7 +395,7 @@ describe("update and delete", () => {
     expect(paused.body).toMatchObject({ active: false, status: "enabled", disabled_reason: null });
     receiver.setHandler(() => new Response("ok"));
     app.clock.advance(2 * HOUR);
-    const during = app.webhooks.emit(scope, "card.created", { id: "c2" });
+    const during = await app.webhooks.emit(app.ctx.db, scope, "card.created", { id: "c2" });
     await deliverNow();
     expect(requestsFor(ev.id)).toHaveLength(1);
     expect(requestsFor(during.id)).toHaveLength(0);
@@ -405,7 +405,7 @@ describe("update and delete", () => {
 
     const on = await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { active: true } });
     expect(on.body).toMatchObject({ active: true, status: "enabled", disabled_reason: null });
-    const after = app.webhooks.emit(scope, "card.created", { id: "c3" });
+    const after = await app.webhooks.emit(app.ctx.db, scope, "card.created", { id: "c3" });
     await deliverNow();
     expect(requestsFor(after.id)).toHaveLength(1);
   });
@@ -415,7 +415,7 @@ describe("update and delete", () => {
     const hook = await register(token, ws.id, { url: `${receiver.url}/flaky`, secret: OWN_SECRET });
     const scope = { product: "tack" as const, scopeId: ws.id };
     receiver.setHandler(() => new Response("down", { status: 500 }));
-    app.webhooks.emit(scope, "card.created", { id: "c1" });
+    await app.webhooks.emit(app.ctx.db, scope, "card.created", { id: "c1" });
     await deliverNow();
     const shared = () => app.call("GET", `${base(ws.id)}/endpoints/${hook.id}`, { token });
     expect((await shared()).body).toMatchObject({ consecutive_failures: 1, first_failure_at: app.clock.iso() });
@@ -430,7 +430,7 @@ describe("update and delete", () => {
     expect(on.status).toBe(200);
     expect(on.body).toMatchObject({ active: true, status: "enabled", disabled_reason: null, legacy_signature: true });
     expect((await shared()).body).toMatchObject({ consecutive_failures: 0, first_failure_at: null, status: "enabled" });
-    const next = app.webhooks.emit(scope, "card.created", { id: "c2" });
+    const next = await app.webhooks.emit(app.ctx.db, scope, "card.created", { id: "c2" });
     await deliverNow();
     const [req] = requestsFor(next.id);
     expect(tackHeaderMatches(OWN_SECRET, req)).toBe(true);
@@ -441,7 +441,7 @@ describe("update and delete", () => {
     const keep = await register(token, ws.id, { url: `${receiver.url}/keep` });
     const gone = await register(token, ws.id, { url: `${receiver.url}/gone` });
     receiver.setHandler((req) => (new URL(req.url).pathname === "/gone" ? new Response("down", { status: 500 }) : new Response("ok")));
-    const ev = app.webhooks.emit({ product: "tack", scopeId: ws.id }, "card.deleted", { id: "c1" });
+    const ev = await app.webhooks.emit(app.ctx.db, { product: "tack", scopeId: ws.id }, "card.deleted", { id: "c1" });
     await deliverNow();
     expect(requestsFor(ev.id).map((q) => q.path).sort()).toEqual(["/gone", "/keep"]);
     const before = await app.call("GET", `${base(ws.id)}/events/${ev.id}`, { token });

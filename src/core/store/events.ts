@@ -1,5 +1,5 @@
 /** SQL of the event outbox (core_events). */
-import { tx, type Db } from "../db";
+import { dialect, type Sql } from "./sql";
 
 export interface EventRow {
   id: string;
@@ -10,14 +10,14 @@ export interface EventRow {
   dispatched_at: string | null;
 }
 
-export function insertEvent(db: Db, row: Omit<EventRow, "dispatched_at">): void {
-  db.query("INSERT INTO core_events (id, type, scope, data, created_at) VALUES (?, ?, ?, ?, ?)").run(row.id, row.type, row.scope, row.data, row.created_at);
+const COLUMNS = "id, type, scope, data, created_at, dispatched_at";
+
+export async function insertEvent(db: Sql, row: Omit<EventRow, "dispatched_at">): Promise<void> {
+  await db.run("INSERT INTO core_events (id, type, scope, data, created_at) VALUES (?, ?, ?, ?, ?)", row.id, row.type, row.scope, row.data, row.created_at);
 }
 
-export function selectPending(db: Db, limit: number): EventRow[] {
-  return db
-    .query<EventRow, [number]>("SELECT id, type, scope, data, created_at, dispatched_at FROM core_events WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT ?")
-    .all(limit);
+export function selectPending(db: Sql, limit: number): Promise<EventRow[]> {
+  return db.all<EventRow>(`SELECT ${COLUMNS} FROM core_events WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT ?`, limit);
 }
 
 /**
@@ -25,20 +25,21 @@ export function selectPending(db: Db, limit: number): EventRow[] {
  * prefix's bounds are written into the SQL as literals ("webhook:" <= scope < "webhook;",
  * ';' follows ':' in ASCII) so the planner can match a partial index declared with the same
  * bounds (migration 0021 has the webhook engine's); a bound parameter would not match it.
+ * On PostgreSQL the rows are locked and rows another node holds are skipped, so two nodes
+ * claiming at once take different events.
  */
-export function selectPendingInScope(db: Db, prefix: string, limit: number): EventRow[] {
-  return db
-    .query<EventRow, [number]>(
-      `SELECT id, type, scope, data, created_at, dispatched_at FROM core_events
-       WHERE dispatched_at IS NULL AND ${scopeBounds(prefix)}
-       ORDER BY created_at, id LIMIT ?`,
-    )
-    .all(limit);
+export function selectPendingInScope(db: Sql, prefix: string, limit: number): Promise<EventRow[]> {
+  return db.all<EventRow>(
+    `SELECT ${COLUMNS} FROM core_events
+     WHERE dispatched_at IS NULL AND ${scopeBounds(prefix)}
+     ORDER BY created_at, id LIMIT ?${dialect(db).skipLocked}`,
+    limit,
+  );
 }
 
 /** Undispatched events of one scope prefix (same literal bounds, same partial index). */
-export function countPendingInScope(db: Db, prefix: string): number {
-  return db.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM core_events WHERE dispatched_at IS NULL AND ${scopeBounds(prefix)}`).get()!.n;
+export async function countPendingInScope(db: Sql, prefix: string): Promise<number> {
+  return (await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM core_events WHERE dispatched_at IS NULL AND ${scopeBounds(prefix)}`))!.n;
 }
 
 function scopeBounds(prefix: string): string {
@@ -46,24 +47,23 @@ function scopeBounds(prefix: string): string {
   return `scope >= '${prefix}' AND scope < '${prefix.slice(0, -1)};'`;
 }
 
-export function countPending(db: Db): number {
-  return db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM core_events WHERE dispatched_at IS NULL").get()!.n;
+export async function countPending(db: Sql): Promise<number> {
+  return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM core_events WHERE dispatched_at IS NULL"))!.n;
 }
 
-export function selectEvent(db: Db, id: string): EventRow | null {
-  return db.query<EventRow, [string]>("SELECT id, type, scope, data, created_at, dispatched_at FROM core_events WHERE id = ?").get(id);
+export function selectEvent(db: Sql, id: string): Promise<EventRow | null> {
+  return db.get<EventRow>(`SELECT ${COLUMNS} FROM core_events WHERE id = ?`, id);
 }
 
 /** Marks the given events dispatched (those already marked keep their first time). */
-export function markDispatched(db: Db, ids: string[], at: string): number {
-  const stmt = db.query<never, [string, string]>("UPDATE core_events SET dispatched_at = ? WHERE id = ? AND dispatched_at IS NULL");
-  let changed = 0;
-  tx(db, () => {
-    for (const id of ids) changed += stmt.run(at, id).changes;
+export async function markDispatched(db: Sql, ids: string[], at: string): Promise<number> {
+  return db.tx(async (t) => {
+    let changed = 0;
+    for (const id of ids) changed += await t.run("UPDATE core_events SET dispatched_at = ? WHERE id = ? AND dispatched_at IS NULL", at, id);
+    return changed;
   });
-  return changed;
 }
 
-export function deleteDispatchedBefore(db: Db, cutoff: string): number {
-  return db.query("DELETE FROM core_events WHERE dispatched_at IS NOT NULL AND dispatched_at < ?").run(cutoff).changes;
+export function deleteDispatchedBefore(db: Sql, cutoff: string): Promise<number> {
+  return db.run("DELETE FROM core_events WHERE dispatched_at IS NOT NULL AND dispatched_at < ?", cutoff);
 }

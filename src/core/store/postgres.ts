@@ -32,15 +32,19 @@ function values(t: Translated, params: SqlParams): unknown[] {
 /** Flags are INTEGER columns: a JS boolean binds as 1/0, as bun:sqlite binds it. */
 const bind = (v: unknown) => (v === undefined ? null : typeof v === "boolean" ? (v ? 1 : 0) : v);
 
+/** Plain arrays of plain objects, as bun:sqlite returns (Bun.SQL's rows have a null prototype and metadata). */
 function normalise<T>(rows: Record<string, unknown>[]): T[] {
-  for (const row of rows) {
+  const out = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    const o: Record<string, unknown> = {};
     for (const k in row) {
       const v = row[k];
-      if (typeof v === "bigint") row[k] = Number(v);
-      else if (typeof v === "boolean") row[k] = v ? 1 : 0;
+      o[k] = typeof v === "bigint" ? Number(v) : typeof v === "boolean" ? (v ? 1 : 0) : v;
     }
+    out[i] = o;
   }
-  return rows as T[];
+  return out as T[];
 }
 
 async function query<T>(conn: SQL, sql: string, params: SqlParams): Promise<{ rows: T[]; changed: number }> {
@@ -74,6 +78,7 @@ export class PostgresDb implements Db {
   private constructor(
     readonly sql: SQL,
     url: string,
+    readonly migrated: string[],
   ) {
     this.location = redactUrl(url);
   }
@@ -81,14 +86,15 @@ export class PostgresDb implements Db {
   /** Connects, checks the database (UTF-8, C collation) and migrates under an advisory lock. */
   static async open(url: string, opts: PostgresOptions = {}): Promise<PostgresDb> {
     const sql = new SQL(url, { max: opts.max ?? 10, bigint: true, idleTimeout: 60 });
+    let migrated: string[] = [];
     try {
-      if (opts.migrate !== false) await migratePg(sql);
+      if (opts.migrate !== false) migrated = await migratePg(sql);
       else await sql`SELECT 1`;
     } catch (err) {
       await sql.close();
       throw err;
     }
-    return new PostgresDb(sql, url);
+    return new PostgresDb(sql, url, migrated);
   }
 
   async get<T>(text: string, ...params: SqlParams): Promise<T | null> {

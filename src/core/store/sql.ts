@@ -50,6 +50,8 @@ export interface Db extends Sql {
   close(): Promise<void>;
   /** Where the data lives, for logs: the SQLite file path or the PostgreSQL URL without password. */
   readonly location: string;
+  /** Migrations this open applied (names), for `bunker migrate`. */
+  readonly migrated: string[];
 }
 
 /**
@@ -168,3 +170,9 @@ export function firstKeyword(sql: string): string {
 
 /** A statement that only reads (may run on a read connection). WITH ... may write: not counted. */
 export const isReadOnly = (sql: string) => firstKeyword(sql) === "SELECT";
+
+/** True when the calling async chain runs inside an open transaction of db (caches bypass themselves there). */
+export function inTransaction(db: unknown): boolean {
+  const scope = txScope.getStore();
+  return !!scope && scope.open && scope.db === db;
+}

@@ -82,10 +82,11 @@ export class SqliteDb implements Db {
   private locked = false;
   private readonly waiters: (() => void)[] = [];
   private readonly listeners = new Map<string, Set<Listener>>();
+  readonly migrated: string[];
 
   constructor(readonly location: string) {
     this.writer = openSqliteFile(location);
-    migrateSqlite(this.writer);
+    this.migrated = migrateSqlite(this.writer);
     // ":memory:" is one database per connection: everything stays on the writer.
     this.reader = location === ":memory:" ? this.writer : openSqliteFile(location, { readOnly: true });
   }
@@ -270,4 +271,31 @@ class SqliteTx implements Sql {
     this.check();
     this.pendingNotifications.push([channel, payload]);
   }
+}
+
+// ---- maintenance on a raw SQLite file (backup, restore: src/core/backup.ts) ----
+
+/** Consistent online copy of a live database (VACUUM INTO works while others write). */
+export function vacuumInto(db: Database, target: string) {
+  mkdirSync(dirname(target), { recursive: true });
+  db.query("VACUUM INTO ?").run(target);
+}
+
+/** True when the file has Bunker's migration table (and is a readable SQLite database at all). */
+export function isBunkerDb(db: Database): boolean {
+  try {
+    return db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'core_migrations'").get() !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** SQLite's own check of every page and index: "ok", or the first problems found. */
+export function integrityCheck(db: Database): string {
+  return db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all().map((r) => r.integrity_check).join("; ");
+}
+
+/** The key-check value of a raw database file (restore compares it with the key it restores). */
+export function readKeyCheckSync(db: Database): string | null {
+  return db.query<{ check_value: string }, []>("SELECT check_value FROM core_key_check WHERE id = 1").get()?.check_value ?? null;
 }

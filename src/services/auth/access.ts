@@ -51,7 +51,7 @@ const isRs256 = (token: string) => {
 };
 
 /** An M2M client as admin routes re-check it on every call (null when deleted). */
-export type M2mClientLookup = (appId: string, clientId: string) => { permissions: string; rotated_at: string | null } | null;
+export type M2mClientLookup = (appId: string, clientId: string) => MaybePromise<{ permissions: string; rotated_at: string | null } | null>;
 
 export class AppAccess {
   constructor(
@@ -77,10 +77,11 @@ export class AppAccess {
   }
 
   /** The client of an M2M token while the token still stands: null once the client is deleted or its secret rotated after the token was issued. */
-  currentClient(app: LoadedApp, m: M2mClaims) {
-    const client = this.m2mClient(app.id, m.client_id);
-    if (!client || (client.rotated_at && (m.iat ?? 0) < Math.floor(Date.parse(client.rotated_at) / 1000))) return null;
-    return client;
+  currentClient(app: LoadedApp, m: M2mClaims): MaybePromise<{ permissions: string; rotated_at: string | null } | null> {
+    return andThen(this.m2mClient(app.id, m.client_id), (client) => {
+      if (!client || (client.rotated_at && (m.iat ?? 0) < Math.floor(Date.parse(client.rotated_at) / 1000))) return null;
+      return client;
+    });
   }
 
   /** An administrative caller allowed `action` on this App: 401 without a credential, 404 for another workspace, 403 without the action. */
@@ -92,7 +93,7 @@ export class AppAccess {
       const m = claims as M2mClaims;
       // Admin calls are rare and write-heavy: one primary-key lookup buys immediate effect
       // for deleting a client, rotating its secret (older tokens die) or narrowing it.
-      const client = this.currentClient(app, m);
+      const client = await this.currentClient(app, m);
       if (!client) throw unauthorized("Missing or invalid access token");
       const current = JSON.parse(client.permissions) as string[];
       const covers = (perms: string[]) => perms.some((p) => actionMatches(p, action));
@@ -101,7 +102,7 @@ export class AppAccess {
     }
     const principal = await this.platform.resolve(token, cookie);
     if (!principal) throw unauthorized("Missing or invalid credentials");
-    this.apps.authorize(principal, app, action);
+    await this.apps.authorize(principal, app, action);
     return { kind: "platform", principal, actor: actorOfPrincipal(principal) };
   }
 }

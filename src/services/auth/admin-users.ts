@@ -20,7 +20,7 @@
  *   of the user's contact values, regardless of case.
  */
 import type { RequestMeta } from "../../access/http";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
@@ -61,8 +61,8 @@ export class AdminUserService {
     return this.auth.access.admin(app, authorization, action);
   }
 
-  private load(app: LoadedApp, id: string) {
-    const u = store.userView(this.ctx.db, app.id, id);
+  private async load(db: Sql, app: LoadedApp, id: string) {
+    const u = await store.userView(db, app.id, id);
     if (!u) throw notFound("User");
     return u;
   }
@@ -73,7 +73,7 @@ export class AdminUserService {
     const after = decodeCursor<{ id: unknown }>(q.cursor)?.id;
     const search = q.q?.trim() || null;
     if (search && search.length > SEARCH_MAX) throw badRequest("Invalid q", [{ field: "q", reason: `at most ${SEARCH_MAX} characters` }]);
-    const rows = store.listUsers(this.ctx.db, app.id, typeof after === "string" ? after : null, limit + 1, search);
+    const rows = await store.listUsers(this.ctx.db, app.id, typeof after === "string" ? after : null, limit + 1, search);
     return buildPage(rows, limit, (r) => ({ id: r.id }), publicUser);
   }
 
@@ -85,11 +85,11 @@ export class AdminUserService {
 
   async get(app: LoadedApp, authorization: string | null, id: string) {
     await this.caller(app, authorization, "auth.user.read");
-    return publicUser(this.load(app, id));
+    return publicUser(await this.load(this.ctx.db, app, id));
   }
 
   /** 400 with every bad field; returns the normalised email when one was given. */
-  private validatePatch(app: LoadedApp, b: AdminUserPatch) {
+  private async validatePatch(app: LoadedApp, b: AdminUserPatch) {
     const details: ErrorDetail[] = [];
     let email: string | undefined;
     if (b.email !== undefined) {
@@ -110,7 +110,7 @@ export class AdminUserService {
     let roleId: string | null | undefined;
     if (b.role === null) roleId = null;
     else if (b.role !== undefined) {
-      roleId = roleByName(this.ctx.db, app.id, b.role)?.id;
+      roleId = (await roleByName(this.ctx.db, app.id, b.role))?.id;
       if (!roleId) details.push({ field: "role", reason: "no such role in this App" });
     }
     if (details.length) throw badRequest("User validation failed", details);
@@ -119,20 +119,19 @@ export class AdminUserService {
 
   async update(app: LoadedApp, authorization: string | null, id: string, b: AdminUserPatch, meta: RequestMeta) {
     const c = await this.caller(app, authorization, "auth.user.update");
-    this.load(app, id);
-    const { email, roleId } = this.validatePatch(app, b);
+    await this.load(this.ctx.db, app, id);
+    const { email, roleId } = await this.validatePatch(app, b);
     // argon2 must not run while the write lock is held.
     const passwordHash = b.password !== undefined ? await this.ctx.passwords.hash(b.password) : undefined;
-    const { db } = this.ctx;
-    return tx(db, () => {
-      const before = this.load(app, id);
+    return tx(this.ctx.db, async (db) => {
+      const before = await this.load(db, app, id);
       const now = this.ctx.clock.iso();
       const changed: string[] = [];
       const fields: Parameters<typeof store.updateUserFields>[2] = {};
 
       if (b.username !== undefined && b.username !== before.username) {
         // Usernames are unique regardless of case: a case-only change of one's own name is fine.
-        if (b.username.toLowerCase() !== before.username.toLowerCase() && store.usernameTaken(db, app.id, b.username)) throw conflict("This username is taken", "USERNAME_TAKEN");
+        if (b.username.toLowerCase() !== before.username.toLowerCase() && (await store.usernameTaken(db, app.id, b.username))) throw conflict("This username is taken", "USERNAME_TAKEN");
         fields.username = b.username;
         changed.push("username");
       }
@@ -159,9 +158,9 @@ export class AdminUserService {
 
       const emailChanged = email !== undefined && email !== before.email?.toLowerCase();
       if (emailChanged) {
-        if (store.contactByValue(db, app.id, "email", email!)) throw conflict("A user with this email already exists", "EMAIL_TAKEN");
-        if (!store.setPrimaryEmail(db, id, email!)) {
-          store.insertContact(db, { id: uuid(), app_id: app.id, user_id: id, kind: "email", value: email!, is_primary: 1, verified_at: null, created_at: now });
+        if (await store.contactByValue(db, app.id, "email", email!)) throw conflict("A user with this email already exists", "EMAIL_TAKEN");
+        if (!(await store.setPrimaryEmail(db, id, email!))) {
+          await store.insertContact(db, { id: uuid(), app_id: app.id, user_id: id, kind: "email", value: email!, is_primary: 1, verified_at: null, created_at: now });
         }
         changed.push("email");
       }
@@ -171,19 +170,19 @@ export class AdminUserService {
       if (b.email_verified !== undefined && b.email_verified !== verified) {
         const address = emailChanged ? email! : before.email;
         if (!address) throw badRequest("User validation failed", [{ field: "email_verified", reason: "the user has no email address" }]);
-        if (b.email_verified) store.markContactVerified(db, store.contactByValue(db, app.id, "email", address)!.id, now);
-        else adminStore.unverifyPrimaryEmail(db, id);
+        if (b.email_verified) await store.markContactVerified(db, (await store.contactByValue(db, app.id, "email", address))!.id, now);
+        else await adminStore.unverifyPrimaryEmail(db, id);
         verified = b.email_verified;
       }
       if (verified !== wasVerified) changed.push("email_verified");
 
       if (!changed.length) return publicUser(before);
-      if (!store.updateUserFields(db, id, fields, now)) adminStore.touchUser(db, id, now);
-      if ((fields.status && fields.status !== "active") || passwordHash !== undefined) this.auth.sessions.revokeAll(id);
+      if (!(await store.updateUserFields(db, id, fields, now))) await adminStore.touchUser(db, id, now);
+      if ((fields.status && fields.status !== "active") || passwordHash !== undefined) await this.auth.sessions.revokeAll(db, id);
 
-      const after = this.load(app, id);
+      const after = await this.load(db, app, id);
       const view = publicUser(after);
-      recordAuthAudit(this.ctx, app.id, {
+      await recordAuthAudit(db, this.ctx, app.id, {
         action: "user.update",
         actor: c.actor,
         target: { type: "user", id },
@@ -194,11 +193,11 @@ export class AdminUserService {
           ...(changed.includes("role") ? { role: { from: before.role_name, to: after.role_name } } : {}),
         },
       });
-      this.emit(app.id, "user.updated", { ...view, changed_fields: changed });
-      if (verified && (!wasVerified || emailChanged)) this.emit(app.id, "user.email_verified", view);
+      await this.emit(db, app.id, "user.updated", { ...view, changed_fields: changed });
+      if (verified && (!wasVerified || emailChanged)) await this.emit(db, app.id, "user.email_verified", view);
       if (changed.includes("role")) {
-        if (before.role_name) this.emit(app.id, "role.removed", { user_id: id, role: before.role_name, tenant_id: null, removed_at: now });
-        if (after.role_name) this.emit(app.id, "role.assigned", { user_id: id, role: after.role_name, tenant_id: null, assigned_at: now });
+        if (before.role_name) await this.emit(db, app.id, "role.removed", { user_id: id, role: before.role_name, tenant_id: null, removed_at: now });
+        if (after.role_name) await this.emit(db, app.id, "role.assigned", { user_id: id, role: after.role_name, tenant_id: null, assigned_at: now });
       }
       return view;
     });
@@ -206,12 +205,12 @@ export class AdminUserService {
 
   async remove(app: LoadedApp, authorization: string | null, id: string, meta: RequestMeta) {
     const c = await this.caller(app, authorization, "auth.user.delete");
-    tx(this.ctx.db, () => {
-      const u = this.load(app, id);
+    await tx(this.ctx.db, async (t) => {
+      const u = await this.load(t, app, id);
       const now = this.ctx.clock.iso();
-      store.deleteUser(this.ctx.db, app.id, id);
-      recordAuthAudit(this.ctx, app.id, { action: "user.delete", actor: c.actor, target: { type: "user", id }, meta, metadata: { username: u.username } });
-      this.emit(app.id, "user.deleted", { id, app_id: app.id, email: u.email, deleted_at: now });
+      await store.deleteUser(t, app.id, id);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "user.delete", actor: c.actor, target: { type: "user", id }, meta, metadata: { username: u.username } });
+      await this.emit(t, app.id, "user.deleted", { id, app_id: app.id, email: u.email, deleted_at: now });
     });
   }
 }

@@ -14,10 +14,12 @@
  */
 import type { Principal } from "../../access/principal";
 import type { RequestMeta } from "../../access/http";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { uuid, randomBase62 } from "../../core/ids";
+import type { MaybePromise } from "../../core/maybe-promise";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
+import { isUniqueViolation } from "../../core/store/sql";
 import type { AppContext } from "../../context";
 import { audit as platformAudit } from "../platform/audit";
 import type { Platform } from "../platform/service";
@@ -47,25 +49,38 @@ export interface LoadedApp {
 export const actorOfPrincipal = (p: Principal): AuthActor =>
   p.kind === "api_key" ? { type: "api_key", id: p.keyId } : p.kind === "personal_token" ? { type: "personal_token", id: p.accountId } : { type: "account", id: p.accountId };
 
+/** Cache-bus topic (core/cache-bus.ts) of App rows: every node drops its slug cache when an App changes. */
+export const APPS_TOPIC = "auth.apps";
+
+const slugTakenError = () => conflict("This App slug is taken", "SLUG_TAKEN");
+
 export class AppService {
-  /** slug -> App; cleared on every App change (writes are rare, reads are every request). */
-  private bySlugCache = new Map<string, LoadedApp>();
+  /**
+   * slug -> App, for the end-user routes (every request resolves its App). Emptied when the
+   * App generation moves (any App change, on any node: `changed`); with several nodes an
+   * entry is also served for at most the cache bus's maxAgeMs. A hit answers without a promise.
+   */
+  private bySlugCache = new Map<string, { app: LoadedApp; at: number }>();
+  private cacheGen = -1;
   readonly authBaseUrl: string;
 
   constructor(
     private readonly ctx: AppContext,
     private readonly platform: Platform,
     private readonly keys: SigningKeys,
-    /** Drops what the App's foreign keys don't reach (its webhook endpoints), inside the deleting transaction. */
-    private readonly onRemove: (app: LoadedApp, actor: Principal, meta: RequestMeta) => void,
+    /** Drops what the App's foreign keys don't reach (its webhook endpoints), inside the deleting transaction t. */
+    private readonly onRemove: (t: Sql, app: LoadedApp, actor: Principal, meta: RequestMeta) => Promise<void>,
   ) {
     this.authBaseUrl = `${ctx.config.publicUrl}/auth`;
     // A deleted workspace takes its Apps along (foreign key); their webhook endpoints go here.
-    platform.workspaces.onDelete((workspaceId, actor, meta) => {
-      for (const id of store.appIdsInWorkspace(ctx.db, workspaceId)) onRemove(this.byId(id)!, actor, meta);
-      // Their rows go with the workspace's, so the slug cache must not keep serving them
-      // (JWKS, discovery). The delete transaction is synchronous: nothing refills it before the commit.
-      this.invalidate();
+    platform.workspaces.onDelete(async (t, workspaceId, actor, meta) => {
+      for (const id of await store.appIdsInWorkspace(t, workspaceId)) {
+        const app = await this.byId(id, t);
+        if (app) await onRemove(t, app, actor, meta);
+      }
+      // Their rows go with the workspace's, so the slug caches must not keep serving them
+      // (JWKS, discovery): moved now and again, on every node, when t commits.
+      await this.changed(t);
     });
   }
 
@@ -105,56 +120,69 @@ export class AppService {
     };
   }
 
-  /** The App of an end-user route, or 404. */
-  bySlug(slug: string): LoadedApp {
+  /** The App of an end-user route, or 404. A cached App answers at once (no promise); a miss reads it. */
+  bySlug(slug: string): MaybePromise<LoadedApp> {
     const key = slug.toLowerCase();
+    const gen = this.ctx.caches.generation(APPS_TOPIC);
+    const maxAge = this.ctx.caches.maxAgeMs;
+    if (gen !== this.cacheGen) {
+      this.bySlugCache.clear();
+      this.cacheGen = gen;
+    }
     const hit = this.bySlugCache.get(key);
-    if (hit) return hit;
-    const row = store.appBySlug(this.ctx.db, key);
-    if (!row) throw notFound("App");
-    const app = this.load(row);
-    this.bySlugCache.set(key, app);
-    return app;
+    if (hit && (maxAge === Number.POSITIVE_INFINITY || this.ctx.clock.nowMs() - hit.at < maxAge)) return hit.app;
+    return store.appBySlug(this.ctx.db, key).then((row) => {
+      if (!row) throw notFound("App");
+      const app = this.load(row);
+      // A load the generation moved under may have read the row before a commit: answered, not kept.
+      if (this.ctx.caches.generation(APPS_TOPIC) === gen) {
+        if (this.bySlugCache.size >= 10_000) this.bySlugCache.clear();
+        this.bySlugCache.set(key, { app, at: maxAge === Number.POSITIVE_INFINITY ? 0 : this.ctx.clock.nowMs() });
+      }
+      return app;
+    });
   }
 
-  byId(id: string): LoadedApp | null {
-    const row = store.appById(this.ctx.db, id);
+  /** db: the database, or the caller's open transaction. */
+  async byId(id: string, db: Sql = this.ctx.db): Promise<LoadedApp | null> {
+    const row = await store.appById(db, id);
     return row ? this.load(row) : null;
   }
 
-  byPublishableKey(key: string): LoadedApp | null {
-    const row = store.appByPublishableKey(this.ctx.db, key);
+  async byPublishableKey(key: string, db: Sql = this.ctx.db): Promise<LoadedApp | null> {
+    const row = await store.appByPublishableKey(db, key);
     return row ? this.load(row) : null;
   }
 
-  invalidate() {
-    this.bySlugCache.clear();
+  /** Marks the Apps changed: slug caches empty now, and on every node when t commits. */
+  changed(t: Sql): Promise<void> {
+    return this.ctx.caches.changed(t, APPS_TOPIC);
   }
 
   /** Workspace guard for a platform principal: 404 (as "App") when the caller has no access to the workspace. */
-  authorize(p: Principal, app: LoadedApp, action: string) {
+  async authorize(p: Principal, app: LoadedApp, action: string, db: Sql = this.ctx.db): Promise<void> {
     try {
-      this.platform.authz.authorizeWorkspace(p, { id: app.workspaceId }, action);
+      await this.platform.authz.authorizeWorkspace(db, p, { id: app.workspaceId }, action);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) throw notFound("App");
       throw e;
     }
-    this.platform.authz.requireService(app.workspaceId, "auth");
+    await this.platform.authz.requireService(db, app.workspaceId, "auth");
   }
 
   /** Loads an App by id for a platform principal (404 for unknown or another workspace's App). */
-  forPrincipal(p: Principal, appId: string, action: string): LoadedApp {
-    const app = this.byId(appId);
+  async forPrincipal(p: Principal, appId: string, action: string): Promise<LoadedApp> {
+    const app = await this.byId(appId);
     if (!app) throw notFound("App");
-    this.authorize(p, app, action);
+    await this.authorize(p, app, action);
     return app;
   }
 
-  private workspaceFor(p: Principal, workspaceId: string | undefined, action: string): string {
+  private async workspaceFor(p: Principal, workspaceId: string | undefined, action: string): Promise<string> {
     const id = workspaceId ?? (p.kind === "api_key" ? p.workspaceId : undefined);
     if (!id) throw badRequest("workspace_id is required for a signed-in user", [{ field: "workspace_id", reason: "required unless the caller is a workspace API key" }]);
-    const { workspace } = this.platform.authz.authorizeWorkspace(p, { id }, action);
-    this.platform.authz.requireService(workspace.id, "auth");
+    const { workspace } = await this.platform.authz.authorizeWorkspace(this.ctx.db, p, { id }, action);
+    await this.platform.authz.requireService(this.ctx.db, workspace.id, "auth");
     return workspace.id;
   }
 
@@ -164,7 +192,7 @@ export class AppService {
   }
 
   async create(p: Principal, b: { workspace_id?: string; slug: string; display_name?: string; displayName?: string; settings?: Record<string, unknown> }, meta: RequestMeta) {
-    const workspaceId = this.workspaceFor(p, b.workspace_id, "auth.app.create");
+    const workspaceId = await this.workspaceFor(p, b.workspace_id, "auth.app.create");
     const displayName = (b.display_name ?? b.displayName ?? "").trim();
     const details: ErrorDetail[] = [];
     this.validateSlug(b.slug, details);
@@ -175,88 +203,98 @@ export class AppService {
     const id = uuid();
     const { row: key } = await this.keys.generate(id);
     const now = this.ctx.clock.iso();
-    tx(this.ctx.db, () => {
-      if (store.slugTaken(this.ctx.db, b.slug, null)) throw conflict("This App slug is taken", "SLUG_TAKEN");
-      store.insertApp(this.ctx.db, {
-        id,
-        workspace_id: workspaceId,
-        slug: b.slug,
-        display_name: displayName,
-        settings: JSON.stringify(settings),
-        publishable_key: `pk_${randomBase62(32)}`,
-        created_at: now,
-        updated_at: now,
-      });
-      store.insertSigningKey(this.ctx.db, key);
-      recordAuthAudit(this.ctx, id, { action: "app.create", actor: actorOfPrincipal(p), target: { type: "app", id }, meta });
+    await tx(this.ctx.db, async (t) => {
+      if (await store.slugTaken(t, b.slug, null)) throw slugTakenError();
+      await store
+        .insertApp(t, {
+          id,
+          workspace_id: workspaceId,
+          slug: b.slug,
+          display_name: displayName,
+          settings: JSON.stringify(settings),
+          publishable_key: `pk_${randomBase62(32)}`,
+          created_at: now,
+          updated_at: now,
+        })
+        .catch((e) => {
+          // Another node took the slug since the check (PostgreSQL, READ COMMITTED).
+          throw isUniqueViolation(e) ? slugTakenError() : e;
+        });
+      await store.insertSigningKey(t, key);
+      await recordAuthAudit(t, this.ctx, id, { action: "app.create", actor: actorOfPrincipal(p), target: { type: "app", id }, meta });
+      await this.changed(t);
     });
-    this.invalidate();
-    return this.view(this.byId(id)!);
+    return this.view((await this.byId(id))!);
   }
 
-  list(p: Principal, q: { workspace_id?: string; limit?: string; cursor?: string }) {
-    const workspaceId = this.workspaceFor(p, q.workspace_id, "auth.app.list");
+  async list(p: Principal, q: { workspace_id?: string; limit?: string; cursor?: string }) {
+    const workspaceId = await this.workspaceFor(p, q.workspace_id, "auth.app.list");
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
-    const rows = store.listApps(this.ctx.db, workspaceId, typeof after === "string" ? after : null, limit + 1);
+    const rows = await store.listApps(this.ctx.db, workspaceId, typeof after === "string" ? after : null, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(this.load(r)));
   }
 
-  get(p: Principal, id: string) {
-    return this.view(this.forPrincipal(p, id, "auth.app.read"));
+  async get(p: Principal, id: string) {
+    return this.view(await this.forPrincipal(p, id, "auth.app.read"));
   }
 
-  update(p: Principal, id: string, b: { slug?: string; display_name?: string; displayName?: string; settings?: Record<string, unknown> }, meta: RequestMeta) {
-    const app = this.forPrincipal(p, id, "auth.app.update");
+  async update(p: Principal, id: string, b: { slug?: string; display_name?: string; displayName?: string; settings?: Record<string, unknown> }, meta: RequestMeta) {
+    const app = await this.forPrincipal(p, id, "auth.app.update");
     const details: ErrorDetail[] = [];
     const slug = b.slug ?? app.slug;
     if (b.slug !== undefined) this.validateSlug(b.slug, details);
     const displayName = (b.display_name ?? b.displayName ?? app.displayName).trim();
     if (!displayName || displayName.length > 200) details.push({ field: "display_name", reason: "1-200 characters" });
     if (details.length) throw badRequest("Invalid App", details);
-    const settings = applySettings(app.settings, b.settings ?? {}, (name) => !!roleByName(this.ctx.db, app.id, name), this.secrets);
-    tx(this.ctx.db, () => {
-      if (slug !== app.slug && store.slugTaken(this.ctx.db, slug, app.id)) throw conflict("This App slug is taken", "SLUG_TAKEN");
-      store.updateApp(this.ctx.db, app.id, { slug, display_name: displayName, settings: JSON.stringify(settings), updated_at: this.ctx.clock.iso() });
-      recordAuthAudit(this.ctx, app.id, {
+    // applySettings checks default_role synchronously: look the named role up first.
+    const wantedRole = b.settings?.default_role;
+    const roleKnown = typeof wantedRole === "string" && !!(await roleByName(this.ctx.db, app.id, wantedRole));
+    const settings = applySettings(app.settings, b.settings ?? {}, (name) => roleKnown && name === wantedRole, this.secrets);
+    await tx(this.ctx.db, async (t) => {
+      if (slug !== app.slug && (await store.slugTaken(t, slug, app.id))) throw slugTakenError();
+      await store.updateApp(t, app.id, { slug, display_name: displayName, settings: JSON.stringify(settings), updated_at: this.ctx.clock.iso() }).catch((e) => {
+        throw isUniqueViolation(e) ? slugTakenError() : e;
+      });
+      await recordAuthAudit(t, this.ctx, app.id, {
         action: "app.update",
         actor: actorOfPrincipal(p),
         target: { type: "app", id: app.id },
         meta,
         metadata: { fields: Object.keys(b).filter((k) => k !== "settings").concat(Object.keys(b.settings ?? {}).map((k) => `settings.${k}`)) },
       });
+      await this.changed(t);
     });
-    this.invalidate();
-    return this.view(this.byId(app.id)!);
+    return this.view((await this.byId(app.id))!);
   }
 
-  remove(p: Principal, id: string, meta: RequestMeta) {
-    const app = this.forPrincipal(p, id, "auth.app.delete");
+  async remove(p: Principal, id: string, meta: RequestMeta) {
+    const app = await this.forPrincipal(p, id, "auth.app.delete");
     // Everything of the App goes with it (ON DELETE CASCADE); the platform audit keeps the trace.
-    tx(this.ctx.db, () => {
-      this.onRemove(app, p, meta);
-      store.deleteApp(this.ctx.db, app.id);
-      platformAudit(this.ctx, { actor: p, action: "auth.app.delete", workspaceId: app.workspaceId, target: { type: "auth_app", id: app.id }, meta, metadata: { slug: app.slug } });
+    await tx(this.ctx.db, async (t) => {
+      await this.onRemove(t, app, p, meta);
+      await store.deleteApp(t, app.id);
+      await platformAudit(t, this.ctx, { actor: p, action: "auth.app.delete", workspaceId: app.workspaceId, target: { type: "auth_app", id: app.id }, meta, metadata: { slug: app.slug } });
+      await this.changed(t);
     });
     this.keys.forget(app.id);
-    this.invalidate();
   }
 
   async rotateKey(p: Principal, id: string, meta: RequestMeta) {
-    const app = this.forPrincipal(p, id, "auth.app.update");
+    const app = await this.forPrincipal(p, id, "auth.app.update");
     const kid = await this.keys.rotate(app.id, app.settings.access_token_ttl);
-    recordAuthAudit(this.ctx, app.id, { action: "app.signing_key.rotate", actor: actorOfPrincipal(p), target: { type: "signing_key", id: kid }, meta });
-    return { kid, jwks: this.keys.jwks(app.id) };
+    await recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "app.signing_key.rotate", actor: actorOfPrincipal(p), target: { type: "signing_key", id: kid }, meta });
+    return { kid, jwks: await this.keys.jwks(app.id) };
   }
 
-  rotatePublishableKey(p: Principal, id: string, meta: RequestMeta) {
-    const app = this.forPrincipal(p, id, "auth.app.update");
+  async rotatePublishableKey(p: Principal, id: string, meta: RequestMeta) {
+    const app = await this.forPrincipal(p, id, "auth.app.update");
     const key = `pk_${randomBase62(32)}`;
-    tx(this.ctx.db, () => {
-      store.setPublishableKey(this.ctx.db, app.id, key, this.ctx.clock.iso());
-      recordAuthAudit(this.ctx, app.id, { action: "app.publishable_key.rotate", actor: actorOfPrincipal(p), target: { type: "app", id: app.id }, meta });
+    await tx(this.ctx.db, async (t) => {
+      await store.setPublishableKey(t, app.id, key, this.ctx.clock.iso());
+      await recordAuthAudit(t, this.ctx, app.id, { action: "app.publishable_key.rotate", actor: actorOfPrincipal(p), target: { type: "app", id: app.id }, meta });
+      await this.changed(t);
     });
-    this.invalidate();
-    return this.view(this.byId(app.id)!);
+    return this.view((await this.byId(app.id))!);
   }
 }

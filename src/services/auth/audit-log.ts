@@ -103,7 +103,7 @@ export class AuditQueryService {
   constructor(
     private readonly ctx: AppContext,
     /** The parts of the Auth service this feature uses (AuthService passes itself). */
-    private readonly auth: { access: AppAccess; m2m: { tokenLog: { flush(): void } } },
+    private readonly auth: { access: AppAccess; m2m: { tokenLog: { flush(): Promise<unknown> } } },
   ) {}
 
   /**
@@ -112,7 +112,7 @@ export class AuditQueryService {
    */
   async list(app: LoadedApp, authorization: string | null, cookie: string | null, q: AuthAuditQuery): Promise<Page<AuthAuditView>> {
     await this.auth.access.admin(app, authorization, "auth.audit.list", cookie);
-    this.auth.m2m.tokenLog.flush(); // token exchanges are written behind: show them all
+    await this.auth.m2m.tokenLog.flush(); // token exchanges are written behind: show them all
     const limit = parseLimit(q.limit, AUTH_AUDIT_DEFAULT_LIMIT, AUTH_AUDIT_MAX_LIMIT);
     const filter = parseAuditFilter(q);
     const cursor = decodeCursor<{ id?: unknown }>(q.cursor);
@@ -121,7 +121,7 @@ export class AuditQueryService {
       if (typeof cursor.id !== "string" || !isUuid(cursor.id)) throw malformedCursor();
       before = cursor.id;
     }
-    const rows = listAuthAudit(this.ctx.db, app.id, filter, before, limit + 1);
+    const rows = await listAuthAudit(this.ctx.db, app.id, filter, before, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), authAuditView);
   }
 }

@@ -44,30 +44,30 @@ export class IdentityService {
   ) {}
 
   /** The user of a verified identity: linked, linked now by a doubly verified email, or created. */
-  resolve(app: LoadedApp, provider: ProviderId, who: IdTokenIdentity, displayNameHint: string | null, meta: RequestMeta): users.UserView {
-    const db = this.ctx.db;
-    return tx(db, () => {
+  resolve(app: LoadedApp, provider: ProviderId, who: IdTokenIdentity, displayNameHint: string | null, meta: RequestMeta): Promise<users.UserView> {
+    return tx(this.ctx.db, async (db) => {
       const now = this.ctx.clock.iso();
-      const known = store.identityBySubject(db, app.id, who.issuer, who.subject);
+      const known = await store.identityBySubject(db, app.id, who.issuer, who.subject);
       if (known) {
-        store.touchIdentity(db, known.id, now);
-        const u = users.userView(db, app.id, known.user_id);
+        await store.touchIdentity(db, known.id, now);
+        const u = await users.userView(db, app.id, known.user_id);
         if (u) return u;
       }
-      const link = (userId: string, how: "email" | "new_user") => {
+      const link = async (userId: string, how: "email" | "new_user") => {
         const id = uuid();
-        store.insertIdentity(db, { id, app_id: app.id, user_id: userId, provider, issuer: who.issuer, subject: who.subject, email: who.email, created_at: now, last_used_at: now });
-        recordAuthAudit(this.ctx, app.id, { action: "user.identity.link", actor: { type: "user", id: userId }, target: { type: "identity", id }, meta, metadata: { provider, issuer: who.issuer, via: how } });
+        await store.insertIdentity(db, { id, app_id: app.id, user_id: userId, provider, issuer: who.issuer, subject: who.subject, email: who.email, created_at: now, last_used_at: now });
+        await recordAuthAudit(db, this.ctx, app.id, { action: "user.identity.link", actor: { type: "user", id: userId }, target: { type: "identity", id }, meta, metadata: { provider, issuer: who.issuer, via: how } });
       };
-      const contact = who.email ? users.contactByValue(db, app.id, "email", who.email) : null;
+      const contact = who.email ? await users.contactByValue(db, app.id, "email", who.email) : null;
       if (contact && who.emailVerified && contact.kind === "email" && contact.is_primary && contact.verified_at) {
-        link(contact.user_id, "email");
-        return users.userView(db, app.id, contact.user_id)!;
+        await link(contact.user_id, "email");
+        return (await users.userView(db, app.id, contact.user_id))!;
       }
       if (!app.settings.signup_enabled) throw forbidden("Sign-up is disabled for this App", "SIGNUP_DISABLED");
       if (app.settings.signup_requires_pak) throw forbidden("This App only accepts sign-ups made with a workspace API key", "PLATFORM_API_KEY_REQUIRED");
       const email = who.email && !contact ? who.email : null;
-      const user = this.auth.users.insert(
+      const user = await this.auth.users.insert(
+        db,
         app,
         { email, email_verified: email !== null && who.emailVerified, display_name: who.name ?? displayNameHint, username: null },
         null,
@@ -76,7 +76,7 @@ export class IdentityService {
         "oauth",
         { emailOptional: true, usernameBase: who.email?.split("@")[0] },
       );
-      link(user.id, "new_user");
+      await link(user.id, "new_user");
       return user;
     });
   }
@@ -85,29 +85,29 @@ export class IdentityService {
 
   private async caller(app: LoadedApp, authorization: string | null | undefined) {
     const claims = await this.auth.access.endUser(app, authorization);
-    const user = this.auth.sessions.liveUser(app, claims);
+    const user = await this.auth.sessions.liveUser(app, claims);
     if (!user || user.status !== "active") throw unauthorized("Missing or invalid access token");
     return user;
   }
 
   async list(app: LoadedApp, authorization: string | null | undefined) {
     const user = await this.caller(app, authorization);
-    const data = store.identitiesOf(this.ctx.db, app.id, user.id).map(identityView);
+    const data = (await store.identitiesOf(this.ctx.db, app.id, user.id)).map(identityView);
     return { data, pagination: { next_cursor: null, has_more: false } };
   }
 
   async unlink(app: LoadedApp, authorization: string | null | undefined, identityId: string, meta: RequestMeta) {
     const user = await this.caller(app, authorization);
-    tx(this.ctx.db, () => {
-      const mine = store.identitiesOf(this.ctx.db, app.id, user.id);
+    await tx(this.ctx.db, async (t) => {
+      const mine = await store.identitiesOf(t, app.id, user.id);
       const target = mine.find((i) => i.id === identityId);
       if (!target) throw notFound("Identity");
-      const fresh = users.userView(this.ctx.db, app.id, user.id)!;
+      const fresh = (await users.userView(t, app.id, user.id))!;
       if (mine.length + (fresh.password_hash ? 1 : 0) <= 1) {
         throw conflict("This is the account's last way to sign in: set a password or link another provider first", "LAST_SIGN_IN_METHOD");
       }
-      store.deleteIdentity(this.ctx.db, app.id, user.id, identityId);
-      recordAuthAudit(this.ctx, app.id, { action: "user.identity.unlink", actor: { type: "user", id: user.id }, target: { type: "identity", id: identityId }, meta, metadata: { provider: target.provider, issuer: target.issuer } });
+      await store.deleteIdentity(t, app.id, user.id, identityId);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "user.identity.unlink", actor: { type: "user", id: user.id }, target: { type: "identity", id: identityId }, meta, metadata: { provider: target.provider, issuer: target.issuer } });
     });
   }
 }

@@ -21,7 +21,7 @@
  */
 import type { RequestMeta } from "../../access/http";
 import { SECOND } from "../../core/clock";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, invalidField, notFound, type ErrorDetail } from "../../core/errors";
 import { randomBase62, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
@@ -99,7 +99,7 @@ export class InviteService {
   }
 
   /** Creates an invite (admin routes, and other services such as the waitlist). The code is in this answer only. */
-  create(app: LoadedApp, actor: AuthActor, b: CreateInvite, meta: RequestMeta | null) {
+  async create(app: LoadedApp, actor: AuthActor, b: CreateInvite, meta: RequestMeta | null) {
     const details: ErrorDetail[] = [];
     const email = b.email != null && b.email !== "" ? b.email.trim().toLowerCase() : null;
     if (email !== null && !isEmail(email)) details.push({ field: "email", reason: "must be a valid email address" });
@@ -108,9 +108,9 @@ export class InviteService {
     else if (email !== null && maxUses !== 1) details.push({ field: "max_uses", reason: "an invite for one email address can be used once" });
     const ttl = b.expires_in ?? INVITE_TTL.default;
     if (!Number.isInteger(ttl) || ttl < INVITE_TTL.min || ttl > INVITE_TTL.max) details.push({ field: "expires_in", reason: `integer seconds ${INVITE_TTL.min}-${INVITE_TTL.max}` });
-    const role = b.role != null && b.role !== "" ? roleByName(this.ctx.db, app.id, b.role) : null;
+    const role = b.role != null && b.role !== "" ? await roleByName(this.ctx.db, app.id, b.role) : null;
     if (b.role != null && b.role !== "" && !role) details.push({ field: "role", reason: "no such role in this App" });
-    const tenant = b.tenant_id != null && b.tenant_id !== "" ? tenantByRef(this.ctx.db, app.id, b.tenant_id) : null;
+    const tenant = b.tenant_id != null && b.tenant_id !== "" ? await tenantByRef(this.ctx.db, app.id, b.tenant_id) : null;
     if (b.tenant_id != null && b.tenant_id !== "" && !tenant) details.push({ field: "tenant_id", reason: "no such tenant in this App" });
     if (b.send_email && email === null) details.push({ field: "send_email", reason: "needs email" });
     let acceptUrl: URL | null = null;
@@ -138,22 +138,23 @@ export class InviteService {
       created_by: actor.id, // same convention as tenant members' invited_by
       created_at: now,
     };
-    return tx(this.ctx.db, () => {
-      if (email !== null && contactByValue(this.ctx.db, app.id, "email", email)) throw conflict("A user with this email already exists", "EMAIL_TAKEN");
-      store.insertInvite(this.ctx.db, row);
-      if (b.send_email) this.mailInvite(app, email!, code, acceptUrl, row.expires_at!);
-      recordAuthAudit(this.ctx, app.id, { action: "invite.create", actor, target: { type: "invite", id: row.id }, meta, metadata: { email, role: role?.name ?? null, tenant_id: row.tenant_id, max_uses: maxUses, mailed: !!b.send_email } });
-      return { ...this.view(store.inviteById(this.ctx.db, app.id, row.id)!), code };
+    return tx(this.ctx.db, async (t) => {
+      if (email !== null && (await contactByValue(t, app.id, "email", email))) throw conflict("A user with this email already exists", "EMAIL_TAKEN");
+      await store.insertInvite(t, row);
+      if (b.send_email) await this.mailInvite(t, app, email!, code, acceptUrl, row.expires_at!);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "invite.create", actor, target: { type: "invite", id: row.id }, meta, metadata: { email, role: role?.name ?? null, tenant_id: row.tenant_id, max_uses: maxUses, mailed: !!b.send_email } });
+      return { ...this.view((await store.inviteById(t, app.id, row.id))!), code };
     });
   }
 
-  private mailInvite(app: LoadedApp, to: string, code: string, acceptUrl: URL | null, expiresAt: number) {
+  /** Queues the invite mail in the creating transaction t (sent only if it commits). */
+  private async mailInvite(t: Sql, app: LoadedApp, to: string, code: string, acceptUrl: URL | null, expiresAt: number) {
     let link = "";
     if (acceptUrl) {
       acceptUrl.searchParams.set("invite_code", code);
       link = `Accept it here: ${acceptUrl.toString()}\n\n`;
     }
-    this.ctx.mailer.enqueue({
+    await this.ctx.mailer.enqueue(t, {
       to,
       from: app.settings.mail_from ?? undefined,
       subject: `You're invited to ${app.displayName}`,
@@ -161,68 +162,73 @@ export class InviteService {
     });
   }
 
-  list(app: LoadedApp, q: { limit?: string; cursor?: string; status?: string }) {
+  async list(app: LoadedApp, q: { limit?: string; cursor?: string; status?: string }) {
     const limit = parseLimit(q.limit);
     const status = q.status ? (q.status as store.InviteStatus) : null;
     if (status !== null && !INVITE_STATUSES.includes(status)) throw invalidField("status", `one of ${INVITE_STATUSES.join(", ")}`);
     const c = decodeCursor<{ c: unknown; i: unknown }>(q.cursor);
     if (c && (typeof c.c !== "string" || typeof c.i !== "string")) throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
-    const rows = store.listInvites(this.ctx.db, app.id, { status, after: c as { c: string; i: string } | null, limit: limit + 1, nowMs: this.ctx.clock.nowMs() });
+    const rows = await store.listInvites(this.ctx.db, app.id, { status, after: c as { c: string; i: string } | null, limit: limit + 1, nowMs: this.ctx.clock.nowMs() });
     return buildPage(rows, limit, (r) => ({ c: r.created_at, i: r.id }), (r) => this.view(r));
   }
 
-  revoke(app: LoadedApp, actor: AuthActor, id: string, meta: RequestMeta) {
-    tx(this.ctx.db, () => {
-      if (!store.revokeInvite(this.ctx.db, app.id, id, this.ctx.clock.iso())) throw notFound("Invite");
-      recordAuthAudit(this.ctx, app.id, { action: "invite.revoke", actor, target: { type: "invite", id }, meta });
+  async revoke(app: LoadedApp, actor: AuthActor, id: string, meta: RequestMeta) {
+    await tx(this.ctx.db, async (t) => {
+      if (!(await store.revokeInvite(t, app.id, id, this.ctx.clock.iso()))) throw notFound("Invite");
+      await recordAuthAudit(t, this.ctx, app.id, { action: "invite.revoke", actor, target: { type: "invite", id }, meta });
     });
   }
 
   /** Creates the account the invite allows and signs it in. */
   async accept(app: LoadedApp, b: AcceptInvite, meta: RequestMeta) {
     if (typeof b.code !== "string" || !INVITE_CODE_RE.test(b.code.trim())) throw invalidField("code", "must be an invite code (inv_...)");
-    const invite = store.inviteByHash(this.ctx.db, app.id, hashToken(b.code.trim()));
+    const invite = await store.inviteByHash(this.ctx.db, app.id, hashToken(b.code.trim()));
     if (!invite) throw new ApiError(404, "INVITE_NOT_FOUND", "Unknown invite code");
-    const refuse = (status: Exclude<store.InviteStatus, "active">) => {
-      recordAuthAudit(this.ctx, app.id, { action: "invite.accept", outcome: "failure", actor: { type: "anonymous", id: null }, target: { type: "invite", id: invite.id }, meta, metadata: { reason: status } });
+    // Audited on the database itself: the refusal must stay recorded when a transaction rolls back.
+    const refuse = async (status: Exclude<store.InviteStatus, "active">) => {
+      await recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "invite.accept", outcome: "failure", actor: { type: "anonymous", id: null }, target: { type: "invite", id: invite.id }, meta, metadata: { reason: status } });
       return gone[status]();
     };
     const status = inviteStatus(invite, this.ctx.clock.nowMs());
-    if (status !== "active") throw refuse(status);
+    if (status !== "active") throw await refuse(status);
 
     const given = b.email != null && b.email !== "" ? b.email.trim().toLowerCase() : null;
     if (invite.email !== null && given !== null && given !== invite.email) throw invalidField("email", "must be the address the invite was sent to (or left out)");
     const email = invite.email ?? given;
     if (email === null) throw invalidField("email", "is required: this invite is not bound to an address");
-    const role = invite.role_id ? roleById(this.ctx.db, app.id, invite.role_id) : null;
+    const role = invite.role_id ? await roleById(this.ctx.db, app.id, invite.role_id) : null;
     const newUser = { email, username: b.username ?? null, password: b.password, display_name: b.display_name ?? null, role: role?.name ?? null, email_verified: invite.email !== null };
-    this.auth.users.validate(app, newUser, { passwordRequired: true });
+    await this.auth.users.validate(this.ctx.db, app, newUser, { passwordRequired: true });
     // Cheap duplicate check before argon2; the authoritative one runs in the transaction.
-    const dup = emailOrUsernameTaken(this.ctx.db, app.id, email, b.username ?? "");
+    const dup = await emailOrUsernameTaken(this.ctx.db, app.id, email, b.username ?? "");
     if (dup.email) throw conflict("A user with this email already exists", "EMAIL_TAKEN");
     if (b.username != null && dup.username) throw conflict("This username is taken", "USERNAME_TAKEN");
 
     const hash = await this.ctx.passwords.hash(b.password);
-    const user = tx(this.ctx.db, () => {
-      if (!store.takeInviteUse(this.ctx.db, invite.id, this.ctx.clock.nowMs())) {
-        const now = store.inviteById(this.ctx.db, app.id, invite.id);
-        throw refuse(now ? (inviteStatus(now, this.ctx.clock.nowMs()) as Exclude<store.InviteStatus, "active">) : "revoked");
+    // A use taken by someone else since the check: the reason, read and audited after the rollback.
+    let lost: Exclude<store.InviteStatus, "active"> | null = null;
+    const user = await tx(this.ctx.db, async (t) => {
+      if (!(await store.takeInviteUse(t, invite.id, this.ctx.clock.nowMs()))) {
+        const now = await store.inviteById(t, app.id, invite.id);
+        lost = now ? (inviteStatus(now, this.ctx.clock.nowMs()) as Exclude<store.InviteStatus, "active">) : "revoked";
+        return null;
       }
       const actor: AuthActor = { type: "anonymous", id: null };
-      const u = this.auth.users.insert(app, newUser, hash, actor, meta, "invite");
-      if (invite.tenant_id) this.joinTenant(app, invite, u.id, role?.name ?? null, meta);
-      recordAuthAudit(this.ctx, app.id, { action: "invite.accept", actor: { type: "user", id: u.id }, target: { type: "invite", id: invite.id }, meta, metadata: { user_id: u.id, tenant_id: invite.tenant_id } });
+      const u = await this.auth.users.insert(t, app, newUser, hash, actor, meta, "invite");
+      if (invite.tenant_id) await this.joinTenant(t, app, invite, u.id, role?.name ?? null, meta);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "invite.accept", actor: { type: "user", id: u.id }, target: { type: "invite", id: invite.id }, meta, metadata: { user_id: u.id, tenant_id: invite.tenant_id } });
       return u;
     });
+    if (!user) throw await refuse(lost ?? "revoked");
     return this.auth.signin.complete(app, user, { tenantId: null, amr: ["pwd"] }, meta, "invite");
   }
 
   /** Same row, audit and event as the tenant module's member add, so consumers see one shape. */
-  private joinTenant(app: LoadedApp, invite: store.InviteRow, userId: string, roleName: string | null, meta: RequestMeta) {
+  private async joinTenant(t: Sql, app: LoadedApp, invite: store.InviteRow, userId: string, roleName: string | null, meta: RequestMeta) {
     const member = { id: uuid(), tenant_id: invite.tenant_id!, user_id: userId, role_id: invite.role_id, invited_by: invite.created_by, joined_at: this.ctx.clock.iso() };
-    store.insertTenantMember(this.ctx.db, member);
-    recordAuthAudit(this.ctx, app.id, { action: "tenant.member.add", actor: { type: "user", id: userId }, target: { type: "user", id: userId }, meta, metadata: { tenant_id: member.tenant_id, role: roleName, via: "invite", invite_id: invite.id } });
+    await store.insertTenantMember(t, member);
+    await recordAuthAudit(t, this.ctx, app.id, { action: "tenant.member.add", actor: { type: "user", id: userId }, target: { type: "user", id: userId }, meta, metadata: { tenant_id: member.tenant_id, role: roleName, via: "invite", invite_id: invite.id } });
     const { user_id, ...rest } = member;
-    this.emit(app.id, "tenant.member.added", { ...rest, account_id: user_id, role_name: roleName, user_id, roles: roleName ? [roleName] : [], added_at: member.joined_at });
+    await this.emit(t, app.id, "tenant.member.added", { ...rest, account_id: user_id, role_name: roleName, user_id, roles: roleName ? [roleName] : [], added_at: member.joined_at });
   }
 }

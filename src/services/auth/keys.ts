@@ -9,6 +9,10 @@
  * - Verification is offline (signature, issuer, expiry, type) with a bounded cache of
  *   tokens already verified, so the hot path (/verify, /oauth/introspect, bearer routes)
  *   does no RSA work for a token it has seen.
+ * - The signing key and the public keys of each App are cached in-process; rotation and the
+ *   purge move KEYS_TOPIC (core/cache-bus.ts), which empties those caches on every node, and
+ *   with several nodes they are also emptied every CACHE_TTL_MS (a missed notification).
+ *   A verified token needs no invalidation: its key is dropped only after it expired.
  */
 import { SignJWT, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, importJWK, jwtVerify, decodeProtectedHeader, type JWTPayload } from "jose";
 import { tx } from "../../core/db";
@@ -20,6 +24,7 @@ import * as store from "./store/apps";
 /** Leeway after a retired key's last token expires before it leaves the JWKS. */
 export const KEY_DROP_SKEW_MS = 5 * 60_000;
 const VERIFIED_CACHE_MAX = 20_000;
+export const KEYS_TOPIC = "auth.keys";
 
 export interface Jwk {
   kid: string;
@@ -36,8 +41,24 @@ export class SigningKeys {
   private signers = new Map<string, Signer>();
   private publicKeys = new Map<string, CryptoKey>();
   private verified = new Map<string, JWTPayload>();
+  private keysGen = -1;
+  private keysClearedAt = 0;
 
   constructor(private readonly ctx: AppContext) {}
+
+  /** Empties the key caches when KEYS_TOPIC moved (or, with several nodes, when they are older than maxAgeMs). */
+  private fresh() {
+    const gen = this.ctx.caches.generation(KEYS_TOPIC);
+    const maxAge = this.ctx.caches.maxAgeMs;
+    const now = maxAge === Number.POSITIVE_INFINITY ? 0 : this.ctx.clock.nowMs();
+    if (gen !== this.keysGen || now - this.keysClearedAt >= maxAge) {
+      this.signers.clear();
+      this.publicKeys.clear();
+      this.keysGen = gen;
+      this.keysClearedAt = now;
+    }
+    return gen;
+  }
 
   /** Generates and stores a fresh key pair; the caller's transaction decides when it becomes visible. */
   async generate(appId: string) {
@@ -62,10 +83,12 @@ export class SigningKeys {
   /** Retires the signing key and installs a new one; returns the new kid. */
   async rotate(appId: string, accessTtlSec: number) {
     const { row, signer } = await this.generate(appId);
-    tx(this.ctx.db, () => {
-      store.retireSigningKeys(this.ctx.db, appId, this.ctx.clock.iso(), this.ctx.clock.nowMs() + accessTtlSec * 1000 + KEY_DROP_SKEW_MS);
-      store.insertSigningKey(this.ctx.db, row);
+    await tx(this.ctx.db, async (t) => {
+      await store.retireSigningKeys(t, appId, this.ctx.clock.iso(), this.ctx.clock.nowMs() + accessTtlSec * 1000 + KEY_DROP_SKEW_MS);
+      await store.insertSigningKey(t, row);
+      await this.ctx.caches.changed(t, KEYS_TOPIC);
     });
+    this.fresh();
     this.signers.set(appId, signer);
     return row.kid;
   }
@@ -75,18 +98,20 @@ export class SigningKeys {
   }
 
   private async signer(appId: string): Promise<Signer> {
+    const gen = this.fresh();
     const hit = this.signers.get(appId);
     if (hit) return hit;
-    const row = store.activeSigningKey(this.ctx.db, appId);
+    const row = await store.activeSigningKey(this.ctx.db, appId);
     if (!row) throw new Error(`App ${appId} has no signing key`);
     const key = (await importPKCS8(this.ctx.secretBox.decrypt(row.private_enc), "RS256")) as CryptoKey;
     const s = { kid: row.kid, key };
-    this.signers.set(appId, s);
+    // Not kept when a rotation landed while it was read: the row may be the retired key.
+    if (this.ctx.caches.generation(KEYS_TOPIC) === gen) this.signers.set(appId, s);
     return s;
   }
 
-  jwks(appId: string): { keys: Jwk[] } {
-    return { keys: store.publishedKeys(this.ctx.db, appId, this.ctx.clock.nowMs()).map((k) => JSON.parse(k.public_jwk) as Jwk) };
+  async jwks(appId: string): Promise<{ keys: Jwk[] }> {
+    return { keys: (await store.publishedKeys(this.ctx.db, appId, this.ctx.clock.nowMs())).map((k) => JSON.parse(k.public_jwk) as Jwk) };
   }
 
   async sign(appId: string, claims: Record<string, unknown>, opts: { issuer: string; audience?: string | null; ttlSec: number; typ?: string }) {
@@ -104,9 +129,10 @@ export class SigningKeys {
 
   private async publicKey(appId: string, kid: string): Promise<CryptoKey | null> {
     const cacheKey = `${appId}:${kid}`;
+    this.fresh();
     const hit = this.publicKeys.get(cacheKey);
     if (hit) return hit;
-    const row = store.publishedKeys(this.ctx.db, appId, this.ctx.clock.nowMs()).find((k) => k.kid === kid);
+    const row = (await store.publishedKeys(this.ctx.db, appId, this.ctx.clock.nowMs())).find((k) => k.kid === kid);
     if (!row) return null;
     const key = (await importJWK(JSON.parse(row.public_jwk), "RS256")) as CryptoKey;
     this.publicKeys.set(cacheKey, key);
@@ -148,9 +174,9 @@ export class SigningKeys {
   }
 
   /** Drops keys past their drop_after (scheduled). */
-  purge() {
-    const n = store.purgeDroppedKeys(this.ctx.db, this.ctx.clock.nowMs());
-    if (n) this.publicKeys.clear();
+  async purge(): Promise<number> {
+    const n = await store.purgeDroppedKeys(this.ctx.db, this.ctx.clock.nowMs());
+    if (n) await this.ctx.caches.changed(this.ctx.db, KEYS_TOPIC);
     return n;
   }
 }

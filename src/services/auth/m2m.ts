@@ -148,26 +148,26 @@ export class M2mService {
   }
 
   /** 403 unless the caller's own policy allows every action the permissions cover. */
-  private assertCallerHolds(p: Principal, app: LoadedApp, permissions: string[]) {
-    const access = this.auth.platform.authz.workspaceAccess(p, { id: app.workspaceId });
+  private async assertCallerHolds(p: Principal, app: LoadedApp, permissions: string[]) {
+    const access = await this.auth.platform.authz.workspaceAccess(this.ctx.db, p, { id: app.workspaceId });
     const resource = `workspace/${app.workspaceId}`;
     const missing = this.grantable.filter((a) => permissions.some((perm) => actionMatches(perm, a)) && !isAllowedByAll(access.policies, a, resource));
     if (missing.length) throw forbidden(`You cannot grant actions you are not allowed yourself: ${missing.join(", ")}`);
   }
 
-  private load(app: LoadedApp, ref: string) {
-    const row = store.clientByRef(this.ctx.db, app.id, ref);
+  private async load(app: LoadedApp, ref: string) {
+    const row = await store.clientByRef(this.ctx.db, app.id, ref);
     if (!row) throw notFound("M2M client");
     return row;
   }
 
   // --- management --------------------------------------------------------------------
 
-  create(p: Principal, appId: string, b: { name: unknown; permissions: unknown }, meta: RequestMeta) {
-    const app = this.auth.apps.forPrincipal(p, appId, "auth.m2m.create");
+  async create(p: Principal, appId: string, b: { name: unknown; permissions: unknown }, meta: RequestMeta) {
+    const app = await this.auth.apps.forPrincipal(p, appId, "auth.m2m.create");
     const name = this.checkName(b.name);
     const permissions = this.checkPermissions(b.permissions);
-    this.assertCallerHolds(p, app, permissions);
+    await this.assertCallerHolds(p, app, permissions);
     const { secret, hash, hint } = newSecret();
     const row: store.M2mClientRow = {
       id: uuid(),
@@ -181,60 +181,60 @@ export class M2mService {
       rotated_at: null,
       last_used_at: null,
     };
-    tx(this.ctx.db, () => {
-      store.insertClient(this.ctx.db, row);
-      recordAuthAudit(this.ctx, app.id, { action: "m2m.create", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta, metadata: { name, permissions } });
+    await tx(this.ctx.db, async (t) => {
+      await store.insertClient(t, row);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "m2m.create", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta, metadata: { name, permissions } });
     });
     return { ...view(row), client_secret: secret };
   }
 
-  list(p: Principal, appId: string, q: { limit?: string; cursor?: string }) {
-    this.tokenLog.flush();
-    const app = this.auth.apps.forPrincipal(p, appId, "auth.m2m.list");
+  async list(p: Principal, appId: string, q: { limit?: string; cursor?: string }) {
+    await this.tokenLog.flush();
+    const app = await this.auth.apps.forPrincipal(p, appId, "auth.m2m.list");
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id: unknown }>(q.cursor)?.id;
-    const rows = store.listClients(this.ctx.db, app.id, typeof after === "string" ? after : null, limit + 1);
+    const rows = await store.listClients(this.ctx.db, app.id, typeof after === "string" ? after : null, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), view);
   }
 
-  get(p: Principal, appId: string, ref: string) {
-    this.tokenLog.flush();
-    const app = this.auth.apps.forPrincipal(p, appId, "auth.m2m.list");
-    return view(this.load(app, ref));
+  async get(p: Principal, appId: string, ref: string) {
+    await this.tokenLog.flush();
+    const app = await this.auth.apps.forPrincipal(p, appId, "auth.m2m.list");
+    return view(await this.load(app, ref));
   }
 
-  update(p: Principal, appId: string, ref: string, b: { name?: unknown; permissions?: unknown }, meta: RequestMeta) {
-    const app = this.auth.apps.forPrincipal(p, appId, "auth.m2m.update");
-    const row = this.load(app, ref);
+  async update(p: Principal, appId: string, ref: string, b: { name?: unknown; permissions?: unknown }, meta: RequestMeta) {
+    const app = await this.auth.apps.forPrincipal(p, appId, "auth.m2m.update");
+    const row = await this.load(app, ref);
     const name = b.name === undefined ? row.name : this.checkName(b.name);
     const permissions = b.permissions === undefined ? (JSON.parse(row.permissions) as string[]) : this.checkPermissions(b.permissions);
-    if (b.permissions !== undefined) this.assertCallerHolds(p, app, permissions);
+    if (b.permissions !== undefined) await this.assertCallerHolds(p, app, permissions);
     const fields = (["name", "permissions"] as const).filter((k) => b[k] !== undefined);
-    tx(this.ctx.db, () => {
-      store.updateClient(this.ctx.db, row.id, { name, permissions: JSON.stringify(permissions) });
-      recordAuthAudit(this.ctx, app.id, { action: "m2m.update", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta, metadata: { fields, permissions } });
+    await tx(this.ctx.db, async (t) => {
+      await store.updateClient(t, row.id, { name, permissions: JSON.stringify(permissions) });
+      await recordAuthAudit(t, this.ctx, app.id, { action: "m2m.update", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta, metadata: { fields, permissions } });
     });
     return view({ ...row, name, permissions: JSON.stringify(permissions) });
   }
 
-  rotateSecret(p: Principal, appId: string, ref: string, meta: RequestMeta) {
-    const app = this.auth.apps.forPrincipal(p, appId, "auth.m2m.update");
-    const row = this.load(app, ref);
+  async rotateSecret(p: Principal, appId: string, ref: string, meta: RequestMeta) {
+    const app = await this.auth.apps.forPrincipal(p, appId, "auth.m2m.update");
+    const row = await this.load(app, ref);
     const { secret, hash, hint } = newSecret();
     const now = this.ctx.clock.iso();
-    tx(this.ctx.db, () => {
-      store.setClientSecret(this.ctx.db, row.id, hash, hint, now);
-      recordAuthAudit(this.ctx, app.id, { action: "m2m.secret.rotate", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta });
+    await tx(this.ctx.db, async (t) => {
+      await store.setClientSecret(t, row.id, hash, hint, now);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "m2m.secret.rotate", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta });
     });
     return { ...view({ ...row, secret_hash: hash, secret_hint: hint, rotated_at: now }), client_secret: secret };
   }
 
-  remove(p: Principal, appId: string, ref: string, meta: RequestMeta) {
-    const app = this.auth.apps.forPrincipal(p, appId, "auth.m2m.delete");
-    const row = this.load(app, ref);
-    tx(this.ctx.db, () => {
-      store.deleteClient(this.ctx.db, app.id, row.id);
-      recordAuthAudit(this.ctx, app.id, { action: "m2m.delete", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta, metadata: { name: row.name } });
+  async remove(p: Principal, appId: string, ref: string, meta: RequestMeta) {
+    const app = await this.auth.apps.forPrincipal(p, appId, "auth.m2m.delete");
+    const row = await this.load(app, ref);
+    await tx(this.ctx.db, async (t) => {
+      await store.deleteClient(t, app.id, row.id);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "m2m.delete", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta, metadata: { name: row.name } });
     });
   }
 
@@ -247,7 +247,9 @@ export class M2mService {
   async tokenAt(slug: string, params: Record<string, string> | string, basicAuth: boolean, meta: RequestMeta): Promise<TokenAnswer> {
     let app: LoadedApp;
     try {
-      app = this.auth.apps.bySlug(slug);
+      // A cached App answers without a promise: await only a miss.
+      const found = this.auth.apps.bySlug(slug);
+      app = found instanceof Promise ? await found : found;
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) return oauthError(401, "invalid_client", "Unknown client: no App has this slug");
       throw err;
@@ -275,19 +277,19 @@ export class M2mService {
 
     const failKey = `m2m:fail:${app.id}:${clientId}`;
     const rl = this.ctx.ratelimit;
-    if (rl.count(failKey, MINUTE) >= TOKEN_FAILURES_PER_MINUTE) {
+    if ((await rl.count(failKey, MINUTE)) >= TOKEN_FAILURES_PER_MINUTE) {
       // A denied hit is not counted; it only tells when the oldest failure leaves the window.
-      const retry = Math.max(1, Math.ceil(rl.hit(failKey, TOKEN_FAILURES_PER_MINUTE, MINUTE).retryAfterMs / 1000));
+      const retry = Math.max(1, Math.ceil((await rl.hit(failKey, TOKEN_FAILURES_PER_MINUTE, MINUTE)).retryAfterMs / 1000));
       return oauthError(429, "temporarily_unavailable", `Too many failed client authentications; retry in ${retry} s`, { "retry-after": String(retry) });
     }
 
-    const row = store.clientByClientId(this.ctx.db, app.id, clientId);
+    const row = await store.clientByClientId(this.ctx.db, app.id, clientId);
     const presented = hashToken(secret);
     // Unknown clients are compared against a dummy so both paths do the same work.
     const ok = safeEqual(presented, row?.secret_hash ?? "0".repeat(64)) && !!row;
     if (!ok || !row) {
-      rl.hit(failKey, TOKEN_FAILURES_PER_MINUTE, MINUTE);
-      if (row) recordAuthAudit(this.ctx, app.id, { action: "m2m.token", outcome: "failure", actor: { type: "m2m_client", id: row.client_id }, target: { type: "m2m_client", id: row.client_id }, meta, metadata: { reason: "invalid_secret" } });
+      await rl.hit(failKey, TOKEN_FAILURES_PER_MINUTE, MINUTE);
+      if (row) await recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "m2m.token", outcome: "failure", actor: { type: "m2m_client", id: row.client_id }, target: { type: "m2m_client", id: row.client_id }, meta, metadata: { reason: "invalid_secret" } });
       return oauthError(401, "invalid_client", "Client authentication failed");
     }
 
@@ -309,9 +311,9 @@ export class M2mService {
     const at = this.ctx.clock.iso();
     const notSince = new Date(now - MINUTE).toISOString();
     const from = { ip: meta.ip, userAgent: meta.userAgent };
-    this.tokenLog.add(() => {
-      store.touchClient(this.ctx.db, row.id, at, notSince);
-      recordAuthAudit(this.ctx, app.id, { action: "m2m.token", actor: { type: "m2m_client", id: row.client_id }, target: { type: "m2m_client", id: row.client_id }, meta: from, metadata: { scope }, at });
+    this.tokenLog.add(async (t) => {
+      await store.touchClient(t, row.id, at, notSince);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "m2m.token", actor: { type: "m2m_client", id: row.client_id }, target: { type: "m2m_client", id: row.client_id }, meta: from, metadata: { scope }, at });
     });
     return { status: 200, body: { access_token: accessToken, token_type: "Bearer", expires_in: ttlSec, scope } };
   }

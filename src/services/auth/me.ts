@@ -21,7 +21,7 @@ import { andThen } from "../../core/maybe-promise";
 import { ApiError, badRequest, conflict, tooMany, unauthorized, type ErrorDetail } from "../../core/errors";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
-import { recordAuthAudit } from "./audit";
+import { AUTH_USERS_TOPIC, recordAuthAudit } from "./audit";
 import type { AppAccess } from "./access";
 import type { SessionService } from "./sessions";
 import * as meStore from "./store/me";
@@ -37,7 +37,19 @@ export interface ProfilePatch {
   metadata?: unknown;
 }
 
+const PROFILE_CACHE_MAX = 20_000;
+
+/** What /me adds to the user: read through a cache emptied whenever AUTH_USERS_TOPIC moves (audit.ts). */
+interface ProfileExtras {
+  tenants: meStore.MyTenantRow[];
+  mfa_enabled: boolean;
+  at: number;
+}
+
 export class MeService {
+  private profiles = new Map<string, ProfileExtras>();
+  private profilesGen = -1;
+
   constructor(
     private readonly ctx: AppContext,
     /** The parts of the Auth service this feature uses (AuthService passes itself). */
@@ -47,22 +59,38 @@ export class MeService {
 
   /** The caller's claims and live user row (in a live session), or 401. */
   private caller(app: LoadedApp, authorization: string | null | undefined) {
-    return andThen(this.auth.access.endUser(app, authorization), (claims) => {
-      const user = this.auth.sessions.liveUser(app, claims);
-      if (!user || user.status !== "active") throw unauthorized("Missing or invalid access token");
-      return { claims, user };
+    return andThen(this.auth.access.endUser(app, authorization), (claims) =>
+      andThen(this.auth.sessions.liveUser(app, claims), (user) => {
+        if (!user || user.status !== "active") throw unauthorized("Missing or invalid access token");
+        return { claims, user };
+      }),
+    );
+  }
+
+  /** The profile: at once when the user's tenants and MFA state are cached, else after reading them. */
+  private profile(app: LoadedApp, user: users.UserView) {
+    const gen = this.ctx.caches.generation(AUTH_USERS_TOPIC);
+    if (gen !== this.profilesGen) {
+      this.profiles.clear();
+      this.profilesGen = gen;
+    }
+    const key = `${app.id}:${user.id}`;
+    const maxAge = this.ctx.caches.maxAgeMs;
+    const hit = this.profiles.get(key);
+    const view = (x: Omit<ProfileExtras, "at">) => ({ ...publicUser(user), tenants: x.tenants, mfa_enabled: x.mfa_enabled });
+    if (hit && (maxAge === Number.POSITIVE_INFINITY || this.ctx.clock.nowMs() - hit.at < maxAge)) return view(hit);
+    return Promise.all([meStore.tenantsOfUser(this.ctx.db, app.id, user.id), meStore.enabledFactorCount(this.ctx.db, user.id)]).then(([tenants, factors]) => {
+      const x = { tenants, mfa_enabled: factors > 0 };
+      // Not kept when the topic moved while reading: the rows may predate the change.
+      if (this.ctx.caches.generation(AUTH_USERS_TOPIC) === gen) {
+        if (this.profiles.size >= PROFILE_CACHE_MAX) this.profiles.clear();
+        this.profiles.set(key, { ...x, at: maxAge === Number.POSITIVE_INFINITY ? 0 : this.ctx.clock.nowMs() });
+      }
+      return view(x);
     });
   }
 
-  private profile(app: LoadedApp, user: users.UserView) {
-    return {
-      ...publicUser(user),
-      tenants: meStore.tenantsOfUser(this.ctx.db, app.id, user.id),
-      mfa_enabled: meStore.enabledFactorCount(this.ctx.db, user.id) > 0,
-    };
-  }
-
-  /** Synchronous for a token already verified (the usual case): see maybe-promise.ts. */
+  /** Synchronous for a token already verified whose session, user and profile are cached (the usual case): see maybe-promise.ts. */
   get(app: LoadedApp, authorization: string | null | undefined) {
     return andThen(this.caller(app, authorization), ({ user }) => this.profile(app, user));
   }
@@ -83,15 +111,15 @@ export class MeService {
     const changed = Object.keys(fields);
     if (!changed.length) return this.profile(app, user);
 
-    const next = tx(this.ctx.db, () => {
+    const next = await tx(this.ctx.db, async (t) => {
       // Only another user's name conflicts: changing the case of one's own name is fine.
-      if (fields.username && fields.username.toLowerCase() !== user.username.toLowerCase() && users.usernameTaken(this.ctx.db, app.id, fields.username)) {
+      if (fields.username && fields.username.toLowerCase() !== user.username.toLowerCase() && (await users.usernameTaken(t, app.id, fields.username))) {
         throw conflict("This username is taken", "USERNAME_TAKEN");
       }
-      users.updateUserFields(this.ctx.db, user.id, fields, this.ctx.clock.iso());
-      const view = users.userView(this.ctx.db, app.id, user.id)!;
-      recordAuthAudit(this.ctx, app.id, { action: "user.update", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { fields: changed, via: "me" } });
-      this.emit(app.id, "user.updated", { ...publicUser(view), changed_fields: changed });
+      await users.updateUserFields(t, user.id, fields, this.ctx.clock.iso());
+      const view = (await users.userView(t, app.id, user.id))!;
+      await recordAuthAudit(t, this.ctx, app.id, { action: "user.update", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { fields: changed, via: "me" } });
+      await this.emit(t, app.id, "user.updated", { ...publicUser(view), changed_fields: changed });
       return view;
     });
     return this.profile(app, next);
@@ -104,20 +132,20 @@ export class MeService {
     if (!user.password_hash) throw new ApiError(400, "NO_PASSWORD", "This account has no password yet; set one with a password reset");
     const key = `auth:${app.id}:me-password-fail:${user.id}`;
     const locked = () => tooMany("Too many wrong passwords; try again in 15 minutes");
-    if (this.ctx.ratelimit.failures(key) >= PASSWORD_CHANGE_MAX_WRONG) throw locked();
+    if ((await this.ctx.ratelimit.failures(key)) >= PASSWORD_CHANGE_MAX_WRONG) throw locked();
     // Counted before the (slow) check, so parallel guesses cannot get past the limit.
-    const n = this.ctx.ratelimit.recordFailure(key, PASSWORD_CHANGE_WINDOW_MS);
+    const n = await this.ctx.ratelimit.recordFailure(key, PASSWORD_CHANGE_WINDOW_MS);
     if (!(await this.ctx.passwords.verify(b.current_password, user.password_hash))) {
-      recordAuthAudit(this.ctx, app.id, { action: "user.password.change", outcome: "failure", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { reason: "wrong_password" } });
+      await recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "user.password.change", outcome: "failure", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { reason: "wrong_password" } });
       if (n >= PASSWORD_CHANGE_MAX_WRONG) throw locked();
       throw new ApiError(400, "INVALID_PASSWORD", "The current password is wrong", [{ field: "current_password", reason: "does not match" }]);
     }
-    this.ctx.ratelimit.clearFailures(key);
+    await this.ctx.ratelimit.clearFailures(key);
     const hash = await this.ctx.passwords.hash(b.new_password);
-    tx(this.ctx.db, () => {
-      users.updateUserFields(this.ctx.db, user.id, { password_hash: hash }, this.ctx.clock.iso());
-      const revoked = meStore.revokeOtherSessions(this.ctx.db, user.id, claims.sid, this.ctx.clock.iso());
-      recordAuthAudit(this.ctx, app.id, { action: "user.password.change", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { other_sessions_revoked: revoked } });
+    await tx(this.ctx.db, async (t) => {
+      await users.updateUserFields(t, user.id, { password_hash: hash }, this.ctx.clock.iso());
+      const revoked = await meStore.revokeOtherSessions(t, user.id, claims.sid, this.ctx.clock.iso());
+      await recordAuthAudit(t, this.ctx, app.id, { action: "user.password.change", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { other_sessions_revoked: revoked } });
     });
   }
 }

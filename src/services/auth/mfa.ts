@@ -60,12 +60,13 @@ import { createTOTPKeyURI, generateHOTP } from "oslo/otp";
 import { base32 } from "oslo/encoding";
 import type { RequestMeta } from "../../access/http";
 import { DAY, HOUR, MINUTE, SECOND } from "../../core/clock";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, invalidField, notFound, tooMany, unauthorized } from "../../core/errors";
 import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { deriveKey, safeEqual } from "../../core/secrets";
 import { ADDRESS_LIMITS, AddressLimit } from "../../core/signin-guard";
+import * as rateStore from "../../core/store/ratelimit";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthAuditEntry } from "./audit";
@@ -160,13 +161,14 @@ export class MfaService implements MfaGate {
 
   // --- helpers ----------------------------------------------------------------------------
 
-  private audit(app: LoadedApp, user: UserView, action: string, e: Partial<AuthAuditEntry> = {}) {
-    recordAuthAudit(this.ctx, app.id, { action, actor: { type: "user", id: user.id }, ...e });
+  /** `t`: the transaction the entry belongs to, or ctx.db. */
+  private audit(t: Sql, app: LoadedApp, user: UserView, action: string, e: Partial<AuthAuditEntry> = {}): Promise<void> {
+    return recordAuthAudit(t, this.ctx, app.id, { action, actor: { type: "user", id: user.id }, ...e });
   }
 
   private async me(app: LoadedApp, authorization: string | null) {
     const claims = await this.auth.access.endUser(app, authorization);
-    const user = this.auth.sessions.liveUser(app, claims);
+    const user = await this.auth.sessions.liveUser(app, claims);
     if (!user) throw unauthorized("Missing or invalid access token");
     return { claims, user };
   }
@@ -194,10 +196,10 @@ export class MfaService implements MfaGate {
     return createHmac("sha256", this.recoveryKey).update(code).digest("hex");
   }
 
-  /** Fresh recovery codes for the user; every prior code stops working. Call inside a transaction. */
-  private newRecoveryCodes(userId: string) {
+  /** Fresh recovery codes for the user; every prior code stops working. Call inside a transaction (`t`). */
+  private async newRecoveryCodes(t: Sql, userId: string) {
     const codes = Array.from({ length: MFA_LIMITS.recoveryCodes }, () => randomBytes(8).toString("hex"));
-    store.replaceRecoveryCodes(this.ctx.db, userId, codes.map((c) => ({ id: uuid(), hash: this.recoveryHash(c) })), this.ctx.clock.iso());
+    await store.replaceRecoveryCodes(t, userId, codes.map((c) => ({ id: uuid(), hash: this.recoveryHash(c) })), this.ctx.clock.iso());
     return codes;
   }
 
@@ -215,7 +217,7 @@ export class MfaService implements MfaGate {
       if (!email) throw invalidField("email", "is required: the user has no primary email");
       if (!isEmail(email)) throw invalidField("email", "must be an email address");
     }
-    const hit = this.ctx.ratelimit.hit(`auth:${app.id}:mfa-enrol:${user.id}`, MFA_LIMITS.enrolmentsPerHour, HOUR);
+    const hit = await this.ctx.ratelimit.hit(`auth:${app.id}:mfa-enrol:${user.id}`, MFA_LIMITS.enrolmentsPerHour, HOUR);
     if (!hit.allowed) throw tooMany("Too many MFA enrolments: try again later", Math.ceil(hit.retryAfterMs / 1000), "TOO_MANY_ENROLMENTS");
     const now = this.ctx.clock.iso();
     const secret = randomBytes(20);
@@ -233,18 +235,18 @@ export class MfaService implements MfaGate {
       created_at: now,
     };
     const code = b.type === "email" ? await generateHOTP(secret, 0) : null;
-    tx(this.ctx.db, () => {
-      store.deleteStalePending(this.ctx.db, user.id, new Date(this.ctx.clock.nowMs() - MFA_LIMITS.pendingTtlMs).toISOString());
-      store.insertFactor(this.ctx.db, row);
+    await tx(this.ctx.db, async (t) => {
+      await store.deleteStalePending(t, user.id, new Date(this.ctx.clock.nowMs() - MFA_LIMITS.pendingTtlMs).toISOString());
+      await store.insertFactor(t, row);
       if (code) {
-        this.ctx.mailer.enqueue({
+        await this.ctx.mailer.enqueue(t, {
           to: row.email!,
           from: this.mailFrom(app),
           subject: `${app.displayName}: confirm your sign-in email`,
           text: `Your code to confirm this address for ${app.displayName} sign-in codes is ${code}.\nIt expires in 10 minutes. If you did not ask for it, ignore this mail.\n`,
         });
       }
-      this.audit(app, user, "mfa.factor.enrol", { meta, target: { type: "mfa_factor", id: row.id }, metadata: { type: row.type } });
+      await this.audit(t, app, user, "mfa.factor.enrol", { meta, target: { type: "mfa_factor", id: row.id }, metadata: { type: row.type } });
     });
     const view = factorView(row);
     if (b.type === "email") return view;
@@ -257,7 +259,7 @@ export class MfaService implements MfaGate {
 
   async confirm(app: LoadedApp, authorization: string | null, factorId: string, code: string, meta: RequestMeta) {
     const { user } = await this.me(app, authorization);
-    const f = isUuid(factorId) ? store.factorOf(this.ctx.db, app.id, user.id, factorId) : null;
+    const f = isUuid(factorId) ? await store.factorOf(this.ctx.db, app.id, user.id, factorId) : null;
     if (!f || f.disabled_at) throw notFound("MFA factor");
     if (f.confirmed_at) throw conflict("This factor is already confirmed", "FACTOR_ALREADY_CONFIRMED");
     if (Date.parse(f.created_at) + MFA_LIMITS.pendingTtlMs <= this.ctx.clock.nowMs()) throw badRequest("The enrolment has expired: enrol the factor again", undefined, "ENROLMENT_EXPIRED");
@@ -267,27 +269,27 @@ export class MfaService implements MfaGate {
     const ok = f.type === "totp" ? step !== null : safeEqual(await generateHOTP(this.seed(f), 0), code);
     const failKey = `auth:${app.id}:mfa-confirm:${f.id}`;
     if (!ok) {
-      const n = this.ctx.ratelimit.recordFailure(failKey, MFA_LIMITS.pendingTtlMs);
-      this.audit(app, user, "mfa.factor.confirm", { meta, outcome: "failure", target: { type: "mfa_factor", id: f.id }, metadata: { failures: n } });
+      const n = await this.ctx.ratelimit.recordFailure(failKey, MFA_LIMITS.pendingTtlMs);
+      await this.audit(this.ctx.db, app, user, "mfa.factor.confirm", { meta, outcome: "failure", target: { type: "mfa_factor", id: f.id }, metadata: { failures: n } });
       if (n >= MFA_LIMITS.confirmFailures) {
-        store.deletePendingFactor(this.ctx.db, f.id);
-        this.ctx.ratelimit.clearFailures(failKey);
+        await store.deletePendingFactor(this.ctx.db, f.id);
+        await this.ctx.ratelimit.clearFailures(failKey);
         throw tooMany("Too many wrong codes: enrol the factor again");
       }
       throw new ApiError(400, "INVALID_CODE", "Wrong code");
     }
 
     const confirmedAt = this.ctx.clock.iso();
-    const recovery = tx(this.ctx.db, () => {
-      const first = store.enabledFactors(this.ctx.db, app.id, user.id).length === 0;
-      if (!store.confirmFactor(this.ctx.db, f.id, confirmedAt, f.type === "email")) throw conflict("This factor is no longer pending", "FACTOR_ALREADY_CONFIRMED");
-      if (step !== null) store.claimStep(this.ctx.db, f.id, step);
-      this.audit(app, user, "mfa.factor.confirm", { meta, target: { type: "mfa_factor", id: f.id }, metadata: { type: f.type } });
+    const recovery = await tx(this.ctx.db, async (t) => {
+      const first = (await store.enabledFactors(t, app.id, user.id)).length === 0;
+      if (!(await store.confirmFactor(t, f.id, confirmedAt, f.type === "email"))) throw conflict("This factor is no longer pending", "FACTOR_ALREADY_CONFIRMED");
+      if (step !== null) await store.claimStep(t, f.id, step);
+      await this.audit(t, app, user, "mfa.factor.confirm", { meta, target: { type: "mfa_factor", id: f.id }, metadata: { type: f.type } });
       if (!first) return null;
-      this.audit(app, user, "mfa.recovery_codes.generate", { meta, metadata: { count: MFA_LIMITS.recoveryCodes } });
-      return this.newRecoveryCodes(user.id);
+      await this.audit(t, app, user, "mfa.recovery_codes.generate", { meta, metadata: { count: MFA_LIMITS.recoveryCodes } });
+      return this.newRecoveryCodes(t, user.id);
     });
-    this.ctx.ratelimit.clearFailures(failKey);
+    await this.ctx.ratelimit.clearFailures(failKey);
     const view = factorView({ ...f, confirmed_at: confirmedAt });
     return recovery ? { ...view, recovery_codes: recovery } : view;
   }
@@ -297,28 +299,28 @@ export class MfaService implements MfaGate {
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id?: unknown }>(q.cursor);
     if (after && typeof after.id !== "string") throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
-    const rows = store.listFactors(this.ctx.db, app.id, user.id, (after?.id as string) ?? null, limit + 1);
+    const rows = await store.listFactors(this.ctx.db, app.id, user.id, (after?.id as string) ?? null, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), factorView);
   }
 
   async disable(app: LoadedApp, authorization: string | null, factorId: string, meta: RequestMeta) {
     const { user } = await this.me(app, authorization);
-    const f = isUuid(factorId) ? store.factorOf(this.ctx.db, app.id, user.id, factorId) : null;
+    const f = isUuid(factorId) ? await store.factorOf(this.ctx.db, app.id, user.id, factorId) : null;
     if (!f) throw notFound("MFA factor");
-    tx(this.ctx.db, () => {
-      if (!store.disableFactor(this.ctx.db, f.id, this.ctx.clock.iso())) return;
-      this.audit(app, user, "mfa.factor.disable", { meta, target: { type: "mfa_factor", id: f.id }, metadata: { type: f.type } });
+    await tx(this.ctx.db, async (t) => {
+      if (!(await store.disableFactor(t, f.id, this.ctx.clock.iso()))) return;
+      await this.audit(t, app, user, "mfa.factor.disable", { meta, target: { type: "mfa_factor", id: f.id }, metadata: { type: f.type } });
       // Without a factor there is no MFA to recover; leftover codes would only be a liability.
-      if (!store.enabledFactors(this.ctx.db, app.id, user.id).length) store.replaceRecoveryCodes(this.ctx.db, user.id, [], this.ctx.clock.iso());
+      if (!(await store.enabledFactors(t, app.id, user.id)).length) await store.replaceRecoveryCodes(t, user.id, [], this.ctx.clock.iso());
     });
   }
 
   async regenerateRecoveryCodes(app: LoadedApp, authorization: string | null, meta: RequestMeta) {
     const { user } = await this.me(app, authorization);
-    if (!store.enabledFactors(this.ctx.db, app.id, user.id).length) throw badRequest("Enable an MFA factor first", undefined, "MFA_NOT_ENROLLED");
-    const codes = tx(this.ctx.db, () => {
-      this.audit(app, user, "mfa.recovery_codes.regenerate", { meta, metadata: { count: MFA_LIMITS.recoveryCodes } });
-      return this.newRecoveryCodes(user.id);
+    if (!(await store.enabledFactors(this.ctx.db, app.id, user.id)).length) throw badRequest("Enable an MFA factor first", undefined, "MFA_NOT_ENROLLED");
+    const codes = await tx(this.ctx.db, async (t) => {
+      await this.audit(t, app, user, "mfa.recovery_codes.regenerate", { meta, metadata: { count: MFA_LIMITS.recoveryCodes } });
+      return this.newRecoveryCodes(t, user.id);
     });
     return { recovery_codes: codes };
   }
@@ -331,14 +333,14 @@ export class MfaService implements MfaGate {
    * tokens after verify / recover carry it followed by the second factor.
    */
   async challengeFor(app: LoadedApp, user: UserView, tenantId: string | null, _meta: RequestMeta, firstAmr?: string[]): Promise<MfaChallengeResponse | null> {
-    const factors = store.enabledFactors(this.ctx.db, app.id, user.id);
+    const factors = await store.enabledFactors(this.ctx.db, app.id, user.id);
     if (!factors.length) return null;
     const now = this.ctx.clock.nowMs();
     const row = { id: uuid(), app_id: app.id, user_id: user.id, tenant_id: tenantId, created_at: this.ctx.clock.iso(), expires_at: now + MFA_LIMITS.challengeTtlMs, first_amr: firstAmr ? JSON.stringify(firstAmr) : null };
-    tx(this.ctx.db, () => {
+    await tx(this.ctx.db, async (t) => {
       // Old challenges are useless after expiry; a day's grace keeps them for support questions.
-      store.purgeChallenges(this.ctx.db, user.id, now - DAY);
-      store.insertChallenge(this.ctx.db, row);
+      await store.purgeChallenges(t, user.id, now - DAY);
+      await store.insertChallenge(t, row);
     });
     return {
       mfa_required: true,
@@ -353,17 +355,17 @@ export class MfaService implements MfaGate {
   }
 
   /** 429 TOO_MANY_ATTEMPTS (Retry-After) once the caller's address has used its wrong codes. */
-  private admitAddress(app: LoadedApp, meta: RequestMeta) {
-    this.addressLimit(app).admit(meta.ip, "Too many wrong codes from this address; try again later");
+  private admitAddress(app: LoadedApp, meta: RequestMeta): Promise<void> {
+    return this.addressLimit(app).admit(meta.ip, "Too many wrong codes from this address; try again later");
   }
 
   /** The open challenge behind a token, with its user: 400 unknown/used/expired, 429 locked. */
-  private openChallenge(app: LoadedApp, token: string) {
-    const ch = isUuid(token) ? store.challengeById(this.ctx.db, app.id, token) : null;
+  private async openChallenge(app: LoadedApp, token: string) {
+    const ch = isUuid(token) ? await store.challengeById(this.ctx.db, app.id, token) : null;
     if (!ch || ch.consumed_at || ch.expires_at <= this.ctx.clock.nowMs()) throw invalidToken();
     if (ch.locked_at) throw challengeLocked();
-    this.assertUserUnlocked(app, ch.user_id);
-    const user = userView(this.ctx.db, app.id, ch.user_id);
+    await this.assertUserUnlocked(this.ctx.db, app, ch.user_id);
+    const user = await userView(this.ctx.db, app.id, ch.user_id);
     if (!user || user.status === "blocked") throw invalidToken();
     if (user.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
     if (user.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
@@ -374,9 +376,14 @@ export class MfaService implements MfaGate {
     return { fail: `auth:${app.id}:mfa-fail:${userId}`, lock: `auth:${app.id}:mfa-lock:${userId}` };
   }
 
-  /** 429 MFA_LOCKED (Retry-After) while the user's wrong codes across challenges hold the lock. */
-  private assertUserUnlocked(app: LoadedApp, userId: string) {
-    const until = this.ctx.ratelimit.lockedUntil(this.userKeys(app, userId).lock);
+  /**
+   * 429 MFA_LOCKED (Retry-After) while the user's wrong codes across challenges hold the lock.
+   * The user's streak and lock are the rate limiter's rows, read and written here through
+   * its store with the handle `t`, so they change in the transaction that counts or accepts
+   * a code (ctx.ratelimit writes on ctx.db, which a transaction may not use).
+   */
+  private async assertUserUnlocked(t: Sql, app: LoadedApp, userId: string): Promise<void> {
+    const until = await rateStore.lockedUntil(t, this.userKeys(app, userId).lock, this.ctx.clock.nowMs());
     if (until) throw userLocked(until - this.ctx.clock.nowMs());
   }
 
@@ -384,28 +391,30 @@ export class MfaService implements MfaGate {
    * Counts a wrong answer against the challenge and against the user (across challenges)
    * and throws: 401, or 429 when this one locked the challenge or the user.
    */
-  private challengeFailure(app: LoadedApp, ch: store.ChallengeRow, user: UserView, action: string, meta: RequestMeta): never {
-    this.addressLimit(app).failed(meta.ip);
+  private async challengeFailure(app: LoadedApp, ch: store.ChallengeRow, user: UserView, action: string, meta: RequestMeta): Promise<never> {
+    await this.addressLimit(app).failed(meta.ip);
     const keys = this.userKeys(app, user.id);
-    const failures = tx(this.ctx.db, () => {
+    const failures = await tx(this.ctx.db, async (t) => {
       // Already locked by a guess sent in parallel: answer the lock, count nothing more.
-      this.assertUserUnlocked(app, user.id);
-      const n = store.recordFailure(this.ctx.db, ch.id, this.ctx.clock.iso(), MFA_LIMITS.maxFailures);
+      await store.lockUserForMfa(t, user.id);
+      await this.assertUserUnlocked(t, app, user.id);
+      const n = await store.recordFailure(t, ch.id, this.ctx.clock.iso(), MFA_LIMITS.maxFailures);
       if (n === null) return null;
-      this.audit(app, user, action, { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id }, metadata: { failures: n } });
-      if (n >= MFA_LIMITS.maxFailures) this.audit(app, user, "mfa.challenge.lock", { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id } });
-      const userFailures = this.ctx.ratelimit.recordFailure(keys.fail, MFA_LIMITS.userStreakMs);
+      await this.audit(t, app, user, action, { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id }, metadata: { failures: n } });
+      if (n >= MFA_LIMITS.maxFailures) await this.audit(t, app, user, "mfa.challenge.lock", { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id } });
+      const now = this.ctx.clock.nowMs();
+      const userFailures = await rateStore.recordFailure(t, keys.fail, now, now + MFA_LIMITS.userStreakMs);
       if (userFailures >= MFA_LIMITS.userFailures) {
-        const until = this.ctx.ratelimit.lock(keys.lock, this.ctx.clock.nowMs() + MFA_LIMITS.userLockMs);
-        this.ctx.ratelimit.clearFailures(keys.fail);
-        this.audit(app, user, "mfa.user.lock", { meta, outcome: "failure", metadata: { failures: userFailures, until: new Date(until).toISOString() } });
+        const until = await rateStore.lock(t, keys.lock, now + MFA_LIMITS.userLockMs);
+        await rateStore.clearFailures(t, keys.fail);
+        await this.audit(t, app, user, "mfa.user.lock", { meta, outcome: "failure", metadata: { failures: userFailures, until: new Date(until).toISOString() } });
         return { n, lockedUntil: until };
       }
       return { n, lockedUntil: null };
     });
     if (failures === null) {
       // Someone else finished or locked it meanwhile.
-      if (store.challengeById(this.ctx.db, app.id, ch.id)?.locked_at) throw challengeLocked();
+      if ((await store.challengeById(this.ctx.db, app.id, ch.id))?.locked_at) throw challengeLocked();
       throw invalidToken();
     }
     if (failures.lockedUntil) throw userLocked(failures.lockedUntil - this.ctx.clock.nowMs());
@@ -414,14 +423,15 @@ export class MfaService implements MfaGate {
   }
 
   /** Inside the transaction that accepts a right code: the lock may have landed meanwhile; a success ends the streak. */
-  private acceptUserCode(app: LoadedApp, userId: string) {
-    this.assertUserUnlocked(app, userId);
-    this.ctx.ratelimit.clearFailures(this.userKeys(app, userId).fail);
+  private async acceptUserCode(t: Sql, app: LoadedApp, userId: string): Promise<void> {
+    await store.lockUserForMfa(t, userId);
+    await this.assertUserUnlocked(t, app, userId);
+    await rateStore.clearFailures(t, this.userKeys(app, userId).fail);
   }
 
   async sendCode(app: LoadedApp, b: { mfa_token: string; factor_id: string }, meta: RequestMeta) {
-    const { ch, user } = this.openChallenge(app, b.mfa_token);
-    const factor = store.enabledFactors(this.ctx.db, app.id, user.id).find((f) => f.id === b.factor_id && f.type === "email");
+    const { ch, user } = await this.openChallenge(app, b.mfa_token);
+    const factor = (await store.enabledFactors(this.ctx.db, app.id, user.id)).find((f) => f.id === b.factor_id && f.type === "email");
     if (!factor) throw invalidField("factor_id", "must be an email factor of this sign-in");
     const now = this.ctx.clock.nowMs();
     const tooSoon = () => {
@@ -434,27 +444,27 @@ export class MfaService implements MfaGate {
 
     const code = sixDigits();
     const codeExpiresAt = Math.min(now + MFA_LIMITS.emailCodeTtlMs, ch.expires_at);
-    tx(this.ctx.db, () => {
-      if (!store.recordSend(this.ctx.db, ch.id, factor.id, this.emailCodeHash(ch.id, code), codeExpiresAt, now, MFA_LIMITS.maxSends, MFA_LIMITS.sendSpacingMs)) {
+    await tx(this.ctx.db, async (t) => {
+      if (!(await store.recordSend(t, ch.id, factor.id, this.emailCodeHash(ch.id, code), codeExpiresAt, now, MFA_LIMITS.maxSends, MFA_LIMITS.sendSpacingMs))) {
         throw tooMany("Another code was just sent: wait and try again", Math.ceil(MFA_LIMITS.sendSpacingMs / 1000), "MFA_SEND_TOO_SOON");
       }
-      this.ctx.mailer.enqueue({
+      await this.ctx.mailer.enqueue(t, {
         to: factor.email!,
         from: this.mailFrom(app),
         subject: `${app.displayName}: your sign-in code`,
         text: `Your ${app.displayName} sign-in code is ${code}.\nIt expires in 10 minutes. If you did not try to sign in, change your password: someone else knows it.\n`,
       });
-      this.audit(app, user, "mfa.code.send", { meta, target: { type: "mfa_factor", id: factor.id }, metadata: { challenge_id: ch.id, send: ch.sends + 1 } });
+      await this.audit(t, app, user, "mfa.code.send", { meta, target: { type: "mfa_factor", id: factor.id }, metadata: { challenge_id: ch.id, send: ch.sends + 1 } });
     });
     return { email_masked: maskEmail(factor.email!), code_expires_at: new Date(codeExpiresAt).toISOString() };
   }
 
   async verify(app: LoadedApp, b: { mfa_token: string; code: string }, meta: RequestMeta) {
-    this.admitAddress(app, meta);
-    const { ch, user } = this.openChallenge(app, b.mfa_token);
+    await this.admitAddress(app, meta);
+    const { ch, user } = await this.openChallenge(app, b.mfa_token);
     const code = b.code.trim();
     if (!CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
-    const factors = store.enabledFactors(this.ctx.db, app.id, user.id);
+    const factors = await store.enabledFactors(this.ctx.db, app.id, user.id);
     const now = this.ctx.clock.nowMs();
 
     let match: { type: store.FactorType; factor: store.FactorRow; step: number | null } | null = null;
@@ -468,38 +478,38 @@ export class MfaService implements MfaGate {
       const step = await this.totpStep(f, code);
       if (step !== null) match = { type: "totp", factor: f, step };
     }
-    if (!match) this.challengeFailure(app, ch, user, "mfa.verify", meta);
+    if (!match) return this.challengeFailure(app, ch, user, "mfa.verify", meta);
 
     const m = match;
     const at = this.ctx.clock.iso();
-    const outcome = tx(this.ctx.db, () => {
+    const outcome = await tx(this.ctx.db, async (t) => {
       // The step claim and the consumption stand or fall together.
-      if (m.step !== null && !store.claimStep(this.ctx.db, m.factor.id, m.step)) return "replay";
-      this.acceptUserCode(app, user.id);
-      if (!store.consumeChallenge(this.ctx.db, ch.id, at, this.ctx.clock.nowMs())) throw invalidToken();
-      this.audit(app, user, "mfa.verify", { meta, target: { type: "mfa_factor", id: m.factor.id }, metadata: { type: m.type, challenge_id: ch.id } });
+      if (m.step !== null && !(await store.claimStep(t, m.factor.id, m.step))) return "replay";
+      await this.acceptUserCode(t, app, user.id);
+      if (!(await store.consumeChallenge(t, ch.id, at, this.ctx.clock.nowMs()))) throw invalidToken();
+      await this.audit(t, app, user, "mfa.verify", { meta, target: { type: "mfa_factor", id: m.factor.id }, metadata: { type: m.type, challenge_id: ch.id } });
       return "ok";
     });
-    if (outcome === "replay") this.challengeFailure(app, ch, user, "mfa.verify", meta);
+    if (outcome === "replay") return this.challengeFailure(app, ch, user, "mfa.verify", meta);
     const first = firstFactor(ch);
     return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: [...first.amr, m.type], mfaAt: at }, meta, `${first.method}+mfa`);
   }
 
   async recover(app: LoadedApp, b: { mfa_token: string; recovery_code: string }, meta: RequestMeta) {
-    this.admitAddress(app, meta);
-    const { ch, user } = this.openChallenge(app, b.mfa_token);
+    await this.admitAddress(app, meta);
+    const { ch, user } = await this.openChallenge(app, b.mfa_token);
     const rc = normaliseRecoveryCode(b.recovery_code);
     if (!rc) throw invalidField("recovery_code", "must be 16 hex characters (hyphens optional)");
     const at = this.ctx.clock.iso();
-    const ok = tx(this.ctx.db, () => {
-      if (!store.useRecoveryCode(this.ctx.db, user.id, this.recoveryHash(rc), at)) return false;
-      this.acceptUserCode(app, user.id);
-      if (!store.consumeChallenge(this.ctx.db, ch.id, at, this.ctx.clock.nowMs())) throw invalidToken();
-      this.audit(app, user, "mfa.recover", { meta, target: { type: "mfa_challenge", id: ch.id } });
-      this.audit(app, user, "mfa.recovery_code.use", { meta, metadata: { context: "signin", remaining: store.unusedRecoveryCodes(this.ctx.db, user.id) } });
+    const ok = await tx(this.ctx.db, async (t) => {
+      if (!(await store.useRecoveryCode(t, user.id, this.recoveryHash(rc), at))) return false;
+      await this.acceptUserCode(t, app, user.id);
+      if (!(await store.consumeChallenge(t, ch.id, at, this.ctx.clock.nowMs()))) throw invalidToken();
+      await this.audit(t, app, user, "mfa.recover", { meta, target: { type: "mfa_challenge", id: ch.id } });
+      await this.audit(t, app, user, "mfa.recovery_code.use", { meta, metadata: { context: "signin", remaining: await store.unusedRecoveryCodes(t, user.id) } });
       return true;
     });
-    if (!ok) this.challengeFailure(app, ch, user, "mfa.recover", meta);
+    if (!ok) return this.challengeFailure(app, ch, user, "mfa.recover", meta);
     const first = firstFactor(ch);
     return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: [...first.amr, "recovery_code"], mfaAt: at }, meta, `${first.method}+recovery_code`);
   }
@@ -508,17 +518,17 @@ export class MfaService implements MfaGate {
 
   async stepUp(app: LoadedApp, authorization: string | null, b: { code: string }, meta: RequestMeta) {
     const { claims, user } = await this.me(app, authorization);
-    const session = typeof claims.sid === "string" ? this.auth.sessions.session(app, claims.sid) : null;
+    const session = typeof claims.sid === "string" ? await this.auth.sessions.session(app, claims.sid) : null;
     const now = this.ctx.clock.nowMs();
     if (!session || session.user_id !== user.id || session.revoked_at || session.expires_at <= now) throw unauthorized("The session of this token has ended");
 
     const lockKey = `auth:${app.id}:stepup-lock:${session.id}`;
     const failKey = `auth:${app.id}:stepup-fail:${session.id}`;
-    const lockedUntil = this.ctx.ratelimit.lockedUntil(lockKey);
+    const lockedUntil = await this.ctx.ratelimit.lockedUntil(lockKey);
     const locked = (until: number) => tooMany("Too many wrong codes: step-up is locked on this session for 15 minutes", Math.max(1, Math.ceil((until - now) / 1000)), "STEP_UP_LOCKED");
     if (lockedUntil) throw locked(lockedUntil);
 
-    const factors = store.enabledFactors(this.ctx.db, app.id, user.id);
+    const factors = await store.enabledFactors(this.ctx.db, app.id, user.id);
     if (!factors.length) throw badRequest("The user has no enabled MFA factor", undefined, "MFA_NOT_ENROLLED");
     const code = b.code.trim();
     const at = this.ctx.clock.iso();
@@ -528,7 +538,7 @@ export class MfaService implements MfaGate {
       if (!totp.length) throw badRequest("The user has no authenticator factor: use a recovery code", undefined, "NO_TOTP_FACTOR");
       for (const f of totp) {
         const step = await this.totpStep(f, code);
-        if (step !== null && store.claimStep(this.ctx.db, f.id, step)) {
+        if (step !== null && (await store.claimStep(this.ctx.db, f.id, step))) {
           method = "totp";
           break;
         }
@@ -536,30 +546,31 @@ export class MfaService implements MfaGate {
     } else {
       const rc = normaliseRecoveryCode(code);
       if (!rc) throw invalidField("code", "must be a 6-digit authenticator code or a 16-hex recovery code");
-      if (store.useRecoveryCode(this.ctx.db, user.id, this.recoveryHash(rc), at)) {
+      if (await store.useRecoveryCode(this.ctx.db, user.id, this.recoveryHash(rc), at)) {
         method = "recovery_code";
-        this.audit(app, user, "mfa.recovery_code.use", { meta, metadata: { context: "step_up", session_id: session.id, remaining: store.unusedRecoveryCodes(this.ctx.db, user.id) } });
+        const remaining = await store.unusedRecoveryCodes(this.ctx.db, user.id);
+        await this.audit(this.ctx.db, app, user, "mfa.recovery_code.use", { meta, metadata: { context: "step_up", session_id: session.id, remaining } });
       }
     }
 
     if (!method) {
-      const n = this.ctx.ratelimit.recordFailure(failKey, MFA_LIMITS.stepUpStreakMs);
-      this.audit(app, user, "mfa.step_up", { meta, outcome: "failure", metadata: { session_id: session.id, failures: n } });
+      const n = await this.ctx.ratelimit.recordFailure(failKey, MFA_LIMITS.stepUpStreakMs);
+      await this.audit(this.ctx.db, app, user, "mfa.step_up", { meta, outcome: "failure", metadata: { session_id: session.id, failures: n } });
       if (n >= MFA_LIMITS.stepUpFailures) {
-        const until = this.ctx.ratelimit.lock(lockKey, now + MFA_LIMITS.stepUpLockMs);
-        this.ctx.ratelimit.clearFailures(failKey);
-        this.audit(app, user, "mfa.step_up.lock", { meta, outcome: "failure", metadata: { session_id: session.id, until: new Date(until).toISOString() } });
+        const until = await this.ctx.ratelimit.lock(lockKey, now + MFA_LIMITS.stepUpLockMs);
+        await this.ctx.ratelimit.clearFailures(failKey);
+        await this.audit(this.ctx.db, app, user, "mfa.step_up.lock", { meta, outcome: "failure", metadata: { session_id: session.id, until: new Date(until).toISOString() } });
         throw locked(until);
       }
       throw new ApiError(400, "INVALID_CODE", "Wrong code");
     }
 
-    this.ctx.ratelimit.clearFailures(failKey);
+    await this.ctx.ratelimit.clearFailures(failKey);
     const prior = JSON.parse(session.amr) as string[];
     // Keep how the session started; the step-up method joins it (once).
     const amr = [...new Set([...prior, method])];
-    this.auth.sessions.markStepUp(session.id, amr, at);
-    this.audit(app, user, "mfa.step_up", { meta, metadata: { session_id: session.id, method } });
+    await this.auth.sessions.markStepUp(session.id, amr, at);
+    await this.audit(this.ctx.db, app, user, "mfa.step_up", { meta, metadata: { session_id: session.id, method } });
     return { amr, mfa_at: at };
   }
 }

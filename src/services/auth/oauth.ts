@@ -39,7 +39,6 @@
  */
 import type { RequestMeta } from "../../access/http";
 import { DAY, SECOND } from "../../core/clock";
-import { tx } from "../../core/db";
 import { ApiError, badRequest } from "../../core/errors";
 import {
   CLOCK_SKEW_SEC,
@@ -108,7 +107,7 @@ export class AuthOAuth {
   }
 
   private failure(app: LoadedApp, provider: string, reason: string, meta: RequestMeta, userId: string | null = null) {
-    recordAuthAudit(this.ctx, app.id, { action: "user.signin", outcome: "failure", actor: { type: userId ? "user" : "anonymous", id: userId }, meta, metadata: { method: "oauth", provider, reason } });
+    return recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "user.signin", outcome: "failure", actor: { type: userId ? "user" : "anonymous", id: userId }, meta, metadata: { method: "oauth", provider, reason } });
   }
 
   /** Runs a step; an ApiError it throws is audited as a failed sign-in first. */
@@ -116,7 +115,7 @@ export class AuthOAuth {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof ApiError) this.failure(app, provider, e.code.toLowerCase(), meta);
+      if (e instanceof ApiError) await this.failure(app, provider, e.code.toLowerCase(), meta);
       throw e;
     }
   }
@@ -126,9 +125,9 @@ export class AuthOAuth {
   async authorize(app: LoadedApp, id: string, returnTo: unknown, meta: RequestMeta): Promise<string> {
     const p = this.provider(app, id);
     const target = checkReturnTo(returnTo, parseOriginPatterns(app.settings.allowed_redirect_origins));
-    limitStarts(this.ctx.ratelimit, `auth:${app.id}:oauth-start:${meta.ip ?? "unknown"}`);
+    await limitStarts(this.ctx.ratelimit, `auth:${app.id}:oauth-start:${meta.ip ?? "unknown"}`);
     const flow = await this.oidc.beginWebFlow(p, this.redirectUri(app, p.id), target.href, this.ctx.secretBox.encrypt);
-    store.insertState(this.ctx.db, { ...flow.record, app_id: app.id });
+    await store.insertState(this.ctx.db, { ...flow.record, app_id: app.id });
     return flow.url;
   }
 
@@ -136,8 +135,8 @@ export class AuthOAuth {
   async callback(app: LoadedApp, id: string, b: CallbackInput, meta: RequestMeta): Promise<string> {
     const p = this.provider(app, id);
     if (typeof b.state !== "string" || !b.state) throw badRequest("state is required", [{ field: "state", reason: "is required" }]);
-    const row = await this.audited(app, p.id, meta, () => {
-      const r = store.consumeState(this.ctx.db, app.id, hashState(b.state!), this.ctx.clock.iso(), this.ctx.clock.nowMs());
+    const row = await this.audited(app, p.id, meta, async () => {
+      const r = await store.consumeState(this.ctx.db, app.id, hashState(b.state!), this.ctx.clock.iso(), this.ctx.clock.nowMs());
       if (!r) throw invalidState();
       if (r.provider !== p.id) throw providerMismatch();
       return r;
@@ -145,7 +144,7 @@ export class AuthOAuth {
     const back = new URL(row.return_to);
     if (b.error) {
       const error = /^[\x20-\x7e]{1,64}$/.test(b.error) ? b.error : "provider_error";
-      this.failure(app, p.id, `provider_error:${error}`, meta);
+      await this.failure(app, p.id, `provider_error:${error}`, meta);
       back.searchParams.append("error", error);
       return back.href;
     }
@@ -162,7 +161,7 @@ export class AuthOAuth {
     );
     const user = await this.audited(app, p.id, meta, () => this.auth.identities.resolve(app, p.id, who, p.id === "idp_1" ? displayNameFromUserJson(b.user) : null, meta));
     const code = randomOAuthValue();
-    store.insertCode(this.ctx.db, {
+    await store.insertCode(this.ctx.db, {
       code_hash: hashToken(code),
       app_id: app.id,
       user_id: user.id,
@@ -175,12 +174,12 @@ export class AuthOAuth {
   }
 
   async exchange(app: LoadedApp, code: string, meta: RequestMeta): Promise<ConsumerTokens | MfaChallengeResponse> {
-    const row = code ? store.consumeCode(this.ctx.db, app.id, hashToken(code), this.ctx.clock.iso(), this.ctx.clock.nowMs()) : null;
+    const row = code ? await store.consumeCode(this.ctx.db, app.id, hashToken(code), this.ctx.clock.iso(), this.ctx.clock.nowMs()) : null;
     if (!row) {
-      this.failure(app, "unknown", "invalid_auth_code", meta);
+      await this.failure(app, "unknown", "invalid_auth_code", meta);
       throw invalidCode();
     }
-    const user = this.auth.users.get(app, row.user_id);
+    const user = await this.auth.users.get(app, row.user_id);
     if (!user) throw invalidCode();
     return this.finish(app, user, row.provider as ProviderId, meta);
   }
@@ -195,7 +194,7 @@ export class AuthOAuth {
       const v = await this.oidc.verifyIdToken(p, b.id_token);
       if (!v.nonce || !safeEqual(v.nonce, hashNonce(nonce))) throw idTokenRejected("the nonce claim is not the SHA-256 (hex) of the nonce sent");
       // Consumed until the token expires (plus skew): after that the token itself is refused.
-      const fresh = tx(this.ctx.db, () => store.consumeNonce(this.ctx.db, app.id, hashNonce(v.nonce!), this.ctx.clock.iso(), v.expiresAtMs + CLOCK_SKEW_SEC * SECOND));
+      const fresh = await store.consumeNonce(this.ctx.db, app.id, hashNonce(v.nonce!), this.ctx.clock.iso(), v.expiresAtMs + CLOCK_SKEW_SEC * SECOND);
       if (!fresh) throw nonceReplayed();
       return v;
     });
@@ -207,7 +206,7 @@ export class AuthOAuth {
 
   private async finish(app: LoadedApp, user: UserView, provider: ProviderId, meta: RequestMeta): Promise<ConsumerTokens | MfaChallengeResponse> {
     if (user.status === "blocked") {
-      this.failure(app, provider, "blocked", meta, user.id);
+      await this.failure(app, provider, "blocked", meta, user.id);
       throw new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
     }
     if (user.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
@@ -216,14 +215,14 @@ export class AuthOAuth {
     if (app.settings.mfa_policy !== "disabled" && app.settings.mfa_for_federated) {
       const challenge = await this.auth.mfa.challengeFor(app, user, null, meta, amr);
       if (challenge) {
-        recordAuthAudit(this.ctx, app.id, { action: "user.signin.mfa_required", actor: { type: "user", id: user.id }, meta, metadata: { method: "oauth", provider } });
+        await recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "user.signin.mfa_required", actor: { type: "user", id: user.id }, meta, metadata: { method: "oauth", provider } });
         return challenge;
       }
     }
     return this.auth.signin.complete(app, user, { tenantId: null, amr }, meta, "oauth");
   }
 
-  purge() {
+  purge(): Promise<number> {
     // States kept a day past expiry so a recently used nonce is still recognised as replayed.
     return store.purge(this.ctx.db, this.ctx.clock.nowMs() - DAY, this.ctx.clock.nowMs());
   }

@@ -31,6 +31,7 @@
  */
 import type { RequestMeta } from "../../access/http";
 import { tx } from "../../core/db";
+import { isUniqueViolation } from "../../core/store/sql";
 import { ApiError, badRequest, conflict, notFound, unauthorized, type ErrorDetail } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { andThen, type MaybePromise } from "../../core/maybe-promise";
@@ -91,6 +92,8 @@ const permissionView = (p: store.PermissionRow) => ({ name: p.name, description:
 type TokenClaims = Record<string, unknown> & { type: "end_user" | "m2m"; sub: string };
 
 const invalidToken = () => unauthorized("Token is invalid or expired", "INVALID_TOKEN");
+const roleNameTaken = () => conflict("A role with this name already exists", "ROLE_NAME_TAKEN");
+const INACTIVE = { active: false as const };
 
 export class RbacService {
   constructor(
@@ -118,7 +121,7 @@ export class RbacService {
   async listPermissions(app: LoadedApp, authorization: string | null, q: { limit?: string; cursor?: string }) {
     await this.admin(app, authorization, "auth.role.read");
     const limit = parseLimit(q.limit);
-    return this.page(store.listPermissions(this.ctx.db, app.id, this.after(q.cursor), limit + 1), limit, (r) => r.name, permissionView);
+    return this.page(await store.listPermissions(this.ctx.db, app.id, this.after(q.cursor), limit + 1), limit, (r) => r.name, permissionView);
   }
 
   async createPermission(app: LoadedApp, authorization: string | null, b: { name: string; description?: string | null }, meta: RequestMeta) {
@@ -128,25 +131,28 @@ export class RbacService {
     const description = this.description(b.description, details);
     if (details.length) throw badRequest("Invalid permission", details);
     const row: store.PermissionRow = { app_id: app.id, name: b.name, description, created_at: this.ctx.clock.iso() };
-    tx(this.ctx.db, () => {
-      if (store.permissionByName(this.ctx.db, app.id, b.name)) throw conflict("This permission already exists", "PERMISSION_EXISTS");
-      store.insertPermission(this.ctx.db, row);
-      recordAuthAudit(this.ctx, app.id, { action: "permission.create", actor: caller.actor, target: { type: "permission", id: b.name }, meta });
+    const exists = () => conflict("This permission already exists", "PERMISSION_EXISTS");
+    await tx(this.ctx.db, async (t) => {
+      if (await store.permissionByName(t, app.id, b.name)) throw exists();
+      await store.insertPermission(t, row).catch((e) => {
+        throw isUniqueViolation(e) ? exists() : e;
+      });
+      await recordAuthAudit(t, this.ctx, app.id, { action: "permission.create", actor: caller.actor, target: { type: "permission", id: b.name }, meta });
     });
     return permissionView(row);
   }
 
   async deletePermission(app: LoadedApp, authorization: string | null, name: string, meta: RequestMeta) {
     const caller = await this.admin(app, authorization, "auth.role.delete");
-    tx(this.ctx.db, () => {
-      if (!store.permissionByName(this.ctx.db, app.id, name)) throw notFound("Permission");
-      const roles = store.rolesUsingPermission(this.ctx.db, app.id, name);
+    await tx(this.ctx.db, async (t) => {
+      if (!(await store.permissionByName(t, app.id, name))) throw notFound("Permission");
+      const roles = await store.rolesUsingPermission(t, app.id, name);
       if (roles.length) {
         const details = roles.map((r) => ({ field: "roles", reason: `used by role "${r}"` }));
         throw new ApiError(409, "PERMISSION_IN_USE", `Permission is used by ${roles.length} role(s); remove it from them first`, details);
       }
-      store.deletePermission(this.ctx.db, app.id, name);
-      recordAuthAudit(this.ctx, app.id, { action: "permission.delete", actor: caller.actor, target: { type: "permission", id: name }, meta });
+      await store.deletePermission(t, app.id, name);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "permission.delete", actor: caller.actor, target: { type: "permission", id: name }, meta });
     });
   }
 
@@ -159,7 +165,7 @@ export class RbacService {
   }
 
   /** Validates a role's permission list against the syntax and the App's catalogue; returns it folded and sorted. */
-  private permissionList(app: LoadedApp, list: string[], details: ErrorDetail[]): string[] {
+  private async permissionList(app: LoadedApp, list: string[], details: ErrorDetail[]): Promise<string[]> {
     if (list.length > ROLE_PERMISSIONS_MAX) {
       details.push({ field: "permissions", reason: `at most ${ROLE_PERMISSIONS_MAX} entries` });
       return [];
@@ -171,7 +177,7 @@ export class RbacService {
       else if (p !== "*" && !p.endsWith(".*")) concrete.push(p);
     });
     if (concrete.length) {
-      const known = store.registeredPermissions(this.ctx.db, app.id, concrete);
+      const known = await store.registeredPermissions(this.ctx.db, app.id, concrete);
       list.forEach((p, i) => {
         if (concrete.includes(p) && !known.has(p)) details.push({ field: `permissions[${i}]`, reason: "not a registered permission of this App" });
       });
@@ -187,8 +193,8 @@ export class RbacService {
     return app.settings.default_role !== null && app.settings.default_role.toLowerCase() === role.name.toLowerCase();
   }
 
-  private role(app: LoadedApp, id: string) {
-    const r = store.roleById(this.ctx.db, app.id, id);
+  private async role(app: LoadedApp, id: string) {
+    const r = await store.roleById(this.ctx.db, app.id, id);
     if (!r) throw notFound("Role");
     return r;
   }
@@ -196,12 +202,12 @@ export class RbacService {
   async listRoles(app: LoadedApp, authorization: string | null, q: { limit?: string; cursor?: string }) {
     await this.admin(app, authorization, "auth.role.read");
     const limit = parseLimit(q.limit);
-    return this.page(store.listRoles(this.ctx.db, app.id, this.after(q.cursor), limit + 1), limit, (r) => r.name, roleView);
+    return this.page(await store.listRoles(this.ctx.db, app.id, this.after(q.cursor), limit + 1), limit, (r) => r.name, roleView);
   }
 
   async getRole(app: LoadedApp, authorization: string | null, id: string) {
     await this.admin(app, authorization, "auth.role.read");
-    return roleView(this.role(app, id));
+    return roleView(await this.role(app, id));
   }
 
   async createRole(app: LoadedApp, authorization: string | null, b: { name: string; description?: string | null; permissions?: string[] }, meta: RequestMeta) {
@@ -209,26 +215,28 @@ export class RbacService {
     const details: ErrorDetail[] = [];
     this.roleName(b.name, details);
     const description = this.description(b.description, details);
-    const permissions = this.permissionList(app, b.permissions ?? [], details);
+    const permissions = await this.permissionList(app, b.permissions ?? [], details);
     if (details.length) throw badRequest("Invalid role", details);
     const now = this.ctx.clock.iso();
     const row: store.RoleRow = { id: uuid(), app_id: app.id, name: b.name, description, permissions: JSON.stringify(permissions), created_at: now, updated_at: now };
-    tx(this.ctx.db, () => {
-      if (store.roleNameTaken(this.ctx.db, app.id, b.name, null)) throw conflict("A role with this name already exists", "ROLE_NAME_TAKEN");
-      store.insertRole(this.ctx.db, row);
-      recordAuthAudit(this.ctx, app.id, { action: "role.create", actor: caller.actor, target: { type: "role", id: row.id }, meta, metadata: { name: row.name, permissions } });
+    await tx(this.ctx.db, async (t) => {
+      if (await store.roleNameTaken(t, app.id, b.name, null)) throw roleNameTaken();
+      await store.insertRole(t, row).catch((e) => {
+        throw isUniqueViolation(e) ? roleNameTaken() : e;
+      });
+      await recordAuthAudit(t, this.ctx, app.id, { action: "role.create", actor: caller.actor, target: { type: "role", id: row.id }, meta, metadata: { name: row.name, permissions } });
     });
     return roleView(row);
   }
 
   async updateRole(app: LoadedApp, authorization: string | null, id: string, b: { name?: string; description?: string | null; permissions?: string[] }, meta: RequestMeta) {
     const caller = await this.admin(app, authorization, "auth.role.update");
-    const current = this.role(app, id);
+    const current = await this.role(app, id);
     const details: ErrorDetail[] = [];
     const name = b.name ?? current.name;
     if (b.name !== undefined) this.roleName(b.name, details);
     const description = b.description !== undefined ? this.description(b.description, details) : current.description;
-    const permissions = b.permissions !== undefined ? this.permissionList(app, b.permissions, details) : (JSON.parse(current.permissions) as string[]);
+    const permissions = b.permissions !== undefined ? await this.permissionList(app, b.permissions, details) : (JSON.parse(current.permissions) as string[]);
     if (details.length) throw badRequest("Invalid role", details);
     const renamed = name !== current.name;
     if (renamed && name.toLowerCase() !== current.name.toLowerCase() && this.isDefaultRole(app, current)) {
@@ -237,25 +245,27 @@ export class RbacService {
     const next = { name, description, permissions: JSON.stringify(permissions), updated_at: this.ctx.clock.iso() };
     const changed = (["name", "description", "permissions"] as const).filter((k) => next[k] !== current[k]);
     if (!changed.length) return roleView(current);
-    tx(this.ctx.db, () => {
-      if (renamed && store.roleNameTaken(this.ctx.db, app.id, name, id)) throw conflict("A role with this name already exists", "ROLE_NAME_TAKEN");
-      store.updateRole(this.ctx.db, id, next);
-      recordAuthAudit(this.ctx, app.id, { action: "role.update", actor: caller.actor, target: { type: "role", id }, meta, metadata: { fields: changed, name, permissions } });
+    await tx(this.ctx.db, async (t) => {
+      if (renamed && (await store.roleNameTaken(t, app.id, name, id))) throw roleNameTaken();
+      await store.updateRole(t, id, next).catch((e) => {
+        throw isUniqueViolation(e) ? roleNameTaken() : e;
+      });
+      await recordAuthAudit(t, this.ctx, app.id, { action: "role.update", actor: caller.actor, target: { type: "role", id }, meta, metadata: { fields: changed, name, permissions } });
     });
     return roleView({ ...current, ...next });
   }
 
   async deleteRole(app: LoadedApp, authorization: string | null, id: string, meta: RequestMeta) {
     const caller = await this.admin(app, authorization, "auth.role.delete");
-    const role = this.role(app, id);
+    const role = await this.role(app, id);
     if (this.isDefaultRole(app, role)) throw conflict("This role is the App's default_role; change that setting before deleting it", "ROLE_IS_DEFAULT");
     const at = this.ctx.clock.iso();
-    tx(this.ctx.db, () => {
-      const holders = store.roleHolders(this.ctx.db, id);
-      store.deleteRole(this.ctx.db, id); // ON DELETE SET NULL clears users and tenant memberships
-      for (const userId of holders.users) this.emit(app.id, "role.removed", { user_id: userId, role: role.name, tenant_id: null, removed_at: at });
-      for (const m of holders.members) this.emit(app.id, "role.removed", { user_id: m.user_id, role: role.name, tenant_id: m.tenant_id, removed_at: at });
-      recordAuthAudit(this.ctx, app.id, {
+    await tx(this.ctx.db, async (t) => {
+      const holders = await store.roleHolders(t, id);
+      await store.deleteRole(t, id); // ON DELETE SET NULL clears users and tenant memberships
+      for (const userId of holders.users) await this.emit(t, app.id, "role.removed", { user_id: userId, role: role.name, tenant_id: null, removed_at: at });
+      for (const m of holders.members) await this.emit(t, app.id, "role.removed", { user_id: m.user_id, role: role.name, tenant_id: m.tenant_id, removed_at: at });
+      await recordAuthAudit(t, this.ctx, app.id, {
         action: "role.delete",
         actor: caller.actor,
         target: { type: "role", id },
@@ -270,17 +280,17 @@ export class RbacService {
   /** Sets (or clears, with null) a user's app-wide role. */
   async assignRole(app: LoadedApp, authorization: string | null, userId: string, roleName: string | null, meta: RequestMeta) {
     const caller = await this.admin(app, authorization, "auth.user.update");
-    const user = this.auth.users.get(app, userId);
+    const user = await this.auth.users.get(app, userId);
     if (!user) throw notFound("User");
-    const role = roleName === null ? null : store.roleByName(this.ctx.db, app.id, roleName);
+    const role = roleName === null ? null : await store.roleByName(this.ctx.db, app.id, roleName);
     if (roleName !== null && !role) throw badRequest("No such role in this App", [{ field: "role", reason: "must name a role of this App, or be null" }]);
     if ((role?.id ?? null) === user.role_id) return { user_id: user.id, role: role?.name ?? null };
     const at = this.ctx.clock.iso();
-    tx(this.ctx.db, () => {
-      store.setUserRole(this.ctx.db, app.id, user.id, role?.id ?? null, at);
-      if (user.role_name) this.emit(app.id, "role.removed", { user_id: user.id, role: user.role_name, tenant_id: null, removed_at: at });
-      if (role) this.emit(app.id, "role.assigned", { user_id: user.id, role: role.name, tenant_id: null, assigned_at: at });
-      recordAuthAudit(this.ctx, app.id, {
+    await tx(this.ctx.db, async (t) => {
+      await store.setUserRole(t, app.id, user.id, role?.id ?? null, at);
+      if (user.role_name) await this.emit(t, app.id, "role.removed", { user_id: user.id, role: user.role_name, tenant_id: null, removed_at: at });
+      if (role) await this.emit(t, app.id, "role.assigned", { user_id: user.id, role: role.name, tenant_id: null, assigned_at: at });
+      await recordAuthAudit(t, this.ctx, app.id, {
         action: role ? "user.role.assign" : "user.role.remove",
         actor: caller.actor,
         target: { type: "user", id: user.id },
@@ -316,19 +326,19 @@ export class RbacService {
     });
   }
 
-  /** Whether a verified token is still backed by its session (end user) or its client (M2M). */
-  private stillStands(app: LoadedApp, c: TokenClaims) {
+  /** Whether a verified token is still backed by its session (end user) or its client (M2M): one primary-key read. */
+  private stillStands(app: LoadedApp, c: TokenClaims): MaybePromise<boolean> {
     if (c.type === "end_user") return this.auth.sessions.isLive(app, c);
-    return typeof c.client_id === "string" && this.auth.access.currentClient(app, c as unknown as M2mClaims) !== null;
+    if (typeof c.client_id !== "string") return false;
+    return andThen(this.auth.access.currentClient(app, c as unknown as M2mClaims), (client) => client !== null);
   }
 
   /** RFC 7662 answer for any string; never throws for a bad token. */
   introspect(app: LoadedApp, token: string) {
-    return andThen(this.claims(app, token), (c) => this.introspection(app, c));
+    return andThen(this.claims(app, token), (c) => (c ? andThen(this.stillStands(app, c), (live) => (live ? this.introspection(c) : INACTIVE)) : INACTIVE));
   }
 
-  private introspection(app: LoadedApp, c: TokenClaims | null) {
-    if (!c || !this.stillStands(app, c)) return { active: false as const };
+  private introspection(c: TokenClaims) {
     const permissions = Array.isArray(c.permissions) ? (c.permissions as string[]) : [];
     return {
       active: true as const,

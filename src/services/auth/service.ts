@@ -3,6 +3,7 @@
  * routes (and, later, to other services: the waitlist creates invites through it).
  */
 import type { AppContext } from "../../context";
+import type { Sql } from "../../core/db";
 import type { Platform } from "../platform/service";
 import type { WebhookEngine } from "../webhooks/engine";
 import type { WebhookService } from "../webhooks/service";
@@ -55,10 +56,13 @@ export class AuthService {
     readonly webhooks: WebhookEngine,
     webhookApi: WebhookService,
   ) {
-    const emit = (appId: string, type: string, data: unknown) => void webhooks.emit({ product: "auth", scopeId: appId }, type, data);
+    // Records the event on t, the transaction of the change it describes: both commit or neither.
+    const emit = async (t: Sql, appId: string, type: string, data: unknown): Promise<void> => {
+      await webhooks.emit(t, { product: "auth", scopeId: appId }, type, data);
+    };
     this.keys = new SigningKeys(ctx);
-    this.apps = new AppService(ctx, platform, this.keys, (app, principal, meta) =>
-      webhookApi.endpoints.removeScope({ product: "auth", scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),
+    this.apps = new AppService(ctx, platform, this.keys, (t, app, principal, meta) =>
+      webhookApi.endpoints.removeScope(t, { product: "auth", scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),
     );
     this.access = new AppAccess(this.apps, this.keys, platform.authz, (appId, clientId) => clientByClientId(ctx.db, appId, clientId));
     this.users = new UserService(ctx, emit);
@@ -78,9 +82,9 @@ export class AuthService {
   }
 
   /** Retention purge (the auth.purge job): retired signing keys, expired sessions, OAuth state. */
-  purge(): void {
-    this.keys.purge();
-    purgeExpiredSessions(this.ctx.db, this.ctx.clock.nowMs() - SESSION_RETENTION_MS);
-    this.oauth.purge();
+  async purge(): Promise<void> {
+    await this.keys.purge();
+    await purgeExpiredSessions(this.ctx.db, this.ctx.clock.nowMs() - SESSION_RETENTION_MS);
+    await this.oauth.purge();
   }
 }

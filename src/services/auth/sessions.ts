@@ -18,12 +18,14 @@
  */
 import { SignJWT } from "jose";
 import type { RequestMeta } from "../../access/http";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { ApiError } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import { andThen, type MaybePromise } from "../../core/maybe-promise";
 import type { LoadedApp } from "./apps";
+import { AUTH_USERS_TOPIC, authUsersChanged } from "./audit";
 import type { SigningKeys } from "./keys";
 import { membershipClaims } from "./store/tenants";
 import * as store from "./store/users";
@@ -46,8 +48,32 @@ const invalidRefresh = () => new ApiError(400, "INVALID_TOKEN", "Refresh token i
 
 const parseList = (s: string | null): string[] => (s ? (JSON.parse(s) as string[]) : []);
 
+const LIVE_CACHE_MAX = 20_000;
+const DEAD_CACHE_MAX = 50_000;
+
+/** A session known live (and its user, once a route read it), as of `at`. */
+interface LiveEntry {
+  appId: string;
+  userId: string;
+  expiresAt: number;
+  user: store.UserView | null;
+  at: number;
+}
+
+/**
+ * Session checks of the hot paths (/me, introspection, MFA and identity routes) read through
+ * two caches, so a token already checked is answered without a promise (maybe-promise.ts):
+ * - live sessions (with their user): emptied whenever AUTH_USERS_TOPIC moves, i.e. on every
+ *   audited change of users, memberships, roles or factors and on every revocation (audit.ts);
+ *   past its expires_at an entry is not served. A load the topic moved under is not kept.
+ * - ended sessions: a revoked or expired session never comes back, so "not live" is kept
+ *   without invalidation (bounded; forgetting one only costs a read).
+ */
 export class SessionService {
   private readonly refreshKey: Uint8Array;
+  private live = new Map<string, LiveEntry>();
+  private liveGen = -1;
+  private dead = new Set<string>();
 
   constructor(
     private readonly ctx: AppContext,
@@ -57,11 +83,11 @@ export class SessionService {
   }
 
   /** Role, permissions and tenant claims of a user for a session. */
-  claimsFor(app: LoadedApp, user: store.UserView, session: store.SessionRow) {
+  async claimsFor(app: LoadedApp, user: store.UserView, session: store.SessionRow) {
     const permissions = new Set(parseList(user.role_permissions));
     const claims: Record<string, unknown> = { role: user.role_name, type: "end_user", sid: session.id, amr: JSON.parse(session.amr) };
     if (session.tenant_id) {
-      const m = membershipClaims(this.ctx.db, session.tenant_id, user.id);
+      const m = await membershipClaims(this.ctx.db, session.tenant_id, user.id);
       claims.tid = session.tenant_id;
       claims.trole = m?.role_name ?? null;
       for (const p of parseList(m?.role_permissions ?? null)) permissions.add(p);
@@ -71,8 +97,8 @@ export class SessionService {
     return claims;
   }
 
-  private accessToken(app: LoadedApp, user: store.UserView, session: store.SessionRow, ttlSec: number) {
-    return this.keys.sign(app.id, { sub: user.id, ...this.claimsFor(app, user, session) }, { issuer: app.issuer, audience: app.settings.audience, ttlSec });
+  private async accessToken(app: LoadedApp, user: store.UserView, session: store.SessionRow, ttlSec: number) {
+    return this.keys.sign(app.id, { sub: user.id, ...(await this.claimsFor(app, user, session)) }, { issuer: app.issuer, audience: app.settings.audience, ttlSec });
   }
 
   private refreshToken(app: LoadedApp, session: store.SessionRow) {
@@ -88,8 +114,8 @@ export class SessionService {
     return Math.max(1, Math.min(app.settings.access_token_ttl, Math.floor((session.expires_at - this.ctx.clock.nowMs()) / 1000)));
   }
 
-  /** Starts a session for a user whose sign-in is complete; returns the consumer token response. */
-  async start(app: LoadedApp, user: store.UserView, opts: SessionStart, meta: RequestMeta | null): Promise<ConsumerTokens> {
+  /** Starts a session for a user whose sign-in is complete; returns the consumer token response. `within` runs in the session's transaction (audit, event). */
+  async start(app: LoadedApp, user: store.UserView, opts: SessionStart, meta: RequestMeta | null, within?: (t: Sql) => Promise<void>): Promise<ConsumerTokens> {
     const session: store.SessionRow = {
       id: uuid(),
       app_id: app.id,
@@ -105,74 +131,162 @@ export class SessionService {
     };
     const ttl = this.accessTtl(app, session);
     const [access, refresh] = await Promise.all([this.accessToken(app, user, session, ttl), this.refreshToken(app, session)]);
-    tx(this.ctx.db, () => {
-      store.insertSession(this.ctx.db, session);
-      store.insertRefreshToken(this.ctx.db, hashToken(refresh), session.id, session.created_at);
+    await tx(this.ctx.db, async (t) => {
+      await store.insertSession(t, session);
+      await store.insertRefreshToken(t, hashToken(refresh), session.id, session.created_at);
+      if (within) await within(t);
     });
     return { access_token: access, refresh_token: refresh, token_type: "Bearer", expires_in: ttl };
   }
 
   /** The live session behind a refresh token of this App, or 400. */
-  private liveSession(app: LoadedApp, refreshToken: string) {
-    const row = store.refreshToken(this.ctx.db, hashToken(refreshToken));
+  private async liveSession(app: LoadedApp, refreshToken: string) {
+    const row = await store.refreshToken(this.ctx.db, hashToken(refreshToken));
     if (!row) throw invalidRefresh();
-    const session = store.sessionById(this.ctx.db, app.id, row.session_id);
+    const session = await store.sessionById(this.ctx.db, app.id, row.session_id);
     if (!session) throw invalidRefresh();
     return { row, session };
   }
 
   async refresh(app: LoadedApp, refreshToken: string): Promise<ConsumerTokens> {
-    const { row, session } = this.liveSession(app, refreshToken);
+    const { row, session } = await this.liveSession(app, refreshToken);
     const now = this.ctx.clock.iso();
     if (row.rotated_at) {
       // A rotated token came back: someone holds a copy. Kill the whole session.
-      store.revokeSession(this.ctx.db, session.id, now);
+      await this.revoke(session.id, now);
       throw invalidRefresh();
     }
     if (session.revoked_at || session.expires_at <= this.ctx.clock.nowMs()) throw invalidRefresh();
-    const user = store.userView(this.ctx.db, app.id, session.user_id);
+    const user = await store.userView(this.ctx.db, app.id, session.user_id);
     if (!user || user.status !== "active") throw invalidRefresh();
     const ttl = this.accessTtl(app, session);
     const [access, next] = await Promise.all([this.accessToken(app, user, session, ttl), this.refreshToken(app, session)]);
-    const ok = tx(this.ctx.db, () => {
-      if (!store.rotateRefreshToken(this.ctx.db, hashToken(refreshToken), now)) {
-        store.revokeSession(this.ctx.db, session.id, now);
+    const ok = await tx(this.ctx.db, async (t) => {
+      if (!(await store.rotateRefreshToken(t, hashToken(refreshToken), now))) {
+        await store.revokeSession(t, session.id, now);
+        await authUsersChanged(t, this.ctx);
         return false;
       }
-      store.insertRefreshToken(this.ctx.db, hashToken(next), session.id, now);
+      await store.insertRefreshToken(t, hashToken(next), session.id, now);
       return true;
     });
-    if (!ok) throw invalidRefresh();
+    if (!ok) {
+      this.markDead(session.id);
+      throw invalidRefresh();
+    }
     return { access_token: access, refresh_token: next, token_type: "Bearer", expires_in: ttl };
   }
 
-  logout(app: LoadedApp, refreshToken: string) {
-    const { session } = this.liveSession(app, refreshToken);
-    store.revokeSession(this.ctx.db, session.id, this.ctx.clock.iso());
+  async logout(app: LoadedApp, refreshToken: string) {
+    const { session } = await this.liveSession(app, refreshToken);
+    await this.revoke(session.id, this.ctx.clock.iso());
     return session;
   }
 
+  /** Revokes one session (autocommit) and tells every node's caches. */
+  private async revoke(sessionId: string, now: string) {
+    await store.revokeSession(this.ctx.db, sessionId, now);
+    this.markDead(sessionId);
+    await authUsersChanged(this.ctx.db, this.ctx);
+  }
+
   /** Records a completed step-up on the session; the next refresh carries amr / mfa_at. */
-  markStepUp(sessionId: string, amr: string[], at: string) {
-    store.setSessionMfa(this.ctx.db, sessionId, amr, at);
+  async markStepUp(sessionId: string, amr: string[], at: string): Promise<void> {
+    await store.setSessionMfa(this.ctx.db, sessionId, amr, at);
   }
 
-  revokeAll(userId: string) {
-    return store.revokeUserSessions(this.ctx.db, userId, this.ctx.clock.iso());
+  /** Revokes every live session of the user; `t`: the caller's transaction handle (or ctx.db). Resolves to how many. */
+  async revokeAll(t: Sql, userId: string): Promise<number> {
+    const n = await store.revokeUserSessions(t, userId, this.ctx.clock.iso());
+    await authUsersChanged(t, this.ctx);
+    return n;
   }
 
-  /** The user of an access token while its session is live; null otherwise (one query). */
-  liveUser(app: LoadedApp, claims: { sub: string; sid?: unknown }): store.UserView | null {
-    if (typeof claims.sid !== "string") return null;
-    return store.userViewOfLiveSession(this.ctx.db, app.id, claims.sub, claims.sid, this.ctx.clock.nowMs());
+  // --- session checks (hot path) -----------------------------------------------------------
+
+  private markDead(sessionId: string) {
+    this.live.delete(sessionId);
+    if (this.dead.size >= DEAD_CACHE_MAX) this.dead.clear();
+    this.dead.add(sessionId);
   }
 
-  /** Whether the session an access token names is live (one primary-key read). */
-  isLive(app: LoadedApp, claims: { sub: string; sid?: unknown }): boolean {
-    return typeof claims.sid === "string" && store.sessionLive(this.ctx.db, app.id, claims.sid, claims.sub, this.ctx.clock.nowMs());
+  /** The topic's current generation, emptying the live cache when it moved. */
+  private liveGeneration() {
+    const gen = this.ctx.caches.generation(AUTH_USERS_TOPIC);
+    if (gen !== this.liveGen) {
+      this.live.clear();
+      this.liveGen = gen;
+    }
+    return gen;
   }
 
-  session(app: LoadedApp, id: string) {
+  /**
+   * What the caches know of the token's session: "dead", a live entry (with or without its
+   * user), or undefined (ask the database). Also answers "dead" for a cached session past its
+   * expiry.
+   */
+  private cached(app: LoadedApp, sid: string, sub: string): LiveEntry | "dead" | undefined {
+    if (this.dead.has(sid)) return "dead";
+    this.liveGeneration();
+    const e = this.live.get(sid);
+    if (!e || e.appId !== app.id || e.userId !== sub) return undefined;
+    const maxAge = this.ctx.caches.maxAgeMs;
+    if (maxAge !== Number.POSITIVE_INFINITY && this.ctx.clock.nowMs() - e.at >= maxAge) {
+      this.live.delete(sid);
+      return undefined;
+    }
+    if (e.expiresAt <= this.ctx.clock.nowMs()) {
+      this.markDead(sid);
+      return "dead";
+    }
+    return e;
+  }
+
+  /** Keeps a session found live, unless the topic moved while it was read (the row may be stale). */
+  private keep(gen: number, sid: string, e: Omit<LiveEntry, "at">) {
+    if (this.ctx.caches.generation(AUTH_USERS_TOPIC) !== gen || this.dead.has(sid)) return;
+    if (this.live.size >= LIVE_CACHE_MAX) this.live.clear();
+    const maxAge = this.ctx.caches.maxAgeMs;
+    this.live.set(sid, { ...e, at: maxAge === Number.POSITIVE_INFINITY ? 0 : this.ctx.clock.nowMs() });
+  }
+
+  /** The user of an access token while its session is live; null otherwise. Cached: see the class comment. */
+  liveUser(app: LoadedApp, claims: { sub: string; sid?: unknown }): MaybePromise<store.UserView | null> {
+    const sid = claims.sid;
+    if (typeof sid !== "string") return null;
+    const hit = this.cached(app, sid, claims.sub);
+    if (hit === "dead") return null;
+    if (hit?.user) return hit.user;
+    const gen = this.liveGeneration();
+    return store.userViewOfLiveSession(this.ctx.db, app.id, claims.sub, sid, this.ctx.clock.nowMs()).then((found) => {
+      if (!found) {
+        this.markDead(sid);
+        return null;
+      }
+      this.keep(gen, sid, { appId: app.id, userId: claims.sub, expiresAt: found.expiresAt, user: found.user });
+      return found.user;
+    });
+  }
+
+  /** Whether the session an access token names is live (one primary-key read on a miss). Cached: see the class comment. */
+  isLive(app: LoadedApp, claims: { sub: string; sid?: unknown }): MaybePromise<boolean> {
+    const sid = claims.sid;
+    if (typeof sid !== "string") return false;
+    const hit = this.cached(app, sid, claims.sub);
+    if (hit === "dead") return false;
+    if (hit) return true;
+    const gen = this.liveGeneration();
+    return andThen(store.sessionLiveUntil(this.ctx.db, app.id, sid, claims.sub, this.ctx.clock.nowMs()), (expiresAt) => {
+      if (expiresAt === null) {
+        this.markDead(sid);
+        return false;
+      }
+      this.keep(gen, sid, { appId: app.id, userId: claims.sub, expiresAt, user: null });
+      return true;
+    });
+  }
+
+  session(app: LoadedApp, id: string): Promise<store.SessionRow | null> {
     return store.sessionById(this.ctx.db, app.id, id);
   }
 }

@@ -43,7 +43,7 @@ export interface MfaChallengeResponse {
 
 /** Called after sign-up when the App mails verification codes (verification module). */
 export interface SignupHook {
-  afterSignup(app: LoadedApp, user: store.UserView): void;
+  afterSignup(app: LoadedApp, user: store.UserView): Promise<void>;
 }
 
 export class SigninService {
@@ -77,7 +77,7 @@ export class SigninService {
     }
     const principal = await this.platform.resolve(token, null);
     if (!principal || principal.kind !== "api_key") throw unauthorized("Sign-up needs the App's publishable key or a workspace API key");
-    this.apps.authorize(principal, app, "auth.user.create");
+    await this.apps.authorize(principal, app, "auth.user.create");
     if (!app.settings.signup_enabled) throw forbidden("Sign-up is disabled for this App", "SIGNUP_DISABLED");
     return actorOfPrincipal(principal);
   }
@@ -86,7 +86,7 @@ export class SigninService {
     await this.authorizeSignup(app, authorization);
     if (typeof b.username !== "string") throw invalidField("username", "is required");
     const user = await this.users.create(app, { username: b.username, email: b.email, password: b.password, display_name: b.display_name, metadata: b.metadata }, { type: "anonymous", id: null }, meta, "password", { passwordRequired: true });
-    this.hooks.signup.afterSignup(app, user);
+    await this.hooks.signup.afterSignup(app, user);
     return this.sessions.start(app, user, { amr: ["pwd"] }, meta);
   }
 
@@ -94,25 +94,25 @@ export class SigninService {
     const id = b.identifier.trim().toLowerCase();
     if (!id) throw invalidField("identifier", "must not be empty");
     const guard = this.guard(app);
-    guard.admit(id, meta.ip);
-    const user = store.userByIdentifier(this.ctx.db, app.id, id);
+    await guard.admit(id, meta.ip);
+    const user = await store.userByIdentifier(this.ctx.db, app.id, id);
     const ok = await this.ctx.passwords.verifyOrDummy(b.password, user?.password_hash);
     const fail = () => new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
     if (!ok) {
-      guard.failed(id, user?.id ?? null, meta.ip);
-      recordAuthAudit(this.ctx, app.id, { action: "user.signin", outcome: "failure", actor: { type: user ? "user" : "anonymous", id: user?.id ?? null }, meta, metadata: { reason: "invalid_credentials" } });
+      await guard.failed(id, user?.id ?? null, meta.ip);
+      await recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "user.signin", outcome: "failure", actor: { type: user ? "user" : "anonymous", id: user?.id ?? null }, meta, metadata: { reason: "invalid_credentials" } });
       throw fail();
     }
     const u = user!;
-    if (guard.accountLocked(u.id) || u.status === "blocked") throw fail();
+    if ((await guard.accountLocked(u.id)) || u.status === "blocked") throw fail();
     if (u.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
     if (u.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
-    guard.succeeded(id);
+    await guard.succeeded(id);
 
     let tenantId: string | null = null;
     if (b.tenant_id != null && b.tenant_id !== "") {
-      const tenant = tenantByRef(this.ctx.db, app.id, b.tenant_id);
-      if (!tenant || !membershipClaims(this.ctx.db, tenant.id, u.id)) throw forbidden("The user is not a member of this tenant", "NOT_TENANT_MEMBER");
+      const tenant = await tenantByRef(this.ctx.db, app.id, b.tenant_id);
+      if (!tenant || !(await membershipClaims(this.ctx.db, tenant.id, u.id))) throw forbidden("The user is not a member of this tenant", "NOT_TENANT_MEMBER");
       if (tenant.status !== "active") throw forbidden(`This tenant is ${tenant.status}`, "TENANT_NOT_ACTIVE");
       tenantId = tenant.id;
     }
@@ -120,7 +120,7 @@ export class SigninService {
     if (app.settings.mfa_policy !== "disabled") {
       const challenge = await this.hooks.mfa.challengeFor(app, u, tenantId, meta);
       if (challenge) {
-        recordAuthAudit(this.ctx, app.id, { action: "user.signin.mfa_required", actor: { type: "user", id: u.id }, meta });
+        await recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "user.signin.mfa_required", actor: { type: "user", id: u.id }, meta });
         return challenge;
       }
     }
@@ -129,17 +129,19 @@ export class SigninService {
 
   /** Finishes a sign-in (password, MFA, federated): session, audit, user.signed_in event. */
   async complete(app: LoadedApp, user: store.UserView, opts: { tenantId: string | null; amr: string[]; mfaAt?: string | null }, meta: RequestMeta, method: string) {
-    const tokens = await this.sessions.start(app, user, opts, meta);
-    recordAuthAudit(this.ctx, app.id, { action: "user.signin", actor: { type: "user", id: user.id }, meta, metadata: { method, amr: opts.amr, tenant_id: opts.tenantId } });
-    this.emit(app.id, "user.signed_in", {
-      user_id: user.id,
-      method,
-      // A second factor was done (amr alone can't say: a federated amr has two entries).
-      mfa: !!opts.mfaAt,
-      tenant_id: opts.tenantId,
-      ip: meta.ip,
-      user_agent: meta.userAgent,
-      signed_in_at: this.ctx.clock.iso(),
+    // One transaction for the session, its audit entry and the event.
+    const tokens = await this.sessions.start(app, user, opts, meta, async (t) => {
+      await recordAuthAudit(t, this.ctx, app.id, { action: "user.signin", actor: { type: "user", id: user.id }, meta, metadata: { method, amr: opts.amr, tenant_id: opts.tenantId } });
+      await this.emit(t, app.id, "user.signed_in", {
+        user_id: user.id,
+        method,
+        // A second factor was done (amr alone can't say: a federated amr has two entries).
+        mfa: !!opts.mfaAt,
+        tenant_id: opts.tenantId,
+        ip: meta.ip,
+        user_agent: meta.userAgent,
+        signed_in_at: this.ctx.clock.iso(),
+      });
     });
     return tokens;
   }

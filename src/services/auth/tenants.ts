@@ -25,7 +25,8 @@
  *   (auth.tenant.members.remove).
  */
 import type { RequestMeta } from "../../access/http";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
+import { isUniqueViolation } from "../../core/store/sql";
 import { badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { displayId, randomHex, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
@@ -139,6 +140,8 @@ function pushMetadata(v: unknown, details: ErrorDetail[]) {
   if (d) details.push(d);
 }
 
+const tenantSlugTaken = () => conflict("A tenant with this slug already exists in this App", "SLUG_TAKEN");
+
 export class TenantService {
   constructor(
     private readonly ctx: AppContext,
@@ -152,8 +155,8 @@ export class TenantService {
   }
 
   /** The App's tenant by UUID or tnt_ display id; another App's tenant is 404 like an unknown one. */
-  private tenant(app: LoadedApp, ref: string) {
-    const t = store.tenantByRef(this.db, app.id, ref);
+  private async tenant(app: LoadedApp, ref: string) {
+    const t = await store.tenantByRef(this.db, app.id, ref);
     if (!t) throw notFound("Tenant");
     return t;
   }
@@ -162,25 +165,25 @@ export class TenantService {
     return (await this.auth.access.admin(app, authorization, action)).actor;
   }
 
-  private audit(app: LoadedApp, action: string, actor: AuthActor, target: { type: string; id: string }, meta: RequestMeta, metadata?: Record<string, unknown>) {
-    recordAuthAudit(this.ctx, app.id, { action, actor, target, meta, metadata });
+  private audit(t: Sql, app: LoadedApp, action: string, actor: AuthActor, target: { type: string; id: string }, meta: RequestMeta, metadata?: Record<string, unknown>) {
+    return recordAuthAudit(t, this.ctx, app.id, { action, actor, target, meta, metadata });
   }
 
-  /** A free slug: the base itself, else base + "-" + random hex (inside the caller's transaction). */
-  private freeSlug(app: LoadedApp, base: string) {
-    if (!store.tenantSlugTaken(this.db, app.id, base, null)) return base;
+  /** A free slug: the base itself, else base + "-" + random hex (inside the caller's transaction t). */
+  private async freeSlug(t: Sql, app: LoadedApp, base: string) {
+    if (!(await store.tenantSlugTaken(t, app.id, base, null))) return base;
     for (let i = 0; i < SLUG_ATTEMPTS; i++) {
       const candidate = `${base}-${randomHex(SUFFIX_HEX / 2)}`;
-      if (!store.tenantSlugTaken(this.db, app.id, candidate, null)) return candidate;
+      if (!(await store.tenantSlugTaken(t, app.id, candidate, null))) return candidate;
     }
     // 8 misses in a 16M space means something is wrong; refuse rather than loop.
     throw conflict("Could not find a free slug; pass one explicitly", "SLUG_TAKEN");
   }
 
-  private freeDisplayId() {
+  private async freeDisplayId(t: Sql) {
     for (;;) {
       const id = displayId("tnt");
-      if (!store.displayIdTaken(this.db, id)) return id;
+      if (!(await store.displayIdTaken(t, id))) return id;
     }
   }
 
@@ -195,17 +198,17 @@ export class TenantService {
     pushMetadata(b.metadata, details);
     if (details.length) throw badRequest("Invalid tenant", details);
     const displayName = b.display_name.trim();
-    return tx(this.db, () => {
+    return tx(this.db, async (t) => {
       let slug: string;
       if (explicit !== null) {
-        if (store.tenantSlugTaken(this.db, app.id, explicit, null)) throw conflict("A tenant with this slug already exists in this App", "SLUG_TAKEN");
+        if (await store.tenantSlugTaken(t, app.id, explicit, null)) throw tenantSlugTaken();
         slug = explicit;
-      } else slug = this.freeSlug(app, slugFromName(displayName));
+      } else slug = await this.freeSlug(t, app, slugFromName(displayName));
       const now = this.ctx.clock.iso();
       const row: store.TenantRow = {
         id: uuid(),
         app_id: app.id,
-        display_id: this.freeDisplayId(),
+        display_id: await this.freeDisplayId(t),
         slug,
         display_name: displayName,
         status: "active",
@@ -213,10 +216,13 @@ export class TenantService {
         created_at: now,
         updated_at: now,
       };
-      store.insertTenant(this.db, row);
+      await store.insertTenant(t, row).catch((e) => {
+        // Taken by a concurrent create since the check (PostgreSQL, READ COMMITTED).
+        throw isUniqueViolation(e) ? tenantSlugTaken() : e;
+      });
       const view = tenantView(row);
-      this.audit(app, "tenant.create", actor, { type: "tenant", id: row.id }, meta, { slug });
-      this.emit(app.id, "tenant.created", view);
+      await this.audit(t, app, "tenant.create", actor, { type: "tenant", id: row.id }, meta, { slug });
+      await this.emit(t, app.id, "tenant.created", view);
       return view;
     });
   }
@@ -227,18 +233,18 @@ export class TenantService {
     if (q.status !== undefined && !isStatus(q.status)) throw badRequest("Invalid status filter", [{ field: "status", reason: `one of ${TENANT_STATUSES.join(", ")}` }]);
     const after = decodeCursor<{ c: unknown; i: unknown }>(q.cursor);
     if (after && (typeof after.c !== "string" || typeof after.i !== "string")) throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
-    const rows = store.listTenants(this.db, app.id, after as { c: string; i: string } | null, q.status ?? null, limit + 1);
+    const rows = await store.listTenants(this.db, app.id, after as { c: string; i: string } | null, q.status ?? null, limit + 1);
     return buildPage(rows, limit, (r) => ({ c: r.created_at, i: r.id }), tenantView);
   }
 
   async get(app: LoadedApp, authorization: string | null, ref: string) {
     await this.caller(app, authorization, "auth.tenant.read");
-    return tenantView(this.tenant(app, ref));
+    return tenantView(await this.tenant(app, ref));
   }
 
   async update(app: LoadedApp, authorization: string | null, ref: string, b: TenantPatch, meta: RequestMeta): Promise<TenantView> {
     const actor = await this.caller(app, authorization, "auth.tenant.update");
-    const current = this.tenant(app, ref);
+    const current = await this.tenant(app, ref);
     const details: ErrorDetail[] = [];
     if (b.display_name !== undefined) checkName(b.display_name, details);
     const slug = b.slug !== undefined ? b.slug.toLowerCase() : undefined;
@@ -261,28 +267,30 @@ export class TenantService {
     const changed = Object.keys(next);
     if (!changed.length) return tenantView(current);
 
-    return tx(this.db, () => {
-      if (next.slug !== undefined && store.tenantSlugTaken(this.db, app.id, next.slug, current.id)) throw conflict("A tenant with this slug already exists in this App", "SLUG_TAKEN");
+    return tx(this.db, async (t) => {
+      if (next.slug !== undefined && (await store.tenantSlugTaken(t, app.id, next.slug, current.id))) throw tenantSlugTaken();
       const now = this.ctx.clock.iso();
-      store.updateTenant(this.db, current.id, next, now);
+      await store.updateTenant(t, current.id, next, now).catch((e) => {
+        throw isUniqueViolation(e) ? tenantSlugTaken() : e;
+      });
       // Leaving active ends what was signed in to the tenant (sign-in refuses it from now on).
-      if (next.status && next.status !== "active") store.revokeTenantSessions(this.db, current.id, null, now);
-      const view = tenantView(store.tenantByRef(this.db, app.id, current.id)!);
-      this.audit(app, "tenant.update", actor, { type: "tenant", id: current.id }, meta, { changed_fields: changed, ...(next.status ? { status: { from: current.status, to: next.status } } : {}) });
-      this.emit(app.id, "tenant.updated", { ...view, changed_fields: changed });
+      if (next.status && next.status !== "active") await store.revokeTenantSessions(t, current.id, null, now);
+      const view = tenantView((await store.tenantByRef(t, app.id, current.id))!);
+      await this.audit(t, app, "tenant.update", actor, { type: "tenant", id: current.id }, meta, { changed_fields: changed, ...(next.status ? { status: { from: current.status, to: next.status } } : {}) });
+      await this.emit(t, app.id, "tenant.updated", { ...view, changed_fields: changed });
       return view;
     });
   }
 
   async remove(app: LoadedApp, authorization: string | null, ref: string, meta: RequestMeta) {
     const actor = await this.caller(app, authorization, "auth.tenant.delete");
-    const t = this.tenant(app, ref);
-    tx(this.db, () => {
+    const tenant = await this.tenant(app, ref);
+    await tx(this.db, async (t) => {
       const now = this.ctx.clock.iso();
-      store.revokeTenantSessions(this.db, t.id, null, now);
-      store.deleteTenant(this.db, t.id);
-      this.audit(app, "tenant.delete", actor, { type: "tenant", id: t.id }, meta, { slug: t.slug, display_id: t.display_id });
-      this.emit(app.id, "tenant.deleted", { id: t.id, display_id: t.display_id, app_id: app.id, slug: t.slug, deleted_at: now });
+      await store.revokeTenantSessions(t, tenant.id, null, now);
+      await store.deleteTenant(t, tenant.id);
+      await this.audit(t, app, "tenant.delete", actor, { type: "tenant", id: tenant.id }, meta, { slug: tenant.slug, display_id: tenant.display_id });
+      await this.emit(t, app.id, "tenant.deleted", { id: tenant.id, display_id: tenant.display_id, app_id: app.id, slug: tenant.slug, deleted_at: now });
     });
   }
 
@@ -290,92 +298,95 @@ export class TenantService {
 
   async members(app: LoadedApp, authorization: string | null, ref: string, q: { limit?: string | number; cursor?: string }) {
     await this.caller(app, authorization, "auth.tenant.read");
-    const t = this.tenant(app, ref);
+    const t = await this.tenant(app, ref);
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ j: unknown; i: unknown }>(q.cursor);
     if (after && (typeof after.j !== "string" || typeof after.i !== "string")) throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
-    const rows = store.listMembers(this.db, t.id, after as { j: string; i: string } | null, limit + 1);
+    const rows = await store.listMembers(this.db, t.id, after as { j: string; i: string } | null, limit + 1);
     return buildPage(rows, limit, (r) => ({ j: r.joined_at, i: r.id }), memberView);
   }
 
   /** A role name of the App (null clears it); 400 for an unknown role. */
-  private role(app: LoadedApp, name: string | null | undefined) {
+  private async role(app: LoadedApp, name: string | null | undefined) {
     if (name == null) return null;
-    const r = roleByName(this.db, app.id, name);
+    const r = await roleByName(this.db, app.id, name);
     if (!r) throw badRequest("Unknown role", [{ field: "role", reason: "no such role in this App" }]);
     return r;
   }
 
   async addMember(app: LoadedApp, authorization: string | null, ref: string, b: NewMember, meta: RequestMeta): Promise<MemberView> {
     const actor = await this.caller(app, authorization, "auth.tenant.members.add");
-    const t = this.tenant(app, ref);
+    const tenant = await this.tenant(app, ref);
     const accountId = b.accountId ?? b.account_id ?? null;
     if ((accountId === null) === (b.email == null)) {
       throw badRequest("Give exactly one of accountId or email", [{ field: accountId === null ? "accountId" : "email", reason: "exactly one of accountId or email is required" }]);
     }
-    const role = this.role(app, b.role);
-    if (t.status === "archived") throw conflict("This tenant is archived", "TENANT_ARCHIVED");
+    const role = await this.role(app, b.role);
+    if (tenant.status === "archived") throw conflict("This tenant is archived", "TENANT_ARCHIVED");
 
-    return tx(this.db, () => {
+    return tx(this.db, async (t) => {
       let userId: string;
       let created = false;
       if (accountId !== null) {
-        if (!userView(this.db, app.id, accountId)) throw notFound("Account");
+        if (!(await userView(t, app.id, accountId))) throw notFound("Account");
         userId = accountId;
       } else {
         const email = b.email!.trim().toLowerCase();
-        const existing = contactByValue(this.db, app.id, "email", email);
+        const existing = await contactByValue(t, app.id, "email", email);
         if (existing) userId = existing.user_id;
         else {
           // Created in this transaction, so a refused membership leaves no stray account.
           // No password: the user gets in through an invite or a password reset.
-          userId = this.auth.users.insert(app, { email, username: b.username ?? null, display_name: b.display_name ?? null }, null, actor, meta, "tenant_invite").id;
+          userId = (await this.auth.users.insert(t, app, { email, username: b.username ?? null, display_name: b.display_name ?? null }, null, actor, meta, "tenant_invite")).id;
           created = true;
         }
       }
-      if (store.memberOf(this.db, t.id, userId)) throw conflict("The account is already a member of this tenant", "ALREADY_MEMBER");
+      const already = () => conflict("The account is already a member of this tenant", "ALREADY_MEMBER");
+      if (await store.memberOf(t, tenant.id, userId)) throw already();
       const id = uuid();
-      store.insertMember(this.db, { id, tenant_id: t.id, user_id: userId, role_id: role?.id ?? null, invited_by: actor.id, joined_at: this.ctx.clock.iso() });
-      const view = memberView(store.memberOf(this.db, t.id, userId)!);
-      this.audit(app, "tenant.member.add", actor, { type: "user", id: userId }, meta, { tenant_id: t.id, role: view.role_name, account_created: created });
-      this.emit(app.id, "tenant.member.added", { ...view, user_id: userId, roles: view.role_name ? [view.role_name] : [], added_at: view.joined_at });
+      await store.insertMember(t, { id, tenant_id: tenant.id, user_id: userId, role_id: role?.id ?? null, invited_by: actor.id, joined_at: this.ctx.clock.iso() }).catch((e) => {
+        throw isUniqueViolation(e) ? already() : e;
+      });
+      const view = memberView((await store.memberOf(t, tenant.id, userId))!);
+      await this.audit(t, app, "tenant.member.add", actor, { type: "user", id: userId }, meta, { tenant_id: tenant.id, role: view.role_name, account_created: created });
+      await this.emit(t, app.id, "tenant.member.added", { ...view, user_id: userId, roles: view.role_name ? [view.role_name] : [], added_at: view.joined_at });
       return view;
     });
   }
 
-  private member(t: store.TenantRow, accountId: string) {
-    const m = store.memberOf(this.db, t.id, accountId);
+  private async member(t: store.TenantRow, accountId: string) {
+    const m = await store.memberOf(this.db, t.id, accountId);
     if (!m) throw notFound("Member");
     return m;
   }
 
   async updateMember(app: LoadedApp, authorization: string | null, ref: string, accountId: string, b: { role: string | null }, meta: RequestMeta): Promise<MemberView> {
     const actor = await this.caller(app, authorization, "auth.tenant.members.add");
-    const t = this.tenant(app, ref);
-    const m = this.member(t, accountId);
-    const role = this.role(app, b.role);
+    const tenant = await this.tenant(app, ref);
+    const m = await this.member(tenant, accountId);
+    const role = await this.role(app, b.role);
     if ((role?.id ?? null) === m.role_id) return memberView(m);
-    return tx(this.db, () => {
-      store.setMemberRole(this.db, m.id, role?.id ?? null);
-      const view = memberView(store.memberOf(this.db, t.id, accountId)!);
+    return tx(this.db, async (t) => {
+      await store.setMemberRole(t, m.id, role?.id ?? null);
+      const view = memberView((await store.memberOf(t, tenant.id, accountId))!);
       const now = this.ctx.clock.iso();
-      this.audit(app, "tenant.member.update", actor, { type: "user", id: accountId }, meta, { tenant_id: t.id, role: { from: m.role_name, to: view.role_name } });
-      if (m.role_name) this.emit(app.id, "role.removed", { user_id: accountId, role: m.role_name, tenant_id: t.id, removed_at: now });
-      if (view.role_name) this.emit(app.id, "role.assigned", { user_id: accountId, role: view.role_name, tenant_id: t.id, assigned_at: now });
+      await this.audit(t, app, "tenant.member.update", actor, { type: "user", id: accountId }, meta, { tenant_id: tenant.id, role: { from: m.role_name, to: view.role_name } });
+      if (m.role_name) await this.emit(t, app.id, "role.removed", { user_id: accountId, role: m.role_name, tenant_id: tenant.id, removed_at: now });
+      if (view.role_name) await this.emit(t, app.id, "role.assigned", { user_id: accountId, role: view.role_name, tenant_id: tenant.id, assigned_at: now });
       return view;
     });
   }
 
   async removeMember(app: LoadedApp, authorization: string | null, ref: string, accountId: string, meta: RequestMeta) {
     const actor = await this.caller(app, authorization, "auth.tenant.members.remove");
-    const t = this.tenant(app, ref);
-    const m = this.member(t, accountId);
-    tx(this.db, () => {
+    const tenant = await this.tenant(app, ref);
+    const m = await this.member(tenant, accountId);
+    await tx(this.db, async (t) => {
       const now = this.ctx.clock.iso();
-      store.deleteMember(this.db, m.id);
-      store.revokeTenantSessions(this.db, t.id, accountId, now);
-      this.audit(app, "tenant.member.remove", actor, { type: "user", id: accountId }, meta, { tenant_id: t.id });
-      this.emit(app.id, "tenant.member.removed", { id: m.id, tenant_id: t.id, account_id: accountId, user_id: accountId, removed_at: now });
+      await store.deleteMember(t, m.id);
+      await store.revokeTenantSessions(t, tenant.id, accountId, now);
+      await this.audit(t, app, "tenant.member.remove", actor, { type: "user", id: accountId }, meta, { tenant_id: tenant.id });
+      await this.emit(t, app.id, "tenant.member.removed", { id: m.id, tenant_id: tenant.id, account_id: accountId, user_id: accountId, removed_at: now });
     });
   }
 }

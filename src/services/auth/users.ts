@@ -10,7 +10,7 @@
  * - Duplicates answer 409 EMAIL_TAKEN / USERNAME_TAKEN.
  */
 import { randomBytes } from "node:crypto";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { isCommonPassword } from "../../core/common-passwords";
 import { badRequest, conflict, type ErrorDetail } from "../../core/errors";
 import { uuid } from "../../core/ids";
@@ -70,8 +70,8 @@ export function publicUser(u: store.UserView): PublicUser {
   };
 }
 
-/** Emits an Auth webhook event inside the caller's transaction. */
-export type EmitAuthEvent = (appId: string, type: string, data: unknown) => void;
+/** Emits an Auth webhook event inside the caller's transaction (`t`: that transaction's handle). */
+export type EmitAuthEvent = (t: Sql, appId: string, type: string, data: unknown) => Promise<unknown>;
 
 /** The App's password policy; every path that sets a password (sign-up, invite, change, reset, admin) goes through it. */
 export function checkPassword(app: LoadedApp, password: string, field = "password"): ErrorDetail | null {
@@ -98,17 +98,18 @@ export class UserService {
   ) {}
 
   /** A username derived from an email's local part, made unique in the App. */
-  deriveUsername(app: LoadedApp, email: string): string {
+  async deriveUsername(db: Sql, app: LoadedApp, email: string): Promise<string> {
     let base = email.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "").slice(0, 48);
     if (base.length < 3) base = (base + "user").slice(0, 8);
-    if (!store.usernameTaken(this.ctx.db, app.id, base)) return base;
+    if (!(await store.usernameTaken(db, app.id, base))) return base;
     for (;;) {
       const candidate = `${base}-${randomBytes(3).toString("hex")}`;
-      if (!store.usernameTaken(this.ctx.db, app.id, candidate)) return candidate;
+      if (!(await store.usernameTaken(db, app.id, candidate))) return candidate;
     }
   }
 
-  validate(app: LoadedApp, u: NewUser, opts: { passwordRequired: boolean; emailOptional?: boolean }) {
+  /** 400 with every bad field; `db`: the handle of the caller's transaction, or ctx.db. */
+  async validate(db: Sql, app: LoadedApp, u: NewUser, opts: { passwordRequired: boolean; emailOptional?: boolean }): Promise<{ email: string | null; roleId: string | null }> {
     const details: ErrorDetail[] = [];
     const email = typeof u.email === "string" ? u.email.trim().toLowerCase() : "";
     if (!(opts.emailOptional && u.email === null) && !isEmail(email)) details.push({ field: "email", reason: "must be a valid email address" });
@@ -123,26 +124,27 @@ export class UserService {
     const m = checkMetadata(u.metadata);
     if (m) details.push(m);
     const roleName = u.role ?? app.settings.default_role;
-    const role = roleName ? roleByName(this.ctx.db, app.id, roleName) : null;
+    const role = roleName ? await roleByName(db, app.id, roleName) : null;
     if (u.role != null && !role) details.push({ field: "role", reason: "no such role in this App" });
     if (details.length) throw badRequest("User validation failed", details);
     return { email: u.email === null ? null : email, roleId: role?.id ?? null };
   }
 
   /**
-   * Creates a user inside the caller's transaction (or its own). Hash the password first
-   * with hashPassword(): argon2 must not run while the write lock is held.
+   * Creates a user inside the caller's transaction (`db` is its handle; with ctx.db, in its
+   * own). Hash the password first with hashPassword(): argon2 must not run while the write
+   * lock is held.
    */
-  insert(app: LoadedApp, u: NewUser, passwordHash: string | null, actor: AuthActor, meta: RequestMeta | null, method: string, opts: { emailOptional?: boolean; usernameBase?: string } = {}): store.UserView {
-    const { email, roleId } = this.validate(app, u, { passwordRequired: false, emailOptional: opts.emailOptional });
-    return tx(this.ctx.db, () => {
-      const username = u.username ?? this.deriveUsername(app, email ?? opts.usernameBase ?? "user");
-      const taken = store.emailOrUsernameTaken(this.ctx.db, app.id, email, username);
+  insert(db: Sql, app: LoadedApp, u: NewUser, passwordHash: string | null, actor: AuthActor, meta: RequestMeta | null, method: string, opts: { emailOptional?: boolean; usernameBase?: string } = {}): Promise<store.UserView> {
+    return tx(db, async (t) => {
+      const { email, roleId } = await this.validate(t, app, u, { passwordRequired: false, emailOptional: opts.emailOptional });
+      const username = u.username ?? (await this.deriveUsername(t, app, email ?? opts.usernameBase ?? "user"));
+      const taken = await store.emailOrUsernameTaken(t, app.id, email, username);
       if (taken.email) throw conflict("A user with this email already exists", "EMAIL_TAKEN");
       if (taken.username) throw conflict("This username is taken", "USERNAME_TAKEN");
       const now = this.ctx.clock.iso();
       const id = uuid();
-      store.insertUser(this.ctx.db, {
+      await store.insertUser(t, {
         id,
         app_id: app.id,
         username,
@@ -155,7 +157,7 @@ export class UserService {
         updated_at: now,
       });
       if (email !== null) {
-        store.insertContact(this.ctx.db, {
+        await store.insertContact(t, {
           id: uuid(),
           app_id: app.id,
           user_id: id,
@@ -166,21 +168,22 @@ export class UserService {
           created_at: now,
         });
       }
-      const view = store.userView(this.ctx.db, app.id, id)!;
-      recordAuthAudit(this.ctx, app.id, { action: "user.create", actor: actor.type === "anonymous" ? { type: "user", id } : actor, target: { type: "user", id }, meta, metadata: { method } });
-      this.emit(app.id, "user.created", { ...publicUser(view), signup_method: method });
+      const view = (await store.userView(t, app.id, id))!;
+      await recordAuthAudit(t, this.ctx, app.id, { action: "user.create", actor: actor.type === "anonymous" ? { type: "user", id } : actor, target: { type: "user", id }, meta, metadata: { method } });
+      await this.emit(t, app.id, "user.created", { ...publicUser(view), signup_method: method });
       return view;
     });
   }
 
   /** Validates, hashes and inserts. */
   async create(app: LoadedApp, u: NewUser, actor: AuthActor, meta: RequestMeta | null, method: string, opts: { passwordRequired: boolean }) {
-    this.validate(app, u, opts);
+    await this.validate(this.ctx.db, app, u, opts);
     const hash = u.password != null ? await this.ctx.passwords.hash(u.password) : null;
-    return this.insert(app, u, hash, actor, meta, method);
+    return this.insert(this.ctx.db, app, u, hash, actor, meta, method);
   }
 
-  get(app: LoadedApp, id: string) {
+  /** A user of the App (outside a transaction), or null. */
+  get(app: LoadedApp, id: string): Promise<store.UserView | null> {
     return store.userView(this.ctx.db, app.id, id);
   }
 }

@@ -32,9 +32,10 @@ import { createHmac, randomInt } from "node:crypto";
 import type { RequestMeta } from "../../access/http";
 import { DAY, HOUR, MINUTE } from "../../core/clock";
 import { DeferredWork } from "../../core/deferred";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, invalidField, notFound, tooMany, type ErrorDetail } from "../../core/errors";
 import { ADDRESS_LIMITS, AddressLimit } from "../../core/signin-guard";
+import * as rateStore from "../../core/store/ratelimit";
 import { uuid } from "../../core/ids";
 import { deriveKey, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
@@ -100,7 +101,13 @@ export class VerificationService implements SignupHook {
   ) {
     this.key = deriveKey(ctx.masterKey, "auth-contact-codes");
     this.deferred = new DeferredWork(ctx.log);
-    ctx.scheduler.register({ name: "auth.codes.purge", schedule: "0 41 * * * *", run: () => void codes.purgeCodes(ctx.db, ctx.clock.nowMs() - DAY) });
+    ctx.scheduler.register({
+      name: "auth.codes.purge",
+      schedule: "0 41 * * * *",
+      run: async () => {
+        await codes.purgeCodes(ctx.db, ctx.clock.nowMs() - DAY);
+      },
+    });
   }
 
   idle() {
@@ -122,8 +129,8 @@ export class VerificationService implements SignupHook {
 
   private addressLimit = (appId: string) => new AddressLimit(this.ctx.ratelimit, `auth:${appId}:codes`, ADDRESS_LIMITS.codes);
 
-  /** Mints a fresh code for a target, superseding its older ones. Call inside the transaction that delivers it. */
-  private mint(app: LoadedApp, purpose: codes.CodePurpose, target: string, userId: string | null) {
+  /** Mints a fresh code for a target, superseding its older ones. Call inside the transaction that delivers it (`t`). */
+  private async mint(t: Sql, app: LoadedApp, purpose: codes.CodePurpose, target: string, userId: string | null) {
     const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
     const row: codes.CodeRow = {
       id: uuid(),
@@ -137,33 +144,35 @@ export class VerificationService implements SignupHook {
       consumed_at: null,
       superseded_at: null,
     };
-    tx(this.ctx.db, () => {
-      codes.supersedeCodes(this.ctx.db, app.id, purpose, target, row.created_at);
-      codes.insertCode(this.ctx.db, row);
-      // A new code gets a fresh allowance of wrong guesses.
-      this.ctx.ratelimit.clearFailures(this.failKey(app.id, purpose, target));
-    });
+    await codes.supersedeCodes(t, app.id, purpose, target, row.created_at);
+    await codes.insertCode(t, row);
+    // A new code gets a fresh allowance of wrong guesses, in the same transaction (the
+    // rate limiter itself writes on ctx.db, which a transaction may not use).
+    await rateStore.clearFailures(t, this.failKey(app.id, purpose, target));
     return { row, code };
   }
 
   /**
    * The live code of a target when `code` matches it; otherwise 400, or 429 once the target
-   * has had MAX_WRONG_CODES wrong codes (the 5th burns the live code). Synchronous, so
-   * concurrent guesses cannot slip between the check and the count.
+   * has had MAX_WRONG_CODES wrong codes (the 5th burns the live code). Every attempt is
+   * counted before the code is compared (a right one is forgiven by clearFailures once it
+   * is used), so guesses sent in parallel cannot all be compared before any is counted:
+   * at most MAX_WRONG_CODES attempts per code are ever compared.
    */
-  private check(app: LoadedApp, purpose: codes.CodePurpose, target: string, code: string, meta: RequestMeta, action: string): codes.CodeRow {
+  private async check(app: LoadedApp, purpose: codes.CodePurpose, target: string, code: string, meta: RequestMeta, action: string): Promise<codes.CodeRow> {
     const key = this.failKey(app.id, purpose, target);
     const address = this.addressLimit(app.id);
-    address.admit(meta.ip, "Too many wrong codes from this address; try again later");
+    await address.admit(meta.ip, "Too many wrong codes from this address; try again later");
     const locked = () => tooMany("Too many wrong codes: this code is no longer valid, request a new one");
-    if (this.ctx.ratelimit.failures(key) >= MAX_WRONG_CODES) throw locked();
-    const row = codes.liveCode(this.ctx.db, app.id, purpose, target, this.ctx.clock.nowMs());
+    if ((await this.ctx.ratelimit.failures(key)) >= MAX_WRONG_CODES) throw locked();
+    const n = await this.ctx.ratelimit.recordFailure(key, CODE_TTL_MS);
+    if (n > MAX_WRONG_CODES) throw locked(); // sent in parallel with the guess that burnt the code
+    const row = await codes.liveCode(this.ctx.db, app.id, purpose, target, this.ctx.clock.nowMs());
     if (row && safeEqual(row.code_hash, this.hash(app.id, purpose, target, code))) return row;
-    address.failed(meta.ip);
-    const n = this.ctx.ratelimit.recordFailure(key, CODE_TTL_MS);
+    await address.failed(meta.ip);
     const burnt = n >= MAX_WRONG_CODES;
-    if (burnt && row) codes.burnCode(this.ctx.db, row.id, this.ctx.clock.iso());
-    recordAuthAudit(this.ctx, app.id, {
+    if (burnt && row) await codes.burnCode(this.ctx.db, row.id, this.ctx.clock.iso());
+    await recordAuthAudit(this.ctx.db, this.ctx, app.id, {
       action,
       outcome: "failure",
       actor: { type: row?.user_id ? "user" : "anonymous", id: row?.user_id ?? null },
@@ -173,8 +182,8 @@ export class VerificationService implements SignupHook {
     throw burnt ? locked() : invalidCode();
   }
 
-  private clearFailures(appId: string, purpose: codes.CodePurpose, target: string) {
-    this.ctx.ratelimit.clearFailures(this.failKey(appId, purpose, target));
+  private clearFailures(appId: string, purpose: codes.CodePurpose, target: string): Promise<void> {
+    return this.ctx.ratelimit.clearFailures(this.failKey(appId, purpose, target));
   }
 
   private issued(row: codes.CodeRow, channel: Channel): IssuedCode {
@@ -187,8 +196,8 @@ export class VerificationService implements SignupHook {
     };
   }
 
-  private mailCode(app: LoadedApp, to: string, code: string, what: "verification" | "password reset") {
-    this.ctx.mailer.enqueue({
+  private async mailCode(t: Sql, app: LoadedApp, to: string, code: string, what: "verification" | "password reset"): Promise<void> {
+    await this.ctx.mailer.enqueue(t, {
       to,
       from: app.settings.mail_from ?? undefined,
       subject: `Your ${app.displayName} ${what} code`,
@@ -199,19 +208,19 @@ export class VerificationService implements SignupHook {
   // --- verification requests (server-side callers) ----------------------------------------
 
   /** The email contact to verify: by address, or the user's primary address; 404 when it is not in the App. */
-  private emailContact(app: LoadedApp, email: string | null, userId: string | null) {
+  private async emailContact(app: LoadedApp, email: string | null, userId: string | null) {
     if (email === null) {
-      const user = userId ? users.userView(this.ctx.db, app.id, userId) : null;
+      const user = userId ? await users.userView(this.ctx.db, app.id, userId) : null;
       if (!user) throw notFound("User");
       if (!user.email) throw badRequest("This user has no email address", [{ field: "user_id", reason: "user has no email" }]);
       email = user.email;
     }
-    const contact = users.contactByValue(this.ctx.db, app.id, "email", email);
+    const contact = await users.contactByValue(this.ctx.db, app.id, "email", email);
     if (!contact || (userId !== null && contact.user_id !== userId)) throw new ApiError(404, "NOT_FOUND", userId ? "The user has no such email address" : "No user of this App has this email address");
     return contact;
   }
 
-  private target(app: LoadedApp, b: { email?: string | null; phone?: string | null; user_id?: string | null }, allowPhone: boolean) {
+  private async target(app: LoadedApp, b: { email?: string | null; phone?: string | null; user_id?: string | null }, allowPhone: boolean) {
     const hasEmail = b.email != null && b.email !== "";
     const hasPhone = allowPhone && b.phone != null && b.phone !== "";
     const userId = b.user_id != null && b.user_id !== "" ? b.user_id : null;
@@ -222,50 +231,50 @@ export class VerificationService implements SignupHook {
     if (!allowPhone && !hasEmail && !userId) throw badRequest("email or user_id is required", [{ field: "email", reason: "email or user_id is required" }]);
     if (hasPhone) {
       const phone = normPhone(b.phone);
-      const contact = users.contactByValue(this.ctx.db, app.id, "phone", phone);
+      const contact = await users.contactByValue(this.ctx.db, app.id, "phone", phone);
       if (contact && userId !== null && contact.user_id !== userId) throw new ApiError(409, "PHONE_TAKEN", "This phone number belongs to another user");
       if (!contact && userId === null) throw badRequest("user_id is required for a phone number no user has yet", [{ field: "user_id", reason: "required for a new phone number" }]);
-      if (!contact && !users.userView(this.ctx.db, app.id, userId!)) throw notFound("User");
+      if (!contact && !(await users.userView(this.ctx.db, app.id, userId!))) throw notFound("User");
       return { channel: "phone" as const, purpose: "verify_phone" as const, target: phone, userId: contact?.user_id ?? userId };
     }
-    const contact = this.emailContact(app, hasEmail ? normEmail(b.email) : null, userId);
+    const contact = await this.emailContact(app, hasEmail ? normEmail(b.email) : null, userId);
     return { channel: "email" as const, purpose: "verify_email" as const, target: contact.value.toLowerCase(), userId: contact.user_id };
   }
 
   /** Mints a code and hands it to the (server-side) caller, which delivers it. */
-  requestVerification(app: LoadedApp, caller: AdminCaller, b: { email?: string | null; phone?: string | null; user_id?: string | null }, meta: RequestMeta) {
-    const t = this.target(app, b, true);
-    return tx(this.ctx.db, () => {
-      const { row, code } = this.mint(app, t.purpose, t.target, t.userId);
-      this.auditIssue(app, caller.actor, "verification.request", row, t.channel, meta);
-      return { ...this.issued(row, t.channel), code };
+  async requestVerification(app: LoadedApp, caller: AdminCaller, b: { email?: string | null; phone?: string | null; user_id?: string | null }, meta: RequestMeta) {
+    const to = await this.target(app, b, true);
+    return tx(this.ctx.db, async (t) => {
+      const { row, code } = await this.mint(t, app, to.purpose, to.target, to.userId);
+      await this.auditIssue(t, app, caller.actor, "verification.request", row, to.channel, meta);
+      return { ...this.issued(row, to.channel), code };
     });
   }
 
   /** Mints a code and mails it; the code itself is not returned. */
-  sendVerificationEmail(app: LoadedApp, caller: AdminCaller, b: { email?: string | null; user_id?: string | null }, meta: RequestMeta) {
-    const t = this.target(app, b, false);
-    return tx(this.ctx.db, () => {
-      const { row, code } = this.mint(app, t.purpose, t.target, t.userId);
-      this.mailCode(app, t.target, code, "verification");
-      this.auditIssue(app, caller.actor, "verification.send", row, t.channel, meta);
-      const { id, target_masked, expires_at, user_id } = this.issued(row, t.channel);
+  async sendVerificationEmail(app: LoadedApp, caller: AdminCaller, b: { email?: string | null; user_id?: string | null }, meta: RequestMeta) {
+    const to = await this.target(app, b, false);
+    return tx(this.ctx.db, async (t) => {
+      const { row, code } = await this.mint(t, app, to.purpose, to.target, to.userId);
+      await this.mailCode(t, app, to.target, code, "verification");
+      await this.auditIssue(t, app, caller.actor, "verification.send", row, to.channel, meta);
+      const { id, target_masked, expires_at, user_id } = this.issued(row, to.channel);
       return { id, user_id, target_masked, expires_at };
     });
   }
 
-  private auditIssue(app: LoadedApp, actor: AuthActor, action: string, row: codes.CodeRow, channel: Channel, meta: RequestMeta | null) {
-    recordAuthAudit(this.ctx, app.id, { action, actor, target: row.user_id ? { type: "user", id: row.user_id } : null, meta, metadata: { channel, code_id: row.id } });
+  private auditIssue(t: Sql, app: LoadedApp, actor: AuthActor, action: string, row: codes.CodeRow, channel: Channel, meta: RequestMeta | null): Promise<void> {
+    return recordAuthAudit(t, this.ctx, app.id, { action, actor, target: row.user_id ? { type: "user", id: row.user_id } : null, meta, metadata: { channel, code_id: row.id } });
   }
 
   /** Sign-up hook: mails a verification code when the App asks for it and mail is set up. */
-  afterSignup(app: LoadedApp, user: UserView) {
+  async afterSignup(app: LoadedApp, user: UserView): Promise<void> {
     if (!app.settings.send_verification_email || !this.mailSetUp(app) || !user.email || user.email_verified_at) return;
     try {
-      tx(this.ctx.db, () => {
-        const { row, code } = this.mint(app, "verify_email", user.email!.toLowerCase(), user.id);
-        this.mailCode(app, user.email!, code, "verification");
-        this.auditIssue(app, { type: "system", id: null }, "verification.send", row, "email", null);
+      await tx(this.ctx.db, async (t) => {
+        const { row, code } = await this.mint(t, app, "verify_email", user.email!.toLowerCase(), user.id);
+        await this.mailCode(t, app, user.email!, code, "verification");
+        await this.auditIssue(t, app, { type: "system", id: null }, "verification.send", row, "email", null);
       });
     } catch (err) {
       // The account exists already: a mail problem must not turn the sign-up into an error.
@@ -275,46 +284,46 @@ export class VerificationService implements SignupHook {
 
   // --- verification (public) ----------------------------------------------------------------
 
-  verifyEmail(app: LoadedApp, b: { email: string; code: string }, meta: RequestMeta) {
+  async verifyEmail(app: LoadedApp, b: { email: string; code: string }, meta: RequestMeta) {
     const email = normEmail(b.email);
     const code = normCode(b.code);
-    const row = this.check(app, "verify_email", email, code, meta, "contact.verify");
-    tx(this.ctx.db, () => {
-      const contact = users.contactByValue(this.ctx.db, app.id, "email", email);
+    const row = await this.check(app, "verify_email", email, code, meta, "contact.verify");
+    await tx(this.ctx.db, async (t) => {
+      const contact = await users.contactByValue(t, app.id, "email", email);
       // The address moved to another user (or went away) since the code was minted.
-      if (!contact || (row.user_id && contact.user_id !== row.user_id) || !codes.consumeCode(this.ctx.db, row.id, this.ctx.clock.iso())) throw invalidCode();
-      this.markVerified(app, contact, meta, "email");
+      if (!contact || (row.user_id && contact.user_id !== row.user_id) || !(await codes.consumeCode(t, row.id, this.ctx.clock.iso()))) throw invalidCode();
+      await this.markVerified(t, app, contact, meta, "email");
     });
-    this.clearFailures(app.id, "verify_email", email);
+    await this.clearFailures(app.id, "verify_email", email);
     return { verified: true as const };
   }
 
-  verifyPhone(app: LoadedApp, b: { phone: string; code: string }, meta: RequestMeta) {
+  async verifyPhone(app: LoadedApp, b: { phone: string; code: string }, meta: RequestMeta) {
     const phone = normPhone(b.phone);
     const code = normCode(b.code);
-    const row = this.check(app, "verify_phone", phone, code, meta, "contact.verify");
-    tx(this.ctx.db, () => {
-      const contact = users.contactByValue(this.ctx.db, app.id, "phone", phone);
+    const row = await this.check(app, "verify_phone", phone, code, meta, "contact.verify");
+    await tx(this.ctx.db, async (t) => {
+      const contact = await users.contactByValue(t, app.id, "phone", phone);
       if ((contact && row.user_id && contact.user_id !== row.user_id) || (!contact && !row.user_id)) throw invalidCode();
-      if (!codes.consumeCode(this.ctx.db, row.id, this.ctx.clock.iso())) throw invalidCode();
-      if (contact) return this.markVerified(app, contact, meta, "phone");
+      if (!(await codes.consumeCode(t, row.id, this.ctx.clock.iso()))) throw invalidCode();
+      if (contact) return this.markVerified(t, app, contact, meta, "phone");
       const now = this.ctx.clock.iso();
-      const hasPhone = users.contactsOf(this.ctx.db, row.user_id!).some((c) => c.kind === "phone");
-      users.insertContact(this.ctx.db, { id: uuid(), app_id: app.id, user_id: row.user_id!, kind: "phone", value: phone, is_primary: hasPhone ? 0 : 1, verified_at: now, created_at: now });
-      recordAuthAudit(this.ctx, app.id, { action: "contact.verify", actor: { type: "user", id: row.user_id }, target: { type: "user", id: row.user_id! }, meta, metadata: { channel: "phone", added: true } });
+      const hasPhone = (await users.contactsOf(t, row.user_id!)).some((c) => c.kind === "phone");
+      await users.insertContact(t, { id: uuid(), app_id: app.id, user_id: row.user_id!, kind: "phone", value: phone, is_primary: hasPhone ? 0 : 1, verified_at: now, created_at: now });
+      await recordAuthAudit(t, this.ctx, app.id, { action: "contact.verify", actor: { type: "user", id: row.user_id }, target: { type: "user", id: row.user_id! }, meta, metadata: { channel: "phone", added: true } });
     });
-    this.clearFailures(app.id, "verify_phone", phone);
+    await this.clearFailures(app.id, "verify_phone", phone);
     return { verified: true as const };
   }
 
   /** Marks a contact verified (inside the caller's transaction); a newly verified email emits user.email_verified. */
-  private markVerified(app: LoadedApp, contact: users.ContactRow, meta: RequestMeta | null, channel: Channel) {
+  private async markVerified(t: Sql, app: LoadedApp, contact: users.ContactRow, meta: RequestMeta | null, channel: Channel): Promise<void> {
     if (contact.verified_at) return;
-    users.markContactVerified(this.ctx.db, contact.id, this.ctx.clock.iso());
-    recordAuthAudit(this.ctx, app.id, { action: "contact.verify", actor: { type: "user", id: contact.user_id }, target: { type: "user", id: contact.user_id }, meta, metadata: { channel, primary: !!contact.is_primary } });
+    await users.markContactVerified(t, contact.id, this.ctx.clock.iso());
+    await recordAuthAudit(t, this.ctx, app.id, { action: "contact.verify", actor: { type: "user", id: contact.user_id }, target: { type: "user", id: contact.user_id }, meta, metadata: { channel, primary: !!contact.is_primary } });
     if (channel !== "email") return;
-    const view = users.userView(this.ctx.db, app.id, contact.user_id)!;
-    this.emit(app.id, "user.email_verified", { ...publicUser(view), verified_email: contact.value });
+    const view = (await users.userView(t, app.id, contact.user_id))!;
+    await this.emit(t, app.id, "user.email_verified", { ...publicUser(view), verified_email: contact.value });
   }
 
   // --- password reset (public) ---------------------------------------------------------
@@ -330,17 +339,17 @@ export class VerificationService implements SignupHook {
     this.deferred.run("auth password reset mail", () => this.issueResetCode(app, email, m), { app_id: app.id });
   }
 
-  private issueResetCode(app: LoadedApp, email: string, meta: RequestMeta) {
+  private async issueResetCode(app: LoadedApp, email: string, meta: RequestMeta): Promise<void> {
     // Counted for every address, known or not, so the limit is no oracle either.
-    if (!this.ctx.ratelimit.hit(`auth:${app.id}:reset-mail:${email}`, RESET_MAILS_PER_HOUR, HOUR).allowed) return;
-    const contact = users.contactByValue(this.ctx.db, app.id, "email", email);
+    if (!(await this.ctx.ratelimit.hit(`auth:${app.id}:reset-mail:${email}`, RESET_MAILS_PER_HOUR, HOUR)).allowed) return;
+    const contact = await users.contactByValue(this.ctx.db, app.id, "email", email);
     if (!contact || !contact.is_primary) return;
-    const user = users.userView(this.ctx.db, app.id, contact.user_id);
+    const user = await users.userView(this.ctx.db, app.id, contact.user_id);
     if (!user || user.status === "blocked") return;
-    tx(this.ctx.db, () => {
-      const { row, code } = this.mint(app, "password_reset", email, user.id);
-      this.mailCode(app, contact.value, code, "password reset");
-      recordAuthAudit(this.ctx, app.id, { action: "user.password.reset_request", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { code_id: row.id } });
+    await tx(this.ctx.db, async (t) => {
+      const { row, code } = await this.mint(t, app, "password_reset", email, user.id);
+      await this.mailCode(t, app, contact.value, code, "password reset");
+      await recordAuthAudit(t, this.ctx, app.id, { action: "user.password.reset_request", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { code_id: row.id } });
     });
   }
 
@@ -349,19 +358,19 @@ export class VerificationService implements SignupHook {
     const code = normCode(b.code);
     const bad: ErrorDetail | null = typeof b.new_password === "string" ? checkPassword(app, b.new_password, "new_password") : { field: "new_password", reason: "is required" };
     if (bad) throw badRequest("Invalid new password", [bad]);
-    const row = this.check(app, "password_reset", email, code, meta, "user.password.reset");
-    const user = row.user_id ? users.userView(this.ctx.db, app.id, row.user_id) : null;
+    const row = await this.check(app, "password_reset", email, code, meta, "user.password.reset");
+    const user = row.user_id ? await users.userView(this.ctx.db, app.id, row.user_id) : null;
     if (!user || user.email?.toLowerCase() !== email) throw invalidCode();
     // argon2 runs outside the write lock; the code is consumed atomically afterwards.
     const hash = await this.ctx.passwords.hash(b.new_password);
-    tx(this.ctx.db, () => {
-      if (!codes.consumeCode(this.ctx.db, row.id, this.ctx.clock.iso())) throw invalidCode();
-      users.updateUserFields(this.ctx.db, user.id, { password_hash: hash }, this.ctx.clock.iso());
-      const revoked = this.auth.sessions.revokeAll(user.id);
-      recordAuthAudit(this.ctx, app.id, { action: "user.password.reset", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { sessions_revoked: revoked } });
-      const contact = users.contactByValue(this.ctx.db, app.id, "email", email);
-      if (contact) this.markVerified(app, contact, meta, "email");
+    await tx(this.ctx.db, async (t) => {
+      if (!(await codes.consumeCode(t, row.id, this.ctx.clock.iso()))) throw invalidCode();
+      await users.updateUserFields(t, user.id, { password_hash: hash }, this.ctx.clock.iso());
+      const revoked = await this.auth.sessions.revokeAll(t, user.id);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "user.password.reset", actor: { type: "user", id: user.id }, target: { type: "user", id: user.id }, meta, metadata: { sessions_revoked: revoked } });
+      const contact = await users.contactByValue(t, app.id, "email", email);
+      if (contact) await this.markVerified(t, app, contact, meta, "email");
     });
-    this.clearFailures(app.id, "password_reset", email);
+    await this.clearFailures(app.id, "password_reset", email);
   }
 }

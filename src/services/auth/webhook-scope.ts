@@ -8,8 +8,8 @@ import type { AuthService } from "./service";
 
 export function appWebhookScope(auth: AuthService): ScopeResolver {
   registerWebhookActions(auth.ctx.actions, "auth");
-  return ({ principal, params }, access) => {
-    const app = auth.apps.forPrincipal(principal, params.app_id, webhookAction("auth", access));
+  return async ({ principal, params }, access) => {
+    const app = await auth.apps.forPrincipal(principal, params.app_id, webhookAction("auth", access));
     return { product: "auth", scopeId: app.id, workspaceId: app.workspaceId };
   };
 }

@@ -7,7 +7,8 @@ import { ApiError, badRequest, invalidField, notFound } from "../../core/errors"
 import { MINUTE } from "../../core/clock";
 import { ADDRESS_LIMITS, AddressLimit, SigninGuard } from "../../core/signin-guard";
 import { DeferredWork } from "../../core/deferred";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
+import { isUniqueViolation } from "../../core/store/sql";
 import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
@@ -83,32 +84,44 @@ export class AccountService {
     const hash = b.password === null ? null : await this.ctx.passwords.hash(b.password);
     const now = this.ctx.clock.iso();
     const id = uuid();
-    return tx(this.ctx.db, () => {
-      // Setup (while no operator exists): decided inside the write transaction so two racing setups cannot both win.
-      if (b.onlyWithoutOperator && store.countOperators(this.ctx.db) > 0) throw new ApiError(400, "INVALID_SETUP_TOKEN", "Setup is already complete");
-      const taken = store.emailOrUsernameTaken(this.ctx.db, b.email, b.username);
+    const assertFree = async (db: Sql) => {
+      const taken = await store.emailOrUsernameTaken(db, b.email, b.username);
       if (taken.email) throw new ApiError(400, "EMAIL_TAKEN", "An account with this email already exists", [{ field: "email", reason: "already registered" }]);
       if (taken.username) throw new ApiError(400, "USERNAME_TAKEN", "This username is taken", [{ field: "username", reason: "already taken" }]);
-      store.insertAccount(this.ctx.db, {
-        id,
-        email: b.email,
-        username: b.username,
-        display_name: b.display_name ?? null,
-        password_hash: hash,
-        status: "active",
-        is_operator: b.isOperator ? 1 : 0,
-        created_at: now,
-        updated_at: now,
+    };
+    try {
+      return await tx(this.ctx.db, async (t) => {
+        // Setup (while no operator exists): decided inside the write transaction so two racing setups cannot both win.
+        if (b.onlyWithoutOperator) {
+          await store.lockSetup(t);
+          if ((await store.countOperators(t)) > 0) throw new ApiError(400, "INVALID_SETUP_TOKEN", "Setup is already complete");
+        }
+        await assertFree(t);
+        await store.insertAccount(t, {
+          id,
+          email: b.email,
+          username: b.username,
+          display_name: b.display_name ?? null,
+          password_hash: hash,
+          status: "active",
+          is_operator: b.isOperator ? 1 : 0,
+          created_at: now,
+          updated_at: now,
+        });
+        await audit(t, this.ctx, { actor: { actor_type: "account", actor_id: id }, action: "account.create", target: { type: "account", id } });
+        return id;
       });
-      audit(this.ctx, { actor: { actor_type: "account", actor_id: id }, action: "account.create", target: { type: "account", id } });
-      return id;
-    });
+    } catch (e) {
+      // A concurrent sign-up took the address or name between the check and the insert (PostgreSQL): the same 400.
+      if (isUniqueViolation(e)) await assertFree(this.ctx.db);
+      throw e;
+    }
   }
 
   async signup(b: { email: string; username: string; password: string; display_name?: string | null; session_duration?: unknown }, meta: RequestMeta) {
     const duration = parseSessionDuration(b.session_duration);
     const v = this.validateSignup(b);
-    this.assertSignupAllowed(v.email);
+    await this.assertSignupAllowed(this.ctx.db, v.email);
     const id = await this.createAccount({ ...b, ...v });
     return this.startSession(id, duration, meta);
   }
@@ -118,10 +131,10 @@ export class AccountService {
    * first federated sign-in): anyone, an address some workspace has invited, or nobody.
    * The operator never goes through here: setup has its own one-time token.
    */
-  assertSignupAllowed(email: string) {
+  async assertSignupAllowed(db: Sql, email: string): Promise<void> {
     const mode = this.ctx.config.consoleSignup;
     if (mode === "open") return;
-    if (mode === "invite_only" && hasLiveInvitationFor(this.ctx.db, email.toLowerCase(), this.ctx.clock.nowMs())) return;
+    if (mode === "invite_only" && (await hasLiveInvitationFor(db, email.toLowerCase(), this.ctx.clock.nowMs()))) return;
     throw new ApiError(403, "SIGNUP_DISABLED", mode === "closed" ? "Console sign-up is closed on this instance" : "Console sign-up on this instance needs a workspace invitation for this address");
   }
 
@@ -136,8 +149,8 @@ export class AccountService {
       this.tokens.access(accountId, sessionId, Math.floor(nowMs / 1000) + accessTtl),
       this.tokens.refresh(accountId, sessionId, sessionExpSec),
     ]);
-    tx(this.ctx.db, () => {
-      store.insertSession(this.ctx.db, {
+    await tx(this.ctx.db, async (t) => {
+      await store.insertSession(t, {
         id: sessionId,
         account_id: accountId,
         created_at: this.ctx.clock.iso(),
@@ -145,7 +158,7 @@ export class AccountService {
         ip: meta.ip,
         user_agent: meta.userAgent?.slice(0, 512) ?? null,
       });
-      store.insertRefreshToken(this.ctx.db, hashToken(refresh), sessionId, this.ctx.clock.iso());
+      await store.insertRefreshToken(t, hashToken(refresh), sessionId, this.ctx.clock.iso());
     });
     return { access_token: access, refresh_token: refresh, token_type: "Bearer", expires_in: accessTtl };
   }
@@ -156,22 +169,22 @@ export class AccountService {
     if (!claims) throw invalid();
     const h = hashToken(refreshToken);
     const nowMs = this.ctx.clock.nowMs();
-    const row = store.refreshToken(this.ctx.db, h);
+    const row = await store.refreshToken(this.ctx.db, h);
     if (!row || row.revoked_at || row.expires_at <= nowMs) throw invalid();
-    const account = store.accountById(this.ctx.db, row.account_id);
+    const account = await store.accountById(this.ctx.db, row.account_id);
     if (!account || account.status !== "active") throw invalid();
     const accessTtl = Math.min(this.ctx.config.accessTokenTtl, Math.floor((row.expires_at - nowMs) / 1000));
     const [access, next] = await Promise.all([
       this.tokens.access(row.account_id, row.session_id, Math.floor(nowMs / 1000) + accessTtl),
       this.tokens.refresh(row.account_id, row.session_id, Math.floor(row.expires_at / 1000)),
     ]);
-    const ok = tx(this.ctx.db, () => {
-      if (!store.rotateRefreshToken(this.ctx.db, h, this.ctx.clock.iso())) {
+    const ok = await tx(this.ctx.db, async (t) => {
+      if (!(await store.rotateRefreshToken(t, h, this.ctx.clock.iso()))) {
         // A rotated token came back: someone holds a copy. Kill the whole session.
-        store.revokeSession(this.ctx.db, row.session_id, this.ctx.clock.iso());
+        await store.revokeSession(t, row.session_id, this.ctx.clock.iso());
         return false;
       }
-      store.insertRefreshToken(this.ctx.db, hashToken(next), row.session_id, this.ctx.clock.iso());
+      await store.insertRefreshToken(t, hashToken(next), row.session_id, this.ctx.clock.iso());
       return true;
     });
     if (!ok) throw invalid();
@@ -180,13 +193,13 @@ export class AccountService {
 
   async logout(refreshToken: string) {
     const claims = await this.tokens.verifyRefresh(refreshToken);
-    const row = claims ? store.refreshToken(this.ctx.db, hashToken(refreshToken)) : null;
+    const row = claims ? await store.refreshToken(this.ctx.db, hashToken(refreshToken)) : null;
     if (!row) throw new ApiError(400, "INVALID_TOKEN", "Refresh token is invalid");
-    store.revokeSession(this.ctx.db, row.session_id, this.ctx.clock.iso());
+    await store.revokeSession(this.ctx.db, row.session_id, this.ctx.clock.iso());
   }
 
-  logoutSession(sessionId: string) {
-    store.revokeSession(this.ctx.db, sessionId, this.ctx.clock.iso());
+  async logoutSession(sessionId: string): Promise<void> {
+    await store.revokeSession(this.ctx.db, sessionId, this.ctx.clock.iso());
   }
 
   // --- sign-in ------------------------------------------------------------------------
@@ -202,23 +215,23 @@ export class AccountService {
     const duration = parseSessionDuration(b.session_duration);
     const id = normaliseIdentifier(b.identifier);
     if (!id) throw invalidField("identifier", "must not be empty");
-    this.guard.admit(id, meta.ip);
-    const account = store.accountByIdentifier(this.ctx.db, id);
+    await this.guard.admit(id, meta.ip);
+    const account = await store.accountByIdentifier(this.ctx.db, id);
     const ok = await this.ctx.passwords.verifyOrDummy(b.password, account?.password_hash);
     const fail = () => new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
 
     if (!ok) {
-      this.guard.failed(id, account?.id ?? null, meta.ip);
-      if (account) audit(this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin_failed", meta });
+      await this.guard.failed(id, account?.id ?? null, meta.ip);
+      if (account) await audit(this.ctx.db, this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin_failed", meta });
       throw fail();
     }
     // Password proven from here on.
-    if (this.guard.accountLocked(account!.id)) throw fail();
+    if (await this.guard.accountLocked(account!.id)) throw fail();
     if (account!.status === "blocked") throw fail();
     if (account!.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
     if (account!.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
-    this.guard.succeeded(id);
-    audit(this.ctx, { actor: { actor_type: "account", actor_id: account!.id }, action: "account.signin", meta });
+    await this.guard.succeeded(id);
+    await audit(this.ctx.db, this.ctx, { actor: { actor_type: "account", actor_id: account!.id }, action: "account.signin", meta });
     return this.startSession(account!.id, duration, meta);
   }
 
@@ -239,8 +252,8 @@ export class AccountService {
     this.deferred.run("password reset mail", () => this.issueResetCode(normalised));
   }
 
-  private issueResetCode(email: string) {
-    const account = store.accountByEmail(this.ctx.db, email);
+  private async issueResetCode(email: string): Promise<void> {
+    const account = await store.accountByEmail(this.ctx.db, email);
     if (!account || account.status === "blocked") return;
     let code = "";
     let hash = "";
@@ -248,16 +261,16 @@ export class AccountService {
     do {
       code = String(randomInt(0, 1_000_000)).padStart(6, "0");
       hash = this.codeHash(code);
-    } while (store.resetCodeInUse(this.ctx.db, hash));
-    tx(this.ctx.db, () => {
-      store.insertPasswordReset(this.ctx.db, {
+    } while (await store.resetCodeInUse(this.ctx.db, hash));
+    await tx(this.ctx.db, async (t) => {
+      await store.insertPasswordReset(t, {
         id: uuid(),
         account_id: account.id,
         code_hash: hash,
         created_at: this.ctx.clock.iso(),
         expires_at: this.ctx.clock.nowMs() + RESET_TTL_MS,
       });
-      this.ctx.mailer.enqueue({
+      await this.ctx.mailer.enqueue(t, {
         to: account.email,
         subject: "Your Bunker password reset code",
         text: `Your password reset code is ${code}.\n\nIt expires in 15 minutes. If you did not ask for it, ignore this mail.`,
@@ -274,20 +287,20 @@ export class AccountService {
     if (!/^\d{6}$/.test(b.token)) throw invalidField("token", "must be the 6-digit code from the email");
     if (b.new_password.length < 8) throw invalidField("new_password", "must be at least 8 characters");
     if (b.new_password.length > 1024) throw invalidField("new_password", "must be at most 1024 characters");
-    this.resetGuesses.admit(meta.ip, "Too many wrong reset codes; try again later");
-    const row = store.liveResetByCode(this.ctx.db, this.codeHash(b.token), this.ctx.clock.nowMs());
+    await this.resetGuesses.admit(meta.ip, "Too many wrong reset codes; try again later");
+    const row = await store.liveResetByCode(this.ctx.db, this.codeHash(b.token), this.ctx.clock.nowMs());
     if (!row) {
-      this.resetGuesses.failed(meta.ip);
+      await this.resetGuesses.failed(meta.ip);
       throw new ApiError(400, "INVALID_TOKEN", "Reset code is invalid or expired");
     }
     const hash = await this.ctx.passwords.hash(b.new_password);
-    const done = tx(this.ctx.db, () => {
-      if (!store.consumeReset(this.ctx.db, row.id, this.ctx.clock.iso())) return false;
-      store.setPassword(this.ctx.db, row.account_id, hash, this.ctx.clock.iso());
+    const done = await tx(this.ctx.db, async (t) => {
+      if (!(await store.consumeReset(t, row.id, this.ctx.clock.iso()))) return false;
+      await store.setPassword(t, row.account_id, hash, this.ctx.clock.iso());
       // The code reached the address: it is proven (federated sign-in may now link by it).
-      markEmailVerified(this.ctx.db, row.account_id, this.ctx.clock.iso());
-      store.revokeAllSessions(this.ctx.db, row.account_id, this.ctx.clock.iso());
-      audit(this.ctx, { actor: { actor_type: "account", actor_id: row.account_id }, action: "account.password_reset", meta });
+      await markEmailVerified(t, row.account_id, this.ctx.clock.iso());
+      await store.revokeAllSessions(t, row.account_id, this.ctx.clock.iso());
+      await audit(t, this.ctx, { actor: { actor_type: "account", actor_id: row.account_id }, action: "account.password_reset", meta });
       return true;
     });
     if (!done) throw new ApiError(400, "INVALID_TOKEN", "Reset code is invalid or expired");
@@ -297,14 +310,14 @@ export class AccountService {
 
   /** Operator status changes. Anything but active revokes every session at once. */
   setStatus(operatorId: string, accountId: string, status: store.AccountRow["status"], meta: RequestMeta) {
-    return tx(this.ctx.db, () => {
-      const acc = store.accountById(this.ctx.db, accountId);
+    return tx(this.ctx.db, async (t) => {
+      const acc = await store.accountById(t, accountId);
       if (!acc) throw notFound("Account");
       if (acc.id === operatorId && status !== "active") throw badRequest("Operators cannot change their own status", [{ field: "account_id", reason: "is you" }]);
-      store.setAccountStatus(this.ctx.db, accountId, status, this.ctx.clock.iso());
-      if (status !== "active") store.revokeAllSessions(this.ctx.db, accountId, this.ctx.clock.iso());
-      audit(this.ctx, { actor: { actor_type: "account", actor_id: operatorId }, action: `account.${status === "active" ? "reactivate" : status === "blocked" ? "block" : status === "suspended" ? "suspend" : "deactivate"}`, target: { type: "account", id: accountId }, meta });
-      return { ...store.accountById(this.ctx.db, accountId)! };
+      await store.setAccountStatus(t, accountId, status, this.ctx.clock.iso());
+      if (status !== "active") await store.revokeAllSessions(t, accountId, this.ctx.clock.iso());
+      await audit(t, this.ctx, { actor: { actor_type: "account", actor_id: operatorId }, action: `account.${status === "active" ? "reactivate" : status === "blocked" ? "block" : status === "suspended" ? "suspend" : "deactivate"}`, target: { type: "account", id: accountId }, meta });
+      return { ...(await store.accountById(t, accountId))! };
     });
   }
 }

@@ -58,9 +58,9 @@ export class ApiKeyService {
 
   /** Returns the key's view and, separately, the plaintext key (the caller decides where it may appear). */
   create(p: Session, slug: string, b: { name: unknown; policy: unknown; expires_at?: unknown }, meta: RequestMeta) {
-    return tx(this.ctx.db, () => {
+    return tx(this.ctx.db, async (t) => {
       // Authorize before looking at the body, so a non-member learns nothing from validation errors.
-      const { workspace, policies } = this.authz.authorizeWorkspace(p, { slug }, "apikey.create");
+      const { workspace, policies } = await this.authz.authorizeWorkspace(t, p, { slug }, "apikey.create");
       const name = validateName(b.name);
       const policy = validatePolicy(b.policy, this.ctx.actions);
       if (policy.length === 0) throw badRequest("Invalid policy", [{ field: "policy", reason: "at least one statement" }]);
@@ -74,7 +74,7 @@ export class ApiKeyService {
       }
       const minted = mintSecret(API_KEY_PREFIX);
       const id = uuid();
-      store.insertApiKey(this.ctx.db, {
+      await store.insertApiKey(t, {
         id,
         workspace_id: workspace.id,
         name,
@@ -86,7 +86,7 @@ export class ApiKeyService {
         created_at: this.ctx.clock.iso(),
         expires_at: expiresAt,
       });
-      audit(this.ctx, {
+      await audit(t, this.ctx, {
         actor: p,
         action: "apikey.create",
         workspaceId: workspace.id,
@@ -94,34 +94,34 @@ export class ApiKeyService {
         meta,
         metadata: { name, prefix: minted.prefix, policy, expires_at: isoOrNull(expiresAt) },
       });
-      return { view: this.view(store.apiKeyById(this.ctx.db, workspace.id, id)!), key: minted.secret };
+      return { view: this.view((await store.apiKeyById(t, workspace.id, id))!), key: minted.secret };
     });
   }
 
-  list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
+  async list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
-    const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "apikey.list");
-    const rows = store.listApiKeys(this.ctx.db, workspace.id, typeof after === "string" ? after : null, limit + 1);
+    const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "apikey.list");
+    const rows = await store.listApiKeys(this.ctx.db, workspace.id, typeof after === "string" ? after : null, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(r));
   }
 
-  get(p: Principal, slug: string, keyId: string) {
-    const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "apikey.read");
+  async get(p: Principal, slug: string, keyId: string) {
+    const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "apikey.read");
     // Scoped by workspace: another workspace's key id is indistinguishable from an unknown one.
-    const row = store.apiKeyById(this.ctx.db, workspace.id, keyId);
+    const row = await store.apiKeyById(this.ctx.db, workspace.id, keyId);
     if (!row) throw notFound("API key");
     return this.view(row);
   }
 
   /** Revocation is final and idempotent: revoking an already revoked key is a quiet success. */
-  revoke(p: Session, slug: string, keyId: string, meta: RequestMeta) {
-    tx(this.ctx.db, () => {
-      const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "apikey.delete");
-      const row = store.apiKeyById(this.ctx.db, workspace.id, keyId);
+  async revoke(p: Session, slug: string, keyId: string, meta: RequestMeta): Promise<void> {
+    await tx(this.ctx.db, async (t) => {
+      const { workspace } = await this.authz.authorizeWorkspace(t, p, { slug }, "apikey.delete");
+      const row = await store.apiKeyById(t, workspace.id, keyId);
       if (!row) throw notFound("API key");
-      if (store.revokeApiKey(this.ctx.db, workspace.id, keyId, this.ctx.clock.iso()) === 0) return;
-      audit(this.ctx, {
+      if ((await store.revokeApiKey(t, workspace.id, keyId, this.ctx.clock.iso())) === 0) return;
+      await audit(t, this.ctx, {
         actor: p,
         action: "apikey.delete",
         workspaceId: workspace.id,

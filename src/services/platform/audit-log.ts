@@ -41,8 +41,8 @@ export class AuditLogService {
     private readonly authz: Authz,
   ) {}
 
-  list(p: Principal, slug: string, q: AuditQuery) {
-    const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "audit.list");
+  async list(p: Principal, slug: string, q: AuditQuery) {
+    const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "audit.list");
     const limit = parseLimit(q.limit, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT);
     const before = decodeCursor<{ id: unknown }>(q.cursor)?.id ?? null;
     if (before !== null && typeof before !== "string") {
@@ -60,7 +60,7 @@ export class AuditLogService {
     // the string comparison in SQL a correct time comparison, whatever offset was sent.
     const since = q.since ? new Date(parseIsoInstant(q.since, "since")).toISOString() : undefined;
     const until = q.until ? new Date(parseIsoInstant(q.until, "until")).toISOString() : undefined;
-    const rows = listAudit(this.ctx.db, { workspace_id: workspace.id, actor_id: q.actor_id, action, since, until, before_id: before }, limit + 1);
+    const rows = await listAudit(this.ctx.db, { workspace_id: workspace.id, actor_id: q.actor_id, action, since, until, before_id: before }, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), auditView);
   }
 }

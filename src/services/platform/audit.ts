@@ -2,21 +2,27 @@
 import type { Principal } from "../../access/principal";
 import { actorOf } from "../../access/principal";
 import type { RequestMeta } from "../../access/http";
+import type { Sql } from "../../core/db";
 import { uuid } from "../../core/ids";
 import type { AppContext } from "../../context";
 import { insertAudit } from "./store/audit";
 
 export type { RequestMeta } from "../../access/http";
 
-// Generation of platform data per app: every mutation is audited (house rule), so the
-// audit write is the one place that knows "something changed". Read caches compare it
-// and stay exact. Keyed by context, so isolated apps in one process never share it.
-const generations = new WeakMap<AppContext, number>();
-export const platformGeneration = (ctx: AppContext) => generations.get(ctx) ?? 0;
-/** Tells the read caches that platform rows changed; audit() does it for every mutation. */
-export const platformChanged = (ctx: AppContext) => void generations.set(ctx, platformGeneration(ctx) + 1);
+/** The cache-bus topic of platform data (core/cache-bus.ts). */
+const TOPIC = "platform";
 
-export function audit(
+// Generation of platform data: every mutation is audited (house rule), so the audit write is
+// the one place that knows "something changed". Read caches compare the generation and stay
+// exact. It lives in the app's cache bus: moved at once here, and again on every node when
+// the audited transaction commits (a read between the two may have cached the old row).
+export const platformGeneration = (ctx: AppContext) => ctx.caches.generation(TOPIC);
+/** Tells the read caches that platform rows changed (now, and again when t commits); audit() does it for every mutation. */
+export const platformChanged = (t: Sql, ctx: AppContext) => ctx.caches.changed(t, TOPIC);
+
+/** Writes the audit entry on t (the mutation's transaction, or the database). */
+export async function audit(
+  t: Sql,
   ctx: AppContext,
   entry: {
     actor: Principal | { actor_type: string; actor_id: string | null };
@@ -26,10 +32,10 @@ export function audit(
     meta?: RequestMeta;
     metadata?: Record<string, unknown>;
   },
-) {
-  platformChanged(ctx);
+): Promise<void> {
+  await platformChanged(t, ctx);
   const actor = "kind" in entry.actor ? actorOf(entry.actor) : entry.actor;
-  insertAudit(ctx.db, {
+  await insertAudit(t, {
     id: uuid(),
     workspace_id: entry.workspaceId ?? null,
     actor_type: actor.actor_type,

@@ -2,11 +2,17 @@
  * Credential resolution and workspace authorization. Every workspace route goes through
  * authorizeWorkspace: unknown workspace, another workspace's key, or a non-member all
  * answer the same 404; a member or key whose policy lacks the action gets 403.
+ *
+ * The methods other services call take the handle they run on first: the database, or the
+ * caller's open transaction (a check inside a transaction must read through it). For an API
+ * key whose workspace is cached they answer without a promise (core/maybe-promise.ts).
  */
 import { isAllowedByAll, type Policy } from "../../access/policy";
 import type { Principal, PrincipalResolver } from "../../access/principal";
 import { ApiError, forbidden, notFound, unauthorized } from "../../core/errors";
 import { MINUTE } from "../../core/clock";
+import type { Sql } from "../../core/db";
+import { andThen, type MaybePromise } from "../../core/maybe-promise";
 import { hashToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import { PlatformReadCache } from "./read-cache";
@@ -48,7 +54,7 @@ export class Authz implements PrincipalResolver {
     if (token.startsWith(PAT_PREFIX)) return this.resolvePersonalToken(token);
     const claims = await this.tokens.verifyAccess(token);
     if (!claims) return null;
-    const s = accounts.sessionForAuth(this.ctx.db, claims.sid);
+    const s = await accounts.sessionForAuth(this.ctx.db, claims.sid);
     if (!s || s.revoked_at || s.expires_at <= this.ctx.clock.nowMs() || s.account_id !== claims.sub) return null;
     this.assertActive(s.status);
     return { kind: "session", accountId: s.account_id, sessionId: s.session_id, isOperator: !!s.is_operator };
@@ -62,63 +68,67 @@ export class Authz implements PrincipalResolver {
     throw unauthorized("Missing or invalid access token");
   }
 
-  private resolveApiKey(token: string): Principal | null {
-    const hit = this.apiKeys.get(hashToken(token), (hash) => {
-      const row = keys.apiKeyForAuth(this.ctx.db, hash);
-      if (!row) return null;
-      // The key's authority is its own policy intersected with what its minter may do today.
-      const minterPolicy = row.minter_status === "active" ? parsePolicy(row.minter_policy) : [];
-      return { row, principal: { kind: "api_key", keyId: row.id, workspaceId: row.workspace_id, policy: parsePolicy(row.policy), createdBy: row.created_by, minterPolicy } };
+  private loadApiKey = async (db: Sql, hash: string) => {
+    const row = await keys.apiKeyForAuth(db, hash);
+    if (!row) return null;
+    // The key's authority is its own policy intersected with what its minter may do today.
+    const minterPolicy = row.minter_status === "active" ? parsePolicy(row.minter_policy) : [];
+    const principal: ApiKeyPrincipal = { kind: "api_key", keyId: row.id, workspaceId: row.workspace_id, policy: parsePolicy(row.policy), createdBy: row.created_by, minterPolicy };
+    return { row, principal };
+  };
+
+  /** A cached key answers without touching the database, except for the last_used_at write once a minute. */
+  private resolveApiKey(token: string): MaybePromise<Principal | null> {
+    return andThen(this.apiKeys.get(this.ctx.db, hashToken(token), this.loadApiKey), (hit): MaybePromise<Principal | null> => {
+      const now = this.ctx.clock.nowMs();
+      if (!hit) return null;
+      const { row, principal } = hit;
+      if (row.revoked_at || (row.expires_at !== null && row.expires_at <= now)) return null;
+      // last_used_at is advisory: write it at most once a minute (the row we hold says when it was last written).
+      if (!row.last_used_at || Date.parse(row.last_used_at) < now - MINUTE) {
+        row.last_used_at = this.ctx.clock.iso();
+        return keys.touchApiKey(this.ctx.db, row.id, row.last_used_at, new Date(now - MINUTE).toISOString()).then(() => principal);
+      }
+      return principal;
     });
-    const now = this.ctx.clock.nowMs();
-    if (!hit) return null;
-    const { row, principal } = hit;
-    if (row.revoked_at || (row.expires_at !== null && row.expires_at <= now)) return null;
-    // last_used_at is advisory: write it at most once a minute (the row we hold says when it was last written).
-    if (!row.last_used_at || Date.parse(row.last_used_at) < now - MINUTE) {
-      row.last_used_at = this.ctx.clock.iso();
-      keys.touchApiKey(this.ctx.db, row.id, row.last_used_at, new Date(now - MINUTE).toISOString());
-    }
-    return principal;
   }
 
-  private resolvePersonalToken(token: string): Principal | null {
-    const row = keys.personalTokenForAuth(this.ctx.db, hashToken(token));
+  private async resolvePersonalToken(token: string): Promise<Principal | null> {
+    const row = await keys.personalTokenForAuth(this.ctx.db, hashToken(token));
     if (!row || row.revoked_at || (row.expires_at !== null && row.expires_at <= this.ctx.clock.nowMs())) return null;
     this.assertActive(row.status);
     const now = this.ctx.clock.nowMs();
     if (!row.last_used_at || Date.parse(row.last_used_at) < now - MINUTE) {
-      keys.touchPersonalToken(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(now - MINUTE).toISOString());
+      await keys.touchPersonalToken(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(now - MINUTE).toISOString());
     }
     return { kind: "personal_token", accountId: row.account_id, tokenId: row.id, isOperator: !!row.is_operator };
   }
 
   /**
    * The policy in force for a principal in a workspace, or null when it has no access at
-   * all there (not a member, another workspace's key).
+   * all there (not a member, another workspace's key). An API key needs no read.
    */
-  effectivePolicies(p: Principal, workspaceId: string): { policies: Policy[]; membership: ws.MembershipRow | null } | null {
+  effectivePolicies(db: Sql, p: Principal, workspaceId: string): MaybePromise<{ policies: Policy[]; membership: ws.MembershipRow | null } | null> {
     if (p.kind === "api_key") {
       if (p.workspaceId !== workspaceId) return null;
       return { policies: [p.policy, p.minterPolicy], membership: null };
     }
-    const m = ws.membership(this.ctx.db, workspaceId, p.accountId);
-    if (!m) return null;
-    return { policies: [parsePolicy(m.role_policy)], membership: m };
+    return ws.membership(db, workspaceId, p.accountId).then((m) => (m ? { policies: [parsePolicy(m.role_policy)], membership: m } : null));
   }
 
   /**
    * Loads the workspace by slug (or id) with the caller's policies. Unknown workspace,
    * non-member and another workspace's key all get the same 404.
    */
-  workspaceAccess(p: Principal, ref: { slug?: string; id?: string }): WorkspaceAccess {
-    const workspace = ref.id
-      ? this.workspaces.get(`id:${ref.id}`, () => ws.workspaceById(this.ctx.db, ref.id!))
-      : this.workspaces.get(`slug:${ref.slug}`, () => ws.workspaceBySlug(this.ctx.db, ref.slug!));
-    if (!workspace) throw notFound("Workspace");
-    const eff = this.effectivePolicies(p, workspace.id);
-    if (!eff) throw notFound("Workspace");
-    return { workspace, membership: eff.membership, policies: eff.policies };
+  workspaceAccess(db: Sql, p: Principal, ref: { slug?: string; id?: string }): MaybePromise<WorkspaceAccess> {
+    const workspace = ref.id ? this.workspaces.get(db, `id:${ref.id}`, (d) => ws.workspaceById(d, ref.id!)) : this.workspaces.get(db, `slug:${ref.slug}`, (d) => ws.workspaceBySlug(d, ref.slug!));
+    return andThen(workspace, (w) => {
+      if (!w) throw notFound("Workspace");
+      return andThen(this.effectivePolicies(db, p, w.id), (eff) => {
+        if (!eff) throw notFound("Workspace");
+        return { workspace: w, membership: eff.membership, policies: eff.policies };
+      });
+    });
   }
 
   /** 403 unless every policy in force allows `action` on the workspace. */
@@ -127,16 +137,17 @@ export class Authz implements PrincipalResolver {
   }
 
   /** workspaceAccess + assertAllowed: the guard of every workspace route. */
-  authorizeWorkspace(p: Principal, ref: { slug?: string; id?: string }, action: string): WorkspaceAccess {
-    const access = this.workspaceAccess(p, ref);
-    this.assertAllowed(access, action);
-    return access;
+  authorizeWorkspace(db: Sql, p: Principal, ref: { slug?: string; id?: string }, action: string): MaybePromise<WorkspaceAccess> {
+    return andThen(this.workspaceAccess(db, p, ref), (access) => {
+      this.assertAllowed(access, action);
+      return access;
+    });
   }
 
   /** Services other than the platform answer 403 when the workspace has not enabled them. */
-  requireService(workspaceId: string, service: string) {
+  async requireService(db: Sql, workspaceId: string, service: string): Promise<void> {
     if (service === "platform") return;
-    if (!ws.isServiceEnabled(this.ctx.db, workspaceId, service)) {
+    if (!(await ws.isServiceEnabled(db, workspaceId, service))) {
       throw forbidden(`The ${service} service is not enabled for this workspace`, "SERVICE_NOT_ENABLED");
     }
   }

@@ -6,6 +6,7 @@ import { policyCovers, type Policy } from "../../access/policy";
 import type { Principal } from "../../access/principal";
 import { isUuid } from "../../core/ids";
 import { unauthorized } from "../../core/errors";
+import { type MaybePromise } from "../../core/maybe-promise";
 import type { AppContext } from "../../context";
 import { platformGeneration } from "./audit";
 import type { Authz } from "./authz";
@@ -19,7 +20,7 @@ export function effectiveKeyPolicy(keyPolicy: Policy, minterPolicy: Policy): Pol
 }
 
 export class IntrospectService {
-  private cache = new Map<string, { gen: number; view: ReturnType<IntrospectService["loadAccountView"]> }>();
+  private cache = new Map<string, { gen: number; at: number; view: Awaited<ReturnType<IntrospectService["loadAccountView"]>> }>();
 
   constructor(
     private readonly ctx: AppContext,
@@ -27,40 +28,47 @@ export class IntrospectService {
     private readonly workspaces: WorkspaceService,
   ) {}
 
-  current(p: Principal) {
+  async current(p: Principal) {
     if (p.kind === "api_key") {
-      const w = ws.workspaceById(this.ctx.db, p.workspaceId);
+      const w = await ws.workspaceById(this.ctx.db, p.workspaceId);
       return {
         is_authenticated: true,
         principal: { type: "api_key", id: p.keyId, workspace_id: p.workspaceId, created_by: p.createdBy },
         account: null,
-        workspaces: w ? [{ id: w.id, slug: w.slug, display_name: w.display_name, role: "api_key", services: ws.enabledServices(this.ctx.db, w.id), avatar_url: this.workspaces.avatarUrl(w) }] : [],
+        workspaces: w ? [{ id: w.id, slug: w.slug, display_name: w.display_name, role: "api_key", services: await ws.enabledServices(this.ctx.db, w.id), avatar_url: this.workspaces.avatarUrl(w) }] : [],
       };
     }
     return {
       is_authenticated: true,
       principal: { type: p.kind === "session" ? "user" : "personal_token", id: p.accountId, ...(p.kind === "session" ? { session_id: p.sessionId } : { token_id: p.tokenId }) },
-      ...this.accountView(p.accountId),
+      ...(await this.accountView(p.accountId)),
     };
   }
 
   /**
    * Account and workspaces of an account. Cached per account and dropped as soon as any
-   * platform mutation happens (platformGeneration), so the answer is never stale.
+   * platform mutation happens (platformGeneration), so the answer is never stale: a load the
+   * generation moved under is answered but not kept (see read-cache.ts).
    */
-  private accountView(accountId: string) {
+  private accountView(accountId: string): MaybePromise<Awaited<ReturnType<IntrospectService["loadAccountView"]>>> {
     const gen = platformGeneration(this.ctx);
+    const maxAge = this.ctx.caches.maxAgeMs;
     const hit = this.cache.get(accountId);
-    if (hit && hit.gen === gen) return hit.view;
-    if (this.cache.size >= 10_000) this.cache.clear();
-    const view = this.loadAccountView(accountId);
-    this.cache.set(accountId, { gen, view });
-    return view;
+    if (hit && hit.gen === gen && (maxAge === Number.POSITIVE_INFINITY || this.ctx.clock.nowMs() - hit.at < maxAge)) return hit.view;
+    return this.loadAccountView(accountId).then((view) => {
+      if (platformGeneration(this.ctx) === gen) {
+        if (this.cache.size >= 10_000) this.cache.clear();
+        this.cache.set(accountId, { gen, at: this.ctx.clock.nowMs(), view });
+      }
+      return view;
+    });
   }
 
-  private loadAccountView(accountId: string) {
-    const a = accounts.accountById(this.ctx.db, accountId)!;
-    const rows = ws.workspacesOfAccount(this.ctx.db, accountId, null, 1000);
+  private async loadAccountView(accountId: string) {
+    const a = (await accounts.accountById(this.ctx.db, accountId))!;
+    const rows = await ws.workspacesOfAccount(this.ctx.db, accountId, null, 1000);
+    // One static, index-prefix query per workspace beats a dynamic IN list for typical accounts.
+    const services = await Promise.all(rows.map((r) => ws.enabledServices(this.ctx.db, r.id)));
     return {
       account: {
         id: a.id,
@@ -71,25 +79,24 @@ export class IntrospectService {
         is_operator: !!a.is_operator,
         created_at: a.created_at,
       },
-      workspaces: rows.map((r) => ({
+      workspaces: rows.map((r, i) => ({
         id: r.id,
         slug: r.slug,
         display_name: r.display_name,
         role: r.member_role,
-        // One static, index-prefix query per workspace beats a dynamic IN list for typical accounts.
-        services: ws.enabledServices(this.ctx.db, r.id),
+        services: services[i]!,
         avatar_url: this.workspaces.avatarUrl(r),
       })),
     };
   }
 
   /** Members get their role and policy; everyone else the same answer whether or not the workspace exists. */
-  workspace(p: Principal, workspaceId: string) {
+  async workspace(p: Principal, workspaceId: string) {
     const nothing = { is_member: false, role: {}, policy: [] as Policy, services: [] as string[] };
     if (!isUuid(workspaceId)) return nothing;
-    const eff = this.authz.effectivePolicies(p, workspaceId);
+    const eff = await this.authz.effectivePolicies(this.ctx.db, p, workspaceId);
     if (!eff) return nothing;
-    const services = ws.enabledServices(this.ctx.db, workspaceId);
+    const services = await ws.enabledServices(this.ctx.db, workspaceId);
     if (p.kind === "api_key") {
       return { is_member: true, role: { id: null, name: "api_key" }, policy: effectiveKeyPolicy(p.policy, p.minterPolicy), services };
     }

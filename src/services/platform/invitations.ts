@@ -10,6 +10,7 @@
 import type { Principal } from "../../access/principal";
 import { DAY } from "../../core/clock";
 import { tx } from "../../core/db";
+import { isUniqueViolation } from "../../core/store/sql";
 import { ApiError, conflict, invalidField, notFound } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
@@ -26,6 +27,7 @@ export const INVITATION_TTL_MS = 7 * DAY;
 // The sign-up rule for addresses (accounts.ts), so every invitable address can also sign up.
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/;
 
+const alreadyMember = () => conflict("You are already a member of this workspace", "ALREADY_MEMBER");
 const invitationNotFound = () => new ApiError(404, "INVITATION_NOT_FOUND", "This invitation does not exist, has expired or was meant for another account");
 
 export class InvitationService {
@@ -47,29 +49,39 @@ export class InvitationService {
     };
   }
 
-  create(p: Principal, slug: string, b: { email: string; role_id?: string }, meta: RequestMeta) {
+  async create(p: Principal, slug: string, b: { email: string; role_id?: string }, meta: RequestMeta) {
     const email = b.email.trim().toLowerCase();
     if (!EMAIL_RE.test(email) || email.length > 254) throw invalidField("email", "must be a valid email address");
-    return tx(this.ctx.db, () => {
-      const access = this.authz.authorizeWorkspace(p, { slug }, "member.create");
+    try {
+      return await this.invite(p, slug, email, b.role_id, meta);
+    } catch (e) {
+      // Two invitations to one address at the same moment (PostgreSQL): the second replaces the first, as in sequence.
+      if (isUniqueViolation(e)) return this.invite(p, slug, email, b.role_id, meta);
+      throw e;
+    }
+  }
+
+  private invite(p: Principal, slug: string, email: string, roleId: string | undefined, meta: RequestMeta) {
+    return tx(this.ctx.db, async (t) => {
+      const access = await this.authz.authorizeWorkspace(t, p, { slug }, "member.create");
       const ws = access.workspace;
-      const role = this.roles.resolve(ws.id, b.role_id ?? BUILTIN_ROLE_IDS.member);
+      const role = await this.roles.resolve(t, ws.id, roleId ?? BUILTIN_ROLE_IDS.member);
       this.roles.assertCanGrant(access, role);
-      if (store.isMemberByEmail(this.ctx.db, ws.id, email)) throw conflict("This address already belongs to a member of the workspace", "ALREADY_MEMBER");
+      if (await store.isMemberByEmail(t, ws.id, email)) throw conflict("This address already belongs to a member of the workspace", "ALREADY_MEMBER");
 
       const now = this.ctx.clock.iso();
-      const replaced = store.revokeOpenInvitationFor(this.ctx.db, ws.id, email, now);
+      const replaced = await store.revokeOpenInvitationFor(t, ws.id, email, now);
       const token = randomToken(32);
       const id = uuid();
       // A key invites on behalf of the person who minted it; the audit entry names the key.
       const invitedBy = p.kind === "api_key" ? p.createdBy : p.accountId;
       const expiresAt = this.ctx.clock.nowMs() + INVITATION_TTL_MS;
-      store.insertInvitation(this.ctx.db, { id, workspace_id: ws.id, email, role_id: role.id, token_hash: hashToken(token), invited_by: invitedBy, created_at: now, expires_at: expiresAt });
+      await store.insertInvitation(t, { id, workspace_id: ws.id, email, role_id: role.id, token_hash: hashToken(token), invited_by: invitedBy, created_at: now, expires_at: expiresAt });
 
-      const inviter = accountById(this.ctx.db, invitedBy);
+      const inviter = await accountById(t, invitedBy);
       const who = inviter ? (inviter.display_name ?? inviter.username) : "A workspace administrator";
       // Enqueued in this transaction: the mail exists exactly when the invitation does.
-      this.ctx.mailer.enqueue({
+      await this.ctx.mailer.enqueue(t, {
         to: email,
         subject: `${who} invited you to ${ws.display_name} on Bunker`,
         text: [
@@ -81,7 +93,7 @@ export class InvitationService {
           `The invitation expires on ${new Date(expiresAt).toISOString()}. If you did not expect it, ignore this mail.`,
         ].join("\n"),
       });
-      audit(this.ctx, {
+      await audit(t, this.ctx, {
         actor: p,
         action: "member.invite",
         workspaceId: ws.id,
@@ -89,50 +101,56 @@ export class InvitationService {
         meta,
         metadata: { email, role_id: role.id, ...(replaced ? { replaced_invitation_id: replaced } : {}) },
       });
-      return this.view(store.liveInvitationById(this.ctx.db, ws.id, id, this.ctx.clock.nowMs())!);
+      return this.view((await store.liveInvitationById(t, ws.id, id, this.ctx.clock.nowMs()))!);
     });
   }
 
   /** Pending invitations only: accepted, revoked and expired ones are history (see the audit log). */
-  list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
+  async list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
-    const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "member.list");
-    const rows = store.listLiveInvitations(this.ctx.db, workspace.id, this.ctx.clock.nowMs(), after, limit + 1);
+    const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "member.list");
+    const rows = await store.listLiveInvitations(this.ctx.db, workspace.id, this.ctx.clock.nowMs(), after, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(r));
   }
 
-  revoke(p: Principal, slug: string, invitationId: string, meta: RequestMeta) {
-    tx(this.ctx.db, () => {
-      const { workspace: ws } = this.authz.authorizeWorkspace(p, { slug }, "member.delete");
-      const inv = store.liveInvitationById(this.ctx.db, ws.id, invitationId, this.ctx.clock.nowMs());
+  async revoke(p: Principal, slug: string, invitationId: string, meta: RequestMeta): Promise<void> {
+    await tx(this.ctx.db, async (t) => {
+      const { workspace: ws } = await this.authz.authorizeWorkspace(t, p, { slug }, "member.delete");
+      const inv = await store.liveInvitationById(t, ws.id, invitationId, this.ctx.clock.nowMs());
       if (!inv) throw notFound("Invitation");
-      store.revokeInvitation(this.ctx.db, inv.id, this.ctx.clock.iso());
-      audit(this.ctx, { actor: p, action: "member.invite.revoke", workspaceId: ws.id, target: { type: "invitation", id: inv.id }, meta, metadata: { email: inv.email } });
+      await store.revokeInvitation(t, inv.id, this.ctx.clock.iso());
+      await audit(t, this.ctx, { actor: p, action: "member.invite.revoke", workspaceId: ws.id, target: { type: "invitation", id: inv.id }, meta, metadata: { email: inv.email } });
     });
   }
 
-  accept(p: Extract<Principal, { accountId: string }>, token: string, meta: RequestMeta) {
-    return tx(this.ctx.db, () => {
-      const inv = store.liveInvitationByTokenHash(this.ctx.db, hashToken(token), this.ctx.clock.nowMs());
-      const account = accountById(this.ctx.db, p.accountId);
-      // A token forwarded to someone else must not work for them: same answer as a bad token.
-      if (!inv || !account || account.email.toLowerCase() !== inv.email.toLowerCase()) throw invitationNotFound();
-      if (store.memberOfAccount(this.ctx.db, inv.workspace_id, account.id)) throw conflict("You are already a member of this workspace", "ALREADY_MEMBER");
-      const now = this.ctx.clock.iso();
-      if (!store.markInvitationAccepted(this.ctx.db, inv.id, now)) throw invitationNotFound();
-      const memberId = uuid();
-      insertMember(this.ctx.db, { id: memberId, workspace_id: inv.workspace_id, account_id: account.id, role_id: inv.role_id, created_at: now });
-      audit(this.ctx, {
-        actor: p,
-        action: "member.join",
-        workspaceId: inv.workspace_id,
-        target: { type: "member", id: memberId },
-        meta,
-        metadata: { invitation_id: inv.id, role_id: inv.role_id, invited_by: inv.invited_by },
+  async accept(p: Extract<Principal, { accountId: string }>, token: string, meta: RequestMeta) {
+    try {
+      return await tx(this.ctx.db, async (t) => {
+        const inv = await store.liveInvitationByTokenHash(t, hashToken(token), this.ctx.clock.nowMs());
+        const account = await accountById(t, p.accountId);
+        // A token forwarded to someone else must not work for them: same answer as a bad token.
+        if (!inv || !account || account.email.toLowerCase() !== inv.email.toLowerCase()) throw invitationNotFound();
+        if (await store.memberOfAccount(t, inv.workspace_id, account.id)) throw alreadyMember();
+        const now = this.ctx.clock.iso();
+        if (!(await store.markInvitationAccepted(t, inv.id, now))) throw invitationNotFound();
+        const memberId = uuid();
+        await insertMember(t, { id: memberId, workspace_id: inv.workspace_id, account_id: account.id, role_id: inv.role_id, created_at: now });
+        await audit(t, this.ctx, {
+          actor: p,
+          action: "member.join",
+          workspaceId: inv.workspace_id,
+          target: { type: "member", id: memberId },
+          meta,
+          metadata: { invitation_id: inv.id, role_id: inv.role_id, invited_by: inv.invited_by },
+        });
+        const ws = (await workspaceById(t, inv.workspace_id))!;
+        return { workspace_id: ws.id, workspace_slug: ws.slug, member_id: memberId, role: inv.role_name };
       });
-      const ws = workspaceById(this.ctx.db, inv.workspace_id)!;
-      return { workspace_id: ws.id, workspace_slug: ws.slug, member_id: memberId, role: inv.role_name };
-    });
+    } catch (e) {
+      // Another invitation to the same workspace was accepted at the same moment (PostgreSQL).
+      if (isUniqueViolation(e)) throw alreadyMember();
+      throw e;
+    }
   }
 }

@@ -6,7 +6,7 @@
  * RoleService.assertCanGrant). A member may always leave without member.delete.
  */
 import type { Principal } from "../../access/principal";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { conflict, notFound } from "../../core/errors";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
@@ -36,26 +36,26 @@ export class MemberService {
     };
   }
 
-  list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
+  async list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
-    const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "member.list");
-    return buildPage(store.listMembers(this.ctx.db, workspace.id, after, limit + 1), limit, (r) => ({ id: r.id }), (r) => this.view(r));
+    const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "member.list");
+    return buildPage(await store.listMembers(this.ctx.db, workspace.id, after, limit + 1), limit, (r) => ({ id: r.id }), (r) => this.view(r));
   }
 
   updateRole(p: Principal, slug: string, memberId: string, b: { role_id: string }, meta: RequestMeta) {
-    return tx(this.ctx.db, () => {
-      const access = this.authz.authorizeWorkspace(p, { slug }, "member.update");
+    return tx(this.ctx.db, async (t) => {
+      const access = await this.authz.authorizeWorkspace(t, p, { slug }, "member.update");
       const ws = access.workspace;
-      const target = this.member(ws.id, memberId);
-      const next = this.roles.resolve(ws.id, b.role_id);
+      const target = await this.member(t, ws.id, memberId);
+      const next = await this.roles.resolve(t, ws.id, b.role_id);
       if (next.id === target.role_id) return this.view(target);
       // Changing a role takes the old one away and grants the new one: both must be within reach.
       this.roles.assertCanGrant(access, { id: target.role_id, policy: target.role_policy });
       this.roles.assertCanGrant(access, next);
-      if (target.role_id === BUILTIN_ROLE_IDS.owner) this.assertNotLastOwner(ws.id);
-      store.setMemberRole(this.ctx.db, target.id, next.id, this.ctx.clock.iso());
-      audit(this.ctx, {
+      if (target.role_id === BUILTIN_ROLE_IDS.owner) await this.assertNotLastOwner(t, ws.id);
+      await store.setMemberRole(t, target.id, next.id, this.ctx.clock.iso());
+      await audit(t, this.ctx, {
         actor: p,
         action: "member.update",
         workspaceId: ws.id,
@@ -63,21 +63,21 @@ export class MemberService {
         meta,
         metadata: { account_id: target.account_id, from_role_id: target.role_id, to_role_id: next.id },
       });
-      return this.view(this.member(ws.id, target.id));
+      return this.view(await this.member(t, ws.id, target.id));
     });
   }
 
-  remove(p: Principal, slug: string, memberId: string, meta: RequestMeta) {
-    tx(this.ctx.db, () => {
-      const { access, leaving } = this.authorizeRemoval(p, slug, memberId);
+  async remove(p: Principal, slug: string, memberId: string, meta: RequestMeta): Promise<void> {
+    await tx(this.ctx.db, async (t) => {
+      const { access, leaving } = await this.authorizeRemoval(t, p, slug, memberId);
       const ws = access.workspace;
-      const target = this.member(ws.id, memberId);
+      const target = await this.member(t, ws.id, memberId);
       if (!leaving) this.roles.assertCanGrant(access, { id: target.role_id, policy: target.role_policy });
-      if (target.role_id === BUILTIN_ROLE_IDS.owner) this.assertNotLastOwner(ws.id);
+      if (target.role_id === BUILTIN_ROLE_IDS.owner) await this.assertNotLastOwner(t, ws.id);
       // The member's API keys lose their authority with the membership: a key's policy is
       // intersected with its minter's current role on every use.
-      store.deleteMember(this.ctx.db, target.id);
-      audit(this.ctx, {
+      await store.deleteMember(t, target.id);
+      await audit(t, this.ctx, {
         actor: p,
         action: leaving ? "member.leave" : "member.delete",
         workspaceId: ws.id,
@@ -92,22 +92,23 @@ export class MemberService {
    * member.delete, except that removing one's own membership (leaving) needs no action:
    * a member whose role lacks it must still be able to go.
    */
-  private authorizeRemoval(p: Principal, slug: string, memberId: string): { access: WorkspaceAccess; leaving: boolean } {
-    const access = this.authz.workspaceAccess(p, { slug });
+  private async authorizeRemoval(t: Sql, p: Principal, slug: string, memberId: string): Promise<{ access: WorkspaceAccess; leaving: boolean }> {
+    const access = await this.authz.workspaceAccess(t, p, { slug });
     const leaving = access.membership?.id === memberId;
     if (!leaving) this.authz.assertAllowed(access, "member.delete");
     return { access, leaving };
   }
 
-  private member(workspaceId: string, memberId: string) {
-    const m = store.memberById(this.ctx.db, workspaceId, memberId);
+  private async member(t: Sql, workspaceId: string, memberId: string) {
+    const m = await store.memberById(t, workspaceId, memberId);
     if (!m) throw notFound("Member");
     return m;
   }
 
-  /** Runs inside the caller's IMMEDIATE transaction, so two owners leaving at once cannot both pass. */
-  private assertNotLastOwner(workspaceId: string) {
-    if (store.countMembersWithRole(this.ctx.db, workspaceId, BUILTIN_ROLE_IDS.owner) <= 1) {
+  /** Runs inside the caller's transaction, holding the workspace's row, so two owners leaving at once cannot both pass. */
+  private async assertNotLastOwner(t: Sql, workspaceId: string) {
+    await store.lockWorkspace(t, workspaceId);
+    if ((await store.countMembersWithRole(t, workspaceId, BUILTIN_ROLE_IDS.owner)) <= 1) {
       throw conflict("A workspace needs at least one owner: make someone else owner first", "LAST_OWNER");
     }
   }

@@ -20,6 +20,14 @@ export const platformModule = defineService({
   // Every other module builds on it, so mount() creates it first and hands it in.
   create: (d) => d.platform,
   routes: (platform) => platformRoutes(platform),
-  jobs: (platform) => [{ name: "platform.oauth.purge", schedule: "0 43 * * * *", run: () => void platform.oauth.purge() }],
+  jobs: (platform) => [
+    {
+      name: "platform.oauth.purge",
+      schedule: "0 43 * * * *",
+      run: async () => {
+        await platform.oauth.purge();
+      },
+    },
+  ],
   stop: (platform) => platform.accounts.idle(),
 });

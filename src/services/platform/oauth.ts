@@ -37,7 +37,7 @@
  */
 import type { RequestMeta } from "../../access/http";
 import { DAY } from "../../core/clock";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound } from "../../core/errors";
 import { randomHex, uuid } from "../../core/ids";
 import {
@@ -95,28 +95,28 @@ export class PlatformOAuth {
   async start(id: string, returnTo: unknown, meta: RequestMeta): Promise<string> {
     const p = this.provider(id);
     const target = checkReturnTo(returnTo, this.allow);
-    limitStarts(this.ctx.ratelimit, `platform:oauth-start:${meta.ip ?? "unknown"}`);
+    await limitStarts(this.ctx.ratelimit, `platform:oauth-start:${meta.ip ?? "unknown"}`);
     const flow = await this.oidc.beginWebFlow(p, this.redirectUri(p.id), target.href, this.ctx.secretBox.encrypt);
-    store.insertState(this.ctx.db, flow.record);
+    await store.insertState(this.ctx.db, flow.record);
     return flow.url;
   }
 
   async callback(id: string, b: CallbackInput, meta: RequestMeta): Promise<{ tokens: TokenResponse; return_to: string }> {
     const p = this.provider(id);
     if (typeof b.state !== "string" || !b.state) throw badRequest("state is required", [{ field: "state", reason: "is required" }]);
-    const row = store.consumeState(this.ctx.db, hashState(b.state), this.ctx.clock.iso(), this.ctx.clock.nowMs());
+    const row = await store.consumeState(this.ctx.db, hashState(b.state), this.ctx.clock.iso(), this.ctx.clock.nowMs());
     const fail = (reason: string, accountId: string | null = null) =>
-      audit(this.ctx, { actor: { actor_type: accountId ? "account" : "anonymous", actor_id: accountId }, action: "account.signin_failed", meta, metadata: { method: "oauth", provider: p.id, reason } });
+      audit(this.ctx.db, this.ctx, { actor: { actor_type: accountId ? "account" : "anonymous", actor_id: accountId }, action: "account.signin_failed", meta, metadata: { method: "oauth", provider: p.id, reason } });
     if (!row) {
-      fail("invalid_state");
+      await fail("invalid_state");
       throw invalidState();
     }
     if (row.provider !== p.id) {
-      fail("provider_mismatch");
+      await fail("provider_mismatch");
       throw providerMismatch();
     }
     if (b.error) {
-      fail(`provider_error:${String(b.error).slice(0, 64)}`);
+      await fail(`provider_error:${String(b.error).slice(0, 64)}`);
       throw providerError(String(b.error));
     }
     if (!b.code && !b.id_token) throw badRequest("code or id_token is required", [{ field: "code", reason: "code or id_token is required" }]);
@@ -132,59 +132,58 @@ export class PlatformOAuth {
         nonceUsed: (h) => store.nonceUsed(this.ctx.db, h),
       });
     } catch (e) {
-      if (e instanceof ApiError) fail(e.code.toLowerCase());
+      if (e instanceof ApiError) await fail(e.code.toLowerCase());
       throw e;
     }
 
     let accountId: string;
     try {
-      accountId = this.resolveAccount(p.id, who, p.id === "idp_1" ? displayNameFromUserJson(b.user) : null, meta);
+      accountId = await this.resolveAccount(p.id, who, p.id === "idp_1" ? displayNameFromUserJson(b.user) : null, meta);
     } catch (e) {
-      if (e instanceof ApiError) fail(e.code.toLowerCase());
+      if (e instanceof ApiError) await fail(e.code.toLowerCase());
       throw e;
     }
-    const account = accounts.accountById(this.ctx.db, accountId)!;
+    const account = (await accounts.accountById(this.ctx.db, accountId))!;
     if (account.status === "blocked") {
-      fail("blocked", account.id);
+      await fail("blocked", account.id);
       throw new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
     }
     if (account.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
     if (account.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
-    audit(this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin", meta, metadata: { method: "oauth", provider: p.id } });
+    await audit(this.ctx.db, this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin", meta, metadata: { method: "oauth", provider: p.id } });
     const tokens = await this.accounts.startSession(account.id, SESSION_DEFAULT, meta);
     return { tokens, return_to: row.return_to };
   }
 
   /** The account of a verified identity, linking or creating per the rules above. */
-  private resolveAccount(provider: ProviderId, who: IdTokenIdentity, userJsonName: string | null, meta: RequestMeta): string {
-    const db = this.ctx.db;
-    return tx(db, () => {
+  private resolveAccount(provider: ProviderId, who: IdTokenIdentity, userJsonName: string | null, meta: RequestMeta): Promise<string> {
+    return tx(this.ctx.db, async (db) => {
       const now = this.ctx.clock.iso();
-      const known = store.identityBySubject(db, who.issuer, who.subject);
+      const known = await store.identityBySubject(db, who.issuer, who.subject);
       if (known) {
-        store.touchIdentity(db, known.id, now);
+        await store.touchIdentity(db, known.id, now);
         return known.account_id;
       }
       if (!who.email || !who.emailVerified) throw notResolvable("The provider did not share an email address it has verified, which a new console sign-in needs");
-      const link = (accountId: string) => {
+      const link = async (accountId: string) => {
         const id = uuid();
-        store.insertIdentity(db, { id, account_id: accountId, provider, issuer: who.issuer, subject: who.subject, email: who.email, created_at: now, last_used_at: now });
-        audit(this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.identity.link", target: { type: "identity", id }, meta, metadata: { provider, issuer: who.issuer } });
+        await store.insertIdentity(db, { id, account_id: accountId, provider, issuer: who.issuer, subject: who.subject, email: who.email, created_at: now, last_used_at: now });
+        await audit(db, this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.identity.link", target: { type: "identity", id }, meta, metadata: { provider, issuer: who.issuer } });
       };
-      const existing = store.accountEmailProof(db, who.email);
+      const existing = await store.accountEmailProof(db, who.email);
       if (existing) {
         if (!existing.email_verified_at) {
           throw notResolvable("An account with this email exists but its address was never confirmed here. Sign in with its password, or reset the password once (that confirms the address), then sign in with the provider again to link it");
         }
-        link(existing.id);
+        await link(existing.id);
         return existing.id;
       }
-      this.accounts.assertSignupAllowed(who.email);
+      await this.accounts.assertSignupAllowed(db, who.email);
       const accountId = uuid();
-      accounts.insertAccount(db, {
+      await accounts.insertAccount(db, {
         id: accountId,
         email: who.email,
-        username: this.freeUsername(who.email),
+        username: await this.freeUsername(db, who.email),
         display_name: who.name ?? userJsonName,
         password_hash: null,
         status: "active",
@@ -192,36 +191,36 @@ export class PlatformOAuth {
         created_at: now,
         updated_at: now,
       });
-      store.markEmailVerified(db, accountId, now);
-      audit(this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.create", target: { type: "account", id: accountId }, meta, metadata: { method: "oauth", provider } });
-      link(accountId);
+      await store.markEmailVerified(db, accountId, now);
+      await audit(db, this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.create", target: { type: "account", id: accountId }, meta, metadata: { method: "oauth", provider } });
+      await link(accountId);
       return accountId;
     });
   }
 
   /** The email's local part as username, suffixed until unused. */
-  private freeUsername(email: string) {
+  private async freeUsername(db: Sql, email: string): Promise<string> {
     const base = email.split("@")[0].replace(/[^A-Za-z0-9._-]/g, "").slice(0, USERNAME_MAX - 7) || "user";
     for (let name = base; ; name = `${base}-${randomHex(3)}`) {
-      if (!accounts.emailOrUsernameTaken(this.ctx.db, "", name).username) return name;
+      if (!(await accounts.emailOrUsernameTaken(db, "", name)).username) return name;
     }
   }
 
   // --- /me/identities ---------------------------------------------------------------------
 
-  list(accountId: string) {
-    return store.identitiesOf(this.ctx.db, accountId).map(identityView);
+  async list(accountId: string) {
+    return (await store.identitiesOf(this.ctx.db, accountId)).map(identityView);
   }
 
-  unlink(accountId: string, identityId: string, meta: RequestMeta) {
-    tx(this.ctx.db, () => {
-      const mine = store.identitiesOf(this.ctx.db, accountId);
+  async unlink(accountId: string, identityId: string, meta: RequestMeta): Promise<void> {
+    await tx(this.ctx.db, async (t) => {
+      const mine = await store.identitiesOf(t, accountId);
       const target = mine.find((i) => i.id === identityId);
       if (!target) throw notFound("Identity");
-      const ways = mine.length + (store.hasPassword(this.ctx.db, accountId) ? 1 : 0);
+      const ways = mine.length + ((await store.hasPassword(t, accountId)) ? 1 : 0);
       if (ways <= 1) throw conflict("This is the account's last way to sign in: set a password or link another provider first", "LAST_SIGN_IN_METHOD");
-      store.deleteIdentity(this.ctx.db, accountId, identityId);
-      audit(this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.identity.unlink", target: { type: "identity", id: identityId }, meta, metadata: { provider: target.provider, issuer: target.issuer } });
+      await store.deleteIdentity(t, accountId, identityId);
+      await audit(t, this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.identity.unlink", target: { type: "identity", id: identityId }, meta, metadata: { provider: target.provider, issuer: target.issuer } });
     });
   }
 

@@ -64,8 +64,8 @@ export class PersonalTokenService {
     const minted = mintSecret(PAT_PREFIX);
     const id = uuid();
     const expiresAt = this.ctx.clock.nowMs() + days * DAY;
-    return tx(this.ctx.db, () => {
-      store.insertPersonalToken(this.ctx.db, {
+    return tx(this.ctx.db, async (t) => {
+      await store.insertPersonalToken(t, {
         id,
         account_id: p.accountId,
         name,
@@ -75,32 +75,32 @@ export class PersonalTokenService {
         created_at: this.ctx.clock.iso(),
         expires_at: expiresAt,
       });
-      audit(this.ctx, {
+      await audit(t, this.ctx, {
         actor: p,
         action: "personal_token.create",
         target: { type: "personal_token", id },
         meta,
         metadata: { name, prefix: minted.prefix, expires_at: isoOrNull(expiresAt) },
       });
-      const { revoked_at: _, ...view } = this.view(store.personalTokenById(this.ctx.db, p.accountId, id)!);
+      const { revoked_at: _, ...view } = this.view((await store.personalTokenById(t, p.accountId, id))!);
       return { view, token: minted.secret };
     });
   }
 
-  list(p: Human, q: { limit?: string; cursor?: string }) {
+  async list(p: Human, q: { limit?: string; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
-    const rows = store.listPersonalTokens(this.ctx.db, p.accountId, typeof after === "string" ? after : null, limit + 1);
+    const rows = await store.listPersonalTokens(this.ctx.db, p.accountId, typeof after === "string" ? after : null, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(r));
   }
 
   /** Only the owner's tokens are visible: someone else's token id is a 404. Revoking twice is a quiet success. */
-  revoke(p: Session, tokenId: string, meta: RequestMeta) {
-    tx(this.ctx.db, () => {
-      const row = store.personalTokenById(this.ctx.db, p.accountId, tokenId);
+  async revoke(p: Session, tokenId: string, meta: RequestMeta): Promise<void> {
+    await tx(this.ctx.db, async (t) => {
+      const row = await store.personalTokenById(t, p.accountId, tokenId);
       if (!row) throw notFound("Personal access token");
-      if (store.revokePersonalToken(this.ctx.db, p.accountId, tokenId, this.ctx.clock.iso()) === 0) return;
-      audit(this.ctx, {
+      if ((await store.revokePersonalToken(t, p.accountId, tokenId, this.ctx.clock.iso())) === 0) return;
+      await audit(t, this.ctx, {
         actor: p,
         action: "personal_token.delete",
         target: { type: "personal_token", id: tokenId },

@@ -5,7 +5,8 @@
  */
 import { policyCovers, validatePolicy, type Policy } from "../../access/policy";
 import type { Principal } from "../../access/principal";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
+import { isUniqueViolation } from "../../core/store/sql";
 import { badRequest, conflict, forbidden, notFound } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
@@ -33,6 +34,17 @@ export const callerCovers = (access: WorkspaceAccess, policy: Policy) => access.
 
 export const parsePolicy = (s: string): Policy => JSON.parse(s) as Policy;
 
+const nameTaken = () => conflict("A role with this name exists in the workspace", "ROLE_NAME_TAKEN");
+
+/** A unique-name race lost at the write (PostgreSQL checks it at the statement, not at our read): the same 409. */
+async function nameRace<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    throw isUniqueViolation(e) ? nameTaken() : e;
+  }
+}
+
 export class RoleService {
   constructor(
     private readonly ctx: AppContext,
@@ -52,8 +64,8 @@ export class RoleService {
   }
 
   /** A role the workspace may use, or 404 (another workspace's custom role included). */
-  resolve(workspaceId: string, roleId: string) {
-    const r = store.visibleRole(this.ctx.db, workspaceId, roleId);
+  async resolve(db: Sql, workspaceId: string, roleId: string) {
+    const r = await store.visibleRole(db, workspaceId, roleId);
     if (!r) throw notFound("Role");
     return r;
   }
@@ -74,77 +86,79 @@ export class RoleService {
     }
   }
 
-  list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
+  async list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
     const limit = parseLimit(q.limit, 50, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
-    const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "role.list");
-    return buildPage(store.listRoles(this.ctx.db, workspace.id, after, limit + 1), limit, (r) => ({ id: r.id }), (r) => this.view(r));
+    const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "role.list");
+    return buildPage(await store.listRoles(this.ctx.db, workspace.id, after, limit + 1), limit, (r) => ({ id: r.id }), (r) => this.view(r));
   }
 
-  get(p: Principal, slug: string, roleId: string) {
-    const { workspace } = this.authz.authorizeWorkspace(p, { slug }, "role.read");
-    return this.view(this.resolve(workspace.id, roleId));
+  async get(p: Principal, slug: string, roleId: string) {
+    const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "role.read");
+    return this.view(await this.resolve(this.ctx.db, workspace.id, roleId));
   }
 
   create(p: Principal, slug: string, b: { name: unknown; description?: unknown; policy: unknown }, meta: RequestMeta) {
     const name = validateName(b.name);
     const description = validateDescription(b.description) ?? "";
     const policy = validatePolicy(b.policy, this.ctx.actions);
-    return tx(this.ctx.db, () => {
-      const access = this.authz.authorizeWorkspace(p, { slug }, "role.create");
-      const ws = access.workspace;
-      if (!callerCovers(access, policy)) throw forbidden("The policy grants more than you are allowed yourself", "ROLE_EXCEEDS_CALLER");
-      if (store.roleNameTaken(this.ctx.db, ws.id, name)) throw conflict("A role with this name exists in the workspace", "ROLE_NAME_TAKEN");
-      const now = this.ctx.clock.iso();
-      const id = uuid();
-      store.insertRole(this.ctx.db, { id, workspace_id: ws.id, name, description, policy: JSON.stringify(policy), created_at: now, updated_at: now });
-      audit(this.ctx, { actor: p, action: "role.create", workspaceId: ws.id, target: { type: "role", id }, meta, metadata: { name, policy } });
-      return this.view(this.resolve(ws.id, id));
-    });
+    return nameRace(
+      tx(this.ctx.db, async (t) => {
+        const access = await this.authz.authorizeWorkspace(t, p, { slug }, "role.create");
+        const ws = access.workspace;
+        if (!callerCovers(access, policy)) throw forbidden("The policy grants more than you are allowed yourself", "ROLE_EXCEEDS_CALLER");
+        if (await store.roleNameTaken(t, ws.id, name)) throw nameTaken();
+        const now = this.ctx.clock.iso();
+        const id = uuid();
+        await store.insertRole(t, { id, workspace_id: ws.id, name, description, policy: JSON.stringify(policy), created_at: now, updated_at: now });
+        await audit(t, this.ctx, { actor: p, action: "role.create", workspaceId: ws.id, target: { type: "role", id }, meta, metadata: { name, policy } });
+        return this.view(await this.resolve(t, ws.id, id));
+      }),
+    );
   }
 
   update(p: Principal, slug: string, roleId: string, b: { name?: unknown; description?: unknown; policy?: unknown }, meta: RequestMeta) {
     const name = b.name === undefined ? undefined : validateName(b.name);
     const description = validateDescription(b.description);
     const policy = b.policy === undefined ? undefined : validatePolicy(b.policy, this.ctx.actions);
-    return tx(this.ctx.db, () => {
-      const access = this.authz.authorizeWorkspace(p, { slug }, "role.update");
-      const ws = access.workspace;
-      const role = this.editable(access, roleId);
-      if (policy && !callerCovers(access, policy)) throw forbidden("The policy grants more than you are allowed yourself", "ROLE_EXCEEDS_CALLER");
-      if (name !== undefined && name !== role.name && store.roleNameTaken(this.ctx.db, ws.id, name, role.id)) {
-        throw conflict("A role with this name exists in the workspace", "ROLE_NAME_TAKEN");
-      }
-      store.updateRole(this.ctx.db, role.id, {
-        name: name ?? role.name,
-        description: description ?? role.description,
-        policy: policy ? JSON.stringify(policy) : role.policy,
-        updated_at: this.ctx.clock.iso(),
-      });
-      const changed = Object.fromEntries(Object.entries({ name, description, policy }).filter(([, v]) => v !== undefined));
-      audit(this.ctx, { actor: p, action: "role.update", workspaceId: ws.id, target: { type: "role", id: role.id }, meta, metadata: changed });
-      return this.view(this.resolve(ws.id, role.id));
-    });
+    return nameRace(
+      tx(this.ctx.db, async (t) => {
+        const access = await this.authz.authorizeWorkspace(t, p, { slug }, "role.update");
+        const ws = access.workspace;
+        const role = await this.editable(t, access, roleId);
+        if (policy && !callerCovers(access, policy)) throw forbidden("The policy grants more than you are allowed yourself", "ROLE_EXCEEDS_CALLER");
+        if (name !== undefined && name !== role.name && (await store.roleNameTaken(t, ws.id, name, role.id))) throw nameTaken();
+        await store.updateRole(t, role.id, {
+          name: name ?? role.name,
+          description: description ?? role.description,
+          policy: policy ? JSON.stringify(policy) : role.policy,
+          updated_at: this.ctx.clock.iso(),
+        });
+        const changed = Object.fromEntries(Object.entries({ name, description, policy }).filter(([, v]) => v !== undefined));
+        await audit(t, this.ctx, { actor: p, action: "role.update", workspaceId: ws.id, target: { type: "role", id: role.id }, meta, metadata: changed });
+        return this.view(await this.resolve(t, ws.id, role.id));
+      }),
+    );
   }
 
-  remove(p: Principal, slug: string, roleId: string, meta: RequestMeta) {
-    tx(this.ctx.db, () => {
-      const access = this.authz.authorizeWorkspace(p, { slug }, "role.delete");
+  async remove(p: Principal, slug: string, roleId: string, meta: RequestMeta): Promise<void> {
+    await tx(this.ctx.db, async (t) => {
+      const access = await this.authz.authorizeWorkspace(t, p, { slug }, "role.delete");
       const ws = access.workspace;
-      const role = this.editable(access, roleId);
-      const holders = members.countMembersWithRole(this.ctx.db, ws.id, role.id);
-      const invited = store.countLiveInvitationsWithRole(this.ctx.db, role.id, this.ctx.clock.nowMs());
+      const role = await this.editable(t, access, roleId);
+      const holders = await members.countMembersWithRole(t, ws.id, role.id);
+      const invited = await store.countLiveInvitationsWithRole(t, role.id, this.ctx.clock.nowMs());
       if (holders || invited) {
         throw conflict(`The role is held by ${holders} member(s) and offered by ${invited} pending invitation(s); reassign or revoke them first`, "ROLE_IN_USE");
       }
-      store.deleteRole(this.ctx.db, role.id);
-      audit(this.ctx, { actor: p, action: "role.delete", workspaceId: ws.id, target: { type: "role", id: role.id }, meta, metadata: { name: role.name } });
+      await store.deleteRole(t, role.id);
+      await audit(t, this.ctx, { actor: p, action: "role.delete", workspaceId: ws.id, target: { type: "role", id: role.id }, meta, metadata: { name: role.name } });
     });
   }
 
   /** A custom role of this workspace the caller may change: built-ins are read-only, and a role above the caller is out of reach. */
-  private editable(access: WorkspaceAccess, roleId: string) {
-    const role = this.resolve(access.workspace.id, roleId);
+  private async editable(t: Sql, access: WorkspaceAccess, roleId: string) {
+    const role = await this.resolve(t, access.workspace.id, roleId);
     if (role.builtin) throw forbidden("Built-in roles are read-only", "BUILTIN_ROLE");
     if (!callerCovers(access, parsePolicy(role.policy))) throw forbidden("This role grants more than you are allowed yourself", "ROLE_EXCEEDS_CALLER");
     return role;

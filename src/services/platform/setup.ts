@@ -6,7 +6,6 @@
  * never close setup: only an operator does.
  */
 import { ApiError } from "../../core/errors";
-import { tx } from "../../core/db";
 import { hashToken, randomToken, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import type { AccountService } from "./accounts";
@@ -21,8 +20,8 @@ export class SetupService {
     private readonly accounts: AccountService,
   ) {}
 
-  needsSetup() {
-    return store.countOperators(this.ctx.db) === 0;
+  async needsSetup(): Promise<boolean> {
+    return (await store.countOperators(this.ctx.db)) === 0;
   }
 
   /**
@@ -30,8 +29,8 @@ export class SetupService {
    * a warning when BUNKER_ADMIN_EMAIL could not be used.
    */
   async bootstrap(): Promise<{ created?: string; setupUrl?: string; warning?: string } | null> {
-    if (!this.needsSetup()) {
-      store.deleteSetting(this.ctx.db, SETUP_KEY);
+    if (!(await this.needsSetup())) {
+      await store.deleteSetting(this.ctx.db, SETUP_KEY);
       return null;
     }
     const { adminEmail, adminPassword } = this.ctx.config;
@@ -45,26 +44,26 @@ export class SetupService {
         // Someone signed up with that address (or username) first. Promoting their account
         // would hand the instance to whoever registered it: fall back to the setup link.
         if (!(e instanceof ApiError) || (e.code !== "EMAIL_TAKEN" && e.code !== "USERNAME_TAKEN")) throw e;
-        return { ...this.mintSetupLink(), warning: `BUNKER_ADMIN_EMAIL was not used: ${e.message.toLowerCase()} (not an operator); create the operator with the setup link` };
+        return { ...(await this.mintSetupLink()), warning: `BUNKER_ADMIN_EMAIL was not used: ${e.message.toLowerCase()} (not an operator); create the operator with the setup link` };
       }
     }
     return this.mintSetupLink();
   }
 
   /** A new token every start: only the hash is kept, so the link must come from this run's log. */
-  private mintSetupLink() {
+  private async mintSetupLink() {
     const token = randomToken(32);
-    store.putSetting(this.ctx.db, SETUP_KEY, hashToken(token), this.ctx.clock.iso());
+    await store.putSetting(this.ctx.db, SETUP_KEY, hashToken(token), this.ctx.clock.iso());
     return { setupUrl: `${this.ctx.config.publicUrl}/admin/#setup=${token}` };
   }
 
   async complete(b: { setup_token: string; email: string; username: string; password: string; display_name?: string | null }, meta: RequestMeta) {
     const invalid = () => new ApiError(400, "INVALID_SETUP_TOKEN", "Setup token is invalid or setup is already complete");
-    const stored = store.getSetting(this.ctx.db, SETUP_KEY);
-    if (!stored || !safeEqual(stored, hashToken(b.setup_token)) || !this.needsSetup()) throw invalid();
+    const stored = await store.getSetting(this.ctx.db, SETUP_KEY);
+    if (!stored || !safeEqual(stored, hashToken(b.setup_token)) || !(await this.needsSetup())) throw invalid();
     const v = this.accounts.validateSignup(b);
     const id = await this.accounts.createAccount({ ...b, ...v, isOperator: true, onlyWithoutOperator: true });
-    tx(this.ctx.db, () => store.deleteSetting(this.ctx.db, SETUP_KEY));
+    await store.deleteSetting(this.ctx.db, SETUP_KEY);
     return this.accounts.startSession(id, 30 * 24 * 3600, meta);
   }
 }

@@ -1,7 +1,8 @@
 /** Workspaces: create, list, read, update (slug rename event), delete, avatar. */
 import type { Principal } from "../../access/principal";
 import { ApiError, badRequest, conflict, notFound } from "../../core/errors";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
+import { isUniqueViolation } from "../../core/store/sql";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
@@ -34,8 +35,19 @@ export function sniffImage(b: Uint8Array): "image/png" | "image/jpeg" | "image/w
   return null;
 }
 
-/** Called inside the transaction that deletes a workspace (see WorkspaceService.onDelete). */
-export type WorkspaceDeleteHook = (workspaceId: string, actor: Principal, meta: RequestMeta) => void;
+/** Called inside the transaction that deletes a workspace, with its handle t (see WorkspaceService.onDelete). */
+export type WorkspaceDeleteHook = (t: Sql, workspaceId: string, actor: Principal, meta: RequestMeta) => Promise<void> | void;
+
+const slugTaken = (message = "This slug is taken") => conflict(message, "SLUG_TAKEN");
+
+/** A unique-slug race lost at the insert (PostgreSQL checks it at the statement, not at our read): the same 409. */
+async function slugRace<T>(work: Promise<T>, message?: string): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    throw isUniqueViolation(e) ? slugTaken(message) : e;
+  }
+}
 
 export class WorkspaceService {
   private readonly deleteHooks: WorkspaceDeleteHook[] = [];
@@ -69,31 +81,33 @@ export class WorkspaceService {
     const display_name = validateDisplayName(b.display_name);
     const now = this.ctx.clock.iso();
     const id = uuid();
-    return tx(this.ctx.db, () => {
-      if (store.slugTaken(this.ctx.db, slug)) throw conflict("This slug is taken", "SLUG_TAKEN");
-      store.insertWorkspace(this.ctx.db, { id, slug, display_name, created_by: p.accountId, status: "active", settings: "{}", created_at: now, updated_at: now });
-      store.insertMember(this.ctx.db, { id: uuid(), workspace_id: id, account_id: p.accountId, role_id: store.BUILTIN_ROLE_IDS.owner, created_at: now });
-      for (const s of this.ctx.services.defaults) store.enableService(this.ctx.db, id, s, now);
-      this.ctx.events.record({ type: "workspace.created", scope: `platform:${id}`, data: { workspace_id: id, slug } });
-      audit(this.ctx, { actor: p, action: "workspace.create", workspaceId: id, target: { type: "workspace", id }, meta });
-      return this.view(store.workspaceById(this.ctx.db, id)!);
-    });
+    return slugRace(
+      tx(this.ctx.db, async (t) => {
+        if (await store.slugTaken(t, slug)) throw slugTaken();
+        await store.insertWorkspace(t, { id, slug, display_name, created_by: p.accountId, status: "active", settings: "{}", created_at: now, updated_at: now });
+        await store.insertMember(t, { id: uuid(), workspace_id: id, account_id: p.accountId, role_id: store.BUILTIN_ROLE_IDS.owner, created_at: now });
+        for (const s of this.ctx.services.defaults) await store.enableService(t, id, s, now);
+        await this.ctx.events.record(t, { type: "workspace.created", scope: `platform:${id}`, data: { workspace_id: id, slug } });
+        await audit(t, this.ctx, { actor: p, action: "workspace.create", workspaceId: id, target: { type: "workspace", id }, meta });
+        return this.view((await store.workspaceById(t, id))!);
+      }),
+    );
   }
 
-  list(p: Principal, q: { limit?: string; cursor?: string }) {
+  async list(p: Principal, q: { limit?: string; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     if (p.kind === "api_key") {
       // A key sees exactly its own workspace.
-      const w = after ? null : store.workspaceById(this.ctx.db, p.workspaceId);
+      const w = after ? null : await store.workspaceById(this.ctx.db, p.workspaceId);
       return { data: w ? [this.view(w)] : [], pagination: { next_cursor: null, has_more: false } };
     }
-    const rows = store.workspacesOfAccount(this.ctx.db, p.accountId, after, limit + 1);
+    const rows = await store.workspacesOfAccount(this.ctx.db, p.accountId, after, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => ({ ...this.view(r), member_role_id: r.member_role_id, member_role: r.member_role }));
   }
 
-  get(p: Principal, slug: string) {
-    return this.view(this.authz.authorizeWorkspace(p, { slug }, "workspace.read").workspace);
+  async get(p: Principal, slug: string) {
+    return this.view((await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "workspace.read")).workspace);
   }
 
   update(p: Principal, slug: string, b: { display_name?: unknown; slug?: unknown; settings?: unknown }, meta: RequestMeta) {
@@ -108,23 +122,27 @@ export class WorkspaceService {
       else if (JSON.stringify(b.settings).length > SETTINGS_MAX_BYTES) details.push({ field: "settings", reason: "at most 16 KiB of JSON" });
     }
     if (details.length) throw badRequest("Invalid workspace update", details);
-    return tx(this.ctx.db, () => {
-      const { workspace: w } = this.authz.authorizeWorkspace(p, { slug }, "workspace.update");
-      const slugChanged = next.slug !== undefined && next.slug !== w.slug;
-      if (slugChanged && store.slugTaken(this.ctx.db, next.slug!, w.id)) throw conflict("This slug is taken by another workspace", "SLUG_TAKEN");
-      store.updateWorkspace(this.ctx.db, w.id, {
-        slug: next.slug ?? w.slug,
-        display_name: next.display_name ?? w.display_name,
-        settings: next.settings !== undefined ? JSON.stringify(next.settings) : w.settings,
-        updated_at: this.ctx.clock.iso(),
-      });
-      if (slugChanged) {
-        // Outbox, same transaction: consumers holding the old slug are told exactly once the change commits.
-        this.ctx.events.record({ type: "workspace.renamed", scope: `platform:${w.id}`, data: { workspace_id: w.id, old_slug: w.slug, new_slug: next.slug } });
-      }
-      audit(this.ctx, { actor: p, action: "workspace.update", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta, metadata: slugChanged ? { old_slug: w.slug, new_slug: next.slug } : {} });
-      return this.view(store.workspaceById(this.ctx.db, w.id)!);
-    });
+    const takenMessage = "This slug is taken by another workspace";
+    return slugRace(
+      tx(this.ctx.db, async (t) => {
+        const { workspace: w } = await this.authz.authorizeWorkspace(t, p, { slug }, "workspace.update");
+        const slugChanged = next.slug !== undefined && next.slug !== w.slug;
+        if (slugChanged && (await store.slugTaken(t, next.slug!, w.id))) throw slugTaken(takenMessage);
+        await store.updateWorkspace(t, w.id, {
+          slug: next.slug ?? w.slug,
+          display_name: next.display_name ?? w.display_name,
+          settings: next.settings !== undefined ? JSON.stringify(next.settings) : w.settings,
+          updated_at: this.ctx.clock.iso(),
+        });
+        if (slugChanged) {
+          // Outbox, same transaction: consumers holding the old slug are told exactly once the change commits.
+          await this.ctx.events.record(t, { type: "workspace.renamed", scope: `platform:${w.id}`, data: { workspace_id: w.id, old_slug: w.slug, new_slug: next.slug } });
+        }
+        await audit(t, this.ctx, { actor: p, action: "workspace.update", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta, metadata: slugChanged ? { old_slug: w.slug, new_slug: next.slug } : {} });
+        return this.view((await store.workspaceById(t, w.id))!);
+      }),
+      takenMessage,
+    );
   }
 
   /**
@@ -135,20 +153,20 @@ export class WorkspaceService {
     this.deleteHooks.push(hook);
   }
 
-  remove(p: Principal, slug: string, meta: RequestMeta) {
-    const removedAvatar = tx(this.ctx.db, () => {
-      const { workspace: w } = this.authz.authorizeWorkspace(p, { slug }, "workspace.delete");
-      for (const hook of this.deleteHooks) hook(w.id, p, meta);
-      store.deleteWorkspace(this.ctx.db, w.id);
-      this.ctx.events.record({ type: "workspace.deleted", scope: `platform:${w.id}`, data: { workspace_id: w.id, slug: w.slug } });
-      audit(this.ctx, { actor: p, action: "workspace.delete", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta });
+  async remove(p: Principal, slug: string, meta: RequestMeta): Promise<void> {
+    const removedAvatar = await tx(this.ctx.db, async (t) => {
+      const { workspace: w } = await this.authz.authorizeWorkspace(t, p, { slug }, "workspace.delete");
+      for (const hook of this.deleteHooks) await hook(t, w.id, p, meta);
+      await store.deleteWorkspace(t, w.id);
+      await this.ctx.events.record(t, { type: "workspace.deleted", scope: `platform:${w.id}`, data: { workspace_id: w.id, slug: w.slug } });
+      await audit(t, this.ctx, { actor: p, action: "workspace.delete", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta });
       return w.avatar_key;
     });
     if (removedAvatar) void this.ctx.objects.delete(removedAvatar).catch(() => {});
   }
 
   async setAvatar(p: Principal, slug: string, file: unknown, meta: RequestMeta) {
-    const { workspace: w } = this.authz.authorizeWorkspace(p, { slug }, "workspace.update");
+    const { workspace: w } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "workspace.update");
     if (!(file instanceof Blob)) throw badRequest("A file is required", [{ field: "file", reason: "multipart/form-data field 'file'" }]);
     if (file.size > AVATAR_MAX_BYTES) throw new ApiError(413, "FILE_TOO_LARGE", "Avatar must be at most 2 MB", [{ field: "file", reason: "at most 2097152 bytes" }]);
     const bytes = new Uint8Array(await file.arrayBuffer());
@@ -156,20 +174,20 @@ export class WorkspaceService {
     if (!type) throw new ApiError(415, "UNSUPPORTED_IMAGE", "Avatar must be a PNG, JPEG or WEBP image", [{ field: "file", reason: "content is not PNG, JPEG or WEBP" }]);
     const key = `avatars/${w.id}/${uuid()}`;
     await this.ctx.objects.put(key, bytes, type);
-    const old = tx(this.ctx.db, () => {
-      const current = store.workspaceById(this.ctx.db, w.id);
+    const old = await tx(this.ctx.db, async (t) => {
+      const current = await store.workspaceById(t, w.id);
       if (!current) throw notFound("Workspace");
-      store.setAvatar(this.ctx.db, w.id, key, type, this.ctx.clock.iso());
-      audit(this.ctx, { actor: p, action: "workspace.avatar.update", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta });
+      await store.setAvatar(t, w.id, key, type, this.ctx.clock.iso());
+      await audit(t, this.ctx, { actor: p, action: "workspace.avatar.update", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta });
       return current.avatar_key;
     });
     if (old) void this.ctx.objects.delete(old).catch(() => {});
-    const updated = store.workspaceById(this.ctx.db, w.id)!;
+    const updated = (await store.workspaceById(this.ctx.db, w.id))!;
     return { avatar_url: this.avatarUrl(updated), content_type: type, size: bytes.length };
   }
 
   async avatar(workspaceId: string) {
-    const w = store.workspaceById(this.ctx.db, workspaceId);
+    const w = await store.workspaceById(this.ctx.db, workspaceId);
     if (!w?.avatar_key) throw notFound("Avatar");
     const obj = await this.ctx.objects.get(w.avatar_key);
     if (!obj) throw notFound("Avatar");

@@ -22,7 +22,8 @@
  */
 import type { RequestMeta } from "../../access/http";
 import type { Principal } from "../../access/principal";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
+import { isUniqueViolation } from "../../core/store/sql";
 import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
 import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
@@ -50,7 +51,7 @@ export const STATUSES = ["active", "suspended", "archived"] as const;
 
 /** What the service needs of the Auth service to check app_id (AuthService.apps fits). */
 export interface AppDirectory {
-  byId(id: string): { id: string; workspaceId: string } | null;
+  byId(id: string): { id: string; workspaceId: string } | null | Promise<{ id: string; workspaceId: string } | null>;
 }
 
 export interface CommunityView {
@@ -90,8 +91,8 @@ export interface Actor {
 export interface CommunityHooks {
   /** App directory of the Auth service, to check app_id; absent: app_id is stored as given. */
   apps?: AppDirectory;
-  /** Runs inside the delete transaction (e.g. drops the community's webhook endpoints). */
-  onDelete?: (c: store.CommunityRow, actor: Actor) => void;
+  /** Runs inside the delete transaction `t` (e.g. drops the community's webhook endpoints). */
+  onDelete?: (t: Sql, c: store.CommunityRow, actor: Actor) => Promise<void>;
 }
 
 const isStatus = (v: unknown): v is store.CommunityStatus => typeof v === "string" && (STATUSES as readonly string[]).includes(v);
@@ -124,14 +125,14 @@ export class CommunityService {
   }
 
   /** The workspace of an admin-lane route: 404 / 403 from the platform, 403 when social is off. */
-  private workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = this.platform.authz.authorizeWorkspace(p, { id: workspaceId }, action);
-    this.platform.authz.requireService(workspace.id, "social");
+  private async workspace(p: Principal, workspaceId: string, action: string) {
+    const { workspace } = await this.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
+    await this.platform.authz.requireService(this.ctx.db, workspace.id, "social");
     return workspace;
   }
 
-  private inWorkspace(workspaceId: string, id: string): store.CommunityRow {
-    const r = isUuid(id) ? store.communityInWorkspace(this.ctx.db, workspaceId, id) : null;
+  private async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<store.CommunityRow> {
+    const r = isUuid(id) ? await store.communityInWorkspace(db, workspaceId, id) : null;
     if (!r) throw notFound("Community");
     return r;
   }
@@ -141,17 +142,17 @@ export class CommunityService {
    * needs `action` in its workspace and the workspace must have social enabled. Unknown,
    * or in a workspace the caller has no access to: 404.
    */
-  forPrincipal(p: Principal, communityId: string, action: string): store.CommunityRow {
-    const r = isUuid(communityId) ? store.communityById(this.ctx.db, communityId) : null;
+  async forPrincipal(p: Principal, communityId: string, action: string): Promise<store.CommunityRow> {
+    const r = isUuid(communityId) ? await store.communityById(this.ctx.db, communityId) : null;
     if (!r) throw notFound("Community");
     try {
-      this.platform.authz.authorizeWorkspace(p, { id: r.workspace_id }, action);
+      await this.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: r.workspace_id }, action);
     } catch (e) {
       // The platform says "Workspace not found": the caller asked for a community.
       if (e instanceof ApiError && e.status === 404) throw notFound("Community");
       throw e;
     }
-    this.platform.authz.requireService(r.workspace_id, "social");
+    await this.platform.authz.requireService(this.ctx.db, r.workspace_id, "social");
     return r;
   }
 
@@ -178,51 +179,61 @@ export class CommunityService {
   }
 
   /** app_id: null or the UUID of an Auth App of this workspace not yet connected to a community. */
-  private appId(workspaceId: string, v: unknown): string | null {
+  /** app_id: null or the UUID of an Auth App of this workspace (read before the transaction: the App directory reads on its own). */
+  private async appId(workspaceId: string, v: unknown): Promise<string | null> {
     if (v === undefined || v === null) return null;
     if (typeof v !== "string" || !isUuid(v)) throw invalidField("app_id", "must be the id (UUID) of an Auth App");
     const id = v.toLowerCase();
     if (this.hooks.apps) {
-      const app = this.hooks.apps.byId(id);
+      const app = await this.hooks.apps.byId(id);
       if (!app || app.workspaceId !== workspaceId) throw notFound("App");
     }
-    if (store.appConnected(this.ctx.db, id)) throw conflict("This App is already connected to a community", "APP_ALREADY_CONNECTED");
     return id;
   }
 
   // ------------------------------------------------------------------ operations
 
-  create(p: Principal, workspaceId: string, input: CommunityInput, meta?: RequestMeta): CommunityView {
-    const ws = this.workspace(p, workspaceId, "social.create");
+  async create(p: Principal, workspaceId: string, input: CommunityInput, meta?: RequestMeta): Promise<CommunityView> {
+    const ws = await this.workspace(p, workspaceId, "social.create");
     const slug = this.slug(input.slug);
     const display_name = this.displayName(input.display_name);
     const description = input.description === undefined ? null : this.description(input.description);
     const settings = input.settings === undefined ? defaultSettings() : applySettings(defaultSettings(), input.settings);
     const id = uuid();
     const now = this.ctx.clock.iso();
-    tx(this.ctx.db, () => {
-      if (store.slugTaken(this.ctx.db, ws.id, slug)) throw conflict(`The slug "${slug}" is already used by a community of this workspace`, "SLUG_TAKEN");
-      const app_id = this.appId(ws.id, input.app_id);
-      store.insertCommunity(this.ctx.db, {
-        id,
-        workspace_id: ws.id,
-        slug,
-        display_name,
-        name_fold: display_name.toLowerCase(),
-        description,
-        app_id,
-        settings: JSON.stringify(settings),
-        status: "active",
-        created_at: now,
-        updated_at: now,
+    const slugTaken = () => conflict(`The slug "${slug}" is already used by a community of this workspace`, "SLUG_TAKEN");
+    const appTaken = () => conflict("This App is already connected to a community", "APP_ALREADY_CONNECTED");
+    const app_id = await this.appId(ws.id, input.app_id);
+    try {
+      await tx(this.ctx.db, async (t) => {
+        if (await store.slugTaken(t, ws.id, slug)) throw slugTaken();
+        if (app_id !== null && (await store.appConnected(t, app_id))) throw appTaken();
+        await store.insertCommunity(t, {
+          id,
+          workspace_id: ws.id,
+          slug,
+          display_name,
+          name_fold: display_name.toLowerCase(),
+          description,
+          app_id,
+          settings: JSON.stringify(settings),
+          status: "active",
+          created_at: now,
+          updated_at: now,
+        });
+        await audit(t, this.ctx, { actor: p, action: "social.community.create", workspaceId: ws.id, target: { type: "community", id }, meta, metadata: { slug, app_id } });
       });
-      audit(this.ctx, { actor: p, action: "social.community.create", workspaceId: ws.id, target: { type: "community", id }, meta, metadata: { slug, app_id } });
-    });
-    return this.view(store.communityById(this.ctx.db, id)!);
+    } catch (e) {
+      // Two creates at once (PostgreSQL: both checks pass, one insert loses): the same 409s.
+      if (!isUniqueViolation(e)) throw e;
+      if (await store.slugTaken(this.ctx.db, ws.id, slug)) throw slugTaken();
+      throw appTaken();
+    }
+    return this.view((await store.communityById(this.ctx.db, id))!);
   }
 
-  list(p: Principal, workspaceId: string, q: ListQuery): Page<CommunityView> {
-    const ws = this.workspace(p, workspaceId, "social.list");
+  async list(p: Principal, workspaceId: string, q: ListQuery): Promise<Page<CommunityView>> {
+    const ws = await this.workspace(p, workspaceId, "social.list");
     const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
     let text = q.q === undefined || q.q === "" ? null : q.q;
     if (text !== null && text.length > Q_MAX) throw invalidField("q", `at most ${Q_MAX} characters`);
@@ -239,7 +250,7 @@ export class CommunityService {
       text = c.q as string | null;
       status = c.s as string | null;
     }
-    const rows = store.listCommunities(this.ctx.db, {
+    const rows = await store.listCommunities(this.ctx.db, {
       workspaceId: ws.id,
       pattern: text === null ? null : likePattern(text),
       status: status as store.CommunityStatus | null,
@@ -249,18 +260,18 @@ export class CommunityService {
     return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id, q: text, s: status }), (r) => this.view(r));
   }
 
-  /** Ids of the workspace's communities (its deletion drops their webhook endpoints). */
-  idsInWorkspace(workspaceId: string): string[] {
-    return store.communityIdsInWorkspace(this.ctx.db, workspaceId);
+  /** Ids of the workspace's communities (its deletion drops their webhook endpoints), on `db` (the deleting transaction). */
+  idsInWorkspace(db: Sql, workspaceId: string): Promise<string[]> {
+    return store.communityIdsInWorkspace(db, workspaceId);
   }
 
-  get(p: Principal, workspaceId: string, id: string): CommunityView {
-    const ws = this.workspace(p, workspaceId, "social.read");
-    return this.view(this.inWorkspace(ws.id, id));
+  async get(p: Principal, workspaceId: string, id: string): Promise<CommunityView> {
+    const ws = await this.workspace(p, workspaceId, "social.read");
+    return this.view(await this.inWorkspace(this.ctx.db, ws.id, id));
   }
 
-  update(p: Principal, workspaceId: string, id: string, input: CommunityInput, meta?: RequestMeta): CommunityView {
-    const ws = this.workspace(p, workspaceId, "social.update");
+  async update(p: Principal, workspaceId: string, id: string, input: CommunityInput, meta?: RequestMeta): Promise<CommunityView> {
+    const ws = await this.workspace(p, workspaceId, "social.update");
     const patch: store.CommunityPatch = {};
     if (input.display_name !== undefined) {
       patch.display_name = this.displayName(input.display_name);
@@ -268,16 +279,16 @@ export class CommunityService {
     }
     if (input.description !== undefined) patch.description = this.description(input.description);
     if (input.status !== undefined && !isStatus(input.status)) throw invalidField("status", `one of ${STATUSES.join(", ")}`);
-    return tx(this.ctx.db, () => {
-      const r = this.inWorkspace(ws.id, id);
+    return tx(this.ctx.db, async (t) => {
+      const r = await this.inWorkspace(t, ws.id, id);
       if (input.settings !== undefined) patch.settings = JSON.stringify(applySettings(parseSettings(r.settings), input.settings));
       if (input.status !== undefined && input.status !== r.status) {
         if (r.status === "archived") throw conflict("The community is archived; archived is final", "COMMUNITY_ARCHIVED");
         patch.status = input.status as store.CommunityStatus;
       }
       if (Object.keys(patch).length === 0) return this.view(r);
-      store.updateCommunity(this.ctx.db, r.id, patch, this.ctx.clock.iso());
-      audit(this.ctx, {
+      await store.updateCommunity(t, r.id, patch, this.ctx.clock.iso());
+      await audit(t, this.ctx, {
         actor: p,
         action: "social.community.update",
         workspaceId: ws.id,
@@ -285,18 +296,18 @@ export class CommunityService {
         meta,
         metadata: { fields: Object.keys(patch).filter((k) => k !== "name_fold"), ...(patch.status ? { status: { from: r.status, to: patch.status } } : {}) },
       });
-      return this.view(store.communityById(this.ctx.db, r.id)!);
+      return this.view((await store.communityById(t, r.id))!);
     });
   }
 
   /** Deletes the community and everything in it (cascades), its webhook endpoints included. Not reversible. */
-  remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): void {
-    const ws = this.workspace(p, workspaceId, "social.delete");
-    tx(this.ctx.db, () => {
-      const r = this.inWorkspace(ws.id, id);
-      this.hooks.onDelete?.(r, { principal: p, meta });
-      store.deleteCommunity(this.ctx.db, r.id);
-      audit(this.ctx, { actor: p, action: "social.community.delete", workspaceId: ws.id, target: { type: "community", id: r.id }, meta, metadata: { slug: r.slug } });
+  async remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): Promise<void> {
+    const ws = await this.workspace(p, workspaceId, "social.delete");
+    await tx(this.ctx.db, async (t) => {
+      const r = await this.inWorkspace(t, ws.id, id);
+      await this.hooks.onDelete?.(t, r, { principal: p, meta });
+      await store.deleteCommunity(t, r.id);
+      await audit(t, this.ctx, { actor: p, action: "social.community.delete", workspaceId: ws.id, target: { type: "community", id: r.id }, meta, metadata: { slug: r.slug } });
     });
   }
 }

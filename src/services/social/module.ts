@@ -1,4 +1,5 @@
 /** The community service (social) as a module (spec 3): communities and their webhooks. */
+import type { Sql } from "../../core/db";
 import type { AuthService } from "../auth/service";
 import { defineService } from "../module";
 import { workspaceScope } from "../webhooks/scopes";
@@ -15,9 +16,10 @@ export const socialModule = defineService({
   openapi: { title: "Bunker community", description: "Communities, their content and their webhooks.", version: "v0.1.0" },
   actions: SOCIAL_ACTIONS,
   webhooks: SOCIAL_WEBHOOKS,
-  create: (d): SocialService & { dropWebhooks(c: { id: string; workspace_id: string }, actor: Actor): void } => {
-    const dropWebhooks = (c: { id: string; workspace_id: string }, actor: Actor) =>
-      d.webhooks.api.endpoints.removeScope({ product: "social", scopeId: c.id, workspaceId: c.workspace_id }, actor);
+  create: (d): SocialService & { dropWebhooks(t: Sql, c: { id: string; workspace_id: string }, actor: Actor): Promise<void> } => {
+    // On the deleting transaction t (the community's, or the workspace's).
+    const dropWebhooks = (t: Sql, c: { id: string; workspace_id: string }, actor: Actor) =>
+      d.webhooks.api.endpoints.removeScope(t, { product: "social", scopeId: c.id, workspaceId: c.workspace_id }, actor);
     // A community's app_id must be an App of its workspace when the Auth service is mounted.
     const communities = new CommunityService(d.ctx, d.platform, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
     return {
@@ -33,7 +35,7 @@ export const socialModule = defineService({
   ],
   routes: (social, d) => socialRoutes(social, { principals: d.platform.authz, idempotency: d.ctx.idempotency, catalogue: d.webhooks.api.catalogue }),
   // A deleted workspace takes its communities along (foreign key); their webhook endpoints go here.
-  onWorkspaceDelete: (social, workspaceId, actor) => {
-    for (const id of social.communities.idsInWorkspace(workspaceId)) social.dropWebhooks({ id, workspace_id: workspaceId }, actor);
+  onWorkspaceDelete: async (social, t, workspaceId, actor) => {
+    for (const id of await social.communities.idsInWorkspace(t, workspaceId)) await social.dropWebhooks(t, { id, workspace_id: workspaceId }, actor);
   },
 });

@@ -43,7 +43,7 @@ function communityRoutes(communities: CommunityService, deps: { principals: Prin
     .guard(secured(PLATFORM_CALLER))
     .post("", (c) => {
       const p = requirePrincipal(c.principal);
-      return idempotent(deps.idempotency, c, callerKey(p), async () => ({ status: 201, body: communities.create(p, c.params.workspace_id, c.body, c.meta) })) as Promise<CommunityView>;
+      return idempotent(deps.idempotency, c, callerKey(p), async () => ({ status: 201, body: await communities.create(p, c.params.workspace_id, c.body, c.meta) })) as Promise<CommunityView>;
     }, {
       params: wsParams,
       body: CommunityCreate,
@@ -75,7 +75,7 @@ function communityRoutes(communities: CommunityService, deps: { principals: Prin
       const p = requirePrincipal(c.principal);
       return idempotent(deps.idempotency, c, callerKey(p), async () => ({
         status: 200,
-        body: communities.update(p, c.params.workspace_id, c.params.community_id, c.body, c.meta),
+        body: await communities.update(p, c.params.workspace_id, c.params.community_id, c.body, c.meta),
       })) as Promise<CommunityView>;
     }, {
       params: communityParams,
@@ -87,9 +87,9 @@ function communityRoutes(communities: CommunityService, deps: { principals: Prin
         description: "Only sent fields change; settings merge key by key. Status moves freely between active and suspended; archived is final (409 COMMUNITY_ARCHIVED).",
       },
     })
-    .delete("/:community_id", (c) => {
+    .delete("/:community_id", async (c) => {
       const p = requirePrincipal(c.principal);
-      communities.remove(p, c.params.workspace_id, c.params.community_id, c.meta);
+      await communities.remove(p, c.params.workspace_id, c.params.community_id, c.meta);
       c.set.status = 204;
     }, {
       params: communityParams,

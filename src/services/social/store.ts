@@ -1,5 +1,5 @@
 /** All SQL of the community service (this slice: communities). */
-import type { Db } from "../../core/db";
+import type { Sql } from "../../core/db";
 
 export type CommunityStatus = "active" | "suspended" | "archived";
 
@@ -18,26 +18,27 @@ export interface CommunityRow {
   updated_at: string;
 }
 
-export function insertCommunity(db: Db, r: CommunityRow) {
-  db.query(
+export async function insertCommunity(db: Sql, r: CommunityRow): Promise<void> {
+  await db.run(
     `INSERT INTO social_communities (id, workspace_id, slug, display_name, name_fold, description, app_id, settings, status, created_at, updated_at)
      VALUES ($id, $workspace_id, $slug, $display_name, $name_fold, $description, $app_id, $settings, $status, $created_at, $updated_at)`,
-  ).run(r as any);
+    { ...r },
+  );
 }
 
-export const communityById = (db: Db, id: string) => db.query<CommunityRow, [string]>("SELECT * FROM social_communities WHERE id = ?").get(id);
+export const communityById = (db: Sql, id: string) => db.get<CommunityRow>("SELECT * FROM social_communities WHERE id = ?", id);
 
 /** One community of a workspace; another workspace's id reads as absent. */
-export const communityInWorkspace = (db: Db, workspaceId: string, id: string) =>
-  db.query<CommunityRow, [string, string]>("SELECT * FROM social_communities WHERE workspace_id = ? AND id = ?").get(workspaceId, id);
+export const communityInWorkspace = (db: Sql, workspaceId: string, id: string) =>
+  db.get<CommunityRow>("SELECT * FROM social_communities WHERE workspace_id = ? AND id = ?", workspaceId, id);
 
-export const communityIdsInWorkspace = (db: Db, workspaceId: string) =>
-  db.query<{ id: string }, [string]>("SELECT id FROM social_communities WHERE workspace_id = ?").all(workspaceId).map((r) => r.id);
+export const communityIdsInWorkspace = async (db: Sql, workspaceId: string): Promise<string[]> =>
+  (await db.all<{ id: string }>("SELECT id FROM social_communities WHERE workspace_id = ?", workspaceId)).map((r) => r.id);
 
-export const slugTaken = (db: Db, workspaceId: string, slug: string) =>
-  !!db.query("SELECT 1 FROM social_communities WHERE workspace_id = ? AND slug = ?").get(workspaceId, slug);
+export const slugTaken = async (db: Sql, workspaceId: string, slug: string): Promise<boolean> =>
+  !!(await db.get("SELECT 1 AS one FROM social_communities WHERE workspace_id = ? AND slug = ?", workspaceId, slug));
 
-export const appConnected = (db: Db, appId: string) => !!db.query("SELECT 1 FROM social_communities WHERE app_id = ?").get(appId);
+export const appConnected = async (db: Sql, appId: string): Promise<boolean> => !!(await db.get("SELECT 1 AS one FROM social_communities WHERE app_id = ?", appId));
 
 export interface CommunityFilter {
   workspaceId: string;
@@ -49,8 +50,8 @@ export interface CommunityFilter {
   limit: number;
 }
 
-/** Communities of a workspace, newest first; q matches the folded display name or the slug. */
-export function listCommunities(db: Db, f: CommunityFilter): CommunityRow[] {
+/** Communities of a workspace, newest first; q matches the folded display name or the slug (both lower case: LIKE's case rules don't matter). */
+export function listCommunities(db: Sql, f: CommunityFilter): Promise<CommunityRow[]> {
   const where = ["workspace_id = ?"];
   const args: (string | number)[] = [f.workspaceId];
   if (f.pattern !== null) {
@@ -66,15 +67,13 @@ export function listCommunities(db: Db, f: CommunityFilter): CommunityRow[] {
     args.push(f.before.created_at, f.before.created_at, f.before.id);
   }
   args.push(f.limit);
-  return db
-    .query<CommunityRow, (string | number)[]>(`SELECT * FROM social_communities WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
-    .all(...args);
+  return db.all<CommunityRow>(`SELECT * FROM social_communities WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`, ...args);
 }
 
 export type CommunityPatch = Partial<Pick<CommunityRow, "display_name" | "name_fold" | "description" | "settings" | "status">>;
 const PATCHABLE = ["display_name", "name_fold", "description", "settings", "status"] as const;
 
-export function updateCommunity(db: Db, id: string, patch: CommunityPatch, updatedAt: string) {
+export async function updateCommunity(db: Sql, id: string, patch: CommunityPatch, updatedAt: string): Promise<void> {
   const sets: string[] = [];
   const values: (string | null)[] = [];
   for (const k of PATCHABLE) {
@@ -84,8 +83,8 @@ export function updateCommunity(db: Db, id: string, patch: CommunityPatch, updat
   }
   sets.push("updated_at = ?");
   values.push(updatedAt, id);
-  db.query(`UPDATE social_communities SET ${sets.join(", ")} WHERE id = ?`).run(...values);
+  await db.run(`UPDATE social_communities SET ${sets.join(", ")} WHERE id = ?`, ...values);
 }
 
 /** Deletes the community; every social row that references it goes with it (ON DELETE CASCADE). */
-export const deleteCommunity = (db: Db, id: string) => db.query("DELETE FROM social_communities WHERE id = ?").run(id).changes;
+export const deleteCommunity = (db: Sql, id: string): Promise<number> => db.run("DELETE FROM social_communities WHERE id = ?", id);

@@ -112,32 +112,32 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
   const detail = (summary: string, description?: string) => ({ tags, summary, description: description ? `${description} ${note}` : note });
 
   type Ctx = { principal: Principal | null; params: Record<string, string> };
-  const auth = (c: Ctx, access: Access) => {
+  const auth = async (c: Ctx, access: Access) => {
     const principal = requirePrincipal(c.principal);
-    return { principal, scope: opts.resolve({ principal, params: c.params }, access) };
+    return { principal, scope: await opts.resolve({ principal, params: c.params }, access) };
   };
   /** Write routes accept Idempotency-Key: a replay answers the first response (secrets null). */
   type IdemCtx = Parameters<typeof idempotent>[1];
-  const once = <T>(c: IdemCtx, principal: Principal, status: number, exec: () => T) =>
-    idempotent(deps.idempotency, c, callerKey(principal), async () => ({ status, body: exec() })) as Promise<T>;
+  const once = <T>(c: IdemCtx, principal: Principal, status: number, exec: () => Promise<T>) =>
+    idempotent(deps.idempotency, c, callerKey(principal), async () => ({ status, body: await exec() })) as Promise<T>;
   /**
    * Create and rotate-secret: the idempotency record stores signing_secret null (the secret
    * never rests in plaintext) and the first response alone gets the secret.
    */
-  const withSecret = (c: IdemCtx, principal: Principal, status: number, make: () => { view: CommunityWebhookView; secret: string }) =>
+  const withSecret = (c: IdemCtx, principal: Principal, status: number, make: () => Promise<{ view: CommunityWebhookView; secret: string }>) =>
     idempotentWithSecret(deps.idempotency, c, principal, { status, field: "signing_secret" }, make);
 
   return new Elysia({ prefix: `${opts.prefix}/webhooks` })
     .use(principalPlugin(deps.principals))
     .guard(secured(PLATFORM_CALLER))
     .use(deprecationHeaders())
-    .get("", (c) => webhooks.list(auth(c, "read").scope), {
+    .get("", async (c) => webhooks.list((await auth(c, "read")).scope), {
       params: scopeParams,
       response: { 200: WebhookList, ...errors },
       detail: detail(`Every webhook of the community, disabled ones included (action ${read}); secrets masked`),
     })
-    .post("", (c) => {
-      const { principal, scope } = auth(c, "write");
+    .post("", async (c) => {
+      const { principal, scope } = await auth(c, "write");
       return withSecret(c, principal, 201, () => webhooks.create(scope, c.body, { principal, meta: c.meta }));
     }, {
       params: scopeParams,
@@ -150,13 +150,13 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
           `Unknown event types are 400 naming the valid set. At most ${MAX_ENDPOINTS_PER_SCOPE} per community (409 ENDPOINT_LIMIT_REACHED). Accepts Idempotency-Key.`,
       ),
     })
-    .get("/:id", (c) => webhooks.get(auth(c, "read").scope, c.params.id), {
+    .get("/:id", async (c) => webhooks.get((await auth(c, "read")).scope, c.params.id), {
       params: idParams,
       response: { 200: CommunityWebhook, ...errors },
       detail: detail(`Read a webhook (action ${read})`),
     })
-    .patch("/:id", (c) => {
-      const { principal, scope } = auth(c, "write");
+    .patch("/:id", async (c) => {
+      const { principal, scope } = await auth(c, "write");
       return once(c, principal, 200, () => webhooks.update(scope, c.params.id, c.body, { principal, meta: c.meta }));
     }, {
       params: idParams,
@@ -167,23 +167,23 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
         "disabled:false re-enables and clears the failure streak; disabled:true is a manual pause. event_types replaces the subscription (the way to receive types added later).",
       ),
     })
-    .delete("/:id", (c) => {
-      const { principal, scope } = auth(c, "write");
-      webhooks.remove(scope, c.params.id, { principal, meta: c.meta });
+    .delete("/:id", async (c) => {
+      const { principal, scope } = await auth(c, "write");
+      await webhooks.remove(scope, c.params.id, { principal, meta: c.meta });
       c.set.status = 204;
     }, {
       params: idParams,
       detail: { ...detail(`Delete a webhook (action ${write}); 204, queued retries are dropped`), responses: noContent() },
     })
-    .post("/:id/rotate-secret", (c) => {
-      const { principal, scope } = auth(c, "write");
+    .post("/:id/rotate-secret", async (c) => {
+      const { principal, scope } = await auth(c, "write");
       return withSecret(c, principal, 200, () => webhooks.rotateSecret(scope, c.params.id, { principal, meta: c.meta }));
     }, {
       params: idParams,
       response: { 200: CommunityWebhookWithSecret, ...writeErrors },
       detail: detail(`New signing secret, effective at once; also re-enables (action ${write})`, "The new secret is in this response only."),
     })
-    .get("/:id/deliveries", (c) => webhooks.deliveries(auth(c, "read").scope, c.params.id, c.query), {
+    .get("/:id/deliveries", async (c) => webhooks.deliveries((await auth(c, "read")).scope, c.params.id, c.query), {
       params: idParams,
       query: t.Object({
         limit: t.Optional(t.String({ description: `1-${COMMUNITY_DELIVERIES_MAX}, default ${COMMUNITY_DELIVERIES_DEFAULT}` })),
@@ -192,8 +192,8 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
       response: { 200: t.Object({ data: t.Array(Attempt), pagination: Pagination }), ...errors },
       detail: detail(`Delivery attempts, newest first (action ${read})`, "Each with the request body, response status, first KiB of the response, error class, latency and attempt_number."),
     })
-    .post("/:id/test", (c) => {
-      const { principal, scope } = auth(c, "write");
+    .post("/:id/test", async (c) => {
+      const { principal, scope } = await auth(c, "write");
       return once(c, principal, 202, () => webhooks.test(scope, c.params.id));
     }, {
       params: idParams,
@@ -203,8 +203,8 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
         "Envelope {id, type: \"ping\", created_at, community_id, data: {webhook_id}}, delivered through the queue like any event (attempt log, retries). 409 WEBHOOK_DISABLED when disabled.",
       ),
     })
-    .post("/:id/deliveries/:delivery_id/redeliver", (c) => {
-      const { principal, scope } = auth(c, "write");
+    .post("/:id/deliveries/:delivery_id/redeliver", async (c) => {
+      const { principal, scope } = await auth(c, "write");
       return once(c, principal, 202, () => webhooks.redeliver(scope, c.params.id, c.params.delivery_id));
     }, {
       params: paramsOf(opts.prefix, "id", "delivery_id"),

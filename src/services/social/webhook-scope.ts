@@ -9,8 +9,8 @@ import type { CommunityService } from "./communities";
 
 export function communityWebhookScope(communities: CommunityService): ScopeResolver {
   registerWebhookActions(communities.ctx.actions, "social");
-  return ({ principal, params }, access) => {
-    const c = communities.forPrincipal(principal, params.community_id, webhookAction("social", access));
+  return async ({ principal, params }, access) => {
+    const c = await communities.forPrincipal(principal, params.community_id, webhookAction("social", access));
     return { product: "social", scopeId: c.id, workspaceId: c.workspace_id };
   };
 }

@@ -52,7 +52,7 @@
  *   like the other products' old {scope}/webhooks routes.
  */
 import type { AppContext } from "../../context";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { badRequest, conflict, invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
@@ -140,9 +140,9 @@ export class CommunityWebhookService {
     };
   }
 
-  /** A subscriber of this community created through this surface, or 404. */
-  row(scope: Scope, id: string): EndpointRecord {
-    const r = this.api.endpoints.findLegacy(scope, id);
+  /** A subscriber of this community created through this surface, or 404. On `db`: a transaction, or ctx.db. */
+  async row(db: Sql, scope: Scope, id: string): Promise<EndpointRecord> {
+    const r = await this.api.endpoints.findLegacy(db, scope, id);
     if (!r) throw notFound("Webhook");
     return r;
   }
@@ -164,70 +164,70 @@ export class CommunityWebhookService {
 
   // ------------------------------------------------------------------ operations
 
-  list(scope: Scope): { data: CommunityWebhookView[]; pagination: { next_cursor: null; has_more: false } } {
+  async list(scope: Scope): Promise<{ data: CommunityWebhookView[]; pagination: { next_cursor: null; has_more: false } }> {
     // At most 10 per community (the shared cap), so one page holds them all.
-    const rows = this.api.endpoints.listLegacy(scope, 1000);
+    const rows = await this.api.endpoints.listLegacy(scope, 1000);
     return { data: rows.map((r) => this.view(r)), pagination: { next_cursor: null, has_more: false } };
   }
 
-  get(scope: Scope, id: string): CommunityWebhookView {
-    return this.view(this.row(scope, id));
+  async get(scope: Scope, id: string): Promise<CommunityWebhookView> {
+    return this.view(await this.row(this.ctx.db, scope, id));
   }
 
   /** Returns the record and the plaintext secret, which the caller shows once. */
-  create(scope: ResolvedScope, input: CommunityWebhookInput, actor: Actor): { view: CommunityWebhookView; secret: string } {
+  async create(scope: ResolvedScope, input: CommunityWebhookInput, actor: Actor): Promise<{ view: CommunityWebhookView; secret: string }> {
     const url = this.api.endpoints.validateUrl(input.url);
     const eventTypes = this.subscription(scope, input.event_types);
     const secret = generateSecret();
     const id = prefixedId("whk");
-    this.api.endpoints.insertWithinCap(scope, actor, {
+    await this.api.endpoints.insertWithinCap(scope, actor, {
       id, url, description: "", eventTypes, secret, legacy: true, auditMetadata: { url, event_types: eventTypes, legacy: true, surface: "community" },
     });
-    return { view: this.get(scope, id), secret };
+    return { view: await this.get(scope, id), secret };
   }
 
-  update(scope: ResolvedScope, id: string, input: CommunityWebhookInput, actor: Actor): CommunityWebhookView {
+  async update(scope: ResolvedScope, id: string, input: CommunityWebhookInput, actor: Actor): Promise<CommunityWebhookView> {
     if (input.disabled !== undefined && typeof input.disabled !== "boolean") throw invalidField("disabled", "must be true or false");
-    return tx(this.ctx.db, () => {
-      this.row(scope, id);
+    return tx(this.ctx.db, async (t) => {
+      await this.row(t, scope, id);
       const eventTypes = input.event_types === undefined ? undefined : this.subscription(scope, input.event_types);
       // The shared update: url validation, and the pause (enabled false, queued retries
       // dropped) for disabled:true.
-      this.api.endpoints.update(scope, id, { url: input.url, event_types: eventTypes, enabled: input.disabled === true ? false : undefined }, actor);
+      await this.api.endpoints.update(t, scope, id, { url: input.url, event_types: eventTypes, enabled: input.disabled === true ? false : undefined }, actor);
       if (input.disabled === false) {
-        this.api.endpoints.reenable(id);
-        this.api.endpoints.audit(scope, actor, "webhooks.endpoint.update", id, { fields: ["disabled"], disabled: false, legacy: true });
+        await this.api.endpoints.reenable(t, id);
+        await this.api.endpoints.audit(t, scope, actor, "webhooks.endpoint.update", id, { fields: ["disabled"], disabled: false, legacy: true });
       }
-      return this.get(scope, id);
+      return this.view(await this.row(t, scope, id));
     });
   }
 
-  remove(scope: ResolvedScope, id: string, actor: Actor): void {
-    this.row(scope, id);
-    this.api.endpoints.remove(scope, id, actor);
+  async remove(scope: ResolvedScope, id: string, actor: Actor): Promise<void> {
+    await this.row(this.ctx.db, scope, id);
+    await this.api.endpoints.remove(this.ctx.db, scope, id, actor);
   }
 
   /** A new secret, effective at once (no grace period), and the subscriber re-enabled. */
-  rotateSecret(scope: ResolvedScope, id: string, actor: Actor): { view: CommunityWebhookView; secret: string } {
+  async rotateSecret(scope: ResolvedScope, id: string, actor: Actor): Promise<{ view: CommunityWebhookView; secret: string }> {
     const secret = generateSecret();
-    tx(this.ctx.db, () => {
-      this.row(scope, id);
-      this.api.endpoints.replaceSecret(id, secret);
-      this.api.endpoints.reenable(id);
-      this.api.endpoints.audit(scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: 0, legacy: true, reenabled: true });
+    await tx(this.ctx.db, async (t) => {
+      await this.row(t, scope, id);
+      await this.api.endpoints.replaceSecret(t, id, secret);
+      await this.api.endpoints.reenable(t, id);
+      await this.api.endpoints.audit(t, scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: 0, legacy: true, reenabled: true });
     });
-    return { view: this.get(scope, id), secret };
+    return { view: await this.get(scope, id), secret };
   }
 
-  deliveries(scope: Scope, id: string, q: { limit?: unknown; cursor?: string }): Page<CommunityAttemptView> {
+  async deliveries(scope: Scope, id: string, q: { limit?: unknown; cursor?: string }): Promise<Page<CommunityAttemptView>> {
     const limit = parseLimit(q.limit, COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX);
-    const c = decodeCursor<{ ms?: unknown; seq?: unknown }>(q.cursor);
-    if (c && (typeof c.ms !== "number" || typeof c.seq !== "number")) {
+    const c = decodeCursor<{ ms?: unknown; id?: unknown }>(q.cursor);
+    if (c && (typeof c.ms !== "number" || typeof c.id !== "string")) {
       throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
     }
-    const ep = this.row(scope, id);
-    const rows = this.api.queue.attemptsOfEndpoint(ep.id, c ? { ms: c.ms as number, seq: c.seq as number } : null, limit + 1);
-    return buildPage(rows, limit, (r) => ({ ms: r.created_ms, seq: r.seq }), (r) => ({
+    const ep = await this.row(this.ctx.db, scope, id);
+    const rows = await this.api.queue.attemptsOfEndpoint(ep.id, c ? { ms: c.ms as number, id: c.id as string } : null, limit + 1);
+    return buildPage(rows, limit, (r) => ({ ms: r.created_ms, id: r.id }), (r) => ({
       id: r.id,
       delivery_id: r.delivery_id,
       event_id: r.event_id,
@@ -245,30 +245,30 @@ export class CommunityWebhookService {
   }
 
   /** Records a ping event for this subscriber only and queues its delivery. */
-  test(scope: Scope, id: string): Queued {
+  async test(scope: Scope, id: string): Promise<Queued> {
     const eventId = prefixedId("evt");
     const deliveryId = prefixedId("dlv");
-    tx(this.ctx.db, () => {
-      const ep = this.row(scope, id);
+    await tx(this.ctx.db, async (t) => {
+      const ep = await this.row(t, scope, id);
       this.requireEnabled(ep);
       // The community envelope (same field order as the engine's), serialised once: retries
       // and redeliveries send these bytes.
       const createdAt = this.ctx.clock.iso();
       const body = JSON.stringify({ id: eventId, type: PING_TYPE, created_at: createdAt, community_id: scope.scopeId, data: { webhook_id: ep.id } });
-      this.api.queue.enqueueTestEvent(scope, ep.id, { eventId, deliveryId, type: PING_TYPE, body, createdAt });
+      await this.api.queue.enqueueTestEvent(t, scope, ep.id, { eventId, deliveryId, type: PING_TYPE, body, createdAt });
     });
     this.kick();
     return { accepted: true, event_id: eventId, delivery_id: deliveryId };
   }
 
   /** Puts one delivery of this subscriber back into the queue (same stored body and event id). */
-  redeliver(scope: Scope, id: string, deliveryRef: string): Queued {
-    const d = tx(this.ctx.db, () => {
-      const ep = this.row(scope, id);
-      const d = this.api.queue.deliveryOfEndpoint(ep.id, deliveryRef);
+  async redeliver(scope: Scope, id: string, deliveryRef: string): Promise<Queued> {
+    const d = await tx(this.ctx.db, async (t) => {
+      const ep = await this.row(t, scope, id);
+      const d = await this.api.queue.deliveryOfEndpoint(t, ep.id, deliveryRef);
       if (!d) throw notFound("Delivery");
       this.requireEnabled(ep);
-      if (!this.api.queue.requeue(d.id)) {
+      if (!(await this.api.queue.requeue(t, d.id))) {
         throw conflict("An attempt of this delivery is in flight; try again once it has finished", "DELIVERY_IN_FLIGHT");
       }
       return d;

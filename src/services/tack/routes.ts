@@ -92,16 +92,16 @@ export function tackWebhookRoutes(tack: TackWebhookService, resolve: ScopeResolv
   const workspaceNote = "{workspace} is the workspace id or name; another workspace's, unknown or foreign workspaces answer 404.";
 
   type Ctx = { principal: Principal | null; params: Record<string, string> };
-  const auth = (c: Ctx, access: Access) => {
+  const auth = async (c: Ctx, access: Access) => {
     const principal = requirePrincipal(c.principal);
-    return { principal, scope: resolve({ principal, params: c.params }, access) };
+    return { principal, scope: await resolve({ principal, params: c.params }, access) };
   };
 
   return new Elysia({ prefix: TACK_SCOPE_PREFIX })
     .use(principalPlugin(deps.principals))
     .guard(secured(PLATFORM_CALLER))
-    .get("/webhooks", (c) => {
-      const { scope } = auth(c, "read");
+    .get("/webhooks", async (c) => {
+      const { scope } = await auth(c, "read");
       return tack.list(scope, c.query);
     }, {
       params: scopeParams,
@@ -117,7 +117,7 @@ export function tackWebhookRoutes(tack: TackWebhookService, resolve: ScopeResolv
       },
     })
     .post("/webhooks", async (c) => {
-      const { principal, scope } = auth(c, "write");
+      const { principal, scope } = await auth(c, "write");
       // As on the shared create: a generated secret is in the first response only.
       return idempotentWithSecret(deps.idempotency, c, principal, { status: 201, field: "signing_secret" }, () =>
         tack.register(scope, c.body, { principal, meta: c.meta }),
@@ -135,16 +135,16 @@ export function tackWebhookRoutes(tack: TackWebhookService, resolve: ScopeResolv
           `Accepts Idempotency-Key (24 h). Not deprecated. ${workspaceNote}`,
       },
     })
-    .get("/webhooks/:webhook_id", (c) => {
-      const { scope } = auth(c, "read");
+    .get("/webhooks/:webhook_id", async (c) => {
+      const { scope } = await auth(c, "read");
       return tack.get(scope, c.params.webhook_id);
     }, {
       params: idParams,
       response: { 200: TackWebhook, ...errors },
       detail: { tags, summary: `Read a webhook (action ${read})` },
     })
-    .patch("/webhooks/:webhook_id", (c) => {
-      const { principal, scope } = auth(c, "write");
+    .patch("/webhooks/:webhook_id", async (c) => {
+      const { principal, scope } = await auth(c, "write");
       return tack.update(scope, c.params.webhook_id, c.body, { principal, meta: c.meta });
     }, {
       params: idParams,
@@ -158,9 +158,9 @@ export function tackWebhookRoutes(tack: TackWebhookService, resolve: ScopeResolv
           "The secret is changed with POST /webhooks/endpoints/{webhook_id}/rotate-secret.",
       },
     })
-    .delete("/webhooks/:webhook_id", (c) => {
-      const { principal, scope } = auth(c, "write");
-      tack.remove(scope, c.params.webhook_id, { principal, meta: c.meta });
+    .delete("/webhooks/:webhook_id", async (c) => {
+      const { principal, scope } = await auth(c, "write");
+      await tack.remove(scope, c.params.webhook_id, { principal, meta: c.meta });
       c.set.status = 204;
     }, {
       params: idParams,

@@ -118,20 +118,20 @@ export interface TackUpdateInput {
  */
 export function tackWorkspaceScope(platform: Platform): ScopeResolver {
   registerWebhookActions(platform.ctx.actions, TACK);
-  return ({ principal, params }, access) => {
+  return async ({ principal, params }, access) => {
     const ref = params.workspace_id ?? "";
     let found: WorkspaceAccess | undefined;
     if (isUuid(ref)) {
       try {
-        found = platform.authz.workspaceAccess(principal, { id: ref });
+        found = await platform.authz.workspaceAccess(platform.ctx.db, principal, { id: ref });
       } catch (e) {
         // A slug may be shaped like a UUID: fall back to it when no workspace has that id.
         if (!(e instanceof ApiError) || e.status !== 404) throw e;
       }
     }
-    found ??= platform.authz.workspaceAccess(principal, { slug: ref });
+    found ??= await platform.authz.workspaceAccess(platform.ctx.db, principal, { slug: ref });
     platform.authz.assertAllowed(found, webhookAction(TACK, access));
-    platform.authz.requireService(found.workspace.id, TACK);
+    await platform.authz.requireService(platform.ctx.db, found.workspace.id, TACK);
     return { product: TACK, scopeId: found.workspace.id, workspaceId: found.workspace.id };
   };
 }
@@ -159,8 +159,8 @@ export class TackWebhookService {
   }
 
   /** A webhook of this workspace's tack scope, or 404 (another workspace's or product's id too). */
-  row(scope: Scope, id: string): EndpointRecord {
-    const r = this.api.endpoints.find(scope, id);
+  async row(scope: Scope, id: string): Promise<EndpointRecord> {
+    const r = await this.api.endpoints.find(this.ctx.db, scope, id);
     if (!r) throw notFound("Webhook");
     return r;
   }
@@ -199,30 +199,30 @@ export class TackWebhookService {
 
   // ------------------------------------------------------------------ operations
 
-  list(scope: Scope, q: { limit?: unknown; offset?: unknown }): TackWebhookPage {
+  async list(scope: Scope, q: { limit?: unknown; offset?: unknown }): Promise<TackWebhookPage> {
     const limit = parseLimit(q.limit, TACK_LIST_DEFAULT, TACK_LIST_MAX);
     const offset = this.offset(q.offset);
-    const total = this.api.endpoints.count(scope);
-    const rows = this.api.endpoints.pageByOffset(scope, limit, offset);
+    const total = await this.api.endpoints.count(scope);
+    const rows = await this.api.endpoints.pageByOffset(scope, limit, offset);
     return { data: rows.map((r) => this.view(r)), pagination: { total, limit, offset, has_more: offset + rows.length < total } };
   }
 
-  get(scope: Scope, id: string): TackWebhookView {
-    return this.view(this.row(scope, id));
+  async get(scope: Scope, id: string): Promise<TackWebhookView> {
+    return this.view(await this.row(scope, id));
   }
 
   /**
    * Registers a webhook. Returns the record and the generated secret to show once, or null
    * when the caller supplied their own (it is never echoed).
    */
-  register(scope: ResolvedScope, input: TackRegisterInput, actor: Actor): { view: TackWebhookView; secret: string | null } {
+  async register(scope: ResolvedScope, input: TackRegisterInput, actor: Actor): Promise<{ view: TackWebhookView; secret: string | null }> {
     const url = this.api.endpoints.validateUrl(input.url);
     const events = input.events === undefined ? [] : this.api.endpoints.validateEventTypes(scope.product, input.events, "events");
     const own = input.secret === undefined || input.secret === null ? null : this.validateSecret(input.secret);
     const secret = own ?? generateSecret();
     const id = prefixedId("whk");
     // legacy: the row flag that adds X-Tack-Signature to every delivery (sender.ts).
-    this.api.endpoints.insertWithinCap(scope, actor, {
+    await this.api.endpoints.insertWithinCap(scope, actor, {
       id,
       url,
       description: "",
@@ -231,22 +231,22 @@ export class TackWebhookService {
       legacy: own !== null,
       auditMetadata: { url, event_types: events, own_secret: own !== null, surface: "tack" },
     });
-    return { view: this.get(scope, id), secret: own === null ? secret : null };
+    return { view: await this.get(scope, id), secret: own === null ? secret : null };
   }
 
-  update(scope: ResolvedScope, id: string, input: TackUpdateInput, actor: Actor): TackWebhookView {
-    this.row(scope, id);
+  async update(scope: ResolvedScope, id: string, input: TackUpdateInput, actor: Actor): Promise<TackWebhookView> {
+    await this.row(scope, id);
     const active = this.active(input.active);
     const events = input.events === undefined ? undefined : this.api.endpoints.validateEventTypes(scope.product, input.events, "events");
     // The shared update: url validation, re-enable (clears consecutive_failures,
     // first_failure_at, auto_disabled_at) and pause (drops queued retries).
-    this.api.endpoints.update(scope, id, { url: input.url, enabled: active, event_types: events }, actor);
+    await this.api.endpoints.update(this.ctx.db, scope, id, { url: input.url, enabled: active, event_types: events }, actor);
     return this.get(scope, id);
   }
 
-  remove(scope: ResolvedScope, id: string, actor: Actor): void {
-    this.row(scope, id);
+  async remove(scope: ResolvedScope, id: string, actor: Actor): Promise<void> {
+    await this.row(scope, id);
     // Deliveries (queued retries included) and attempts go with the endpoint.
-    this.api.endpoints.remove(scope, id, actor);
+    await this.api.endpoints.remove(this.ctx.db, scope, id, actor);
   }
 }

@@ -26,7 +26,7 @@
  */
 import type { Principal } from "../../access/principal";
 import type { RequestMeta } from "../../access/http";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
@@ -126,36 +126,36 @@ export class EndpointService {
     };
   }
 
-  /** The endpoint row of this scope, or 404 (another scope's id is not found either). */
-  row(scope: Scope, id: string): store.EndpointRow {
-    const r = store.endpointInScope(this.ctx.db, scope.product, scope.scopeId, id);
+  /** The endpoint row of this scope on `db` (a transaction, or ctx.db), or 404 (another scope's id is not found either). */
+  async row(db: Sql, scope: Scope, id: string): Promise<store.EndpointRow> {
+    const r = await store.endpointInScope(db, scope.product, scope.scopeId, id);
     if (!r) throw notFound("Webhook endpoint");
     return r;
   }
 
   // ------------------------------------------------------------------ reads for product surfaces
 
-  /** The endpoint of this scope, or null (another scope's id too). */
-  find(scope: Scope, id: string): EndpointRecord | null {
-    return store.endpointInScope(this.ctx.db, scope.product, scope.scopeId, id);
+  /** The endpoint of this scope, or null (another scope's id too). On `db`: a transaction, or ctx.db. */
+  find(db: Sql, scope: Scope, id: string): Promise<EndpointRecord | null> {
+    return store.endpointInScope(db, scope.product, scope.scopeId, id);
   }
 
-  /** An endpoint of this scope created through the old routes (legacy = 1), or null. */
-  findLegacy(scope: Scope, id: string): EndpointRecord | null {
-    return legacyStore.legacyInScope(this.ctx.db, scope.product, scope.scopeId, id);
+  /** An endpoint of this scope created through the old routes (legacy = 1), or null. On `db`: a transaction, or ctx.db. */
+  findLegacy(db: Sql, scope: Scope, id: string): Promise<EndpointRecord | null> {
+    return legacyStore.legacyInScope(db, scope.product, scope.scopeId, id);
   }
 
   /** The scope's legacy endpoints, newest first (at most `limit`). */
-  listLegacy(scope: Scope, limit: number): EndpointRecord[] {
+  listLegacy(scope: Scope, limit: number): Promise<EndpointRecord[]> {
     return legacyStore.listLegacy(this.ctx.db, scope.product, scope.scopeId, null, limit);
   }
 
-  count(scope: Scope): number {
+  count(scope: Scope): Promise<number> {
     return store.countEndpoints(this.ctx.db, scope.product, scope.scopeId);
   }
 
   /** Every endpoint of the scope, oldest first, one offset page. */
-  pageByOffset(scope: Scope, limit: number, offset: number): EndpointRecord[] {
+  pageByOffset(scope: Scope, limit: number, offset: number): Promise<EndpointRecord[]> {
     return store.listByOffset(this.ctx.db, scope.product, scope.scopeId, limit, offset);
   }
 
@@ -164,19 +164,19 @@ export class EndpointService {
     return this.ctx.secretBox.decrypt(r.secret_enc).slice(-4);
   }
 
-  /** Enabled, with the failure streak and any auto-disable cleared (whatever its state was). */
-  reenable(id: string): void {
-    store.updateEndpoint(
-      this.ctx.db,
+  /** Enabled, with the failure streak and any auto-disable cleared (whatever its state was). On `db`: a transaction, or ctx.db. */
+  reenable(db: Sql, id: string): Promise<void> {
+    return store.updateEndpoint(
+      db,
       id,
       { enabled: 1, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null, auto_disabled_at: null },
       this.ctx.clock.iso(),
     );
   }
 
-  /** A new signing secret effective at once: no grace period for the old one. */
-  replaceSecret(id: string, secret: string): void {
-    store.setSecrets(this.ctx.db, id, { secret_enc: this.ctx.secretBox.encrypt(secret), prev_secret_enc: null, prev_secret_expires_ms: null }, this.ctx.clock.iso());
+  /** A new signing secret effective at once: no grace period for the old one. On `db`: a transaction, or ctx.db. */
+  replaceSecret(db: Sql, id: string, secret: string): Promise<void> {
+    return store.setSecrets(db, id, { secret_enc: this.ctx.secretBox.encrypt(secret), prev_secret_enc: null, prev_secret_expires_ms: null }, this.ctx.clock.iso());
   }
 
   // ------------------------------------------------------------------ validation
@@ -217,27 +217,27 @@ export class EndpointService {
 
   // ------------------------------------------------------------------ operations
 
-  list(scope: Scope, q: { limit?: unknown; cursor?: string }): Page<EndpointView> {
+  async list(scope: Scope, q: { limit?: unknown; cursor?: string }): Promise<Page<EndpointView>> {
     const limit = parseLimit(q.limit, 20, 100);
     const c = decodeCursor<{ id?: unknown }>(q.cursor);
     if (c && typeof c.id !== "string") throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
-    const rows = store.listEndpoints(this.ctx.db, scope.product, scope.scopeId, (c?.id as string | undefined) ?? null, limit + 1);
+    const rows = await store.listEndpoints(this.ctx.db, scope.product, scope.scopeId, (c?.id as string | undefined) ?? null, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(r));
   }
 
-  get(scope: Scope, id: string): EndpointView {
-    return this.view(this.row(scope, id));
+  async get(scope: Scope, id: string): Promise<EndpointView> {
+    return this.view(await this.row(this.ctx.db, scope, id));
   }
 
   /** Returns the view and the plaintext secret, which the caller shows once. */
-  create(scope: ResolvedScope, input: EndpointInput, actor: Actor): { view: EndpointView; secret: string } {
+  async create(scope: ResolvedScope, input: EndpointInput, actor: Actor): Promise<{ view: EndpointView; secret: string }> {
     const url = this.validateUrl(input.url);
     const description = input.description === undefined ? "" : this.description(input.description);
     const eventTypes = input.event_types === undefined ? [] : this.validateEventTypes(scope.product, input.event_types);
     const secret = generateSecret();
     const id = prefixedId("ep");
-    this.insertWithinCap(scope, actor, { id, url, description, eventTypes, secret, legacy: false, auditMetadata: { url, event_types: eventTypes } });
-    return { view: this.get(scope, id), secret };
+    await this.insertWithinCap(scope, actor, { id, url, description, eventTypes, secret, legacy: false, auditMetadata: { url, event_types: eventTypes } });
+    return { view: await this.get(scope, id), secret };
   }
 
   /**
@@ -245,17 +245,19 @@ export class EndpointService {
    * MAX_ENDPOINTS_PER_SCOPE per scope, checked and written in one transaction, and audits it.
    * A paused endpoint starts in the state PATCH enabled:false leaves.
    */
-  insertWithinCap(
+  async insertWithinCap(
     scope: ResolvedScope,
     actor: Actor,
     e: { id: string; url: string; description: string; eventTypes: string[]; secret: string; legacy: boolean; paused?: boolean; auditMetadata: Record<string, unknown> },
-  ) {
+  ): Promise<void> {
     const now = this.ctx.clock.iso();
-    tx(this.ctx.db, () => {
-      if (store.countEndpoints(this.ctx.db, scope.product, scope.scopeId) >= MAX_ENDPOINTS_PER_SCOPE) {
+    // PG: two concurrent creates in one scope may both pass the count (READ COMMITTED); the
+    // cap is then exceeded by one. SQLite serialises the transactions.
+    await tx(this.ctx.db, async (t) => {
+      if ((await store.countEndpoints(t, scope.product, scope.scopeId)) >= MAX_ENDPOINTS_PER_SCOPE) {
         throw conflict(`At most ${MAX_ENDPOINTS_PER_SCOPE} webhook endpoints per ${scope.product} scope; delete one first`, "ENDPOINT_LIMIT_REACHED");
       }
-      store.insertEndpoint(this.ctx.db, {
+      await store.insertEndpoint(t, {
         id: e.id,
         product: scope.product,
         scope_id: scope.scopeId,
@@ -267,63 +269,65 @@ export class EndpointService {
         created_at: now,
         updated_at: now,
       });
-      if (e.paused) store.updateEndpoint(this.ctx.db, e.id, { enabled: 0 }, now);
-      this.audit(scope, actor, "webhooks.endpoint.create", e.id, e.auditMetadata);
+      if (e.paused) await store.updateEndpoint(t, e.id, { enabled: 0 }, now);
+      await this.audit(t, scope, actor, "webhooks.endpoint.create", e.id, e.auditMetadata);
     });
   }
 
-  update(scope: ResolvedScope, id: string, input: EndpointInput, actor: Actor): EndpointView {
+  /** Runs in one transaction on `db` (a savepoint when it is the caller's transaction). */
+  async update(db: Sql, scope: ResolvedScope, id: string, input: EndpointInput, actor: Actor): Promise<EndpointView> {
     const patch: store.EndpointPatch = {};
     if (input.url !== undefined) patch.url = this.validateUrl(input.url);
     if (input.description !== undefined) patch.description = this.description(input.description);
     if (input.event_types !== undefined) patch.event_types = JSON.stringify(this.validateEventTypes(scope.product, input.event_types));
     if (input.enabled !== undefined && typeof input.enabled !== "boolean") throw invalidField("enabled", "must be true or false");
-    return tx(this.ctx.db, () => {
-      const r = this.row(scope, id);
+    return tx(db, async (t) => {
+      const r = await this.row(t, scope, id);
       const now = this.ctx.clock.iso();
       if (input.enabled === true && (r.enabled !== 1 || r.status !== "enabled")) {
         Object.assign(patch, { enabled: 1, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null, auto_disabled_at: null });
       } else if (input.enabled === false && r.enabled === 1) {
         // A pause leaves status alone: an auto_disabled endpoint paused stays auto_disabled.
         patch.enabled = 0;
-        store.dropQueuedDeliveries(this.ctx.db, id, now);
+        await store.dropQueuedDeliveries(t, id, now);
       }
       if (Object.keys(patch).length === 0) return this.view(r);
-      store.updateEndpoint(this.ctx.db, id, patch, now);
-      this.audit(scope, actor, "webhooks.endpoint.update", id, { fields: Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined) });
-      return this.view(this.row(scope, id));
+      await store.updateEndpoint(t, id, patch, now);
+      await this.audit(t, scope, actor, "webhooks.endpoint.update", id, { fields: Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined) });
+      return this.view(await this.row(t, scope, id));
     });
   }
 
-  remove(scope: ResolvedScope, id: string, actor: Actor): void {
-    tx(this.ctx.db, () => {
-      this.row(scope, id);
+  /** Runs in one transaction on `db` (a savepoint when it is the caller's transaction). */
+  async remove(db: Sql, scope: ResolvedScope, id: string, actor: Actor): Promise<void> {
+    await tx(db, async (t) => {
+      await this.row(t, scope, id);
       // Cascades: the endpoint's deliveries (queued retries included) and attempts go too.
-      store.deleteEndpoint(this.ctx.db, id);
-      this.audit(scope, actor, "webhooks.endpoint.delete", id);
+      await store.deleteEndpoint(t, id);
+      await this.audit(t, scope, actor, "webhooks.endpoint.delete", id);
     });
   }
 
   /**
    * Deletes every endpoint of a scope, of either surface: the owner of the scope (a
-   * workspace, an App, a community) is being deleted. Call it inside the owner's transaction.
+   * workspace, an App, a community) is being deleted. Pass the owner's transaction as `db`.
    */
-  removeScope(scope: ResolvedScope, actor: Actor): void {
-    tx(this.ctx.db, () => {
-      for (const id of store.endpointIds(this.ctx.db, scope.product, scope.scopeId)) this.remove(scope, id, actor);
+  async removeScope(db: Sql, scope: ResolvedScope, actor: Actor): Promise<void> {
+    await tx(db, async (t) => {
+      for (const id of await store.endpointIds(t, scope.product, scope.scopeId)) await this.remove(t, scope, id, actor);
     });
   }
 
-  rotateSecret(scope: ResolvedScope, id: string, graceHours: unknown, actor: Actor): { view: EndpointView; secret: string } {
+  async rotateSecret(scope: ResolvedScope, id: string, graceHours: unknown, actor: Actor): Promise<{ view: EndpointView; secret: string }> {
     const grace = graceHours === undefined || graceHours === null ? GRACE_DEFAULT_HOURS : graceHours;
     if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > GRACE_MAX_HOURS) {
       throw invalidField("grace_hours", `an integer from 0 to ${GRACE_MAX_HOURS}`);
     }
     const secret = generateSecret();
-    tx(this.ctx.db, () => {
-      const r = this.row(scope, id);
-      store.setSecrets(
-        this.ctx.db,
+    await tx(this.ctx.db, async (t) => {
+      const r = await this.row(t, scope, id);
+      await store.setSecrets(
+        t,
         id,
         {
           secret_enc: this.ctx.secretBox.encrypt(secret),
@@ -332,9 +336,9 @@ export class EndpointService {
         },
         this.ctx.clock.iso(),
       );
-      this.audit(scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: grace });
+      await this.audit(t, scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: grace });
     });
-    return { view: this.get(scope, id), secret };
+    return { view: await this.get(scope, id), secret };
   }
 
   /**
@@ -343,10 +347,10 @@ export class EndpointService {
    * retried: its delivery row is final after this one attempt.
    */
   async test(scope: Scope, id: string, eventType: unknown): Promise<TestSendResult> {
-    const ep = this.row(scope, id);
-    const { eventId, deliveryId } = this.prepareTestEvent(scope, ep.id, eventType);
+    const ep = await this.row(this.ctx.db, scope, id);
+    const { eventId, deliveryId } = await this.prepareTestEvent(scope, ep.id, eventType);
     const r = await this.sender.sendOnce(ep.id, eventId, "test", deliveryId);
-    this.finishManual(deliveryId, r);
+    await this.finishManual(deliveryId, r);
     return { ...pickResult(r), trigger: "test", event_id: eventId };
   }
 
@@ -356,7 +360,7 @@ export class EndpointService {
    * with a delivery row that starts not_sent so the pump never retries it. Shared by the
    * synchronous test here and the asynchronous legacy test.
    */
-  prepareTestEvent(scope: Scope, endpointId: string, eventType: unknown): { eventId: string; deliveryId: string } {
+  async prepareTestEvent(scope: Scope, endpointId: string, eventType: unknown): Promise<{ eventId: string; deliveryId: string }> {
     let type: string;
     if (eventType === undefined || eventType === null) {
       const first = this.catalogue.types(scope.product)[0];
@@ -381,22 +385,22 @@ export class EndpointService {
       test: true,
       data: { ...example, test: true },
     });
-    tx(this.ctx.db, () => {
-      log.insertEvent(this.ctx.db, { id: eventId, product: scope.product, scope_id: scope.scopeId, type, body, is_test: 1, created_at: now, created_ms: this.ctx.clock.nowMs() });
-      log.insertManualDelivery(this.ctx.db, { id: deliveryId, event_id: eventId, endpoint_id: endpointId, now });
+    await tx(this.ctx.db, async (t) => {
+      await log.insertEvent(t, { id: eventId, product: scope.product, scope_id: scope.scopeId, type, body, is_test: 1, created_at: now, created_ms: this.ctx.clock.nowMs() });
+      await log.insertManualDelivery(t, { id: deliveryId, event_id: eventId, endpoint_id: endpointId, now });
     });
     return { eventId, deliveryId };
   }
 
   /** Records the outcome of a one-off send on its own (never retried) delivery row. */
-  finishManual(deliveryId: string, r: AttemptResult) {
+  finishManual(deliveryId: string, r: AttemptResult): Promise<void> {
     // The endpoint may have been deleted while the request was in flight: nothing to record then.
-    log.finishManualDelivery(this.ctx.db, deliveryId, { succeeded: r.succeeded, status_code: r.status_code, error: r.error_class }, this.ctx.clock.iso());
+    return log.finishManualDelivery(this.ctx.db, deliveryId, { succeeded: r.succeeded, status_code: r.status_code, error: r.error_class }, this.ctx.clock.iso());
   }
 
-  /** Audit entry for an endpoint change; the legacy surface adds legacy: true to metadata. */
-  audit(scope: ResolvedScope, actor: Actor, action: string, id: string, metadata: Record<string, unknown> = {}) {
-    audit(this.ctx, {
+  /** Audit entry for an endpoint change, on `t` (the change's transaction); the legacy surface adds legacy: true to metadata. */
+  async audit(t: Sql, scope: ResolvedScope, actor: Actor, action: string, id: string, metadata: Record<string, unknown> = {}): Promise<void> {
+    await audit(t, this.ctx, {
       actor: actor.principal,
       action,
       workspaceId: scope.workspaceId ?? null,

@@ -23,7 +23,7 @@ export interface WebhookEngineOptions {
    * pump always finishes first); after a crash the delivery is retried once it expires.
    */
   leaseMs: number;
-  /** emit() schedules a pump right after the current (synchronous) transaction. */
+  /** emit() kicks a pump once the caller's transaction has committed (a notification on it). */
   autoKick: boolean;
   /** Outbox rows fanned out per transaction. */
   dispatchBatch: number;

@@ -10,8 +10,13 @@
  *   send and record repeats the send after the lease: at-least-once, receivers dedupe on
  *   webhook-id.
  * - No delivery sent twice at the same time: a pump claims a delivery by setting
- *   lease_until_ms (conditional UPDATE), and records the outcome fenced by that lease value.
- *   The lease outlives the reply deadline, so it only expires for a pump that died.
+ *   lease_until_ms (conditional UPDATE, in the transaction that picked the due rows; on
+ *   PostgreSQL those rows are locked FOR UPDATE SKIP LOCKED, so several nodes claim
+ *   different deliveries), and records the outcome fenced by that lease value. The lease
+ *   outlives the reply deadline, so it only expires for a pump that died. Endpoint failure
+ *   streaks are counted by the UPDATE itself, so outcomes recorded at once all count.
+ * - Emits committed on any node kick the pump (a notification on the emitting transaction);
+ *   the scheduled pump (every second) catches anything else.
  * - A slow receiver only slows itself: in-flight attempts are capped per endpoint (8, or 2
  *   once its latest attempt timed out) and globally; a full endpoint is skipped by the claim
  *   query and the slots of the others are refilled as soon as any attempt ends, without
@@ -25,7 +30,7 @@
  * Status vocabulary (ARCHITECTURE.md): delivery pending | delivered | failed | not_sent.
  */
 import type { AppContext } from "../../context";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
 import type { JobDefinition } from "../../core/scheduler";
@@ -58,6 +63,13 @@ interface Claimed extends store.DueRow {
 
 const PURGE_BATCH = 500;
 
+/**
+ * Notification channel of committed emits: emit notifies on the caller's transaction, so the
+ * pump is kicked once that transaction has committed (never for a rolled-back one), on every
+ * node listening (PostgreSQL NOTIFY; in-process on SQLite).
+ */
+export const KICK_CHANNEL = "bunker_webhooks";
+
 /** What the engine needs to know of the products (catalogue.ts: EventCatalogue). */
 export interface ProductDirectory {
   hasProduct(product: string): boolean;
@@ -76,14 +88,25 @@ export class WebhookEngine {
   private readonly flights = new Set<Promise<unknown>>();
   /** Drain loops waiting for a free slot or new work. */
   private readonly wakers = new Set<() => void>();
+  /** Counts wake() calls: a drain that was busy claiming when one came does not wait for the next. */
+  private wakeSeq = 0;
   private background: Promise<void> | null = null;
+  /** The fan-out loop of pump() while it runs, and whether a pump asked for another round meanwhile. */
+  private dispatching: Promise<void> | null = null;
+  private dispatchAgain = false;
+  /** Claims run one at a time (the in-flight counters they read must not change under them). */
+  private fillChain: Promise<unknown> = Promise.resolve();
   private kickScheduled = false;
   private stopping = false;
-  /** Decrypted secrets by ciphertext: AES-GCM per attempt is wasted work at 1,000+/s. */
   /** Endpoints whose latest attempt timed out (see capOf). */
   private readonly timingOut = new Set<string>();
   private recordQueue: { c: Claimed; res: Outcome; resolve: (ok: boolean) => void }[] = [];
   private flushScheduled = false;
+  /** The outcome batch being written: one at a time, so endpoint health is read and written in order. */
+  private flushing: Promise<void> | null = null;
+  /** Transaction handles that already carry a kick notification (one per transaction is enough). */
+  private readonly kicked = new WeakSet<Sql>();
+  private unlisten: Promise<(() => Promise<void>) | null>;
   private readonly sender: SignedSender;
 
   constructor(
@@ -94,26 +117,40 @@ export class WebhookEngine {
     this.options = { ...DEFAULT_ENGINE_OPTIONS, ...options };
     // Read at each attempt: tests shorten the deadline through app.webhooks.options.
     this.sender = new SignedSender(ctx, () => this.options.replyDeadlineMs, (product) => products.legacyHeader(product));
-    ctx.metrics.gauge("bunker_webhook_backlog", "Webhook events waiting for fan-out (outbox) and deliveries waiting for an attempt.", () => [
-      [{ stage: "outbox" }, ctx.events.pendingCount(SCOPE_PREFIX)],
-      [{ stage: "deliveries" }, store.countPendingDeliveries(ctx.db)],
+    ctx.metrics.gauge("bunker_webhook_backlog", "Webhook events waiting for fan-out (outbox) and deliveries waiting for an attempt.", async () => [
+      [{ stage: "outbox" }, await ctx.events.pendingCount(SCOPE_PREFIX)],
+      [{ stage: "deliveries" }, await store.countPendingDeliveries(ctx.db)],
     ]);
+    // Emits committed anywhere (this node or another) kick the pump.
+    this.unlisten = ctx.db
+      .listen(KICK_CHANNEL, () => {
+        if (this.options.autoKick) this.kick();
+      })
+      .catch((e) => {
+        // Without it new events wait for the scheduled pump (every second): slower, not lost.
+        ctx.log.warn("webhook kick notifications unavailable", { error: (e as Error).message });
+        return null;
+      });
   }
 
   // ------------------------------------------------------------------ emit
 
   /**
-   * Records an event for a scope's endpoints. Synchronous: call it inside the transaction
-   * of the change it describes, so the two commit or roll back together.
+   * Records an event for a scope's endpoints on `t`: pass the transaction of the change it
+   * describes, so the two commit or roll back together. The pump is kicked once `t` commits.
    */
-  emit(scope: Scope, type: string, data: unknown): { id: string } {
+  async emit(t: Sql, scope: Scope, type: string, data: unknown): Promise<{ id: string }> {
     if (!this.products.hasProduct(scope.product)) throw invalidField("product", `unknown webhook product "${scope.product}"`);
     if (!scope.scopeId) throw invalidField("scope_id", "must not be empty");
     if (!type) throw invalidField("type", "must not be empty");
-    const { id } = this.ctx.events.record({ type, scope: `${SCOPE_PREFIX}${scope.product}:${scope.scopeId}`, data });
-    // bun:sqlite transactions are synchronous, so by the time the kick runs (setImmediate)
-    // the caller's transaction has committed or rolled back; a rolled-back one finds nothing.
-    if (this.options.autoKick) this.kick();
+    const { id } = await this.ctx.events.record(t, { type, scope: `${SCOPE_PREFIX}${scope.product}:${scope.scopeId}`, data });
+    // A notification on t goes out only if t commits: the kick never runs before the event
+    // is visible, and a rolled-back transaction kicks nothing.
+    if (this.options.autoKick && !this.kicked.has(t)) {
+      // The database handle itself (no transaction) notifies at every emit.
+      if (t !== this.ctx.db) this.kicked.add(t);
+      await t.notify(KICK_CHANNEL);
+    }
     return { id };
   }
 
@@ -124,14 +161,14 @@ export class WebhookEngine {
    * pending delivery per endpoint receiving the type, in one transaction. Outbox rows of
    * other scopes are left alone. Returns how many outbox rows were taken.
    */
-  dispatchPending(limit = this.options.dispatchBatch): number {
-    const { db, clock, log } = this.ctx;
+  dispatchPending(limit = this.options.dispatchBatch): Promise<number> {
+    const { clock, log } = this.ctx;
     const now = clock.nowMs();
     const at = clock.iso();
     const receivers = new Map<string, { id: string; types: Set<string> | null | "invalid" }[]>();
-    // The outbox's claim runs this inside one IMMEDIATE transaction and marks the rows
-    // dispatched: another process can't take the same rows.
-    return this.ctx.events.claim(SCOPE_PREFIX, limit, (r) => {
+    // The outbox's claim runs this inside one transaction and marks the rows dispatched:
+    // another process or node can't take the same rows (PostgreSQL: locked, skipped).
+    return this.ctx.events.claim(SCOPE_PREFIX, limit, async (r, t) => {
       const scope = parseScope(r.scope);
       if (!scope) {
         log.warn("webhook outbox row with a malformed scope skipped", { id: r.id, scope: r.scope });
@@ -139,7 +176,7 @@ export class WebhookEngine {
       }
       const body = envelope({ id: r.id, type: r.type, created_at: r.created_at, dataJson: r.data, scopeField: this.products.envelopeScopeField(scope.product), scopeId: scope.scopeId });
       const createdMs = Date.parse(r.created_at);
-      const fresh = store.insertEvent(db, {
+      const fresh = await store.insertEvent(t, {
         id: r.id,
         product: scope.product,
         scope_id: scope.scopeId,
@@ -153,13 +190,13 @@ export class WebhookEngine {
       const key = `${scope.product}:${scope.scopeId}`;
       let eps = receivers.get(key);
       if (!eps) {
-        eps = store.selectReceivingEndpoints(db, scope.product, scope.scopeId).map((e) => ({ id: e.id, types: parseTypes(e.event_types) }));
+        eps = (await store.selectReceivingEndpoints(t, scope.product, scope.scopeId)).map((e) => ({ id: e.id, types: parseTypes(e.event_types) }));
         receivers.set(key, eps);
       }
       for (const ep of eps) {
         if (ep.types === "invalid") continue;
         if (ep.types !== null && !ep.types.has(r.type)) continue;
-        store.insertDelivery(db, { id: prefixedId("dlv"), event_id: r.id, endpoint_id: ep.id, next_attempt_ms: now, at });
+        await store.insertDelivery(t, { id: prefixedId("dlv"), event_id: r.id, endpoint_id: ep.id, next_attempt_ms: now, at });
       }
     });
   }
@@ -174,8 +211,8 @@ export class WebhookEngine {
   async deliverDue(): Promise<DeliverStats> {
     const stats: DeliverStats = { attempted: 0, delivered: 0, failed: 0 };
     const mine = new Set<Promise<void>>();
-    const refill = () => {
-      for (const attempt of this.fill()) {
+    const refill = async () => {
+      for (const attempt of await this.fill()) {
         const tracked: Promise<void> = attempt.then((ok) => {
           stats.attempted++;
           if (ok) stats.delivered++;
@@ -187,39 +224,63 @@ export class WebhookEngine {
         mine.add(tracked);
       }
     };
-    refill();
+    let seen = this.wakeSeq;
+    await refill();
     while (mine.size) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          this.wakers.delete(done);
-          resolve();
-        };
-        // Also look again once the attempts in flight count as slow: if they are stuck,
-        // their slots go back to the pool then (see maxConcurrency).
-        const timer = setTimeout(done, this.options.slowAfterMs);
-        timer.unref();
-        this.wakers.add(done);
-      });
-      refill();
+      // A wake that came while this drain was claiming is not waited for again.
+      if (this.wakeSeq === seen) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            this.wakers.delete(done);
+            resolve();
+          };
+          // Also look again once the attempts in flight count as slow: if they are stuck,
+          // their slots go back to the pool then (see maxConcurrency).
+          const timer = setTimeout(done, this.options.slowAfterMs);
+          timer.unref();
+          this.wakers.add(done);
+        });
+      }
+      seen = this.wakeSeq;
+      await refill();
     }
     return stats;
   }
 
   /**
    * One pump step, as run by the scheduler and kick(): fan out the outbox, then start
-   * sending in the background. Returns at once; a running background drain is woken to
-   * pick up the new work instead of starting a second one.
+   * sending in the background. Resolves once the fan-out is done (sends go on); a running
+   * background drain is woken to pick up the new work instead of starting a second one.
+   * A pump while another one fans out makes that one go round once more.
    */
-  pump(): void {
-    if (this.stopping) return;
-    try {
-      const batch = this.options.dispatchBatch;
-      // A burst is fanned out in one go (each batch is its own short transaction).
-      for (let i = 0; i < 50 && this.dispatchPending(batch) === batch; i++);
-    } catch (e) {
-      this.ctx.log.error("webhook dispatch failed", { error: (e as Error).message });
+  pump(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return this.dispatching;
     }
+    const run = (async () => {
+      try {
+        do {
+          this.dispatchAgain = false;
+          const batch = this.options.dispatchBatch;
+          // A burst is fanned out in one go (each batch is its own short transaction).
+          for (let i = 0; i < 50 && !this.stopping && (await this.dispatchPending(batch)) === batch; i++);
+        } while (this.dispatchAgain && !this.stopping);
+      } catch (e) {
+        this.ctx.log.error("webhook dispatch failed", { error: (e as Error).message });
+      } finally {
+        this.dispatching = null;
+      }
+      this.startBackground();
+    })();
+    this.dispatching = run;
+    return run;
+  }
+
+  private startBackground() {
+    if (this.stopping) return;
     if (this.background) {
       this.wake();
       return;
@@ -240,7 +301,8 @@ export class WebhookEngine {
     this.kickScheduled = true;
     setImmediate(() => {
       this.kickScheduled = false;
-      this.pump();
+      // pump() logs its own failures.
+      void this.pump();
     });
   }
 
@@ -248,19 +310,30 @@ export class WebhookEngine {
   async stop(): Promise<void> {
     this.stopping = true;
     this.wake();
+    await this.dispatching;
     while (this.flights.size) await Promise.allSettled([...this.flights]);
     await this.background;
+    await this.flushing;
+    const unlisten = await this.unlisten;
+    if (unlisten) await unlisten().catch(() => undefined);
   }
 
   private wake() {
+    this.wakeSeq++;
     if (!this.wakers.size) return;
     const ws = [...this.wakers];
     this.wakers.clear();
     for (const w of ws) w();
   }
 
-  /** Claims due deliveries into the free slots and starts them. Resolves each to success. */
-  private fill(): Promise<boolean>[] {
+  /** Claims due deliveries into the free slots and starts them, one claim at a time. Resolves each attempt to success. */
+  private fill(): Promise<Promise<boolean>[]> {
+    const run = this.fillChain.then(() => this.fillOnce());
+    this.fillChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async fillOnce(): Promise<Promise<boolean>[]> {
     if (this.stopping) return [];
     const { db, clock } = this.ctx;
     const { maxConcurrency, leaseMs } = this.options;
@@ -275,41 +348,44 @@ export class WebhookEngine {
       const full: string[] = [];
       for (const [id, n] of this.inflightByEndpoint) if (n >= this.capOf(id)) full.push(id);
       const limit = free + this.options.perEndpointConcurrency;
-      const rows = store.selectDue(db, now, JSON.stringify(full), limit);
-      if (!rows.length) break;
-      const picked: store.DueRow[] = [];
-      const notSent: string[] = [];
-      const adding = new Map<string, number>();
-      for (const r of rows) {
-        if (picked.length >= free) break;
-        if (this.inflightStart.has(r.id)) continue;
-        if (r.enabled !== 1 || r.status !== "enabled") {
-          notSent.push(r.id);
-          continue;
-        }
-        const n = (this.inflightByEndpoint.get(r.endpoint_id) ?? 0) + (adding.get(r.endpoint_id) ?? 0);
-        if (n >= this.capOf(r.endpoint_id)) continue;
-        adding.set(r.endpoint_id, (adding.get(r.endpoint_id) ?? 0) + 1);
-        picked.push(r);
-      }
       const leaseUntil = now + leaseMs;
-      const claimed = tx(db, () => {
-        for (const id of notSent) store.markNotSent(db, id, at);
+      // Picked and leased in one transaction: on PostgreSQL the due rows are locked while
+      // this runs and other nodes skip them; everywhere the lease is the claim.
+      const { rows, claimed, notSent } = await tx(db, async (t) => {
+        const rows = await store.selectDue(t, now, full, limit);
+        const picked: store.DueRow[] = [];
+        const notSent: string[] = [];
+        const claimed: Claimed[] = [];
+        if (!rows.length) return { rows: 0, claimed, notSent: 0 };
+        const adding = new Map<string, number>();
+        for (const r of rows) {
+          if (picked.length >= free) break;
+          if (this.inflightStart.has(r.id)) continue;
+          if (r.enabled !== 1 || r.status !== "enabled") {
+            notSent.push(r.id);
+            continue;
+          }
+          const n = (this.inflightByEndpoint.get(r.endpoint_id) ?? 0) + (adding.get(r.endpoint_id) ?? 0);
+          if (n >= this.capOf(r.endpoint_id)) continue;
+          adding.set(r.endpoint_id, (adding.get(r.endpoint_id) ?? 0) + 1);
+          picked.push(r);
+        }
+        for (const id of notSent) await store.markNotSent(t, id, at);
         const targets = new Map<string, store.SendTarget | null>();
-        const out: Claimed[] = [];
         for (const r of picked) {
-          if (!store.claimLease(db, r.id, now, leaseUntil)) continue;
-          if (!targets.has(r.endpoint_id)) targets.set(r.endpoint_id, store.selectSendTarget(db, r.endpoint_id));
+          if (!(await store.claimLease(t, r.id, now, leaseUntil))) continue;
+          if (!targets.has(r.endpoint_id)) targets.set(r.endpoint_id, await store.selectSendTarget(t, r.endpoint_id));
           const target = targets.get(r.endpoint_id);
-          const event = store.selectEventBody(db, r.event_id);
+          const event = await store.selectEventBody(t, r.event_id);
           // Foreign keys with cascades make both always present; a lease that expires
           // untouched is the safe outcome if that ever breaks.
-          if (target && event) out.push({ ...r, target, body: event.body, leaseUntil });
+          if (target && event) claimed.push({ ...r, target, body: event.body, leaseUntil });
         }
-        return out;
+        return { rows: rows.length, claimed, notSent: notSent.length };
       });
+      if (!rows) break;
       for (const c of claimed) started.push(this.startAttempt(c));
-      if (rows.length < limit || (!claimed.length && !notSent.length)) break;
+      if (rows < limit || (!claimed.length && !notSent)) break;
     }
     return started;
   }
@@ -365,28 +441,38 @@ export class WebhookEngine {
   private record(c: Claimed, res: Outcome): Promise<boolean> {
     const { promise, resolve } = Promise.withResolvers<boolean>();
     this.recordQueue.push({ c, res, resolve });
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flushRecords());
-    }
+    this.scheduleFlush();
     return promise;
   }
 
-  private flushRecords() {
-    this.flushScheduled = false;
+  /** Writes the queued outcomes soon; while a batch is being written the next one waits for it. */
+  private scheduleFlush() {
+    if (this.flushScheduled || this.flushing) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushing = this.flushRecords().finally(() => {
+        this.flushing = null;
+        if (this.recordQueue.length) this.scheduleFlush();
+      });
+    });
+  }
+
+  /** Never rejects: every queued outcome is resolved, recorded or not. */
+  private async flushRecords(): Promise<void> {
     const batch = this.recordQueue;
     this.recordQueue = [];
     const { db, log } = this.ctx;
     try {
-      tx(db, () => {
-        for (const item of batch) this.recordScheduled(item.c, item.res);
+      await tx(db, async (t) => {
+        for (const item of batch) await this.recordScheduled(t, item.c, item.res);
       });
     } catch (e) {
       // One bad record must not cost the others: write them one by one.
       log.warn("webhook outcome batch failed, recording one by one", { error: (e as Error).message });
       for (const item of batch) {
         try {
-          tx(db, () => this.recordScheduled(item.c, item.res));
+          await tx(db, (t) => this.recordScheduled(t, item.c, item.res));
         } catch (err) {
           // Not recorded (e.g. the database is gone at shutdown): the lease expires and the
           // delivery is tried again, so nothing is lost.
@@ -400,15 +486,15 @@ export class WebhookEngine {
     }
   }
 
-  /** Outcome of a scheduled attempt: attempt log, delivery schedule, endpoint health. Runs inside a transaction. */
-  private recordScheduled(c: Claimed, res: Outcome) {
-    const { db, clock } = this.ctx;
+  /** Outcome of a scheduled attempt: attempt log, delivery schedule, endpoint health. Runs inside the transaction `t`. */
+  private async recordScheduled(t: Sql, c: Claimed, res: Outcome): Promise<void> {
+    const { clock } = this.ctx;
     const now = clock.nowMs();
     const at = clock.iso();
-    const health = store.selectEndpointHealth(db, c.endpoint_id);
+    const health = await store.selectEndpointHealth(t, c.endpoint_id);
     // Endpoint deleted while the attempt was in flight: its deliveries are gone too.
     if (!health) return;
-    store.insertAttempt(db, {
+    await store.insertAttempt(t, {
       id: prefixedId("att"),
       delivery_id: c.id,
       event_id: c.event_id,
@@ -423,12 +509,12 @@ export class WebhookEngine {
     });
     const attempts = c.attempts + 1;
     if (res.succeeded) {
-      store.finishAttempt(db, { id: c.id, leaseUntilMs: c.leaseUntil, status: "delivered", attempts, nextAttemptMs: null, statusCode: res.status_code, error: null, at });
-      store.recordEndpointSuccess(db, c.endpoint_id, res.status_code!, at);
+      await store.finishAttempt(t, { id: c.id, leaseUntilMs: c.leaseUntil, status: "delivered", attempts, nextAttemptMs: null, statusCode: res.status_code, error: null, at });
+      await store.recordEndpointSuccess(t, c.endpoint_id, res.status_code!, at);
       return;
     }
     const exhausted = attempts >= MAX_ATTEMPTS;
-    store.finishAttempt(db, {
+    await store.finishAttempt(t, {
       id: c.id,
       leaseUntilMs: c.leaseUntil,
       status: exhausted ? "failed" : "pending",
@@ -438,13 +524,15 @@ export class WebhookEngine {
       error: res.error,
       at,
     });
-    const failures = health.consecutive_failures + 1;
-    const firstFailureAt = health.first_failure_at ?? at;
-    store.recordEndpointFailure(db, c.endpoint_id, { consecutiveFailures: failures, firstFailureAt, statusCode: res.status_code, at });
+    // The streak is counted by the UPDATE itself (failures recorded at once on several nodes all count).
+    const streak = await store.recordEndpointFailure(t, c.endpoint_id, { statusCode: res.status_code, at });
+    if (!streak) return;
+    const failures = streak.consecutive_failures;
+    const firstFailureAt = streak.first_failure_at;
     const failingSince = Date.parse(firstFailureAt);
-    if (health.status === "enabled" && (failures >= AUTO_DISABLE_FAILURES || now - failingSince >= AUTO_DISABLE_AFTER_MS)) {
-      store.autoDisableEndpoint(db, c.endpoint_id, at);
-      const dropped = store.dropPendingOfEndpoint(db, c.endpoint_id, at);
+    if (streak.status === "enabled" && (failures >= AUTO_DISABLE_FAILURES || now - failingSince >= AUTO_DISABLE_AFTER_MS)) {
+      await store.autoDisableEndpoint(t, c.endpoint_id, at);
+      const dropped = await store.dropPendingOfEndpoint(t, c.endpoint_id, at);
       this.ctx.log.warn("webhook endpoint auto-disabled", { endpoint: c.endpoint_id, consecutive_failures: failures, first_failure_at: firstFailureAt, dropped });
     }
   }
@@ -465,15 +553,15 @@ export class WebhookEngine {
    */
   async sendOnce(endpointId: string, eventId: string, trigger: "test" | "replay", deliveryId: string | null = null): Promise<AttemptResult> {
     const { db, clock } = this.ctx;
-    const target = store.selectSendTarget(db, endpointId);
+    const target = await store.selectSendTarget(db, endpointId);
     if (!target) throw notFound("Webhook endpoint");
-    const event = store.selectEventBody(db, eventId);
+    const event = await store.selectEventBody(db, eventId);
     if (!event) throw notFound("Webhook event");
     const res = await this.sender.post(target, event.id, event.body);
     try {
-      tx(db, () => {
-        if (!store.selectSendTarget(db, endpointId) || !store.selectEventBody(db, eventId)) return;
-        store.insertAttempt(db, {
+      await tx(db, async (t) => {
+        if (!(await store.selectSendTarget(t, endpointId)) || !(await store.selectEventBody(t, eventId))) return;
+        await store.insertAttempt(t, {
           id: prefixedId("att"),
           delivery_id: deliveryId,
           event_id: eventId,
@@ -486,8 +574,8 @@ export class WebhookEngine {
           created_at: clock.iso(),
           created_ms: clock.nowMs(),
         });
-        if (res.succeeded) store.recordEndpointSuccess(db, endpointId, res.status_code!, clock.iso());
-        else store.recordEndpointAttempt(db, endpointId, res.status_code, clock.iso());
+        if (res.succeeded) await store.recordEndpointSuccess(t, endpointId, res.status_code!, clock.iso());
+        else await store.recordEndpointAttempt(t, endpointId, res.status_code, clock.iso());
       });
     } catch (e) {
       this.ctx.log.error("webhook manual attempt could not be logged", { endpoint: endpointId, event: eventId, error: (e as Error).message });
@@ -499,23 +587,30 @@ export class WebhookEngine {
   // ------------------------------------------------------------------ retention and jobs
 
   /** Deletes events older than the retention window (their deliveries and attempts go with them). */
-  purgeExpired(): number {
+  async purgeExpired(): Promise<number> {
     const { db, clock } = this.ctx;
     const cutoff = clock.nowMs() - EVENT_RETENTION_MS;
     let total = 0;
     for (;;) {
-      const n = tx(db, () => store.deleteEventsBefore(db, cutoff, PURGE_BATCH));
+      const n = await tx(db, (t) => store.deleteEventsBefore(t, cutoff, PURGE_BATCH));
       total += n;
       if (n < PURGE_BATCH) return total;
     }
   }
 
   jobs(): JobDefinition[] {
-    // pump() returns at once (sends run in the background), so the scheduler never skips
-    // ticks because of a slow receiver and new events are fanned out every second.
+    // pump() resolves once the fan-out is done (sends run in the background), so the
+    // scheduler never skips ticks because of a slow receiver and new events are fanned out
+    // every second.
     return [
       { name: "webhooks.pump", schedule: "* * * * * *", run: () => this.pump() },
-      { name: "webhooks.purge", schedule: "0 41 3 * * *", run: () => void this.purgeExpired() },
+      {
+        name: "webhooks.purge",
+        schedule: "0 41 3 * * *",
+        run: async () => {
+          await this.purgeExpired();
+        },
+      },
     ];
   }
 }

@@ -106,7 +106,7 @@ export class EventsLogService {
     return this.ctx.clock.nowMs() - EVENT_RETENTION_MS;
   }
 
-  list(scope: Scope, q: EventsQuery): Page<EventView> {
+  async list(scope: Scope, q: EventsQuery): Promise<Page<EventView>> {
     const limit = parseLimit(q.limit, 20, 100);
     const status = q.status === undefined || q.status === "" ? null : q.status;
     if (status !== null && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
@@ -116,7 +116,7 @@ export class EventsLogService {
     if (c && (typeof c.ms !== "number" || typeof c.id !== "string")) {
       throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
     }
-    const rows = log.listEvents(this.ctx.db, {
+    const rows = await log.listEvents(this.ctx.db, {
       product: scope.product,
       scopeId: scope.scopeId,
       sinceMs: this.since(),
@@ -129,7 +129,7 @@ export class EventsLogService {
     const has_more = rows.length > limit;
     const page = has_more ? rows.slice(0, limit) : rows;
     const byEvent = new Map<string, DeliveryView[]>();
-    for (const d of log.deliveriesOf(this.ctx.db, page.map((r) => r.id))) {
+    for (const d of await log.deliveriesOf(this.ctx.db, page.map((r) => r.id))) {
       const list = byEvent.get(d.event_id) ?? [];
       list.push(deliveryView(d));
       byEvent.set(d.event_id, list);
@@ -141,22 +141,22 @@ export class EventsLogService {
     };
   }
 
-  private event(scope: Scope, id: string): log.EventRow {
-    const e = log.eventInScope(this.ctx.db, scope.product, scope.scopeId, id, this.since());
+  private async event(scope: Scope, id: string): Promise<log.EventRow> {
+    const e = await log.eventInScope(this.ctx.db, scope.product, scope.scopeId, id, this.since());
     if (!e) throw notFound("Event");
     return e;
   }
 
-  get(scope: Scope, id: string): EventDetailView {
-    const e = this.event(scope, id);
+  async get(scope: Scope, id: string): Promise<EventDetailView> {
+    const e = await this.event(scope, id);
     return {
       id: e.id,
       type: e.type,
       created_at: e.created_at,
       is_test: e.is_test === 1,
-      deliveries: log.deliveriesOf(this.ctx.db, [e.id]).map(deliveryView),
+      deliveries: (await log.deliveriesOf(this.ctx.db, [e.id])).map(deliveryView),
       payload: JSON.parse(e.body),
-      attempts: log.attemptsOf(this.ctx.db, e.id).map((a) => ({
+      attempts: (await log.attemptsOf(this.ctx.db, e.id)).map((a) => ({
         endpoint_id: a.endpoint_id,
         attempt_number: a.attempt_number,
         trigger: a.trigger,
@@ -170,27 +170,27 @@ export class EventsLogService {
   }
 
   async replay(scope: Scope, id: string, endpointId: string | undefined): Promise<{ data: (AttemptResult & { endpoint_id: string; trigger: "replay" })[] }> {
-    const e = this.event(scope, id);
+    const e = await this.event(scope, id);
     let targets: string[];
-    if (endpointId) targets = [this.endpoints.row(scope, endpointId).id];
-    else targets = log.deliveriesOf(this.ctx.db, [e.id]).map((d) => d.endpoint_id);
+    if (endpointId) targets = [(await this.endpoints.row(this.ctx.db, scope, endpointId)).id];
+    else targets = (await log.deliveriesOf(this.ctx.db, [e.id])).map((d) => d.endpoint_id);
 
     const results = await Promise.all(
       targets.map(async (endpoint_id) => {
-        const existing = log.deliveryFor(this.ctx.db, e.id, endpoint_id);
+        const existing = await log.deliveryFor(this.ctx.db, e.id, endpoint_id);
         let manual: string | null = null;
         if (!existing) {
           manual = prefixedId("dlv");
           const now = this.ctx.clock.iso();
-          tx(this.ctx.db, () => {
-            // Re-check under the write lock: the endpoint may be gone by now.
-            if (!endpointsStore.endpointInScope(this.ctx.db, scope.product, scope.scopeId, endpoint_id)) throw notFound("Webhook endpoint");
-            log.insertManualDelivery(this.ctx.db, { id: manual!, event_id: e.id, endpoint_id, now });
+          await tx(this.ctx.db, async (t) => {
+            // Re-check in the transaction: the endpoint may be gone by now.
+            if (!(await endpointsStore.endpointInScope(t, scope.product, scope.scopeId, endpoint_id))) throw notFound("Webhook endpoint");
+            await log.insertManualDelivery(t, { id: manual!, event_id: e.id, endpoint_id, now });
           });
         }
         const r = await this.sender.sendOnce(endpoint_id, e.id, "replay", existing?.id ?? manual!);
-        if (manual) this.endpoints.finishManual(manual, r);
-        else if (r.succeeded) log.settleDeliveredByReplay(this.ctx.db, existing!.id, r.status_code, this.ctx.clock.iso());
+        if (manual) await this.endpoints.finishManual(manual, r);
+        else if (r.succeeded) await log.settleDeliveredByReplay(this.ctx.db, existing!.id, r.status_code, this.ctx.clock.iso());
         return { endpoint_id, ...pickResult(r), trigger: "replay" as const };
       }),
     );

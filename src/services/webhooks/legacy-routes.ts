@@ -138,9 +138,9 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
   });
 
   type Ctx = { principal: Principal | null; params: Record<string, string> };
-  const auth = (c: Ctx, access: Access) => {
+  const auth = async (c: Ctx, access: Access) => {
     const principal = requirePrincipal(c.principal);
-    return { principal, scope: opts.resolve({ principal, params: c.params }, access) };
+    return { principal, scope: await opts.resolve({ principal, params: c.params }, access) };
   };
 
   return (
@@ -148,8 +148,8 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
       .use(principalPlugin(deps.principals))
       .guard(secured(PLATFORM_CALLER))
       .use(deprecationHeaders())
-      .get("/webhooks", (c) => {
-        const { scope } = auth(c, "read");
+      .get("/webhooks", async (c) => {
+        const { scope } = await auth(c, "read");
         return legacy.list(scope, c.query);
       }, {
         params: scopeParams,
@@ -161,7 +161,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
         detail: detail(`List legacy webhooks (action ${read}; newest first, cursor pages; secrets masked)`),
       })
       .post("/webhooks", async (c) => {
-        const { principal, scope } = auth(c, "write");
+        const { principal, scope } = await auth(c, "write");
         // As on the shared create: a replay answers signing_secret null.
         return idempotentWithSecret(deps.idempotency, c, principal, { status: 201, field: "signing_secret" }, () =>
           legacy.create(scope, c.body, { principal, meta: c.meta }),
@@ -176,16 +176,16 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
             `At most ${MAX_ENDPOINTS_PER_SCOPE} endpoints per scope, shared with {scope}/webhooks/endpoints (409 ENDPOINT_LIMIT_REACHED). Idempotency-Key accepted (24 h); a replay returns signing_secret null.`,
         ),
       })
-      .get("/webhooks/:id", (c) => {
-        const { scope } = auth(c, "read");
+      .get("/webhooks/:id", async (c) => {
+        const { scope } = await auth(c, "read");
         return legacy.get(scope, c.params.id);
       }, {
         params: idParams,
         response: { 200: LegacyWebhook, ...errors },
         detail: detail(`Read a legacy webhook (action ${read})`),
       })
-      .patch("/webhooks/:id", (c) => {
-        const { principal, scope } = auth(c, "write");
+      .patch("/webhooks/:id", async (c) => {
+        const { principal, scope } = await auth(c, "write");
         return legacy.update(scope, c.params.id, c.body, { principal, meta: c.meta });
       }, {
         params: idParams,
@@ -196,16 +196,16 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
           "active:true re-activates and clears the auto-disable (failure_count 0, first_failure_at and auto_disabled_at null); active:false pauses and drops queued retries.",
         ),
       })
-      .delete("/webhooks/:id", (c) => {
-        const { principal, scope } = auth(c, "write");
-        legacy.remove(scope, c.params.id, { principal, meta: c.meta });
+      .delete("/webhooks/:id", async (c) => {
+        const { principal, scope } = await auth(c, "write");
+        await legacy.remove(scope, c.params.id, { principal, meta: c.meta });
         c.set.status = 204;
       }, {
         params: idParams,
         detail: { ...detail(`Delete a legacy webhook (action ${write}); 204, queued retries are dropped`), responses: noContent() },
       })
-      .get("/webhooks/:id/deliveries", (c) => {
-        const { scope } = auth(c, "read");
+      .get("/webhooks/:id/deliveries", async (c) => {
+        const { scope } = await auth(c, "read");
         return legacy.deliveries(scope, c.params.id, c.query);
       }, {
         params: idParams,
@@ -213,9 +213,9 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
         response: { 200: t.Object({ data: t.Array(DeliveryAttempt) }), ...errors },
         detail: detail(`Recent delivery attempts, newest first (action ${read})`, "Every attempt: scheduled, retries, tests and replays."),
       })
-      .post("/webhooks/:id/rotate-secret", (c) => {
-        const { principal, scope } = auth(c, "write");
-        const r = legacy.rotateSecret(scope, c.params.id, { principal, meta: c.meta });
+      .post("/webhooks/:id/rotate-secret", async (c) => {
+        const { principal, scope } = await auth(c, "write");
+        const r = await legacy.rotateSecret(scope, c.params.id, { principal, meta: c.meta });
         c.set.status = 201;
         return { ...r.view, signing_secret: r.secret };
       }, {
@@ -223,9 +223,9 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
         response: { 201: LegacyWebhookWithSecret, ...errors },
         detail: detail(`Rotate the signing secret (action ${write}); 201, the new secret is in this response only`, "No grace period: the old secret stops signing at once."),
       })
-      .post("/webhooks/:id/test", (c) => {
-        const { scope } = auth(c, "write");
-        const r = legacy.test(scope, c.params.id, c.body?.event_type);
+      .post("/webhooks/:id/test", async (c) => {
+        const { scope } = await auth(c, "write");
+        const r = await legacy.test(scope, c.params.id, c.body?.event_type);
         c.set.status = 202;
         return r;
       }, {

@@ -43,7 +43,7 @@
  * - deliveries lists attempts (not delivery rows): limit default 50, max 200, newest first.
  */
 import type { AppContext } from "../../context";
-import { tx } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { badRequest, invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
@@ -110,86 +110,86 @@ export class LegacyWebhookService {
   }
 
   /** The legacy webhook of this scope, or 404 (another scope's id or a shared endpoint's id too). */
-  row(scope: Scope, id: string): endpointsStore.EndpointRow {
-    const r = store.legacyInScope(this.ctx.db, scope.product, scope.scopeId, id);
+  async row(db: Sql, scope: Scope, id: string): Promise<endpointsStore.EndpointRow> {
+    const r = await store.legacyInScope(db, scope.product, scope.scopeId, id);
     if (!r) throw notFound("Webhook");
     return r;
   }
 
   // ------------------------------------------------------------------ operations
 
-  list(scope: Scope, q: { limit?: unknown; cursor?: string }): Page<LegacyWebhookView> {
+  async list(scope: Scope, q: { limit?: unknown; cursor?: string }): Promise<Page<LegacyWebhookView>> {
     const limit = parseLimit(q.limit, LEGACY_LIST_DEFAULT, LEGACY_LIST_MAX);
     const c = decodeCursor<{ c?: unknown; id?: unknown }>(q.cursor);
     if (c && (typeof c.c !== "string" || typeof c.id !== "string")) {
       throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
     }
-    const rows = store.listLegacy(this.ctx.db, scope.product, scope.scopeId, c ? { created_at: c.c as string, id: c.id as string } : null, limit + 1);
+    const rows = await store.listLegacy(this.ctx.db, scope.product, scope.scopeId, c ? { created_at: c.c as string, id: c.id as string } : null, limit + 1);
     return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id }), (r) => this.view(r));
   }
 
-  get(scope: Scope, id: string): LegacyWebhookView {
-    return this.view(this.row(scope, id));
+  async get(scope: Scope, id: string): Promise<LegacyWebhookView> {
+    return this.view(await this.row(this.ctx.db, scope, id));
   }
 
   /** Returns the record and the plaintext secret, which the caller shows once. */
-  create(scope: ResolvedScope, input: LegacyInput, actor: Actor): { view: LegacyWebhookView; secret: string } {
+  async create(scope: ResolvedScope, input: LegacyInput, actor: Actor): Promise<{ view: LegacyWebhookView; secret: string }> {
     const url = this.api.endpoints.validateUrl(input.url);
     if (input.active !== undefined && typeof input.active !== "boolean") throw invalidField("active", "must be true or false");
     const active = input.active !== false;
     const secret = generateLegacySecret();
     const id = prefixedId("whk");
     // Shares the shared surface's cap (one count for both) and its "paused" state.
-    this.api.endpoints.insertWithinCap(scope, actor, {
+    await this.api.endpoints.insertWithinCap(scope, actor, {
       id, url, description: "", eventTypes: [], secret, legacy: true, paused: !active, auditMetadata: { url, active, legacy: true },
     });
-    return { view: this.get(scope, id), secret };
+    return { view: await this.get(scope, id), secret };
   }
 
-  update(scope: ResolvedScope, id: string, input: LegacyInput, actor: Actor): LegacyWebhookView {
-    this.row(scope, id);
+  async update(scope: ResolvedScope, id: string, input: LegacyInput, actor: Actor): Promise<LegacyWebhookView> {
+    await this.row(this.ctx.db, scope, id);
     if (input.active !== undefined && typeof input.active !== "boolean") throw invalidField("active", "must be true or false");
     // The shared update: url validation, re-enable (clears consecutive_failures,
     // first_failure_at, auto_disabled_at) and pause (drops queued retries).
-    this.api.endpoints.update(scope, id, { url: input.url, enabled: input.active }, actor);
+    await this.api.endpoints.update(this.ctx.db, scope, id, { url: input.url, enabled: input.active }, actor);
     return this.get(scope, id);
   }
 
-  remove(scope: ResolvedScope, id: string, actor: Actor): void {
-    this.row(scope, id);
+  async remove(scope: ResolvedScope, id: string, actor: Actor): Promise<void> {
+    await this.row(this.ctx.db, scope, id);
     // Deliveries (queued retries included) and attempts go with the endpoint.
-    this.api.endpoints.remove(scope, id, actor);
+    await this.api.endpoints.remove(this.ctx.db, scope, id, actor);
   }
 
   /** A new legacy secret, effective at once (no grace period: see the module comment). */
-  rotateSecret(scope: ResolvedScope, id: string, actor: Actor): { view: LegacyWebhookView; secret: string } {
+  async rotateSecret(scope: ResolvedScope, id: string, actor: Actor): Promise<{ view: LegacyWebhookView; secret: string }> {
     const secret = generateLegacySecret();
-    tx(this.ctx.db, () => {
-      this.row(scope, id);
-      endpointsStore.setSecrets(this.ctx.db, id, { secret_enc: this.ctx.secretBox.encrypt(secret), prev_secret_enc: null, prev_secret_expires_ms: null }, this.ctx.clock.iso());
-      this.api.endpoints.audit(scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: 0, legacy: true });
+    await tx(this.ctx.db, async (t) => {
+      await this.row(t, scope, id);
+      await endpointsStore.setSecrets(t, id, { secret_enc: this.ctx.secretBox.encrypt(secret), prev_secret_enc: null, prev_secret_expires_ms: null }, this.ctx.clock.iso());
+      await this.api.endpoints.audit(t, scope, actor, "webhooks.endpoint.rotate_secret", id, { grace_hours: 0, legacy: true });
     });
-    return { view: this.get(scope, id), secret };
+    return { view: await this.get(scope, id), secret };
   }
 
-  deliveries(scope: Scope, id: string, q: { limit?: unknown }): { data: LegacyAttemptView[] } {
+  async deliveries(scope: Scope, id: string, q: { limit?: unknown }): Promise<{ data: LegacyAttemptView[] }> {
     const limit = parseLimit(q.limit, DELIVERIES_DEFAULT, DELIVERIES_MAX);
-    const ep = this.row(scope, id);
-    return { data: store.recentAttempts(this.ctx.db, ep.id, limit).map((a) => ({ ...a })) };
+    const ep = await this.row(this.ctx.db, scope, id);
+    return { data: (await store.recentAttempts(this.ctx.db, ep.id, limit)).map((a) => ({ ...a })) };
   }
 
   /**
    * Records a synthetic test event for the webhook and sends it once in the background.
    * Returns as soon as the event is recorded.
    */
-  test(scope: Scope, id: string, eventType: unknown): { accepted: true; event_id: string } {
-    const ep = this.row(scope, id);
-    const { eventId, deliveryId } = this.api.endpoints.prepareTestEvent(scope, ep.id, eventType);
+  async test(scope: Scope, id: string, eventType: unknown): Promise<{ accepted: true; event_id: string }> {
+    const ep = await this.row(this.ctx.db, scope, id);
+    const { eventId, deliveryId } = await this.api.endpoints.prepareTestEvent(scope, ep.id, eventType);
 
     const run: Promise<void> = (async () => {
       try {
         const r = await this.sender.sendOnce(ep.id, eventId, "test", deliveryId);
-        this.api.endpoints.finishManual(deliveryId, r);
+        await this.api.endpoints.finishManual(deliveryId, r);
       } catch (e) {
         // The webhook was deleted meanwhile, or the app is shutting down: nothing to record.
         this.ctx.log.warn("legacy webhook test send not recorded", { endpoint: ep.id, event: eventId, error: (e as Error).message });

@@ -153,24 +153,24 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
   const idParams = paramsOf(opts.prefix, "id");
 
   type Ctx = { principal: Principal | null; params: Record<string, string> };
-  const auth = (c: Ctx, access: Access) => {
+  const auth = async (c: Ctx, access: Access) => {
     const principal = requirePrincipal(c.principal);
-    return { principal, scope: opts.resolve({ principal, params: c.params }, access) };
+    return { principal, scope: await opts.resolve({ principal, params: c.params }, access) };
   };
 
   return new Elysia({ prefix: `${opts.prefix}/webhooks` })
     .use(principalPlugin(deps.principals))
     .guard(secured(PLATFORM_CALLER))
-    .get("/event-types", (c) => {
-      const { scope } = auth(c, "read");
+    .get("/event-types", async (c) => {
+      const { scope } = await auth(c, "read");
       return { data: webhooks.catalogue.list(scope.product) };
     }, {
       params: scopeParams,
       response: { 200: t.Object({ data: t.Array(EventType) }), ...errors },
       detail: { tags, summary: `Event types with description and example payload (action ${read})` },
     })
-    .get("/endpoints", (c) => {
-      const { scope } = auth(c, "read");
+    .get("/endpoints", async (c) => {
+      const { scope } = await auth(c, "read");
       return webhooks.endpoints.list(scope, c.query);
     }, {
       params: scopeParams,
@@ -179,7 +179,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
       detail: { tags, summary: `List webhook endpoints (action ${read}; cursor pages, oldest first; secrets never shown)` },
     })
     .post("/endpoints", async (c) => {
-      const { principal, scope } = auth(c, "write");
+      const { principal, scope } = await auth(c, "write");
       // The secret never rests in plaintext: a replay answers signing_secret null.
       return idempotentWithSecret(deps.idempotency, c, principal, { status: 201, field: "signing_secret" }, () =>
         webhooks.endpoints.create(scope, c.body, { principal, meta: c.meta }),
@@ -197,17 +197,17 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
           "Accepts Idempotency-Key (strongly advised): a replay returns the same endpoint with signing_secret null; if the first response was lost, rotate the secret.",
       },
     })
-    .get("/endpoints/:id", (c) => {
-      const { scope } = auth(c, "read");
+    .get("/endpoints/:id", async (c) => {
+      const { scope } = await auth(c, "read");
       return webhooks.endpoints.get(scope, c.params.id);
     }, {
       params: idParams,
       response: { 200: WebhookEndpoint, ...errors },
       detail: { tags, summary: `Read a webhook endpoint (action ${read})` },
     })
-    .patch("/endpoints/:id", (c) => {
-      const { principal, scope } = auth(c, "write");
-      return webhooks.endpoints.update(scope, c.params.id, c.body, { principal, meta: c.meta });
+    .patch("/endpoints/:id", async (c) => {
+      const { principal, scope } = await auth(c, "write");
+      return webhooks.endpoints.update(webhooks.ctx.db, scope, c.params.id, c.body, { principal, meta: c.meta });
     }, {
       params: idParams,
       body: EndpointPatch,
@@ -220,16 +220,16 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
           "enabled:false pauses (status is left as it is) and drops queued retries.",
       },
     })
-    .delete("/endpoints/:id", (c) => {
-      const { principal, scope } = auth(c, "write");
-      webhooks.endpoints.remove(scope, c.params.id, { principal, meta: c.meta });
+    .delete("/endpoints/:id", async (c) => {
+      const { principal, scope } = await auth(c, "write");
+      await webhooks.endpoints.remove(webhooks.ctx.db, scope, c.params.id, { principal, meta: c.meta });
       c.set.status = 204;
     }, {
       params: idParams,
       detail: { tags, summary: `Delete a webhook endpoint (action ${write}); 204, its queued retries and attempt log are dropped`, responses: noContent() },
     })
     .post("/endpoints/:id/test", async (c) => {
-      const { scope } = auth(c, "write");
+      const { scope } = await auth(c, "write");
       return webhooks.endpoints.test(scope, c.params.id, c.body?.event_type);
     }, {
       params: idParams,
@@ -241,9 +241,9 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
         description: "The payload is the catalogue example with test: true. It appears in the events log (is_test) and is never retried.",
       },
     })
-    .post("/endpoints/:id/rotate-secret", (c) => {
-      const { principal, scope } = auth(c, "write");
-      const r = webhooks.endpoints.rotateSecret(scope, c.params.id, c.body?.grace_hours, { principal, meta: c.meta });
+    .post("/endpoints/:id/rotate-secret", async (c) => {
+      const { principal, scope } = await auth(c, "write");
+      const r = await webhooks.endpoints.rotateSecret(scope, c.params.id, c.body?.grace_hours, { principal, meta: c.meta });
       return { ...r.view, signing_secret: r.secret };
     }, {
       params: idParams,
@@ -255,8 +255,8 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
         description: `grace_hours (default ${GRACE_DEFAULT_HOURS}, max ${GRACE_MAX_HOURS}): deliveries carry a second signature with the previous secret until then; 0 ends the old secret now.`,
       },
     })
-    .get("/events", (c) => {
-      const { scope } = auth(c, "read");
+    .get("/events", async (c) => {
+      const { scope } = await auth(c, "read");
       return webhooks.events.list(scope, c.query);
     }, {
       params: scopeParams,
@@ -268,8 +268,8 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
         description: "Filters: endpoint_id, type, status (pending, delivered, failed, not_sent; with endpoint_id both must hold for that endpoint's delivery). limit 1-100 (default 20), cursor pages.",
       },
     })
-    .get("/events/:id", (c) => {
-      const { scope } = auth(c, "read");
+    .get("/events/:id", async (c) => {
+      const { scope } = await auth(c, "read");
       return webhooks.events.get(scope, c.params.id);
     }, {
       params: idParams,
@@ -277,7 +277,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
       detail: { tags, summary: `One event with its payload and every attempt (status code, latency, first 1 KiB of the response) (action ${read})` },
     })
     .post("/events/:id/replay", async (c) => {
-      const { scope } = auth(c, "write");
+      const { scope } = await auth(c, "write");
       return webhooks.events.replay(scope, c.params.id, c.query.endpoint_id || undefined);
     }, {
       params: idParams,

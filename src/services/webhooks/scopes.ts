@@ -20,8 +20,8 @@ import type { Product } from "./types";
 
 export type Access = "read" | "write";
 
-/** Turns the caller and the route's path parameters into the scope, or throws 403/404. */
-export type ScopeResolver = (c: { principal: Principal; params: Record<string, string> }, access: Access) => ResolvedScope;
+/** Turns the caller and the route's path parameters into the scope, or throws (rejects) 403/404. */
+export type ScopeResolver = (c: { principal: Principal; params: Record<string, string> }, access: Access) => ResolvedScope | Promise<ResolvedScope>;
 
 export const webhookAction = (product: Product, access: Access) => `${product}.webhooks.${access}`;
 
@@ -46,9 +46,9 @@ export function registerWebhookActions(actions: ActionRegistry, product: Product
  */
 export function workspaceScope(platform: Platform, product: Product): ScopeResolver {
   registerWebhookActions(platform.ctx.actions, product);
-  return ({ principal, params }, access) => {
-    const { workspace } = platform.authz.authorizeWorkspace(principal, { id: params.workspace_id }, webhookAction(product, access));
-    platform.authz.requireService(workspace.id, product);
+  return async ({ principal, params }, access) => {
+    const { workspace } = await platform.authz.authorizeWorkspace(platform.ctx.db, principal, { id: params.workspace_id }, webhookAction(product, access));
+    await platform.authz.requireService(platform.ctx.db, workspace.id, product);
     return { product, scopeId: workspace.id, workspaceId: workspace.id };
   };
 }

@@ -46,8 +46,8 @@ export function appRoutes(auth: AuthService) {
       response: { 200: App, ...errors, 409: ErrorBody },
       detail: { tags, summary: "Update an App's name, slug or settings (action auth.app.update)", description: "Changing the slug changes the issuer: tokens issued before stop verifying." },
     })
-    .delete("/:app_id", ({ principal, params, meta, set }) => {
-      apps.remove(requirePrincipal(principal), params.app_id, meta);
+    .delete("/:app_id", async ({ principal, params, meta, set }) => {
+      await apps.remove(requirePrincipal(principal), params.app_id, meta);
       set.status = 204;
     }, { params: idParam, detail: { tags, summary: "Delete an App with all its users, tenants, keys and logs (action auth.app.delete)", responses: noContent() } })
     .post("/:app_id/signing-keys/rotate", ({ principal, params, meta }) => apps.rotateKey(requirePrincipal(principal), params.app_id, meta), {

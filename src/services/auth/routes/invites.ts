@@ -30,8 +30,9 @@ export function invitesRoutes(auth: AuthService) {
   return appGroup(auth, APP_ADMIN)
     .post("/invites", async ({ app, request, body, meta, set }) => {
       const caller = await access.admin(app, authz(request), "auth.invite.create");
+      const created = await invites.create(app, caller.actor, body, meta);
       set.status = 201;
-      return invites.create(app, caller.actor, body, meta);
+      return created;
     }, {
       body: t.Object({
         email: t.Optional(t.Nullable(t.String({ maxLength: 254 }))),
@@ -55,7 +56,7 @@ export function invitesRoutes(auth: AuthService) {
     })
     .delete("/invites/:invite_id", async ({ app, request, params, meta, set }) => {
       const caller = await access.admin(app, authz(request), "auth.invite.delete");
-      invites.revoke(app, caller.actor, params.invite_id, meta);
+      await invites.revoke(app, caller.actor, params.invite_id, meta);
       set.status = 204;
     }, {
       params: t.Object({ app_slug: t.String(), invite_id: t.String() }),

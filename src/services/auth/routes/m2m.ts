@@ -40,9 +40,10 @@ function managementRoutes(auth: AuthService) {
   return new Elysia({ prefix: "/v1/apps/:app_id/m2m-clients" })
     .use(principalPlugin(auth.platform.authz))
     .guard(secured(PLATFORM_CALLER))
-    .post("", ({ principal, params, body, meta, set }) => {
+    .post("", async ({ principal, params, body, meta, set }) => {
+      const created = await m2m.create(requirePrincipal(principal), params.app_id, body, meta);
       set.status = 201;
-      return m2m.create(requirePrincipal(principal), params.app_id, body, meta);
+      return created;
     }, {
       params: appParams,
       body: t.Object({ name: t.String({ maxLength: 200 }), permissions: Permissions }),
@@ -69,8 +70,8 @@ function managementRoutes(auth: AuthService) {
       response: { 200: ClientWithSecret, ...errors },
       detail: { tags, summary: "Replace the client secret (action auth.m2m.update)", description: "The new secret is in this answer only; the old one stops working at once, and so do tokens issued before (on this App's admin routes)." },
     })
-    .delete("/:id", ({ principal, params, meta, set }) => {
-      m2m.remove(requirePrincipal(principal), params.app_id, params.id, meta);
+    .delete("/:id", async ({ principal, params, meta, set }) => {
+      await m2m.remove(requirePrincipal(principal), params.app_id, params.id, meta);
       set.status = 204;
     }, {
       params: clientParams,

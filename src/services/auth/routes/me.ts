@@ -4,7 +4,8 @@ import { APP_USER } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, PublicUser } from "../schemas";
-import { appGroup, authz } from "./scope";
+import { andThen } from "../../../core/maybe-promise";
+import { authz, tokenCheckGroup } from "./scope";
 
 const tags = ["Auth: me"];
 const Me = t.Composite([
@@ -24,12 +25,13 @@ const Me = t.Composite([
 
 export function meRoutes(auth: AuthService) {
   const { me } = auth;
-  return appGroup(auth, APP_USER)
-    .get("/me", ({ app, request }) => me.get(app, authz(request)), {
+  // tokenCheckGroup: a cached App and an already verified token cost no promise on GET /me.
+  return tokenCheckGroup(auth, APP_USER)
+    .get("/me", ({ app, request }) => andThen(app, (a) => me.get(a, authz(request))), {
       response: { 200: Me, 401: ErrorBody, 404: ErrorBody },
       detail: { tags, summary: "The signed-in user's profile, tenants and MFA state" },
     })
-    .patch("/me", ({ app, request, body, meta }) => me.update(app, authz(request), body, meta), {
+    .patch("/me", async ({ app, request, body, meta }) => me.update(await app, authz(request), body, meta), {
       body: t.Object({
         display_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
         username: t.Optional(t.String({ maxLength: 64 })),
@@ -40,7 +42,7 @@ export function meRoutes(auth: AuthService) {
       detail: { tags, summary: "Change display name, username or metadata", description: "Emits user.updated with changed_fields. 409 USERNAME_TAKEN." },
     })
     .post("/me/password", async ({ app, request, body, meta, set }) => {
-      await me.changePassword(app, authz(request), body, meta);
+      await me.changePassword(await app, authz(request), body, meta);
       set.status = 204;
     }, {
       body: t.Object({ current_password: t.String({ maxLength: 1024 }), new_password: t.String({ maxLength: 1024 }) }),

@@ -2,13 +2,14 @@
  * Roles, the permission catalogue, role membership and the token checks of an App
  * (/authorize, /verify, /oauth/introspect). Rules and decisions: see ../rbac.ts.
  */
-import { t } from "elysia";
+import { Elysia, t } from "elysia";
 import { bearerFrom } from "../../../access/principal";
 import { APP_ADMIN, OPTIONAL_APP_TOKEN, PUBLIC } from "../../../access/openapi";
+import { andThen } from "../../../core/maybe-promise";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination } from "../schemas";
 import { DESCRIPTION_MAX, PERMISSION_MAX_LENGTH, ROLE_PERMISSIONS_MAX, TOKEN_MAX_LENGTH } from "../rbac";
-import { appGroup, appSlugParams, authz } from "./scope";
+import { appGroup, appSlugParams, authz, tokenCheckGroup } from "./scope";
 
 const tags = ["Auth: roles and permissions"];
 const checkTags = ["Auth: token checks"];
@@ -53,6 +54,10 @@ const Introspection = t.Object({
 });
 
 export function rbacRoutes(auth: AuthService) {
+  return new Elysia().use(adminRoutes(auth)).use(tokenCheckRoutes(auth));
+}
+
+function adminRoutes(auth: AuthService) {
   const { rbac } = auth;
   return appGroup(auth, APP_ADMIN)
     // ---------------------------------------------------------------- permission catalogue
@@ -142,9 +147,17 @@ export function rbacRoutes(auth: AuthService) {
         summary: "Set or clear a user's app-wide role (action auth.user.update)",
         description: "Emits role.removed (previous role) and role.assigned (new role); setting the role the user already has changes nothing. Unknown role: 400. The user's next refresh or sign-in carries the new role and permissions.",
       },
-    })
-    // ---------------------------------------------------------------- token checks
-    .post("/authorize", ({ app, request, body }) => rbac.authorize(app, body.token ?? bearerFrom(authz(request)), body.permission), {
+    });
+}
+
+/**
+ * The token checks: tokenCheckGroup, so a cached App and an already verified token are
+ * answered without a promise (`app` is a MaybePromise, chained with andThen).
+ */
+function tokenCheckRoutes(auth: AuthService) {
+  const { rbac } = auth;
+  return tokenCheckGroup(auth, APP_ADMIN)
+    .post("/authorize", ({ app, request, body }) => andThen(app, (a) => rbac.authorize(a, body.token ?? bearerFrom(authz(request)), body.permission)), {
       body: t.Object({ token: t.Optional(Token), permission: t.String({ maxLength: 256 }) }),
       response: { 200: t.Object({ allowed: t.Boolean(), role: t.Nullable(t.String()) }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       detail: {
@@ -155,7 +168,7 @@ export function rbacRoutes(auth: AuthService) {
           "No caller credential: the token (body, or Authorization: Bearer) is the authority. Decided from the token's claims alone (stateless, no database read): allowed when its permissions contain the permission, resource.* for its resource, or *. Role changes therefore apply from the holder's next refresh. End-user and M2M tokens are accepted (role is null for M2M). 401 INVALID_TOKEN for an invalid, expired or other App's token; 400 when permission is not a concrete resource.action.",
       },
     })
-    .post("/verify", ({ app, request, body }) => rbac.verify(app, body?.token ?? bearerFrom(authz(request))), {
+    .post("/verify", ({ app, request, body }) => andThen(app, (a) => rbac.verify(a, body?.token ?? bearerFrom(authz(request)))), {
       body: t.Optional(t.Object({ token: t.Optional(Token) })),
       response: { 200: t.Object({ valid: t.Literal(true), claims: t.Record(t.String(), t.Unknown()) }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       detail: {
@@ -165,7 +178,7 @@ export function rbacRoutes(auth: AuthService) {
         description: "Token in the body or as Authorization: Bearer. One offline verification (signature by a published App key, issuer, expiry) with a cache of verified tokens; no database read. 401 INVALID_TOKEN otherwise.",
       },
     })
-    .post("/oauth/introspect", ({ app, body }) => rbac.introspect(app, body.token), {
+    .post("/oauth/introspect", ({ app, body }) => andThen(app, (a) => rbac.introspect(a, body.token)), {
       body: t.Object({ token: Token, token_type_hint: t.Optional(t.String({ maxLength: 64 })) }),
       response: { 200: Introspection, 400: ErrorBody, 404: ErrorBody },
       detail: {

@@ -10,11 +10,34 @@ import type { AuthService } from "../service";
 
 export const appSlugParams = t.Object({ app_slug: t.String() });
 
-/** `security`: what the group's routes accept (access/openapi.ts), unless a route says otherwise. */
+const slugOf = (params: unknown) => (params as { app_slug: string }).app_slug;
+
+/**
+ * `security`: what the group's routes accept (access/openapi.ts), unless a route says otherwise.
+ * `app` is the resolved App: the resolve awaits the lookup, so every route of the group runs
+ * asynchronously (Elysia compiles a route async when one of its hooks is). The token-check
+ * hot paths use tokenCheckGroup instead.
+ */
 export function appGroup(auth: AuthService, security: Requirement[]) {
   return new Elysia({ prefix: "/:app_slug/v1" })
+    .resolve(async ({ params, request, server }) => ({
+      app: await auth.apps.bySlug(slugOf(params)),
+      meta: requestMeta(request, server),
+    }))
+    .guard(secured(security));
+}
+
+/**
+ * The same group for the token-check hot paths (/me, /verify, /authorize, /oauth/introspect):
+ * its resolve stays synchronous, so `app` is a MaybePromise<LoadedApp>, the cached App at once
+ * or a promise on a cache miss (an unknown slug rejects with 404). Handlers chain on it with
+ * andThen (core/maybe-promise.ts), so a cached App and an already verified token are answered
+ * without a promise.
+ */
+export function tokenCheckGroup(auth: AuthService, security: Requirement[]) {
+  return new Elysia({ prefix: "/:app_slug/v1" })
     .resolve(({ params, request, server }) => ({
-      app: auth.apps.bySlug((params as { app_slug: string }).app_slug),
+      app: auth.apps.bySlug(slugOf(params)),
       meta: requestMeta(request, server),
     }))
     .guard(secured(security));

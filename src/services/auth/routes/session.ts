@@ -45,8 +45,8 @@ export function sessionRoutes(auth: AuthService) {
       response: { 200: ConsumerTokens, 400: ErrorBody, 404: ErrorBody },
       detail: { tags, summary: "Rotate the refresh token", description: "The presented token is revoked; presenting a rotated token again revokes the whole session." },
     })
-    .post("/auth/logout", ({ app, body, set }) => {
-      auth.sessions.logout(app, body.refresh_token);
+    .post("/auth/logout", async ({ app, body, set }) => {
+      await auth.sessions.logout(app, body.refresh_token);
       set.status = 204;
     }, {
       body: RefreshBody,

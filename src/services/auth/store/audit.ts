@@ -1,5 +1,5 @@
 /** SQL for the per-App audit log. */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 
 export interface AuthAuditRow {
   id: string;
@@ -16,11 +16,12 @@ export interface AuthAuditRow {
   created_at: string;
 }
 
-export function insertAuthAudit(db: Db, r: AuthAuditRow) {
-  db.query(
+export async function insertAuthAudit(db: Sql, r: AuthAuditRow): Promise<void> {
+  await db.run(
     `INSERT INTO auth_audit (id, app_id, action, outcome, actor_type, actor_id, target_type, target_id, ip, user_agent, metadata, created_at)
      VALUES ($id, $app_id, $action, $outcome, $actor_type, $actor_id, $target_type, $target_id, $ip, $user_agent, $metadata, $created_at)`,
-  ).run(r as any);
+    { ...r },
+  );
 }
 
 /** Validated filters (see AuditQueryService): `since`/`until` are canonical ISO strings like created_at. */
@@ -48,7 +49,7 @@ export interface AuditFilter {
  * as an index range: a range over (app_id, action) would sort every match for each page
  * ("user.*" is most of a log), while walking the id index stops after `limit` matches.
  */
-export function listAuthAudit(db: Db, appId: string, f: AuditFilter, before: string | null, limit: number): AuthAuditRow[] {
+export function listAuthAudit(db: Sql, appId: string, f: AuditFilter, before: string | null, limit: number): Promise<AuthAuditRow[]> {
   const where = ["app_id = $app"];
   const params: Record<string, string | number> = { app: appId, limit };
   const add = (sql: string, values: Record<string, string | number>) => {
@@ -63,5 +64,5 @@ export function listAuthAudit(db: Db, appId: string, f: AuditFilter, before: str
   if (f.outcome) add("outcome = $outcome", { outcome: f.outcome });
   if (f.since) add("created_at >= $since", { since: f.since });
   if (f.until) add("created_at < $until", { until: f.until });
-  return db.query<AuthAuditRow, any>(`SELECT * FROM auth_audit WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT $limit`).all(params);
+  return db.all<AuthAuditRow>(`SELECT * FROM auth_audit WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT $limit`, params);
 }

@@ -3,7 +3,7 @@
  * password reset. Only an HMAC of the code is stored. At most one live code per
  * (App, purpose, target): minting supersedes the older ones in the same transaction.
  */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 
 export type CodePurpose = "verify_email" | "verify_phone" | "password_reset";
 
@@ -20,33 +20,39 @@ export interface CodeRow {
   superseded_at: string | null;
 }
 
-export const supersedeCodes = (db: Db, appId: string, purpose: CodePurpose, target: string, now: string) =>
-  db
-    .query("UPDATE auth_codes SET superseded_at = ? WHERE app_id = ? AND purpose = ? AND target = ? AND consumed_at IS NULL AND superseded_at IS NULL")
-    .run(now, appId, purpose, target).changes;
+export const supersedeCodes = (db: Sql, appId: string, purpose: CodePurpose, target: string, now: string) =>
+  db.run(
+    "UPDATE auth_codes SET superseded_at = ? WHERE app_id = ? AND purpose = ? AND target = ? AND consumed_at IS NULL AND superseded_at IS NULL",
+    now,
+    appId,
+    purpose,
+    target,
+  );
 
-export function insertCode(db: Db, r: CodeRow) {
-  db.query(
+export async function insertCode(db: Sql, r: CodeRow): Promise<void> {
+  await db.run(
     `INSERT INTO auth_codes (id, app_id, user_id, purpose, target, code_hash, created_at, expires_at, consumed_at, superseded_at)
      VALUES ($id, $app_id, $user_id, $purpose, $target, $code_hash, $created_at, $expires_at, $consumed_at, $superseded_at)`,
-  ).run(r as any);
+    { ...r },
+  );
 }
 
 /** The target's unexpired, unused, unsuperseded code, if any. */
-export const liveCode = (db: Db, appId: string, purpose: CodePurpose, target: string, nowMs: number) =>
-  db
-    .query<CodeRow, [string, string, string, number]>(
-      "SELECT * FROM auth_codes WHERE app_id = ? AND purpose = ? AND target = ? AND consumed_at IS NULL AND superseded_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1",
-    )
-    .get(appId, purpose, target, nowMs);
+export const liveCode = (db: Sql, appId: string, purpose: CodePurpose, target: string, nowMs: number) =>
+  db.get<CodeRow>(
+    "SELECT * FROM auth_codes WHERE app_id = ? AND purpose = ? AND target = ? AND consumed_at IS NULL AND superseded_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1",
+    appId,
+    purpose,
+    target,
+    nowMs,
+  );
 
 /** Marks a live code used; 0 when it was used, superseded or burnt in the meantime. */
-export const consumeCode = (db: Db, id: string, now: string) =>
-  db.query("UPDATE auth_codes SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL AND superseded_at IS NULL").run(now, id).changes;
+export const consumeCode = (db: Sql, id: string, now: string) =>
+  db.run("UPDATE auth_codes SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL AND superseded_at IS NULL", now, id);
 
 /** Burns a code after too many wrong guesses (it can no longer be used). */
-export const burnCode = (db: Db, id: string, now: string) =>
-  db.query("UPDATE auth_codes SET superseded_at = COALESCE(superseded_at, ?) WHERE id = ?").run(now, id).changes;
+export const burnCode = (db: Sql, id: string, now: string) => db.run("UPDATE auth_codes SET superseded_at = COALESCE(superseded_at, ?) WHERE id = ?", now, id);
 
 /** Deletes codes that expired before `beforeMs` (nothing reads them any more). */
-export const purgeCodes = (db: Db, beforeMs: number) => db.query("DELETE FROM auth_codes WHERE expires_at < ?").run(beforeMs).changes;
+export const purgeCodes = (db: Sql, beforeMs: number) => db.run("DELETE FROM auth_codes WHERE expires_at < ?", beforeMs);

@@ -1,5 +1,5 @@
 /** SQL for invites (only the code's hash is stored) and the tenant membership an invite grants. */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 
 export interface InviteRow {
   id: string;
@@ -37,45 +37,45 @@ const STATUS_SQL: Record<InviteStatus, string> = {
   active: "i.revoked_at IS NULL AND i.uses < i.max_uses AND (i.expires_at IS NULL OR i.expires_at > $now)",
 };
 
-export function insertInvite(db: Db, r: InviteRow) {
-  db.query(
+export async function insertInvite(db: Sql, r: InviteRow): Promise<void> {
+  await db.run(
     `INSERT INTO auth_invites (id, app_id, code_hash, code_hint, email, role_id, tenant_id, max_uses, uses, expires_at, revoked_at, created_by, created_at)
      VALUES ($id, $app_id, $code_hash, $code_hint, $email, $role_id, $tenant_id, $max_uses, $uses, $expires_at, $revoked_at, $created_by, $created_at)`,
-  ).run(r as any);
+    { ...r },
+  );
 }
 
-export const inviteById = (db: Db, appId: string, id: string) =>
-  db.query<InviteView, [string, string]>(`${VIEW} WHERE i.app_id = ? AND i.id = ?`).get(appId, id);
+export const inviteById = (db: Sql, appId: string, id: string) => db.get<InviteView>(`${VIEW} WHERE i.app_id = ? AND i.id = ?`, appId, id);
 
-export const inviteByHash = (db: Db, appId: string, hash: string) =>
-  db.query<InviteView, [string, string]>(`${VIEW} WHERE i.app_id = ? AND i.code_hash = ?`).get(appId, hash);
+export const inviteByHash = (db: Sql, appId: string, hash: string) => db.get<InviteView>(`${VIEW} WHERE i.app_id = ? AND i.code_hash = ?`, appId, hash);
 
 /** Keyset page, newest first (created_at, then id, descending). */
-export function listInvites(db: Db, appId: string, o: { status: InviteStatus | null; after: { c: string; i: string } | null; limit: number; nowMs: number }) {
+export function listInvites(db: Sql, appId: string, o: { status: InviteStatus | null; after: { c: string; i: string } | null; limit: number; nowMs: number }) {
   const where = ["i.app_id = $app"];
   if (o.status) where.push(`(${STATUS_SQL[o.status]})`);
   if (o.after) where.push("(i.created_at < $c OR (i.created_at = $c AND i.id < $i))");
-  return db
-    .query<InviteView, any>(`${VIEW} WHERE ${where.join(" AND ")} ORDER BY i.created_at DESC, i.id DESC LIMIT $limit`)
-    .all({ app: appId, now: o.nowMs, c: o.after?.c ?? "", i: o.after?.i ?? "", limit: o.limit });
+  // Exactly the parameters the statement names.
+  const params: Record<string, string | number> = { app: appId, limit: o.limit };
+  if (o.status && o.status !== "revoked" && o.status !== "exhausted") params.now = o.nowMs;
+  if (o.after) Object.assign(params, { c: o.after.c, i: o.after.i });
+  return db.all<InviteView>(`${VIEW} WHERE ${where.join(" AND ")} ORDER BY i.created_at DESC, i.id DESC LIMIT $limit`, params);
 }
 
 /** Sets revoked_at once (a second revoke keeps the first time). 0 when the invite is not in the App. */
-export const revokeInvite = (db: Db, appId: string, id: string, now: string) =>
-  db.query("UPDATE auth_invites SET revoked_at = COALESCE(revoked_at, ?) WHERE app_id = ? AND id = ?").run(now, appId, id).changes;
+export const revokeInvite = (db: Sql, appId: string, id: string, now: string) =>
+  db.run("UPDATE auth_invites SET revoked_at = COALESCE(revoked_at, ?) WHERE app_id = ? AND id = ?", now, appId, id);
 
 /**
  * Takes one use of a live invite: the check and the increment are one statement, so two
  * concurrent accepts of the last use cannot both succeed. 1 when taken, 0 otherwise.
  */
-export const takeInviteUse = (db: Db, id: string, nowMs: number) =>
-  db
-    .query("UPDATE auth_invites SET uses = uses + 1 WHERE id = ? AND revoked_at IS NULL AND uses < max_uses AND (expires_at IS NULL OR expires_at > ?)")
-    .run(id, nowMs).changes;
+export const takeInviteUse = (db: Sql, id: string, nowMs: number) =>
+  db.run("UPDATE auth_invites SET uses = uses + 1 WHERE id = ? AND revoked_at IS NULL AND uses < max_uses AND (expires_at IS NULL OR expires_at > ?)", id, nowMs);
 
-export function insertTenantMember(db: Db, m: { id: string; tenant_id: string; user_id: string; role_id: string | null; invited_by: string | null; joined_at: string }) {
-  db.query(
+export async function insertTenantMember(db: Sql, m: { id: string; tenant_id: string; user_id: string; role_id: string | null; invited_by: string | null; joined_at: string }): Promise<void> {
+  await db.run(
     `INSERT INTO auth_tenant_members (id, tenant_id, user_id, role_id, invited_by, joined_at)
      VALUES ($id, $tenant_id, $user_id, $role_id, $invited_by, $joined_at)`,
-  ).run(m as any);
+    { ...m },
+  );
 }

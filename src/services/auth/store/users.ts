@@ -1,5 +1,5 @@
 /** SQL for App users, their contacts, sessions and refresh tokens. */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 
 export type UserStatus = "active" | "suspended" | "deactivated" | "blocked";
 
@@ -43,81 +43,88 @@ const VIEW = `SELECT u.*,
   (SELECT permissions FROM auth_roles r WHERE r.id = u.role_id) AS role_permissions
   FROM auth_users u`;
 
-export function insertUser(db: Db, u: UserRow) {
-  db.query(
+export async function insertUser(db: Sql, u: UserRow): Promise<void> {
+  await db.run(
     `INSERT INTO auth_users (id, app_id, username, display_name, password_hash, role_id, status, metadata, created_at, updated_at)
      VALUES ($id, $app_id, $username, $display_name, $password_hash, $role_id, $status, $metadata, $created_at, $updated_at)`,
-  ).run(u as any);
+    { ...u },
+  );
 }
 
-export function insertContact(db: Db, c: ContactRow) {
-  db.query(
+export async function insertContact(db: Sql, c: ContactRow): Promise<void> {
+  await db.run(
     `INSERT INTO auth_contacts (id, app_id, user_id, kind, value, is_primary, verified_at, created_at)
      VALUES ($id, $app_id, $user_id, $kind, $value, $is_primary, $verified_at, $created_at)`,
-  ).run(c as any);
+    { ...c },
+  );
 }
 
-export const userView = (db: Db, appId: string, id: string) =>
-  db.query<UserView, [string, string]>(`${VIEW} WHERE u.app_id = ? AND u.id = ?`).get(appId, id);
+export const userView = (db: Sql, appId: string, id: string) => db.get<UserView>(`${VIEW} WHERE u.app_id = ? AND u.id = ?`, appId, id);
 
 /** Sign-in identifiers: the username, or an email that is the user's verified primary address. */
-export function userByIdentifier(db: Db, appId: string, identifier: string): UserView | null {
-  const byName = db.query<UserView, [string, string]>(`${VIEW} WHERE u.app_id = ? AND u.username = ?`).get(appId, identifier);
+export async function userByIdentifier(db: Sql, appId: string, identifier: string): Promise<UserView | null> {
+  const byName = await db.get<UserView>(`${VIEW} WHERE u.app_id = ? AND u.username = ?`, appId, identifier);
   if (byName) return byName;
-  const c = db
-    .query<{ user_id: string }, [string, string]>(
-      "SELECT user_id FROM auth_contacts WHERE app_id = ? AND kind = 'email' AND value = ? AND is_primary = 1 AND verified_at IS NOT NULL",
-    )
-    .get(appId, identifier);
+  const c = await db.get<{ user_id: string }>(
+    "SELECT user_id FROM auth_contacts WHERE app_id = ? AND kind = 'email' AND value = ? AND is_primary = 1 AND verified_at IS NOT NULL",
+    appId,
+    identifier,
+  );
   return c ? userView(db, appId, c.user_id) : null;
 }
 
-export function emailOrUsernameTaken(db: Db, appId: string, email: string | null, username: string) {
-  const r = db
-    .query<{ e: number; u: number }, [string, string, string, string]>(
-      `SELECT EXISTS(SELECT 1 FROM auth_contacts WHERE app_id = ?1 AND kind = 'email' AND value = ?2) AS e,
-              EXISTS(SELECT 1 FROM auth_users WHERE app_id = ?3 AND username = ?4) AS u`,
-    )
-    .get(appId, email ?? "", appId, username)!;
+export async function emailOrUsernameTaken(db: Sql, appId: string, email: string | null, username: string) {
+  const r = (await db.get<{ e: number; u: number }>(
+    `SELECT CASE WHEN EXISTS(SELECT 1 FROM auth_contacts WHERE app_id = ? AND kind = 'email' AND value = ?) THEN 1 ELSE 0 END AS e,
+            CASE WHEN EXISTS(SELECT 1 FROM auth_users WHERE app_id = ? AND username = ?) THEN 1 ELSE 0 END AS u`,
+    appId,
+    email ?? "",
+    appId,
+    username,
+  ))!;
   return { email: email !== null && !!r.e, username: !!r.u };
 }
 
-export const usernameTaken = (db: Db, appId: string, username: string) =>
-  !!db.query<{ x: number }, [string, string]>("SELECT 1 AS x FROM auth_users WHERE app_id = ? AND username = ?").get(appId, username);
+export const usernameTaken = async (db: Sql, appId: string, username: string) =>
+  !!(await db.get<{ x: number }>("SELECT 1 AS x FROM auth_users WHERE app_id = ? AND username = ?", appId, username));
 
-export const contactByValue = (db: Db, appId: string, kind: "email" | "phone", value: string) =>
-  db.query<ContactRow, [string, string, string]>("SELECT * FROM auth_contacts WHERE app_id = ? AND kind = ? AND value = ?").get(appId, kind, value);
+export const contactByValue = (db: Sql, appId: string, kind: "email" | "phone", value: string) =>
+  db.get<ContactRow>("SELECT * FROM auth_contacts WHERE app_id = ? AND kind = ? AND value = ?", appId, kind, value);
 
-export const contactsOf = (db: Db, userId: string) =>
-  db.query<ContactRow, [string]>("SELECT * FROM auth_contacts WHERE user_id = ? ORDER BY is_primary DESC, created_at").all(userId);
+export const contactsOf = (db: Sql, userId: string) =>
+  db.all<ContactRow>("SELECT * FROM auth_contacts WHERE user_id = ? ORDER BY is_primary DESC, created_at", userId);
 
-export const markContactVerified = (db: Db, contactId: string, now: string) =>
-  db.query("UPDATE auth_contacts SET verified_at = COALESCE(verified_at, ?) WHERE id = ?").run(now, contactId).changes;
+export const markContactVerified = (db: Sql, contactId: string, now: string) =>
+  db.run("UPDATE auth_contacts SET verified_at = COALESCE(verified_at, ?) WHERE id = ?", now, contactId);
 
-export function setPrimaryEmail(db: Db, userId: string, value: string) {
-  return db.query("UPDATE auth_contacts SET value = ?, verified_at = NULL WHERE user_id = ? AND kind = 'email' AND is_primary = 1").run(value, userId).changes;
+export function setPrimaryEmail(db: Sql, userId: string, value: string): Promise<number> {
+  return db.run("UPDATE auth_contacts SET value = ?, verified_at = NULL WHERE user_id = ? AND kind = 'email' AND is_primary = 1", value, userId);
 }
 
-export function updateUserFields(db: Db, id: string, f: Partial<Pick<UserRow, "username" | "display_name" | "metadata" | "status" | "role_id" | "password_hash">>, now: string) {
+export async function updateUserFields(db: Sql, id: string, f: Partial<Pick<UserRow, "username" | "display_name" | "metadata" | "status" | "role_id" | "password_hash">>, now: string): Promise<number> {
   const keys = Object.keys(f) as (keyof typeof f)[];
   if (!keys.length) return 0;
   const sets = keys.map((k) => `${k} = $${k}`).join(", ");
-  return db.query(`UPDATE auth_users SET ${sets}, updated_at = $updated_at WHERE id = $id`).run({ ...f, id, updated_at: now } as any).changes;
+  return db.run(`UPDATE auth_users SET ${sets}, updated_at = $updated_at WHERE id = $id`, { ...f, id, updated_at: now });
 }
 
-export const deleteUser = (db: Db, appId: string, id: string) => db.query("DELETE FROM auth_users WHERE app_id = ? AND id = ?").run(appId, id).changes;
+export const deleteUser = (db: Sql, appId: string, id: string) => db.run("DELETE FROM auth_users WHERE app_id = ? AND id = ?", appId, id);
 
 /** Keyset page of an App's users in id (creation) order, optionally filtered by a search on username / email. */
-export function listUsers(db: Db, appId: string, after: string | null, limit: number, q: string | null) {
+export function listUsers(db: Sql, appId: string, after: string | null, limit: number, q: string | null): Promise<UserView[]> {
   if (q) {
+    // lower() on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
     const like = `%${q.replace(/[\\%_]/g, (m) => "\\" + m)}%`;
-    return db
-      .query<UserView, [string, string, string, string, number]>(
-        `${VIEW} WHERE u.app_id = ? AND u.id > ? AND (u.username LIKE ? ESCAPE '\\' OR u.id IN (SELECT user_id FROM auth_contacts WHERE app_id = u.app_id AND value LIKE ? ESCAPE '\\')) ORDER BY u.id LIMIT ?`,
-      )
-      .all(appId, after ?? "", like, like, limit);
+    return db.all<UserView>(
+      `${VIEW} WHERE u.app_id = ? AND u.id > ? AND (lower(u.username) LIKE lower(?) ESCAPE '\\' OR u.id IN (SELECT user_id FROM auth_contacts WHERE app_id = u.app_id AND lower(value) LIKE lower(?) ESCAPE '\\')) ORDER BY u.id LIMIT ?`,
+      appId,
+      after ?? "",
+      like,
+      like,
+      limit,
+    );
   }
-  return db.query<UserView, [string, string, number]>(`${VIEW} WHERE u.app_id = ? AND u.id > ? ORDER BY u.id LIMIT ?`).all(appId, after ?? "", limit);
+  return db.all<UserView>(`${VIEW} WHERE u.app_id = ? AND u.id > ? ORDER BY u.id LIMIT ?`, appId, after ?? "", limit);
 }
 
 // --- sessions ---------------------------------------------------------------------------
@@ -136,59 +143,65 @@ export interface SessionRow {
   user_agent: string | null;
 }
 
-export function insertSession(db: Db, s: SessionRow) {
-  db.query(
+export async function insertSession(db: Sql, s: SessionRow): Promise<void> {
+  await db.run(
     `INSERT INTO auth_sessions (id, app_id, user_id, tenant_id, amr, mfa_at, created_at, expires_at, revoked_at, ip, user_agent)
      VALUES ($id, $app_id, $user_id, $tenant_id, $amr, $mfa_at, $created_at, $expires_at, $revoked_at, $ip, $user_agent)`,
-  ).run(s as any);
+    { ...s },
+  );
 }
 
-export const sessionById = (db: Db, appId: string, id: string) =>
-  db.query<SessionRow, [string, string]>("SELECT * FROM auth_sessions WHERE app_id = ? AND id = ?").get(appId, id);
+export const sessionById = (db: Sql, appId: string, id: string) => db.get<SessionRow>("SELECT * FROM auth_sessions WHERE app_id = ? AND id = ?", appId, id);
 
 /**
  * The user behind an access token, only while the token's session is live (not revoked,
- * not expired): the user view plus a primary-key probe of the session, in one query.
+ * not expired), with the session's expiry: the user view plus a primary-key probe of the
+ * session, in one query.
  */
-export function userViewOfLiveSession(db: Db, appId: string, userId: string, sessionId: string, nowMs: number): UserView | null {
-  const row = db
-    .query<UserView & { session_live: number }, [string, number, string, string]>(
-      `SELECT v.*, EXISTS(SELECT 1 FROM auth_sessions s WHERE s.id = ? AND s.user_id = v.id AND s.revoked_at IS NULL AND s.expires_at > ?) AS session_live
-       FROM (${VIEW} WHERE u.app_id = ? AND u.id = ?) v`,
-    )
-    .get(sessionId, nowMs, appId, userId);
-  if (!row?.session_live) return null;
-  const { session_live: _, ...user } = row;
-  return user;
+export async function userViewOfLiveSession(db: Sql, appId: string, userId: string, sessionId: string, nowMs: number): Promise<{ user: UserView; expiresAt: number } | null> {
+  const row = await db.get<UserView & { session_expires_at: number | null }>(
+    `SELECT v.*, (SELECT s.expires_at FROM auth_sessions s WHERE s.id = ? AND s.user_id = v.id AND s.revoked_at IS NULL AND s.expires_at > ?) AS session_expires_at
+     FROM (${VIEW} WHERE u.app_id = ? AND u.id = ?) v`,
+    sessionId,
+    nowMs,
+    appId,
+    userId,
+  );
+  if (row?.session_expires_at == null) return null;
+  const { session_expires_at: expiresAt, ...user } = row;
+  return { user, expiresAt };
 }
 
-/** Whether a session of this App and user is live: one primary-key read. */
-export const sessionLive = (db: Db, appId: string, id: string, userId: string, nowMs: number) =>
-  !!db
-    .query<{ x: number }, [string, string, string, number]>("SELECT 1 AS x FROM auth_sessions WHERE id = ? AND app_id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?")
-    .get(id, appId, userId, nowMs);
+/** When a live session of this App and user ends (expires_at), or null when it is not live: one primary-key read. */
+export const sessionLiveUntil = async (db: Sql, appId: string, id: string, userId: string, nowMs: number) =>
+  (
+    await db.get<{ expires_at: number }>(
+      "SELECT expires_at FROM auth_sessions WHERE id = ? AND app_id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?",
+      id,
+      appId,
+      userId,
+      nowMs,
+    )
+  )?.expires_at ?? null;
 
-export const setSessionMfa = (db: Db, id: string, amr: string[], mfaAt: string) =>
-  db.query("UPDATE auth_sessions SET amr = ?, mfa_at = ? WHERE id = ?").run(JSON.stringify(amr), mfaAt, id);
+export const setSessionMfa = (db: Sql, id: string, amr: string[], mfaAt: string) =>
+  db.run("UPDATE auth_sessions SET amr = ?, mfa_at = ? WHERE id = ?", JSON.stringify(amr), mfaAt, id);
 
-export const revokeSession = (db: Db, id: string, now: string) =>
-  db.query("UPDATE auth_sessions SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?").run(now, id);
+export const revokeSession = (db: Sql, id: string, now: string) =>
+  db.run("UPDATE auth_sessions SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?", now, id);
 
-export const revokeUserSessions = (db: Db, userId: string, now: string) =>
-  db.query("UPDATE auth_sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL").run(now, userId).changes;
+export const revokeUserSessions = (db: Sql, userId: string, now: string) =>
+  db.run("UPDATE auth_sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", now, userId);
 
-export const insertRefreshToken = (db: Db, hash: string, sessionId: string, now: string) =>
-  db.query("INSERT INTO auth_refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)").run(hash, sessionId, now);
+export const insertRefreshToken = (db: Sql, hash: string, sessionId: string, now: string) =>
+  db.run("INSERT INTO auth_refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)", hash, sessionId, now);
 
 /** The refresh token's row with its session, or null. */
-export const refreshToken = (db: Db, hash: string) =>
-  db
-    .query<{ rotated_at: string | null; session_id: string }, [string]>("SELECT rotated_at, session_id FROM auth_refresh_tokens WHERE token_hash = ?")
-    .get(hash);
+export const refreshToken = (db: Sql, hash: string) =>
+  db.get<{ rotated_at: string | null; session_id: string }>("SELECT rotated_at, session_id FROM auth_refresh_tokens WHERE token_hash = ?", hash);
 
 /** Marks a live token rotated; 0 when it was already rotated (a replay). */
-export const rotateRefreshToken = (db: Db, hash: string, now: string) =>
-  db.query("UPDATE auth_refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL").run(now, hash).changes;
+export const rotateRefreshToken = (db: Sql, hash: string, now: string) =>
+  db.run("UPDATE auth_refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL", now, hash);
 
-export const purgeExpiredSessions = (db: Db, beforeMs: number) =>
-  db.query("DELETE FROM auth_sessions WHERE expires_at < ?").run(beforeMs).changes;
+export const purgeExpiredSessions = (db: Sql, beforeMs: number) => db.run("DELETE FROM auth_sessions WHERE expires_at < ?", beforeMs);

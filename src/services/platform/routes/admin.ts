@@ -25,16 +25,16 @@ export function adminRoutes(platform: Platform) {
   return new Elysia({ prefix: "/v1/admin" })
     .use(principalPlugin(platform.authz))
     .guard(secured(HUMAN_CALLER))
-    .get("/accounts", ({ principal, query }) => {
+    .get("/accounts", async ({ principal, query }) => {
       requireOperator(principal);
       const limit = parseLimit(query.limit, 50, 200);
       const after = decodeCursor<{ id: string }>(query.cursor)?.id ?? null;
-      return buildPage(store.listAccounts(platform.ctx.db, after, limit + 1), limit, (r) => ({ id: r.id }), view);
+      return buildPage(await store.listAccounts(platform.ctx.db, after, limit + 1), limit, (r) => ({ id: r.id }), view);
     }, { query: ListQuery, detail: { tags, summary: "List accounts (operators)" } })
-    .post("/accounts/:account_id/:verb", ({ principal, params, meta }) => {
+    .post("/accounts/:account_id/:verb", async ({ principal, params, meta }) => {
       const op = requireOperator(principal);
       const status = STATUS_BY_VERB[params.verb as keyof typeof STATUS_BY_VERB];
-      return view(platform.accounts.setStatus(op.accountId, params.account_id, status, meta));
+      return view(await platform.accounts.setStatus(op.accountId, params.account_id, status, meta));
     }, {
       params: t.Object({ account_id: t.String(), verb: t.Union([t.Literal("suspend"), t.Literal("deactivate"), t.Literal("block"), t.Literal("reactivate")]) }),
       detail: { tags, summary: "Suspend, deactivate, block or reactivate an account (operators). Any status but active revokes its sessions." },

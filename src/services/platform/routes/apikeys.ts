@@ -20,8 +20,8 @@ export function apiKeyRoutes(platform: Platform) {
     .post("/workspaces/:workspace_slug/api-keys", async (c) => {
       const p = requireSession(c.principal, "Minting an API key");
       // The plaintext key is never stored at rest: a replay answers key: null.
-      return idempotentWithSecret(platform.ctx.idempotency, c, p, { status: 201, field: "key" }, () => {
-        const r = apiKeys.create(p, c.params.workspace_slug, c.body, c.meta);
+      return idempotentWithSecret(platform.ctx.idempotency, c, p, { status: 201, field: "key" }, async () => {
+        const r = await apiKeys.create(p, c.params.workspace_slug, c.body, c.meta);
         return { view: r.view, secret: r.key };
       });
     }, {
@@ -51,8 +51,8 @@ export function apiKeyRoutes(platform: Platform) {
       response: { 200: ApiKey, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       detail: { tags, summary: "Read an API key (action apikey.read)" },
     })
-    .delete("/workspaces/:workspace_slug/api-keys/:key_id", ({ principal, params, meta, set }) => {
-      apiKeys.revoke(requireSession(principal, "Revoking an API key"), params.workspace_slug, params.key_id, meta);
+    .delete("/workspaces/:workspace_slug/api-keys/:key_id", async ({ principal, params, meta, set }) => {
+      await apiKeys.revoke(requireSession(principal, "Revoking an API key"), params.workspace_slug, params.key_id, meta);
       set.status = 204;
     }, {
       params: keyParams,

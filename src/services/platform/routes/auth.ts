@@ -64,14 +64,14 @@ export function authRoutes(platform: Platform) {
       setCookie(set, request, tokens);
       return tokens;
     }, { body: SetupBody, response: { 200: TokenResponse, 400: ErrorBody }, detail: { tags, summary: "Create the first operator account with the one-time setup token" } })
-    .get("/setup", () => ({ needs_setup: platform.setup.needsSetup() }), {
+    .get("/setup", async () => ({ needs_setup: await platform.setup.needsSetup() }), {
       response: t.Object({ needs_setup: t.Boolean() }), detail: { tags, summary: "Whether first-run setup is still open" },
     })
     .use(principalPlugin(platform.authz))
     .guard(secured(HUMAN_CALLER))
-    .post("/logout-current", ({ principal, set, request }) => {
+    .post("/logout-current", async ({ principal, set, request }) => {
       const p = requireSession(principal, "logout-current");
-      platform.accounts.logoutSession(p.sessionId);
+      await platform.accounts.logoutSession(p.sessionId);
       // Cleared when the browser sent it (a bearer-only client gets no Set-Cookie).
       if (sessionCookieOf(request) !== null) set.headers["set-cookie"] = new Bun.Cookie(SESSION_COOKIE, "", { path: "/", maxAge: 0, expires: new Date(0) }).serialize();
       set.status = 204;

@@ -38,8 +38,8 @@ export function memberRoutes(platform: Platform) {
           "(403 ROLE_EXCEEDS_CALLER); the last owner cannot be demoted (409 LAST_OWNER).",
       },
     })
-    .delete("/workspaces/:workspace_slug/members/:member_id", ({ principal, params, meta, set }) => {
-      members.remove(requirePrincipal(principal), params.workspace_slug, params.member_id, meta);
+    .delete("/workspaces/:workspace_slug/members/:member_id", async ({ principal, params, meta, set }) => {
+      await members.remove(requirePrincipal(principal), params.workspace_slug, params.member_id, meta);
       set.status = 204;
     }, {
       params: memberParams,
@@ -52,7 +52,7 @@ export function memberRoutes(platform: Platform) {
     })
     .post("/workspaces/:workspace_slug/invitations", (c) => {
       const p = requirePrincipal(c.principal);
-      return idempotent(platform.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: invitations.create(p, c.params.workspace_slug, c.body, c.meta) }));
+      return idempotent(platform.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: await invitations.create(p, c.params.workspace_slug, c.body, c.meta) }));
     }, {
       params: slugParam,
       body: InvitationCreate,
@@ -71,12 +71,12 @@ export function memberRoutes(platform: Platform) {
       response: { 200: InvitationList, ...errors },
       detail: { tags, summary: "Pending invitations (action member.list; cursor pages)" },
     })
-    .delete("/workspaces/:workspace_slug/invitations/:invitation_id", ({ principal, params, meta, set }) => {
-      invitations.revoke(requirePrincipal(principal), params.workspace_slug, params.invitation_id, meta);
+    .delete("/workspaces/:workspace_slug/invitations/:invitation_id", async ({ principal, params, meta, set }) => {
+      await invitations.revoke(requirePrincipal(principal), params.workspace_slug, params.invitation_id, meta);
       set.status = 204;
     }, { params: invitationParams, detail: { tags, summary: "Revoke a pending invitation (action member.delete; 204)", responses: noContent() } })
-    .post("/invitations/accept", ({ principal, body, meta, set }) => {
-      const r = invitations.accept(requireHuman(principal, "Accepting an invitation"), body.token, meta);
+    .post("/invitations/accept", async ({ principal, body, meta, set }) => {
+      const r = await invitations.accept(requireHuman(principal, "Accepting an invitation"), body.token, meta);
       set.status = 201;
       return r;
     }, {

@@ -60,17 +60,17 @@ export function oauthRoutes(platform: Platform) {
     )
     .use(principalPlugin(platform.authz))
     .guard(secured(HUMAN_CALLER))
-    .get("/v1/me/identities", ({ principal }) => {
+    .get("/v1/me/identities", async ({ principal }) => {
       const p = requireHuman(principal, "Listing identities");
-      const data = oauth.list(p.accountId);
+      const data = await oauth.list(p.accountId);
       return { data, pagination: { next_cursor: null, has_more: false } };
     }, {
       response: { 200: t.Object({ data: t.Array(Identity), pagination: t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() }) }), 401: ErrorBody, 403: ErrorBody },
       detail: { tags, summary: "Provider identities linked to the signed-in account (all of them, one page)" },
     })
-    .delete("/v1/me/identities/:identity_id", ({ principal, params, meta, set }) => {
+    .delete("/v1/me/identities/:identity_id", async ({ principal, params, meta, set }) => {
       const p = requireSession(principal, "Unlinking an identity");
-      oauth.unlink(p.accountId, params.identity_id, meta);
+      await oauth.unlink(p.accountId, params.identity_id, meta);
       set.status = 204;
     }, {
       params: t.Object({ identity_id: t.String() }),

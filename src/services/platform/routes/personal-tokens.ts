@@ -14,8 +14,8 @@ export function personalTokenRoutes(platform: Platform) {
   return new Elysia({ prefix: "/v1/me/tokens" })
     .use(principalPlugin(platform.authz))
     .guard(secured(HUMAN_CALLER))
-    .post("", ({ principal, body, meta, set }) => {
-      const r = personalTokens.create(requireSession(principal, "Creating a personal access token"), body, meta);
+    .post("", async ({ principal, body, meta, set }) => {
+      const r = await personalTokens.create(requireSession(principal, "Creating a personal access token"), body, meta);
       set.status = 201;
       return { id: r.view.id, name: r.view.name, token: r.token, prefix: r.view.prefix, last_four: r.view.last_four, created_at: r.view.created_at, expires_at: r.view.expires_at };
     }, {
@@ -36,8 +36,8 @@ export function personalTokenRoutes(platform: Platform) {
       response: { 200: PersonalTokenList, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody },
       detail: { tags, summary: "Your personal access tokens, revoked ones included (cursor pages; never the token itself)" },
     })
-    .delete("/:token_id", ({ principal, params, meta, set }) => {
-      personalTokens.revoke(requireSession(principal, "Revoking a personal access token"), params.token_id, meta);
+    .delete("/:token_id", async ({ principal, params, meta, set }) => {
+      await personalTokens.revoke(requireSession(principal, "Revoking a personal access token"), params.token_id, meta);
       set.status = 204;
     }, {
       params: t.Object({ token_id: t.String() }),

@@ -29,8 +29,8 @@ export function roleRoutes(platform: Platform) {
       response: { 200: Role, ...errors },
       detail: { tags, summary: "Read a role (action role.read); another workspace's role is 404" },
     })
-    .post("", ({ principal, params, body, meta, set }) => {
-      const r = roles.create(requirePrincipal(principal), params.workspace_slug, body, meta);
+    .post("", async ({ principal, params, body, meta, set }) => {
+      const r = await roles.create(requirePrincipal(principal), params.workspace_slug, body, meta);
       set.status = 201;
       return r;
     }, {
@@ -45,8 +45,8 @@ export function roleRoutes(platform: Platform) {
       response: { 200: Role, ...errors },
       detail: { tags, summary: "Update a custom role (action role.update)", description: `Built-in roles are read-only (403 BUILTIN_ROLE). ${within} Members holding the role get the new policy on their next request.` },
     })
-    .delete("/:role_id", ({ principal, params, meta, set }) => {
-      roles.remove(requirePrincipal(principal), params.workspace_slug, params.role_id, meta);
+    .delete("/:role_id", async ({ principal, params, meta, set }) => {
+      await roles.remove(requirePrincipal(principal), params.workspace_slug, params.role_id, meta);
       set.status = 204;
     }, {
       params: roleParams,

@@ -23,7 +23,7 @@ export function workspaceRoutes(platform: Platform) {
     .guard(secured(PLATFORM_CALLER))
     .post("/workspaces", (c) => {
       const p = requireHuman(c.principal, "Creating a workspace");
-      return idempotent(platform.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: workspaces.create(p, c.body, c.meta) }));
+      return idempotent(platform.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: await workspaces.create(p, c.body, c.meta) }));
     }, {
       body: WorkspaceCreate,
       response: { 201: Workspace, 400: ErrorBody, 403: ErrorBody, 409: ErrorBody },
@@ -41,8 +41,8 @@ export function workspaceRoutes(platform: Platform) {
       response: { 200: Workspace, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       detail: { tags, summary: "Update display name, slug or settings (action workspace.update; emits workspace.renamed on slug change)" },
     })
-    .delete("/workspaces/:workspace_slug", ({ principal, params, meta, set }) => {
-      workspaces.remove(requireHuman(principal, "Deleting a workspace"), params.workspace_slug, meta);
+    .delete("/workspaces/:workspace_slug", async ({ principal, params, meta, set }) => {
+      await workspaces.remove(requireHuman(principal, "Deleting a workspace"), params.workspace_slug, meta);
       set.status = 204;
     }, { params: slugParam, detail: { tags, security: HUMAN_CALLER, summary: "Delete a workspace (action workspace.delete; 403 for API keys)", responses: noContent() } })
     .post("/workspaces/:workspace_slug/avatar", ({ principal, params, body, meta }) => workspaces.setAvatar(requirePrincipal(principal), params.workspace_slug, (body as any)?.file, meta), {

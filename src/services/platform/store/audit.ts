@@ -1,5 +1,5 @@
 /** SQL for the platform audit log. */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 
 export interface AuditRow {
   id: string;
@@ -15,11 +15,12 @@ export interface AuditRow {
   created_at: string;
 }
 
-export function insertAudit(db: Db, r: AuditRow) {
-  db.query(
+export async function insertAudit(db: Sql, r: AuditRow): Promise<void> {
+  await db.run(
     `INSERT INTO platform_audit_log (id, workspace_id, actor_type, actor_id, action, target_type, target_id, ip, user_agent, metadata, created_at)
      VALUES ($id, $workspace_id, $actor_type, $actor_id, $action, $target_type, $target_id, $ip, $user_agent, $metadata, $created_at)`,
-  ).run(r as any);
+    { ...r },
+  );
 }
 
 export interface AuditFilter {
@@ -32,19 +33,19 @@ export interface AuditFilter {
 }
 
 /** Newest first, keyset on the UUIDv7 id. Optional filters collapse to no-ops when NULL. */
-export function listAudit(db: Db, f: AuditFilter, limit: number) {
-  return db
-    .query<AuditRow, any>(
-      `SELECT * FROM platform_audit_log
-       WHERE workspace_id = $ws
-         AND ($actor IS NULL OR actor_id = $actor)
-         AND (($action IS NULL AND $action_prefix IS NULL) OR action = $action OR action LIKE $action_prefix ESCAPE '\\')
-         AND ($since IS NULL OR created_at >= $since)
-         AND ($until IS NULL OR created_at < $until)
-         AND ($before IS NULL OR id < $before)
-       ORDER BY id DESC LIMIT $limit`,
-    )
-    .all({
+export function listAudit(db: Sql, f: AuditFilter, limit: number) {
+  // CAST: PostgreSQL cannot type a parameter that only meets IS NULL. LIKE is case-sensitive
+  // on PostgreSQL and the action names are lowercase: the prefix filter matches the same rows on both.
+  return db.all<AuditRow>(
+    `SELECT * FROM platform_audit_log
+     WHERE workspace_id = $ws
+       AND (CAST($actor AS TEXT) IS NULL OR actor_id = $actor)
+       AND ((CAST($action AS TEXT) IS NULL AND CAST($action_prefix AS TEXT) IS NULL) OR action = $action OR action LIKE $action_prefix ESCAPE '\\')
+       AND (CAST($since AS TEXT) IS NULL OR created_at >= $since)
+       AND (CAST($until AS TEXT) IS NULL OR created_at < $until)
+       AND (CAST($before AS TEXT) IS NULL OR id < $before)
+     ORDER BY id DESC LIMIT $limit`,
+    {
       ws: f.workspace_id,
       actor: f.actor_id ?? null,
       action: f.action && !f.action.endsWith(".*") ? f.action : null,
@@ -54,5 +55,6 @@ export function listAudit(db: Db, f: AuditFilter, limit: number) {
       until: f.until ?? null,
       before: f.before_id ?? null,
       limit,
-    });
+    },
+  );
 }

@@ -1,5 +1,5 @@
 /** SQL for workspace members and invitations. */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 
 export interface MemberRow {
   id: string;
@@ -21,35 +21,29 @@ const MEMBER_SELECT = `SELECT m.id, m.workspace_id, m.account_id, a.email, a.use
   JOIN platform_roles r ON r.id = m.role_id`;
 
 /** Members of a workspace, keyset-paged by member id (UUIDv7: join order). */
-export const listMembers = (db: Db, workspaceId: string, after: string | null, limit: number) =>
-  db
-    .query<MemberRow, [string, string | null, string | null, number]>(
-      `${MEMBER_SELECT} WHERE m.workspace_id = ? AND (? IS NULL OR m.id > ?) ORDER BY m.id LIMIT ?`,
-    )
-    .all(workspaceId, after, after, limit);
+export const listMembers = (db: Sql, workspaceId: string, after: string | null, limit: number) =>
+  db.all<MemberRow>(`${MEMBER_SELECT} WHERE m.workspace_id = ? AND (CAST(? AS TEXT) IS NULL OR m.id > ?) ORDER BY m.id LIMIT ?`, workspaceId, after, after, limit);
 
 /** Scoped to the workspace, so another workspace's member id is simply not found. */
-export const memberById = (db: Db, workspaceId: string, memberId: string) =>
-  db.query<MemberRow, [string, string]>(`${MEMBER_SELECT} WHERE m.workspace_id = ? AND m.id = ?`).get(workspaceId, memberId);
+export const memberById = (db: Sql, workspaceId: string, memberId: string) =>
+  db.get<MemberRow>(`${MEMBER_SELECT} WHERE m.workspace_id = ? AND m.id = ?`, workspaceId, memberId);
 
-export const memberOfAccount = (db: Db, workspaceId: string, accountId: string) =>
-  db.query<MemberRow, [string, string]>(`${MEMBER_SELECT} WHERE m.workspace_id = ? AND m.account_id = ?`).get(workspaceId, accountId);
+export const memberOfAccount = (db: Sql, workspaceId: string, accountId: string) =>
+  db.get<MemberRow>(`${MEMBER_SELECT} WHERE m.workspace_id = ? AND m.account_id = ?`, workspaceId, accountId);
 
-/** Account emails are NOCASE, so this matches whatever case the inviter typed. */
-export const isMemberByEmail = (db: Db, workspaceId: string, email: string) =>
-  !!db
-    .query("SELECT 1 FROM platform_members m JOIN platform_accounts a ON a.id = m.account_id WHERE m.workspace_id = ? AND a.email = ?")
-    .get(workspaceId, email);
+/** Account emails are case-insensitive (NOCASE / citext), so this matches whatever case the inviter typed. */
+export const isMemberByEmail = async (db: Sql, workspaceId: string, email: string) =>
+  (await db.get("SELECT 1 AS x FROM platform_members m JOIN platform_accounts a ON a.id = m.account_id WHERE m.workspace_id = ? AND a.email = ?", workspaceId, email)) !== null;
 
-export const countMembersWithRole = (db: Db, workspaceId: string, roleId: string) =>
-  db.query<{ n: number }, [string, string]>("SELECT COUNT(*) AS n FROM platform_members WHERE workspace_id = ? AND role_id = ?").get(workspaceId, roleId)!.n;
+export const countMembersWithRole = async (db: Sql, workspaceId: string, roleId: string) =>
+  (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM platform_members WHERE workspace_id = ? AND role_id = ?", workspaceId, roleId))!.n;
 
-export function setMemberRole(db: Db, memberId: string, roleId: string, now: string) {
-  db.query("UPDATE platform_members SET role_id = ?, updated_at = ? WHERE id = ?").run(roleId, now, memberId);
+export async function setMemberRole(db: Sql, memberId: string, roleId: string, now: string): Promise<void> {
+  await db.run("UPDATE platform_members SET role_id = ?, updated_at = ? WHERE id = ?", roleId, now, memberId);
 }
 
-export function deleteMember(db: Db, memberId: string) {
-  db.query("DELETE FROM platform_members WHERE id = ?").run(memberId);
+export async function deleteMember(db: Sql, memberId: string): Promise<void> {
+  await db.run("DELETE FROM platform_members WHERE id = ?", memberId);
 }
 
 // --- invitations ----------------------------------------------------------------------
@@ -72,51 +66,63 @@ const INVITATION_SELECT = `SELECT i.*, r.name AS role_name FROM platform_invitat
 /** Open and not yet expired: the only invitations that can still be accepted. */
 const LIVE = "i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ?";
 
-export function insertInvitation(
-  db: Db,
+export async function insertInvitation(
+  db: Sql,
   i: { id: string; workspace_id: string; email: string; role_id: string; token_hash: string; invited_by: string; created_at: string; expires_at: number },
-) {
-  db.query(
+): Promise<void> {
+  await db.run(
     `INSERT INTO platform_invitations (id, workspace_id, email, role_id, token_hash, invited_by, created_at, expires_at)
      VALUES ($id, $workspace_id, $email, $role_id, $token_hash, $invited_by, $created_at, $expires_at)`,
-  ).run(i as any);
+    { ...i },
+  );
 }
 
 /** Revokes the open invitation of an email (expired or not); returns its id, if there was one. */
-export function revokeOpenInvitationFor(db: Db, workspaceId: string, email: string, now: string): string | null {
-  const row = db
-    .query<{ id: string }, [string, string]>(
-      "SELECT id FROM platform_invitations WHERE workspace_id = ? AND email = ? AND accepted_at IS NULL AND revoked_at IS NULL",
-    )
-    .get(workspaceId, email);
+export async function revokeOpenInvitationFor(db: Sql, workspaceId: string, email: string, now: string): Promise<string | null> {
+  const row = await db.get<{ id: string }>(
+    "SELECT id FROM platform_invitations WHERE workspace_id = ? AND email = ? AND accepted_at IS NULL AND revoked_at IS NULL",
+    workspaceId,
+    email,
+  );
   if (!row) return null;
-  db.query("UPDATE platform_invitations SET revoked_at = ? WHERE id = ?").run(now, row.id);
+  await db.run("UPDATE platform_invitations SET revoked_at = ? WHERE id = ?", now, row.id);
   return row.id;
 }
 
-export const liveInvitationById = (db: Db, workspaceId: string, id: string, nowMs: number) =>
-  db.query<InvitationRow, [string, string, number]>(`${INVITATION_SELECT} WHERE i.workspace_id = ? AND i.id = ? AND ${LIVE}`).get(workspaceId, id, nowMs);
+export const liveInvitationById = (db: Sql, workspaceId: string, id: string, nowMs: number) =>
+  db.get<InvitationRow>(`${INVITATION_SELECT} WHERE i.workspace_id = ? AND i.id = ? AND ${LIVE}`, workspaceId, id, nowMs);
 
-export const liveInvitationByTokenHash = (db: Db, tokenHash: string, nowMs: number) =>
-  db.query<InvitationRow, [string, number]>(`${INVITATION_SELECT} WHERE i.token_hash = ? AND ${LIVE}`).get(tokenHash, nowMs);
+export const liveInvitationByTokenHash = (db: Sql, tokenHash: string, nowMs: number) =>
+  db.get<InvitationRow>(`${INVITATION_SELECT} WHERE i.token_hash = ? AND ${LIVE}`, tokenHash, nowMs);
 
 /** Pending invitations of a workspace, keyset-paged by id (UUIDv7: creation order). */
-export const listLiveInvitations = (db: Db, workspaceId: string, nowMs: number, after: string | null, limit: number) =>
-  db
-    .query<InvitationRow, [string, number, string | null, string | null, number]>(
-      `${INVITATION_SELECT} WHERE i.workspace_id = ? AND ${LIVE} AND (? IS NULL OR i.id > ?) ORDER BY i.id LIMIT ?`,
-    )
-    .all(workspaceId, nowMs, after, after, limit);
+export const listLiveInvitations = (db: Sql, workspaceId: string, nowMs: number, after: string | null, limit: number) =>
+  db.all<InvitationRow>(
+    `${INVITATION_SELECT} WHERE i.workspace_id = ? AND ${LIVE} AND (CAST(? AS TEXT) IS NULL OR i.id > ?) ORDER BY i.id LIMIT ?`,
+    workspaceId,
+    nowMs,
+    after,
+    after,
+    limit,
+  );
 
 /** Whether any workspace holds a live invitation for the address (CONSOLE_SIGNUP=invite_only). */
-export const hasLiveInvitationFor = (db: Db, email: string, nowMs: number) =>
-  db.query<{ one: number }, [string, number]>(`SELECT 1 AS one FROM platform_invitations i WHERE i.email = ? AND ${LIVE} LIMIT 1`).get(email, nowMs) !== null;
+export const hasLiveInvitationFor = async (db: Sql, email: string, nowMs: number) =>
+  (await db.get<{ one: number }>(`SELECT 1 AS one FROM platform_invitations i WHERE i.email = ? AND ${LIVE} LIMIT 1`, email, nowMs)) !== null;
 
-export function revokeInvitation(db: Db, id: string, now: string) {
-  db.query("UPDATE platform_invitations SET revoked_at = ? WHERE id = ?").run(now, id);
+export async function revokeInvitation(db: Sql, id: string, now: string): Promise<void> {
+  await db.run("UPDATE platform_invitations SET revoked_at = ? WHERE id = ?", now, id);
 }
 
 /** Single use: only the caller that flips accepted_at from NULL gets true. */
-export function markInvitationAccepted(db: Db, id: string, now: string): boolean {
-  return db.query("UPDATE platform_invitations SET accepted_at = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL").run(now, id).changes === 1;
+export async function markInvitationAccepted(db: Sql, id: string, now: string): Promise<boolean> {
+  return (await db.run("UPDATE platform_invitations SET accepted_at = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL", now, id)) === 1;
+}
+
+/**
+ * Holds the workspace's row until the transaction ends, so the owner-count checks of one
+ * workspace run one at a time (PostgreSQL; SQLite's write transactions already do).
+ */
+export async function lockWorkspace(db: Sql, workspaceId: string): Promise<void> {
+  if (db.engine === "postgres") await db.get("SELECT id FROM platform_workspaces WHERE id = ? FOR NO KEY UPDATE", workspaceId);
 }

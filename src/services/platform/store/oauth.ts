@@ -1,5 +1,5 @@
 /** SQL of console federated sign-in: web-flow states, provider identities, email proof. */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 
 export interface OAuthStateRow {
   state_hash: string;
@@ -12,27 +12,29 @@ export interface OAuthStateRow {
   consumed_at: string | null;
 }
 
-export function insertState(db: Db, r: Omit<OAuthStateRow, "consumed_at">) {
-  db.query(
+export async function insertState(db: Sql, r: Omit<OAuthStateRow, "consumed_at">): Promise<void> {
+  await db.run(
     `INSERT INTO platform_oauth_states (state_hash, provider, nonce_hash, code_verifier_enc, return_to, created_at, expires_at)
      VALUES ($state_hash, $provider, $nonce_hash, $code_verifier_enc, $return_to, $created_at, $expires_at)`,
-  ).run(r as any);
+    { ...r },
+  );
 }
 
 /** Marks a live state used and returns it; null when unknown, expired or already used (one winner under races). */
-export const consumeState = (db: Db, stateHash: string, now: string, nowMs: number) =>
-  db
-    .query<OAuthStateRow, [string, string, number]>(
-      "UPDATE platform_oauth_states SET consumed_at = ? WHERE state_hash = ? AND consumed_at IS NULL AND expires_at > ? RETURNING *",
-    )
-    .get(now, stateHash, nowMs);
+export const consumeState = (db: Sql, stateHash: string, now: string, nowMs: number) =>
+  db.get<OAuthStateRow>(
+    "UPDATE platform_oauth_states SET consumed_at = ? WHERE state_hash = ? AND consumed_at IS NULL AND expires_at > ? RETURNING *",
+    now,
+    stateHash,
+    nowMs,
+  );
 
 /** True when a finished sign-in already used this nonce (an ID token replayed into a new flow). */
-export const nonceUsed = (db: Db, nonceHash: string) =>
-  !!db.query<{ x: number }, [string]>("SELECT 1 AS x FROM platform_oauth_states WHERE nonce_hash = ? AND consumed_at IS NOT NULL").get(nonceHash);
+export const nonceUsed = async (db: Sql, nonceHash: string) =>
+  (await db.get<{ x: number }>("SELECT 1 AS x FROM platform_oauth_states WHERE nonce_hash = ? AND consumed_at IS NOT NULL", nonceHash)) !== null;
 
 /** States expired before `beforeMs` (used ones too: they only serve replay detection until then). */
-export const purgeStates = (db: Db, beforeMs: number) => db.query("DELETE FROM platform_oauth_states WHERE expires_at < ?").run(beforeMs).changes;
+export const purgeStates = (db: Sql, beforeMs: number) => db.run("DELETE FROM platform_oauth_states WHERE expires_at < ?", beforeMs);
 
 // --- identities --------------------------------------------------------------------------
 
@@ -47,32 +49,32 @@ export interface IdentityRow {
   last_used_at: string | null;
 }
 
-export const identityBySubject = (db: Db, issuer: string, subject: string) =>
-  db.query<IdentityRow, [string, string]>("SELECT * FROM platform_identities WHERE issuer = ? AND subject = ?").get(issuer, subject);
+export const identityBySubject = (db: Sql, issuer: string, subject: string) =>
+  db.get<IdentityRow>("SELECT * FROM platform_identities WHERE issuer = ? AND subject = ?", issuer, subject);
 
-export function insertIdentity(db: Db, r: IdentityRow) {
-  db.query(
+export async function insertIdentity(db: Sql, r: IdentityRow): Promise<void> {
+  await db.run(
     `INSERT INTO platform_identities (id, account_id, provider, issuer, subject, email, created_at, last_used_at)
      VALUES ($id, $account_id, $provider, $issuer, $subject, $email, $created_at, $last_used_at)`,
-  ).run(r as any);
+    { ...r },
+  );
 }
 
-export const touchIdentity = (db: Db, id: string, now: string) => db.query("UPDATE platform_identities SET last_used_at = ? WHERE id = ?").run(now, id);
+export const touchIdentity = (db: Sql, id: string, now: string) => db.run("UPDATE platform_identities SET last_used_at = ? WHERE id = ?", now, id);
 
-export const identitiesOf = (db: Db, accountId: string) =>
-  db.query<IdentityRow, [string]>("SELECT * FROM platform_identities WHERE account_id = ? ORDER BY created_at, id").all(accountId);
+export const identitiesOf = (db: Sql, accountId: string) =>
+  db.all<IdentityRow>("SELECT * FROM platform_identities WHERE account_id = ? ORDER BY created_at, id", accountId);
 
-export const deleteIdentity = (db: Db, accountId: string, id: string) =>
-  db.query("DELETE FROM platform_identities WHERE account_id = ? AND id = ?").run(accountId, id).changes;
+export const deleteIdentity = (db: Sql, accountId: string, id: string) => db.run("DELETE FROM platform_identities WHERE account_id = ? AND id = ?", accountId, id);
 
 // --- accounts ----------------------------------------------------------------------------
 
 /** The account holding an email, with whether that address was proven. */
-export const accountEmailProof = (db: Db, email: string) =>
-  db.query<{ id: string; email_verified_at: string | null }, [string]>("SELECT id, email_verified_at FROM platform_accounts WHERE email = ?").get(email);
+export const accountEmailProof = (db: Sql, email: string) =>
+  db.get<{ id: string; email_verified_at: string | null }>("SELECT id, email_verified_at FROM platform_accounts WHERE email = ?", email);
 
-export const markEmailVerified = (db: Db, accountId: string, now: string) =>
-  db.query("UPDATE platform_accounts SET email_verified_at = COALESCE(email_verified_at, ?) WHERE id = ?").run(now, accountId);
+export const markEmailVerified = (db: Sql, accountId: string, now: string) =>
+  db.run("UPDATE platform_accounts SET email_verified_at = COALESCE(email_verified_at, ?) WHERE id = ?", now, accountId);
 
-export const hasPassword = (db: Db, accountId: string) =>
-  !!db.query<{ x: number }, [string]>("SELECT 1 AS x FROM platform_accounts WHERE id = ? AND password_hash IS NOT NULL").get(accountId);
+export const hasPassword = async (db: Sql, accountId: string) =>
+  (await db.get<{ x: number }>("SELECT 1 AS x FROM platform_accounts WHERE id = ? AND password_hash IS NOT NULL", accountId)) !== null;

@@ -3,23 +3,24 @@
  * leases), the attempt log, endpoint health counters and the retention purge. Endpoint rows
  * are read here with the engine's own queries; the HTTP side has store/endpoints.ts.
  */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
+import { dialect } from "../../../core/store/sql";
 
 // ---------------------------------------------------------------- outbox -> events
 // (core_events is read through EventOutbox.claim, never here)
 
 /** Deliveries still to attempt (the metrics backlog; on the partial index of pending rows). */
-export function countPendingDeliveries(db: Db): number {
-  return db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get()!.n;
+export async function countPendingDeliveries(db: Sql): Promise<number> {
+  return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'"))!.n;
 }
 
 /** Endpoints that take new deliveries in a scope (event_types is filtered by the caller). */
-export function selectReceivingEndpoints(db: Db, product: string, scopeId: string): { id: string; event_types: string }[] {
-  return db
-    .query<{ id: string; event_types: string }, [string, string]>(
-      "SELECT id, event_types FROM webhook_endpoints WHERE product = ? AND scope_id = ? AND enabled = 1 AND status = 'enabled' ORDER BY id",
-    )
-    .all(product, scopeId);
+export function selectReceivingEndpoints(db: Sql, product: string, scopeId: string): Promise<{ id: string; event_types: string }[]> {
+  return db.all<{ id: string; event_types: string }>(
+    "SELECT id, event_types FROM webhook_endpoints WHERE product = ? AND scope_id = ? AND enabled = 1 AND status = 'enabled' ORDER BY id",
+    product,
+    scopeId,
+  );
 }
 
 export interface NewEventRow {
@@ -34,22 +35,34 @@ export interface NewEventRow {
 }
 
 /** Ignores a repeat of the same id (a re-dispatched outbox row keeps its first envelope). */
-export function insertEvent(db: Db, e: NewEventRow): boolean {
-  return (
-    db
-      .query(
-        `INSERT OR IGNORE INTO webhook_events (id, product, scope_id, type, body, is_test, created_at, created_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(e.id, e.product, e.scope_id, e.type, e.body, e.is_test, e.created_at, e.created_ms).changes === 1
+export async function insertEvent(db: Sql, e: NewEventRow): Promise<boolean> {
+  const changed = await db.run(
+    `INSERT INTO webhook_events (id, product, scope_id, type, body, is_test, created_at, created_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    e.id,
+    e.product,
+    e.scope_id,
+    e.type,
+    e.body,
+    e.is_test,
+    e.created_at,
+    e.created_ms,
   );
+  return changed === 1;
 }
 
-export function insertDelivery(db: Db, d: { id: string; event_id: string; endpoint_id: string; next_attempt_ms: number; at: string }): void {
-  db.query(
-    `INSERT OR IGNORE INTO webhook_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_ms, created_at, updated_at)
-     VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
-  ).run(d.id, d.event_id, d.endpoint_id, d.next_attempt_ms, d.at, d.at);
+/** Ignores a second delivery of the same event to the same endpoint (UNIQUE (event_id, endpoint_id)). */
+export async function insertDelivery(db: Sql, d: { id: string; event_id: string; endpoint_id: string; next_attempt_ms: number; at: string }): Promise<void> {
+  await db.run(
+    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_ms, created_at, updated_at)
+     VALUES (?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    d.id,
+    d.event_id,
+    d.endpoint_id,
+    d.next_attempt_ms,
+    d.at,
+    d.at,
+  );
 }
 
 // ---------------------------------------------------------------- the delivery queue
@@ -65,44 +78,58 @@ export interface DueRow {
 }
 
 /**
- * Due, unleased pending deliveries, earliest first, skipping endpoints listed in
- * `excludeJson` (a JSON array of endpoint ids already at their concurrency cap). Ordered by
- * next_attempt_ms alone so the due index gives the order: a tie-breaker column would sort
- * every due row (a burst shares one next_attempt_ms) on each call.
+ * Due, unleased pending deliveries, earliest first, skipping endpoints listed in `exclude`
+ * (endpoint ids already at their concurrency cap). Ordered by next_attempt_ms alone so the
+ * due index gives the order: a tie-breaker column would sort every due row (a burst shares
+ * one next_attempt_ms) on each call.
+ *
+ * Run it in the transaction that then claims the rows (claimLease): on PostgreSQL the
+ * delivery rows are locked and rows another node is claiming are skipped. The endpoint's
+ * columns come from scalar subqueries rather than a join so that only delivery rows are
+ * locked (a join would lock the endpoint rows too, and other nodes would skip every
+ * delivery of those endpoints while this claim runs).
  */
-export function selectDue(db: Db, nowMs: number, excludeJson: string, limit: number): DueRow[] {
-  return db
-    .query<DueRow, [number, number, string, number]>(
-      `SELECT d.id, d.event_id, d.endpoint_id, d.attempts, e.enabled, e.status
-       FROM webhook_deliveries d
-       JOIN webhook_endpoints e ON e.id = d.endpoint_id
-       WHERE d.status = 'pending' AND d.next_attempt_ms <= ?1
-         AND (d.lease_until_ms IS NULL OR d.lease_until_ms <= ?2)
-         AND d.endpoint_id NOT IN (SELECT value FROM json_each(?3))
-       ORDER BY d.next_attempt_ms
-       LIMIT ?4`,
-    )
-    .all(nowMs, nowMs, excludeJson, limit);
+export function selectDue(db: Sql, nowMs: number, exclude: readonly string[], limit: number): Promise<DueRow[]> {
+  const excludeJson = JSON.stringify(exclude);
+  const notExcluded =
+    db.engine === "postgres"
+      ? "NOT IN (SELECT jsonb_array_elements_text(?3::text::jsonb))" // bound as text: a jsonb parameter would get the string JSON-encoded
+      : "NOT IN (SELECT value FROM json_each(?3))";
+  return db.all<DueRow>(
+    `SELECT d.id, d.event_id, d.endpoint_id, d.attempts,
+            (SELECT e.enabled FROM webhook_endpoints e WHERE e.id = d.endpoint_id) AS enabled,
+            (SELECT e.status FROM webhook_endpoints e WHERE e.id = d.endpoint_id) AS status
+     FROM webhook_deliveries d
+     WHERE d.status = 'pending' AND d.next_attempt_ms <= ?1
+       AND (d.lease_until_ms IS NULL OR d.lease_until_ms <= ?2)
+       AND d.endpoint_id ${notExcluded}
+     ORDER BY d.next_attempt_ms
+     LIMIT ?4${dialect(db).skipLocked}`,
+    nowMs,
+    nowMs,
+    excludeJson,
+    limit,
+  );
 }
 
 /**
  * Takes the lease of one delivery if nobody holds it. Returns false when another pump (or
  * process) claimed it first or it is no longer pending.
  */
-export function claimLease(db: Db, id: string, nowMs: number, leaseUntilMs: number): boolean {
-  return (
-    db
-      .query(
-        `UPDATE webhook_deliveries SET lease_until_ms = ?
-         WHERE id = ? AND status = 'pending' AND (lease_until_ms IS NULL OR lease_until_ms <= ?)`,
-      )
-      .run(leaseUntilMs, id, nowMs).changes === 1
+export async function claimLease(db: Sql, id: string, nowMs: number, leaseUntilMs: number): Promise<boolean> {
+  const changed = await db.run(
+    `UPDATE webhook_deliveries SET lease_until_ms = ?
+     WHERE id = ? AND status = 'pending' AND (lease_until_ms IS NULL OR lease_until_ms <= ?)`,
+    leaseUntilMs,
+    id,
+    nowMs,
   );
+  return changed === 1;
 }
 
 /** A pending delivery whose endpoint stopped receiving: finished without a send. */
-export function markNotSent(db: Db, id: string, at: string): void {
-  db.query("UPDATE webhook_deliveries SET status = 'not_sent', next_attempt_ms = NULL, lease_until_ms = NULL, updated_at = ? WHERE id = ? AND status = 'pending'").run(at, id);
+export async function markNotSent(db: Sql, id: string, at: string): Promise<void> {
+  await db.run("UPDATE webhook_deliveries SET status = 'not_sent', next_attempt_ms = NULL, lease_until_ms = NULL, updated_at = ? WHERE id = ? AND status = 'pending'", at, id);
 }
 
 /**
@@ -110,26 +137,33 @@ export function markNotSent(db: Db, id: string, at: string): void {
  * lease was lost (expired and re-claimed, or the delivery was dropped meanwhile) nothing
  * changes and false is returned.
  */
-export function finishAttempt(
-  db: Db,
+export async function finishAttempt(
+  db: Sql,
   d: { id: string; leaseUntilMs: number; status: "pending" | "delivered" | "failed"; attempts: number; nextAttemptMs: number | null; statusCode: number | null; error: string | null; at: string },
-): boolean {
-  return (
-    db
-      .query(
-        `UPDATE webhook_deliveries
-         SET status = ?, attempts = ?, next_attempt_ms = ?, lease_until_ms = NULL, last_status_code = ?, last_error = ?, updated_at = ?
-         WHERE id = ? AND status = 'pending' AND lease_until_ms = ?`,
-      )
-      .run(d.status, d.attempts, d.nextAttemptMs, d.statusCode, d.error, d.at, d.id, d.leaseUntilMs).changes === 1
+): Promise<boolean> {
+  const changed = await db.run(
+    `UPDATE webhook_deliveries
+     SET status = ?, attempts = ?, next_attempt_ms = ?, lease_until_ms = NULL, last_status_code = ?, last_error = ?, updated_at = ?
+     WHERE id = ? AND status = 'pending' AND lease_until_ms = ?`,
+    d.status,
+    d.attempts,
+    d.nextAttemptMs,
+    d.statusCode,
+    d.error,
+    d.at,
+    d.id,
+    d.leaseUntilMs,
   );
+  return changed === 1;
 }
 
 /** Pending deliveries of an endpoint become not_sent (auto-disable drops queued retries). */
-export function dropPendingOfEndpoint(db: Db, endpointId: string, at: string): number {
-  return db
-    .query("UPDATE webhook_deliveries SET status = 'not_sent', next_attempt_ms = NULL, lease_until_ms = NULL, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'")
-    .run(at, endpointId).changes;
+export function dropPendingOfEndpoint(db: Sql, endpointId: string, at: string): Promise<number> {
+  return db.run(
+    "UPDATE webhook_deliveries SET status = 'not_sent', next_attempt_ms = NULL, lease_until_ms = NULL, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'",
+    at,
+    endpointId,
+  );
 }
 
 // ---------------------------------------------------------------- attempts
@@ -153,15 +187,24 @@ export interface NewAttemptRow {
  * this event to this endpoint (scheduled, retries, tests and replays alike), so the log reads
  * 1, 2, 3... whatever triggered each one.
  */
-export function insertAttempt(db: Db, a: NewAttemptRow): number {
-  const n =
-    db
-      .query<{ n: number }, [string, string]>("SELECT COUNT(*) AS n FROM webhook_attempts WHERE event_id = ? AND endpoint_id = ?")
-      .get(a.event_id, a.endpoint_id)!.n + 1;
-  db.query(
+export async function insertAttempt(db: Sql, a: NewAttemptRow): Promise<number> {
+  const n = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_attempts WHERE event_id = ? AND endpoint_id = ?", a.event_id, a.endpoint_id))!.n + 1;
+  await db.run(
     `INSERT INTO webhook_attempts (id, delivery_id, event_id, endpoint_id, attempt_number, trigger, status_code, latency_ms, error_class, response_body, created_at, created_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(a.id, a.delivery_id, a.event_id, a.endpoint_id, n, a.trigger, a.status_code, a.latency_ms, a.error_class, a.response_body, a.created_at, a.created_ms);
+    a.id,
+    a.delivery_id,
+    a.event_id,
+    a.endpoint_id,
+    n,
+    a.trigger,
+    a.status_code,
+    a.latency_ms,
+    a.error_class,
+    a.response_body,
+    a.created_at,
+    a.created_ms,
+  );
   return n;
 }
 
@@ -175,37 +218,59 @@ export interface EndpointHealth {
   first_failure_at: string | null;
 }
 
-export function selectEndpointHealth(db: Db, id: string): EndpointHealth | null {
-  return db
-    .query<EndpointHealth, [string]>("SELECT id, enabled, status, consecutive_failures, first_failure_at FROM webhook_endpoints WHERE id = ?")
-    .get(id);
+export function selectEndpointHealth(db: Sql, id: string): Promise<EndpointHealth | null> {
+  return db.get<EndpointHealth>("SELECT id, enabled, status, consecutive_failures, first_failure_at FROM webhook_endpoints WHERE id = ?", id);
 }
 
-export function recordEndpointSuccess(db: Db, id: string, statusCode: number, at: string): void {
-  db.query(
+export async function recordEndpointSuccess(db: Sql, id: string, statusCode: number, at: string): Promise<void> {
+  await db.run(
     `UPDATE webhook_endpoints SET consecutive_failures = 0, first_failure_at = NULL, last_status_code = ?, last_attempt_at = ?, updated_at = ?
      WHERE id = ?`,
-  ).run(statusCode, at, at, id);
+    statusCode,
+    at,
+    at,
+    id,
+  );
 }
 
 /** A failed manual send (test, replay): the latest attempt is recorded, the failure streak is not touched. */
-export function recordEndpointAttempt(db: Db, id: string, statusCode: number | null, at: string): void {
-  db.query("UPDATE webhook_endpoints SET last_status_code = ?, last_attempt_at = ?, updated_at = ? WHERE id = ?").run(statusCode, at, at, id);
+export async function recordEndpointAttempt(db: Sql, id: string, statusCode: number | null, at: string): Promise<void> {
+  await db.run("UPDATE webhook_endpoints SET last_status_code = ?, last_attempt_at = ?, updated_at = ? WHERE id = ?", statusCode, at, at, id);
 }
 
-export function recordEndpointFailure(db: Db, id: string, f: { consecutiveFailures: number; firstFailureAt: string; statusCode: number | null; at: string }): void {
-  db.query(
-    `UPDATE webhook_endpoints SET consecutive_failures = ?, first_failure_at = ?, last_status_code = ?, last_attempt_at = ?, updated_at = ?
-     WHERE id = ?`,
-  ).run(f.consecutiveFailures, f.firstFailureAt, f.statusCode, f.at, f.at, id);
+/**
+ * One more failure in the endpoint's streak (the first one starts it at `at`). The counter
+ * is incremented by the UPDATE itself, so failures recorded at once (several pumps, several
+ * nodes) all count; returns the streak as it now stands, or null when the endpoint is gone.
+ */
+export function recordEndpointFailure(
+  db: Sql,
+  id: string,
+  f: { statusCode: number | null; at: string },
+): Promise<{ consecutive_failures: number; first_failure_at: string; status: string } | null> {
+  return db.get<{ consecutive_failures: number; first_failure_at: string; status: string }>(
+    `UPDATE webhook_endpoints
+     SET consecutive_failures = consecutive_failures + 1, first_failure_at = COALESCE(first_failure_at, ?), last_status_code = ?, last_attempt_at = ?, updated_at = ?
+     WHERE id = ?
+     RETURNING consecutive_failures, first_failure_at, status`,
+    f.at,
+    f.statusCode,
+    f.at,
+    f.at,
+    id,
+  );
 }
 
-/** Auto-disable: `enabled` stays what the user set; PATCH enabled:true brings it back. */
-export function autoDisableEndpoint(db: Db, id: string, at: string): void {
-  db.query(
+/** Auto-disable: `enabled` stays what the user set; PATCH enabled:true brings it back. Returns whether this call disabled it. */
+export async function autoDisableEndpoint(db: Sql, id: string, at: string): Promise<boolean> {
+  const changed = await db.run(
     `UPDATE webhook_endpoints SET status = 'auto_disabled', disabled_reason = 'failing', auto_disabled_at = ?, updated_at = ?
      WHERE id = ? AND status = 'enabled'`,
-  ).run(at, at, id);
+    at,
+    at,
+    id,
+  );
+  return changed === 1;
 }
 
 // ---------------------------------------------------------------- one-off sends (test / replay)
@@ -220,14 +285,12 @@ export interface SendTarget {
   legacy: number;
 }
 
-export function selectSendTarget(db: Db, endpointId: string): SendTarget | null {
-  return db
-    .query<SendTarget, [string]>("SELECT id, product, url, secret_enc, prev_secret_enc, prev_secret_expires_ms, legacy FROM webhook_endpoints WHERE id = ?")
-    .get(endpointId);
+export function selectSendTarget(db: Sql, endpointId: string): Promise<SendTarget | null> {
+  return db.get<SendTarget>("SELECT id, product, url, secret_enc, prev_secret_enc, prev_secret_expires_ms, legacy FROM webhook_endpoints WHERE id = ?", endpointId);
 }
 
-export function selectEventBody(db: Db, eventId: string): { id: string; body: string } | null {
-  return db.query<{ id: string; body: string }, [string]>("SELECT id, body FROM webhook_events WHERE id = ?").get(eventId);
+export function selectEventBody(db: Sql, eventId: string): Promise<{ id: string; body: string } | null> {
+  return db.get<{ id: string; body: string }>("SELECT id, body FROM webhook_events WHERE id = ?", eventId);
 }
 
 // ---------------------------------------------------------------- retention
@@ -236,8 +299,6 @@ export function selectEventBody(db: Db, eventId: string): { id: string; body: st
  * Deletes up to `batch` events created before the cutoff (deliveries and attempts go with
  * them through ON DELETE CASCADE). Batched so one purge never holds the write lock long.
  */
-export function deleteEventsBefore(db: Db, cutoffMs: number, batch: number): number {
-  return db
-    .query("DELETE FROM webhook_events WHERE id IN (SELECT id FROM webhook_events WHERE created_ms < ? LIMIT ?)")
-    .run(cutoffMs, batch).changes;
+export function deleteEventsBefore(db: Sql, cutoffMs: number, batch: number): Promise<number> {
+  return db.run("DELETE FROM webhook_events WHERE id IN (SELECT id FROM webhook_events WHERE created_ms < ? LIMIT ?)", cutoffMs, batch);
 }

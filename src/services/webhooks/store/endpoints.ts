@@ -1,5 +1,5 @@
 /** SQL for webhook endpoints (the HTTP surface's side; the engine has its own queries in deliveries.ts). */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 
 export interface EndpointRow {
   id: string;
@@ -29,43 +29,38 @@ export interface EndpointRow {
 
 export type NewEndpoint = Pick<EndpointRow, "id" | "product" | "scope_id" | "url" | "description" | "event_types" | "secret_enc" | "legacy" | "created_at" | "updated_at">;
 
-export function insertEndpoint(db: Db, e: NewEndpoint) {
-  db.query(
+export async function insertEndpoint(db: Sql, e: NewEndpoint): Promise<void> {
+  await db.run(
     `INSERT INTO webhook_endpoints (id, product, scope_id, url, description, event_types, secret_enc, legacy, created_at, updated_at)
      VALUES ($id, $product, $scope_id, $url, $description, $event_types, $secret_enc, $legacy, $created_at, $updated_at)`,
-  ).run(e as any);
+    { ...e },
+  );
 }
 
 /** One endpoint of a scope; another scope's id reads as absent. */
-export const endpointInScope = (db: Db, product: string, scopeId: string, id: string) =>
-  db.query<EndpointRow, [string, string, string]>("SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? AND id = ?").get(product, scopeId, id);
+export const endpointInScope = (db: Sql, product: string, scopeId: string, id: string) =>
+  db.get<EndpointRow>("SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? AND id = ?", product, scopeId, id);
 
-export const countEndpoints = (db: Db, product: string, scopeId: string) =>
-  db.query<{ n: number }, [string, string]>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE product = ? AND scope_id = ?").get(product, scopeId)!.n;
+export const countEndpoints = async (db: Sql, product: string, scopeId: string): Promise<number> =>
+  (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE product = ? AND scope_id = ?", product, scopeId))!.n;
 
 /** Keyset page by id (ep_ ids are UUIDv7: creation order). */
-export const listEndpoints = (db: Db, product: string, scopeId: string, after: string | null, limit: number) =>
-  db
-    .query<EndpointRow, [string, string, string | null, string | null, number]>(
-      "SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? AND (? IS NULL OR id > ?) ORDER BY id LIMIT ?",
-    )
-    .all(product, scopeId, after, after, limit);
+export const listEndpoints = (db: Sql, product: string, scopeId: string, after: string | null, limit: number) =>
+  after === null
+    ? db.all<EndpointRow>("SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? ORDER BY id LIMIT ?", product, scopeId, limit)
+    : db.all<EndpointRow>("SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? AND id > ? ORDER BY id LIMIT ?", product, scopeId, after, limit);
 
 /**
  * Endpoints of a scope, oldest first, by offset (the card board's pages): new rows land at
  * the end, so offsets already read stay valid while a client pages. Ties on created_at are
  * broken by id for a stable order.
  */
-export const listByOffset = (db: Db, product: string, scopeId: string, limit: number, offset: number) =>
-  db
-    .query<EndpointRow, [string, string, number, number]>(
-      "SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?",
-    )
-    .all(product, scopeId, limit, offset);
+export const listByOffset = (db: Sql, product: string, scopeId: string, limit: number, offset: number) =>
+  db.all<EndpointRow>("SELECT * FROM webhook_endpoints WHERE product = ? AND scope_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?", product, scopeId, limit, offset);
 
 /** Ids of every endpoint of a scope, oldest first. */
-export const endpointIds = (db: Db, product: string, scopeId: string) =>
-  db.query<{ id: string }, [string, string]>("SELECT id FROM webhook_endpoints WHERE product = ? AND scope_id = ? ORDER BY id").all(product, scopeId).map((r) => r.id);
+export const endpointIds = async (db: Sql, product: string, scopeId: string): Promise<string[]> =>
+  (await db.all<{ id: string }>("SELECT id FROM webhook_endpoints WHERE product = ? AND scope_id = ? ORDER BY id", product, scopeId)).map((r) => r.id);
 
 /** Fields a PATCH (or the state machine) may change; omitted keys stay as they are. */
 export type EndpointPatch = Partial<
@@ -74,7 +69,7 @@ export type EndpointPatch = Partial<
 
 const PATCHABLE = ["url", "description", "event_types", "enabled", "status", "disabled_reason", "consecutive_failures", "first_failure_at", "auto_disabled_at"] as const;
 
-export function updateEndpoint(db: Db, id: string, patch: EndpointPatch, updatedAt: string) {
+export async function updateEndpoint(db: Sql, id: string, patch: EndpointPatch, updatedAt: string): Promise<void> {
   const sets: string[] = [];
   const values: (string | number | null)[] = [];
   for (const k of PATCHABLE) {
@@ -84,11 +79,12 @@ export function updateEndpoint(db: Db, id: string, patch: EndpointPatch, updated
   }
   sets.push("updated_at = ?");
   values.push(updatedAt, id);
-  db.query(`UPDATE webhook_endpoints SET ${sets.join(", ")} WHERE id = ?`).run(...values);
+  await db.run(`UPDATE webhook_endpoints SET ${sets.join(", ")} WHERE id = ?`, ...values);
 }
 
-export function setSecrets(db: Db, id: string, s: { secret_enc: string; prev_secret_enc: string | null; prev_secret_expires_ms: number | null }, updatedAt: string) {
-  db.query("UPDATE webhook_endpoints SET secret_enc = ?, prev_secret_enc = ?, prev_secret_expires_ms = ?, updated_at = ? WHERE id = ?").run(
+export async function setSecrets(db: Sql, id: string, s: { secret_enc: string; prev_secret_enc: string | null; prev_secret_expires_ms: number | null }, updatedAt: string): Promise<void> {
+  await db.run(
+    "UPDATE webhook_endpoints SET secret_enc = ?, prev_secret_enc = ?, prev_secret_expires_ms = ?, updated_at = ? WHERE id = ?",
     s.secret_enc,
     s.prev_secret_enc,
     s.prev_secret_expires_ms,
@@ -101,11 +97,13 @@ export function setSecrets(db: Db, id: string, s: { secret_enc: string; prev_sec
  * Stops every queued retry of an endpoint: its pending deliveries become not_sent with no
  * next attempt (the engine only picks up pending rows). Returns how many were dropped.
  */
-export function dropQueuedDeliveries(db: Db, endpointId: string, now: string) {
-  return db
-    .query("UPDATE webhook_deliveries SET status = 'not_sent', next_attempt_ms = NULL, lease_until_ms = NULL, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'")
-    .run(now, endpointId).changes;
+export function dropQueuedDeliveries(db: Sql, endpointId: string, now: string): Promise<number> {
+  return db.run(
+    "UPDATE webhook_deliveries SET status = 'not_sent', next_attempt_ms = NULL, lease_until_ms = NULL, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'",
+    now,
+    endpointId,
+  );
 }
 
 /** Deletes the endpoint; its deliveries and attempt log go with it (ON DELETE CASCADE). */
-export const deleteEndpoint = (db: Db, id: string) => db.query("DELETE FROM webhook_endpoints WHERE id = ?").run(id).changes;
+export const deleteEndpoint = (db: Sql, id: string): Promise<number> => db.run("DELETE FROM webhook_endpoints WHERE id = ?", id);

@@ -3,12 +3,11 @@
  * use it): one endpoint's attempt log with each request body, a delivery by reference, and
  * putting a delivery back into the queue.
  */
-import type { Db } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 import type { AttemptFields } from "./events-log";
 
 export interface EndpointAttemptRow extends AttemptFields {
-  /** rowid: orders attempts recorded within the same millisecond (keyset position). */
-  seq: number;
+  /** att_... (UUIDv7, increasing): orders attempts recorded within the same millisecond (keyset position). */
   id: string;
   delivery_id: string | null;
   event_id: string;
@@ -19,24 +18,23 @@ export interface EndpointAttemptRow extends AttemptFields {
 }
 
 /**
- * Attempts made to one endpoint, newest first, keyset-paged by (created_ms, rowid)
- * descending; `before` is the last row of the previous page.
+ * Attempts made to one endpoint, newest first, keyset-paged by (created_ms, id) descending;
+ * `before` is the last row of the previous page.
  */
-export function attemptsOfEndpoint(db: Db, endpointId: string, before: { ms: number; seq: number } | null, limit: number): EndpointAttemptRow[] {
-  const page = before ? "AND (a.created_ms < ? OR (a.created_ms = ? AND a.rowid < ?))" : "";
+export function attemptsOfEndpoint(db: Sql, endpointId: string, before: { ms: number; id: string } | null, limit: number): Promise<EndpointAttemptRow[]> {
+  const page = before ? "AND (a.created_ms < ? OR (a.created_ms = ? AND a.id < ?))" : "";
   const args: (string | number)[] = [endpointId];
-  if (before) args.push(before.ms, before.ms, before.seq);
+  if (before) args.push(before.ms, before.ms, before.id);
   args.push(limit);
-  return db
-    .query<EndpointAttemptRow, (string | number)[]>(
-      `SELECT a.rowid AS seq, a.id, a.delivery_id, a.event_id, e.type AS event_type, e.body AS request_body, a.attempt_number, a.trigger,
-              a.status_code, a.latency_ms, a.error_class, a.response_body, a.created_at, a.created_ms
-       FROM webhook_attempts a JOIN webhook_events e ON e.id = a.event_id
-       WHERE a.endpoint_id = ? ${page}
-       ORDER BY a.created_ms DESC, a.rowid DESC
-       LIMIT ?`,
-    )
-    .all(...args);
+  return db.all<EndpointAttemptRow>(
+    `SELECT a.id, a.delivery_id, a.event_id, e.type AS event_type, e.body AS request_body, a.attempt_number, a.trigger,
+            a.status_code, a.latency_ms, a.error_class, a.response_body, a.created_at, a.created_ms
+     FROM webhook_attempts a JOIN webhook_events e ON e.id = a.event_id
+     WHERE a.endpoint_id = ? ${page}
+     ORDER BY a.created_ms DESC, a.id DESC
+     LIMIT ?`,
+    ...args,
+  );
 }
 
 export interface DeliveryRef {
@@ -46,13 +44,15 @@ export interface DeliveryRef {
 }
 
 /** A delivery of one endpoint, by its id (dlv_...) or by the id of one of its attempts (att_...). */
-export function deliveryOfEndpoint(db: Db, endpointId: string, ref: string): DeliveryRef | null {
-  return db
-    .query<DeliveryRef, [string, string, string, string]>(
-      `SELECT d.id, d.event_id, d.status FROM webhook_deliveries d
-       WHERE d.endpoint_id = ? AND (d.id = ? OR d.id = (SELECT a.delivery_id FROM webhook_attempts a WHERE a.id = ? AND a.endpoint_id = ?))`,
-    )
-    .get(endpointId, ref, ref, endpointId);
+export function deliveryOfEndpoint(db: Sql, endpointId: string, ref: string): Promise<DeliveryRef | null> {
+  return db.get<DeliveryRef>(
+    `SELECT d.id, d.event_id, d.status FROM webhook_deliveries d
+     WHERE d.endpoint_id = ? AND (d.id = ? OR d.id = (SELECT a.delivery_id FROM webhook_attempts a WHERE a.id = ? AND a.endpoint_id = ?))`,
+    endpointId,
+    ref,
+    ref,
+    endpointId,
+  );
 }
 
 /**
@@ -60,13 +60,14 @@ export function deliveryOfEndpoint(db: Db, endpointId: string, ref: string): Del
  * Refused (false) while an attempt of it is in flight (an unexpired lease): recording that
  * attempt would otherwise overwrite the new schedule.
  */
-export function requeueDelivery(db: Db, id: string, nowMs: number, at: string): boolean {
-  return (
-    db
-      .query(
-        `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_ms = ?, lease_until_ms = NULL, last_error = NULL, updated_at = ?
-         WHERE id = ? AND (lease_until_ms IS NULL OR lease_until_ms <= ?)`,
-      )
-      .run(nowMs, at, id, nowMs).changes === 1
+export async function requeueDelivery(db: Sql, id: string, nowMs: number, at: string): Promise<boolean> {
+  const changed = await db.run(
+    `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_ms = ?, lease_until_ms = NULL, last_error = NULL, updated_at = ?
+     WHERE id = ? AND (lease_until_ms IS NULL OR lease_until_ms <= ?)`,
+    nowMs,
+    at,
+    id,
+    nowMs,
   );
+  return changed === 1;
 }
