@@ -146,10 +146,10 @@ async function waitHealthy(url: string, proc: Subprocess, timeoutMs: number, log
 }
 
 /**
- * Starts `bun src/main.ts serve` on 127.0.0.1 with a fresh DATA_DIR. Extra env wins over
+ * Starts `bun src/main.ts serve` (of this checkout, or of `root`) on 127.0.0.1 with a fresh DATA_DIR. Extra env wins over
  * the defaults; password hashing keeps production cost unless the caller overrides it.
  */
-export async function startBunker(opts: { env?: Record<string, string>; healthTimeoutMs?: number } = {}): Promise<ServerProc> {
+export async function startBunker(opts: { env?: Record<string, string>; healthTimeoutMs?: number; root?: string } = {}): Promise<ServerProc> {
   const dir = tempDir("bunker-bench-");
   const port = freePort();
   const logFile = join(dir, "server.log");
@@ -173,7 +173,8 @@ export async function startBunker(opts: { env?: Record<string, string>; healthTi
     ...(opts.env ?? {}),
   };
   const out = Bun.file(logFile);
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], { cwd: REPO_ROOT, env, stdin: "ignore", stdout: out, stderr: out });
+  // root: another checkout of Bunker (the compare bench runs an older revision beside this one).
+  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], { cwd: opts.root ?? REPO_ROOT, env, stdin: "ignore", stdout: out, stderr: out });
   const url = `http://127.0.0.1:${port}`;
   const s = track(proc, url, port, logFile);
   await waitHealthy(`${url}/healthz`, proc, opts.healthTimeoutMs ?? 30_000, () => s.logTail());
