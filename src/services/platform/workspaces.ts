@@ -5,6 +5,7 @@ import { tx, type Sql } from "../../core/db";
 import { isUniqueViolation } from "../../core/store/sql";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
+import { andThen } from "../../core/maybe-promise";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "./audit";
 import type { Authz } from "./authz";
@@ -106,8 +107,9 @@ export class WorkspaceService {
     return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => ({ ...this.view(r), member_role_id: r.member_role_id, member_role: r.member_role }));
   }
 
-  async get(p: Principal, slug: string) {
-    return this.view((await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "workspace.read")).workspace);
+  /** Without a promise when the caller is an API key whose workspace is cached (the hot read). */
+  get(p: Principal, slug: string) {
+    return andThen(this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "workspace.read"), (a) => this.view(a.workspace));
   }
 
   update(p: Principal, slug: string, b: { display_name?: unknown; slug?: unknown; settings?: unknown }, meta: RequestMeta) {
