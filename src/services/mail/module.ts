@@ -1,18 +1,44 @@
 /**
- * The mail service as a module. Its routes come with its own issue; today the module
- * carries what exists: the webhook event catalogue and the workspace webhook scope (shared
- * and legacy routes under /mail/v1/workspaces/{workspace_id}/webhooks).
+ * The mail service as a module: its parts (part.ts) in order, the webhook event catalogue
+ * and the workspace webhook scope (shared and legacy routes under
+ * /mail/v1/workspaces/{workspace_id}/webhooks).
  */
+import { Elysia } from "elysia";
 import { defineService } from "../module";
 import { workspaceScope } from "../webhooks/scopes";
+import { MAIL_ACTIONS } from "./actions";
+import { contentPart } from "./content/part";
+import { domainsPart } from "./domains/part";
 import { MAIL_WEBHOOKS } from "./events";
+import { messagesPart } from "./messages/part";
+import type { MailPart, MailParts } from "./part";
+
+/** In creation order: a part may use those before it. */
+const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart];
 
 export const mailModule = defineService({
   name: "mail",
   description: "Transactional sending, domains and inbound mailboxes",
   prefix: "/mail",
   openapi: { title: "Bunker mail", description: "Transactional sending, domains and inbound mailboxes.", version: "v0.1.0" },
+  actions: [...MAIL_ACTIONS],
   webhooks: MAIL_WEBHOOKS,
-  create: () => ({}),
+  create: (d): MailParts => {
+    const parts: MailParts = {};
+    for (const p of PARTS) parts[p.name] = p.create(d, parts);
+    return parts;
+  },
+  routes: (parts, d) => {
+    const app = new Elysia({ name: "mail-routes" });
+    for (const p of PARTS) {
+      const r = p.routes?.(parts[p.name], d);
+      if (r) app.use(r);
+    }
+    return app;
+  },
+  jobs: (parts, d) => PARTS.flatMap((p) => p.jobs?.(parts[p.name], d) ?? []),
+  stop: async (parts) => {
+    for (const p of [...PARTS].reverse()) await p.stop?.(parts[p.name]);
+  },
   webhookScopes: (_, d) => [{ prefix: "/mail/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "mail"), legacyRoutes: true }],
 });
