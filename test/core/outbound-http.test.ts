@@ -3,23 +3,7 @@ import { createServer } from "node:net";
 import { createOutboundHttp, isPublicAddress, OutboundError } from "../../src/core/outbound-http";
 import { startReceiver, type Receiver } from "../helpers/http-receiver";
 
-// Self-signed certificate for "localhost" (EC P-256, valid until 2126), test use only.
-const LOCALHOST_CERT = `-----BEGIN CERTIFICATE-----
-MIIBlTCCATugAwIBAgIUU08jAjnOpw3Joi9465uC8Aqe5qgwCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyMTExNTAwNFoYDzIxMjYxMDI4
-MTE1MDA0WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAASjIdbGSQOjGxo3hdK9ZQryuIeKsVNM1IReSSNOEsVq2vdVMdCra4kN
-2SKdqPwqyyT03aL5w7eWDM/0gsvv1A7jo2kwZzAdBgNVHQ4EFgQUxvAIjf+MtBin
-H5FYzin4dK6quuIwHwYDVR0jBBgwFoAUxvAIjf+MtBinH5FYzin4dK6quuIwDwYD
-VR0TAQH/BAUwAwEB/zAUBgNVHREEDTALgglsb2NhbGhvc3QwCgYIKoZIzj0EAwID
-SAAwRQIgbAPamPmAqj+mfoLTW4HI6ZIIQAbqSLXyFGswBAD9VU4CIQCzB0YFuiez
-5I9SCLzbR1/qAGCVfgl4rB+kgOKYArg5qQ==
------END CERTIFICATE-----`;
-const LOCALHOST_KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQggP+CORijIx5vZAIr
-AFU3iS1rK4f8CxUsxRqogVcCPMyhRANCAASjIdbGSQOjGxo3hdK9ZQryuIeKsVNM
-1IReSSNOEsVq2vdVMdCra4kN2SKdqPwqyyT03aL5w7eWDM/0gsvv1A7j
------END PRIVATE KEY-----`;
+import { LOCALHOST_CERT, LOCALHOST_KEY } from "../helpers/test-cert";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {

@@ -18,6 +18,8 @@ export interface SinkMessage {
   html?: string;
   /** The AUTH user of the session, if the client logged in. */
   user?: string;
+  /** The session ran over TLS (STARTTLS). */
+  secure: boolean;
   raw: string;
 }
 
@@ -34,6 +36,10 @@ export interface SmtpSinkOptions {
   port?: number;
   /** Recipients to refuse with "550 5.1.1 mailbox unavailable" at RCPT TO. */
   rejectRecipient?: (address: string) => boolean;
+  /** Any other answer at RCPT TO (e.g. 451 to defer, 552, 554): null accepts. Read at each RCPT, so a test may change it. */
+  rcptReply?: (address: string) => { code: number; message: string } | null;
+  /** Offer STARTTLS with this certificate (test/helpers/test-cert.ts). */
+  tls?: { key: string; cert: string };
 }
 
 export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSink> {
@@ -42,7 +48,7 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
 
   const server = new SMTPServer({
     secure: false,
-    disabledCommands: ["STARTTLS"],
+    ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : { disabledCommands: ["STARTTLS"] }),
     authOptional: true,
     allowInsecureAuth: true,
     logger: false,
@@ -55,6 +61,8 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
         const err = Object.assign(new Error("5.1.1 mailbox unavailable"), { responseCode: 550 });
         return cb(err);
       }
+      const reply = opts.rcptReply?.(address.address);
+      if (reply) return cb(Object.assign(new Error(reply.message), { responseCode: reply.code }));
       cb();
     },
     onData(stream, session, cb) {
@@ -74,6 +82,7 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
             text: parsed.text ?? "",
             html: typeof parsed.html === "string" ? parsed.html : undefined,
             user: typeof session.user === "string" ? session.user : undefined,
+            secure: !!session.secure,
             raw: raw.toString("utf8"),
           };
           messages.push(msg);
