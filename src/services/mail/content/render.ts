@@ -44,7 +44,7 @@ export function parse(src: string, field: string): Program {
   try {
     return Handlebars.parse(src);
   } catch (e) {
-    throw badRequest(`Template syntax error in ${field}`, [{ field, reason: String((e as Error).message).split("\n")[0]! }], "TEMPLATE_SYNTAX_ERROR");
+    throw badRequest(`Template syntax error in ${field}`, [{ field, reason: String((e as Error).message).replace(/\s*\n\s*/g, " ").slice(0, 500) }], "TEMPLATE_SYNTAX_ERROR");
   }
 }
 
@@ -296,7 +296,7 @@ export function render(input: RenderInput): Rendered {
   const env = (noEscape: boolean) => {
     const hb = Handlebars.create();
     hb.unregisterHelper("log");
-    for (const [id, ast] of partials) hb.registerPartial(id, ast as unknown as Handlebars.Template);
+    for (const [id, ast] of partials) hb.registerPartial(id, hb.compile(ast, { noEscape }));
     hb.registerPartial(FOOTER_PARTIAL, (() => footer) as unknown as Handlebars.TemplateDelegate);
     return (ast: Program) => hb.compile(ast, { noEscape })(data, RUNTIME);
   };
