@@ -1,4 +1,13 @@
-/** The mail service's content part (see ../part.ts). Not built yet: no routes, no tables. */
+/** The mail service's content part (see ../part.ts): brand and templates. */
 import { defineMailPart } from "../part";
+import { contentRoutes } from "./routes";
+import { ContentService } from "./service";
 
-export const contentPart = defineMailPart({ name: "content", create: () => null });
+export { renderForSend } from "./service";
+export type { ContentService } from "./service";
+
+export const contentPart = defineMailPart({
+  name: "content",
+  create: (deps) => new ContentService(deps),
+  routes: (service, deps) => contentRoutes(service, deps),
+});

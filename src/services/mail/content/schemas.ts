@@ -1,0 +1,110 @@
+/** TypeBox models of the content part's routes (brand and templates). */
+import { t } from "elysia";
+import { ErrorBody, Pagination } from "../../../access/schemas";
+
+export { ErrorBody };
+
+const color = (d: string) => t.String({ description: `${d} (#RRGGBB)`, examples: ["#2563EB"] });
+const brandTokens = {
+  logo_url: t.Nullable(t.String({ description: "https URL of the logo" })),
+  brand_name: t.Nullable(t.String()),
+  primary_color: color("Buttons and links"),
+  secondary_color: color("Secondary accents"),
+  text_color: color("Body text"),
+  muted_text_color: color("Footer and muted text"),
+  background_color: color("Page background"),
+  card_background_color: color("Content card background"),
+  font_stack: t.String({ description: "CSS font-family list" }),
+  button_radius: t.String({ description: "CSS length (px, em, rem, %)" }),
+  container_max_width: t.String({ description: "CSS length (px, em, rem, %)" }),
+  footer_html: t.Nullable(t.String({ description: "HTML with inline styles only" })),
+  footer_address: t.Nullable(t.String()),
+  social_links: t.Record(t.String(), t.String(), { description: "twitter, x, linkedin, github, instagram, facebook, youtube, tiktok, mastodon, bluesky, web -> https URL" }),
+  extras: t.Record(t.String(), t.Union([t.String(), t.Number(), t.Boolean()]), { description: "Free tokens, addressable as {{brand.extras.<key>}}" }),
+};
+const nullableAll = Object.fromEntries(Object.entries(brandTokens).map(([k, v]) => [k, k === "logo_url" || k === "brand_name" || k === "footer_html" || k === "footer_address" ? v : t.Nullable(v)])) as unknown as {
+  [K in keyof typeof brandTokens]: ReturnType<typeof t.Nullable>;
+};
+
+export const Brand = t.Object({
+  resolved: t.Object(brandTokens, { description: "Complete tokens: platform defaults fill the unset ones (brand_name defaults to the workspace's display name)" }),
+  raw: t.Object(nullableAll, { description: "User-set values only; null means not customised" }),
+});
+
+/** PUT /brand: every field optional; omitted or null resets to the default. Checked in brand.ts (one detail per problem). */
+export const BrandPut = t.Object(
+  Object.fromEntries(Object.keys(brandTokens).map((k) => [k, t.Optional(t.Unknown())])) as Record<keyof typeof brandTokens, ReturnType<typeof t.Optional>>,
+  { additionalProperties: true, description: "Brand tokens (see the Brand resolved object); omitted fields reset to the defaults" },
+);
+
+const kind = t.Union([t.Literal("template"), t.Literal("layout"), t.Literal("partial")]);
+const templateFields = {
+  id: t.String({ format: "uuid" }),
+  workspace_id: t.String(),
+  name: t.String({ pattern: "^[a-z0-9_-]{1,64}$" }),
+  kind,
+  subject: t.String(),
+  body_html: t.String(),
+  body_text: t.String({ description: "As given, or derived from body_html when omitted" }),
+  variables_schema: t.Nullable(t.Object({ version: t.Literal(1), vars: t.Record(t.String(), t.Unknown()) })),
+  tags: t.Array(t.String()),
+  created_at: t.String(),
+  updated_at: t.String(),
+};
+export const Template = t.Object(templateFields);
+export const TemplateListItem = t.Object({
+  ...templateFields,
+  source: t.String({ description: "manual" }),
+  source_ref: t.Nullable(t.String()),
+  source_synced_at: t.Nullable(t.String()),
+});
+export const TemplateList = t.Object({ data: t.Array(TemplateListItem), pagination: Pagination });
+
+export const TemplateUpsert = t.Object(
+  {
+    name: t.Optional(t.Unknown({ description: "[a-z0-9_-]{1,64}, required" })),
+    kind: t.Optional(t.Unknown({ description: "template (default), layout or partial; fixed after the first create" })),
+    subject: t.Optional(t.Unknown({ description: 'Required; "" for layouts and partials' })),
+    body_html: t.Optional(t.Unknown({ description: "Required: Handlebars HTML" })),
+    body_text: t.Optional(t.Unknown({ description: "Handlebars text; derived from the HTML when omitted" })),
+    variables_schema: t.Optional(t.Unknown({ description: "{version: 1, vars: {name: {type, required, default, options}}} or null" })),
+    tags: t.Optional(t.Unknown({ description: "string[]" })),
+  },
+  { additionalProperties: true },
+);
+
+export const TemplateListQuery = t.Object({
+  kind: t.Optional(t.String({ description: "template, layout or partial; other values are ignored" })),
+  tags: t.Optional(t.String({ description: "Comma list; a template with any of them matches" })),
+  search: t.Optional(t.String({ description: "Case-insensitive substring of the name" })),
+  limit: t.Optional(t.String({ description: "Default 20; values over 100 are clamped to 100" })),
+  cursor: t.Optional(t.String()),
+});
+
+export const Tags = t.Object({ data: t.Array(t.String()) });
+export const Variables = t.Object({ data: t.Array(t.String(), { description: "Detected expressions, dotted paths, first-occurrence order" }) });
+
+export const RenderBody = t.Object({ data: t.Optional(t.Unknown({ description: "Required: object of template variables" })) }, { additionalProperties: true });
+export const Rendered = t.Object({ subject: t.String(), html: t.String(), text: t.String() });
+
+export const DraftBody = t.Object(
+  {
+    subject: t.Optional(t.Unknown({ description: "string" })),
+    body_html: t.Optional(t.Unknown({ description: "Required: Handlebars HTML" })),
+    body_text: t.Optional(t.Unknown({ description: "string; derived when omitted" })),
+    data: t.Optional(t.Unknown({ description: "object of variables" })),
+  },
+  { additionalProperties: true },
+);
+
+export const LintResult = t.Object({
+  score: t.Number({ minimum: 0, maximum: 100, description: "90+ looks great, under 70 likely spam-folder" }),
+  findings: t.Array(
+    t.Object({
+      id: t.String(),
+      severity: t.Union([t.Literal("error"), t.Literal("warning"), t.Literal("info")]),
+      message: t.String(),
+      suggestion: t.String(),
+    }),
+  ),
+});
