@@ -2,7 +2,8 @@
  * A real authoritative DNS server on loopback (dns2, UDP and TCP on the same port) for tests
  * that resolve records through DNS_SERVERS. Records are set and removed while it runs;
  * names are matched case-insensitively, without a trailing dot. Unknown names answer
- * NXDOMAIN; known names without the asked type answer NOERROR with no answers.
+ * NXDOMAIN; known names without the asked type answer NOERROR with no answers. TTL 0: the
+ * resolver (c-ares caches answers for their TTL) asks again at every lookup.
  */
 // @ts-ignore dns2 ships its own types but they don't cover the server classes
 import dns2 from "dns2";
@@ -48,7 +49,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     response.header.aa = 1;
     for (const r of records) {
       if (Packet.TYPE[r.type] !== q.type) continue;
-      const base = { name: q.name, type: Packet.TYPE[r.type], class: Packet.CLASS.IN, ttl: 60 };
+      const base = { name: q.name, type: Packet.TYPE[r.type], class: Packet.CLASS.IN, ttl: 0 };
       if (r.type === "TXT") response.answers.push({ ...base, data: r.data });
       else if (r.type === "MX") response.answers.push({ ...base, exchange: r.exchange, priority: r.priority });
       else response.answers.push({ ...base, address: r.address });
