@@ -30,6 +30,7 @@ import m0030 from "./0030_auth.sql" with { type: "text" };
 import m0031 from "./0031_auth_oauth.sql" with { type: "text" };
 import m0033 from "./0033_platform_member_reads.sql" with { type: "text" };
 import m0040 from "./0040_social_communities.sql" with { type: "text" };
+import m0050 from "./0050_mail_domains.sql" with { type: "text" };
 import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
@@ -67,6 +68,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0031_auth_oauth", sql: m0031 },
   { name: "0033_platform_member_reads", sql: m0033 },
   { name: "0040_social_communities", sql: m0040 },
+  { name: "0050_mail_domains", sql: m0050 },
   { name: "0051_mail_content", sql: m0051 },
 ];
 

@@ -2,6 +2,7 @@
  * Environment -> typed, validated configuration. Every setting is optional for a
  * local start; a bad value stops start-up with one message listing every problem.
  */
+import { isIP } from "node:net";
 import { resolve } from "node:path";
 import type { Level } from "./core/log";
 import type { ProviderId } from "./core/oidc";
@@ -26,6 +27,10 @@ export interface Config {
   /** Inbound SMTP port; null when SMTP_PORT=off (or 0): no listener. */
   smtpPort: number | null;
   smtpRelayUrl: string | null;
+  /** Public host name of this server's SMTP listener (MAIL_HOSTNAME; default: PUBLIC_URL's host): MX and SPF targets of mail domains. */
+  mailHostname: string;
+  /** DNS servers ("ip" or "ip:port", DNS_SERVERS comma list) for mail DNS checks and MX lookups; null: the system resolver. */
+  dnsServers: string[] | null;
   mailFrom: string;
   oauthReturnToOrigins: string[];
   /** Console federated sign-in: IDP_<n>_ISSUER / _CLIENT_ID / _CLIENT_SECRET for n = 1..3. */
@@ -68,6 +73,13 @@ export interface OidcProviderSetting {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/** "ip", "ipv4:port", "[ipv6]" or "[ipv6]:port" (what dns.Resolver#setServers takes). */
+function isDnsServer(s: string): boolean {
+  const m = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(s) ?? /^([0-9.]+)(?::(\d{1,5}))?$/.exec(s) ?? /^([0-9a-fA-F:]+)()$/.exec(s);
+  if (!m || isIP(m[1]) === 0) return false;
+  return !m[2] || (Number(m[2]) >= 1 && Number(m[2]) <= 65535);
+}
 
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
@@ -158,6 +170,15 @@ export function loadConfig(env: Env = process.env): Config {
   const smtpRaw = str("SMTP_PORT", "2525").toLowerCase();
   const smtpPort = smtpRaw === "off" ? null : int("SMTP_PORT", 2525, 0, 65535) || null;
 
+  const mailHostname = str("MAIL_HOSTNAME", new URL(publicUrl).hostname).toLowerCase().replace(/\.$/, "");
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(mailHostname)) {
+    problems.push(`MAIL_HOSTNAME must be a host name (got "${mailHostname}")`);
+  }
+  const dnsServers = env.DNS_SERVERS ? env.DNS_SERVERS.split(",").map((s) => s.trim()).filter(Boolean) : null;
+  for (const s of dnsServers ?? []) {
+    if (!isDnsServer(s)) problems.push(`DNS_SERVERS: "${s}" is not an IP address with an optional port (1.1.1.1, 127.0.0.1:5353, [::1]:53)`);
+  }
+
   const metricsToken = env.METRICS_TOKEN || null;
   if (metricsToken !== null && metricsToken.length < 16) problems.push("METRICS_TOKEN must be at least 16 characters");
 
@@ -177,6 +198,8 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey,
     smtpPort,
     smtpRelayUrl: url("SMTP_RELAY_URL", env.SMTP_RELAY_URL || null, ["smtp:", "smtps:"]),
+    mailHostname,
+    dnsServers: dnsServers && dnsServers.length ? dnsServers : null,
     mailFrom: str("MAIL_FROM", "Bunker <no-reply@localhost>"),
     oauthReturnToOrigins: origins,
     oidcProviders,
