@@ -30,6 +30,7 @@ import m0030 from "./0030_auth.sql" with { type: "text" };
 import m0031 from "./0031_auth_oauth.sql" with { type: "text" };
 import m0033 from "./0033_platform_member_reads.sql" with { type: "text" };
 import m0040 from "./0040_social_communities.sql" with { type: "text" };
+import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -66,6 +67,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0031_auth_oauth", sql: m0031 },
   { name: "0033_platform_member_reads", sql: m0033 },
   { name: "0040_social_communities", sql: m0040 },
+  { name: "0052_mail_messages", sql: m0052 },
 ];
 
 /** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */
