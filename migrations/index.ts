@@ -32,6 +32,7 @@ import m0033 from "./0033_platform_member_reads.sql" with { type: "text" };
 import m0040 from "./0040_social_communities.sql" with { type: "text" };
 import m0050 from "./0050_mail_domains.sql" with { type: "text" };
 import m0051 from "./0051_mail_content.sql" with { type: "text" };
+import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -42,6 +43,7 @@ import pg0020 from "./pg/0020_webhooks.sql" with { type: "text" };
 import pg0030 from "./pg/0030_auth.sql" with { type: "text" };
 import pg0031 from "./pg/0031_auth_oauth.sql" with { type: "text" };
 import pg0033 from "./pg/0033_platform_member_reads.sql" with { type: "text" };
+import pg0052 from "./pg/0052_mail_messages.sql" with { type: "text" };
 
 export interface Migration {
   name: string;
@@ -70,6 +72,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0040_social_communities", sql: m0040 },
   { name: "0050_mail_domains", sql: m0050 },
   { name: "0051_mail_content", sql: m0051 },
+  { name: "0052_mail_messages", sql: m0052 },
 ];
 
 /** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */
@@ -84,6 +87,7 @@ export const PG_VARIANTS: Readonly<Record<string, string>> = {
   "0030_auth": pg0030,
   "0031_auth_oauth": pg0031,
   "0033_platform_member_reads": pg0033,
+  "0052_mail_messages": pg0052,
 };
 
 /** The PostgreSQL list: same names and order as MIGRATIONS, each file's pg/ variant when it has one. */

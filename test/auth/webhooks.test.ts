@@ -111,7 +111,7 @@ describe("routes", () => {
     expect(r.status).toBe(200);
     const types = r.body.data.map((e: any) => e.type);
     expect(types).toEqual(expect.arrayContaining(["user.created", "user.signed_in", "user.email_verified", "user.deleted", "role.assigned", "role.removed", "tenant.created", "tenant.member.added"]));
-    expect(types).not.toContain("message.delivered");
+    expect(types).not.toContain("email.delivered");
     for (const e of r.body.data) {
       expect(typeof e.description).toBe("string");
       expect(typeof e.example).toBe("object");

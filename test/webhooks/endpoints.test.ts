@@ -40,7 +40,7 @@ async function wholeDatabaseText(): Promise<string> {
 describe("create", () => {
   test("201 with signing_secret once; reads show only the hint; the secret is encrypted at rest", async () => {
     const { token, ws } = await owner();
-    const r = await create(token, ws.id, { description: "orders", event_types: ["message.sent", "message.bounced"] });
+    const r = await create(token, ws.id, { description: "orders", event_types: ["email.sent", "email.bounced"] });
     expect(r.status).toBe(201);
     const ep = r.body;
     expect(ep.id).toMatch(/^ep_[0-9a-f]{32}$/);
@@ -48,7 +48,7 @@ describe("create", () => {
     expect(ep).toMatchObject({
       url: `${receiver.url}/hook`,
       description: "orders",
-      event_types: ["message.sent", "message.bounced"],
+      event_types: ["email.sent", "email.bounced"],
       enabled: true,
       status: "enabled",
       signing_secret_hint: ep.signing_secret.slice(-4),
@@ -129,11 +129,11 @@ describe("create", () => {
 
   test("unknown event type: 400 naming the valid set of the product", async () => {
     const { token, ws } = await owner();
-    const r = await create(token, ws.id, { event_types: ["message.sent", "entry.created"] });
+    const r = await create(token, ws.id, { event_types: ["email.sent", "entry.created"] });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("VALIDATION_ERROR");
     expect(r.body.error.message).toContain("entry.created");
-    expect(r.body.error.message).toContain("message.delivered");
+    expect(r.body.error.message).toContain("email.delivered");
     expect(r.body.error.details[0].field).toBe("event_types");
     // The same type is valid for the waitlist.
     expect((await create(token, ws.id, { event_types: ["entry.created"] }, {}, "waitlist")).status).toBe(201);
@@ -148,7 +148,7 @@ describe("create", () => {
     }
     expect((await app.call("POST", `${base(ws.id)}/endpoints`, { token, body: { description: "no url" } })).status).toBe(400);
     expect((await create(token, ws.id, { description: "d".repeat(501) })).status).toBe(400);
-    expect((await create(token, ws.id, { event_types: "message.sent" })).status).toBe(400);
+    expect((await create(token, ws.id, { event_types: "email.sent" })).status).toBe(400);
     expect((await app.call("GET", `${base(ws.id)}/endpoints`, { token })).body.data).toEqual([]);
   });
 
@@ -175,9 +175,9 @@ describe("read, update, delete", () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
     app.clock.advance(1000);
-    const r = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { url: `${receiver.url}/v2`, description: "new", event_types: ["message.failed"] } });
+    const r = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { url: `${receiver.url}/v2`, description: "new", event_types: ["email.failed"] } });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ url: `${receiver.url}/v2`, description: "new", event_types: ["message.failed"], updated_at: app.clock.iso(), created_at: ep.created_at });
+    expect(r.body).toMatchObject({ url: `${receiver.url}/v2`, description: "new", event_types: ["email.failed"], updated_at: app.clock.iso(), created_at: ep.created_at });
     expect((await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { event_types: ["nope.nope"] } })).status).toBe(400);
     expect((await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { url: "ftp://x" } })).status).toBe(400);
     const same = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: {} });
@@ -206,7 +206,7 @@ describe("read, update, delete", () => {
   test("PATCH enabled:false pauses: enabled false, status stays enabled (the spec's enabled | auto_disabled), queued retries dropped; enabled:true brings it back", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
-    const { id: eventId } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    const { id: eventId } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m1" });
     await app.webhooks.dispatchPending();
     const pending = async () => (await app.ctx.db.get<{ status: string; next_attempt_ms: number | null }>("SELECT status, next_attempt_ms FROM webhook_deliveries WHERE event_id = ?", eventId))!;
     expect((await pending()).status).toBe("pending");
@@ -215,7 +215,7 @@ describe("read, update, delete", () => {
     expect((await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).body).toEqual(off.body);
     expect(await pending()).toEqual({ status: "not_sent", next_attempt_ms: null });
     // Nothing new reaches a paused endpoint.
-    const { id: later } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m2" });
+    const { id: later } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m2" });
     await app.webhooks.dispatchPending();
     expect(await app.ctx.db.get("SELECT 1 AS one FROM webhook_deliveries WHERE event_id = ?", later)).toBeNull();
     const on = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { enabled: true } });
@@ -240,7 +240,7 @@ describe("read, update, delete", () => {
   test("DELETE: 204, then 404; queued deliveries go with it", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
-    const { id: eventId } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m2" });
+    const { id: eventId } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m2" });
     await app.webhooks.dispatchPending();
     const count = async () => (await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ?", eventId))!.n;
     expect(await count()).toBe(1);

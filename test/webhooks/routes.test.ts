@@ -52,7 +52,7 @@ describe("event types", () => {
     const mail = await app.call("GET", `${base(ws.id)}/event-types`, { token });
     expect(mail.status).toBe(200);
     const types = mail.body.data.map((e: any) => e.type);
-    expect(types).toContain("message.delivered");
+    expect(types).toContain("email.delivered");
     expect(types).not.toContain("entry.created");
     for (const e of mail.body.data) {
       expect(typeof e.description).toBe("string");
@@ -69,10 +69,10 @@ describe("event types", () => {
 describe("test send", () => {
   test("hits the real receiver synchronously, signed; shows in the log with trigger test; never retried", async () => {
     const { token, ws } = await owner();
-    const ep = await createEndpoint(token, ws.id, { event_types: ["message.sent"] });
+    const ep = await createEndpoint(token, ws.id, { event_types: ["email.sent"] });
     const n = receiver.requests.length;
     receiver.setHandler(() => new Response("thanks", { status: 200 }));
-    const r = await app.call("POST", `${base(ws.id)}/endpoints/${ep.id}/test`, { token, body: { event_type: "message.bounced" } });
+    const r = await app.call("POST", `${base(ws.id)}/endpoints/${ep.id}/test`, { token, body: { event_type: "email.bounced" } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ succeeded: true, status_code: 200, trigger: "test", response_body: "thanks", error_class: null });
     expect(typeof r.body.latency_ms).toBe("number");
@@ -83,13 +83,13 @@ describe("test send", () => {
     expect(req.method).toBe("POST");
     expect(req.path).toBe("/hook");
     const payload = verify(ep.signing_secret, req) as any;
-    expect(payload).toMatchObject({ id: r.body.event_id, type: "message.bounced", test: true, data: { test: true } });
+    expect(payload).toMatchObject({ id: r.body.event_id, type: "email.bounced", test: true, data: { test: true } });
     expect(req.headers["webhook-id"]).toBe(r.body.event_id);
     expect(req.headers["webhook-signature"].split(" ")).toHaveLength(1);
     expect(() => verify("whsec_" + Buffer.from("x".repeat(24)).toString("base64"), req)).toThrow();
 
     const log = await app.call("GET", `${base(ws.id)}/events`, { token });
-    expect(log.body.data[0]).toMatchObject({ id: r.body.event_id, type: "message.bounced", is_test: true, deliveries: [{ endpoint_id: ep.id, status: "delivered", attempts: 1, last_status_code: 200, next_attempt_at: null }] });
+    expect(log.body.data[0]).toMatchObject({ id: r.body.event_id, type: "email.bounced", is_test: true, deliveries: [{ endpoint_id: ep.id, status: "delivered", attempts: 1, last_status_code: 200, next_attempt_at: null }] });
     const one = await app.call("GET", `${base(ws.id)}/events/${r.body.event_id}`, { token });
     expect(one.status).toBe(200);
     expect(one.body.payload).toEqual(payload);
@@ -126,7 +126,7 @@ describe("test send", () => {
     const ep = await createEndpoint(token, ws.id);
     const bad = await app.call("POST", `${base(ws.id)}/endpoints/${ep.id}/test`, { token, body: { event_type: "entry.created" } });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.message).toContain("message.sent");
+    expect(bad.body.error.message).toContain("email.sent");
     const dead = startReceiver();
     const url = `${dead.url}/gone`;
     await dead.stop();
@@ -168,16 +168,16 @@ describe("test send", () => {
 describe("events log and replay", () => {
   test("filters, pagination, detail, 30-day window, other scope 404", async () => {
     const { token, ws } = await owner();
-    const a = await createEndpoint(token, ws.id, { event_types: ["message.sent"] });
+    const a = await createEndpoint(token, ws.id, { event_types: ["email.sent"] });
     const b = await createEndpoint(token, ws.id, {}, "mail", receiver2);
     const scope = { product: "mail" as const, scopeId: ws.id };
-    const old = await app.webhooks.emit(app.ctx.db, scope, "message.sent", { id: "m0" });
+    const old = await app.webhooks.emit(app.ctx.db, scope, "email.sent", { id: "m0" });
     await app.webhooks.dispatchPending();
     app.clock.advance(31 * DAY);
 
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      ids.push((await app.webhooks.emit(app.ctx.db, scope, i % 2 === 0 ? "message.sent" : "message.delivered", { id: `m${i + 1}` })).id);
+      ids.push((await app.webhooks.emit(app.ctx.db, scope, i % 2 === 0 ? "email.sent" : "email.delivered", { id: `m${i + 1}` })).id);
       app.clock.advance(1000);
     }
     await app.webhooks.dispatchPending();
@@ -218,7 +218,7 @@ describe("events log and replay", () => {
     const delivered = all.body.data.find((e: any) => e.id === ids[1]);
     expect(delivered.deliveries.map((d: any) => d.endpoint_id)).toEqual([b.id]);
 
-    const byType = await app.call("GET", `${base(ws.id)}/events?type=message.delivered`, { token });
+    const byType = await app.call("GET", `${base(ws.id)}/events?type=email.delivered`, { token });
     expect(byType.body.data.map((e: any) => e.id)).toEqual([ids[3], ids[1]]);
     const byEndpoint = await app.call("GET", `${base(ws.id)}/events?endpoint_id=${a.id}`, { token });
     expect(byEndpoint.body.data.map((e: any) => e.id)).toEqual([ids[4], ids[2], ids[0]]);
@@ -239,7 +239,7 @@ describe("events log and replay", () => {
     expect([...p1.body.data, ...p2.body.data, ...p3.body.data].map((e: any) => e.id)).toEqual([...ids].reverse());
 
     const one = await app.call("GET", `${base(ws.id)}/events/${ids[0]}`, { token });
-    expect(one.body.payload).toMatchObject({ id: ids[0], type: "message.sent", data: { id: "m1" } });
+    expect(one.body.payload).toMatchObject({ id: ids[0], type: "email.sent", data: { id: "m1" } });
     expect(one.body.attempts.map((x: any) => [x.endpoint_id, x.trigger, x.status_code]).sort()).toEqual(
       [
         [a.id, "scheduled", 200],
@@ -261,8 +261,8 @@ describe("events log and replay", () => {
     const { token, ws } = await owner();
     const a = await createEndpoint(token, ws.id);
     const b = await createEndpoint(token, ws.id, {}, "mail", receiver2);
-    const c = await createEndpoint(token, ws.id, { event_types: ["message.failed"] });
-    const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m9" });
+    const c = await createEndpoint(token, ws.id, { event_types: ["email.failed"] });
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m9" });
     await app.webhooks.dispatchPending();
     receiver2.setHandler(() => new Response("busy", { status: 500 }));
     const n1 = receiver.requests.length;
@@ -317,7 +317,7 @@ describe("replay and endpoint health", () => {
   test("the events list shows the replay as the latest attempt of a delivered event, like the event detail", async () => {
     const { token, ws } = await owner();
     const a = await createEndpoint(token, ws.id);
-    const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m1" });
     await app.webhooks.dispatchPending();
     await app.webhooks.deliverDue();
     const listed = async () => (await app.call("GET", `${base(ws.id)}/events?endpoint_id=${a.id}`, { token })).body.data.find((e: any) => e.id === id).deliveries[0];
@@ -343,7 +343,7 @@ describe("replay and endpoint health", () => {
     const { token, ws } = await owner();
     const ep = await createEndpoint(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 503 }));
-    const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m1" });
     await app.webhooks.dispatchPending();
     await app.webhooks.deliverDue();
     app.clock.advance(60_000);
@@ -364,7 +364,7 @@ describe("replay and endpoint health", () => {
     const { token, ws } = await owner();
     const ep = await createEndpoint(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 500 }));
-    await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "message.sent", { id: "m1" });
+    await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m1" });
     await app.webhooks.dispatchPending();
     await app.webhooks.deliverDue();
     expect((await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token })).body.consecutive_failures).toBe(1);

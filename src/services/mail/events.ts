@@ -6,6 +6,7 @@
 import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../webhooks/catalogue";
 import type { EventTypeInfo } from "../webhooks/types";
 
+/** The `data` of every email.* event: the message's metadata (MessageView without smtp_transcript). */
 const message = (over: Record<string, unknown> = {}) => ({
   id: "0192f400-1a2b-7c3d-8e4f-5a6b7c8d9e0f",
   workspace_id: "ws_0192f0c4e5b87d21a9c3",
@@ -15,6 +16,9 @@ const message = (over: Record<string, unknown> = {}) => ({
   subject: "Welcome to Acme",
   template_name: "welcome",
   status: "queued",
+  spf_result: null,
+  dkim_result: null,
+  dmarc_result: null,
   bounce_code: null,
   bounce_detail: null,
   created_at: T0,
@@ -37,61 +41,52 @@ const domain = (over: Record<string, unknown> = {}) => ({
 });
 
 const EVENTS: EventTypeInfo[] = [
-  { type: "message.queued", description: "An outbound message was accepted and queued.", example: message() },
-  { type: "message.sent", description: "An outbound message left the relay (not proof of delivery).", example: message({ status: "sent", sent_at: T1 }) },
+  { type: "email.sent", description: "The relay or the recipient's MX accepted the message (not proof of delivery).", example: message({ status: "sent", sent_at: T1 }) },
   {
-    type: "message.delivered",
+    type: "email.delivered",
     description: "Recipient-side evidence shows the message was delivered.",
     example: message({ status: "delivered", sent_at: T0, delivered_at: T1 }),
   },
   {
-    type: "message.deferred",
-    description: "Delivery was temporarily deferred; it will be retried.",
-    example: message({ status: "deferred", deferred_at: T1, deferral_count: 1, bounce_code: "4.7.1", bounce_detail: "451 4.7.1 Greylisted, try again later" }),
-  },
-  {
-    type: "message.bounced",
-    description: "The message bounced permanently; the address is suppressed.",
-    example: { ...message({ status: "bounced", sent_at: T0, bounce_code: "5.1.1", bounce_detail: "550 5.1.1 User unknown" }), bounce_type: "hard" },
-  },
-  {
-    type: "message.complained",
-    description: "The recipient reported the message as spam (feedback loop); the address is suppressed.",
-    example: { ...message({ status: "complained", sent_at: T0 }), feedback_type: "abuse", complained_at: T1 },
-  },
-  {
-    type: "message.failed",
-    description: "The message could not be sent (e.g. retries exhausted or rejected before sending).",
-    example: { ...message({ status: "failed" }), error: "retries exhausted: connection timed out" },
-  },
-  {
-    type: "message.received",
-    description: "An inbound message arrived in a mailbox.",
+    type: "email.delivery_delayed",
+    description: "The receiving server answered 4xx; the message is retried after 1, 5 and 30 minutes, 2 and 6 hours (then every 6 hours), and fails after 72 hours.",
     example: {
-      id: "0192f410-2b3c-7d4e-8f5a-6b7c8d9e0f1a",
-      mailbox_id: "0192f3fe-9a8b-7c6d-8e5f-4a3b2c1d0e9f",
-      seq_id: "118",
-      envelope_to: "support@mail.acme.example",
-      from_address: "ada@example.com",
-      to_addresses: ["support@mail.acme.example"],
-      cc_addresses: [],
-      subject: "Question about my invoice",
-      rfc822_message_id: "<CAF1x9@mail.example.com>",
-      size_bytes: 5821,
-      spam_verdict: "ham",
-      spf_result: "pass",
-      dkim_result: "pass",
-      dmarc_result: "pass",
-      quarantined: false,
-      received_at: T1,
+      ...message({ status: "deferred", deferred_at: T1, deferral_count: 1, bounce_code: "4.7.1", bounce_detail: "451 4.7.1 Greylisted, try again later" }),
+      next_attempt_at: "2026-11-02T09:21:41.000Z",
     },
   },
-  { type: "domain.verified", description: "A sending/receiving domain passed its DNS checks and is active.", example: domain() },
   {
-    type: "domain.failed",
-    description: "A domain failed its DNS checks.",
-    example: { ...domain({ status: "failed", verified_at: null }), failed_checks: [{ purpose: "dkim", type: "TXT", host: "bk1._domainkey.mail.acme.example", reason: "record not found" }] },
+    type: "email.bounced",
+    description: "The receiving server refused the message permanently (5xx) or a bounce report came back; the address is suppressed.",
+    example: { ...message({ status: "bounced", bounce_code: "5.1.1", bounce_detail: "550 5.1.1 User unknown" }), bounce_type: "hard", bounced_at: T1 },
   },
+  {
+    type: "email.complained",
+    description: "The recipient reported the message as spam (feedback loop); the address is suppressed.",
+    example: { ...message({ status: "complained", sent_at: T0 }), complained_at: T1 },
+  },
+  {
+    type: "email.failed",
+    description: "The message will not be sent: deferred for 72 hours without success, or refused before sending.",
+    example: { ...message({ status: "failed", deferral_count: 9, deferred_at: T0 }), error: "gave up after 72 hours of deferrals", failed_at: T1 },
+  },
+  {
+    type: "suppression.created",
+    description: "An address was added to the workspace's suppression list (bounce, complaint, unsubscribe or by hand); sends to it are refused.",
+    example: { workspace_id: "ws_0192f0c4e5b87d21a9c3", email: "ada@example.com", reason: "bounce", source_message_id: "0192f400-1a2b-7c3d-8e4f-5a6b7c8d9e0f", created_at: T1 },
+  },
+  {
+    type: "suppression.deleted",
+    description: "An address was removed from the suppression list; sends to it are accepted again.",
+    example: { workspace_id: "ws_0192f0c4e5b87d21a9c3", email: "ada@example.com", reason: "manual", source_message_id: null, created_at: T0, deleted_at: T1 },
+  },
+  { type: "domain.created", description: "A sending or receiving domain was added (status pending until its DNS records are seen).", example: domain({ seq_id: "1", status: "pending", verified_at: null, last_dns_check_at: null, created_at: T0 }) },
+  {
+    type: "domain.updated",
+    description: "A domain's status changed (pending to active or failed), or the set of its DNS records found missing changed.",
+    example: { ...domain({ seq_id: "1", created_at: T0 }), previous_status: "pending", failed_checks: [] },
+  },
+  { type: "domain.deleted", description: "A domain was deleted.", example: { ...domain({ seq_id: "1", created_at: T0 }), deleted_at: T1 } },
 ];
 
 export const MAIL_WEBHOOKS = defineWebhookProduct({

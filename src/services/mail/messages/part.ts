@@ -1,4 +1,13 @@
-/** The mail service's messages part (see ../part.ts). Not built yet: no routes, no tables. */
+/**
+ * The mail service's messages part (see ../part.ts): the outbound message log and send
+ * queue, message settings, suppressions, export, timeline and deliverability (service.ts).
+ */
 import { defineMailPart } from "../part";
+import { messageRoutes } from "./routes";
+import { MessageService } from "./service";
 
-export const messagesPart = defineMailPart({ name: "messages", create: () => null });
+export const messagesPart = defineMailPart({
+  name: "messages",
+  create: (deps) => new MessageService(deps),
+  routes: (svc, deps) => messageRoutes(svc, deps),
+});
