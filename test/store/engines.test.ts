@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PostgresDb } from "../../src/core/store/postgres";
-import { dialect, isUniqueViolation, toPgPlaceholders, type Db } from "../../src/core/store/sql";
+import { dialect, isUniqueViolation, lockKey, toPgPlaceholders, type Db } from "../../src/core/store/sql";
 import { SqliteDb } from "../../src/core/store/sqlite";
 import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
 
@@ -156,6 +156,22 @@ for (const name of ["sqlite", "postgres"]) {
       await Bun.sleep(50);
       expect(got).toEqual(["committed", "direct"]);
       await stop();
+    });
+
+    test("lockKey serialises check-then-write transactions: a cap of 5 holds under 20 concurrent inserts", async () => {
+      await db().run("DELETE FROM t_items");
+      const add = (i: number) =>
+        db().tx(async (t) => {
+          await lockKey(t, "cap:test");
+          const { n } = (await t.get<{ n: number }>("SELECT COUNT(*) AS n FROM t_items WHERE note = 'capped'"))!;
+          await Bun.sleep(1); // room for another transaction to slip between the count and the insert
+          if (n >= 5) return false;
+          await t.run("INSERT INTO t_items (id, n, note) VALUES (?, 0, 'capped')", `cap${i}`);
+          return true;
+        });
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => add(i)));
+      expect(results.filter(Boolean).length).toBe(5);
+      expect((await db().get<{ n: number }>("SELECT COUNT(*) AS n FROM t_items WHERE note = 'capped'"))!.n).toBe(5);
     });
 
     test("claims with the dialect's row lock hand each row to one taker", async () => {

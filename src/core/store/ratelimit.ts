@@ -1,5 +1,5 @@
 /** SQL of src/core/ratelimit.ts. */
-import type { Sql } from "./sql";
+import { lockKey, type Sql } from "./sql";
 
 /**
  * Records a hit unless `limit` hits already fall after `since`; true when recorded. One
@@ -17,7 +17,7 @@ export async function insertHitIfUnder(db: Sql, key: string, now: number, since:
     );
   if (db.engine === "sqlite") return (await insert(db)) === 1;
   return db.tx(async (t) => {
-    await t.get("SELECT pg_advisory_xact_lock(hashtext($key)) AS locked", { key });
+    await lockKey(t, `ratelimit:${key}`);
     return (await insert(t)) === 1;
   });
 }

@@ -176,3 +176,13 @@ export function inTransaction(db: unknown): boolean {
   const scope = txScope.getStore();
   return !!scope && scope.open && scope.db === db;
 }
+
+/**
+ * Serialises the transaction t with every other transaction that locks the same key, until
+ * t ends: for a check-then-write (a count under a cap, a window of hits) that two nodes could
+ * otherwise both pass under READ COMMITTED. On SQLite write transactions are already one at a
+ * time: nothing to do.
+ */
+export async function lockKey(t: Sql, key: string): Promise<void> {
+  if (t.engine === "postgres") await t.get("SELECT pg_advisory_xact_lock(hashtext(?)) AS locked", key);
+}

@@ -26,6 +26,7 @@
  */
 import type { Principal } from "../../access/principal";
 import type { RequestMeta } from "../../access/http";
+import { lockKey } from "../../core/store/sql";
 import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
 import { prefixedId } from "../../core/ids";
@@ -251,9 +252,9 @@ export class EndpointService {
     e: { id: string; url: string; description: string; eventTypes: string[]; secret: string; legacy: boolean; paused?: boolean; auditMetadata: Record<string, unknown> },
   ): Promise<void> {
     const now = this.ctx.clock.iso();
-    // PG: two concurrent creates in one scope may both pass the count (READ COMMITTED); the
-    // cap is then exceeded by one. SQLite serialises the transactions.
     await tx(this.ctx.db, async (t) => {
+      // Two creates in one scope on two nodes must not both pass the count.
+      await lockKey(t, `webhook-endpoints:${scope.product}:${scope.scopeId}`);
       if ((await store.countEndpoints(t, scope.product, scope.scopeId)) >= MAX_ENDPOINTS_PER_SCOPE) {
         throw conflict(`At most ${MAX_ENDPOINTS_PER_SCOPE} webhook endpoints per ${scope.product} scope; delete one first`, "ENDPOINT_LIMIT_REACHED");
       }
