@@ -1,6 +1,6 @@
 /**
  * The mail service's sending part (see ../part.ts): the send routes (send, send-batch,
- * test-send), the send settings (rate limit) and the delivery worker (job mail.deliver,
+ * test-send), the send settings (rate limit) and the delivery worker (job mail.messages.deliver,
  * every 2 seconds, also run right after a send commits). Uses parts.domains (DKIM keys, MX
  * resolver), parts.content (rendering) and parts.messages (the queue and its outcomes).
  */

@@ -1,7 +1,7 @@
 /**
  * The sending part of the mail service: POST /templates/{name}/send, /send-batch and
  * /test-send (validate, render, check suppressions and the rate limit, queue), the
- * per-workspace send settings, and the delivery worker (job mail.deliver) that claims queued
+ * per-workspace send settings, and the delivery worker (job mail.messages.deliver) that claims queued
  * and due messages and hands each to smtp-delivery.ts's deliver().
  *
  * Decisions the spec leaves open (also in README.md, "Mail" > "Sending"):
@@ -42,7 +42,8 @@ import type { MailParts } from "../part";
 import { deliver, type DeliveryOutcome, type DkimKey } from "./smtp-delivery";
 import * as store from "./store";
 
-export const DELIVER_JOB = "mail.deliver";
+/** Not "mail.deliver": that is the system mailer's outbox job (app.ts). */
+export const DELIVER_JOB = "mail.messages.deliver";
 export const TO_MAX = 50;
 export const BATCH_MAX = 100;
 export const DEFAULT_RATE_PER_SECOND = 100;
@@ -359,6 +360,16 @@ export class SendService {
           if (typeof row.idempotency_key !== "string") throw invalidField("idempotency_key", "must be a string");
           validateIdempotencyKey(row.idempotency_key);
           key = `row:${row.idempotency_key}`;
+        }
+        if (typeof row.to !== "string") throw invalidField("to", "required: one email address");
+        const [to] = this.recipients(row.to, "to", 1);
+        const subject = row.subject !== undefined ? this.subject(row.subject) : defSubject;
+        const headers = row.headers !== undefined ? this.headers(row.headers) : defHeaders;
+        const data = this.data(row.data, true);
+        const s = await this.sender(ws.id, row.from ?? body.from, row.from !== undefined ? "from" : "from (batch default)", domains);
+        const r = await renderForSend(this.ctx.db, ws.id, name, data, { missing: "error" });
+        // A key seen before (earlier in this batch, or by a message of the last 24 h): that message, nothing new.
+        if (key) {
           const earlier = seenKeys.get(key);
           if (earlier !== undefined) {
             replayOf.set(index, earlier);
@@ -371,13 +382,6 @@ export class SendService {
             continue;
           }
         }
-        if (typeof row.to !== "string") throw invalidField("to", "required: one email address");
-        const [to] = this.recipients(row.to, "to", 1);
-        const subject = row.subject !== undefined ? this.subject(row.subject) : defSubject;
-        const headers = row.headers !== undefined ? this.headers(row.headers) : defHeaders;
-        const data = this.data(row.data, true);
-        const s = await this.sender(ws.id, row.from ?? body.from, row.from !== undefined ? "from" : "from (batch default)", domains);
-        const r = await renderForSend(this.ctx.db, ws.id, name, data, { missing: "error" });
         const sd: SendData = { template: r.template_name, data, missing: "error", subject, from_name: s.name };
         if (key) seenKeys.set(key, index);
         pending.push({ index, key, input: this.input(s, to!, subject ?? r.subject, r.html, r.text, sd, { headers, idempotencyKey: key, batchIndex: index }) });
