@@ -243,6 +243,7 @@ describe("send-batch", () => {
     const rows = Array.from({ length: 101 }, (_, i) => ({ to: rcpt("batch"), data: { name: `R${i}` } }));
     const over = await batch(ws, { from: `hello@${ws.fqdn}`, messages: rows });
     expect(over.status).toBe(400);
+    expect(over.body.error.code).toBe("VALIDATION_ERROR");
     const ok = await batch(ws, { from: `hello@${ws.fqdn}`, messages: rows.slice(0, 100) });
     expect(ok.status).toBe(202);
     expect(ok.body).toMatchObject({ accepted: 100, rejected: 0 });
