@@ -31,6 +31,10 @@ export interface Config {
   mailHostname: string;
   /** DNS servers ("ip" or "ip:port", DNS_SERVERS comma list) for mail DNS checks and MX lookups; null: the system resolver. */
   dnsServers: string[] | null;
+  /** Port of recipients' MX hosts for direct delivery (MAIL_MX_PORT, default 25; tests point it at a loopback sink). */
+  mailMxPort: number;
+  /** Refuse to hand mail to a hop that does not offer STARTTLS (MAIL_REQUIRE_TLS, default false: TLS when offered). */
+  mailRequireTls: boolean;
   mailFrom: string;
   oauthReturnToOrigins: string[];
   /** Console federated sign-in: IDP_<n>_ISSUER / _CLIENT_ID / _CLIENT_SECRET for n = 1..3. */
@@ -200,6 +204,8 @@ export function loadConfig(env: Env = process.env): Config {
     smtpRelayUrl: url("SMTP_RELAY_URL", env.SMTP_RELAY_URL || null, ["smtp:", "smtps:"]),
     mailHostname,
     dnsServers: dnsServers && dnsServers.length ? dnsServers : null,
+    mailMxPort: int("MAIL_MX_PORT", 25, 1, 65535),
+    mailRequireTls: bool("MAIL_REQUIRE_TLS", false),
     mailFrom: str("MAIL_FROM", "Bunker <no-reply@localhost>"),
     oauthReturnToOrigins: origins,
     oidcProviders,

@@ -11,10 +11,11 @@ import { contentPart } from "./content/part";
 import { domainsPart } from "./domains/part";
 import { MAIL_WEBHOOKS } from "./events";
 import { messagesPart } from "./messages/part";
+import { sendingPart } from "./sending/part";
 import type { MailPart, MailParts } from "./part";
 
 /** In creation order: a part may use those before it. */
-const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart];
+const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart, sendingPart];
 
 export const mailModule = defineService({
   name: "mail",

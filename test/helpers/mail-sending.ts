@@ -1,0 +1,103 @@
+/**
+ * Setup for the mail sending tests: a test app with a loopback DNS server (DNS_SERVERS), a
+ * workspace whose sending domain is made active over HTTP (records published on that DNS
+ * server, then POST /domains/{id}/verify), a template, and a DKIM verifier (mailauth)
+ * that reads the domain's DKIM record from the same DNS server.
+ */
+import { dkimVerify } from "mailauth/lib/dkim/verify";
+import { SERVICE_MODULES } from "../../src/app";
+import { createMailResolver } from "../../src/services/mail/domains/dns";
+import type { MailParts } from "../../src/services/mail/part";
+import { DELIVER_JOB, type SendService } from "../../src/services/mail/sending/part";
+import { ownerWithKey, startTestApp, type TestApp } from "./app";
+import { startDnsServer, type TestDnsServer } from "./dns-server";
+
+export interface SendingEnv {
+  app: TestApp;
+  dns: TestDnsServer;
+  sending: SendingService;
+  stop(): Promise<void>;
+}
+type SendingService = SendService;
+
+let n = 0;
+
+/** A test app whose mail module exposes its sending part (to switch off the after-send kick). */
+export async function startSendingApp(env: Record<string, string> = {}): Promise<SendingEnv> {
+  const dns = await startDnsServer();
+  let sending!: SendService;
+  const modules = SERVICE_MODULES.map((m) =>
+    m.name !== "mail"
+      ? m
+      : {
+          ...m,
+          create: (d: any) => {
+            const parts = m.create(d) as MailParts;
+            sending = parts.sending as SendService;
+            return parts;
+          },
+        },
+  );
+  const app = await startTestApp({ DNS_SERVERS: dns.server, MAIL_HOSTNAME: "mx.bunker.test", ...env }, undefined, { modules });
+  app.webhooks.options.autoKick = false;
+  return {
+    app,
+    dns,
+    sending,
+    async stop() {
+      await app.stop();
+      await dns.stop();
+    },
+  };
+}
+
+/** The character-strings of an instruction's TXT value ("a" "b" zone-file form, or one plain string). */
+const txtStrings = (value: string): string[] => (value.startsWith('"') ? [...value.matchAll(/"([^"]*)"/g)].map((m) => m[1]!) : [value]);
+
+export interface MailWorkspace {
+  token: string;
+  wsId: string;
+  fqdn: string;
+  domainId: string;
+  selector: string;
+  /** "/mail/v1/workspaces/<id>" */
+  base: string;
+}
+
+/** A workspace owner (API key) with an active sending domain, verified over HTTP against the loopback DNS server. */
+export async function workspaceWithDomain(e: SendingEnv): Promise<MailWorkspace> {
+  const { token, ws } = await ownerWithKey(e.app);
+  const fqdn = `mail${++n}.send${Date.now() % 100000}.example`;
+  const base = `/mail/v1/workspaces/${ws.id}`;
+  const created = await e.app.call("POST", `${base}/domains`, { token, body: { fqdn } });
+  if (created.status !== 201) throw new Error(`domain create: ${created.status} ${JSON.stringify(created.body)}`);
+  for (const ins of created.body.dns_instructions) {
+    if (ins.type === "MX") e.dns.add(ins.host, { type: "MX", exchange: ins.value, priority: ins.priority });
+    else e.dns.add(ins.host, { type: "TXT", data: txtStrings(ins.value) });
+  }
+  const v = await e.app.call("POST", `${base}/domains/${created.body.id}/verify`, { token });
+  if (v.status !== 200 || v.body.status !== "active") throw new Error(`domain verify: ${v.status} ${JSON.stringify(v.body)}`);
+  return { token, wsId: ws.id, fqdn, domainId: created.body.id, selector: created.body.dkim_selector, base };
+}
+
+export async function createTemplate(e: SendingEnv, w: MailWorkspace, body: Record<string, unknown>) {
+  const r = await e.app.call("POST", `${w.base}/templates`, { token: w.token, body });
+  if (r.status !== 201) throw new Error(`template: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** Runs the delivery job now (waits for a run in progress, then runs once more). */
+export const runDelivery = (e: SendingEnv) => e.app.ctx.scheduler.runNow(DELIVER_JOB);
+
+/** mailauth's DKIM verification of a raw message, with the DKIM record read from the loopback DNS server. */
+export async function verifyDkim(e: SendingEnv, raw: string) {
+  const resolver = createMailResolver([e.dns.server]);
+  const dns = async (name: string, rr: string) => {
+    if (rr === "TXT") {
+      const { records } = await resolver.resolveTxt(name);
+      if (records.length) return records.map((r) => [r]);
+    }
+    throw Object.assign(new Error(`no ${rr} for ${name}`), { code: "ENOTFOUND" });
+  };
+  return dkimVerify(Buffer.from(raw), { resolver: dns as never });
+}
