@@ -40,6 +40,8 @@ export interface SmtpSinkOptions {
   rcptReply?: (address: string) => { code: number; message: string } | null;
   /** Offer STARTTLS with this certificate (test/helpers/test-cert.ts). */
   tls?: { key: string; cert: string };
+  /** Wait this long before answering each DATA (a slow receiver: messages in flight). */
+  dataDelayMs?: number;
 }
 
 export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSink> {
@@ -85,6 +87,7 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
             secure: !!session.secure,
             raw: raw.toString("utf8"),
           };
+          if (opts.dataDelayMs) await Bun.sleep(opts.dataDelayMs);
           messages.push(msg);
           for (const w of waiters) w(msg);
           cb();
