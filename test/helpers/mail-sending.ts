@@ -64,9 +64,9 @@ export interface MailWorkspace {
   base: string;
 }
 
-/** A workspace owner (API key) with an active sending domain, verified over HTTP against the loopback DNS server. */
-export async function workspaceWithDomain(e: SendingEnv): Promise<MailWorkspace> {
-  const { token, ws } = await ownerWithKey(e.app);
+/** A workspace owner (API key, or the given owner) with an active sending domain, verified over HTTP against the loopback DNS server. */
+export async function workspaceWithDomain(e: SendingEnv, owner?: { token: string; ws: { id: string } }): Promise<MailWorkspace> {
+  const { token, ws } = owner ?? (await ownerWithKey(e.app));
   const fqdn = `mail${++n}.send${Date.now() % 100000}.example`;
   const base = `/mail/v1/workspaces/${ws.id}`;
   const created = await e.app.call("POST", `${base}/domains`, { token, body: { fqdn } });
