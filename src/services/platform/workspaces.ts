@@ -37,6 +37,11 @@ export function sniffImage(b: Uint8Array): "image/png" | "image/jpeg" | "image/w
 }
 
 /** Called inside the transaction that deletes a workspace, with its handle t (see WorkspaceService.onDelete). */
+/** A workspace's display name, for other services (the mail brand's default name); null when there is none. */
+export async function workspaceDisplayName(db: Sql, workspaceId: string): Promise<string | null> {
+  return (await store.workspaceById(db, workspaceId))?.display_name ?? null;
+}
+
 export type WorkspaceDeleteHook = (t: Sql, workspaceId: string, actor: Principal, meta: RequestMeta) => Promise<void> | void;
 
 const slugTaken = (message = "This slug is taken") => conflict(message, "SLUG_TAKEN");

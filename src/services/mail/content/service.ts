@@ -31,6 +31,7 @@ import { audit } from "../../platform/audit";
 import { parseRaw, resolveBrand, validateBrand, type BrandRaw, type BrandTokens } from "./brand";
 import { lint, type Finding } from "./lint";
 import { applySchema, checkIncludes, deriveText, prepare, render, validateSchema, variablesOf, type Includable, type Rendered, type VariablesSchema } from "./render";
+import { workspaceDisplayName } from "../../platform/workspaces";
 import * as store from "./store";
 
 export const NAME_RE = /^[a-z0-9_-]{1,64}$/;
@@ -105,7 +106,7 @@ const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) =>
 /** The brand's resolved tokens for a workspace (defaults where unset). */
 export async function brandTokens(db: Sql, workspaceId: string): Promise<BrandTokens> {
   const row = await store.brandOf(db, workspaceId);
-  return resolveBrand(parseRaw(row?.raw), await store.workspaceDisplayName(db, workspaceId));
+  return resolveBrand(parseRaw(row?.raw), await workspaceDisplayName(db, workspaceId));
 }
 
 const includablesOf = async (db: Sql, workspaceId: string): Promise<Includable[]> =>
@@ -177,7 +178,7 @@ export class ContentService {
   private async brandView(db: Sql, workspaceId: string): Promise<BrandView> {
     const row = await store.brandOf(db, workspaceId);
     const raw = parseRaw(row?.raw);
-    return { resolved: resolveBrand(raw, await store.workspaceDisplayName(db, workspaceId)), raw };
+    return { resolved: resolveBrand(raw, await workspaceDisplayName(db, workspaceId)), raw };
   }
 
   async getBrand(p: Principal, workspaceId: string): Promise<BrandView> {

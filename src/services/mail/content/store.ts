@@ -43,12 +43,6 @@ export async function putBrand(db: Sql, workspaceId: string, raw: string, now: s
 
 export const deleteBrand = (db: Sql, workspaceId: string): Promise<number> => db.run("DELETE FROM mail_brands WHERE workspace_id = ?", workspaceId);
 
-/** The workspace's display name (the brand name when none is set). */
-export async function workspaceDisplayName(db: Sql, workspaceId: string): Promise<string | null> {
-  const r = await db.get<{ display_name: string | null }>("SELECT display_name FROM platform_workspaces WHERE id = ?", workspaceId);
-  return r?.display_name ?? null;
-}
-
 export const templateByName = (db: Sql, workspaceId: string, name: string) =>
   db.get<TemplateRow>("SELECT * FROM mail_templates WHERE workspace_id = ? AND name = ?", workspaceId, name);
 
