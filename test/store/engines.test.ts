@@ -158,6 +158,32 @@ for (const name of ["sqlite", "postgres"]) {
       await stop();
     });
 
+    test("afterCommit runs after the commit only: not on rollback, not for a rolled-back savepoint", async () => {
+      const ran: string[] = [];
+      await db().tx(async (t) => {
+        t.afterCommit(() => ran.push("outer"));
+        await t.tx(async (s) => {
+          s.afterCommit(() => ran.push("kept savepoint"));
+        });
+        await t
+          .tx(async (s) => {
+            s.afterCommit(() => ran.push("undone savepoint"));
+            throw new Error("undo");
+          })
+          .catch(() => {});
+        expect(ran).toEqual([]); // nothing before the commit
+      });
+      expect(ran).toEqual(["outer", "kept savepoint"]);
+      await db()
+        .tx(async (t) => {
+          t.afterCommit(() => ran.push("rolled back"));
+          throw new Error("no");
+        })
+        .catch(() => {});
+      db().afterCommit(() => ran.push("no transaction: at once"));
+      expect(ran).toEqual(["outer", "kept savepoint", "no transaction: at once"]);
+    });
+
     test("lockKey serialises check-then-write transactions: a cap of 5 holds under 20 concurrent inserts", async () => {
       await db().run("DELETE FROM t_items");
       const add = (i: number) =>

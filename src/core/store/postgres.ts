@@ -9,7 +9,7 @@
  */
 import { SQL } from "bun";
 import { migratePg } from "./migrate-pg";
-import { assertNotInOwnTx, isNamed, toPgPlaceholders, txScope, type Db, type Sql, type SqlParams, type Translated } from "./sql";
+import { assertNotInOwnTx, isNamed, runAfterCommit, toPgPlaceholders, txScope, type Db, type Sql, type SqlParams, type Translated } from "./sql";
 
 const translations = new Map<string, Translated>();
 function translate(sql: string): Translated {
@@ -115,20 +115,28 @@ export class PostgresDb implements Db {
   async tx<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
     assertNotInOwnTx(this);
     const scope = { db: this as unknown, open: true };
+    const afterCommit: (() => unknown)[] = [];
     try {
       // Wrapped: Bun.SQL treats an array returned by the callback as queries to await.
       const out = await this.sql.begin(async (conn) => {
-        const handle = new PgTx(conn as unknown as SQL & { savepoint: SavepointFn });
+        const handle = new PgTx(conn as unknown as SQL & { savepoint: SavepointFn }, afterCommit);
         try {
           return { value: await txScope.run(scope, () => fn(handle)) };
         } finally {
           handle.close();
         }
       });
+      scope.open = false;
+      runAfterCommit(afterCommit);
       return out.value as T;
     } finally {
       scope.open = false;
     }
+  }
+
+  afterCommit(fn: () => unknown): void {
+    assertNotInOwnTx(this);
+    runAfterCommit([fn]);
   }
 
   async notify(channel: string, payload = ""): Promise<void> {
@@ -160,7 +168,10 @@ class PgTx implements Sql {
   readonly engine = "postgres" as const;
   private open = true;
 
-  constructor(private readonly conn: SQL & { savepoint: SavepointFn }) {}
+  constructor(
+    private readonly conn: SQL & { savepoint: SavepointFn },
+    private readonly pendingAfterCommit: (() => unknown)[],
+  ) {}
 
   close() {
     this.open = false;
@@ -187,15 +198,24 @@ class PgTx implements Sql {
 
   async tx<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
     this.check();
+    const mark = this.pendingAfterCommit.length;
     const out = await this.conn.savepoint(async (s) => {
-      const inner = new PgTx(s as SQL & { savepoint: SavepointFn });
+      const inner = new PgTx(s as SQL & { savepoint: SavepointFn }, this.pendingAfterCommit);
       try {
         return { value: await fn(inner) };
       } finally {
         inner.close();
       }
+    }).catch((err) => {
+      this.pendingAfterCommit.length = mark; // a rolled-back savepoint's callbacks never run
+      throw err;
     });
     return out.value;
+  }
+
+  afterCommit(fn: () => unknown): void {
+    this.check();
+    this.pendingAfterCommit.push(fn);
   }
 
   async notify(channel: string, payload = ""): Promise<void> {

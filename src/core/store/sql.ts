@@ -39,6 +39,13 @@ export interface Sql {
    * SQLite). From a transaction handle it goes out only if the transaction commits.
    */
   notify(channel: string, payload?: string): Promise<void>;
+  /**
+   * Runs fn once the transaction commits (never if it rolls back; on the database handle: at
+   * once). For effects outside the database that must follow the commit, e.g. deleting the
+   * objects of rows the transaction deleted. fn handles its own errors; one that escapes is
+   * written to stderr.
+   */
+  afterCommit(fn: () => unknown): void;
 }
 
 /** The database: a handle plus what only the whole database does. */
@@ -185,4 +192,16 @@ export function inTransaction(db: unknown): boolean {
  */
 export async function lockKey(t: Sql, key: string): Promise<void> {
   if (t.engine === "postgres") await t.get("SELECT pg_advisory_xact_lock(hashtext(?)) AS locked", key);
+}
+
+/** Runs after-commit callbacks in order; a failure is reported and does not stop the others. */
+export function runAfterCommit(fns: (() => unknown)[]): void {
+  for (const fn of fns) {
+    try {
+      const r = fn();
+      if (r instanceof Promise) r.catch((err) => console.error("after-commit callback failed:", err));
+    } catch (err) {
+      console.error("after-commit callback failed:", err);
+    }
+  }
 }

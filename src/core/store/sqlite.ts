@@ -12,7 +12,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { MIGRATIONS } from "../../../migrations/index";
-import { assertNotInOwnTx, isReadOnly, txScope, type Db, type Sql, type SqlParams } from "./sql";
+import { assertNotInOwnTx, isReadOnly, runAfterCommit, txScope, type Db, type Sql, type SqlParams } from "./sql";
 
 /**
  * Statements db.query() keeps prepared (LRU; Bun's default is 20). Bunker has a few hundred
@@ -129,6 +129,7 @@ export class SqliteDb implements Db {
       scope.open = false;
       handle.close();
       for (const [channel, payload] of handle.pendingNotifications) this.deliver(channel, payload);
+      runAfterCommit(handle.pendingAfterCommit);
       return result;
     } finally {
       scope.open = false;
@@ -139,6 +140,11 @@ export class SqliteDb implements Db {
 
   async notify(channel: string, payload = ""): Promise<void> {
     this.deliver(channel, payload);
+  }
+
+  afterCommit(fn: () => unknown): void {
+    assertNotInOwnTx(this);
+    runAfterCommit([fn]);
   }
 
   async listen(channel: string, onNotify: Listener): Promise<() => Promise<void>> {
@@ -213,6 +219,7 @@ export class SqliteDb implements Db {
 class SqliteTx implements Sql {
   readonly engine = "sqlite" as const;
   readonly pendingNotifications: [string, string][];
+  readonly pendingAfterCommit: (() => unknown)[];
   private open = true;
   private savepoints = 0;
 
@@ -220,8 +227,10 @@ class SqliteTx implements Sql {
     private readonly root: SqliteDb,
     private readonly conn: Database,
     pending?: [string, string][],
+    afterCommit?: (() => unknown)[],
   ) {
     this.pendingNotifications = pending ?? [];
+    this.pendingAfterCommit = afterCommit ?? [];
   }
 
   close() {
@@ -250,8 +259,9 @@ class SqliteTx implements Sql {
   async tx<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
     this.check();
     const name = `sp_${++this.savepoints}`;
-    const inner = new SqliteTx(this.root, this.conn, this.pendingNotifications);
+    const inner = new SqliteTx(this.root, this.conn, this.pendingNotifications, this.pendingAfterCommit);
     const mark = this.pendingNotifications.length;
+    const markAfter = this.pendingAfterCommit.length;
     this.conn.exec(`SAVEPOINT ${name}`);
     try {
       const result = await fn(inner);
@@ -261,6 +271,7 @@ class SqliteTx implements Sql {
       this.conn.exec(`ROLLBACK TO ${name}`);
       this.conn.exec(`RELEASE ${name}`);
       this.pendingNotifications.length = mark; // a rolled-back savepoint's notifications never go out
+      this.pendingAfterCommit.length = markAfter;
       throw err;
     } finally {
       inner.close();
@@ -270,6 +281,11 @@ class SqliteTx implements Sql {
   async notify(channel: string, payload = ""): Promise<void> {
     this.check();
     this.pendingNotifications.push([channel, payload]);
+  }
+
+  afterCommit(fn: () => unknown): void {
+    this.check();
+    this.pendingAfterCommit.push(fn);
   }
 }
 

@@ -38,6 +38,9 @@ export const mailModule = defineService({
     return app;
   },
   jobs: (parts, d) => PARTS.flatMap((p) => p.jobs?.(parts[p.name], d) ?? []),
+  onWorkspaceDelete: async (parts, t, workspaceId) => {
+    for (const p of PARTS) await p.onWorkspaceDelete?.(parts[p.name], t, workspaceId);
+  },
   stop: async (parts) => {
     for (const p of [...PARTS].reverse()) await p.stop?.(parts[p.name]);
   },

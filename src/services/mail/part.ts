@@ -4,6 +4,7 @@
  * templates), messages/ (the outbound message log, suppressions, deliverability, and the
  * sending pipeline). module.ts creates them in order; a part may use the parts before it.
  */
+import type { Sql } from "../../core/db";
 import type { JobDefinition } from "../../core/scheduler";
 import type { Routes, ServiceDeps } from "../module";
 
@@ -16,6 +17,8 @@ export interface MailPart<S = unknown> {
   /** Routes under /mail/v1/workspaces/:workspace_id/... (full paths). */
   routes?(service: S, deps: ServiceDeps): Routes;
   jobs?(service: S, deps: ServiceDeps): JobDefinition[];
+  /** Inside the transaction that deletes a workspace (rows go by foreign key; objects here). */
+  onWorkspaceDelete?(service: S, t: Sql, workspaceId: string): Promise<void>;
   /** Awaited on shutdown, before the database closes. */
   stop?(service: S): Promise<void>;
 }

@@ -10,4 +10,7 @@ export const messagesPart = defineMailPart({
   name: "messages",
   create: (deps) => new MessageService(deps),
   routes: (svc, deps) => messageRoutes(svc, deps),
+  // The workspace's message rows go with it (foreign key); their bodies in the object store
+  // are deleted once that deletion has committed (not before: a rollback keeps them).
+  onWorkspaceDelete: (svc, t, workspaceId) => svc.dropWorkspaceBodies(t, workspaceId),
 });

@@ -262,6 +262,18 @@ export class MessageService {
   }
 
   /** The stored body of a message ({html, text}), or nulls when none was stored or it is gone. */
+  /**
+   * Inside the workspace-deleting transaction t: its message rows go by foreign key; their
+   * bodies in the object store are deleted once that commits (a rollback keeps them).
+   */
+  async dropWorkspaceBodies(t: Sql, workspaceId: string): Promise<void> {
+    const keys = await store.bodyKeysOfWorkspace(t, workspaceId);
+    if (!keys.length) return;
+    t.afterCommit(async () => {
+      for (const k of keys) await this.ctx.objects.delete(k).catch((err) => this.ctx.log.warn("mail body not deleted with its workspace", { key: k, error: String(err) }));
+    });
+  }
+
   async readBody(r: MessageRow): Promise<{ html: string | null; text: string | null }> {
     if (!r.body_key) return { html: null, text: null };
     const o = await this.ctx.objects.get(r.body_key);

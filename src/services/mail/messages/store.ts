@@ -106,6 +106,10 @@ export function listMessages(db: Sql, f: MessageFilter): Promise<MessageRow[]> {
 }
 
 /** The messages of a workspace to one recipient, case-insensitively (right to be forgotten): ids and body keys. */
+/** Object keys of every stored body in a workspace (its deletion removes them after commit). */
+export const bodyKeysOfWorkspace = async (db: Sql, workspaceId: string): Promise<string[]> =>
+  (await db.all<{ body_key: string }>("SELECT body_key FROM mail_messages WHERE workspace_id = ? AND body_key IS NOT NULL", workspaceId)).map((r) => r.body_key);
+
 export const messagesToRecipient = (db: Sql, workspaceId: string, fold: string) =>
   db.all<{ id: string; body_key: string | null }>("SELECT id, body_key FROM mail_messages WHERE workspace_id = ? AND to_fold = ?", workspaceId, fold);
 
