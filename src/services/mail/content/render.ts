@@ -8,7 +8,7 @@
  * the template has none, is derived from the HTML with html-to-text (link URLs kept).
  */
 import Handlebars from "handlebars";
-import { htmlToText } from "html-to-text";
+import { compile as compileHtmlToText } from "html-to-text";
 import juice from "juice";
 import { ApiError, badRequest, type ErrorDetail } from "../../../core/errors";
 import { footerHtml, type BrandTokens } from "./brand";
@@ -316,16 +316,19 @@ export function render(input: RenderInput): Rendered {
   return { subject, html: input.inline === false ? rawHtml : inlineCss(rawHtml), text };
 }
 
+/** html-to-text's converter, built once: convert() would compile the options and selectors at every call. */
+const htmlToText = compileHtmlToText({
+  wordwrap: 78,
+  selectors: [
+    { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
+    { selector: "img", format: "skip" },
+    { selector: "style", format: "skip" },
+  ],
+});
+
 /** The text part of an HTML body: link URLs kept after the link text, images left out. */
 export function deriveText(html: string): string {
-  return htmlToText(html, {
-    wordwrap: 78,
-    selectors: [
-      { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
-      { selector: "img", format: "skip" },
-      { selector: "style", format: "skip" },
-    ],
-  }).trim();
+  return htmlToText(html).trim();
 }
 
 export function inlineCss(html: string): string {

@@ -448,8 +448,11 @@ export class SendService {
           this.deliverOne(owner, m).catch((e: Error) => this.ctx.log.warn("mail delivery failed", { message_id: m.id, error: e.message })),
         ),
       );
-      if (messages.length < CLAIM_BATCH) break;
+      if (messages.length < CLAIM_BATCH) return total;
     }
+    // Still more due after the bounded rounds: run again right after this run instead of
+    // waiting for the next tick (which is skipped while a run is in progress anyway).
+    this.kick();
     return total;
   }
 
