@@ -73,7 +73,8 @@ test("every column has the same type, nullability, default and primary key on bo
     const cols = lite.query<{ name: string; type: string; notnull: number; dflt_value: string | null; pk: number }, []>(`PRAGMA table_info(${table})`).all();
     const expected = cols.map((c) => ({
       name: c.name,
-      type: c.type === "TEXT" ? (nocase.has(c.name) ? "citext" : "text") : c.type,
+      // BIGINT is SQLite's INTEGER (same affinity, 64-bit): what migrations/index.ts asks new shared files to write.
+      type: c.type === "TEXT" ? (nocase.has(c.name) ? "citext" : "text") : c.type === "BIGINT" ? "INTEGER" : c.type,
       // SQLite lets a non-INTEGER primary key column hold NULL (a legacy quirk); no store writes one.
       nullable: c.notnull || c.pk ? "NO" : "YES",
       dflt: c.dflt_value,
