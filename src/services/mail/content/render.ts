@@ -352,8 +352,32 @@ export function render(input: RenderInput): Rendered {
   };
   const subject = run(c.subject, "subject").replace(/[\r\n]+/g, " ").trim();
   const rawHtml = run(c.body_html, "body_html");
-  const text = c.body_text ? run(c.body_text, "body_text") : deriveText(rawHtml);
-  return { subject, html: input.inline === false ? rawHtml : inlineCss(rawHtml), text };
+  const text = c.body_text ? run(c.body_text, "body_text") : memo(textMemo, rawHtml, deriveText);
+  return { subject, html: input.inline === false ? rawHtml : memo(inlineMemo, rawHtml, inlineCss), text };
+}
+
+/**
+ * CSS inlining and the derived text are pure functions of the rendered HTML: when it repeats
+ * (the same data sent to many recipients, a batch), the last results are reused. Bounded:
+ * at most MEMO_MAX entries per function, HTML up to MEMO_HTML_MAX characters.
+ */
+const MEMO_MAX = 200;
+const MEMO_HTML_MAX = 32_768;
+const inlineMemo = new Map<string, string>();
+const textMemo = new Map<string, string>();
+
+function memo(cache: Map<string, string>, html: string, fn: (html: string) => string): string {
+  if (html.length > MEMO_HTML_MAX) return fn(html);
+  const hit = cache.get(html);
+  if (hit !== undefined) {
+    cache.delete(html);
+    cache.set(html, hit);
+    return hit;
+  }
+  const out = fn(html);
+  cache.set(html, out);
+  if (cache.size > MEMO_MAX) cache.delete(cache.keys().next().value!);
+  return out;
 }
 
 /** html-to-text's converter, built once: convert() would compile the options and selectors at every call. */
