@@ -89,6 +89,34 @@ describe("hit", () => {
   });
 });
 
+describe("hitMany", () => {
+  test("records n hits at once when they fit, none when they do not", async () => {
+    const { rl, db, clock } = await setup();
+    expect(await rl.hitMany("k", 3, 5, MINUTE)).toEqual({ allowed: true, count: 3, retryAfterMs: 0 });
+    clock.advance(10 * SECOND);
+    expect(await rl.hitMany("k", 2, 5, MINUTE)).toEqual({ allowed: true, count: 5, retryAfterMs: 0 });
+    expect(await rows(db, "core_ratelimit_hits")).toBe(5);
+    // Full: a denied call records nothing; 2 slots free once the 3 hits of T0 leave.
+    expect(await rl.hitMany("k", 2, 5, MINUTE)).toEqual({ allowed: false, count: 5, retryAfterMs: MINUTE - 10 * SECOND });
+    expect(await rows(db, "core_ratelimit_hits")).toBe(5);
+    clock.set(T0 + MINUTE);
+    expect(await rl.hitMany("k", 4, 5, MINUTE)).toEqual({ allowed: false, count: 2, retryAfterMs: 10 * SECOND });
+    expect(await rl.hitMany("k", 3, 5, MINUTE)).toEqual({ allowed: true, count: 5, retryAfterMs: 0 });
+    // The boundary: exactly limit at once fits on an empty key; limit + 1 never does.
+    expect((await rl.hitMany("b", 5, 5, MINUTE)).allowed).toBe(true);
+    expect(await rl.hitMany("c", 6, 5, MINUTE)).toEqual({ allowed: false, count: 0, retryAfterMs: MINUTE });
+    expect(await rl.count("c", MINUTE)).toBe(0);
+    await expect((async () => rl.hitMany("c", 0, 5, MINUTE))()).rejects.toThrow(RangeError);
+  });
+
+  test("concurrent bulk hits never exceed the limit", async () => {
+    const { rl, db } = await setup();
+    const results = await Promise.all(Array.from({ length: 10 }, () => rl.hitMany("k", 3, 10, MINUTE)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(3);
+    expect(await rows(db, "core_ratelimit_hits")).toBe(9);
+  });
+});
+
 describe("failures and locks", () => {
   test("sign-in flow: 4 failures lock for exactly 15 minutes", async () => {
     const { rl, clock } = await setup();

@@ -22,6 +22,27 @@ export async function insertHitIfUnder(db: Sql, key: string, now: number, since:
   });
 }
 
+/**
+ * Records `n` hits at once unless they would bring the hits after `since` over `limit`; true
+ * when recorded (all or none). Same guarantees as insertHitIfUnder: one statement decides and
+ * records on SQLite, an advisory lock on the key on PostgreSQL.
+ */
+export async function insertHitsIfUnder(db: Sql, key: string, n: number, now: number, since: number, expires: number, limit: number): Promise<boolean> {
+  const insert = (t: Sql) =>
+    t.run(
+      `WITH RECURSIVE slots(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM slots WHERE i < $n)
+       INSERT INTO core_ratelimit_hits (key, at_ms, expires_ms)
+       SELECT $key, $now, $expires FROM slots
+       WHERE (SELECT COUNT(*) FROM core_ratelimit_hits WHERE key = $key AND at_ms > $since) + $n <= $limit`,
+      { key, n, now, expires, since, limit },
+    );
+  if (db.engine === "sqlite") return (await insert(db)) === n;
+  return db.tx(async (t) => {
+    await lockKey(t, `ratelimit:${key}`);
+    return (await insert(t)) === n;
+  });
+}
+
 export async function windowStats(db: Sql, key: string, since: number): Promise<{ n: number; oldest: number | null }> {
   return (await db.get<{ n: number; oldest: number | null }>("SELECT COUNT(*) AS n, MIN(at_ms) AS oldest FROM core_ratelimit_hits WHERE key = $key AND at_ms > $since", { key, since })) ?? { n: 0, oldest: null };
 }

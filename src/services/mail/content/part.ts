@@ -3,8 +3,8 @@ import { defineMailPart } from "../part";
 import { contentRoutes } from "./routes";
 import { ContentService } from "./service";
 
-export { renderForSend } from "./service";
-export type { ContentService } from "./service";
+export { renderForSend, sendRenderer } from "./service";
+export type { ContentService, SendRenderer } from "./service";
 
 export const contentPart = defineMailPart({
   name: "content",

@@ -1,12 +1,14 @@
 /**
- * Rendering of templates with Handlebars: a fresh Handlebars environment per render (no
- * helpers or partials leak between workspaces), HTML escaping on, prototype access off.
+ * Rendering of templates with Handlebars: a Handlebars environment per distinct set of sources
+ * (cached, keyed by a hash of every source: no helpers or partials leak between workspaces),
+ * HTML escaping on, prototype access off.
  * Partials: {{> layout.<name>}}, {{> partial.<name>}} (the workspace's layouts and
  * partials) and {{> bp.footer}} (built from the brand). Brand tokens are {{brand.*}}.
  * Includes are checked on the AST before anything runs: a cycle is 400 TEMPLATE_RECURSION,
  * an unknown or dynamic partial name is 400. CSS is inlined with juice; the text part, when
  * the template has none, is derived from the HTML with html-to-text (link URLs kept).
  */
+import { createHash } from "node:crypto";
 import Handlebars from "handlebars";
 import { compile as compileHtmlToText } from "html-to-text";
 import juice from "juice";
@@ -279,41 +281,103 @@ export function getPath(obj: unknown, path: string[]): unknown {
   return cur;
 }
 
-export function render(input: RenderInput): Rendered {
+/**
+ * What a render compiles, cached: the ASTs, the include check, the placeholder variables
+ * and one Handlebars environment per escaping mode with every partial and field compiled.
+ * Keyed by a SHA-256 of everything that determines them (root id, every field's source,
+ * every includable's kind, name and source, the brand footer's HTML), so only identical
+ * compiled code is ever shared; data stays an argument of each call. Bounded LRU.
+ */
+interface Compiled {
+  asts: ReturnType<typeof prepare>["asts"];
+  /** Variables filled with [path] in placeholder mode (not inside #each). */
+  placeholders: string[][];
+  subject: Handlebars.TemplateDelegate;
+  body_html: Handlebars.TemplateDelegate;
+  body_text: Handlebars.TemplateDelegate | null;
+}
+
+export const COMPILED_CACHE_MAX = 500;
+const compiledCache = new Map<string, Compiled>();
+
+function compiledKey(input: RenderInput, footer: string): string {
+  const h = createHash("sha256");
+  h.update(JSON.stringify([input.rootId, input.source.subject, input.source.body_html, input.source.body_text, footer, input.includables.length]));
+  for (const i of input.includables) h.update(JSON.stringify([i.kind, i.name, i.body_html]));
+  return h.digest("base64");
+}
+
+function compiledFor(input: RenderInput, footer: string): Compiled {
+  const key = compiledKey(input, footer);
+  const hit = compiledCache.get(key);
+  if (hit) {
+    compiledCache.delete(key);
+    compiledCache.set(key, hit);
+    return hit;
+  }
   const { asts, partials, roots } = prepare(input);
   checkIncludes(input.rootId, roots, partials);
-  let data: Record<string, unknown> = structuredClone(input.data);
-  if (input.missing === "placeholder") {
-    for (const v of variablesOf([asts.subject, asts.body_html, ...(asts.body_text ? [asts.body_text] : [])], partials)) {
-      if (!v.iterated) setPath(data, v.path.split("."), `[${v.path}]`);
-    }
-  }
-  data = { ...data, brand: input.brand };
-
-  // One environment per escaping mode: a partial is compiled with the options of the
-  // template that first includes it and cached in its environment.
-  const footer = footerHtml(input.brand);
+  const placeholders = variablesOf([asts.subject, asts.body_html, ...(asts.body_text ? [asts.body_text] : [])], partials)
+    .filter((v) => !v.iterated)
+    .map((v) => v.path.split("."));
+  // One environment per escaping mode: partials compiled with its options, cached in it.
   const env = (noEscape: boolean) => {
     const hb = Handlebars.create();
     hb.unregisterHelper("log");
     for (const [id, ast] of partials) hb.registerPartial(id, hb.compile(ast, { noEscape }));
     hb.registerPartial(FOOTER_PARTIAL, (() => footer) as unknown as Handlebars.TemplateDelegate);
-    return (ast: Program) => hb.compile(ast, { noEscape })(data, RUNTIME);
+    return (ast: Program) => hb.compile(ast, { noEscape });
   };
   const html = env(false);
   const plain = env(true);
-  const run = (ast: Program, field: string, noEscape: boolean) => {
+  const c: Compiled = { asts, placeholders, subject: plain(asts.subject), body_html: html(asts.body_html), body_text: asts.body_text ? plain(asts.body_text) : null };
+  compiledCache.set(key, c);
+  if (compiledCache.size > COMPILED_CACHE_MAX) compiledCache.delete(compiledCache.keys().next().value!);
+  return c;
+}
+
+export function render(input: RenderInput): Rendered {
+  const footer = footerHtml(input.brand);
+  const c = compiledFor(input, footer);
+  let data: Record<string, unknown> = structuredClone(input.data);
+  if (input.missing === "placeholder") for (const path of c.placeholders) setPath(data, path, `[${path.join(".")}]`);
+  data = { ...data, brand: input.brand };
+  const run = (fn: Handlebars.TemplateDelegate, field: string) => {
     try {
-      return (noEscape ? plain : html)(ast);
+      return fn(data, RUNTIME);
     } catch (e) {
       if (e instanceof ApiError) throw e;
       throw badRequest(`The template could not be rendered`, [{ field, reason: String((e as Error).message).split("\n")[0]! }], "TEMPLATE_RENDER_ERROR");
     }
   };
-  const subject = run(asts.subject, "subject", true).replace(/[\r\n]+/g, " ").trim();
-  const rawHtml = run(asts.body_html, "body_html", false);
-  const text = asts.body_text ? run(asts.body_text, "body_text", true) : deriveText(rawHtml);
-  return { subject, html: input.inline === false ? rawHtml : inlineCss(rawHtml), text };
+  const subject = run(c.subject, "subject").replace(/[\r\n]+/g, " ").trim();
+  const rawHtml = run(c.body_html, "body_html");
+  const text = c.body_text ? run(c.body_text, "body_text") : memo(textMemo, rawHtml, deriveText);
+  return { subject, html: input.inline === false ? rawHtml : memo(inlineMemo, rawHtml, inlineCss), text };
+}
+
+/**
+ * CSS inlining and the derived text are pure functions of the rendered HTML: when it repeats
+ * (the same data sent to many recipients, a batch), the last results are reused. Bounded:
+ * at most MEMO_MAX entries per function, HTML up to MEMO_HTML_MAX characters.
+ */
+const MEMO_MAX = 200;
+const MEMO_HTML_MAX = 32_768;
+const inlineMemo = new Map<string, string>();
+const textMemo = new Map<string, string>();
+
+function memo(cache: Map<string, string>, html: string, fn: (html: string) => string): string {
+  if (html.length > MEMO_HTML_MAX) return fn(html);
+  const hit = cache.get(html);
+  if (hit !== undefined) {
+    cache.delete(html);
+    cache.set(html, hit);
+    return hit;
+  }
+  const out = fn(html);
+  cache.set(html, out);
+  if (cache.size > MEMO_MAX) cache.delete(cache.keys().next().value!);
+  return out;
 }
 
 /** html-to-text's converter, built once: convert() would compile the options and selectors at every call. */

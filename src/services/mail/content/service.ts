@@ -148,11 +148,34 @@ export async function renderForSend(
   data: Record<string, unknown>,
   opts: { missing: "error" | "placeholder" },
 ): Promise<Rendered & { template_name: string }> {
+  return (await sendRenderer(db, workspaceId, name))(data, opts);
+}
+
+export type SendRenderer = (data: Record<string, unknown>, opts: { missing: "error" | "placeholder" }) => Rendered & { template_name: string };
+
+/**
+ * renderForSend for many renders of one template in one request (send-batch): the template,
+ * the workspace's layouts and partials and the brand are read once. Same errors.
+ */
+export async function sendRenderer(db: Sql, workspaceId: string, name: string): Promise<SendRenderer> {
   const row = NAME_RE.test(name) ? await store.templateByName(db, workspaceId, name) : null;
   if (!row) throw notFound("Template");
   if (row.kind !== "template") throw badRequest(`${name} is a ${row.kind}: only templates of kind template can be sent`, [{ field: "name", reason: "kind must be template" }], "TEMPLATE_NOT_SENDABLE");
-  const r = await renderStored(db, workspaceId, row, dataObject(data, false), opts.missing);
-  return { ...r, template_name: row.name };
+  const schema = row.variables_schema ? (JSON.parse(row.variables_schema) as VariablesSchema) : null;
+  const includables = await includablesOf(db, workspaceId);
+  const brand = await brandTokens(db, workspaceId);
+  return (data, opts) => {
+    const checked = applySchema(schema, dataObject(data, false), opts.missing === "error");
+    const r = render({
+      rootId: `template.${row.name}`,
+      source: { subject: row.subject, body_html: row.body_html, body_text: row.body_text },
+      includables,
+      brand,
+      data: checked,
+      missing: opts.missing === "placeholder" ? "placeholder" : "empty",
+    });
+    return { ...r, template_name: row.name };
+  };
 }
 
 export class ContentService {

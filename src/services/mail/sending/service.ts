@@ -34,7 +34,7 @@ import { ApiError, badRequest, invalidField, type ErrorDetail } from "../../../c
 import { uuid } from "../../../core/ids";
 import { validateIdempotencyKey } from "../../../core/idempotency";
 import type { ServiceDeps } from "../../module";
-import { renderForSend } from "../content/part";
+import { renderForSend, sendRenderer, type SendRenderer } from "../content/part";
 import type { DomainService, SendDomain } from "../domains/part";
 import type { MessageService, QueueInput } from "../messages/service";
 import type { MessageRow } from "../messages/store";
@@ -265,16 +265,10 @@ export class SendService {
       });
     };
     if (n > limit) throw refuse(SECOND, limit, `This request has ${n} messages; the workspace may send at most ${limit} per second (split it)`);
-    const used = await this.ctx.ratelimit.count(key, SECOND);
-    if (used + n > limit) {
-      const wait = await this.ctx.ratelimit.waitMs(key, limit - n + 1, SECOND);
-      throw refuse(wait, limit - used, `Send rate limit: at most ${limit} messages per second per workspace`);
-    }
-    for (let i = 0; i < n; i++) {
-      const hit = await this.ctx.ratelimit.hit(key, limit, SECOND);
-      if (!hit.allowed) throw refuse(hit.retryAfterMs, 0, `Send rate limit: at most ${limit} messages per second per workspace`);
-    }
-    return { "x-ratelimit-limit": String(limit), "x-ratelimit-remaining": String(Math.max(0, limit - used - n)), "x-ratelimit-reset": "1" };
+    // All n slots in one statement (all or none).
+    const hit = await this.ctx.ratelimit.hitMany(key, n, limit, SECOND);
+    if (!hit.allowed) throw refuse(hit.retryAfterMs, limit - hit.count, `Send rate limit: at most ${limit} messages per second per workspace`);
+    return { "x-ratelimit-limit": String(limit), "x-ratelimit-remaining": String(Math.max(0, limit - hit.count)), "x-ratelimit-reset": "1" };
   }
 
   // ================================================================== send routes
@@ -350,6 +344,9 @@ export class SendService {
     const results: BatchRowResult[] = [];
     const pending: { index: number; input: QueueInput; key: string | null }[] = [];
     const seenKeys = new Map<string, number>();
+    // The template, layouts, partials and brand read once, at the first row that renders.
+    let renderer: Promise<SendRenderer> | null = null;
+    const renderRow = async (data: Record<string, unknown>) => (await (renderer ??= sendRenderer(this.ctx.db, ws.id, name)))(data, { missing: "error" });
     const replayOf = new Map<number, number>();
     for (const [index, raw] of list.entries()) {
       try {
@@ -367,7 +364,7 @@ export class SendService {
         const headers = row.headers !== undefined ? this.headers(row.headers) : defHeaders;
         const data = this.data(row.data, true);
         const s = await this.sender(ws.id, row.from ?? body.from, row.from !== undefined ? "from" : "from (batch default)", domains);
-        const r = await renderForSend(this.ctx.db, ws.id, name, data, { missing: "error" });
+        const r = await renderRow(data);
         // A key seen before (earlier in this batch, or by a message of the last 24 h): that message, nothing new.
         if (key) {
           const earlier = seenKeys.get(key);
