@@ -56,11 +56,23 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     }
     send(response);
   };
-  const udp = (dns2 as any).createServer({ udp: true, handle });
-  const addr = await udp.listen({ udp: { port: 0, address: "127.0.0.1" } });
-  const port: number = addr.udp.port;
-  const tcp = (dns2 as any).createServer({ tcp: true, handle });
-  await tcp.listen({ tcp: { port, address: "127.0.0.1" } });
+  // UDP takes a free port; TCP must get the same number, which another socket may hold:
+  // then both are closed and another port is tried.
+  let udp: any;
+  let tcp: any;
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    udp = (dns2 as any).createServer({ udp: true, handle });
+    port = (await udp.listen({ udp: { port: 0, address: "127.0.0.1" } })).udp.port;
+    tcp = (dns2 as any).createServer({ tcp: true, handle });
+    const bound = await new Promise<true | Error>((resolve) => {
+      tcp.once("error", (e: Error) => resolve(e));
+      tcp.listen({ tcp: { port, address: "127.0.0.1" } }).then(() => resolve(true), (e: Error) => resolve(e));
+    });
+    if (bound === true) break;
+    await udp.close().catch(() => {});
+    if (attempt >= 5 || !/EADDRINUSE/.test(String(bound))) throw bound;
+  }
   return {
     server: `127.0.0.1:${port}`,
     port,
