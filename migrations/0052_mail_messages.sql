@@ -31,8 +31,8 @@ CREATE TABLE mail_messages (
   deferral_count   INTEGER NOT NULL DEFAULT 0,
   -- Send pipeline bookkeeping.
   attempts         INTEGER NOT NULL DEFAULT 0,       -- claims so far
-  next_attempt_ms  INTEGER,                           -- due time (epoch ms) while queued or deferred; null otherwise
-  lease_until_ms   INTEGER,                           -- while sending: the claim holds until then
+  next_attempt_ms  BIGINT,                            -- due time (epoch ms) while queued or deferred; null otherwise
+  lease_until_ms   BIGINT,                            -- while sending: the claim holds until then
   lease_owner      TEXT,                             -- token of the claim (fences late writes of a lost lease)
   envelope_from    TEXT,                             -- VERP bounce address (bounces+<id>@<fqdn>)
   rfc822_message_id TEXT,                            -- Message-ID header
@@ -80,5 +80,5 @@ CREATE INDEX mail_suppressions_reason ON mail_suppressions(workspace_id, reason,
 CREATE TABLE mail_message_export_locks (
   workspace_id    TEXT PRIMARY KEY REFERENCES platform_workspaces(id) ON DELETE CASCADE,
   holder          TEXT NOT NULL,
-  lease_until_ms  INTEGER NOT NULL
+  lease_until_ms  BIGINT NOT NULL
 );

@@ -44,7 +44,6 @@ import pg0020 from "./pg/0020_webhooks.sql" with { type: "text" };
 import pg0030 from "./pg/0030_auth.sql" with { type: "text" };
 import pg0031 from "./pg/0031_auth_oauth.sql" with { type: "text" };
 import pg0033 from "./pg/0033_platform_member_reads.sql" with { type: "text" };
-import pg0052 from "./pg/0052_mail_messages.sql" with { type: "text" };
 
 export interface Migration {
   name: string;
@@ -89,7 +88,6 @@ export const PG_VARIANTS: Readonly<Record<string, string>> = {
   "0030_auth": pg0030,
   "0031_auth_oauth": pg0031,
   "0033_platform_member_reads": pg0033,
-  "0052_mail_messages": pg0052,
 };
 
 /** The PostgreSQL list: same names and order as MIGRATIONS, each file's pg/ variant when it has one. */

@@ -205,3 +205,21 @@ export function runAfterCommit(fns: (() => unknown)[]): void {
     }
   }
 }
+
+/**
+ * `UPDATE <table> SET <each column of columns that patch holds>, updated_at = ? WHERE id = ?`:
+ * the partial update of a store's PATCH. Table and column names come from the store's own
+ * fixed list, never from input; an absent (undefined) field is left as it is.
+ */
+export function updateById(db: Sql, table: string, id: string, patch: Readonly<Record<string, unknown>>, columns: readonly string[], updatedAt: string): Promise<number> {
+  const sets: string[] = [];
+  const values: SqlValue[] = [];
+  for (const k of columns) {
+    if (patch[k] === undefined) continue;
+    sets.push(`${k} = ?`);
+    values.push(patch[k] as SqlValue);
+  }
+  sets.push("updated_at = ?");
+  values.push(updatedAt, id);
+  return db.run(`UPDATE ${table} SET ${sets.join(", ")} WHERE id = ?`, ...values);
+}

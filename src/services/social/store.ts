@@ -1,5 +1,6 @@
 /** All SQL of the community service (this slice: communities). */
 import type { Sql } from "../../core/db";
+import { updateById } from "../../core/store/sql";
 
 export type CommunityStatus = "active" | "suspended" | "archived";
 
@@ -74,16 +75,7 @@ export type CommunityPatch = Partial<Pick<CommunityRow, "display_name" | "name_f
 const PATCHABLE = ["display_name", "name_fold", "description", "settings", "status"] as const;
 
 export async function updateCommunity(db: Sql, id: string, patch: CommunityPatch, updatedAt: string): Promise<void> {
-  const sets: string[] = [];
-  const values: (string | null)[] = [];
-  for (const k of PATCHABLE) {
-    if (patch[k] === undefined) continue;
-    sets.push(`${k} = ?`);
-    values.push(patch[k] as string | null);
-  }
-  sets.push("updated_at = ?");
-  values.push(updatedAt, id);
-  await db.run(`UPDATE social_communities SET ${sets.join(", ")} WHERE id = ?`, ...values);
+  await updateById(db, "social_communities", id, patch, PATCHABLE, updatedAt);
 }
 
 /** Deletes the community; every social row that references it goes with it (ON DELETE CASCADE). */

@@ -1,6 +1,6 @@
 /** All SQL of the mail domains part (tables: migrations/0050_mail_domains.sql). */
 import type { Sql } from "../../../core/db";
-import { dialect } from "../../../core/store/sql";
+import { dialect, updateById } from "../../../core/store/sql";
 
 export type DomainIntent = "send" | "receive" | "send_receive";
 export type DomainStatus = "pending" | "active" | "failed";
@@ -109,16 +109,7 @@ const PATCHABLE = [
 ] as const;
 
 export async function updateDomain(db: Sql, id: string, patch: DomainPatch, updatedAt: string): Promise<void> {
-  const sets: string[] = [];
-  const values: (string | null)[] = [];
-  for (const k of PATCHABLE) {
-    if (patch[k] === undefined) continue;
-    sets.push(`${k} = ?`);
-    values.push(patch[k] as string | null);
-  }
-  sets.push("updated_at = ?");
-  values.push(updatedAt, id);
-  await db.run(`UPDATE mail_domains SET ${sets.join(", ")} WHERE id = ?`, ...values);
+  await updateById(db, "mail_domains", id, patch, PATCHABLE, updatedAt);
 }
 
 export const deleteDomain = (db: Sql, id: string): Promise<number> => db.run("DELETE FROM mail_domains WHERE id = ?", id);

@@ -1,5 +1,6 @@
 /** SQL for webhook endpoints (the HTTP surface's side; the engine has its own queries in deliveries.ts). */
 import type { Sql } from "../../../core/db";
+import { updateById } from "../../../core/store/sql";
 
 export interface EndpointRow {
   id: string;
@@ -70,16 +71,7 @@ export type EndpointPatch = Partial<
 const PATCHABLE = ["url", "description", "event_types", "enabled", "status", "disabled_reason", "consecutive_failures", "first_failure_at", "auto_disabled_at"] as const;
 
 export async function updateEndpoint(db: Sql, id: string, patch: EndpointPatch, updatedAt: string): Promise<void> {
-  const sets: string[] = [];
-  const values: (string | number | null)[] = [];
-  for (const k of PATCHABLE) {
-    if (patch[k] === undefined) continue;
-    sets.push(`${k} = ?`);
-    values.push(patch[k] as string | number | null);
-  }
-  sets.push("updated_at = ?");
-  values.push(updatedAt, id);
-  await db.run(`UPDATE webhook_endpoints SET ${sets.join(", ")} WHERE id = ?`, ...values);
+  await updateById(db, "webhook_endpoints", id, patch, PATCHABLE, updatedAt);
 }
 
 export async function setSecrets(db: Sql, id: string, s: { secret_enc: string; prev_secret_enc: string | null; prev_secret_expires_ms: number | null }, updatedAt: string): Promise<void> {
