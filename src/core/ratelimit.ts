@@ -40,7 +40,7 @@ export class RateLimiter {
     checkLimit(limit, windowMs);
     const now = this.clock.nowMs();
     const since = now - windowMs;
-    const allowed = await store.insertHitIfUnder(this.db, key, now, since, now + windowMs, limit);
+    const allowed = await store.insertHitsIfUnder(this.db, key, 1, now, since, now + windowMs, limit);
     const { n, oldest } = await store.windowStats(this.db, key, since);
     // When denied, n >= limit >= 1, so oldest is set. If the limit was lowered since the
     // hits were recorded this is optimistic; a retry then simply gets a new answer.

@@ -2,30 +2,10 @@
 import { lockKey, type Sql } from "./sql";
 
 /**
- * Records a hit unless `limit` hits already fall after `since`; true when recorded. One
- * statement decides and records, so two writers on SQLite can't both take the last slot; on
- * PostgreSQL (READ COMMITTED, several nodes) a transaction-scoped advisory lock on the key
- * serialises the check and the insert.
- */
-export async function insertHitIfUnder(db: Sql, key: string, now: number, since: number, expires: number, limit: number): Promise<boolean> {
-  const insert = (t: Sql) =>
-    t.run(
-      `INSERT INTO core_ratelimit_hits (key, at_ms, expires_ms)
-       SELECT $key, $now, $expires
-       WHERE (SELECT COUNT(*) FROM core_ratelimit_hits WHERE key = $key AND at_ms > $since) < $limit`,
-      { key, now, expires, since, limit },
-    );
-  if (db.engine === "sqlite") return (await insert(db)) === 1;
-  return db.tx(async (t) => {
-    await lockKey(t, `ratelimit:${key}`);
-    return (await insert(t)) === 1;
-  });
-}
-
-/**
  * Records `n` hits at once unless they would bring the hits after `since` over `limit`; true
- * when recorded (all or none). Same guarantees as insertHitIfUnder: one statement decides and
- * records on SQLite, an advisory lock on the key on PostgreSQL.
+ * when recorded (all or none). One statement decides and records, so two writers on SQLite
+ * can't both take the last slot; on PostgreSQL (READ COMMITTED, several nodes) a
+ * transaction-scoped advisory lock on the key serialises the check and the insert.
  */
 export async function insertHitsIfUnder(db: Sql, key: string, n: number, now: number, since: number, expires: number, limit: number): Promise<boolean> {
   const insert = (t: Sql) =>
