@@ -293,6 +293,7 @@ export async function createApp(
     serverUrl: ctx.config.publicUrl,
   }));
 
+  await engine.ready();
   const serviceOf = <T>(name: string) => mounted.find((x) => x.module.name === name)?.service as T;
   const inbound = mounted.find((x) => x.module.inbound);
   return {

@@ -133,6 +133,15 @@ export class WebhookEngine {
       });
   }
 
+  /**
+   * Resolves once the kick notifications are subscribed (or known to be unavailable). On
+   * PostgreSQL LISTEN is a round trip: an emit committed before it would wait for the
+   * scheduled pump, so the app finishes starting only after this.
+   */
+  async ready(): Promise<void> {
+    await this.unlisten;
+  }
+
   // ------------------------------------------------------------------ emit
 
   /**
