@@ -147,7 +147,8 @@ export class NotificationWorker implements Notifier {
       data: {
         entry: { email: entry.email, name: entry.name, referral_code: entry.referral_code, referral_count: Number(entry.referral_count), status: entry.status },
         waitlist: { display_name: w.display_name, slug: w.slug, description: w.description },
-        brand: { name: s.brand_name, logo_url: s.brand_logo_url, primary_color: s.primary_color },
+        // Not "brand": templates get the mail brand tokens under that name.
+        waitlist_brand: { name: s.brand_name, logo_url: s.brand_logo_url, primary_color: s.primary_color },
         invite_link: link,
         invite_code: code,
         invited_to_app_slug: appSlug,
