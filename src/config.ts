@@ -61,6 +61,9 @@ export interface Config {
   argon2TimeCost: number;
   /** Request-body cap of JSON routes, bytes (MAX_BODY_BYTES); uploads declare their own in app.ts. */
   maxBodyBytes: number;
+  // Waitlist service (issue 16).
+  /** Public sign-ups one client address may make per waitlist per minute (WAITLIST_SIGNUPS_PER_IP_PER_MINUTE, default 20). */
+  waitlistSignupsPerIpPerMinute: number;
   /** "production" requires https webhook targets, Secure cookies, etc. */
   env: "development" | "production" | "test";
 }
@@ -223,6 +226,8 @@ export function loadConfig(env: Env = process.env): Config {
     argon2MemoryKiB: int("ARGON2_MEMORY_KIB", 19456, 1024, 1048576),
     argon2TimeCost: int("ARGON2_TIME_COST", 2, 1, 10),
     maxBodyBytes: int("MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    // Waitlist service (issue 16).
+    waitlistSignupsPerIpPerMinute: int("WAITLIST_SIGNUPS_PER_IP_PER_MINUTE", 20, 1, 1_000_000),
     env: envName as Config["env"],
   };
   if (problems.length) throw new ConfigError("Invalid configuration:\n  - " + problems.join("\n  - "));

@@ -1,18 +1,53 @@
 /**
- * The waitlist service as a module. Its routes come with its own issue; today the module
- * carries what exists: the webhook event catalogue and the workspace webhook scope (shared
- * and legacy routes under /waitlist/v1/workspaces/{workspace_id}/webhooks).
+ * The waitlist service as a module (issue 16): public sign-up and configuration, the admin
+ * routes (settings, waitlists, entries), the notification outbox job, the view counter
+ * flush, the webhook event catalogue and the workspace webhook scope (shared and legacy
+ * routes under /waitlist/v1/workspaces/{workspace_id}/webhooks). It uses the Auth and mail
+ * services mounted before it through bridges.ts.
  */
+import { Elysia } from "elysia";
 import { defineService } from "../module";
 import { workspaceScope } from "../webhooks/scopes";
+import { bridges } from "./bridges";
+import { EntryService } from "./entries";
 import { WAITLIST_WEBHOOKS } from "./events";
+import { NOTIFY_JOB, NotificationWorker } from "./notify";
+import { PublicConfig, VIEWS_JOB } from "./public";
+import { publicRoutes } from "./public-routes";
+import { adminRoutes } from "./routes";
+import * as store from "./store";
+import { PUBLIC_TOPIC, WAITLIST_ACTIONS, WaitlistService } from "./waitlists";
 
 export const waitlistModule = defineService({
   name: "waitlist",
   description: "Waitlists with approval and invites",
   prefix: "/waitlist",
   openapi: { title: "Bunker waitlist", description: "Waitlists with approval and invites.", version: "v0.1.0" },
+  actions: WAITLIST_ACTIONS,
   webhooks: WAITLIST_WEBHOOKS,
-  create: () => ({}),
+  create: (d) => {
+    const b = bridges(d);
+    const worker = new NotificationWorker(d, b);
+    const waitlists = new WaitlistService(d, b, worker);
+    // A mail domain named by a workspace's waitlist settings cannot be deleted (409 DOMAIN_IN_USE).
+    b.onDomainDelete(async (t, domain) => ((await store.domainUsed(t, domain.id)) ? "the workspace's waitlist settings use it as default sender domain" : null));
+    return { waitlists, entries: new EntryService(waitlists), worker, publicConfig: new PublicConfig(d.ctx) };
+  },
+  routes: (s, d) =>
+    new Elysia({ name: "waitlist-routes" })
+      .use(publicRoutes(s.entries, s.publicConfig))
+      .use(adminRoutes(s, { principals: d.platform.authz, idempotency: d.ctx.idempotency })),
+  jobs: (s) => [
+    { name: NOTIFY_JOB, schedule: "*/30 * * * * *", run: async () => void (await s.worker.runDue()) },
+    { name: VIEWS_JOB, schedule: "*/10 * * * * *", run: () => s.publicConfig.flushViews() },
+  ],
+  // Workspace slug renamed: the new slug serves and the old one keeps answering (previous_workspace_slug).
+  onWorkspaceEvent: async (s, e, t) => {
+    if (e.type !== "workspace.renamed") return;
+    const data = e.data as { workspace_id: string; old_slug: string; new_slug: string };
+    await store.renameWorkspace(t, data.workspace_id, data.old_slug, data.new_slug);
+    await s.waitlists.ctx.caches.changed(t, PUBLIC_TOPIC);
+  },
+  stop: (s) => s.publicConfig.flushViews(),
   webhookScopes: (_, d) => [{ prefix: "/waitlist/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "waitlist"), legacyRoutes: true }],
 });

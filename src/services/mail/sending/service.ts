@@ -315,6 +315,23 @@ export class SendService {
     return { result: { accepted: true, from: body.from as string, to: body.to as string | string[], subject: finalSubject, message_ids: rows.map((m) => m.id) }, headers: rate };
   }
 
+  /**
+   * For other services (the waitlist's notifications): sends template `name` of the workspace
+   * to one recipient as POST /templates/{name}/send would (active sender domain, rendering,
+   * suppression list, the workspace's rate limit), without a caller principal. Same errors.
+   */
+  async sendForService(workspaceId: string, name: string, body: { from: string; to: string; data: Record<string, unknown> }): Promise<{ message_id: string }> {
+    const to = this.recipients(body.to);
+    const s = await this.sender(workspaceId, body.from, "from");
+    const r = await renderForSend(this.ctx.db, workspaceId, name, body.data, { missing: "error" });
+    await this.rejectSuppressed(workspaceId, to);
+    await this.takeSlots(workspaceId, 1);
+    const sd: SendData = { template: r.template_name, data: body.data, missing: "error", subject: null, from_name: s.name };
+    const rows = await this.messages.queue(workspaceId, [this.input(s, to[0]!, r.subject, r.html, r.text, sd, {})]);
+    this.kick();
+    return { message_id: rows[0]!.id };
+  }
+
   /** POST /templates/{name}/test-send: [TEST] subject, placeholders for missing variables, no suppression or rate checks. */
   async testSend(p: Principal, workspaceId: string, name: string, body: SendBody): Promise<SendResult> {
     const ws = await this.workspace(p, workspaceId, "mail.send");

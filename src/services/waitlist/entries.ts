@@ -1,0 +1,285 @@
+/**
+ * Waitlist entries: views, positions, referrals, events, decisions (approve / reject, single
+ * and bulk) and the admin reads and edits. Public sign-up is signup.ts; notifications after
+ * commit are notify.ts.
+ *
+ * - Entry status: pending -> approved | rejected, from pending only (else 409
+ *   ENTRY_NOT_PENDING); approved and rejected are final.
+ * - A referral counts on the referrer while the referred entry exists and is not rejected.
+ * - Positions (pending entries only; null otherwise): store.ts POSITIONS, README "Waitlist".
+ */
+import type { RequestMeta } from "../../access/http";
+import type { Principal } from "../../access/principal";
+import { tx, type Sql } from "../../core/db";
+import { badRequest, conflict, invalidField, notFound } from "../../core/errors";
+import { isUuid } from "../../core/ids";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
+import { audit } from "../platform/audit";
+import { enqueueNotification, type NotificationKind } from "./notify";
+import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
+import type { ClientInfo, PublicEntry } from "./signup";
+import * as store from "./store";
+import type { WaitlistService } from "./waitlists";
+
+export const ENTRY_STATUSES = ["pending", "approved", "rejected"] as const;
+export const ENTRY_LIST_DEFAULT = 50;
+export const ENTRY_LIST_MAX = 200;
+export const BULK_MAX = 500;
+export const Q_MAX = 128;
+export const METADATA_MAX_BYTES = 8192;
+
+export interface EntryView {
+  id: string;
+  waitlist_id: string;
+  workspace_id: string;
+  email: string;
+  name: string | null;
+  interest: string | null;
+  referrer: string | null;
+  referral_code: string;
+  referral_count: number;
+  referred_by_entry_id: string | null;
+  position: number | null;
+  status: store.EntryStatus;
+  invited_at: string | null;
+  invited_to_app_slug: string | null;
+  metadata: Record<string, unknown>;
+  custom_fields: Record<string, unknown>;
+  utm: { source: string | null; medium: string | null; campaign: string | null };
+  variant_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const entryView = (r: store.EntryRow, position: number | null): EntryView => ({
+  id: r.id,
+  waitlist_id: r.waitlist_id,
+  workspace_id: r.workspace_id,
+  email: r.email,
+  name: r.name,
+  interest: r.interest,
+  referrer: r.referrer,
+  referral_code: r.referral_code,
+  referral_count: Number(r.referral_count),
+  referred_by_entry_id: r.referred_by_entry_id,
+  position: r.status === "pending" ? position : null,
+  status: r.status,
+  invited_at: r.invited_at,
+  invited_to_app_slug: r.invited_to_app_slug,
+  metadata: JSON.parse(r.metadata),
+  custom_fields: JSON.parse(r.custom_fields),
+  utm: { source: r.utm_source, medium: r.utm_medium, campaign: r.utm_campaign },
+  variant_id: r.variant_id,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+const isEntryStatus = (v: unknown): v is store.EntryStatus => typeof v === "string" && (ENTRY_STATUSES as readonly string[]).includes(v);
+const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+
+export class EntryService {
+  constructor(readonly waitlists: WaitlistService) {}
+
+  get ctx() {
+    return this.waitlists.ctx;
+  }
+
+  private get deps() {
+    return this.waitlists.deps;
+  }
+
+  // ------------------------------------------------------------------ shared by sign-up and admin
+
+  async position(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow): Promise<number | null> {
+    if (r.status !== "pending") return null;
+    // The newest pending entry with no referrals is last: its position is the pending count.
+    if (Number(r.referral_count) === 0 && !(await this.hasLater(db, w, r))) return store.pendingCount(db, w.id);
+    return store.positionOf(db, w.id, s.referral_boost, r.id);
+  }
+
+  private async hasLater(db: Sql, w: store.WaitlistRow, r: store.EntryRow): Promise<boolean> {
+    return !!(await db.get("SELECT 1 AS one FROM waitlist_entries WHERE waitlist_id = ? AND status = 'pending' AND (created_at > ? OR (created_at = ? AND id > ?)) LIMIT 1", w.id, r.created_at, r.created_at, r.id));
+  }
+
+  async publicView(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">): Promise<PublicEntry> {
+    const base = s.allowed_origins.includes("*") || client.origin === null ? client.origin : s.allowed_origins.includes(client.origin) ? client.origin : null;
+    return {
+      id: r.id,
+      status: r.status,
+      position: await this.position(db, w, s, r),
+      referral_code: r.referral_code,
+      referral_link: base ? `${base}/?ref=${encodeURIComponent(r.referral_code)}` : null,
+      referral_count: Number(r.referral_count),
+      confirmation_message: s.confirmation_message,
+    };
+  }
+
+  async variantOf(waitlistId: string, id: string) {
+    return isUuid(id) ? store.variantById(this.ctx.db, waitlistId, id.toLowerCase()) : null;
+  }
+
+  async emitEntry(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, type: string, r: store.EntryRow, extra: Record<string, unknown> = {}): Promise<void> {
+    const position = await this.position(t, w, s, r);
+    await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, type, { ...entryView(r, position), ...extra });
+  }
+
+  /** A referral of `referrer` started (+1) or stopped (-1) counting: count and entry.updated. */
+  async referralChanged(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, referrer: store.EntryRow, delta: 1 | -1): Promise<void> {
+    await store.bumpReferrals(t, referrer.id, delta, this.ctx.clock.iso());
+    const after = (await store.entryById(t, w.id, referrer.id))!;
+    await this.emitEntry(t, w, s, "entry.updated", after, { changes: { referral_count: { from: Number(referrer.referral_count), to: Number(after.referral_count) } } });
+  }
+
+  notify(t: Sql, w: store.WaitlistRow, r: store.EntryRow, kind: NotificationKind): Promise<void> {
+    return enqueueNotification(t, this.ctx, this.waitlists.notifier, { workspace_id: w.workspace_id, waitlist_id: w.id, entry_id: r.id, kind });
+  }
+
+  /** Approves or rejects a pending entry in t: event, referral bookkeeping, notification. 409 when not pending. */
+  async decide(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, to: "approved" | "rejected"): Promise<store.EntryRow> {
+    const now = this.ctx.clock.iso();
+    if (!(await store.decideEntry(t, r.id, to, now))) throw conflict(`The entry is ${r.status}; only pending entries can be ${to}`, "ENTRY_NOT_PENDING");
+    const after = (await store.entryById(t, w.id, r.id))!;
+    await this.emitEntry(t, w, s, to === "approved" ? "entry.approved" : "entry.rejected", after);
+    if (to === "rejected" && r.referred_by_entry_id) {
+      const referrer = await store.entryById(t, w.id, r.referred_by_entry_id);
+      if (referrer) await this.referralChanged(t, w, s, referrer, -1);
+    }
+    await this.notify(t, w, after, to);
+    return after;
+  }
+
+  // ------------------------------------------------------------------ admin
+
+  private async entryIn(db: Sql, w: store.WaitlistRow, id: string): Promise<store.EntryRow> {
+    const r = isUuid(id) ? await store.entryById(db, w.id, id.toLowerCase()) : null;
+    if (!r) throw notFound("Entry");
+    return r;
+  }
+
+  async list(p: Principal, workspaceId: string, waitlistId: string, q: { limit?: string; cursor?: string; status?: string; q?: string; sort?: string }): Promise<Page<EntryView>> {
+    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read");
+    const s = parseWaitlistSettings(w.settings);
+    const limit = parseLimit(q.limit, ENTRY_LIST_DEFAULT, ENTRY_LIST_MAX);
+    const status = q.status ? q.status : null;
+    if (status !== null && !isEntryStatus(status)) throw invalidField("status", `one of ${ENTRY_STATUSES.join(", ")}`);
+    const sort = q.sort ?? "position";
+    if (sort !== "position" && sort !== "created_at") throw invalidField("sort", "position or created_at");
+    const text = q.q ? q.q : null;
+    if (text !== null && text.length > Q_MAX) throw invalidField("q", `at most ${Q_MAX} characters`);
+    const c = decodeCursor<{ c?: unknown; id?: unknown; p?: unknown; k?: unknown }>(q.cursor);
+    if (c && (typeof c.c !== "string" || typeof c.id !== "string" || c.k !== `${sort}|${status}|${text}`)) {
+      throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor of this list with these filters (status, q, sort)" }], "INVALID_CURSOR");
+    }
+    const rows = await store.listEntries(this.ctx.db, {
+      waitlistId: w.id,
+      boost: s.referral_boost,
+      status: status as store.EntryStatus | null,
+      pattern: text === null ? null : likePattern(text),
+      sort,
+      after: c ? { c: c.c as string, id: c.id as string, p: typeof c.p === "number" ? c.p : null } : null,
+      limit: limit + 1,
+    });
+    return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id, p: r.position === null ? null : Number(r.position), k: `${sort}|${status}|${text}` }), (r) => entryView(r, r.position === null ? null : Number(r.position)));
+  }
+
+  async count(p: Principal, workspaceId: string, waitlistId: string) {
+    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read");
+    const c = await store.countByStatus(this.ctx.db, w.id);
+    return { total: c.pending + c.approved + c.rejected, ...c };
+  }
+
+  async get(p: Principal, workspaceId: string, waitlistId: string, id: string): Promise<EntryView> {
+    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read");
+    const r = await this.entryIn(this.ctx.db, w, id);
+    return entryView(r, await store.positionOf(this.ctx.db, w.id, parseWaitlistSettings(w.settings).referral_boost, r.id));
+  }
+
+  async update(p: Principal, workspaceId: string, waitlistId: string, id: string, b: { name?: unknown; interest?: unknown; metadata?: unknown }, meta?: RequestMeta): Promise<EntryView> {
+    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
+    const s = parseWaitlistSettings(w.settings);
+    const patch: Partial<store.EntryRow> = {};
+    if (b.name !== undefined) {
+      if (b.name !== null && (typeof b.name !== "string" || b.name.length > 200)) throw invalidField("name", "a string of at most 200 characters, or null");
+      patch.name = b.name as string | null;
+    }
+    if (b.interest !== undefined) {
+      if (b.interest !== null && (typeof b.interest !== "string" || b.interest.length > 500)) throw invalidField("interest", "a string of at most 500 characters, or null");
+      patch.interest = b.interest as string | null;
+    }
+    return tx(this.ctx.db, async (t) => {
+      const r = await this.entryIn(t, w, id);
+      if (b.metadata !== undefined) {
+        if (typeof b.metadata !== "object" || b.metadata === null || Array.isArray(b.metadata)) throw invalidField("metadata", "must be an object (merged into the entry's metadata; a null value removes a key)");
+        const merged: Record<string, unknown> = { ...JSON.parse(r.metadata) };
+        for (const [k, v] of Object.entries(b.metadata as Record<string, unknown>)) {
+          if (v === null) delete merged[k];
+          else merged[k] = v;
+        }
+        patch.metadata = JSON.stringify(merged);
+        if (patch.metadata.length > METADATA_MAX_BYTES) throw invalidField("metadata", `at most ${METADATA_MAX_BYTES} bytes of JSON`);
+      }
+      const changes: Record<string, { from: unknown; to: unknown }> = {};
+      for (const k of Object.keys(patch) as (keyof store.EntryRow)[]) if (patch[k] !== r[k]) changes[k] = { from: k === "metadata" ? JSON.parse(r.metadata) : r[k], to: k === "metadata" ? JSON.parse(patch.metadata!) : patch[k] };
+      if (Object.keys(changes).length === 0) return entryView(r, await store.positionOf(t, w.id, s.referral_boost, r.id));
+      await store.updateEntry(t, r.id, patch, this.ctx.clock.iso());
+      const after = (await store.entryById(t, w.id, r.id))!;
+      await this.emitEntry(t, w, s, "entry.updated", after, { changes });
+      await audit(t, this.ctx, { actor: p, action: "waitlist.entry.update", workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta, metadata: { fields: Object.keys(changes) } });
+      return entryView(after, await store.positionOf(t, w.id, s.referral_boost, r.id));
+    });
+  }
+
+  async remove(p: Principal, workspaceId: string, waitlistId: string, id: string, meta?: RequestMeta): Promise<void> {
+    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
+    const s = parseWaitlistSettings(w.settings);
+    await tx(this.ctx.db, async (t) => {
+      const r = await this.entryIn(t, w, id);
+      await store.deleteEntry(t, r.id);
+      if (r.referred_by_entry_id && r.status !== "rejected") {
+        const referrer = await store.entryById(t, w.id, r.referred_by_entry_id);
+        if (referrer) await this.referralChanged(t, w, s, referrer, -1);
+      }
+      await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.deleted", { id: r.id, waitlist_id: w.id, email: r.email, deleted_at: this.ctx.clock.iso() });
+      await audit(t, this.ctx, { actor: p, action: "waitlist.entry.delete", workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta });
+    });
+  }
+
+  async decideOne(p: Principal, workspaceId: string, waitlistId: string, id: string, to: "approved" | "rejected", meta?: RequestMeta): Promise<EntryView> {
+    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
+    const s = parseWaitlistSettings(w.settings);
+    return tx(this.ctx.db, async (t) => {
+      const r = await this.entryIn(t, w, id);
+      const after = await this.decide(t, w, s, r, to);
+      await audit(t, this.ctx, { actor: p, action: `waitlist.entry.${to === "approved" ? "approve" : "reject"}`, workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta });
+      return entryView(after, null);
+    });
+  }
+
+  /** POST .../entries/bulk: all or nothing; every named entry must exist and be pending. */
+  async bulk(p: Principal, workspaceId: string, waitlistId: string, b: { action?: unknown; entry_ids?: unknown; top?: unknown }, meta?: RequestMeta) {
+    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
+    const s = parseWaitlistSettings(w.settings);
+    if (b.action !== "approve" && b.action !== "reject") throw invalidField("action", "approve or reject");
+    const to = b.action === "approve" ? "approved" : "rejected";
+    if ((b.entry_ids === undefined) === (b.top === undefined)) throw badRequest("Give entry_ids or top, not both", [{ field: "entry_ids", reason: "exactly one of entry_ids and top" }]);
+    if (b.entry_ids !== undefined) {
+      const ids = b.entry_ids;
+      if (!Array.isArray(ids) || ids.length < 1 || ids.length > BULK_MAX || !ids.every((x) => typeof x === "string")) throw invalidField("entry_ids", `1-${BULK_MAX} entry ids`);
+    } else if (typeof b.top !== "number" || !Number.isInteger(b.top) || b.top < 1 || b.top > BULK_MAX) throw invalidField("top", `integer 1-${BULK_MAX}: the first N pending entries by position`);
+    return tx(this.ctx.db, async (t) => {
+      const ids = b.entry_ids !== undefined ? [...new Set((b.entry_ids as string[]).map((x) => x.toLowerCase()))] : await store.topPendingIds(t, w.id, s.referral_boost, b.top as number);
+      const rows: store.EntryRow[] = [];
+      for (const id of ids) {
+        const r = isUuid(id) ? await store.entryById(t, w.id, id) : null;
+        if (!r) throw badRequest("Unknown entry", [{ field: "entry_ids", reason: `${id} is not an entry of this waitlist` }], "NOT_FOUND");
+        rows.push(r);
+      }
+      const notPending = rows.filter((r) => r.status !== "pending");
+      if (notPending.length) throw conflict(`Only pending entries can be ${to}: ${notPending.map((r) => r.id).join(", ")}`, "ENTRY_NOT_PENDING");
+      const out: EntryView[] = [];
+      for (const r of rows) out.push(entryView(await this.decide(t, w, s, (await store.entryById(t, w.id, r.id))!, to), null));
+      await audit(t, this.ctx, { actor: p, action: `waitlist.entry.bulk_${b.action}`, workspaceId: ws.id, target: { type: "waitlist", id: w.id }, meta, metadata: { count: out.length } });
+      return { action: b.action as string, count: out.length, data: out };
+    });
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The waitlist's notification outbox. A sign-up, approval or rejection inserts a row in its own
+ * transaction (so it exists only if the change committed) and kicks the job after commit; the
+ * job (waitlist.notify, also every 30 s) claims due rows with a lease and carries them out:
+ * - approved: with default_auth_app_slug set, an Auth invite for the entry's email through the
+ *   Auth service (once: invited_at and invited_to_app_slug are set, entry.invited is emitted);
+ *   with notifications_via_mail, the approved template through the mail service;
+ * - welcome / rejected: the welcome / rejected template when notifications_via_mail is on.
+ * A failure never touches the entry's decision: the row is retried with exponential backoff
+ * (30 s doubling, at most 1 h apart) up to MAX_ATTEMPTS, then marked failed with last_error.
+ * Mail is at-least-once: a crash between queueing the mail and marking the row repeats it.
+ */
+import { HOUR, MINUTE, SECOND } from "../../core/clock";
+import { tx, type Sql } from "../../core/db";
+import { uuid } from "../../core/ids";
+import { dialect } from "../../core/store/sql";
+import type { AppContext } from "../../context";
+import type { ServiceDeps } from "../module";
+import type { Bridges } from "./bridges";
+import { entryView } from "./entries";
+import { parseWaitlistSettings } from "./settings";
+import * as store from "./store";
+
+export type NotificationKind = "welcome" | "approved" | "rejected";
+export const NOTIFY_JOB = "waitlist.notify";
+export const MAX_ATTEMPTS = 8;
+const LEASE_MS = 5 * MINUTE;
+const BATCH = 20;
+
+export interface Notifier {
+  kick(): void;
+}
+
+interface NotificationRow {
+  id: string;
+  workspace_id: string;
+  waitlist_id: string;
+  entry_id: string;
+  kind: NotificationKind;
+  attempts: number;
+  invite_code: string | null;
+}
+
+/** In t: queues a notification when the workspace's settings call for one. */
+export async function enqueueNotification(t: Sql, ctx: AppContext, notifier: Notifier, n: { workspace_id: string; waitlist_id: string; entry_id: string; kind: NotificationKind }): Promise<void> {
+  const s = await store.settingsOf(t, n.workspace_id);
+  const mail = !!s?.notifications_via_mail;
+  if (!mail && !(n.kind === "approved" && s?.default_auth_app_slug)) return;
+  const now = ctx.clock.iso();
+  await t.run(
+    `INSERT INTO waitlist_notifications (id, workspace_id, waitlist_id, entry_id, kind, state, attempts, next_attempt_at, lease_until, invite_code, last_error, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, ?, ?)`,
+    uuid(), n.workspace_id, n.waitlist_id, n.entry_id, n.kind, ctx.clock.nowMs(), now, now,
+  );
+  t.afterCommit(() => notifier.kick());
+}
+
+export const notificationsOf = (db: Sql, entryId: string) =>
+  db.all<{ kind: string; state: string; attempts: number; last_error: string | null }>("SELECT kind, state, attempts, last_error FROM waitlist_notifications WHERE entry_id = ? ORDER BY created_at", entryId);
+
+export class NotificationWorker implements Notifier {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly bridges: Bridges,
+  ) {}
+
+  private get ctx() {
+    return this.deps.ctx;
+  }
+
+  kick(): void {
+    this.ctx.scheduler.runNow(NOTIFY_JOB).catch((e: Error) => this.ctx.log.warn("waitlist notify run failed", { error: e.message }));
+  }
+
+  /** Claims and carries out due notifications; returns how many were handled. */
+  async runDue(): Promise<number> {
+    let handled = 0;
+    for (let round = 0; round < 10; round++) {
+      const now = this.ctx.clock.nowMs();
+      const claimed = await tx(this.ctx.db, async (t) => {
+        const rows = await t.all<NotificationRow>(
+          `SELECT id, workspace_id, waitlist_id, entry_id, kind, attempts, invite_code FROM waitlist_notifications
+            WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_attempt_at, id LIMIT ?${dialect(t).skipLocked}`,
+          now, now, BATCH,
+        );
+        for (const r of rows) await t.run("UPDATE waitlist_notifications SET lease_until = ?, attempts = attempts + 1 WHERE id = ?", now + LEASE_MS, r.id);
+        return rows;
+      });
+      for (const r of claimed) await this.handle({ ...r, attempts: Number(r.attempts) + 1 });
+      handled += claimed.length;
+      if (claimed.length < BATCH) break;
+    }
+    return handled;
+  }
+
+  private async finish(id: string, fields: { state: string; next?: number; error?: string | null }): Promise<void> {
+    await this.ctx.db.run(
+      "UPDATE waitlist_notifications SET state = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, invite_code = CASE WHEN ? = 'pending' THEN invite_code ELSE NULL END, updated_at = ? WHERE id = ?",
+      fields.state, fields.next ?? this.ctx.clock.nowMs(), fields.error ?? null, fields.state, this.ctx.clock.iso(), id,
+    );
+  }
+
+  private async handle(n: NotificationRow): Promise<void> {
+    try {
+      await this.carryOut(n);
+      await this.finish(n.id, { state: "done" });
+    } catch (e) {
+      const message = (e as Error).message ?? String(e);
+      const final = n.attempts >= MAX_ATTEMPTS;
+      const delay = Math.min(HOUR, 30 * SECOND * 2 ** (n.attempts - 1));
+      await this.finish(n.id, { state: final ? "failed" : "pending", next: this.ctx.clock.nowMs() + delay, error: message.slice(0, 500) });
+      this.ctx.log.warn("waitlist notification failed", { id: n.id, kind: n.kind, attempts: n.attempts, final, error: message });
+    }
+  }
+
+  private async carryOut(n: NotificationRow): Promise<void> {
+    const db = this.ctx.db;
+    const w = await store.waitlistById(db, n.waitlist_id);
+    const entry = w ? await store.entryById(db, w.id, n.entry_id) : null;
+    if (!w || !entry) return; // deleted since: nothing to tell anyone
+    const s = await store.settingsOf(db, n.workspace_id);
+    let code = n.invite_code ? this.ctx.secretBox.decrypt(n.invite_code) : null;
+    let appSlug = entry.invited_to_app_slug;
+    if (n.kind === "approved" && s?.default_auth_app_slug && !entry.invited_at) {
+      const app = await this.bridges.app(n.workspace_id, s.default_auth_app_slug);
+      if (!app) throw new Error(`Auth App ${s.default_auth_app_slug} is not an App of this workspace`);
+      const invite = await this.bridges.invite(app, entry.email);
+      code = invite.code;
+      appSlug = app.slug;
+      await tx(db, async (t) => {
+        const at = this.ctx.clock.iso();
+        await store.updateEntry(t, entry.id, { invited_at: at, invited_to_app_slug: app.slug }, at);
+        await t.run("UPDATE waitlist_notifications SET invite_code = ? WHERE id = ?", this.ctx.secretBox.encrypt(invite.code), n.id);
+        const after = (await store.entryById(t, w.id, entry.id))!;
+        await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.invited", entryView(after, null));
+      });
+    }
+    if (!s?.notifications_via_mail) return;
+    const template = n.kind === "welcome" ? s.welcome_template_name : n.kind === "approved" ? s.approved_template_name : s.rejected_template_name;
+    if (!template || !s.default_sender_address) throw new Error(`notifications_via_mail is on but the ${n.kind} template or the sender address is not set`);
+    const ws = parseWaitlistSettings(w.settings);
+    const link = code && ws.invite_accept_url ? withCode(ws.invite_accept_url, code) : null;
+    const from = s.brand_name ? `${s.brand_name.replace(/["<>\r\n]/g, "")} <${s.default_sender_address}>` : s.default_sender_address;
+    await this.bridges.send(n.workspace_id, template, {
+      from,
+      to: entry.email,
+      data: {
+        entry: { email: entry.email, name: entry.name, referral_code: entry.referral_code, referral_count: Number(entry.referral_count), status: entry.status },
+        waitlist: { display_name: w.display_name, slug: w.slug, description: w.description },
+        // Not "brand": templates get the mail brand tokens under that name.
+        waitlist_brand: { name: s.brand_name, logo_url: s.brand_logo_url, primary_color: s.primary_color },
+        invite_link: link,
+        invite_code: code,
+        invited_to_app_slug: appSlug,
+      },
+    });
+  }
+}
+
+function withCode(url: string, code: string): string {
+  const u = new URL(url);
+  u.searchParams.set("invite_code", code);
+  return u.toString();
+}

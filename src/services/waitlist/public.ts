@@ -1,0 +1,177 @@
+/**
+ * The public GET /waitlist/v1/waitlists/{workspace_slug}/{waitlist_slug}: the configuration a
+ * landing page renders. Served from an in-process cache emptied whenever a waitlist, the
+ * workspace settings or a variant changes (cache bus topic waitlist.public, every node); the
+ * sign-up count (settings.show_signup_count) is at most COUNT_TTL_MS old. A cached answer
+ * costs no database read; views are counted in memory and added to waitlist_views in batches
+ * (job waitlist.views.flush, every 10 s, and on shutdown).
+ *
+ * Variant: with `?visitor=<token>` (any 1-200 characters the frontend keeps, e.g. in
+ * localStorage) the variant is chosen by a stable hash of waitlist id and token over the
+ * active variants' weights, so a visitor keeps seeing the same one; without it, at random by
+ * weight. The sign-up then posts the variant_id it was shown.
+ */
+import { SECOND } from "../../core/clock";
+import { tx } from "../../core/db";
+import type { MaybePromise } from "../../core/maybe-promise";
+import type { AppContext } from "../../context";
+import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
+import { publicWaitlist } from "./signup";
+import * as store from "./store";
+import { PUBLIC_TOPIC } from "./waitlists";
+
+export const COUNT_TTL_MS = 5 * SECOND;
+export const VIEWS_JOB = "waitlist.views.flush";
+
+export interface PublicVariant {
+  id: string;
+  name: string;
+  display_name: string | null;
+  description: string | null;
+  cta_text: string | null;
+}
+
+export interface PublicWaitlist {
+  workspace_slug: string;
+  slug: string;
+  display_name: string;
+  description: string | null;
+  status: store.WaitlistStatus;
+  brand_name: string | null;
+  brand_logo_url: string | null;
+  primary_color: string | null;
+  custom_fields: WaitlistSettings["custom_fields"];
+  confirmation_message: string | null;
+  max_entries: number | null;
+  signup_count: number | null;
+  variant: PublicVariant | null;
+}
+
+interface Cached {
+  waitlist: store.WaitlistRow;
+  settings: WaitlistSettings;
+  base: Omit<PublicWaitlist, "variant" | "signup_count">;
+  variants: store.VariantRow[];
+  totalWeight: number;
+  count: { n: number; at: number } | null;
+}
+
+/** FNV-1a, 32 bits: a stable, fast hash for variant buckets. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+export class PublicConfig {
+  private cache = new Map<string, Cached>();
+  private gen = -1;
+  private views = new Map<string, number>();
+
+  constructor(private readonly ctx: AppContext) {}
+
+  /** The public payload plus what the route needs (allowed origins). */
+  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlist; settings: WaitlistSettings }> {
+    const key = `${workspaceSlug.toLowerCase()}/${slug.toLowerCase()}`;
+    const gen = this.ctx.caches.generation(PUBLIC_TOPIC);
+    if (gen !== this.gen) {
+      this.cache.clear();
+      this.gen = gen;
+    }
+    const hit = this.cache.get(key);
+    if (hit && (!hit.settings.show_signup_count || (hit.count && this.ctx.clock.nowMs() - hit.count.at < COUNT_TTL_MS))) return this.answer(hit, visitor, countView);
+    return this.load(key, workspaceSlug, slug, gen, hit).then((c) => this.answer(c, visitor, countView));
+  }
+
+  private async load(key: string, workspaceSlug: string, slug: string, gen: number, hit: Cached | undefined): Promise<Cached> {
+    let c = hit;
+    if (!c) {
+      const w = await publicWaitlist(this.ctx.db, workspaceSlug, slug);
+      const s = parseWaitlistSettings(w.settings);
+      const ws = await store.settingsOf(this.ctx.db, w.workspace_id);
+      const variants = (await store.variantsOf(this.ctx.db, w.id)).filter((v) => v.active && v.weight > 0);
+      c = {
+        waitlist: w,
+        settings: s,
+        base: {
+          workspace_slug: w.workspace_slug,
+          slug: w.slug,
+          display_name: w.display_name,
+          description: w.description,
+          status: w.status,
+          brand_name: ws?.brand_name ?? null,
+          brand_logo_url: ws?.brand_logo_url ?? null,
+          primary_color: ws?.primary_color ?? null,
+          custom_fields: s.custom_fields,
+          confirmation_message: s.confirmation_message,
+          max_entries: s.max_entries,
+        },
+        variants,
+        totalWeight: variants.reduce((a, v) => a + Number(v.weight), 0),
+        count: null,
+      };
+    }
+    if (c.settings.show_signup_count) c.count = { n: await store.countEntries(this.ctx.db, c.waitlist.id), at: this.ctx.clock.nowMs() };
+    if (this.ctx.caches.generation(PUBLIC_TOPIC) === gen) {
+      if (this.cache.size >= 10_000) this.cache.clear();
+      this.cache.set(key, c);
+    }
+    return c;
+  }
+
+  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlist; settings: WaitlistSettings } {
+    const v = this.pick(c, visitor);
+    if (countView) this.countView(c, v);
+    return {
+      settings: c.settings,
+      body: {
+        ...c.base,
+        signup_count: c.settings.show_signup_count ? (c.count?.n ?? 0) : null,
+        variant: v ? { id: v.id, name: v.name, display_name: v.display_name, description: v.description, cta_text: v.cta_text } : null,
+      },
+    };
+  }
+
+  private countView(c: Cached, v: store.VariantRow | null): void {
+    const day = new Date(this.ctx.clock.nowMs()).toISOString().slice(0, 10);
+    const vk = `${c.waitlist.id}|${day}|${v?.id ?? ""}`;
+    this.views.set(vk, (this.views.get(vk) ?? 0) + 1);
+  }
+
+  private pick(c: Cached, visitor: string | null): store.VariantRow | null {
+    if (!c.variants.length) return null;
+    if (c.variants.length === 1) return c.variants[0]!;
+    const point = visitor ? fnv1a(`${c.waitlist.id}:${visitor}`) % c.totalWeight : Math.floor(Math.random() * c.totalWeight);
+    let acc = 0;
+    for (const v of c.variants) {
+      acc += Number(v.weight);
+      if (point < acc) return v;
+    }
+    return c.variants[c.variants.length - 1]!;
+  }
+
+  /** Adds the views counted in memory to the database. */
+  async flushViews(): Promise<void> {
+    if (!this.views.size) return;
+    const batch = [...this.views.entries()];
+    this.views = new Map();
+    const rows = batch.map(([k, views]) => {
+      const [waitlist_id, day, variant_id] = k.split("|") as [string, string, string];
+      return { waitlist_id, day, variant_id, views };
+    });
+    try {
+      await tx(this.ctx.db, async (t) => {
+        // A waitlist deleted meanwhile has no row to count against (foreign key): skip it.
+        const live = rows.filter((r) => r.waitlist_id);
+        const existing = new Set<string>();
+        for (const r of live) if (existing.has(r.waitlist_id) || (await store.waitlistById(t, r.waitlist_id))) existing.add(r.waitlist_id);
+        await store.addViews(t, live.filter((r) => existing.has(r.waitlist_id)));
+      });
+    } catch (e) {
+      this.ctx.log.warn("waitlist views flush failed", { error: (e as Error).message });
+    }
+  }
+}

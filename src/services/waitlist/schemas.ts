@@ -1,0 +1,156 @@
+/** TypeBox models of the waitlist service (routes and OpenAPI). */
+import { t } from "elysia";
+import { ErrorBody, Pagination } from "../../access/schemas";
+
+export { ErrorBody, Pagination };
+
+const Str = t.Nullable(t.String());
+
+export const WorkspaceSettings = t.Object({
+  workspace_id: t.String(),
+  default_sender_domain_id: t.Nullable(t.String({ description: "Active sending mail domain of the workspace" })),
+  default_auth_app_slug: t.Nullable(t.String({ description: "Auth App approved entries are invited into" })),
+  brand_name: Str,
+  brand_logo_url: Str,
+  primary_color: t.Nullable(t.String({ description: "#RRGGBB" })),
+  notifications_via_mail: t.Boolean(),
+  default_sender_address: Str,
+  welcome_template_name: Str,
+  approved_template_name: Str,
+  rejected_template_name: Str,
+  updated_at: t.Nullable(t.String({ description: "null while no explicit settings row exists" })),
+});
+
+export const WorkspaceSettingsPut = t.Record(t.String(), t.Unknown(), {
+  description:
+    "Any of default_sender_domain_id, default_sender_address, default_auth_app_slug, brand_name, brand_logo_url, primary_color, notifications_via_mail, " +
+    "welcome_template_name, approved_template_name, rejected_template_name. Absent fields keep their value; null clears one.",
+});
+
+const CustomField = t.Object({
+  name: t.String(),
+  type: t.String({ description: "text | number | select | checkbox" }),
+  required: t.Boolean(),
+  options: t.Nullable(t.Array(t.String())),
+});
+
+export const WaitlistSettingsModel = t.Object({
+  max_entries: t.Nullable(t.Integer({ description: "null: no limit" })),
+  approval_required: t.Boolean({ description: "false: sign-ups are approved at once" }),
+  custom_fields: t.Array(CustomField),
+  confirmation_message: Str,
+  referral_boost: t.Integer({ description: "Places gained per counted referral (default 1)" }),
+  allowed_origins: t.Array(t.String(), { description: 'Browser origins allowed on the public routes; ["*"] (default) any' }),
+  block_disposable: t.Boolean(),
+  show_signup_count: t.Boolean(),
+  signups_per_minute: t.Integer({ description: "Per-waitlist sign-up rate limit" }),
+  invite_accept_url: t.Nullable(t.String({ description: "Page that accepts Auth invites (approved mail's invite_link)" })),
+});
+
+const SettingsInput = t.Record(t.String(), t.Unknown(), { description: "Any subset of the waitlist settings keys; merged shallowly; null resets a key" });
+
+export const Waitlist = t.Object({
+  id: t.String(),
+  workspace_id: t.String(),
+  workspace_slug: t.String(),
+  slug: t.String(),
+  display_name: t.String(),
+  description: Str,
+  status: t.String({ description: "draft | open | paused | closed" }),
+  settings: WaitlistSettingsModel,
+  created_by: Str,
+  previous_workspace_slug: Str,
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+
+export const WaitlistList = t.Object({ data: t.Array(Waitlist), pagination: Pagination });
+export const WaitlistCreate = t.Object({
+  slug: t.String({ description: "2-63 of a-z, 0-9 and hyphens; unique in the workspace" }),
+  display_name: t.String({ description: "1-200 characters" }),
+  description: t.Optional(Str),
+  settings: t.Optional(SettingsInput),
+});
+export const WaitlistPatch = t.Object({ display_name: t.Optional(t.String()), description: t.Optional(Str), settings: t.Optional(SettingsInput) });
+export const StatusBody = t.Object({ status: t.String({ description: "draft | open | paused | closed" }) });
+export const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()), status: t.Optional(t.String()) });
+
+export const Entry = t.Object({
+  id: t.String(),
+  waitlist_id: t.String(),
+  workspace_id: t.String(),
+  email: t.String(),
+  name: Str,
+  interest: Str,
+  referrer: Str,
+  referral_code: t.String(),
+  referral_count: t.Integer(),
+  referred_by_entry_id: Str,
+  position: t.Nullable(t.Integer({ description: "Place in the queue (pending entries); null once decided" })),
+  status: t.String({ description: "pending | approved | rejected" }),
+  invited_at: Str,
+  invited_to_app_slug: Str,
+  metadata: t.Record(t.String(), t.Unknown()),
+  custom_fields: t.Record(t.String(), t.Unknown()),
+  utm: t.Object({ source: Str, medium: Str, campaign: Str }),
+  variant_id: Str,
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+export const EntryList = t.Object({ data: t.Array(Entry), pagination: Pagination });
+export const EntryListQuery = t.Object({
+  limit: t.Optional(t.String({ description: "1-200, default 50" })),
+  cursor: t.Optional(t.String()),
+  status: t.Optional(t.String({ description: "pending | approved | rejected" })),
+  q: t.Optional(t.String({ description: "Case-insensitive substring of email or name" })),
+  sort: t.Optional(t.String({ description: "position (default; decided entries after the queue) | created_at (oldest first)" })),
+});
+export const EntryCount = t.Object({ total: t.Integer(), pending: t.Integer(), approved: t.Integer(), rejected: t.Integer() });
+export const EntryPatch = t.Object({
+  name: t.Optional(Str),
+  interest: t.Optional(Str),
+  metadata: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Merged into the entry's metadata; a null value removes a key" })),
+});
+export const BulkBody = t.Object({
+  action: t.String({ description: "approve | reject" }),
+  entry_ids: t.Optional(t.Array(t.String(), { description: "1-500 entry ids" })),
+  top: t.Optional(t.Integer({ description: "The first N (1-500) pending entries by position" })),
+});
+export const BulkResult = t.Object({ action: t.String(), count: t.Integer(), data: t.Array(Entry) });
+
+export const PublicWaitlist = t.Object({
+  workspace_slug: t.String(),
+  slug: t.String(),
+  display_name: t.String(),
+  description: Str,
+  status: t.String(),
+  brand_name: Str,
+  brand_logo_url: Str,
+  primary_color: Str,
+  custom_fields: t.Array(CustomField),
+  confirmation_message: Str,
+  max_entries: t.Nullable(t.Integer()),
+  signup_count: t.Nullable(t.Integer({ description: "Set when settings.show_signup_count" })),
+  variant: t.Nullable(t.Object({ id: t.String(), name: t.String(), display_name: Str, description: Str, cta_text: Str })),
+});
+export const PublicQuery = t.Object({ visitor: t.Optional(t.String({ maxLength: 200, description: "Visitor token for a stable variant" })) });
+
+export const SignupBody = t.Object({
+  email: t.String({ description: "Required; at most 254 characters" }),
+  name: t.Optional(Str),
+  interest: t.Optional(Str),
+  referral_code: t.Optional(Str),
+  custom_fields: t.Optional(t.Record(t.String(), t.Unknown())),
+  utm: t.Optional(t.Object({ source: t.Optional(Str), medium: t.Optional(Str), campaign: t.Optional(Str) })),
+  variant_id: t.Optional(Str),
+  website: t.Optional(t.Unknown({ description: "Honeypot: leave empty (hidden field)" })),
+});
+export const PublicEntry = t.Object({
+  id: t.String(),
+  status: t.String(),
+  position: t.Nullable(t.Integer()),
+  referral_code: t.String(),
+  referral_link: t.Nullable(t.String({ description: "The sign-up page's origin with ?ref=<code>" })),
+  referral_count: t.Integer(),
+  confirmation_message: Str,
+});

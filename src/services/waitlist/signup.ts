@@ -1,0 +1,201 @@
+/**
+ * Public sign-up (POST /waitlist/v1/waitlists/{workspace_slug}/{waitlist_slug}/entries): every
+ * rule of issue 16 in order (README "Waitlist" > "Sign-up rules"):
+ * 1. the waitlist: unknown or draft 404; paused or closed 409 WAITLIST_CLOSED; a browser Origin
+ *    outside allowed_origins 403 ORIGIN_NOT_ALLOWED;
+ * 2. rate limits: per client address and waitlist (WAITLIST_SIGNUPS_PER_IP_PER_MINUTE, default
+ *    20) and per waitlist (settings.signups_per_minute): 429 RATE_LIMITED with Retry-After;
+ * 3. the body: honeypot `website` must be empty (400), email syntax and length, the
+ *    disposable-domain list (settings.block_disposable), lengths, custom fields (required,
+ *    type, select options), variant_id an active variant of the waitlist;
+ * 4. a repeated email returns that entry's public view with 200 (nothing changes);
+ *    max_entries reached: 409 WAITLIST_FULL;
+ * 5. referral_code of another entry of the same waitlist counts a referral; unknown codes and
+ *    self-referrals are ignored. Several sign-ups from one client address within
+ *    BURST_WINDOW_MS set metadata.risk instead of being refused.
+ */
+import { createHash } from "node:crypto";
+import disposable from "disposable-email-domains";
+import disposableWildcard from "disposable-email-domains/wildcard.json";
+import { MINUTE } from "../../core/clock";
+import { tx, type Sql } from "../../core/db";
+import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
+import { randomBase62, uuid } from "../../core/ids";
+import { isUniqueViolation } from "../../core/store/sql";
+import type { EntryService } from "./entries";
+import { parseWaitlistSettings, type CustomField, type WaitlistSettings } from "./settings";
+import * as store from "./store";
+
+export const EMAIL_MAX = 254;
+export const NAME_MAX = 200;
+export const INTEREST_MAX = 500;
+export const UTM_MAX = 200;
+export const TEXT_FIELD_MAX = 1000;
+export const BURST_WINDOW_MS = 10 * MINUTE;
+/** Sign-ups from one client address within the window from which metadata.risk is set. */
+export const BURST_THRESHOLD = 3;
+const EMAIL_RE = /^[^\s@<>(),;:"\\]+@[a-z0-9-]+(\.[a-z0-9-]+)+$/;
+
+const DISPOSABLE = new Set<string>(disposable as string[]);
+const DISPOSABLE_WILDCARD = new Set<string>(disposableWildcard as string[]);
+
+/** True when the domain (or a parent listed as a wildcard) is on the disposable list. */
+export function isDisposable(domain: string): boolean {
+  if (DISPOSABLE.has(domain)) return true;
+  const parts = domain.split(".");
+  for (let i = 0; i < parts.length - 1; i++) if (DISPOSABLE_WILDCARD.has(parts.slice(i).join("."))) return true;
+  return false;
+}
+
+export interface SignupBody {
+  email?: unknown;
+  name?: unknown;
+  interest?: unknown;
+  referral_code?: unknown;
+  custom_fields?: unknown;
+  utm?: unknown;
+  variant_id?: unknown;
+  website?: unknown;
+}
+
+export interface ClientInfo {
+  ip: string | null;
+  origin: string | null;
+  referer: string | null;
+}
+
+export interface PublicEntry {
+  id: string;
+  status: store.EntryStatus;
+  position: number | null;
+  referral_code: string;
+  referral_link: string | null;
+  referral_count: number;
+  confirmation_message: string | null;
+}
+
+const optString = (v: unknown, field: string, max: number, details: ErrorDetail[]): string | null => {
+  if (v === undefined || v === null || v === "") return null;
+  if (typeof v !== "string" || v.length > max) {
+    details.push({ field, reason: `a string of at most ${max} characters` });
+    return null;
+  }
+  return v.trim() || null;
+};
+
+function customValues(defs: CustomField[], v: unknown, details: ErrorDetail[]): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  if (v !== undefined && v !== null && (typeof v !== "object" || Array.isArray(v))) {
+    details.push({ field: "custom_fields", reason: "must be an object of field name -> value" });
+    return out;
+  }
+  const given = (v ?? {}) as Record<string, unknown>;
+  for (const k of Object.keys(given)) if (!defs.some((d) => d.name === k)) details.push({ field: `custom_fields.${k}`, reason: "not a field of this waitlist" });
+  for (const d of defs) {
+    const x = given[d.name];
+    const field = `custom_fields.${d.name}`;
+    if (x === undefined || x === null || x === "") {
+      if (d.required) details.push({ field, reason: "required" });
+      continue;
+    }
+    if (d.type === "text" && typeof x === "string" && x.length <= TEXT_FIELD_MAX) out[d.name] = x;
+    else if (d.type === "number" && typeof x === "number" && Number.isFinite(x)) out[d.name] = x;
+    else if (d.type === "checkbox" && typeof x === "boolean") {
+      if (d.required && !x) details.push({ field, reason: "must be checked" });
+      out[d.name] = x;
+    } else if (d.type === "select" && typeof x === "string" && d.options!.includes(x)) out[d.name] = x;
+    else details.push({ field, reason: d.type === "select" ? `one of ${d.options!.join(", ")}` : d.type === "text" ? `text of at most ${TEXT_FIELD_MAX} characters` : `must be a ${d.type === "checkbox" ? "boolean" : "number"}` });
+  }
+  return out;
+}
+
+/** The waitlist of a public route: unknown or draft answer 404 alike. */
+export async function publicWaitlist(db: Sql, workspaceSlug: string, slug: string): Promise<store.WaitlistRow> {
+  const r = await store.waitlistBySlugs(db, workspaceSlug.toLowerCase(), slug.toLowerCase());
+  if (!r || r.status === "draft") throw notFound("Waitlist");
+  return r;
+}
+
+export const originAllowed = (s: WaitlistSettings, origin: string | null) => origin === null || s.allowed_origins.includes("*") || s.allowed_origins.includes(origin);
+
+export async function signup(svc: EntryService, workspaceSlug: string, slug: string, body: SignupBody, client: ClientInfo): Promise<{ status: 200 | 201; body: PublicEntry }> {
+  const ctx = svc.ctx;
+  const w = await publicWaitlist(ctx.db, workspaceSlug, slug);
+  const s = parseWaitlistSettings(w.settings);
+  if (w.status !== "open") throw conflict(`This waitlist is ${w.status} and takes no sign-ups`, "WAITLIST_CLOSED");
+  if (!originAllowed(s, client.origin)) throw new ApiError(403, "ORIGIN_NOT_ALLOWED", "This origin may not post to this waitlist (settings.allowed_origins)");
+
+  // Rate limits first: every attempt counts, valid or not.
+  const ipKey = createHash("sha256").update(`${w.id}|${client.ip ?? "unknown"}`).digest("base64url").slice(0, 22);
+  await limit(svc, `waitlist:signup:ip:${ipKey}`, ctx.config.waitlistSignupsPerIpPerMinute, "per client address");
+  await limit(svc, `waitlist:signup:wl:${w.id}`, s.signups_per_minute, "for this waitlist");
+
+  const details: ErrorDetail[] = [];
+  if (body.website !== undefined && body.website !== null && body.website !== "") details.push({ field: "website", reason: "must be empty" });
+  const email = typeof body.email === "string" ? body.email.trim().toLowerCase() : "";
+  if (!email) details.push({ field: "email", reason: "required" });
+  else if (email.length > EMAIL_MAX || !EMAIL_RE.test(email)) details.push({ field: "email", reason: `a valid email address of at most ${EMAIL_MAX} characters` });
+  else if (s.block_disposable && isDisposable(email.slice(email.lastIndexOf("@") + 1))) details.push({ field: "email", reason: "disposable email addresses are not accepted" });
+  const name = optString(body.name, "name", NAME_MAX, details);
+  const interest = optString(body.interest, "interest", INTEREST_MAX, details);
+  const code = typeof body.referral_code === "string" ? body.referral_code.trim() : null;
+  const custom = customValues(s.custom_fields, body.custom_fields, details);
+  const utmIn = body.utm ?? {};
+  if (typeof utmIn !== "object" || utmIn === null || Array.isArray(utmIn)) details.push({ field: "utm", reason: "must be an object {source, medium, campaign}" });
+  const u = (typeof utmIn === "object" && utmIn !== null ? utmIn : {}) as Record<string, unknown>;
+  const utm = { source: optString(u.source, "utm.source", UTM_MAX, details), medium: optString(u.medium, "utm.medium", UTM_MAX, details), campaign: optString(u.campaign, "utm.campaign", UTM_MAX, details) };
+  let variantId: string | null = null;
+  if (body.variant_id !== undefined && body.variant_id !== null && body.variant_id !== "") {
+    const v = typeof body.variant_id === "string" ? await svc.variantOf(w.id, body.variant_id) : null;
+    if (!v || !v.active) details.push({ field: "variant_id", reason: "not an active variant of this waitlist" });
+    else variantId = v.id;
+  }
+  if (details.length) throw badRequest("Invalid sign-up", details);
+
+  const existing = await store.entryByEmail(ctx.db, w.id, email);
+  if (existing) return { status: 200, body: await svc.publicView(ctx.db, w, s, existing, client) };
+
+  const clientHash = client.ip ? createHash("sha256").update(client.ip).digest("base64url").slice(0, 22) : null;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const row = await tx(ctx.db, async (t) => {
+        if (s.max_entries !== null && (await store.countEntries(t, w.id)) >= s.max_entries) throw conflict("This waitlist is full", "WAITLIST_FULL");
+        const now = ctx.clock.iso();
+        const referrer = code ? await store.entryByCode(t, w.id, code) : null;
+        const metadata: Record<string, unknown> = {};
+        if (clientHash) {
+          const recent = await store.recentFromClient(t, w.id, clientHash, new Date(ctx.clock.nowMs() - BURST_WINDOW_MS).toISOString());
+          if (recent + 1 >= BURST_THRESHOLD) metadata.risk = { burst: true, signups_from_client_10m: recent + 1 };
+        }
+        const r: store.EntryRow = {
+          id: uuid(), waitlist_id: w.id, workspace_id: w.workspace_id, email, name, interest,
+          referrer: client.referer && client.referer.length <= 2000 ? client.referer : null,
+          referral_code: randomBase62(8), referral_count: 0, referred_by_entry_id: referrer?.id ?? null,
+          status: "pending", invited_at: null, invited_to_app_slug: null, metadata: JSON.stringify(metadata), custom_fields: JSON.stringify(custom),
+          utm_source: utm.source, utm_medium: utm.medium, utm_campaign: utm.campaign, variant_id: variantId, client_hash: clientHash,
+          decided_at: null, created_at: now, updated_at: now,
+        };
+        await store.insertEntry(t, r);
+        if (referrer) await svc.referralChanged(t, w, s, referrer, +1);
+        await svc.emitEntry(t, w, s, "entry.created", r);
+        await svc.notify(t, w, r, "welcome");
+        if (!s.approval_required) return svc.decide(t, w, s, r, "approved");
+        return r;
+      });
+      return { status: 201, body: await svc.publicView(ctx.db, w, s, row, client) };
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      // The same email at once (the loser returns the winner's entry), or a referral code collision (retry).
+      const winner = await store.entryByEmail(ctx.db, w.id, email);
+      if (winner) return { status: 200, body: await svc.publicView(ctx.db, w, s, winner, client) };
+      if (attempt >= 3) throw e;
+    }
+  }
+}
+
+async function limit(svc: EntryService, key: string, max: number, what: string): Promise<void> {
+  const hit = await svc.ctx.ratelimit.hit(key, max, MINUTE);
+  if (hit.allowed) return;
+  const s = Math.max(1, Math.ceil(hit.retryAfterMs / 1000));
+  throw new ApiError(429, "RATE_LIMITED", `Too many sign-ups ${what}: at most ${max} per minute`, undefined, { "retry-after": String(s) });
+}

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { parse } from "csv-parse/sync";
+import { startTestApp, type TestApp } from "../helpers/app";
+import { createWaitlist, join, type TestWaitlist } from "../helpers/waitlist";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ WAITLIST_SIGNUPS_PER_IP_PER_MINUTE: "1000" });
+});
+afterAll(() => app.stop());
+
+async function fill(w: TestWaitlist, n: number, prefix = "e") {
+  const out: { id: string; referral_code: string }[] = [];
+  for (let i = 1; i <= n; i++) {
+    app.clock.advance(1000);
+    const r = await join(app, w, { email: `${prefix}${i}@example.com`, name: `Name ${i}` });
+    expect(r.status).toBe(201);
+    out.push(r.body);
+  }
+  return out;
+}
+const positions = async (w: TestWaitlist) => {
+  const r = await app.call("GET", `${w.base}/entries?status=pending`, { token: w.token });
+  return r.body.data.map((e: any) => [e.email, e.position]);
+};
+
+describe("positions and referrals", () => {
+  test("referral boost arithmetic: effective = max(1, ordinal - boost*referrals), ties by time; self and foreign codes ignored", async () => {
+    const w = await createWaitlist(app, { settings: { referral_boost: 2 } });
+    const e = await fill(w, 5);
+    // e5 refers two people: ordinal 5 - 2*2 = 1 -> ties with e1 (effective 1), e1 is older.
+    app.clock.advance(1000);
+    const r1 = await join(app, w, { email: "f1@example.com", referral_code: e[4]!.referral_code });
+    expect(r1.body.position).toBe(6);
+    app.clock.advance(1000);
+    await join(app, w, { email: "f2@example.com", referral_code: e[4]!.referral_code });
+    expect(await positions(w)).toEqual([
+      ["e1@example.com", 1], ["e5@example.com", 2], ["e2@example.com", 3], ["e3@example.com", 4], ["e4@example.com", 5], ["f1@example.com", 6], ["f2@example.com", 7],
+    ]);
+    const e5 = await app.call("GET", `${w.base}/entries/${e[4]!.id}`, { token: w.token });
+    expect(e5.body).toMatchObject({ referral_count: 2, position: 2 });
+    // A repeat sign-up of the referrer shows the same numbers publicly.
+    const pub = await join(app, w, { email: "e5@example.com" });
+    expect(pub.body).toMatchObject({ position: 2, referral_count: 2 });
+
+    // Rejecting a referred entry stops its referral counting (5 - 2 = 3, after e3 by time); deleting the other too.
+    const f1 = (await app.call("GET", `${w.base}/entries?q=f1@`, { token: w.token })).body.data[0];
+    expect((await app.call("POST", `${w.base}/entries/${f1.id}/reject`, { token: w.token })).status).toBe(200);
+    expect((await app.call("GET", `${w.base}/entries/${e[4]!.id}`, { token: w.token })).body).toMatchObject({ referral_count: 1, position: 4 });
+    const f2 = (await app.call("GET", `${w.base}/entries?q=F2`, { token: w.token })).body.data[0];
+    expect((await app.call("DELETE", `${w.base}/entries/${f2.id}`, { token: w.token })).status).toBe(204);
+    expect((await app.call("GET", `${w.base}/entries/${e[4]!.id}`, { token: w.token })).body).toMatchObject({ referral_count: 0, position: 5 });
+
+    // Self-referral (a known email with its own code: nothing changes) and another waitlist's code: ignored.
+    const other = await createWaitlist(app);
+    const foreign = (await join(app, other, { email: "x@example.com" })).body.referral_code;
+    const g = await join(app, w, { email: "g@example.com", referral_code: foreign });
+    expect(g.status).toBe(201);
+    expect((await app.call("GET", `${w.base}/entries/${g.body.id}`, { token: w.token })).body.referred_by_entry_id).toBeNull();
+    expect((await join(app, w, { email: "e1@example.com", referral_code: e[0]!.referral_code })).body.referral_count).toBe(0);
+  });
+
+  test("admin list: filters, sort, cursor pages; approve/reject from pending only; PATCH; bulk top and ids (atomic)", async () => {
+    const w = await createWaitlist(app);
+    const e = await fill(w, 6, "m");
+    const page1 = await app.call("GET", `${w.base}/entries?limit=4&sort=created_at`, { token: w.token });
+    expect(page1.body.data).toHaveLength(4);
+    expect(page1.body.pagination.has_more).toBe(true);
+    const page2 = await app.call("GET", `${w.base}/entries?limit=4&sort=created_at&cursor=${page1.body.pagination.next_cursor}`, { token: w.token });
+    expect(page2.body.data.map((x: any) => x.email)).toEqual(["m5@example.com", "m6@example.com"]);
+    expect((await app.call("GET", `${w.base}/entries?limit=4&sort=position&cursor=${page1.body.pagination.next_cursor}`, { token: w.token })).status).toBe(400);
+
+    const a = await app.call("POST", `${w.base}/entries/${e[1]!.id}/approve`, { token: w.token });
+    expect(a.body).toMatchObject({ status: "approved", position: null });
+    const twice = await app.call("POST", `${w.base}/entries/${e[1]!.id}/reject`, { token: w.token });
+    expect(twice.status).toBe(409);
+    expect(twice.body.error.code).toBe("ENTRY_NOT_PENDING");
+    const p = await app.call("PATCH", `${w.base}/entries/${e[0]!.id}`, { token: w.token, body: { name: "Ada", metadata: { vip: true } } });
+    expect(p.body).toMatchObject({ name: "Ada", metadata: { vip: true }, position: 1 });
+
+    // Bulk with one decided entry: nothing changes.
+    const atomic = await app.call("POST", `${w.base}/entries/bulk`, { token: w.token, body: { action: "reject", entry_ids: [e[2]!.id, e[1]!.id] } });
+    expect(atomic.status).toBe(409);
+    expect((await app.call("GET", `${w.base}/entries/${e[2]!.id}`, { token: w.token })).body.status).toBe("pending");
+    const top = await app.call("POST", `${w.base}/entries/bulk`, { token: w.token, body: { action: "approve", top: 2 } });
+    expect(top.status).toBe(200);
+    expect(top.body.data.map((x: any) => x.email)).toEqual(["m1@example.com", "m3@example.com"]);
+    const ids = await app.call("POST", `${w.base}/entries/bulk`, { token: w.token, body: { action: "reject", entry_ids: [e[3]!.id] } });
+    expect(ids.body.count).toBe(1);
+    expect((await app.call("POST", `${w.base}/entries/bulk`, { token: w.token, body: { action: "approve", entry_ids: Array.from({ length: 501 }, () => e[4]!.id) } })).status).toBe(400);
+    expect((await app.call("GET", `${w.base}/entries/count`, { token: w.token })).body).toEqual({ total: 6, pending: 2, approved: 3, rejected: 1 });
+    const approved = await app.call("GET", `${w.base}/entries?status=approved&sort=created_at`, { token: w.token });
+    expect(approved.body.data.map((x: any) => x.email)).toEqual(["m1@example.com", "m2@example.com", "m3@example.com"]);
+  });
+
+  test("export.csv: RFC 4180, custom fields and utm columns, formula-like values neutralised, parsed back", async () => {
+    const w = await createWaitlist(app, { settings: { custom_fields: [{ name: "company", type: "text" }] } });
+    await join(app, w, { email: "csv1@example.com", name: '=HYPERLINK("http://evil")', custom_fields: { company: "Acme, Inc." }, utm: { source: "+1", campaign: "line\nbreak" } });
+    await join(app, w, { email: "csv2@example.com", name: 'Quote "me"', interest: "@SUM(A1)" });
+    const res = await app.handle(new Request(`http://localhost${w.base}/entries/export.csv`, { headers: { authorization: `Bearer ${w.token}` } }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/csv");
+    const text = await res.text();
+    expect(text.endsWith("\r\n")).toBe(true);
+    const rows = parse(text, { columns: true }) as Record<string, string>[];
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatchObject({ email: "csv1@example.com", name: `'=HYPERLINK("http://evil")`, "custom.company": "Acme, Inc.", utm_source: "'+1", utm_campaign: "line\nbreak", status: "pending", position: "1" });
+    expect(rows[1]).toMatchObject({ email: "csv2@example.com", name: 'Quote "me"', interest: "'@SUM(A1)", "custom.company": "" });
+  });
+});
