@@ -55,6 +55,8 @@ const SYNONYMS: Record<string, string[]> = {
   rating: ["ratingvalue", "aggregateratingratingvalue"],
   reviewcount: ["aggregateratingreviewcount", "reviews"],
   availability: ["offersavailability", "stock", "instock"],
+  instock: ["availability", "offersavailability", "stock"],
+  available: ["availability", "offersavailability", "instock"],
 };
 
 function add(map: Map<string, Value[]>, key: string, v: unknown, src: Source) {
