@@ -66,6 +66,8 @@ export interface Config {
   waitlistSignupsPerIpPerMinute: number;
   /** "production" requires https webhook targets, Secure cookies, etc. */
   env: "development" | "production" | "test";
+  /** Extraction jobs (trawl): OpenAI-compatible endpoint (LLM_BASE_URL, null: offline heuristic extractor), key, models per tier, workers per node. */
+  trawl: { llmBaseUrl: string | null; llmApiKey: string | null; llmModel: string; llmModelPro: string; concurrency: number };
 }
 
 export const CONSOLE_SIGNUP_MODES = ["open", "invite_only", "closed"] as const;
@@ -229,6 +231,14 @@ export function loadConfig(env: Env = process.env): Config {
     // Waitlist service (issue 16).
     waitlistSignupsPerIpPerMinute: int("WAITLIST_SIGNUPS_PER_IP_PER_MINUTE", 20, 1, 1_000_000),
     env: envName as Config["env"],
+    // Extraction jobs (trawl): LLM endpoint and worker concurrency.
+    trawl: {
+      llmBaseUrl: url("LLM_BASE_URL", env.LLM_BASE_URL || null, ["http:", "https:"]),
+      llmApiKey: env.LLM_API_KEY || null,
+      llmModel: str("LLM_MODEL", "gpt-4o-mini"),
+      llmModelPro: str("LLM_MODEL_PRO", str("LLM_MODEL", "gpt-4o")),
+      concurrency: int("TRAWL_CONCURRENCY", 2, 1, 64),
+    },
   };
   if (problems.length) throw new ConfigError("Invalid configuration:\n  - " + problems.join("\n  - "));
   return config;

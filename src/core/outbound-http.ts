@@ -43,6 +43,8 @@ export interface OutboundRequestInit {
   headers?: Record<string, string>;
   body?: string | Uint8Array;
   timeoutMs?: number;
+  /** Aborts the call (DNS, connect, body) when it fires; the error is a "timeout" kind OutboundError. */
+  signal?: AbortSignal;
 }
 
 export interface OutboundResponse {
@@ -245,6 +247,9 @@ export function createOutboundHttp(opts: OutboundHttpOptions): OutboundHttp {
       timedOut = true;
       controller.abort(new DOMException("deadline exceeded", "TimeoutError"));
     }, timeoutMs);
+    const onAbort = () => controller.abort(init.signal!.reason);
+    if (init.signal?.aborted) onAbort();
+    else init.signal?.addEventListener("abort", onAbort, { once: true });
     const target = url.host;
     try {
       const address = await resolveChecked(url, controller.signal);
@@ -290,6 +295,7 @@ export function createOutboundHttp(opts: OutboundHttpOptions): OutboundHttp {
       throw classifyFetchError(e, timedOut, target);
     } finally {
       clearTimeout(timer);
+      init.signal?.removeEventListener("abort", onAbort);
     }
   }
 

@@ -32,7 +32,7 @@ const EXPECTED: Record<Product, string[]> = {
     "email.sent", "email.delivered", "email.delivery_delayed", "email.bounced", "email.complained", "email.failed",
     "suppression.created", "suppression.deleted", "domain.created", "domain.updated", "domain.deleted",
   ],
-  trawl: ["job.queued", "job.running", "job.succeeded", "job.failed", "job.cancelled"],
+  trawl: ["job.queued", "job.running", "job.succeeded", "job.failed", "job.cancelled", "credits.low"],
   auth: [
     "user.created", "user.signed_in", "user.email_verified", "user.updated", "user.deleted", "role.assigned",
     "role.removed", "tenant.created", "tenant.updated", "tenant.deleted", "tenant.member.added", "tenant.member.removed",
@@ -57,7 +57,7 @@ describe("built-in catalogue", () => {
   test("counts per product (community: exactly 21)", () => {
     const c = builtin();
     const counts = Object.fromEntries(Object.keys(EXPECTED).map((p) => [p, c.types(p).length]));
-    expect(counts).toEqual({ mail: 11, waitlist: 6, trawl: 5, tack: 6, auth: 12, social: 21 });
+    expect(counts).toEqual({ mail: 11, waitlist: 6, trawl: 6, tack: 6, auth: 12, social: 21 });
   });
 
   test("no duplicates; ping is never in a catalogue", () => {

@@ -1,23 +1,55 @@
 /**
- * The extraction-job service (trawl) as a module. Its routes come with its own issue; today
- * the module carries what exists: the webhook event catalogue and the workspace webhook
- * scope (shared and legacy routes under /trawl/v1/workspaces/{workspace_id}/webhooks).
+ * The extraction-job service (trawl) as a module: the jobs API (routes.ts, service.ts), the
+ * durable worker (worker.ts; scheduler job trawl.worker every second), the webhook event
+ * catalogue and the workspace webhook scope (shared and legacy routes under
+ * /trawl/v1/workspaces/{workspace_id}/webhooks).
  *
  * The spec names the legacy record "the extraction-job service's", but the same deprecated
  * {scope}/webhooks routes serve mail, waitlist and Auth Apps too, so the record stays the
  * engine's factory (webhooks/legacy.ts, legacy-routes.ts) that each product switches on
  * with legacyRoutes: true, rather than code here that the others would import.
  */
+import { createOutboundHttp } from "../../core/outbound-http";
 import { defineService } from "../module";
 import { workspaceScope } from "../webhooks/scopes";
 import { TRAWL_WEBHOOKS } from "./events";
+import { PAGE_MAX_BYTES } from "./pipeline/fetch";
+import { LlmClient } from "./pipeline/llm";
+import { jobRoutes } from "./routes";
+import { JobService } from "./service";
+import { TrawlWorker } from "./worker";
+
+export const TRAWL_WORKER_JOB = "trawl.worker";
+
+export const TRAWL_ACTIONS = [
+  { name: "trawl.job.read", description: "List and read extraction jobs, the extraction settings and usage" },
+  { name: "trawl.job.write", description: "Create and cancel extraction jobs" },
+  { name: "trawl.settings.write", description: "Change the extraction settings (monthly credit limit)" },
+] as const;
+
+export interface Trawl {
+  jobs: JobService;
+  worker: TrawlWorker;
+}
 
 export const trawlModule = defineService({
   name: "trawl",
   description: "AI extraction jobs",
   prefix: "/trawl",
   openapi: { title: "Bunker extraction jobs", description: "AI extraction jobs.", version: "v0.1.0" },
+  actions: [...TRAWL_ACTIONS],
   webhooks: TRAWL_WEBHOOKS,
-  create: () => ({}),
+  create: (d): Trawl => {
+    const cfg = d.ctx.config;
+    const jobs = new JobService(d);
+    // Its own guarded client: pages up to 5 MB (one byte more tells a larger page apart).
+    const http = createOutboundHttp({ allowPrivateTargets: cfg.allowPrivateTargets, requireHttps: false, maxBodyBytes: PAGE_MAX_BYTES + 1 });
+    const llm = cfg.trawl.llmBaseUrl ? new LlmClient(cfg.trawl.llmBaseUrl, cfg.trawl.llmApiKey) : null;
+    const worker = new TrawlWorker(jobs, { concurrency: cfg.trawl.concurrency, http, llm, models: { standard: cfg.trawl.llmModel, pro: cfg.trawl.llmModelPro } });
+    return { jobs, worker };
+  },
+  routes: (s, d) => jobRoutes(s.jobs, d),
+  jobs: (s) => [{ name: TRAWL_WORKER_JOB, schedule: "* * * * * *", run: async () => void (await s.worker.tick()) }],
+  stop: (s) => s.worker.stop(),
   webhookScopes: (_, d) => [{ prefix: "/trawl/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "trawl"), legacyRoutes: true }],
 });
