@@ -109,10 +109,7 @@ export function edgeRoutes(edges: EdgeService, follows: FollowService, deps: Lan
       }) as unknown as typeof app;
   }
   return app
-    .post("/close-friends", async (c) => {
-      await write(deps, c, 204, (p) => edges.addCloseFriend(p, c.params.community_id, c.body));
-      c.set.status = 204;
-    }, {
+    .post("/close-friends", (c) => write(deps, c, 204, (p) => edges.addCloseFriend(p, c.params.community_id, c.body)), {
       params: CommunityParams,
       body: CloseFriendBody,
       response: { ...createErrors },
