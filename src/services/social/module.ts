@@ -8,6 +8,7 @@ import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities";
 import { Lane } from "./core/common";
 import { EdgeService } from "./graph/edges";
 import { FollowService } from "./graph/follows";
+import { HashtagService } from "./hashtags/service";
 import { SOCIAL_WEBHOOKS } from "./events";
 import { COMMUNITY_SCOPE_PREFIX, socialRoutes, type SocialService } from "./routes";
 import { communityWebhookScope } from "./webhook-scope";
@@ -31,6 +32,7 @@ export const socialModule = defineService({
     return {
       follows,
       edges: new EdgeService(lane, follows),
+      hashtags: new HashtagService(lane),
       communities,
       actors: new ActorService(lane, d.webhooks.engine),
       webhooks: new CommunityWebhookService(d.ctx, d.webhooks.api, d.webhooks.engine),

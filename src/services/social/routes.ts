@@ -23,6 +23,8 @@ import type { CommunityService, CommunityView } from "./communities";
 import type { EdgeService } from "./graph/edges";
 import type { FollowService } from "./graph/follows";
 import { edgeRoutes, followRoutes } from "./graph/routes";
+import { hashtagRoutes } from "./hashtags/routes";
+import type { HashtagService } from "./hashtags/service";
 import { Community, CommunityCreate, CommunityList, CommunityListQuery, CommunityPatch, ErrorBody } from "./schemas";
 import { communityWebhookRoutes } from "./webhook-routes";
 import type { CommunityWebhookService } from "./webhooks";
@@ -34,6 +36,7 @@ export interface SocialService {
   actors: ActorService;
   follows: FollowService;
   edges: EdgeService;
+  hashtags: HashtagService;
   /** The community webhook scope: /social/v1/communities/{community_id}. */
   communityScope: ScopeResolver;
 }
@@ -113,6 +116,7 @@ export function socialRoutes(social: SocialService, deps: { principals: Principa
     .use(actorRoutes(social.actors, routeDeps))
     .use(followRoutes(social.follows, routeDeps))
     .use(edgeRoutes(social.edges, social.follows, routeDeps))
+    .use(hashtagRoutes(social.hashtags, routeDeps))
     .use(
       communityWebhookRoutes(
         { webhooks: social.webhooks, ...routeDeps },
