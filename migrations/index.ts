@@ -30,6 +30,10 @@ import m0030 from "./0030_auth.sql" with { type: "text" };
 import m0031 from "./0031_auth_oauth.sql" with { type: "text" };
 import m0033 from "./0033_platform_member_reads.sql" with { type: "text" };
 import m0040 from "./0040_social_communities.sql" with { type: "text" };
+import m0041 from "./0041_social_actors.sql" with { type: "text" };
+import m0042 from "./0042_social_graph.sql" with { type: "text" };
+import m0043 from "./0043_social_hashtags.sql" with { type: "text" };
+import m0044 from "./0044_social_conversations.sql" with { type: "text" };
 import m0050 from "./0050_mail_domains.sql" with { type: "text" };
 import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import m0052 from "./0052_mail_messages.sql" with { type: "text" };
@@ -72,6 +76,10 @@ export const MIGRATIONS: Migration[] = [
   { name: "0031_auth_oauth", sql: m0031 },
   { name: "0033_platform_member_reads", sql: m0033 },
   { name: "0040_social_communities", sql: m0040 },
+  { name: "0041_social_actors", sql: m0041 },
+  { name: "0042_social_graph", sql: m0042 },
+  { name: "0043_social_hashtags", sql: m0043 },
+  { name: "0044_social_conversations", sql: m0044 },
   { name: "0050_mail_domains", sql: m0050 },
   { name: "0051_mail_content", sql: m0051 },
   { name: "0052_mail_messages", sql: m0052 },

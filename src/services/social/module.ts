@@ -1,9 +1,14 @@
-/** The community service (social) as a module (spec 3): communities and their webhooks. */
+/** The community service (social) as a module (spec 3): communities, their webhooks, actors, the social graph and conversations. */
 import type { Sql } from "../../core/db";
 import type { AuthService } from "../auth/service";
 import { defineService } from "../module";
 import { workspaceScope } from "../webhooks/scopes";
+import { ActorService } from "./actors/service";
 import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities";
+import { Lane } from "./core/common";
+import { EdgeService } from "./graph/edges";
+import { FollowService } from "./graph/follows";
+import { HashtagService } from "./hashtags/service";
 import { SOCIAL_WEBHOOKS } from "./events";
 import { COMMUNITY_SCOPE_PREFIX, socialRoutes, type SocialService } from "./routes";
 import { communityWebhookScope } from "./webhook-scope";
@@ -22,8 +27,14 @@ export const socialModule = defineService({
       d.webhooks.api.endpoints.removeScope(t, { product: "social", scopeId: c.id, workspaceId: c.workspace_id }, actor);
     // A community's app_id must be an App of its workspace when the Auth service is mounted.
     const communities = new CommunityService(d.ctx, d.platform, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
+    const lane = new Lane(d.ctx, communities);
+    const follows = new FollowService(lane, d.webhooks.engine);
     return {
+      follows,
+      edges: new EdgeService(lane, follows),
+      hashtags: new HashtagService(lane),
       communities,
+      actors: new ActorService(lane, d.webhooks.engine),
       webhooks: new CommunityWebhookService(d.ctx, d.webhooks.api, d.webhooks.engine),
       communityScope: communityWebhookScope(communities),
       dropWebhooks,

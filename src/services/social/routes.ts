@@ -17,7 +17,14 @@ import type { Idempotency } from "../../core/idempotency";
 import type { EventTypeSource } from "../webhooks/endpoints";
 import { publicEventTypesRoute } from "../webhooks/routes";
 import type { ScopeResolver } from "../webhooks/scopes";
+import { actorRoutes } from "./actors/routes";
+import type { ActorService } from "./actors/service";
 import type { CommunityService, CommunityView } from "./communities";
+import type { EdgeService } from "./graph/edges";
+import type { FollowService } from "./graph/follows";
+import { edgeRoutes, followRoutes } from "./graph/routes";
+import { hashtagRoutes } from "./hashtags/routes";
+import type { HashtagService } from "./hashtags/service";
 import { Community, CommunityCreate, CommunityList, CommunityListQuery, CommunityPatch, ErrorBody } from "./schemas";
 import { communityWebhookRoutes } from "./webhook-routes";
 import type { CommunityWebhookService } from "./webhooks";
@@ -26,6 +33,10 @@ import type { CommunityWebhookService } from "./webhooks";
 export interface SocialService {
   communities: CommunityService;
   webhooks: CommunityWebhookService;
+  actors: ActorService;
+  follows: FollowService;
+  edges: EdgeService;
+  hashtags: HashtagService;
   /** The community webhook scope: /social/v1/communities/{community_id}. */
   communityScope: ScopeResolver;
 }
@@ -102,6 +113,10 @@ export function socialRoutes(social: SocialService, deps: { principals: Principa
   return new Elysia()
     .use(publicEventTypesRoute(deps.catalogue, "social", "/social/v1/webhook-event-types"))
     .use(communityRoutes(social.communities, routeDeps))
+    .use(actorRoutes(social.actors, routeDeps))
+    .use(followRoutes(social.follows, routeDeps))
+    .use(edgeRoutes(social.edges, social.follows, routeDeps))
+    .use(hashtagRoutes(social.hashtags, routeDeps))
     .use(
       communityWebhookRoutes(
         { webhooks: social.webhooks, ...routeDeps },

@@ -1,0 +1,81 @@
+/** TypeBox models of the actor graph. */
+import { t } from "elysia";
+import { Actor, Edge, ItemError, Pagination } from "../core/schemas";
+
+export { Edge };
+
+const PayloadIn = t.Optional(t.Unknown({ description: "Free-form JSON object (up to 16 KiB)" }));
+
+export const ExpandedEdge = t.Composite([
+  Edge,
+  t.Object({
+    src_actor: t.Optional(t.Nullable(Actor)),
+    dst_actor: t.Optional(t.Nullable(Actor)),
+  }),
+]);
+export const EdgePage = t.Object({ data: t.Array(ExpandedEdge), pagination: Pagination });
+export const EdgeResult = t.Object({ edge: Edge, created: t.Boolean() });
+
+export const FollowBody = t.Object({
+  actor_id: t.String({ description: "Follower (uuid)" }),
+  dst_actor_id: t.String({ description: "Followed actor (uuid)" }),
+  payload: PayloadIn,
+});
+export const FollowResult = t.Object({
+  status: t.String({ description: "followed | pending (the destination is private: a follow request waits for approval)" }),
+  edge: t.Nullable(Edge),
+  created: t.Boolean(),
+});
+export const FollowBatch = t.Object({
+  follows: t.Array(FollowBody, { description: "1-200 items" }),
+  suppress_notifications: t.Optional(t.Boolean({ description: "Skip edge.follow.created per item; counters still update" })),
+});
+export const FollowBatchResult = t.Object({
+  data: t.Array(t.Object({ index: t.Integer(), success: t.Boolean(), status: t.Nullable(t.String()), edge: t.Nullable(Edge), created: t.Boolean(), error: ItemError })),
+  succeeded: t.Integer(),
+  failed: t.Integer(),
+});
+
+export const RequestParams = t.Object({ community_id: t.String(), dst_actor_id: t.String(), src_actor_id: t.String() });
+export const FollowRequestPage = t.Object({
+  data: t.Array(
+    t.Object({
+      request_id: t.String(),
+      src_actor_id: t.String(),
+      src_external_id: t.String(),
+      src_display_name: t.Nullable(t.String()),
+      src_avatar_url: t.Nullable(t.String()),
+      created_at: t.String(),
+    }),
+  ),
+  pagination: Pagination,
+});
+
+export const EdgePageQuery = (side: string) =>
+  t.Object({
+    limit: t.Optional(t.String({ description: "1-200, default 50" })),
+    cursor: t.Optional(t.String({ description: "Opaque next_cursor; legacy raw-id cursors are 400 INVALID_CURSOR" })),
+    expand: t.Optional(t.String({ description: `${side} adds the other actor to each edge; anything else is 400 INVALID_EXPAND` })),
+  });
+
+export const ActorEdgeBody = t.Object({
+  src_actor_id: t.String({ description: "Acting actor (uuid)" }),
+  dst_actor_id: t.String({ description: "Target actor (uuid)" }),
+  payload: PayloadIn,
+});
+
+export const CloseFriendBody = t.Object({ owner_actor_id: t.String(), member_actor_id: t.String() });
+export const CloseFriendParams = t.Object({ community_id: t.String(), owner_actor_id: t.String(), member_actor_id: t.String() });
+export const CloseFriendPage = t.Object({
+  data: t.Array(
+    t.Object({
+      owner_actor_id: t.String(),
+      member_actor_id: t.String(),
+      member_external_id: t.String(),
+      member_display_name: t.Nullable(t.String()),
+      member_avatar_url: t.Nullable(t.String()),
+      created_at: t.String(),
+    }),
+  ),
+  pagination: Pagination,
+});

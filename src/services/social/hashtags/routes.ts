@@ -1,0 +1,47 @@
+/** Routes of hashtags: /hashtags/{tag}, /search/hashtags, /actors/{actor_id}/hashtag-follows. */
+import { t } from "elysia";
+import { requirePrincipal } from "../../../access/principal";
+import { noContent } from "../../../core/openapi";
+import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
+import { ActorParams, CommunityParams, ErrorBody, errors, PageQuery, Pagination } from "../core/schemas";
+import type { HashtagService } from "./service";
+
+const tags = ["Community: hashtags"];
+
+const Hashtag = t.Object({ community_id: t.String(), tag: t.String({ description: "Lowercase, no leading #" }), first_used_at: t.String(), post_count: t.Integer() });
+const HashtagFollow = t.Object({ actor_id: t.String(), community_id: t.String(), tag: t.String(), followed_at: t.String() });
+
+export function hashtagRoutes(hashtags: HashtagService, deps: LaneRouteDeps) {
+  return laneBase(deps)
+    .get("/hashtags/:tag", (c) => hashtags.get(requirePrincipal(c.principal), c.params.community_id, c.params.tag), {
+      params: t.Object({ community_id: t.String(), tag: t.String() }),
+      response: { 200: Hashtag, ...errors },
+      detail: { tags, summary: "Read a hashtag of the directory (action social.read)", description: "The tag is normalised (leading # and case ignored); 400 INVALID_TAG when it cannot be a tag; 404 when not in the directory." },
+    })
+    .get("/search/hashtags", (c) => hashtags.search(requirePrincipal(c.principal), c.params.community_id, c.query), {
+      params: CommunityParams,
+      query: t.Object({ q: t.String({ description: "Prefix, 1-32 characters (normalised: lowercase, leading # dropped)" }), limit: t.Optional(t.String({ description: "1-200, default 50" })) }),
+      response: { 200: t.Object({ data: t.Array(Hashtag) }), ...errors },
+      detail: { tags, summary: "Hashtags starting with q, alphabetical (action social.read)" },
+    })
+    .get("/actors/:actor_id/hashtag-follows", (c) => hashtags.follows(requirePrincipal(c.principal), c.params.community_id, c.params.actor_id, c.query), {
+      params: ActorParams,
+      query: PageQuery,
+      response: { 200: t.Object({ data: t.Array(HashtagFollow), pagination: Pagination }), ...errors },
+      detail: { tags, summary: "Hashtags the actor follows, newest first (action social.list)" },
+    })
+    .post("/actors/:actor_id/hashtag-follows", (c) => write(deps, c, 201, (p) => hashtags.follow(p, c.params.community_id, c.params.actor_id, c.body)), {
+      params: ActorParams,
+      body: t.Object({ tag: t.String({ description: "Must already be in the community's directory (404 otherwise)" }) }),
+      response: { 201: HashtagFollow, ...errors, 409: ErrorBody },
+      detail: { tags, summary: "Follow a hashtag (action social.create)", description: "Idempotent: following again refreshes followed_at." + IDEMPOTENT },
+    })
+    .delete("/actors/:actor_id/hashtag-follows/:tag", async (c) => {
+      await hashtags.unfollow(requirePrincipal(c.principal), c.params.community_id, c.params.actor_id, c.params.tag);
+      c.set.status = 204;
+    }, {
+      params: t.Object({ community_id: t.String(), actor_id: t.String(), tag: t.String() }),
+      response: errors,
+      detail: { tags, summary: "Unfollow a hashtag (action social.delete); 204 always", responses: noContent() },
+    });
+}

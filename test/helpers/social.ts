@@ -1,0 +1,53 @@
+/** Community-service test helpers: an owner with a key and a community, actors, and the lane's paths. */
+import { ownerWithKey, type TestApp } from "./app";
+
+let seq = 0;
+
+export async function communitySetup(app: TestApp) {
+  const owner = await ownerWithKey(app);
+  const r = await app.call("POST", `/social/v1/workspaces/${owner.ws.id}/communities`, { token: owner.token, body: { slug: `soc-${++seq}-${Date.now() % 100000}`, display_name: "Social" } });
+  if (r.status !== 201) throw new Error(`community create failed: ${r.status} ${JSON.stringify(r.body)}`);
+  const cid = r.body.id as string;
+  const base = `/social/v1/communities/${cid}`;
+  const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => app.call(method, `${base}${path}`, { token: owner.token, body, headers });
+  const actor = async (over: Record<string, unknown> = {}) => {
+    const a = await call("POST", "/actors", { external_id: `ext-${++seq}`, display_name: `Actor ${seq}`, ...over });
+    if (a.status !== 201) throw new Error(`actor upsert failed: ${a.status} ${JSON.stringify(a.body)}`);
+    return a.body.actor as Record<string, any> & { id: string; external_id: string };
+  };
+  const counters = async (id: string) => (await call("GET", `/actors/${id}/counters`)).body as Record<string, any>;
+  return { ...owner, community: r.body as { id: string; workspace_id: string; settings: Record<string, number> }, cid, base, call, actor, counters };
+}
+
+export type Social = Awaited<ReturnType<typeof communitySetup>>;
+
+/** A key of the same workspace allowed only `actions`. */
+export async function keyWith(app: TestApp, s: Social, actions: string[]): Promise<string> {
+  const r = await app.call("POST", `/platform/v1/workspaces/${s.ws.slug}/api-keys`, { token: s.session, body: { name: `k-${++seq}`, policy: [{ effect: "allow", actions, resources: ["*"] }] } });
+  if (r.status !== 201) throw new Error(`mint failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.key as string;
+}
+
+/** Every page of a list, following next_cursor until has_more is false. */
+export async function allPages(s: Social, path: string, limit = 2): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  for (;;) {
+    const sep = path.includes("?") ? "&" : "?";
+    const r = await s.call("GET", `${path}${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
+    if (r.status !== 200) throw new Error(`page failed: ${r.status} ${JSON.stringify(r.body)}`);
+    out.push(...r.body.data);
+    if (!r.body.pagination.has_more) return out;
+    cursor = r.body.pagination.next_cursor;
+  }
+}
+
+/** Events recorded (outbox) for a community, oldest first, optionally of types starting with `prefix`. */
+export async function eventsOf(app: TestApp, communityId: string, prefix = ""): Promise<{ type: string; data: any }[]> {
+  const rows = await app.ctx.db.all<{ type: string; data: string }>(
+    "SELECT type, data FROM core_events WHERE scope LIKE ? AND type LIKE ? ORDER BY created_at, id",
+    `%${communityId}%`,
+    `${prefix}%`,
+  );
+  return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) }));
+}
