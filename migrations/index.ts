@@ -34,6 +34,7 @@ import m0050 from "./0050_mail_domains.sql" with { type: "text" };
 import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import m0053 from "./0053_mail_sending.sql" with { type: "text" };
+import m0054 from "./0054_mail_mailboxes.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -74,6 +75,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0051_mail_content", sql: m0051 },
   { name: "0052_mail_messages", sql: m0052 },
   { name: "0053_mail_sending", sql: m0053 },
+  { name: "0054_mail_mailboxes", sql: m0054 },
 ];
 
 /** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */
