@@ -57,7 +57,8 @@ export function parseReport(mail: ParsedMail): ReportOutcome {
   const type = reportType(mail);
   const dsn = partText(mail, ["message/delivery-status", "message/global-delivery-status"]);
   if (dsn !== null || type === "delivery-status") {
-    const blocks = fieldBlocks(dsn ?? "");
+    // mailparser folds a message/delivery-status part into the text: read the fields there.
+    const blocks = fieldBlocks(dsn ?? mail.text);
     const rcpt = blocks.find((b) => b.has("action"));
     if (rcpt) {
       const action = rcpt.get("action")!.toLowerCase().split(/\s/)[0]!;
@@ -68,7 +69,7 @@ export function parseReport(mail: ParsedMail): ReportOutcome {
   }
   const arf = partText(mail, ["message/feedback-report"]);
   if (arf !== null || type === "feedback-report") {
-    const f = fieldBlocks(arf ?? "")[0];
+    const f = fieldBlocks(arf ?? mail.text).find((b) => b.has("feedback-type"));
     const ft = f?.get("feedback-type")?.toLowerCase() ?? "abuse";
     return { kind: "arf", action: "complaint", statusCode: null, detail: `feedback-type ${ft}${f?.get("user-agent") ? ` from ${f.get("user-agent")}` : ""}`.slice(0, 1000) };
   }
