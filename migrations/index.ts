@@ -38,6 +38,7 @@ import m0050 from "./0050_mail_domains.sql" with { type: "text" };
 import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import m0053 from "./0053_mail_sending.sql" with { type: "text" };
+import m0054 from "./0054_mail_mailboxes.sql" with { type: "text" };
 import m0070 from "./0070_waitlist.sql" with { type: "text" };
 import m0080 from "./0080_trawl_jobs.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
@@ -84,6 +85,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0051_mail_content", sql: m0051 },
   { name: "0052_mail_messages", sql: m0052 },
   { name: "0053_mail_sending", sql: m0053 },
+  { name: "0054_mail_mailboxes", sql: m0054 },
   { name: "0070_waitlist", sql: m0070 },
   { name: "0080_trawl_jobs", sql: m0080 },
 ];

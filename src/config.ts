@@ -36,6 +36,16 @@ export interface Config {
   /** Refuse to hand mail to a hop that does not offer STARTTLS (MAIL_REQUIRE_TLS, default false: TLS when offered). */
   mailRequireTls: boolean;
   mailFrom: string;
+  // Mail service, part 2 (inbound SMTP listener as MX; issue 14).
+  /** Largest message the listener accepts (SMTP_MAX_MESSAGE_BYTES, default 25 MiB); advertised as SIZE. */
+  smtpMaxMessageBytes: number;
+  /** Simultaneous connections per client IP (SMTP_MAX_CONNECTIONS_PER_IP, default 20); more answer 421. */
+  smtpMaxConnectionsPerIp: number;
+  /** Idle time before the listener closes a session (SMTP_IDLE_TIMEOUT_MS, default 60000). */
+  smtpIdleTimeoutMs: number;
+  /** PEM file paths (SMTP_TLS_CERT, SMTP_TLS_KEY): STARTTLS is offered when both are set. */
+  smtpTlsCert: string | null;
+  smtpTlsKey: string | null;
   oauthReturnToOrigins: string[];
   /** Console federated sign-in: IDP_<n>_ISSUER / _CLIENT_ID / _CLIENT_SECRET for n = 1..3. */
   oidcProviders: Partial<Record<ProviderId, OidcProviderSetting>>;
@@ -188,6 +198,11 @@ export function loadConfig(env: Env = process.env): Config {
     if (!isDnsServer(s)) problems.push(`DNS_SERVERS: "${s}" is not an IP address with an optional port (1.1.1.1, 127.0.0.1:5353, [::1]:53)`);
   }
 
+  // Mail service, part 2 (issue 14): the inbound listener's limits and STARTTLS certificate.
+  const smtpTlsCert = env.SMTP_TLS_CERT || null;
+  const smtpTlsKey = env.SMTP_TLS_KEY || null;
+  if ((smtpTlsCert === null) !== (smtpTlsKey === null)) problems.push("SMTP_TLS_CERT and SMTP_TLS_KEY go together (PEM file paths)");
+
   const metricsToken = env.METRICS_TOKEN || null;
   if (metricsToken !== null && metricsToken.length < 16) problems.push("METRICS_TOKEN must be at least 16 characters");
 
@@ -212,6 +227,11 @@ export function loadConfig(env: Env = process.env): Config {
     mailMxPort: int("MAIL_MX_PORT", 25, 1, 65535),
     mailRequireTls: bool("MAIL_REQUIRE_TLS", false),
     mailFrom: str("MAIL_FROM", "Bunker <no-reply@localhost>"),
+    smtpMaxMessageBytes: int("SMTP_MAX_MESSAGE_BYTES", 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    smtpMaxConnectionsPerIp: int("SMTP_MAX_CONNECTIONS_PER_IP", 20, 1, 10_000),
+    smtpIdleTimeoutMs: int("SMTP_IDLE_TIMEOUT_MS", 60_000, 1_000, 3_600_000),
+    smtpTlsCert,
+    smtpTlsKey,
     oauthReturnToOrigins: origins,
     oidcProviders,
     allowPrivateTargets: bool("ALLOW_PRIVATE_TARGETS", false),

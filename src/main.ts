@@ -5,6 +5,7 @@
  * (bad configuration, unusable DATA_DIR, wrong master key, port in use) end the process
  * with one line on stderr, never a stack trace.
  */
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
@@ -76,7 +77,17 @@ async function serve() {
   if (cfg.smtpPort === null) {
     ctx.log.info("inbound SMTP is off (SMTP_PORT=off)");
   } else {
-    smtp = new SmtpListener({ port: cfg.smtpPort, host: cfg.host, log: ctx.log.child({ component: "smtp" }), name: new URL(cfg.publicUrl).hostname });
+    const tls = cfg.smtpTlsCert && cfg.smtpTlsKey ? { cert: readFileSync(cfg.smtpTlsCert), key: readFileSync(cfg.smtpTlsKey) } : null;
+    smtp = new SmtpListener({
+      port: cfg.smtpPort,
+      host: cfg.host,
+      log: ctx.log.child({ component: "smtp" }),
+      name: cfg.mailHostname,
+      maxBytes: cfg.smtpMaxMessageBytes,
+      maxConnectionsPerIp: cfg.smtpMaxConnectionsPerIp,
+      socketTimeoutMs: cfg.smtpIdleTimeoutMs,
+      tls,
+    });
     if (bunker.inbound) smtp.setHandler(bunker.inbound);
     try {
       await smtp.start();

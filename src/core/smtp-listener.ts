@@ -2,9 +2,11 @@
  * Inbound SMTP listener (the MX side of Bunker), on SMTP_PORT (default 2525).
  *
  * Protocol decisions:
- * - No AUTH (it receives mail for local mailboxes, like any MX) and no STARTTLS until
- *   certificates are configured; plain ESMTP with SIZE, 8BITMIME, PIPELINING and enhanced
- *   status codes (RFC 2034/3463).
+ * - No AUTH (it receives mail for local mailboxes, like any MX). STARTTLS is offered when a
+ *   certificate is configured (opts.tls), plain otherwise; ESMTP with SIZE, 8BITMIME,
+ *   PIPELINING and enhanced status codes (RFC 2034/3463).
+ * - At most maxConnectionsPerIp simultaneous sessions per client address (more get
+ *   `421 4.7.0` at connect); idle sessions are closed after socketTimeoutMs.
  * - Recipients are decided at RCPT TO by the registered InboundHandler. Without a handler
  *   (mail service not running) every recipient gets `550 5.1.1 No such mailbox`: mail is
  *   refused by protocol, never accepted and dropped. A handler error answers
@@ -31,6 +33,10 @@ export interface InboundMessage {
   raw: Uint8Array;
   /** IP address of the sending client. */
   remoteAddress: string;
+  /** The name the client gave in EHLO/HELO ("" when none). */
+  helo?: string;
+  /** True when the session was upgraded with STARTTLS. */
+  secure?: boolean;
 }
 
 export interface InboundHandler {
@@ -48,6 +54,12 @@ export interface SmtpListenerOptions {
   name?: string;
   /** How long stop() lets open sessions finish before closing them (ms); default 5000. */
   closeTimeoutMs?: number;
+  /** PEM certificate chain and key: STARTTLS is offered when set. */
+  tls?: { cert: string | Buffer; key: string | Buffer } | null;
+  /** Simultaneous sessions per client address; default 20. */
+  maxConnectionsPerIp?: number;
+  /** Idle time before a session is closed (ms); default 60000. */
+  socketTimeoutMs?: number;
 }
 
 export const DEFAULT_MAX_BYTES = 25 * 1024 * 1024;
@@ -73,6 +85,8 @@ export class SmtpListener {
   private readonly maxBytes: number;
   private readonly name: string;
   private readonly log: Logger;
+  /** Open sessions by client address (the per-address cap). */
+  private readonly perIp = new Map<string, Set<string>>();
 
   constructor(private readonly opts: SmtpListenerOptions) {
     this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -138,7 +152,9 @@ export class SmtpListener {
       name: this.name,
       banner: "Bunker ESMTP",
       secure: false,
-      disabledCommands: ["AUTH", "STARTTLS"],
+      disabledCommands: this.opts.tls ? ["AUTH"] : ["AUTH", "STARTTLS"],
+      ...(this.opts.tls ? { key: this.opts.tls.key, cert: this.opts.tls.cert } : {}),
+      socketTimeout: this.opts.socketTimeoutMs ?? 60_000,
       authOptional: true,
       hideENHANCEDSTATUSCODES: false,
       size: this.maxBytes,
@@ -148,10 +164,20 @@ export class SmtpListener {
       closeTimeout: this.opts.closeTimeoutMs ?? 5000,
       logger: false,
       onConnect: (session, cb) => {
+        const ip = session.remoteAddress;
+        const open = this.perIp.get(ip) ?? new Set<string>();
+        if (open.size >= (this.opts.maxConnectionsPerIp ?? 20)) {
+          this.log.info("smtp connection refused", { remote: ip, reason: "too many connections from this address", open: open.size });
+          return cb(smtpError(421, "Too many connections from your address, try again later"));
+        }
+        open.add(session.id);
+        this.perIp.set(ip, open);
         this.log.debug("smtp session opened", { session: session.id, remote: session.remoteAddress });
         cb();
       },
       onClose: (session) => {
+        const open = this.perIp.get(session.remoteAddress);
+        if (open?.delete(session.id) && open.size === 0) this.perIp.delete(session.remoteAddress);
         this.log.debug("smtp session closed", { session: session.id, remote: session.remoteAddress, transactions: session.transaction });
       },
       onRcptTo: (address, session, cb) => {
@@ -206,7 +232,7 @@ export class SmtpListener {
         return finish(smtpError(451, "Temporary failure, try again later"));
       }
       const raw = this.withReceived(Buffer.concat(chunks), session);
-      handler.deliver({ from, to, raw, remoteAddress: session.remoteAddress }).then(
+      handler.deliver({ from, to, raw, remoteAddress: session.remoteAddress, helo: String(session.hostNameAppearsAs ?? ""), secure: !!session.secure }).then(
         () => {
           this.log.info("smtp message accepted", meta);
           finish(null, "OK: message queued");

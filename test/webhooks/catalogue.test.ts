@@ -30,7 +30,7 @@ const EXPECTED: Record<Product, string[]> = {
   social: SOCIAL_21,
   mail: [
     "email.sent", "email.delivered", "email.delivery_delayed", "email.bounced", "email.complained", "email.failed",
-    "suppression.created", "suppression.deleted", "domain.created", "domain.updated", "domain.deleted",
+    "email.received", "suppression.created", "suppression.deleted", "domain.created", "domain.updated", "domain.deleted",
   ],
   trawl: ["job.queued", "job.running", "job.succeeded", "job.failed", "job.cancelled", "credits.low"],
   auth: [
@@ -58,6 +58,7 @@ describe("built-in catalogue", () => {
     const c = builtin();
     const counts = Object.fromEntries(Object.keys(EXPECTED).map((p) => [p, c.types(p).length]));
     expect(counts).toEqual({ mail: 11, waitlist: 6, trawl: 6, tack: 6, auth: 12, social: 21 });
+    expect(counts).toEqual({ mail: 12, waitlist: 6, trawl: 5, tack: 6, auth: 12, social: 21 });
   });
 
   test("no duplicates; ping is never in a catalogue", () => {

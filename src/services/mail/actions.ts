@@ -14,6 +14,8 @@ export const MAIL_ACTIONS = [
   { name: "mail.message.read", description: "Read the message log, its export, timeline and the deliverability verdict" },
   { name: "mail.message.body.read", description: "Read message bodies, raw messages, attachments and previews of content" },
   { name: "mail.message.delete", description: "Delete messages (right to be forgotten) and change message settings" },
+  { name: "mail.mailbox.read", description: "List and read mailboxes and their received messages (metadata), mark messages read" },
+  { name: "mail.mailbox.write", description: "Create, change and delete mailboxes" },
   { name: "mail.suppression.read", description: "List suppressed recipients" },
   { name: "mail.suppression.write", description: "Add and remove suppressed recipients" },
 ] as const;

@@ -71,6 +71,21 @@ const EVENTS: EventTypeInfo[] = [
     example: { ...message({ status: "failed", deferral_count: 9, deferred_at: T0 }), error: "gave up after 72 hours of deferrals", failed_at: T1 },
   },
   {
+    type: "email.received",
+    description: "A message arrived in a mailbox (one event per mailbox it reached). No body: read it with GET /mailboxes/{mailbox_id}/messages/{message_id}.",
+    example: {
+      mailbox_id: "0192f401-2b3c-7d4e-8f50-6a7b8c9d0e1f",
+      message_id: "0192f402-3c4d-7e5f-8061-7b8c9d0e1f2a",
+      seq_id: "1",
+      envelope_to: "support@in.acme.example",
+      from_address: "ada@example.com",
+      subject: "Question about my order",
+      spam_verdict: "clean",
+      quarantined: false,
+      received_at: T1,
+    },
+  },
+  {
     type: "suppression.created",
     description: "An address was added to the workspace's suppression list (bounce, complaint, unsubscribe or by hand); sends to it are refused.",
     example: { workspace_id: "ws_0192f0c4e5b87d21a9c3", email: "ada@example.com", reason: "bounce", source_message_id: "0192f400-1a2b-7c3d-8e4f-5a6b7c8d9e0f", created_at: T1 },

@@ -9,13 +9,15 @@ import { workspaceScope } from "../webhooks/scopes";
 import { MAIL_ACTIONS } from "./actions";
 import { contentPart } from "./content/part";
 import { domainsPart } from "./domains/part";
+import { inboundPart, type InboundService } from "./inbound/part";
+import { mailboxesPart } from "./mailboxes/part";
 import { MAIL_WEBHOOKS } from "./events";
 import { messagesPart } from "./messages/part";
 import { sendingPart } from "./sending/part";
 import type { MailPart, MailParts } from "./part";
 
 /** In creation order: a part may use those before it. */
-const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart, sendingPart];
+const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart, sendingPart, mailboxesPart, inboundPart];
 
 export const mailModule = defineService({
   name: "mail",
@@ -44,5 +46,7 @@ export const mailModule = defineService({
   stop: async (parts) => {
     for (const p of [...PARTS].reverse()) await p.stop?.(parts[p.name]);
   },
+  // The MX: the SMTP listener hands RCPT checks and accepted messages to the inbound part.
+  inbound: (parts) => (parts.inbound as InboundService).handler(),
   webhookScopes: (_, d) => [{ prefix: "/mail/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "mail"), legacyRoutes: true }],
 });

@@ -388,13 +388,31 @@ export class MessageService {
     return this.outcome(id, from, owner, patch, (t, r) => this.emit(t, r.workspace_id, "email.failed", this.eventData(r, { error, failed_at: now })).then(() => {}));
   }
 
-  /** Recipient-side evidence of delivery (part 2): delivered, email.delivered. */
-  markDelivered(id: string, auth: { spf?: string | null; dkim?: string | null; dmarc?: string | null } = {}) {
+  /**
+   * Recipient-side evidence of delivery (part 2): delivered, email.delivered. From sent, or
+   * from deferred when a delay report came after it was sent (sent_at set).
+   */
+  async markDelivered(id: string, auth: { spf?: string | null; dkim?: string | null; dmarc?: string | null } = {}): Promise<MessageRow | null> {
+    const cur = await store.messageById(this.ctx.db, id);
+    if (!cur || (cur.status === "deferred" && cur.sent_at === null)) return null;
     const patch: store.Outcome = { status: "delivered", delivered_at: this.ctx.clock.iso() };
     if (auth.spf !== undefined) patch.spf_result = auth.spf;
     if (auth.dkim !== undefined) patch.dkim_result = auth.dkim;
     if (auth.dmarc !== undefined) patch.dmarc_result = auth.dmarc;
-    return this.outcome(id, ["sent"], null, patch, (t, r) => this.emit(t, r.workspace_id, "email.delivered", this.eventData(r)).then(() => {}));
+    return this.outcome(id, ["sent", "deferred"], null, patch, (t, r) => this.emit(t, r.workspace_id, "email.delivered", this.eventData(r)).then(() => {}));
+  }
+
+  /**
+   * A delay report (DSN Action: delayed, part 2) for a message that was sent: the receiving
+   * side keeps retrying, Bunker does not resend. Deferred (deferral_count + 1, deferred_at,
+   * the report's status and diagnostic), email.delivery_delayed with next_attempt_at null.
+   */
+  async markDelayedByReport(id: string, reply: SmtpReply): Promise<MessageRow | null> {
+    const cur = await store.messageById(this.ctx.db, id);
+    if (!cur || cur.sent_at === null) return null;
+    const now = this.ctx.clock.iso();
+    const patch: store.Outcome = { status: "deferred", deferred_at: now, deferral_count: Number(cur.deferral_count) + 1, bounce_code: reply.code, bounce_detail: reply.detail };
+    return this.outcome(id, ["sent", "deferred"], null, patch, (t, r) => this.emit(t, r.workspace_id, "email.delivery_delayed", this.eventData(r, { next_attempt_at: null })).then(() => {}));
   }
 
   /** A spam complaint (feedback loop, part 2): complained, email.complained, and the address is suppressed. */

@@ -160,6 +160,9 @@ export async function deliver(mail: OutboundMail, dkim: DkimKey | null, o: Deliv
       const info = await transport.sendMail({
         messageId: `<${mail.id}@${dkim?.domainName ?? domainOf(mail.from)}>`,
         envelope: { from: mail.envelopeFrom, to: [mail.to] },
+        // Where the hop advertises DSN (RFC 3461), ask for success, failure and delay
+        // reports: they come back to the VERP address and feed the message's status (part 2).
+        dsn: { id: mail.id, return: "headers", notify: ["success", "failure", "delay"], recipient: mail.to },
         from: mail.from,
         to: mail.to,
         subject: mail.subject,

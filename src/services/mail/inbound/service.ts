@@ -1,0 +1,266 @@
+/**
+ * The mail service as the MX (issue 14): the InboundHandler the SMTP listener calls.
+ *
+ * RCPT TO is accepted for (1) an active mailbox on an active receiving domain (exact local
+ * part, case-insensitive; "local+tag" reaches "local" when no mailbox has the whole local
+ * part), (2) a domain's test_address, (3) a VERP bounce address bounces+<message id>@<fqdn>
+ * of a message sent from a domain of that name. Everything else: 550 5.1.1 (no relaying).
+ *
+ * deliver(): one SMTP message may reach several of them. Mailbox copies: the raw message is
+ * written to the object store (one object per workspace), parsed (mailparser),
+ * authenticated (mailauth: SPF for the client IP and MAIL FROM, DKIM, DMARC), scored by the
+ * spam rules (spam.ts), and every copy plus its email.received event is written in one
+ * transaction; the SMTP reply waits for the commit (a failure answers 451: the sender
+ * retries, nothing is half-stored). Test addresses set the domain's test_received_at in the
+ * same transaction. VERP addresses: the message is read as a bounce or complaint report
+ * (reports.ts) and applied to the outbound message.
+ */
+import type { Sql } from "../../../core/db";
+import { tx } from "../../../core/db";
+import { DAY } from "../../../core/clock";
+import { isUuid, uuid } from "../../../core/ids";
+import type { InboundHandler, InboundMessage } from "../../../core/smtp-listener";
+import type { ServiceDeps } from "../../module";
+import type { DomainService } from "../domains/service";
+import * as boxStore from "../mailboxes/store";
+import type { MessageService } from "../messages/service";
+import type { MailParts } from "../part";
+import { authenticateMessage, mailauthResolver, type DnsLookup } from "./auth";
+import { parseMail, splitAddress, type ParsedMail } from "./parse";
+import { parseReport, type ReportOutcome } from "./reports";
+import { spamCheck } from "./spam";
+import * as store from "./store";
+
+export const PURGE_JOB = "mail.inbound.retention";
+/** Bounce/complaint report rows (and their raw messages) are kept this long. */
+export const REPORT_RETENTION_DAYS = 90;
+const PURGE_BATCH = 500;
+
+type Target =
+  | { kind: "mailbox"; address: string; boxes: boxStore.MailboxTarget[] }
+  | { kind: "test"; address: string; domains: { id: string; workspace_id: string }[] }
+  | { kind: "verp"; address: string; message: { id: string; workspace_id: string } };
+
+export class InboundService {
+  private readonly resolver: DnsLookup;
+
+  constructor(
+    private readonly d: ServiceDeps,
+    private readonly parts: MailParts,
+  ) {
+    this.resolver = mailauthResolver(d.ctx.config.dnsServers);
+  }
+
+  private get ctx() {
+    return this.d.ctx;
+  }
+
+  private get domains(): DomainService {
+    return this.parts.domains as DomainService;
+  }
+
+  private get messages(): MessageService {
+    return this.parts.messages as MessageService;
+  }
+
+  /** What the SMTP listener calls. */
+  handler(): InboundHandler {
+    return {
+      acceptsRecipient: async (address) => (await this.classify(address)) !== null,
+      deliver: (msg) => this.deliver(msg),
+    };
+  }
+
+  /** The target of one RCPT TO address, or null (550). */
+  async classify(address: string): Promise<Target | null> {
+    const at = address.lastIndexOf("@");
+    if (at < 1 || at === address.length - 1 || address.length > 320) return null;
+    const local = address.slice(0, at).toLowerCase();
+    const fqdn = address.slice(at + 1).toLowerCase().replace(/\.$/, "");
+    const db = this.ctx.db;
+    if (local.startsWith("bounces+")) {
+      const id = local.slice("bounces+".length);
+      if (!isUuid(id)) return null;
+      const m = await store.verpMessage(db, id, fqdn);
+      return m ? { kind: "verp", address, message: m } : null;
+    }
+    if (local.startsWith("bunker-test-")) {
+      const domains = await boxStore.testAddressDomains(db, fqdn, local.slice("bunker-test-".length));
+      return domains.length ? { kind: "test", address, domains } : null;
+    }
+    let boxes = await boxStore.mailboxTargets(db, fqdn, local);
+    const plus = local.indexOf("+");
+    if (!boxes.length && plus > 0) boxes = await boxStore.mailboxTargets(db, fqdn, local.slice(0, plus));
+    return boxes.length ? { kind: "mailbox", address, boxes } : null;
+  }
+
+  async deliver(msg: InboundMessage): Promise<void> {
+    const targets: Target[] = [];
+    for (const a of msg.to) {
+      const t = await this.classify(a);
+      if (t) targets.push(t);
+    }
+    // A mailbox reached by two RCPT addresses gets one copy (the first address).
+    const boxes = new Map<string, { box: boxStore.MailboxTarget; envelopeTo: string }>();
+    const tests = new Map<string, { id: string; workspace_id: string }>();
+    const verps = new Map<string, { id: string; workspace_id: string }>();
+    for (const t of targets) {
+      if (t.kind === "mailbox") for (const b of t.boxes) if (!boxes.has(b.id)) boxes.set(b.id, { box: b, envelopeTo: t.address });
+      if (t.kind === "test") for (const d of t.domains) tests.set(d.id, d);
+      if (t.kind === "verp") verps.set(t.message.id, t.message);
+    }
+    if (!boxes.size && !tests.size && !verps.size) return; // every recipient went away since RCPT
+    const parsed = await parseMail(msg.raw);
+    if (boxes.size || tests.size) await this.store(msg, parsed, [...boxes.values()], [...tests.values()]);
+    for (const m of verps.values()) await this.report(msg, parsed, m);
+  }
+
+  private rawKey(workspaceId: string, id: string) {
+    const day = this.ctx.clock.iso().slice(0, 10).replace(/-/g, "/");
+    return `mail/inbound/${workspaceId}/${day}/${id}.eml`;
+  }
+
+  private async store(msg: InboundMessage, parsed: ParsedMail, boxes: { box: boxStore.MailboxTarget; envelopeTo: string }[], tests: { id: string }[]) {
+    const nowMs = this.ctx.clock.nowMs();
+    const now = this.ctx.clock.iso();
+    const keys = new Map<string, string>();
+    let auth = { spf: "none", dkim: "none", dmarc: "none", dmarcPolicy: null as string | null };
+    if (boxes.length) {
+      auth = await authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.ctx.config.mailHostname, resolver: this.resolver });
+      for (const { box } of boxes) if (!keys.has(box.workspace_id)) keys.set(box.workspace_id, this.rawKey(box.workspace_id, uuid()));
+      for (const k of keys.values()) await this.ctx.objects.put(k, msg.raw, "message/rfc822");
+    }
+    const spam = spamCheck(parsed, auth, nowMs);
+    const from = splitAddress(parsed.fromAddress);
+    const attachments = parsed.attachments.map(({ content: _, ...a }) => a);
+    try {
+      await tx(this.ctx.db, async (t) => {
+        for (const { box, envelopeTo } of boxes) {
+          const id = uuid();
+          const row: boxStore.ReceivedRow = {
+            id,
+            workspace_id: box.workspace_id,
+            mailbox_id: box.id,
+            seq: await boxStore.nextMessageSeq(t, box.id),
+            raw_object_key: keys.get(box.workspace_id)!,
+            envelope_from: msg.from,
+            envelope_to: envelopeTo,
+            from_address: parsed.fromAddress,
+            from_local: from.local,
+            from_domain: from.domain,
+            from_fold: `${parsed.fromName} <${parsed.fromAddress}>`.toLowerCase(),
+            to_addresses: JSON.stringify(parsed.to),
+            cc_addresses: JSON.stringify(parsed.cc),
+            subject: parsed.subject,
+            subject_fold: parsed.subject.toLowerCase(),
+            body_preview: parsed.preview,
+            rfc822_message_id: parsed.messageId,
+            size_bytes: msg.raw.byteLength,
+            spam_score: spam.score,
+            spam_verdict: spam.verdict,
+            spam_rules: JSON.stringify(spam.rules),
+            spf_result: auth.spf,
+            dkim_result: auth.dkim,
+            dmarc_result: auth.dmarc,
+            quarantined: spam.quarantined ? 1 : 0,
+            attachments: JSON.stringify(attachments),
+            received_at: now,
+            received_ms: nowMs,
+            read_at: null,
+            deleted_at: null,
+          };
+          await boxStore.insertReceived(t, row);
+          await this.d.webhooks.engine.emit(t, { product: "mail", scopeId: box.workspace_id }, "email.received", {
+            mailbox_id: box.id,
+            message_id: id,
+            seq_id: String(row.seq),
+            envelope_to: envelopeTo,
+            from_address: parsed.fromAddress,
+            subject: parsed.subject,
+            spam_verdict: spam.verdict,
+            quarantined: spam.quarantined,
+            received_at: now,
+          });
+        }
+        for (const d of tests) await this.domains.markTestReceived(t, d.id);
+      });
+    } catch (e) {
+      for (const k of keys.values()) await this.ctx.objects.delete(k).catch(() => {});
+      throw e;
+    }
+  }
+
+  /** A report at a VERP address: applied to the outbound message; kept in the report log either way. */
+  private async report(msg: InboundMessage, parsed: ParsedMail, m: { id: string; workspace_id: string }) {
+    const out: ReportOutcome = parseReport(parsed);
+    let applied = false;
+    const reply = { code: out.statusCode, detail: out.detail };
+    if (out.kind === "arf") applied = !!(await this.messages.markComplained(m.id));
+    else if (out.kind === "dsn") {
+      if (out.action === "failed") applied = !!(await this.messages.markBounced(m.id, null, reply));
+      else if (out.action === "delayed") applied = !!(await this.messages.markDelayedByReport(m.id, reply));
+      else if (out.action === "delivered") applied = !!(await this.messages.markDelivered(m.id));
+    }
+    // Unparsed reports keep their raw message for a look by hand.
+    let key: string | null = null;
+    if (out.kind === "unparsed") {
+      key = `mail/reports/${m.workspace_id}/${uuid()}.eml`;
+      await this.ctx.objects.put(key, msg.raw, "message/rfc822");
+    }
+    const now = this.ctx.clock.iso();
+    await store.insertReport(this.ctx.db, {
+      id: uuid(),
+      workspace_id: m.workspace_id,
+      message_id: m.id,
+      kind: out.kind,
+      action: out.action,
+      status_code: out.statusCode,
+      detail: out.detail,
+      applied: applied ? 1 : 0,
+      raw_object_key: key,
+      received_at: now,
+      received_ms: this.ctx.clock.nowMs(),
+    });
+    this.ctx.log.info("mail report received", { message_id: m.id, kind: out.kind, action: out.action, status: out.statusCode, applied });
+  }
+
+  // ------------------------------------------------------------------ retention
+
+  /**
+   * The daily purge: received messages older than their mailbox's retention_days (rows,
+   * then objects no row refers to any more), soft-deleted mailboxes left empty once their
+   * retention has passed since the deletion, and report rows older than 90 days. Returns
+   * the number of messages purged.
+   */
+  async purge(): Promise<number> {
+    const nowMs = this.ctx.clock.nowMs();
+    let total = 0;
+    for (;;) {
+      const doomed = await boxStore.purgeCandidates(this.ctx.db, nowMs, PURGE_BATCH);
+      if (!doomed.length) break;
+      const orphans = await tx(this.ctx.db, async (t: Sql) => {
+        await boxStore.deleteReceived(t, doomed.map((r) => r.id));
+        return boxStore.unreferencedKeys(t, doomed.map((r) => r.raw_object_key));
+      });
+      for (const k of orphans) await this.ctx.objects.delete(k).catch((e) => this.ctx.log.warn("received message object not deleted", { key: k, error: String(e) }));
+      total += doomed.length;
+      if (doomed.length < PURGE_BATCH) break;
+    }
+    await boxStore.deleteEmptyDeletedMailboxes(this.ctx.db, nowMs);
+    const old = await store.oldReports(this.ctx.db, nowMs - REPORT_RETENTION_DAYS * DAY, PURGE_BATCH);
+    if (old.length) {
+      await store.deleteReports(this.ctx.db, old.map((r) => r.id));
+      for (const r of old) if (r.raw_object_key) await this.ctx.objects.delete(r.raw_object_key).catch(() => {});
+    }
+    return total;
+  }
+
+  /** Inside the workspace-deleting transaction: its rows go by foreign key, its objects after the commit. */
+  async dropWorkspaceObjects(t: Sql, workspaceId: string): Promise<void> {
+    const keys = await boxStore.objectKeysOfWorkspace(t, workspaceId);
+    if (!keys.length) return;
+    t.afterCommit(async () => {
+      for (const k of keys) await this.ctx.objects.delete(k).catch(() => {});
+    });
+  }
+}

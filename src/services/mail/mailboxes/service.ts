@@ -1,0 +1,432 @@
+/**
+ * Mailboxes (issue 14): addresses on a workspace's receiving domains, and the messages the
+ * inbound listener stored in them (../inbound/). Decisions where the spec is silent
+ * (README "Mailboxes and inbound mail"):
+ * - local_part: an RFC 5321 dot-string (atext atoms separated by single dots), 1-64
+ *   characters; quoted local parts are refused. Unique per domain ignoring case (409
+ *   MAILBOX_EXISTS); a soft-deleted mailbox frees its address. Local parts starting with
+ *   "bounces+" or "bunker-test-" are reserved (VERP bounce and test addresses).
+ * - The domain must have a receive intent (receive or send_receive); it may still be pending
+ *   (mail is accepted once it is active).
+ * - Actions: mail.mailbox.read (mailboxes, message list and metadata, marking read),
+ *   mail.mailbox.write (create, change, delete mailboxes), mail.message.delete (delete a
+ *   received message), mail.message.body.read (body_preview, /raw, attachments).
+ * - Lists: mailboxes in seq_id order; messages newest first (received_at, id).
+ */
+import type { RequestMeta } from "../../../access/http";
+import { isAllowedByAll } from "../../../access/policy";
+import type { Principal } from "../../../access/principal";
+import { tx, type Sql } from "../../../core/db";
+import { ApiError, badRequest, conflict, invalidField, notFound } from "../../../core/errors";
+import { isUuid, uuid } from "../../../core/ids";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
+import { isUniqueViolation } from "../../../core/store/sql";
+import type { ServiceDeps } from "../../module";
+import { audit } from "../../platform/audit";
+import type { DomainService } from "../domains/service";
+import type { MailParts } from "../part";
+import { parseMail } from "../inbound/parse";
+import * as store from "./store";
+import { MAILBOX_STATUSES, type MailboxRow, type MailboxStatus, type ReceivedRow } from "./store";
+
+export const LOCAL_PART_MAX = 64;
+export const DISPLAY_NAME_MAX = 200;
+export const RETENTION_MIN = 1;
+export const RETENTION_MAX = 3650;
+export const RETENTION_DEFAULT = 30;
+export const LIST_DEFAULT = 20;
+export const LIST_MAX = 100;
+export const FILTER_MAX = 200;
+export const RESERVED_PREFIXES = ["bounces+", "bunker-test-"] as const;
+const ATEXT = "A-Za-z0-9!#$%&'*+/=?^_`{|}~-";
+const DOT_STRING = new RegExp(`^[${ATEXT}]+(\\.[${ATEXT}]+)*$`);
+
+export interface MailboxView {
+  id: string;
+  seq_id: string;
+  workspace_id: string;
+  domain_id: string;
+  local_part: string;
+  address: string;
+  display_name: string | null;
+  owner_account_id: string | null;
+  retention_days: number;
+  status: MailboxStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AttachmentInfo {
+  position: number;
+  filename: string | null;
+  content_id: string | null;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+}
+
+export interface ReceivedView {
+  id: string;
+  mailbox_id: string;
+  seq_id: string;
+  raw_object_key: string;
+  envelope_from: string;
+  envelope_to: string;
+  from_address: string;
+  from_local: string;
+  from_domain: string;
+  to_addresses: string[];
+  cc_addresses: string[];
+  subject: string;
+  body_preview: string | null;
+  rfc822_message_id: string | null;
+  size_bytes: number;
+  spam_score: number;
+  spam_verdict: "clean" | "suspicious" | "spam";
+  spam_rules: { rule: string; score: number }[];
+  spf_result: string;
+  dkim_result: string;
+  dmarc_result: string;
+  quarantined: boolean;
+  received_at: string;
+  read_at: string | null;
+  deleted_at: string | null;
+  attachments?: AttachmentInfo[];
+}
+
+export interface ReceivedQuery {
+  from?: string;
+  subject?: string;
+  since?: string;
+  until?: string;
+  unread?: string;
+  limit?: unknown;
+  cursor?: string;
+}
+
+/** Validates a local part (RFC 5321 dot-string); returns it as given. */
+export function validLocalPart(v: unknown): string {
+  if (typeof v !== "string" || v === "") throw invalidField("local_part", "required");
+  if (v.length > LOCAL_PART_MAX) throw invalidField("local_part", `at most ${LOCAL_PART_MAX} characters`);
+  if (!DOT_STRING.test(v)) throw invalidField("local_part", "an RFC 5321 dot-string: letters, digits and !#$%&'*+/=?^_`{|}~- in atoms separated by single dots");
+  const fold = v.toLowerCase();
+  if (RESERVED_PREFIXES.some((p) => fold.startsWith(p))) throw invalidField("local_part", `reserved: local parts starting with ${RESERVED_PREFIXES.join(" or ")} are used by Bunker`);
+  return v;
+}
+
+const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+const badCursor = (reason: string) => badRequest("Malformed cursor", [{ field: "cursor", reason }], "INVALID_CURSOR");
+
+function parseDateParam(v: string | undefined, field: string): string | null {
+  if (v === undefined || v === "") return null;
+  let ms = NaN;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(v)) ms = Date.parse(`${v}T00:00:00.000Z`);
+  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(v)) ms = Date.parse(v);
+  if (Number.isNaN(ms)) throw invalidField(field, "a date (YYYY-MM-DD) or an ISO 8601 date-time with a zone");
+  return new Date(ms).toISOString();
+}
+
+export class MailboxService {
+  constructor(
+    private readonly d: ServiceDeps,
+    private readonly parts: MailParts,
+  ) {
+    this.domains.registerInUseCheck(async (t, domain) => {
+      const n = await store.liveMailboxCount(t, domain.id);
+      return n ? `${n} mailbox${n === 1 ? "" : "es"} (delete them first)` : null;
+    });
+  }
+
+  private get ctx() {
+    return this.d.ctx;
+  }
+
+  private get domains(): DomainService {
+    return this.parts.domains as DomainService;
+  }
+
+  private async access(p: Principal, workspaceId: string, action: string) {
+    const a = await this.d.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
+    await this.d.platform.authz.requireService(this.ctx.db, a.workspace.id, "mail");
+    return a;
+  }
+
+  private async mailbox(db: Sql, workspaceId: string, id: string): Promise<MailboxRow> {
+    const r = isUuid(id) ? await store.mailboxInWorkspace(db, workspaceId, id.toLowerCase()) : null;
+    if (!r) throw notFound("Mailbox");
+    return r;
+  }
+
+  private async fqdnOf(db: Sql, workspaceId: string, domainId: string): Promise<string> {
+    return (await this.domains.domainById(db, workspaceId, domainId))?.fqdn ?? "";
+  }
+
+  view(r: MailboxRow, fqdn: string): MailboxView {
+    return {
+      id: r.id,
+      seq_id: String(r.seq),
+      workspace_id: r.workspace_id,
+      domain_id: r.domain_id,
+      local_part: r.local_part,
+      address: `${r.local_part}@${fqdn}`,
+      display_name: r.display_name,
+      owner_account_id: r.owner_account_id,
+      retention_days: r.retention_days,
+      status: r.status,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    };
+  }
+
+  receivedView(r: ReceivedRow, withBody: boolean, withAttachments: boolean): ReceivedView {
+    const v: ReceivedView = {
+      id: r.id,
+      mailbox_id: r.mailbox_id,
+      seq_id: String(r.seq),
+      raw_object_key: r.raw_object_key,
+      envelope_from: r.envelope_from,
+      envelope_to: r.envelope_to,
+      from_address: r.from_address,
+      from_local: r.from_local,
+      from_domain: r.from_domain,
+      to_addresses: JSON.parse(r.to_addresses) as string[],
+      cc_addresses: JSON.parse(r.cc_addresses) as string[],
+      subject: r.subject,
+      body_preview: withBody ? r.body_preview : null,
+      rfc822_message_id: r.rfc822_message_id,
+      size_bytes: r.size_bytes,
+      spam_score: r.spam_score,
+      spam_verdict: r.spam_verdict as ReceivedView["spam_verdict"],
+      spam_rules: JSON.parse(r.spam_rules) as { rule: string; score: number }[],
+      spf_result: r.spf_result,
+      dkim_result: r.dkim_result,
+      dmarc_result: r.dmarc_result,
+      quarantined: r.quarantined === 1,
+      received_at: r.received_at,
+      read_at: r.read_at,
+      deleted_at: r.deleted_at,
+    };
+    if (withAttachments) v.attachments = JSON.parse(r.attachments) as AttachmentInfo[];
+    return v;
+  }
+
+  // ------------------------------------------------------------------ mailboxes
+
+  private retention(v: unknown): number {
+    if (typeof v !== "number" || !Number.isInteger(v) || v < RETENTION_MIN || v > RETENTION_MAX) throw invalidField("retention_days", `integer ${RETENTION_MIN}-${RETENTION_MAX}`);
+    return v;
+  }
+
+  private displayName(v: unknown): string | null {
+    if (v === null) return null;
+    if (typeof v !== "string") throw invalidField("display_name", "a string or null");
+    const s = v.trim();
+    if (s.length > DISPLAY_NAME_MAX || /[\r\n\0]/.test(s)) throw invalidField("display_name", `at most ${DISPLAY_NAME_MAX} characters, one line`);
+    return s === "" ? null : s;
+  }
+
+  async create(
+    p: Principal,
+    workspaceId: string,
+    input: { domain_id?: unknown; local_part?: unknown; display_name?: unknown; retention_days?: unknown },
+    meta?: RequestMeta,
+  ): Promise<MailboxView> {
+    const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.write");
+    if (typeof input.domain_id !== "string" || input.domain_id === "") throw invalidField("domain_id", "required");
+    const local = validLocalPart(input.local_part);
+    const display = input.display_name === undefined ? null : this.displayName(input.display_name);
+    const retention = input.retention_days === undefined ? RETENTION_DEFAULT : this.retention(input.retention_days);
+    const domain = await this.domains.domainById(this.ctx.db, ws.id, input.domain_id);
+    if (!domain) throw notFound("Domain");
+    if (domain.intent === "send") throw new ApiError(400, "DOMAIN_NOT_RECEIVING", `The domain ${domain.fqdn} has intent send; mailboxes need intent receive or send_receive`, [{ field: "domain_id", reason: "domain does not receive mail" }]);
+    const exists = () => conflict(`${local}@${domain.fqdn} already exists`, "MAILBOX_EXISTS");
+    const id = uuid();
+    const now = this.ctx.clock.iso();
+    try {
+      await tx(this.ctx.db, async (t) => {
+        if (await store.liveMailboxAt(t, domain.id, local.toLowerCase())) throw exists();
+        await store.insertMailbox(t, {
+          id,
+          workspace_id: ws.id,
+          seq: await store.nextSeq(t, ws.id),
+          domain_id: domain.id,
+          local_part: local,
+          local_fold: local.toLowerCase(),
+          display_name: display,
+          owner_account_id: p.kind === "api_key" ? p.createdBy : p.accountId,
+          retention_days: retention,
+          status: "active",
+          last_message_seq: 0,
+          created_at: now,
+          updated_at: now,
+          deleted_at: null,
+        });
+        await audit(t, this.ctx, { actor: p, action: "mail.mailbox.create", workspaceId: ws.id, target: { type: "mail_mailbox", id }, meta, metadata: { address: `${local}@${domain.fqdn}` } });
+      });
+    } catch (e) {
+      if (isUniqueViolation(e)) throw exists();
+      throw e;
+    }
+    return this.view((await store.mailboxInWorkspace(this.ctx.db, ws.id, id))!, domain.fqdn);
+  }
+
+  async list(p: Principal, workspaceId: string, q: { limit?: unknown; cursor?: string; domain_id?: string; status?: string }): Promise<Page<MailboxView>> {
+    const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.read");
+    const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
+    let domainId = q.domain_id === undefined || q.domain_id === "" ? null : q.domain_id.toLowerCase();
+    let status = q.status === undefined || q.status === "" ? null : q.status;
+    if (status !== null && !(MAILBOX_STATUSES as readonly string[]).includes(status)) throw invalidField("status", MAILBOX_STATUSES.join(" or "));
+    if (domainId !== null && !isUuid(domainId)) throw invalidField("domain_id", "a domain id (uuid)");
+    const c = decodeCursor<{ s?: unknown; d?: unknown; st?: unknown }>(q.cursor);
+    if (c) {
+      if (typeof c.s !== "number") throw badCursor("not a cursor issued by this API");
+      if ((domainId !== null && domainId !== c.d) || (status !== null && status !== c.st)) throw badCursor("the cursor belongs to other filters; start again without it");
+      domainId = (c.d as string | null) ?? null;
+      status = (c.st as string | null) ?? null;
+    }
+    const rows = await store.listMailboxes(this.ctx.db, { workspaceId: ws.id, domainId, status: status as MailboxStatus | null, afterSeq: c ? (c.s as number) : 0, limit: limit + 1 });
+    const fqdns = new Map<string, string>();
+    for (const r of rows) if (!fqdns.has(r.domain_id)) fqdns.set(r.domain_id, await this.fqdnOf(this.ctx.db, ws.id, r.domain_id));
+    return buildPage(rows, limit, (r) => ({ s: r.seq, d: domainId, st: status }), (r) => this.view(r, fqdns.get(r.domain_id)!));
+  }
+
+  async get(p: Principal, workspaceId: string, id: string): Promise<MailboxView> {
+    const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.read");
+    const r = await this.mailbox(this.ctx.db, ws.id, id);
+    return this.view(r, await this.fqdnOf(this.ctx.db, ws.id, r.domain_id));
+  }
+
+  async update(p: Principal, workspaceId: string, id: string, input: { display_name?: unknown; retention_days?: unknown; status?: unknown }, meta?: RequestMeta): Promise<MailboxView> {
+    const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.write");
+    const patch: store.MailboxPatch = {};
+    if (input.display_name !== undefined) patch.display_name = this.displayName(input.display_name);
+    if (input.retention_days !== undefined) patch.retention_days = this.retention(input.retention_days);
+    if (input.status !== undefined) {
+      if (typeof input.status !== "string" || !(MAILBOX_STATUSES as readonly string[]).includes(input.status)) throw invalidField("status", MAILBOX_STATUSES.join(" or "));
+      patch.status = input.status as MailboxStatus;
+    }
+    return tx(this.ctx.db, async (t) => {
+      const r = await this.mailbox(t, ws.id, id);
+      if (Object.keys(patch).length) {
+        await store.updateMailbox(t, r.id, patch, this.ctx.clock.iso());
+        await audit(t, this.ctx, { actor: p, action: "mail.mailbox.update", workspaceId: ws.id, target: { type: "mail_mailbox", id: r.id }, meta, metadata: { fields: Object.keys(patch) } });
+      }
+      return this.view((await store.mailboxInWorkspace(t, ws.id, r.id))!, await this.fqdnOf(t, ws.id, r.domain_id));
+    });
+  }
+
+  /** Soft delete: refuses mail at once; its messages stay until retention purges them (then the row goes). */
+  async remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): Promise<void> {
+    const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.write");
+    await tx(this.ctx.db, async (t) => {
+      const r = await this.mailbox(t, ws.id, id);
+      const now = this.ctx.clock.iso();
+      await store.updateMailbox(t, r.id, { deleted_at: now }, now);
+      await audit(t, this.ctx, { actor: p, action: "mail.mailbox.delete", workspaceId: ws.id, target: { type: "mail_mailbox", id: r.id }, meta, metadata: {} });
+    });
+  }
+
+  // ------------------------------------------------------------------ received messages
+
+  async listMessages(p: Principal, workspaceId: string, mailboxId: string, q: ReceivedQuery): Promise<Page<ReceivedView>> {
+    const access = await this.access(p, workspaceId, "mail.mailbox.read");
+    const box = await this.mailbox(this.ctx.db, access.workspace.id, mailboxId);
+    const withBody = isAllowedByAll(access.policies, "mail.message.body.read", `workspace/${access.workspace.id}`);
+    const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
+    type F = { from: string | null; subject: string | null; since: string | null; until: string | null; unread: boolean | null };
+    const parse = (x: ReceivedQuery): F => {
+      const details: { field: string; reason: string }[] = [];
+      const opt = (v: string | undefined, field: string) => {
+        if (v === undefined || v === "") return null;
+        if (Array.from(v).length > FILTER_MAX) details.push({ field, reason: `at most ${FILTER_MAX} characters` });
+        return v;
+      };
+      const from = opt(x.from, "from");
+      const subject = opt(x.subject, "subject");
+      let unread: boolean | null = null;
+      if (x.unread !== undefined && x.unread !== "") {
+        if (x.unread !== "true" && x.unread !== "false") details.push({ field: "unread", reason: "true or false" });
+        else unread = x.unread === "true";
+      }
+      if (details.length) throw badRequest("Invalid message filters", details);
+      const since = parseDateParam(x.since, "since");
+      const until = parseDateParam(x.until, "until");
+      if (since !== null && until !== null && until <= since) throw invalidField("until", "must be after since");
+      return { from, subject, since, until, unread };
+    };
+    let f = parse(q);
+    const c = decodeCursor<{ r?: unknown; id?: unknown; f?: unknown }>(q.cursor);
+    if (c) {
+      const cf = c.f as F | undefined;
+      if (typeof c.r !== "string" || typeof c.id !== "string" || !cf || typeof cf !== "object") throw badCursor("not a cursor issued by this API");
+      for (const k of ["from", "subject", "since", "until", "unread"] as const) {
+        if (f[k] !== null && f[k] !== cf[k]) throw badCursor("the cursor belongs to other filters; start again without it");
+      }
+      f = { from: cf.from ?? null, subject: cf.subject ?? null, since: cf.since ?? null, until: cf.until ?? null, unread: cf.unread ?? null };
+    }
+    const rows = await store.listReceived(this.ctx.db, {
+      mailboxId: box.id,
+      fromPattern: f.from === null ? null : likePattern(f.from),
+      subjectPattern: f.subject === null ? null : likePattern(f.subject),
+      since: f.since,
+      until: f.until,
+      unread: f.unread,
+      before: c ? { received_at: c.r as string, id: c.id as string } : null,
+      limit: limit + 1,
+    });
+    return buildPage(rows, limit, (r) => ({ r: r.received_at, id: r.id, f }), (r) => this.receivedView(r, withBody, false));
+  }
+
+  private async message(p: Principal, workspaceId: string, mailboxId: string, id: string, action: string) {
+    const access = await this.access(p, workspaceId, action);
+    const box = await this.mailbox(this.ctx.db, access.workspace.id, mailboxId);
+    const r = isUuid(id) ? await store.receivedInMailbox(this.ctx.db, box.id, id.toLowerCase()) : null;
+    if (!r) throw notFound("Message");
+    return { access, box, r };
+  }
+
+  async getMessage(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<ReceivedView & { attachments: AttachmentInfo[] }> {
+    const { access, r } = await this.message(p, workspaceId, mailboxId, id, "mail.mailbox.read");
+    const v = this.receivedView(r, isAllowedByAll(access.policies, "mail.message.body.read", `workspace/${access.workspace.id}`), true);
+    return { ...v, attachments: v.attachments ?? [] };
+  }
+
+  async deleteMessage(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<void> {
+    const { r } = await this.message(p, workspaceId, mailboxId, id, "mail.message.delete");
+    await store.softDeleteReceived(this.ctx.db, r.id, this.ctx.clock.iso());
+  }
+
+  async markRead(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<void> {
+    const { r } = await this.message(p, workspaceId, mailboxId, id, "mail.mailbox.read");
+    await store.markRead(this.ctx.db, r.id, this.ctx.clock.iso());
+  }
+
+  /** The stored .eml (body access). */
+  async raw(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<{ row: ReceivedRow; data: Uint8Array }> {
+    await this.access(p, workspaceId, "mail.message.body.read");
+    const { r } = await this.message(p, workspaceId, mailboxId, id, "mail.mailbox.read");
+    const o = await this.ctx.objects.get(r.raw_object_key);
+    if (!o) throw new ApiError(410, "GONE", "The raw message is no longer stored");
+    return { row: r, data: o.data };
+  }
+
+  /** One attachment of a stored message, read back from the .eml (body access). */
+  async attachment(p: Principal, workspaceId: string, mailboxId: string, id: string, position: string): Promise<{ filename: string | null; contentType: string; data: Uint8Array }> {
+    const pos = /^\d{1,4}$/.test(position) ? Number(position) : -1;
+    const { row, data } = await this.raw(p, workspaceId, mailboxId, id);
+    const manifest = JSON.parse(row.attachments) as AttachmentInfo[];
+    const info = manifest.find((a) => a.position === pos);
+    if (!info) throw notFound("Attachment");
+    const parsed = await parseMail(data);
+    const a = parsed.attachments[pos];
+    if (!a || a.sha256 !== info.sha256) throw new ApiError(410, "GONE", "The attachment could not be read back from the stored message");
+    return { filename: info.filename, contentType: info.content_type, data: new Uint8Array(a.content) };
+  }
+}
+
+/** A Content-Disposition attachment header with an ASCII fallback and the RFC 5987 UTF-8 name. */
+export function contentDisposition(filename: string | null, fallback: string): string {
+  const name = (filename ?? "").replace(/[\r\n\0]/g, "").replace(/[\\/]/g, "_").trim() || fallback;
+  const ascii = name.replace(/[^\x20-\x7e]/g, "_").replace(/["\\;%]/g, "_").slice(0, 150);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).slice(0, 600)}`;
+}
