@@ -5,7 +5,8 @@
  *
  * - Uses the bun binary running this script (process.execPath): there is no global bun;
  *   npm brings it as a devDependency.
- * - Code, SQL migrations (migrations/index.ts) and the admin page are imported as text,
+ * - Rebuilds the admin console (scripts/build-console.ts) into static/admin/ first.
+ * - Code, SQL migrations (migrations/index.ts) and the admin console are imported as text,
  *   so they are embedded: the output needs no repository files next to it.
  * - Minifies whitespace and syntax but NOT identifiers: Elysia reads handler sources to
  *   decide what each handler needs, and renamed parameters would break that.
@@ -15,9 +16,10 @@
  *   `./bunker version` there (skipped with --no-verify or when cross-compiling).
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
+import { buildConsole, CONSOLE_OUT } from "./build-console";
 
 const root = resolve(import.meta.dir, "..");
 const args = process.argv.slice(2);
@@ -40,6 +42,11 @@ const outfile = resolve(option("--outfile") ?? join(root, "dist/bunker"));
 const target = option("--target");
 const bun = process.execPath;
 const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+
+// The console's assets are embedded as they are in static/admin/: rebuild them from console/ first.
+const consoleAssets = await buildConsole();
+writeFileSync(CONSOLE_OUT.js, consoleAssets.js);
+writeFileSync(CONSOLE_OUT.css, consoleAssets.css);
 
 mkdirSync(dirname(outfile), { recursive: true });
 const cmd = [

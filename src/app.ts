@@ -47,7 +47,7 @@ import { tackModule } from "./services/tack/module";
 import { waitlistModule } from "./services/waitlist/module";
 import { trawlModule } from "./services/trawl/module";
 import { socialModule } from "./services/social/module";
-import adminHtml from "../static/admin/index.html" with { type: "text" };
+import { adminConsole } from "./admin-console";
 import { join } from "node:path";
 import { hostname } from "node:os";
 import { randomHex } from "./core/ids";
@@ -275,12 +275,7 @@ export async function createApp(
     }, { detail: { hide: true } })
     .use(metricsRoute(ctx.metrics, ctx.config.metricsToken))
     .get("/", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
-    // Elysia matches "/admin" and "/admin/" as one route (non-strict paths), so a separate
-    // "/admin" redirect would also answer "/admin/" and loop: one handler decides by path.
-    .get("/admin/", ({ request, redirect }) =>
-      new URL(request.url).pathname === "/admin"
-        ? redirect("/admin/", 302)
-        : new Response(adminHtml as unknown as string, { headers: { "content-type": "text/html; charset=utf-8", "x-frame-options": "DENY" } }), { detail: { hide: true } });
+    .use(adminConsole());
 
   const mounted = mount(app, modules, { ctx, platform, webhooks: { engine, api: webhookApi, legacy: legacyWebhooks } }, catalogue);
 

@@ -16,3 +16,12 @@ declare module "*.gz" {
   const path: string;
   export default path;
 }
+/** The admin console's built assets (static/admin/), imported `with { type: "text" }`. */
+declare module "*/admin/app.js" {
+  const text: string;
+  export default text;
+}
+declare module "*.css" {
+  const text: string;
+  export default text;
+}

@@ -140,6 +140,11 @@ describe("compiled binary", () => {
     const admin = await fetch(`${base}/admin/`, { redirect: "manual" });
     expect(admin.status).toBe(200);
     expect(admin.headers.get("content-type")).toContain("text/html");
+    expect(admin.headers.get("content-security-policy")).toContain("script-src 'self'");
+    // ... and so is the console's script (built from console/ by scripts/build.ts).
+    const script = await fetch(`${base}/admin/assets/app.js`);
+    expect(script.status).toBe(200);
+    expect((await script.text()).length).toBeGreaterThan(10_000);
     const root = await fetch(`${base}/`, { redirect: "manual" });
     expect(root.status).toBe(302);
     expect(root.headers.get("location")).toBe("/admin/");

@@ -1,0 +1,72 @@
+/**
+ * The console's only way to the server: the public REST API on this origin, authenticated
+ * by the HttpOnly, SameSite=Lax `auth_token` cookie that sign-in sets (no token is kept
+ * in script-readable storage; secrets the API shows once live only in component state).
+ */
+
+export interface FieldDetail {
+  field: string;
+  reason: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: FieldDetail[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export interface Page<T> {
+  data: T[];
+  pagination?: { next_cursor: string | null; has_more: boolean };
+}
+
+/** Called on any 401 from a signed-in screen: the app shows the sign-in form again. */
+let onUnauthorized: () => void = () => {};
+export const setUnauthorizedHandler = (fn: () => void) => void (onUnauthorized = fn);
+
+export async function request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  const init: RequestInit = { method, credentials: "same-origin", headers: { accept: "application/json", ...headers } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)["content-type"] = "application/json";
+  }
+  const res = await fetch(path, init);
+  if (!res.ok) {
+    let err: { code?: string; message?: string; details?: FieldDetail[] } = {};
+    try {
+      err = ((await res.json()) as { error?: typeof err }).error ?? {};
+    } catch {
+      // not JSON: keep the status text
+    }
+    if (res.status === 401 && !path.includes("/auth/signin") && !path.includes("/auth/setup")) onUnauthorized();
+    throw new ApiError(res.status, err.code ?? `HTTP_${res.status}`, err.message ?? res.statusText ?? `HTTP ${res.status}`, err.details ?? []);
+  }
+  return res;
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await request(method, path, body);
+  if (res.status === 204) return null as T;
+  const text = await res.text();
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+export const get = <T = any>(path: string) => api<T>("GET", path);
+
+/** Query string from the non-empty entries. */
+export function qs(params: Record<string, string | number | boolean | null | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+/** "policy[0].actions", "/policy/0/actions" and "body.policy" all name the form field "policy". */
+export function fieldOf(detail: FieldDetail): string {
+  return detail.field.replace(/^\/?(body[./])?/, "").split(/[./[]/)[0] ?? "";
+}

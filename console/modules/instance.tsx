@@ -1,0 +1,163 @@
+/** Instance: version, health and readiness, key metrics as small charts, accounts (operators). */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, ApiError, get } from "../lib/api";
+import { Chart } from "../lib/chart";
+import type { ConsoleModule, ScreenProps } from "../lib/module";
+import { ActionButton, Badge, ErrorNote, Form, Loading, PagedTable, Section, useLoad, when } from "../lib/ui";
+
+/** Prometheus text -> metric name -> summed value, keeping label filters as a predicate. */
+export function sumMetric(text: string, name: string, match: (labels: string) => boolean = () => true): number {
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-z_]+)(\{[^}]*\})?\s+([-+0-9.eE]+|NaN)/.exec(line);
+    if (!m || m[1] !== name || !match(m[2] ?? "")) continue;
+    const v = Number(m[3]);
+    if (Number.isFinite(v)) total += v;
+  }
+  return total;
+}
+
+interface Sample {
+  t: number;
+  requests: number;
+  errors: number;
+  backlog: number;
+  mailQueue: number;
+  jobErrors: number;
+  memory: number;
+}
+
+const MAX_SAMPLES = 120;
+
+function Overview(_p: ScreenProps) {
+  const health = useLoad(() => get<{ status: string; version: string }>("/healthz"), []);
+  const [ready, setReady] = useState<any>(null);
+  const [samples, setSamples] = useState<Sample[]>([]);
+  const [metricsError, setMetricsError] = useState<Error | null>(null);
+  const token = useRef<string | null>(null); // METRICS_TOKEN, in memory only
+  const [needsToken, setNeedsToken] = useState(false);
+
+  const poll = async () => {
+    fetch("/readyz").then(async (r) => setReady(await r.json())).catch(() => setReady(null));
+    const res = await fetch("/metrics", token.current ? { headers: { authorization: `Bearer ${token.current}` } } : {});
+    if (res.status === 401) {
+      setNeedsToken(true);
+      return;
+    }
+    if (!res.ok) return setMetricsError(new Error(`/metrics answered ${res.status}`));
+    setNeedsToken(false);
+    const text = await res.text();
+    const s: Sample = {
+      t: Date.now() / 1000,
+      requests: sumMetric(text, "bunker_http_requests_total"),
+      errors: sumMetric(text, "bunker_http_requests_total", (l) => /status="5\d\d"/.test(l)),
+      backlog: sumMetric(text, "bunker_webhook_backlog"),
+      mailQueue: sumMetric(text, "bunker_system_mail_queued"),
+      jobErrors: sumMetric(text, "bunker_job_runs_total", (l) => /outcome="error"/.test(l)),
+      memory: sumMetric(text, "bunker_process_resident_memory_bytes") / 1024 / 1024,
+    };
+    setSamples((prev) => [...prev.slice(-(MAX_SAMPLES - 1)), s]);
+  };
+  useEffect(() => {
+    void poll();
+    const id = setInterval(() => void poll(), 5000);
+    return () => clearInterval(id);
+  }, []);
+
+  const x = samples.slice(1).map((s) => s.t);
+  const delta = (k: keyof Sample) => samples.slice(1).map((s, i) => Math.max(0, s[k] - samples[i]![k]));
+  const level = (k: keyof Sample) => samples.slice(1).map((s) => s[k]);
+  const last = samples[samples.length - 1];
+  return (
+    <>
+      <Section title="Instance">
+        {health.error && <ErrorNote error={health.error} />}
+        <dl class="facts">
+          <dt>Version</dt>
+          <dd data-testid="version">{health.data?.version ?? "…"}</dd>
+          <dt>Health</dt>
+          <dd>{health.data ? <Badge text={health.data.status} tone="ok" /> : "…"}</dd>
+          <dt>Readiness</dt>
+          <dd data-testid="readiness">
+            {ready ? <Badge text={ready.status} tone={ready.status === "ready" ? "ok" : "bad"} /> : "…"}
+            {ready && (
+              <span class="muted">
+                {" "}
+                database {ready.checks?.db ? "up" : "down"}, scheduler {ready.checks?.scheduler ? "running" : "stopped"}
+              </span>
+            )}
+          </dd>
+          {last && (
+            <>
+              <dt>Requests served</dt>
+              <dd>{last.requests}</dd>
+              <dt>Memory</dt>
+              <dd>{last.memory.toFixed(0)} MiB</dd>
+            </>
+          )}
+        </dl>
+        <p class="muted">
+          Backups: run <code>bunker backup &lt;dir&gt;</code> on the server (online, consistent while it serves).
+        </p>
+      </Section>
+      <Section title="Metrics (sampled every 5 s while this page is open)">
+        <ErrorNote error={metricsError} />
+        {needsToken && (
+          <Form
+            id="metrics-token"
+            submitLabel="Read metrics"
+            fields={[{ name: "token", label: "METRICS_TOKEN", type: "password", hint: "This server protects /metrics; the token stays in this page's memory." }]}
+            onSubmit={async (v) => {
+              token.current = String(v.token ?? "");
+              await poll();
+            }}
+          />
+        )}
+        {x.length < 1 ? (
+          <Loading what="Collecting samples" />
+        ) : (
+          <div class="charts">
+            <Chart title="Requests / 5 s" x={x} series={[{ label: "requests", values: delta("requests") }, { label: "5xx", values: delta("errors") }]} />
+            <Chart title="Webhook backlog" x={x} series={[{ label: "backlog", values: level("backlog") }]} />
+            <Chart title="System mail queue" x={x} series={[{ label: "queued", values: level("mailQueue") }]} />
+            <Chart title="Failed job runs / 5 s" x={x} series={[{ label: "errors", values: delta("jobErrors") }]} />
+          </div>
+        )}
+      </Section>
+    </>
+  );
+}
+
+function Accounts(p: ScreenProps) {
+  const [tick, setTick] = useState(0);
+  if (!p.me.account?.is_operator) return <ErrorNote error={new ApiError(403, "FORBIDDEN", "Only operators manage accounts.")} />;
+  const verb = (a: any, v: string) => <ActionButton label={v[0]!.toUpperCase() + v.slice(1)} run={async () => (await api("POST", `/platform/v1/admin/accounts/${a.id}/${v}`), setTick(tick + 1))} />;
+  return (
+    <Section title="Accounts">
+      <PagedTable
+        label="Accounts"
+        path="/platform/v1/admin/accounts"
+        reloadKey={tick}
+        columns={[
+          { label: "Username", cell: (a: any) => a.username },
+          { label: "Email", cell: (a: any) => a.email },
+          { label: "Status", cell: (a: any) => <Badge text={a.status} tone={a.status === "active" ? "ok" : "bad"} /> },
+          { label: "Operator", cell: (a: any) => (a.is_operator ? "yes" : "") },
+          { label: "Created", cell: (a: any) => when(a.created_at) },
+          { label: "", cell: (a: any) => (a.id === p.me.account?.id ? null : a.status === "active" ? verb(a, "suspend") : verb(a, "reactivate")) },
+        ]}
+      />
+    </Section>
+  );
+}
+
+export const instanceModule: ConsoleModule = {
+  id: "instance",
+  title: "Instance",
+  scope: "instance",
+  screens: [
+    { id: "overview", title: "Health & metrics", view: Overview },
+    { id: "accounts", title: "Accounts", view: Accounts },
+  ],
+};

@@ -1,0 +1,54 @@
+/**
+ * A real Bunker listening on loopback plus a Chromium for the console's end-to-end tests.
+ * The operator account is created through the setup API (the setup journey itself is
+ * driven through the page in test/console/workspace.test.ts).
+ */
+import type { Browser } from "playwright-core";
+import { startTestApp, type TestApp } from "./app";
+import { launchBrowser, openConsole, type ConsolePage } from "./browser";
+
+export interface ConsoleFixture {
+  app: TestApp;
+  base: string;
+  browser: Browser;
+  stop(): Promise<void>;
+}
+
+export async function startConsole(env: Record<string, string> = {}): Promise<ConsoleFixture> {
+  const browser = await launchBrowser(); // first: a missing Chromium fails before anything starts
+  const app = await startTestApp(env);
+  const server = app.listen(0, "127.0.0.1");
+  app.ctx.scheduler.start();
+  return {
+    app,
+    base: `http://127.0.0.1:${server.port}`,
+    browser,
+    async stop() {
+      await browser.close();
+      await server.stop(true);
+      await app.stop();
+    },
+  };
+}
+
+export const OPERATOR = { email: "ops@example.com", username: "ops", password: "operator-password-1" };
+
+/** Creates the operator through the one-time setup token; returns their API token. */
+export async function createOperator(app: TestApp): Promise<string> {
+  const boot = await app.platform.setup.bootstrap();
+  const token = boot!.setupUrl!.split("#setup=")[1];
+  const r = await app.call("POST", "/platform/v1/auth/setup", { body: { ...OPERATOR, setup_token: token } });
+  if (r.status !== 200) throw new Error(`setup failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.access_token as string;
+}
+
+/** Opens /admin/ and signs in through the form. */
+export async function signInPage(f: ConsoleFixture, who: { identifier: string; password: string } = { identifier: OPERATOR.username, password: OPERATOR.password }): Promise<ConsolePage> {
+  const cp = await openConsole(f.browser, f.base);
+  await cp.page.goto("/admin/");
+  await cp.page.getByLabel("Email or username").fill(who.identifier);
+  await cp.page.getByLabel("Password").fill(who.password);
+  await cp.page.getByRole("button", { name: "Sign in" }).click();
+  await cp.page.getByTestId("who").waitFor();
+  return cp;
+}
