@@ -50,8 +50,13 @@ export async function authenticateMessage(
       disableArc: true,
       disableBimi: true,
     });
-    const dkims = res.dkim?.results ?? [];
-    const dkim = dkims.some((d: any) => d.status?.result === "pass") ? "pass" : ((dkims[0] as any)?.status?.result ?? "none");
+    // mailauth's lenient mode reports a body hash mismatch as neutral; RFC 6376 (6.3) makes
+    // it a failure (PERMFAIL): the body was changed after signing.
+    const dkims = (res.dkim?.results ?? []).map((d: any) => {
+      const r = String(d.status?.result ?? "none");
+      return r === "neutral" && /body hash/i.test(String(d.status?.comment ?? "")) ? "fail" : r;
+    });
+    const dkim = dkims.includes("pass") ? "pass" : (dkims[0] ?? "none");
     const spf = res.spf ? (res.spf.status?.result ?? "none") : "none";
     const dmarc = res.dmarc ? (res.dmarc.status?.result ?? "none") : "none";
     const policy = res.dmarc && res.dmarc.policy ? String(res.dmarc.policy) : null;
