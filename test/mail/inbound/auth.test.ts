@@ -86,6 +86,21 @@ describe("SPF, DKIM, DMARC", () => {
   });
 });
 
+describe("DNS answers", () => {
+  test("are reused for 30 s (injected clock), then asked again", async () => {
+    e.dns.set("moving.example", [{ type: "TXT", data: "v=spf1 ip4:127.0.0.1 -all" }]);
+    await deliver("x@moving.example", rawMessage("x@moving.example"));
+    expect((await latest()).spf_result).toBe("pass");
+    e.dns.set("moving.example", [{ type: "TXT", data: "v=spf1 -all" }]);
+    e.app.clock.advance(29_000);
+    await deliver("x@moving.example", rawMessage("x@moving.example"));
+    expect((await latest()).spf_result).toBe("pass");
+    e.app.clock.advance(2_000);
+    await deliver("x@moving.example", rawMessage("x@moving.example"));
+    expect((await latest()).spf_result).toBe("fail");
+  });
+});
+
 describe("spam rules", () => {
   test("an executable attachment is spam and quarantined", async () => {
     await sendMail(e, {

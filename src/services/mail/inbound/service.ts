@@ -28,7 +28,7 @@ import type { DomainService } from "../domains/service";
 import * as boxStore from "../mailboxes/store";
 import type { MessageService } from "../messages/service";
 import type { MailParts } from "../part";
-import { authenticateMessage, mailauthResolver, type DnsLookup } from "./auth";
+import { authenticateMessage, DNS_CACHE_MS, mailauthResolver, type DnsLookup } from "./auth";
 import { parseMail, splitAddress, type ParsedMail } from "./parse";
 import { parseReport, type ReportOutcome } from "./reports";
 import { spamCheck } from "./spam";
@@ -52,7 +52,7 @@ export class InboundService {
     private readonly d: ServiceDeps,
     private readonly parts: MailParts,
   ) {
-    this.resolver = mailauthResolver(d.ctx.config.dnsServers);
+    this.resolver = mailauthResolver(d.ctx.config.dnsServers, 3000, DNS_CACHE_MS, () => d.ctx.clock.nowMs());
   }
 
   private get ctx() {
