@@ -187,6 +187,18 @@ describe("reports at VERP addresses", () => {
     expect(rows[0]).toMatchObject({ kind: "unparsed" });
     expect(Number(rows[0]!.applied)).toBe(0);
     expect(await e.app.ctx.objects.exists(rows[0]!.raw_object_key!)).toBe(true);
+
+    // The report log: newest first, counted by kind.
+    const log = await e.app.call("GET", `${w.base}/inbound-reports?limit=1`, { token: w.token });
+    expect(log.status).toBe(200);
+    expect(log.body.data).toEqual([expect.objectContaining({ message_id: u.id, kind: "unparsed", applied: false })]);
+    expect(log.body.counts).toMatchObject({ window_days: 30, unparsed: 1, arf: 1 });
+    expect(log.body.counts.dsn).toBeGreaterThanOrEqual(4);
+    const next = await e.app.call("GET", `${w.base}/inbound-reports?limit=1&cursor=${log.body.pagination.next_cursor}`, { token: w.token });
+    expect(next.body.data[0]).toMatchObject({ message_id: m.id, kind: "dsn", action: "failed", status_code: "5.2.1", applied: true });
+    const unparsed = await e.app.call("GET", `${w.base}/inbound-reports?kind=unparsed`, { token: w.token });
+    expect(unparsed.body.data).toHaveLength(1);
+    expect((await e.app.call("GET", `${w.base}/inbound-reports?kind=spam`, { token: w.token })).status).toBe(400);
   });
 
   test("VERP addresses: unknown ids, other domains and malformed ids get 550", async () => {

@@ -5,6 +5,7 @@
  * parts.messages and the mailboxes part's tables.
  */
 import { defineMailPart } from "../part";
+import { inboundRoutes } from "./routes";
 import { InboundService, PURGE_JOB } from "./service";
 
 export { InboundService, PURGE_JOB };
@@ -12,6 +13,7 @@ export { InboundService, PURGE_JOB };
 export const inboundPart = defineMailPart({
   name: "inbound",
   create: (deps, parts) => new InboundService(deps, parts),
+  routes: (svc, deps) => inboundRoutes(svc, deps),
   jobs: (svc) => [{ name: PURGE_JOB, schedule: "0 30 3 * * *", run: async () => void (await svc.purge()) }],
   onWorkspaceDelete: (svc, t, workspaceId) => svc.dropWorkspaceObjects(t, workspaceId),
 });

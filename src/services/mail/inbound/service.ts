@@ -15,7 +15,10 @@
  * same transaction. VERP addresses: the message is read as a bounce or complaint report
  * (reports.ts) and applied to the outbound message.
  */
+import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";
+import { badRequest, invalidField } from "../../../core/errors";
+import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import { tx } from "../../../core/db";
 import { DAY } from "../../../core/clock";
 import { isUuid, uuid } from "../../../core/ids";
@@ -25,7 +28,7 @@ import type { DomainService } from "../domains/service";
 import * as boxStore from "../mailboxes/store";
 import type { MessageService } from "../messages/service";
 import type { MailParts } from "../part";
-import { authenticateMessage, mailauthResolver, type DnsLookup } from "./auth";
+import { authenticateMessage, DNS_CACHE_MS, mailauthResolver, type DnsLookup } from "./auth";
 import { parseMail, splitAddress, type ParsedMail } from "./parse";
 import { parseReport, type ReportOutcome } from "./reports";
 import { spamCheck } from "./spam";
@@ -35,6 +38,7 @@ export const PURGE_JOB = "mail.inbound.retention";
 /** Bounce/complaint report rows (and their raw messages) are kept this long. */
 export const REPORT_RETENTION_DAYS = 90;
 const PURGE_BATCH = 500;
+export const REPORT_KINDS = ["dsn", "arf", "unparsed"] as const;
 
 type Target =
   | { kind: "mailbox"; address: string; boxes: boxStore.MailboxTarget[] }
@@ -48,7 +52,7 @@ export class InboundService {
     private readonly d: ServiceDeps,
     private readonly parts: MailParts,
   ) {
-    this.resolver = mailauthResolver(d.ctx.config.dnsServers);
+    this.resolver = mailauthResolver(d.ctx.config.dnsServers, 3000, DNS_CACHE_MS, () => d.ctx.clock.nowMs());
   }
 
   private get ctx() {
@@ -222,6 +226,40 @@ export class InboundService {
       received_ms: this.ctx.clock.nowMs(),
     });
     this.ctx.log.info("mail report received", { message_id: m.id, kind: out.kind, action: out.action, status: out.statusCode, applied });
+  }
+
+  // ------------------------------------------------------------------ the report log
+
+  /** GET /inbound-reports: bounce and complaint reports newest first, with counts of the last 30 days. */
+  async listReports(p: Principal, workspaceId: string, q: { kind?: string; limit?: unknown; cursor?: string }) {
+    const { workspace } = await this.d.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, "mail.message.read");
+    await this.d.platform.authz.requireService(this.ctx.db, workspace.id, "mail");
+    const limit = parseLimit(q.limit, 20, 100);
+    let kind = q.kind === undefined || q.kind === "" ? null : q.kind;
+    if (kind !== null && !REPORT_KINDS.includes(kind as never)) throw invalidField("kind", REPORT_KINDS.join(", "));
+    const c = decodeCursor<{ m?: unknown; id?: unknown; k?: unknown }>(q.cursor);
+    if (c) {
+      if (typeof c.m !== "number" || typeof c.id !== "string") throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
+      if (kind !== null && kind !== c.k) throw badRequest("Malformed cursor", [{ field: "cursor", reason: "the cursor belongs to another kind filter" }], "INVALID_CURSOR");
+      kind = (c.k as string | null) ?? null;
+    }
+    const rows = await store.listReports(this.ctx.db, { workspaceId: workspace.id, kind, before: c ? { received_ms: c.m as number, id: c.id as string } : null, limit: limit + 1 });
+    const page = buildPage(rows, limit, (r) => ({ m: r.received_ms, id: r.id, k: kind }), (r) => ({
+      id: r.id,
+      message_id: r.message_id,
+      kind: r.kind,
+      action: r.action,
+      status_code: r.status_code,
+      detail: r.detail,
+      applied: r.applied === 1,
+      received_at: r.received_at,
+    }));
+    const counts = { window_days: 30, dsn: 0, arf: 0, unparsed: 0, applied: 0 };
+    for (const r of await store.reportCounts(this.ctx.db, workspace.id, this.ctx.clock.nowMs() - 30 * DAY)) {
+      counts[r.kind as "dsn" | "arf" | "unparsed"] += r.n;
+      if (r.applied) counts.applied += r.n;
+    }
+    return { ...page, counts };
   }
 
   // ------------------------------------------------------------------ retention

@@ -34,6 +34,7 @@ export const RULES = {
   SPF_SOFTFAIL: 1,
   DKIM_FAIL: 2,
   DMARC_FAIL: 3,
+  DMARC_FAIL_MONITOR: 1,
   NO_AUTH: 1,
   MISSING_MESSAGE_ID: 1,
   MISSING_DATE: 1,
@@ -54,7 +55,8 @@ export function spamCheck(mail: ParsedMail, auth: AuthResults, nowMs: number): S
   if (auth.spf === "fail") hit("SPF_FAIL");
   else if (auth.spf === "softfail") hit("SPF_SOFTFAIL");
   if (auth.dkim === "fail") hit("DKIM_FAIL");
-  if (auth.dmarc === "fail") hit("DMARC_FAIL");
+  // The domain's own policy says how much a DMARC failure means: p=none only monitors.
+  if (auth.dmarc === "fail") hit(auth.dmarcPolicy === "quarantine" || auth.dmarcPolicy === "reject" ? "DMARC_FAIL" : "DMARC_FAIL_MONITOR");
   if (auth.spf !== "pass" && auth.dkim !== "pass") hit("NO_AUTH");
   if (!mail.messageId) hit("MISSING_MESSAGE_ID");
   if (!mail.date) hit("MISSING_DATE");

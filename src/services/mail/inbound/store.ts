@@ -50,3 +50,21 @@ export async function deleteReports(db: Sql, ids: string[]): Promise<number> {
   if (!ids.length) return 0;
   return db.run(`DELETE FROM mail_inbound_reports WHERE id IN (${ids.map(() => "?").join(", ")})`, ...ids);
 }
+
+export async function listReports(
+  db: Sql,
+  f: { workspaceId: string; kind: string | null; before: { received_ms: number; id: string } | null; limit: number },
+): Promise<ReportRow[]> {
+  const where = ["workspace_id = ?"];
+  const params: (string | number)[] = [f.workspaceId];
+  if (f.kind !== null) {
+    where.push("kind = ?");
+    params.push(f.kind);
+  }
+  if (f.before) {
+    where.push("(received_ms < ? OR (received_ms = ? AND id < ?))");
+    params.push(f.before.received_ms, f.before.received_ms, f.before.id);
+  }
+  const rows = await db.all<ReportRow>(`SELECT * FROM mail_inbound_reports WHERE ${where.join(" AND ")} ORDER BY received_ms DESC, id DESC LIMIT ?`, ...params, f.limit);
+  return rows.map((r) => ({ ...r, applied: Number(r.applied), received_ms: Number(r.received_ms) }));
+}

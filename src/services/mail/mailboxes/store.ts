@@ -234,7 +234,7 @@ export function softDeleteReceived(db: Sql, id: string, at: string): Promise<num
 export async function purgeCandidates(db: Sql, nowMs: number, limit: number): Promise<{ id: string; raw_object_key: string }[]> {
   return db.all<{ id: string; raw_object_key: string }>(
     `SELECT r.id, r.raw_object_key FROM mail_received r JOIN mail_mailboxes m ON m.id = r.mailbox_id
-      WHERE r.received_ms < ? - m.retention_days * 86400000
+      WHERE r.received_ms < ? - CAST(m.retention_days AS BIGINT) * 86400000
       ORDER BY r.received_ms LIMIT ?`,
     nowMs,
     limit,
