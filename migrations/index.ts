@@ -34,6 +34,7 @@ import m0050 from "./0050_mail_domains.sql" with { type: "text" };
 import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import m0053 from "./0053_mail_sending.sql" with { type: "text" };
+import m0060 from "./0060_tack_board.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -44,6 +45,7 @@ import pg0020 from "./pg/0020_webhooks.sql" with { type: "text" };
 import pg0030 from "./pg/0030_auth.sql" with { type: "text" };
 import pg0031 from "./pg/0031_auth_oauth.sql" with { type: "text" };
 import pg0033 from "./pg/0033_platform_member_reads.sql" with { type: "text" };
+import pg0060 from "./pg/0060_tack_board.sql" with { type: "text" };
 
 export interface Migration {
   name: string;
@@ -74,6 +76,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0051_mail_content", sql: m0051 },
   { name: "0052_mail_messages", sql: m0052 },
   { name: "0053_mail_sending", sql: m0053 },
+  { name: "0060_tack_board", sql: m0060 },
 ];
 
 /** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */
@@ -88,6 +91,7 @@ export const PG_VARIANTS: Readonly<Record<string, string>> = {
   "0030_auth": pg0030,
   "0031_auth_oauth": pg0031,
   "0033_platform_member_reads": pg0033,
+  "0060_tack_board": pg0060,
 };
 
 /** The PostgreSQL list: same names and order as MIGRATIONS, each file's pg/ variant when it has one. */

@@ -63,6 +63,8 @@ export interface Config {
   maxBodyBytes: number;
   /** "production" requires https webhook targets, Secure cookies, etc. */
   env: "development" | "production" | "test";
+  // Card board (tack): per-API-key requests per minute (TACK_RATE_WRITES / _READS / _BATCH); 0 switches a limit off.
+  tackRateLimits: { writes: number; reads: number; batch: number };
 }
 
 export const CONSOLE_SIGNUP_MODES = ["open", "invite_only", "closed"] as const;
@@ -224,6 +226,12 @@ export function loadConfig(env: Env = process.env): Config {
     argon2TimeCost: int("ARGON2_TIME_COST", 2, 1, 10),
     maxBodyBytes: int("MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     env: envName as Config["env"],
+    // Card board (tack): the spec's per-key limits; raised (or 0: off) for benchmarks.
+    tackRateLimits: {
+      writes: int("TACK_RATE_WRITES", 200, 0, 10_000_000),
+      reads: int("TACK_RATE_READS", 600, 0, 10_000_000),
+      batch: int("TACK_RATE_BATCH", 30, 0, 10_000_000),
+    },
   };
   if (problems.length) throw new ConfigError("Invalid configuration:\n  - " + problems.join("\n  - "));
   return config;

@@ -26,7 +26,10 @@ const SOCIAL_21 = [
 
 const EXPECTED: Record<Product, string[]> = {
   waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.deleted"],
-  tack: ["card.created", "card.updated", "card.moved", "card.completed", "card.deleted", "comment.created"],
+  tack: [
+    "card.created", "card.updated", "card.moved", "card.completed", "card.reopened", "card.archived", "comment.created",
+    "list.created", "list.updated", "list.deleted", "project.created", "project.archived",
+  ],
   social: SOCIAL_21,
   mail: [
     "email.sent", "email.delivered", "email.delivery_delayed", "email.bounced", "email.complained", "email.failed",
@@ -57,7 +60,7 @@ describe("built-in catalogue", () => {
   test("counts per product (community: exactly 21)", () => {
     const c = builtin();
     const counts = Object.fromEntries(Object.keys(EXPECTED).map((p) => [p, c.types(p).length]));
-    expect(counts).toEqual({ mail: 11, waitlist: 6, trawl: 5, tack: 6, auth: 12, social: 21 });
+    expect(counts).toEqual({ mail: 11, waitlist: 6, trawl: 5, tack: 12, auth: 12, social: 21 });
   });
 
   test("no duplicates; ping is never in a catalogue", () => {

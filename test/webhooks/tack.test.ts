@@ -154,7 +154,7 @@ describe("register, read, list", () => {
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("VALIDATION_ERROR");
     expect(r.body.error.details[0].field).toBe("events");
-    for (const t of ["card.created", "card.updated", "card.moved", "card.completed", "card.deleted", "comment.created"]) expect(r.body.error.message).toContain(t);
+    for (const t of ["card.created", "card.updated", "card.moved", "card.completed", "card.archived", "comment.created", "list.created", "project.archived"]) expect(r.body.error.message).toContain(t);
     expect(r.body.error.message).toContain("job.succeeded");
     const hook = await register(token, ws.id);
     const p = await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { events: ["entry.created"] } });
