@@ -35,6 +35,7 @@ import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import m0053 from "./0053_mail_sending.sql" with { type: "text" };
 import m0060 from "./0060_tack_board.sql" with { type: "text" };
+import m0061 from "./0061_tack_webhook_scope.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -77,6 +78,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0052_mail_messages", sql: m0052 },
   { name: "0053_mail_sending", sql: m0053 },
   { name: "0060_tack_board", sql: m0060 },
+  { name: "0061_tack_webhook_scope", sql: m0061 },
 ];
 
 /** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */

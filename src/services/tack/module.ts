@@ -12,6 +12,7 @@ import { Cards } from "./board/cards";
 import { dropSearchRows } from "./board/cards-store";
 import { boardRoutes } from "./board/routes";
 import { Board } from "./board/service";
+import { workspaceIdsOfOwner } from "./board/store";
 import { TACK_WEBHOOKS } from "./events";
 import { TACK_SCOPE_PREFIX, tackWebhookRoutes } from "./routes";
 import { TackWebhookService, tackWorkspaceScope } from "./webhooks";
@@ -26,10 +27,14 @@ export const tackModule = defineService({
   webhooks: TACK_WEBHOOKS,
   create: (d) => {
     const board = new Board(d);
-    return { board, cards: new Cards(board), webhooks: new TackWebhookService(d.ctx, d.webhooks.api), scope: tackWorkspaceScope(d.platform) };
+    return { board, cards: new Cards(board), api: d.webhooks.api, webhooks: new TackWebhookService(d.ctx, d.webhooks.api), scope: tackWorkspaceScope(d.platform) };
   },
-  // Board workspaces go with their platform workspace (foreign keys); the FTS rows here.
-  onWorkspaceDelete: async (_tack, t, workspaceId) => {
+  // Board workspaces go with their platform workspace (foreign keys); their webhook
+  // endpoints (scoped to the board workspace) and FTS rows here.
+  onWorkspaceDelete: async (tack, t, workspaceId, actor) => {
+    for (const scopeId of await workspaceIdsOfOwner(t, workspaceId)) {
+      await tack.api.endpoints.removeScope(t, { product: "tack", scopeId, workspaceId }, actor);
+    }
     await dropSearchRows(t, { ownerWorkspaceId: workspaceId });
   },
   webhookScopes: (tack) => [{ prefix: TACK_SCOPE_PREFIX, resolve: tack.scope }],
