@@ -59,6 +59,20 @@ describe("create and read", () => {
     expect(none.body.error.details[0].field).toBe("list");
   });
 
+  test("concurrent creates (grouped into one commit on SQLite): a failing one rolls back alone, positions stay contiguous", async () => {
+    const b = await newBoard(app);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => app.call("POST", `${b.p}/cards`, { token: b.token, body: i === 7 ? { title: "bad", labels: ["ghost"] } : { title: `c${i}` } })),
+    );
+    expect(results.map((r) => r.status).filter((s) => s === 201)).toHaveLength(19);
+    expect(results[7]!.status).toBe(400);
+    expect(results[7]!.body.error.details[0].field).toBe("labels[0]");
+    const titles = await column(app, b, "todo");
+    expect(titles.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `c${i}`).filter((t) => t !== "c7").sort());
+    const activity = await app.call("GET", `${b.p}/activity?action=card.created`, { token: b.token });
+    expect(activity.body.pagination.total).toBe(19);
+  });
+
   test("another workspace's card id is 404; archived cards still answer GET", async () => {
     const a = await newBoard(app);
     const b = await newBoard(app);
@@ -196,7 +210,7 @@ describe("batch-move", () => {
     const doing = await column(app, b, "doing");
     expect(doing[0]).toBe("c98");
     expect(doing[99]).toBe("a");
-  });
+  }, 30_000);
 });
 
 describe("complete, reopen, comments", () => {

@@ -49,7 +49,7 @@ describe("writes", () => {
     const again = await app.call("POST", `${b.p}/cards`, { token, body: { title: "later" } });
     expect(again.status).toBe(201);
     expect(rl(again.headers)[1]).toBe("0");
-  });
+  }, 30_000);
 });
 
 describe("reads and batch operations", () => {
@@ -69,7 +69,7 @@ describe("reads and batch operations", () => {
     expect(over.headers.get("retry-after")).toBe("60");
     // Writes have their own budget.
     expect((await app.call("POST", `${b.p}/cards`, { token, body: { title: "w" } })).status).toBe(201);
-  });
+  }, 30_000);
 
   test("30 batch operations per minute, counted apart from writes", async () => {
     const b = await newBoard(app);
@@ -86,7 +86,7 @@ describe("reads and batch operations", () => {
     const write = await app.call("POST", `${b.p}/cards/${c.id}/move`, { token, body: { position: 0 } });
     expect(write.status).toBe(200);
     expect(rl(write.headers)).toEqual(["200", "199", "60"]);
-  });
+  }, 30_000);
 
   test("without a credential: 401 in the card-board body, counted per client", async () => {
     const r = await app.call("GET", B);

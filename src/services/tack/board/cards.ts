@@ -10,7 +10,8 @@
  */
 import { conflict, notFound } from "../../../core/errors";
 import { prefixedId } from "../../../core/ids";
-import { tx, type Sql } from "../../../core/db";
+import type { Sql } from "../../../core/db";
+import { lockKey } from "../../../core/store/sql";
 import * as cs from "./cards-store";
 import { Board, diff, type Caller } from "./service";
 import * as store from "./store";
@@ -119,7 +120,7 @@ export class Cards {
     const due = has(b, "due_at") ? v.dateTime("due_at", b.due_at) : null;
     const metadata = has(b, "metadata") ? v.metadata("metadata", b.metadata) : "{}";
     const position = has(b, "position") ? v.position("position", b.position) : undefined;
-    return tx(this.db, async (t) => {
+    return this.board.write(async (t) => {
       const { ws, project } = await this.board.project(t, c, wsRef, projectRef, true);
       let list: store.ListRow | undefined;
       if (has(b, "list")) list = await this.targetList(t, v, project.id, b.list, "list");
@@ -186,7 +187,7 @@ export class Cards {
     if (has(b, "due_at")) patch.due_at = v.dateTime("due_at", b.due_at) ?? (b.due_at === null ? null : undefined);
     if (has(b, "metadata")) patch.metadata = v.metadata("metadata", b.metadata);
     const position = has(b, "position") ? v.position("position", b.position) : undefined;
-    return tx(this.db, async (t) => {
+    return this.board.write(async (t) => {
       const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id, true);
       const list = has(b, "list") ? await this.targetList(t, v, project.id, b.list, "list") : undefined;
       const labelIds = labels ? await this.labelIds(t, v, ws.id, labels, "labels") : undefined;
@@ -219,8 +220,11 @@ export class Cards {
   }
 
   async archive(c: Caller, wsRef: string, projectRef: string, id: string) {
-    return tx(this.db, async (t) => {
-      const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id);
+    return this.board.write(async (t) => {
+      const { ws, project } = await this.board.project(t, c, wsRef, projectRef);
+      await lockKey(t, `tack:project:${project.id}`);
+      const card = await cs.cardById(t, project.id, id);
+      if (!card) throw notFound("Card");
       if (card.archived_at) return this.out(t, card);
       const at = this.clock.iso();
       await cs.shiftCards(t, card.list_id, Number(card.position) + 1, Number.MAX_SAFE_INTEGER, -1);
@@ -238,7 +242,7 @@ export class Cards {
     const v = new Checks();
     const position = has(b, "position") ? v.position("position", b.position) : undefined;
     if (!has(b, "list") && position === undefined && !v.details.length) v.fail("list", "give list, position or both");
-    return tx(this.db, async (t) => {
+    return this.board.write(async (t) => {
       const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id, true);
       const list = has(b, "list") ? await this.targetList(t, v, project.id, b.list, "list") : await store.listByRef(t, project.id, card.list_id);
       v.done();
@@ -255,7 +259,7 @@ export class Cards {
     if (!Array.isArray(b.moves) || !moves.length) v.fail("moves", `an array of 1-${BATCH_MOVE_MAX} {card_id, list, position}`);
     else if (moves.length > BATCH_MOVE_MAX) v.fail("moves", `at most ${BATCH_MOVE_MAX} moves per request`);
     v.done();
-    return tx(this.db, async (t) => {
+    return this.board.write(async (t) => {
       const { ws, project } = await this.board.project(t, c, wsRef, projectRef, true);
       const ids = moves.map((m) => m?.card_id);
       const cards = new Map((await cs.cardsByIds(t, project.id, ids.filter((x): x is string => typeof x === "string"))).map((r) => [r.id, r]));
@@ -293,7 +297,7 @@ export class Cards {
 
   /** Sets completed_at (idempotent: a completed card stays as it is, no event). */
   async complete(c: Caller, wsRef: string, projectRef: string, id: string, done: boolean) {
-    return tx(this.db, async (t) => {
+    return this.board.write(async (t) => {
       const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id, true);
       if (!!card.completed_at === done) return this.out(t, card);
       const at = this.clock.iso();
@@ -314,7 +318,7 @@ export class Cards {
     const body = v.text("body", b.body, 1, COMMENT_MAX);
     if (body !== undefined && !body.trim()) v.fail("body", "must not be blank");
     v.done();
-    return tx(this.db, async (t) => {
+    return this.board.write(async (t) => {
       // Comments are allowed on archived cards (a note on why), not in archived projects.
       const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id);
       if (project.archived_at || ws.archived_at) throw conflict("The project is archived", "ARCHIVED");

@@ -12,7 +12,9 @@
 import type { Principal } from "../../../access/principal";
 import { ApiError, conflict, forbidden, notFound } from "../../../core/errors";
 import { prefixedId } from "../../../core/ids";
-import { tx, type Sql } from "../../../core/db";
+import type { Sql } from "../../../core/db";
+import { lockKey } from "../../../core/store/sql";
+import { GroupCommit } from "./group-commit";
 import type { ServiceDeps } from "../../module";
 import { activeCardsInList, dropSearchRows, insertActivity } from "./cards-store";
 import * as store from "./store";
@@ -32,7 +34,17 @@ type Body = Record<string, unknown>;
 const has = (b: Body, k: string) => b[k] !== undefined;
 
 export class Board {
-  constructor(readonly deps: ServiceDeps) {}
+  /** Every board write runs through it (group commit on SQLite, see group-commit.ts). */
+  private readonly group: GroupCommit;
+
+  constructor(readonly deps: ServiceDeps) {
+    this.group = new GroupCommit(deps.ctx.db);
+  }
+
+  /** Runs one write operation in a transaction (grouped with concurrent ones on SQLite). */
+  write<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
+    return this.group.run(fn);
+  }
 
   get db() {
     return this.deps.ctx.db;
@@ -67,6 +79,8 @@ export class Board {
     const project = await store.projectByRef(db, ws.id, ref);
     if (!project) throw notFound("Project");
     if (write && project.archived_at) throw conflict("The project is archived", "ARCHIVED");
+    // Writers of one project's positions take turns (PostgreSQL; SQLite has one writer anyway).
+    if (write) await lockKey(db, `tack:project:${project.id}`);
     return { ws, project };
   }
 
@@ -109,7 +123,7 @@ export class Board {
     if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
     if (has(b, "metadata")) patch.metadata = v.metadata("metadata", b.metadata);
     v.done();
-    return tx(this.db, async (t) => {
+    return this.write(async (t) => {
       const ws = await this.workspace(t, c, ref, true);
       await store.updateWorkspace(t, ws.id, patch, this.clock.iso());
       return workspaceView((await store.workspaceById(t, ws.id))!);
@@ -117,7 +131,7 @@ export class Board {
   }
 
   async archiveWorkspace(c: Caller, ref: string) {
-    return tx(this.db, async (t) => {
+    return this.write(async (t) => {
       const ws = await this.workspace(t, c, ref);
       if (!ws.archived_at) await store.updateWorkspace(t, ws.id, { archived_at: this.clock.iso() }, this.clock.iso());
       return workspaceView((await store.workspaceById(t, ws.id))!);
@@ -150,7 +164,7 @@ export class Board {
       }
     }
     v.done();
-    return tx(this.db, async (t) => {
+    return this.write(async (t) => {
       const ws = await this.workspace(t, c, wsRef, true);
       const at = this.clock.iso();
       const row: store.ProjectRow = { id: prefixedId("proj"), workspace_id: ws.id, name: name!, display_name: display!, status: "active", archived_at: null, created_at: at, updated_at: at };
@@ -184,7 +198,7 @@ export class Board {
     if (has(b, "name")) patch.name = v.name("name", b.name);
     if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
     v.done();
-    return tx(this.db, async (t) => {
+    return this.write(async (t) => {
       const { project } = await this.project(t, c, wsRef, ref, true);
       const changes = diff(project, patch);
       await store.updateProject(t, project.id, patch, this.clock.iso());
@@ -194,7 +208,7 @@ export class Board {
   }
 
   async archiveProject(c: Caller, wsRef: string, ref: string) {
-    return tx(this.db, async (t) => {
+    return this.write(async (t) => {
       const { ws, project } = await this.project(t, c, wsRef, ref);
       if (!project.archived_at) {
         const at = this.clock.iso();
@@ -221,7 +235,7 @@ export class Board {
     const display = has(b, "display_name") ? v.displayName("display_name", b.display_name) : name;
     const position = has(b, "position") ? v.position("position", b.position) : undefined;
     v.done();
-    return tx(this.db, async (t) => {
+    return this.write(async (t) => {
       const { ws, project } = await this.project(t, c, wsRef, projectRef, true);
       const n = await store.countLists(t, project.id);
       if (n >= LISTS_MAX) throw conflict(`A project holds at most ${LISTS_MAX} lists`, "LIMIT_REACHED");
@@ -254,7 +268,7 @@ export class Board {
     if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
     const position = has(b, "position") ? v.position("position", b.position) : undefined;
     v.done();
-    return tx(this.db, async (t) => {
+    return this.write(async (t) => {
       const { ws, project, list } = await this.list(t, c, wsRef, projectRef, ref, true);
       if (position !== undefined) {
         const to = Math.min(position, (await store.countLists(t, project.id)) - 1);
@@ -275,7 +289,7 @@ export class Board {
   }
 
   async deleteList(c: Caller, wsRef: string, projectRef: string, ref: string) {
-    await tx(this.db, async (t) => {
+    await this.write(async (t) => {
       const { ws, project, list } = await this.list(t, c, wsRef, projectRef, ref, true);
       const n = await activeCardsInList(t, list.id);
       if (n > 0) throw new ApiError(409, "LIST_NOT_EMPTY", `The list holds ${n} card(s): move or archive them first`);
@@ -295,7 +309,7 @@ export class Board {
     const name = v.name("name", b.name);
     const color = has(b, "color") ? v.color("color", b.color) : "#9ca3af";
     v.done();
-    return tx(this.db, async (t) => {
+    return this.write(async (t) => {
       const ws = await this.workspace(t, c, wsRef, true);
       const at = this.clock.iso();
       const row: store.LabelRow = { id: prefixedId("lbl"), workspace_id: ws.id, name: name!, color: color!, created_at: at, updated_at: at };
@@ -328,7 +342,7 @@ export class Board {
     if (has(b, "name")) patch.name = v.name("name", b.name);
     if (has(b, "color")) patch.color = v.color("color", b.color);
     v.done();
-    return tx(this.db, async (t) => {
+    return this.write(async (t) => {
       const label = await this.label(t, c, wsRef, ref, true);
       await store.updateLabel(t, label.id, patch, this.clock.iso());
       return labelView((await store.labelByRef(t, label.workspace_id, label.id))!);
@@ -337,7 +351,7 @@ export class Board {
 
   /** Deleted for real; cards lose it (foreign key). */
   async deleteLabel(c: Caller, wsRef: string, ref: string) {
-    await tx(this.db, async (t) => {
+    await this.write(async (t) => {
       const label = await this.label(t, c, wsRef, ref, true);
       await store.deleteLabel(t, label.id);
     });
