@@ -39,6 +39,8 @@ import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import m0053 from "./0053_mail_sending.sql" with { type: "text" };
 import m0054 from "./0054_mail_mailboxes.sql" with { type: "text" };
+import m0060 from "./0060_tack_board.sql" with { type: "text" };
+import m0061 from "./0061_tack_webhook_scope.sql" with { type: "text" };
 import m0070 from "./0070_waitlist.sql" with { type: "text" };
 import m0080 from "./0080_trawl_jobs.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
@@ -51,6 +53,7 @@ import pg0020 from "./pg/0020_webhooks.sql" with { type: "text" };
 import pg0030 from "./pg/0030_auth.sql" with { type: "text" };
 import pg0031 from "./pg/0031_auth_oauth.sql" with { type: "text" };
 import pg0033 from "./pg/0033_platform_member_reads.sql" with { type: "text" };
+import pg0060 from "./pg/0060_tack_board.sql" with { type: "text" };
 
 export interface Migration {
   name: string;
@@ -86,6 +89,8 @@ export const MIGRATIONS: Migration[] = [
   { name: "0052_mail_messages", sql: m0052 },
   { name: "0053_mail_sending", sql: m0053 },
   { name: "0054_mail_mailboxes", sql: m0054 },
+  { name: "0060_tack_board", sql: m0060 },
+  { name: "0061_tack_webhook_scope", sql: m0061 },
   { name: "0070_waitlist", sql: m0070 },
   { name: "0080_trawl_jobs", sql: m0080 },
 ];
@@ -102,6 +107,7 @@ export const PG_VARIANTS: Readonly<Record<string, string>> = {
   "0030_auth": pg0030,
   "0031_auth_oauth": pg0031,
   "0033_platform_member_reads": pg0033,
+  "0060_tack_board": pg0060,
 };
 
 /** The PostgreSQL list: same names and order as MIGRATIONS, each file's pg/ variant when it has one. */

@@ -78,6 +78,8 @@ export interface Config {
   env: "development" | "production" | "test";
   /** Extraction jobs (trawl): OpenAI-compatible endpoint (LLM_BASE_URL, null: offline heuristic extractor), key, models per tier, workers per node. */
   trawl: { llmBaseUrl: string | null; llmApiKey: string | null; llmModel: string; llmModelPro: string; concurrency: number };
+  // Card board (tack): per-API-key requests per minute (TACK_RATE_WRITES / _READS / _BATCH); 0 switches a limit off.
+  tackRateLimits: { writes: number; reads: number; batch: number };
 }
 
 export const CONSOLE_SIGNUP_MODES = ["open", "invite_only", "closed"] as const;
@@ -258,6 +260,11 @@ export function loadConfig(env: Env = process.env): Config {
       llmModel: str("LLM_MODEL", "gpt-4o-mini"),
       llmModelPro: str("LLM_MODEL_PRO", str("LLM_MODEL", "gpt-4o")),
       concurrency: int("TRAWL_CONCURRENCY", 2, 1, 64),
+    // Card board (tack): the spec's per-key limits; raised (or 0: off) for benchmarks.
+    tackRateLimits: {
+      writes: int("TACK_RATE_WRITES", 200, 0, 10_000_000),
+      reads: int("TACK_RATE_READS", 600, 0, 10_000_000),
+      batch: int("TACK_RATE_BATCH", 30, 0, 10_000_000),
     },
   };
   if (problems.length) throw new ConfigError("Invalid configuration:\n  - " + problems.join("\n  - "));

@@ -27,6 +27,11 @@ const SOCIAL_21 = [
 const EXPECTED: Record<Product, string[]> = {
   waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "waitlist.status_changed", "entry.deleted"],
   tack: ["card.created", "card.updated", "card.moved", "card.completed", "card.deleted", "comment.created"],
+  waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.deleted"],
+  tack: [
+    "card.created", "card.updated", "card.moved", "card.completed", "card.reopened", "card.archived", "comment.created",
+    "list.created", "list.updated", "list.deleted", "project.created", "project.archived",
+  ],
   social: SOCIAL_21,
   mail: [
     "email.sent", "email.delivered", "email.delivery_delayed", "email.bounced", "email.complained", "email.failed",
@@ -61,6 +66,7 @@ describe("built-in catalogue", () => {
     // add events touch only their own line); the community's is pinned by the spec.
     expect(counts).toEqual(Object.fromEntries(Object.entries(EXPECTED).map(([p, l]) => [p, l.length])));
     expect(counts.social).toBe(21);
+    expect(counts).toEqual({ mail: 11, waitlist: 6, trawl: 5, tack: 12, auth: 12, social: 21 });
   });
 
   test("no duplicates; ping is never in a catalogue", () => {

@@ -23,9 +23,20 @@ afterEach(() => {
   receiver.setHandler(() => new Response("ok"));
 });
 
-/** {workspace} is the id or the slug. */
+/** {workspace} is the board workspace's ws_ id or its name. */
 const base = (ws: string) => `/tack/api/v1/workspaces/${ws}/webhooks`;
-const owner = () => ownerWithKey(app);
+let boards = 0;
+/**
+ * A key allowing everything and a board workspace of its platform workspace: ws is the board
+ * workspace ({id: ws_..., slug: its name}; webhooks are scoped to it), platform the platform one.
+ */
+const owner = async () => {
+  const o = await ownerWithKey(app);
+  const name = `board-${++boards}`;
+  const r = await app.call("POST", "/tack/api/v1/workspaces", { token: o.token, body: { name } });
+  if (r.status !== 201) throw new Error(`board workspace create failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return { token: o.token, session: o.session, platform: o.ws, ws: { id: r.body.id as string, slug: name } };
+};
 const OWN_SECRET = "board-secret-0123456789-abcdef";
 
 async function register(token: string, ws: string, body: Record<string, unknown> = {}) {
@@ -105,7 +116,7 @@ describe("register, read, list", () => {
   });
 
   test("with the caller's own secret: stored encrypted, never echoed (signing_secret null), legacy_signature true", async () => {
-    const { token, ws } = await owner();
+    const { token, ws, platform } = await owner();
     const hook = await register(token, ws.id, { secret: OWN_SECRET });
     expect(hook).toMatchObject({ active: true, events: [], legacy_signature: true, signing_secret: null, signing_secret_hint: OWN_SECRET.slice(-4) });
     const row = (await endpointsStore.endpointInScope(app.ctx.db, "tack", ws.id, hook.id))!;
@@ -115,7 +126,7 @@ describe("register, read, list", () => {
     const all = JSON.stringify([(await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body, (await app.call("GET", base(ws.id), { token })).body]);
     expect(all).not.toContain(OWN_SECRET);
     // Not in the audit log either.
-    const audit = JSON.stringify(await app.ctx.db.all("SELECT * FROM platform_audit_log WHERE workspace_id = ?", ws.id));
+    const audit = JSON.stringify(await app.ctx.db.all("SELECT * FROM platform_audit_log WHERE workspace_id = ?", platform.id));
     expect(audit).toContain(hook.id);
     expect(audit).not.toContain(OWN_SECRET);
   });
@@ -154,7 +165,7 @@ describe("register, read, list", () => {
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe("VALIDATION_ERROR");
     expect(r.body.error.details[0].field).toBe("events");
-    for (const t of ["card.created", "card.updated", "card.moved", "card.completed", "card.deleted", "comment.created"]) expect(r.body.error.message).toContain(t);
+    for (const t of ["card.created", "card.updated", "card.moved", "card.completed", "card.archived", "comment.created", "list.created", "project.archived"]) expect(r.body.error.message).toContain(t);
     expect(r.body.error.message).toContain("job.succeeded");
     const hook = await register(token, ws.id);
     const p = await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { events: ["entry.created"] } });
@@ -247,7 +258,7 @@ describe("workspace by name or id, and who may call", () => {
   });
 
   test("another workspace's key, an unknown workspace and another product's id answer 404", async () => {
-    const { token, ws } = await owner();
+    const { token, ws, platform } = await owner();
     const hook = await register(token, ws.id);
     const other = await owner();
     for (const ref of [ws.id, ws.slug]) {
@@ -268,23 +279,23 @@ describe("workspace by name or id, and who may call", () => {
     expect((await app.call("GET", `${base(other.ws.id)}/${hook.id}`, { token: other.token })).status).toBe(404);
     for (const ref of ["no-such-workspace", "0192f0c5-0000-7000-8000-000000000000"]) expect((await app.call("GET", base(ref), { token })).status).toBe(404);
     // A trawl endpoint of the same workspace is not a card-board webhook.
-    const trawl = await app.call("POST", `/trawl/v1/workspaces/${ws.id}/webhooks/endpoints`, { token, body: { url: `${receiver.url}/t` } });
+    const trawl = await app.call("POST", `/trawl/v1/workspaces/${platform.id}/webhooks/endpoints`, { token, body: { url: `${receiver.url}/t` } });
     expect(trawl.status).toBe(201);
     expect((await app.call("GET", `${base(ws.id)}/${trawl.body.id}`, { token })).status).toBe(404);
     expect((await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body.active).toBe(true);
   });
 
   test("no credential 401; a member cannot write; a key with tack.webhooks.read only reads; card board switched off 403", async () => {
-    const { token, session, ws } = await owner();
+    const { token, session, ws, platform } = await owner();
     const hook = await register(token, ws.id);
     expect((await app.call("GET", base(ws.id))).status).toBe(401);
 
     // The built-in member role holds no tack.webhooks.write (writes stay with admins).
-    const member = await addMember(app, session, ws.slug);
+    const member = await addMember(app, session, platform.slug);
     expect((await app.call("POST", base(ws.id), { token: member.token, body: { url: `${receiver.url}/x` } })).status).toBe(403);
     expect((await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token: member.token, body: { active: false } })).status).toBe(403);
 
-    const minted = await app.call("POST", `${P}/workspaces/${ws.slug}/api-keys`, {
+    const minted = await app.call("POST", `${P}/workspaces/${platform.slug}/api-keys`, {
       token: session,
       body: { name: "reader", policy: [{ effect: "allow", actions: ["tack.webhooks.read"], resources: ["*"] }] },
     });
@@ -301,18 +312,18 @@ describe("workspace by name or id, and who may call", () => {
       expect(r.status).toBe(403);
     }
     // trawl.webhooks.read does not cover the card board.
-    const trawlKey = (await app.call("POST", `${P}/workspaces/${ws.slug}/api-keys`, {
+    const trawlKey = (await app.call("POST", `${P}/workspaces/${platform.slug}/api-keys`, {
       token: session,
       body: { name: "trawl", policy: [{ effect: "allow", actions: ["trawl.webhooks.read"], resources: ["*"] }] },
     })).body.key as string;
     expect((await app.call("GET", base(ws.id), { token: trawlKey })).status).toBe(403);
 
-    expect((await app.call("DELETE", `${P}/workspaces/${ws.slug}/services/tack`, { token: session })).status).toBe(200);
+    expect((await app.call("DELETE", `${P}/workspaces/${platform.slug}/services/tack`, { token: session })).status).toBe(200);
     const off = await app.call("GET", base(ws.id), { token });
     expect(off.status).toBe(403);
     expect(off.body.error.code).toBe("SERVICE_NOT_ENABLED");
     expect((await app.call("GET", `${base(ws.id)}/event-types`, { token })).status).toBe(403);
-    expect((await app.call("PUT", `${P}/workspaces/${ws.slug}/services/tack`, { token: session })).status).toBe(200);
+    expect((await app.call("PUT", `${P}/workspaces/${platform.slug}/services/tack`, { token: session })).status).toBe(200);
     expect((await app.call("GET", base(ws.id), { token })).status).toBe(200);
   });
 });

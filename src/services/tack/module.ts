@@ -1,22 +1,46 @@
 /**
- * The card board (tack) as a module, under {tack_base_url} = /tack/api. Its boards come
- * with their own issue; today the module carries the webhook event catalogue, the
- * workspace webhook scope (the shared routes; {workspace} is the id or the name) and the
- * board's own webhook records (routes.ts, webhooks.ts).
+ * The card board (tack) as a module, under {tack_base_url} = /tack/api: board workspaces,
+ * projects, lists, labels, cards, comments and activity (board/), the webhook event
+ * catalogue, the workspace webhook scope (the shared routes; {workspace} is the id or the
+ * name) and the board's own webhook records (routes.ts, webhooks.ts).
  */
+import { Elysia } from "elysia";
 import { defineService } from "../module";
+import { TACK_ACTIONS } from "./actions";
+import { cardRoutes } from "./board/card-routes";
+import { Cards } from "./board/cards";
+import { dropSearchRows } from "./board/cards-store";
+import { boardRoutes } from "./board/routes";
+import { Board } from "./board/service";
+import { workspaceIdsOfOwner } from "./board/store";
 import { TACK_WEBHOOKS } from "./events";
 import { TACK_SCOPE_PREFIX, tackWebhookRoutes } from "./routes";
 import { TackWebhookService, tackWorkspaceScope } from "./webhooks";
 
 export const tackModule = defineService({
   name: "tack",
-  description: "Card board: boards, columns and cards",
+  description: "Card board: workspaces, projects, lists and cards",
   prefix: "/tack",
   // The spec gives the board no description version, only "/v1 below /api": v1.0.0.
-  openapi: { title: "Bunker card board", description: "Card board: boards, columns and cards (paths under /tack/api/v1).", version: "v1.0.0" },
+  openapi: { title: "Bunker card board", description: "Card board: workspaces, projects, lists, cards, labels, comments and activity (paths under /tack/api/v1).", version: "v1.0.0" },
+  actions: TACK_ACTIONS,
   webhooks: TACK_WEBHOOKS,
-  create: (d) => ({ webhooks: new TackWebhookService(d.ctx, d.webhooks.api), scope: tackWorkspaceScope(d.platform) }),
+  create: (d) => {
+    const board = new Board(d);
+    return { board, cards: new Cards(board), api: d.webhooks.api, webhooks: new TackWebhookService(d.ctx, d.webhooks.api), scope: tackWorkspaceScope(d.platform) };
+  },
+  // Board workspaces go with their platform workspace (foreign keys); their webhook
+  // endpoints (scoped to the board workspace) and FTS rows here.
+  onWorkspaceDelete: async (tack, t, workspaceId, actor) => {
+    for (const scopeId of await workspaceIdsOfOwner(t, workspaceId)) {
+      await tack.api.endpoints.removeScope(t, { product: "tack", scopeId, workspaceId }, actor);
+    }
+    await dropSearchRows(t, { ownerWorkspaceId: workspaceId });
+  },
   webhookScopes: (tack) => [{ prefix: TACK_SCOPE_PREFIX, resolve: tack.scope }],
-  routes: (tack, d) => tackWebhookRoutes(tack.webhooks, tack.scope, { principals: d.platform.authz, idempotency: d.ctx.idempotency }),
+  routes: (tack, d) =>
+    new Elysia({ name: "tack-routes" })
+      .use(boardRoutes(tack.board, d))
+      .use(cardRoutes(tack.cards, d))
+      .use(tackWebhookRoutes(tack.webhooks, tack.scope, { principals: d.platform.authz, idempotency: d.ctx.idempotency })),
 });

@@ -6,7 +6,9 @@
  *   /tack/api/v1/workspaces/{workspace}/webhooks               GET list, POST register
  *   /tack/api/v1/workspaces/{workspace}/webhooks/{webhook_id}  GET, PATCH, DELETE
  *
- * A tack webhook is an ordinary webhook endpoint (product "tack", scope = the workspace),
+ * A tack webhook is an ordinary webhook endpoint (product "tack", scope = one board
+ * workspace, whose events it receives; before migration 0061 the scope was the platform
+ * workspace, and 0061 moved those rows to a board workspace per platform workspace),
  * read and written through WebhookService (this service touches no webhook_* table) and
  * delivered by the shared engine, like the legacy records (webhooks/legacy.ts) are.
  * The shared surface is mounted for tack too (/tack/api/v1/workspaces/{workspace}/webhooks/
@@ -40,15 +42,14 @@
  *     open-scheme headers").
  *   A later rotation goes through the shared rotate-secret route (whsec_ secret, grace
  *   period); X-Tack-Signature, if the record has it, is then keyed by the new secret.
- * - events: catalogue types of the card board (card.*, comment.created); unknown ones are
+ * - events: catalogue types of the card board (card.*, comment.created, list.*, project.*); unknown ones are
  *   400 naming the valid set; empty or omitted = every type, future ones included.
  * - PATCH {url, events, active}: active:false pauses and drops queued retries; active:true
  *   re-enables and clears the failure streak (consecutive_failures, first_failure_at,
  *   auto_disabled_at). The shared endpoint update, same state machine.
  * - DELETE: 204; the endpoint's deliveries (queued retries included) and attempts go too.
- * - {workspace} is the workspace id or its name (the platform slug); an id-shaped value is
- *   looked up as an id first. Unknown workspace, another workspace's key and non-members:
- *   404. Actions tack.webhooks.read / tack.webhooks.write; 403 SERVICE_NOT_ENABLED when
+ * - {workspace} is the board workspace's name or ws_ id (see tackWorkspaceScope). Unknown
+ *   workspace, another platform workspace's key and non-members: 404. Actions tack.webhooks.read / tack.webhooks.write; 403 SERVICE_NOT_ENABLED when
  *   the workspace has the card board switched off.
  * - At most 10 endpoints per workspace, counted with the shared surface's (409
  *   ENDPOINT_LIMIT_REACHED).
@@ -56,10 +57,10 @@
  *   {data, pagination: {total, limit, offset, has_more}}, oldest first.
  */
 import type { AppContext } from "../../context";
-import { ApiError, invalidField, notFound } from "../../core/errors";
-import { isUuid, prefixedId } from "../../core/ids";
+import { invalidField, notFound } from "../../core/errors";
+import { workspaceById, workspaceByRef } from "./board/store";
+import { prefixedId } from "../../core/ids";
 import { parseLimit } from "../../core/pagination";
-import type { WorkspaceAccess } from "../platform/authz";
 import type { Platform } from "../platform/service";
 import type { Actor, EndpointRecord, ResolvedScope } from "../webhooks/endpoints";
 import { registerWebhookActions, webhookAction, type ScopeResolver } from "../webhooks/scopes";
@@ -112,27 +113,26 @@ export interface TackUpdateInput {
 }
 
 /**
- * The card board's workspace scope: {workspace} (path parameter :workspace_id) is the id or
- * the name (slug). Same outcomes as workspaceScope: 404 for unknown / foreign workspaces,
- * 403 without the action, 403 SERVICE_NOT_ENABLED when the board is off.
+ * The card board's webhook scope: a board workspace. {workspace} (path parameter
+ * :workspace_id) is the board workspace's name or ws_ id. A workspace API key sees its own
+ * platform workspace's board workspaces (by name or id); console sessions and personal
+ * tokens name one by id and must be members of its platform workspace. Unknown or foreign
+ * board workspaces: 404; without the action 403; 403 SERVICE_NOT_ENABLED when the board is
+ * off for the platform workspace. Scope: {product: "tack", scopeId: board workspace id,
+ * workspaceId: its platform workspace} (audit entries go to the platform workspace).
  */
 export function tackWorkspaceScope(platform: Platform): ScopeResolver {
   registerWebhookActions(platform.ctx.actions, TACK);
   return async ({ principal, params }, access) => {
     const ref = params.workspace_id ?? "";
-    let found: WorkspaceAccess | undefined;
-    if (isUuid(ref)) {
-      try {
-        found = await platform.authz.workspaceAccess(platform.ctx.db, principal, { id: ref });
-      } catch (e) {
-        // A slug may be shaped like a UUID: fall back to it when no workspace has that id.
-        if (!(e instanceof ApiError) || e.status !== 404) throw e;
-      }
-    }
-    found ??= await platform.authz.workspaceAccess(platform.ctx.db, principal, { slug: ref });
+    const db = platform.ctx.db;
+    const board =
+      principal.kind === "api_key" ? await workspaceByRef(db, principal.workspaceId, ref) : ref.startsWith("ws_") ? await workspaceById(db, ref) : null;
+    if (!board) throw notFound("Workspace");
+    const found = await platform.authz.workspaceAccess(db, principal, { id: board.owner_workspace_id });
     platform.authz.assertAllowed(found, webhookAction(TACK, access));
-    await platform.authz.requireService(platform.ctx.db, found.workspace.id, TACK);
-    return { product: TACK, scopeId: found.workspace.id, workspaceId: found.workspace.id };
+    await platform.authz.requireService(db, found.workspace.id, TACK);
+    return { product: TACK, scopeId: board.id, workspaceId: found.workspace.id };
   };
 }
 
