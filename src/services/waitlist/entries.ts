@@ -98,7 +98,7 @@ export class EntryService {
   }
 
   private async hasLater(db: Sql, w: store.WaitlistRow, r: store.EntryRow): Promise<boolean> {
-    return !!(await db.get("SELECT 1 AS one FROM waitlist_entries WHERE waitlist_id = ? AND status = 'pending' AND (created_at > ? OR (created_at = ? AND id > ?)) LIMIT 1", w.id, r.created_at, r.created_at, r.id));
+    return store.pendingAfter(db, w.id, r);
   }
 
   async publicView(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">): Promise<PublicEntry> {

@@ -1,6 +1,6 @@
 /** All SQL of the waitlist service: settings, waitlists, entries (with positions), variants, views. */
 import type { Sql } from "../../core/db";
-import { updateById } from "../../core/store/sql";
+import { dialect, updateById } from "../../core/store/sql";
 
 export type WaitlistStatus = "draft" | "open" | "paused" | "closed";
 export type EntryStatus = "pending" | "approved" | "rejected";
@@ -196,6 +196,13 @@ export async function positionOf(db: Sql, waitlistId: string, boost: number, id:
   return r ? Number(r.position) : null;
 }
 
+/** True when a pending entry of the waitlist is newer than `r` (by created_at, id). */
+export const pendingAfter = async (db: Sql, waitlistId: string, r: { created_at: string; id: string }): Promise<boolean> =>
+  !!(await db.get(
+    "SELECT 1 AS one FROM waitlist_entries WHERE waitlist_id = ? AND status = 'pending' AND (created_at > ? OR (created_at = ? AND id > ?)) LIMIT 1",
+    waitlistId, r.created_at, r.created_at, r.id,
+  ));
+
 /** Pending entries: the new one is last by time, so with no referrals its position is the pending count. */
 export const pendingCount = async (db: Sql, waitlistId: string): Promise<number> =>
   Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM waitlist_entries WHERE waitlist_id = ? AND status = 'pending'", waitlistId))!.n);
@@ -337,4 +344,50 @@ export const utmSources = (db: Sql, waitlistId: string, since: string, until: st
     waitlistId,
     since,
     until,
+  );
+
+// ------------------------------------------------------------------ notification outbox (notify.ts)
+
+export interface NotificationRow {
+  id: string;
+  workspace_id: string;
+  waitlist_id: string;
+  entry_id: string;
+  kind: "welcome" | "approved" | "rejected";
+  attempts: number;
+  invite_code: string | null;
+}
+
+export async function insertNotification(db: Sql, n: { id: string; workspace_id: string; waitlist_id: string; entry_id: string; kind: string; due: number; at: string }): Promise<void> {
+  await db.run(
+    `INSERT INTO waitlist_notifications (id, workspace_id, waitlist_id, entry_id, kind, state, attempts, next_attempt_at, lease_until, invite_code, last_error, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, ?, ?)`,
+    n.id, n.workspace_id, n.waitlist_id, n.entry_id, n.kind, n.due, n.at, n.at,
+  );
+}
+
+/** In a transaction: due rows not leased, locked (PostgreSQL skips rows other nodes hold), then leased until `leaseUntil`. */
+export async function claimNotifications(t: Sql, now: number, leaseUntil: number, limit: number): Promise<NotificationRow[]> {
+  const rows = await t.all<NotificationRow>(
+    `SELECT id, workspace_id, waitlist_id, entry_id, kind, attempts, invite_code FROM waitlist_notifications
+      WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_attempt_at, id LIMIT ?${dialect(t).skipLocked}`,
+    now, now, limit,
+  );
+  for (const r of rows) await t.run("UPDATE waitlist_notifications SET lease_until = ?, attempts = attempts + 1 WHERE id = ?", leaseUntil, r.id);
+  return rows;
+}
+
+/** Ends an attempt: done / failed (the invite code is dropped) or pending again at `next`. */
+export const finishNotification = (db: Sql, id: string, state: string, next: number, error: string | null, at: string) =>
+  db.run(
+    "UPDATE waitlist_notifications SET state = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, invite_code = CASE WHEN ? = 'pending' THEN invite_code ELSE NULL END, updated_at = ? WHERE id = ?",
+    state, next, error, state, at, id,
+  );
+
+export const keepInviteCode = (db: Sql, id: string, sealed: string) => db.run("UPDATE waitlist_notifications SET invite_code = ? WHERE id = ?", sealed, id);
+
+export const notificationsOf = (db: Sql, entryId: string) =>
+  db.all<{ kind: string; state: string; attempts: number; last_error: string | null }>(
+    "SELECT kind, state, attempts, last_error FROM waitlist_notifications WHERE entry_id = ? ORDER BY created_at, id",
+    entryId,
   );
