@@ -16,6 +16,8 @@ import { PublicConfig, VIEWS_JOB } from "./public";
 import { publicRoutes } from "./public-routes";
 import { adminRoutes } from "./routes";
 import * as store from "./store";
+import { variantRoutes } from "./variant-routes";
+import { VariantService } from "./variants";
 import { PUBLIC_TOPIC, WAITLIST_ACTIONS, WaitlistService } from "./waitlists";
 
 export const waitlistModule = defineService({
@@ -31,12 +33,14 @@ export const waitlistModule = defineService({
     const waitlists = new WaitlistService(d, b, worker);
     // A mail domain named by a workspace's waitlist settings cannot be deleted (409 DOMAIN_IN_USE).
     b.onDomainDelete(async (t, domain) => ((await store.domainUsed(t, domain.id)) ? "the workspace's waitlist settings use it as default sender domain" : null));
-    return { waitlists, entries: new EntryService(waitlists), worker, publicConfig: new PublicConfig(d.ctx) };
+    const publicConfig = new PublicConfig(d.ctx);
+    return { waitlists, entries: new EntryService(waitlists), variants: new VariantService(waitlists, publicConfig), worker, publicConfig };
   },
   routes: (s, d) =>
     new Elysia({ name: "waitlist-routes" })
       .use(publicRoutes(s.entries, s.publicConfig))
-      .use(adminRoutes(s, { principals: d.platform.authz, idempotency: d.ctx.idempotency })),
+      .use(adminRoutes(s, { principals: d.platform.authz, idempotency: d.ctx.idempotency }))
+      .use(variantRoutes(s.variants, { principals: d.platform.authz })),
   jobs: (s) => [
     { name: NOTIFY_JOB, schedule: "*/30 * * * * *", run: async () => void (await s.worker.runDue()) },
     { name: VIEWS_JOB, schedule: "*/10 * * * * *", run: () => s.publicConfig.flushViews() },
