@@ -22,6 +22,8 @@ afterAll(async () => {
 });
 
 async function delivered(count: number) {
+  // Referral counts' entry.updated events come from their job (referrals.ts).
+  await app.ctx.scheduler.runNow("waitlist.referrals");
   await app.webhooks.dispatchPending();
   await app.webhooks.deliverDue();
   return (await receiver.waitForRequests(count)).map((r) => JSON.parse(r.body));

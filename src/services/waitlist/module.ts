@@ -14,6 +14,8 @@ import { WAITLIST_WEBHOOKS } from "./events";
 import { NOTIFY_JOB, NotificationWorker } from "./notify";
 import { PublicConfig, VIEWS_JOB } from "./public";
 import { publicRoutes } from "./public-routes";
+import { purgeSignupCounters } from "./ratelimit";
+import { emitReferralUpdates, REFERRALS_JOB } from "./referrals";
 import { adminRoutes } from "./routes";
 import * as store from "./store";
 import { variantRoutes } from "./variant-routes";
@@ -41,9 +43,17 @@ export const waitlistModule = defineService({
       .use(publicRoutes(s.entries, s.publicConfig))
       .use(adminRoutes(s, { principals: d.platform.authz, idempotency: d.ctx.idempotency }))
       .use(variantRoutes(s.variants, { principals: d.platform.authz })),
-  jobs: (s) => [
+  jobs: (s, d) => [
+    { name: REFERRALS_JOB, schedule: "*/2 * * * * *", run: async () => void (await emitReferralUpdates(d)) },
     { name: NOTIFY_JOB, schedule: "*/30 * * * * *", run: async () => void (await s.worker.runDue()) },
-    { name: VIEWS_JOB, schedule: "*/10 * * * * *", run: () => s.publicConfig.flushViews() },
+    {
+      name: VIEWS_JOB,
+      schedule: "*/10 * * * * *",
+      run: async () => {
+        await s.publicConfig.flushViews();
+        await purgeSignupCounters(s.waitlists.ctx);
+      },
+    },
   ],
   // Workspace slug renamed: the new slug serves and the old one keeps answering (previous_workspace_slug).
   onWorkspaceEvent: async (s, e, t) => {
