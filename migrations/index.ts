@@ -42,6 +42,7 @@ import m0054 from "./0054_mail_mailboxes.sql" with { type: "text" };
 import m0060 from "./0060_tack_board.sql" with { type: "text" };
 import m0061 from "./0061_tack_webhook_scope.sql" with { type: "text" };
 import m0070 from "./0070_waitlist.sql" with { type: "text" };
+import m0071 from "./0071_waitlist_counters.sql" with { type: "text" };
 import m0080 from "./0080_trawl_jobs.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
@@ -92,6 +93,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0060_tack_board", sql: m0060 },
   { name: "0061_tack_webhook_scope", sql: m0061 },
   { name: "0070_waitlist", sql: m0070 },
+  { name: "0071_waitlist_counters", sql: m0071 },
   { name: "0080_trawl_jobs", sql: m0080 },
 ];
 

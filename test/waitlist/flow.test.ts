@@ -11,7 +11,7 @@ import { startReceiver, type Receiver } from "../helpers/http-receiver";
 import { createTemplate, startSendingApp, workspaceWithDomain, type MailWorkspace, type SendingEnv } from "../helpers/mail-sending";
 import { startSmtpSink, type SmtpSink } from "../helpers/smtp-sink";
 import { createWaitlist, join, type TestWaitlist } from "../helpers/waitlist";
-import { NOTIFY_JOB } from "../../src/services/waitlist/notify";
+import { NOTIFY_JOB, notificationsOf } from "../../src/services/waitlist/notify";
 
 let e: SendingEnv;
 let sink: SmtpSink;
@@ -133,13 +133,13 @@ describe("sign-up -> approve -> invite -> mail, with webhooks", () => {
     expect((await e.app.call("DELETE", `${mail.base}/templates/wl_approved`, { token: owner.token })).status).toBe(204);
     expect((await e.app.call("POST", `${w.base}/entries/${s.body.id}/approve`, { token: owner.token })).status).toBe(200);
     await runNotify();
-    const rows = await e.app.ctx.db.all<{ state: string; attempts: number; last_error: string }>("SELECT state, attempts, last_error FROM waitlist_notifications WHERE entry_id = ? AND kind = 'approved'", s.body.id);
+    const rows = (await notificationsOf(e.app.ctx.db, s.body.id)).filter((x) => x.kind === "approved");
     expect(rows[0]).toMatchObject({ state: "pending", attempts: 1 });
     expect((await e.app.call("GET", `${w.base}/entries/${s.body.id}`, { token: owner.token })).body).toMatchObject({ status: "approved", invited_to_app_slug: appSlug });
     await createTemplate(e, mail, tpl("wl_approved", "You are in, {{entry.name}}", "<p>{{waitlist_brand.name}} invites you: {{invite_link}}</p>"));
     e.app.clock.advance(31_000);
     await runNotify();
-    const done = await e.app.ctx.db.all<{ state: string; attempts: number }>("SELECT state, attempts FROM waitlist_notifications WHERE entry_id = ? AND kind = 'approved'", s.body.id);
+    const done = (await notificationsOf(e.app.ctx.db, s.body.id)).filter((x) => x.kind === "approved");
     expect(done[0]).toMatchObject({ state: "done", attempts: 2 });
     const m = await sink.waitFor((x) => x.to.includes("retry@example.com") && x.raw.includes("You are in"));
     // The invite made on the first attempt is the one mailed on the retry.

@@ -12,7 +12,7 @@ import type { RequestMeta } from "../../access/http";
 import type { Principal } from "../../access/principal";
 import { tx, type Sql } from "../../core/db";
 import { badRequest, conflict, invalidField, notFound } from "../../core/errors";
-import { isUuid } from "../../core/ids";
+import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { audit } from "../platform/audit";
 import { enqueueNotification, type NotificationKind } from "./notify";
@@ -90,23 +90,23 @@ export class EntryService {
 
   // ------------------------------------------------------------------ shared by sign-up and admin
 
-  async position(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow): Promise<number | null> {
+  /**
+   * The entry's position (null unless pending). The newest pending entry with no referrals is
+   * last, so its position is the pending count (one row read): `fresh` says the caller just
+   * inserted it (created now, UUIDv7 id), which spares the check that no pending entry is newer.
+   */
+  async position(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, fresh = false): Promise<number | null> {
     if (r.status !== "pending") return null;
-    // The newest pending entry with no referrals is last: its position is the pending count.
-    if (Number(r.referral_count) === 0 && !(await this.hasLater(db, w, r))) return store.pendingCount(db, w.id);
+    if (Number(r.referral_count) === 0 && (fresh || !(await store.pendingAfter(db, w.id, r)))) return store.pendingCount(db, w.id);
     return store.positionOf(db, w.id, s.referral_boost, r.id);
   }
 
-  private async hasLater(db: Sql, w: store.WaitlistRow, r: store.EntryRow): Promise<boolean> {
-    return !!(await db.get("SELECT 1 AS one FROM waitlist_entries WHERE waitlist_id = ? AND status = 'pending' AND (created_at > ? OR (created_at = ? AND id > ?)) LIMIT 1", w.id, r.created_at, r.created_at, r.id));
-  }
-
-  async publicView(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">): Promise<PublicEntry> {
+  async publicView(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">, fresh = false): Promise<PublicEntry> {
     const base = s.allowed_origins.includes("*") || client.origin === null ? client.origin : s.allowed_origins.includes(client.origin) ? client.origin : null;
     return {
       id: r.id,
       status: r.status,
-      position: await this.position(db, w, s, r),
+      position: await this.position(db, w, s, r, fresh),
       referral_code: r.referral_code,
       referral_link: base ? `${base}/?ref=${encodeURIComponent(r.referral_code)}` : null,
       referral_count: Number(r.referral_count),
@@ -118,16 +118,21 @@ export class EntryService {
     return isUuid(id) ? store.variantById(this.ctx.db, waitlistId, id.toLowerCase()) : null;
   }
 
-  async emitEntry(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, type: string, r: store.EntryRow, extra: Record<string, unknown> = {}): Promise<void> {
-    const position = await this.position(t, w, s, r);
+  async emitEntry(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, type: string, r: store.EntryRow, extra: Record<string, unknown> = {}, fresh = false): Promise<void> {
+    const position = await this.position(t, w, s, r, fresh);
     await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, type, { ...entryView(r, position), ...extra });
   }
 
-  /** A referral of `referrer` started (+1) or stopped (-1) counting: count and entry.updated. */
-  async referralChanged(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, referrer: store.EntryRow, delta: 1 | -1): Promise<void> {
-    await store.bumpReferrals(t, referrer.id, delta, this.ctx.clock.iso());
-    const after = (await store.entryById(t, w.id, referrer.id))!;
-    await this.emitEntry(t, w, s, "entry.updated", after, { changes: { referral_count: { from: Number(referrer.referral_count), to: Number(after.referral_count) } } });
+  /**
+   * A referral of `referrer` started (+1) or stopped (-1) counting. The count changes in t; its
+   * entry.updated event (with the new position, an O(pending) computation) is emitted by the
+   * job waitlist.referrals, batch by batch (referrals.ts).
+   */
+  async referralChanged(t: Sql, w: store.WaitlistRow, referrer: store.EntryRow, delta: 1 | -1): Promise<void> {
+    const at = this.ctx.clock.iso();
+    await store.bumpReferrals(t, referrer.id, delta, at);
+    const from = Number(referrer.referral_count);
+    await store.insertReferralUpdate(t, { id: uuid(), waitlist_id: w.id, entry_id: referrer.id, from_count: from, to_count: from + delta, created_at: at });
   }
 
   notify(t: Sql, w: store.WaitlistRow, r: store.EntryRow, kind: NotificationKind): Promise<void> {
@@ -137,12 +142,12 @@ export class EntryService {
   /** Approves or rejects a pending entry in t: event, referral bookkeeping, notification. 409 when not pending. */
   async decide(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, to: "approved" | "rejected"): Promise<store.EntryRow> {
     const now = this.ctx.clock.iso();
-    if (!(await store.decideEntry(t, r.id, to, now))) throw conflict(`The entry is ${r.status}; only pending entries can be ${to}`, "ENTRY_NOT_PENDING");
+    if (!(await store.decideEntry(t, w.id, r.id, to, now))) throw conflict(`The entry is ${r.status}; only pending entries can be ${to}`, "ENTRY_NOT_PENDING");
     const after = (await store.entryById(t, w.id, r.id))!;
     await this.emitEntry(t, w, s, to === "approved" ? "entry.approved" : "entry.rejected", after);
     if (to === "rejected" && r.referred_by_entry_id) {
       const referrer = await store.entryById(t, w.id, r.referred_by_entry_id);
-      if (referrer) await this.referralChanged(t, w, s, referrer, -1);
+      if (referrer) await this.referralChanged(t, w, referrer, -1);
     }
     await this.notify(t, w, after, to);
     return after;
@@ -231,13 +236,12 @@ export class EntryService {
 
   async remove(p: Principal, workspaceId: string, waitlistId: string, id: string, meta?: RequestMeta): Promise<void> {
     const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
-    const s = parseWaitlistSettings(w.settings);
     await tx(this.ctx.db, async (t) => {
       const r = await this.entryIn(t, w, id);
-      await store.deleteEntry(t, r.id);
+      await store.deleteEntry(t, r);
       if (r.referred_by_entry_id && r.status !== "rejected") {
         const referrer = await store.entryById(t, w.id, r.referred_by_entry_id);
-        if (referrer) await this.referralChanged(t, w, s, referrer, -1);
+        if (referrer) await this.referralChanged(t, w, referrer, -1);
       }
       await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.deleted", { id: r.id, waitlist_id: w.id, email: r.email, deleted_at: this.ctx.clock.iso() });
       await audit(t, this.ctx, { actor: p, action: "waitlist.entry.delete", workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta });

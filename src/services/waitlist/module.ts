@@ -14,8 +14,12 @@ import { WAITLIST_WEBHOOKS } from "./events";
 import { NOTIFY_JOB, NotificationWorker } from "./notify";
 import { PublicConfig, VIEWS_JOB } from "./public";
 import { publicRoutes } from "./public-routes";
+import { purgeSignupCounters } from "./ratelimit";
+import { emitReferralUpdates, REFERRALS_JOB } from "./referrals";
 import { adminRoutes } from "./routes";
 import * as store from "./store";
+import { variantRoutes } from "./variant-routes";
+import { VariantService } from "./variants";
 import { PUBLIC_TOPIC, WAITLIST_ACTIONS, WaitlistService } from "./waitlists";
 
 export const waitlistModule = defineService({
@@ -31,15 +35,25 @@ export const waitlistModule = defineService({
     const waitlists = new WaitlistService(d, b, worker);
     // A mail domain named by a workspace's waitlist settings cannot be deleted (409 DOMAIN_IN_USE).
     b.onDomainDelete(async (t, domain) => ((await store.domainUsed(t, domain.id)) ? "the workspace's waitlist settings use it as default sender domain" : null));
-    return { waitlists, entries: new EntryService(waitlists), worker, publicConfig: new PublicConfig(d.ctx) };
+    const publicConfig = new PublicConfig(d.ctx);
+    return { waitlists, entries: new EntryService(waitlists), variants: new VariantService(waitlists, publicConfig), worker, publicConfig };
   },
   routes: (s, d) =>
     new Elysia({ name: "waitlist-routes" })
       .use(publicRoutes(s.entries, s.publicConfig))
-      .use(adminRoutes(s, { principals: d.platform.authz, idempotency: d.ctx.idempotency })),
-  jobs: (s) => [
+      .use(adminRoutes(s, { principals: d.platform.authz, idempotency: d.ctx.idempotency }))
+      .use(variantRoutes(s.variants, { principals: d.platform.authz })),
+  jobs: (s, d) => [
+    { name: REFERRALS_JOB, schedule: "*/2 * * * * *", run: async () => void (await emitReferralUpdates(d)) },
     { name: NOTIFY_JOB, schedule: "*/30 * * * * *", run: async () => void (await s.worker.runDue()) },
-    { name: VIEWS_JOB, schedule: "*/10 * * * * *", run: () => s.publicConfig.flushViews() },
+    {
+      name: VIEWS_JOB,
+      schedule: "*/10 * * * * *",
+      run: async () => {
+        await s.publicConfig.flushViews();
+        await purgeSignupCounters(s.waitlists.ctx);
+      },
+    },
   ],
   // Workspace slug renamed: the new slug serves and the old one keeps answering (previous_workspace_slug).
   onWorkspaceEvent: async (s, e, t) => {

@@ -13,7 +13,6 @@
 import { HOUR, MINUTE, SECOND } from "../../core/clock";
 import { tx, type Sql } from "../../core/db";
 import { uuid } from "../../core/ids";
-import { dialect } from "../../core/store/sql";
 import type { AppContext } from "../../context";
 import type { ServiceDeps } from "../module";
 import type { Bridges } from "./bridges";
@@ -31,15 +30,7 @@ export interface Notifier {
   kick(): void;
 }
 
-interface NotificationRow {
-  id: string;
-  workspace_id: string;
-  waitlist_id: string;
-  entry_id: string;
-  kind: NotificationKind;
-  attempts: number;
-  invite_code: string | null;
-}
+type NotificationRow = store.NotificationRow;
 
 /** In t: queues a notification when the workspace's settings call for one. */
 export async function enqueueNotification(t: Sql, ctx: AppContext, notifier: Notifier, n: { workspace_id: string; waitlist_id: string; entry_id: string; kind: NotificationKind }): Promise<void> {
@@ -47,16 +38,11 @@ export async function enqueueNotification(t: Sql, ctx: AppContext, notifier: Not
   const mail = !!s?.notifications_via_mail;
   if (!mail && !(n.kind === "approved" && s?.default_auth_app_slug)) return;
   const now = ctx.clock.iso();
-  await t.run(
-    `INSERT INTO waitlist_notifications (id, workspace_id, waitlist_id, entry_id, kind, state, attempts, next_attempt_at, lease_until, invite_code, last_error, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, ?, ?)`,
-    uuid(), n.workspace_id, n.waitlist_id, n.entry_id, n.kind, ctx.clock.nowMs(), now, now,
-  );
+  await store.insertNotification(t, { id: uuid(), ...n, due: ctx.clock.nowMs(), at: now });
   t.afterCommit(() => notifier.kick());
 }
 
-export const notificationsOf = (db: Sql, entryId: string) =>
-  db.all<{ kind: string; state: string; attempts: number; last_error: string | null }>("SELECT kind, state, attempts, last_error FROM waitlist_notifications WHERE entry_id = ? ORDER BY created_at", entryId);
+export const notificationsOf = store.notificationsOf;
 
 export class NotificationWorker implements Notifier {
   constructor(
@@ -77,15 +63,7 @@ export class NotificationWorker implements Notifier {
     let handled = 0;
     for (let round = 0; round < 10; round++) {
       const now = this.ctx.clock.nowMs();
-      const claimed = await tx(this.ctx.db, async (t) => {
-        const rows = await t.all<NotificationRow>(
-          `SELECT id, workspace_id, waitlist_id, entry_id, kind, attempts, invite_code FROM waitlist_notifications
-            WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_attempt_at, id LIMIT ?${dialect(t).skipLocked}`,
-          now, now, BATCH,
-        );
-        for (const r of rows) await t.run("UPDATE waitlist_notifications SET lease_until = ?, attempts = attempts + 1 WHERE id = ?", now + LEASE_MS, r.id);
-        return rows;
-      });
+      const claimed = await tx(this.ctx.db, (t) => store.claimNotifications(t, now, now + LEASE_MS, BATCH));
       for (const r of claimed) await this.handle({ ...r, attempts: Number(r.attempts) + 1 });
       handled += claimed.length;
       if (claimed.length < BATCH) break;
@@ -94,10 +72,7 @@ export class NotificationWorker implements Notifier {
   }
 
   private async finish(id: string, fields: { state: string; next?: number; error?: string | null }): Promise<void> {
-    await this.ctx.db.run(
-      "UPDATE waitlist_notifications SET state = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, invite_code = CASE WHEN ? = 'pending' THEN invite_code ELSE NULL END, updated_at = ? WHERE id = ?",
-      fields.state, fields.next ?? this.ctx.clock.nowMs(), fields.error ?? null, fields.state, this.ctx.clock.iso(), id,
-    );
+    await store.finishNotification(this.ctx.db, id, fields.state, fields.next ?? this.ctx.clock.nowMs(), fields.error ?? null, this.ctx.clock.iso());
   }
 
   private async handle(n: NotificationRow): Promise<void> {
@@ -130,7 +105,7 @@ export class NotificationWorker implements Notifier {
       await tx(db, async (t) => {
         const at = this.ctx.clock.iso();
         await store.updateEntry(t, entry.id, { invited_at: at, invited_to_app_slug: app.slug }, at);
-        await t.run("UPDATE waitlist_notifications SET invite_code = ? WHERE id = ?", this.ctx.secretBox.encrypt(invite.code), n.id);
+        await store.keepInviteCode(t, n.id, this.ctx.secretBox.encrypt(invite.code));
         const after = (await store.entryById(t, w.id, entry.id))!;
         await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.invited", entryView(after, null));
       });

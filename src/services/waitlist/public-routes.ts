@@ -57,10 +57,10 @@ export function publicRoutes(entries: EntryService, config: PublicConfig) {
     .options(BASE, preflight, { params, detail: preflightDetail("the configuration") })
     .post(`${BASE}/entries`, async (c) => {
       const origin = c.request.headers.get("origin");
-      const { settings } = await config.get(c.params.workspace_slug, c.params.waitlist_slug, null, false);
+      const { settings, waitlist } = await config.get(c.params.workspace_slug, c.params.waitlist_slug, null, false);
       cors(c.set, settings, origin);
       const meta = requestMeta(c.request, c.server);
-      const r = await signup(entries, c.params.workspace_slug, c.params.waitlist_slug, c.body, { ip: meta.ip, origin, referer: c.request.headers.get("referer") });
+      const r = await signup(entries, waitlist, settings, c.body, { ip: meta.ip, origin, referer: c.request.headers.get("referer") });
       c.set.status = r.status;
       return r.body;
     }, {

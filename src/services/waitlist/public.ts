@@ -11,7 +11,7 @@
  * active variants' weights, so a visitor keeps seeing the same one; without it, at random by
  * weight. The sign-up then posts the variant_id it was shown.
  */
-import { SECOND } from "../../core/clock";
+import { DAY, SECOND } from "../../core/clock";
 import { tx } from "../../core/db";
 import type { MaybePromise } from "../../core/maybe-promise";
 import type { AppContext } from "../../context";
@@ -74,7 +74,7 @@ export class PublicConfig {
   constructor(private readonly ctx: AppContext) {}
 
   /** The public payload plus what the route needs (allowed origins). */
-  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlist; settings: WaitlistSettings }> {
+  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlist; settings: WaitlistSettings; waitlist: store.WaitlistRow }> {
     const key = `${workspaceSlug.toLowerCase()}/${slug.toLowerCase()}`;
     const gen = this.ctx.caches.generation(PUBLIC_TOPIC);
     if (gen !== this.gen) {
@@ -122,10 +122,11 @@ export class PublicConfig {
     return c;
   }
 
-  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlist; settings: WaitlistSettings } {
+  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlist; settings: WaitlistSettings; waitlist: store.WaitlistRow } {
     const v = this.pick(c, visitor);
     if (countView) this.countView(c, v);
     return {
+      waitlist: c.waitlist,
       settings: c.settings,
       body: {
         ...c.base,
@@ -135,8 +136,16 @@ export class PublicConfig {
     };
   }
 
+  private dayIndex = -1;
+  private dayText = "";
+
   private countView(c: Cached, v: store.VariantRow | null): void {
-    const day = new Date(this.ctx.clock.nowMs()).toISOString().slice(0, 10);
+    const index = Math.floor(this.ctx.clock.nowMs() / DAY);
+    if (index !== this.dayIndex) {
+      this.dayIndex = index;
+      this.dayText = new Date(index * DAY).toISOString().slice(0, 10);
+    }
+    const day = this.dayText;
     const vk = `${c.waitlist.id}|${day}|${v?.id ?? ""}`;
     this.views.set(vk, (this.views.get(vk) ?? 0) + 1);
   }

@@ -154,3 +154,41 @@ export const PublicEntry = t.Object({
   referral_count: t.Integer(),
   confirmation_message: Str,
 });
+
+export const Variant = t.Object({
+  id: t.String(),
+  waitlist_id: t.String(),
+  name: t.String(),
+  display_name: Str,
+  description: Str,
+  cta_text: Str,
+  weight: t.Integer({ description: "0-1000; share of visitors among active variants" }),
+  active: t.Boolean(),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+export const VariantList = t.Object({ data: t.Array(Variant) });
+const variantFields = {
+  display_name: t.Optional(Str),
+  description: t.Optional(Str),
+  cta_text: t.Optional(Str),
+  weight: t.Optional(t.Integer({ description: "0-1000, default 1" })),
+  active: t.Optional(t.Boolean()),
+};
+export const VariantCreate = t.Object({ name: t.String({ description: "1-40 of a-z, 0-9, _ and -; unique in the waitlist" }), ...variantFields });
+export const VariantPatch = t.Object({ name: t.Optional(t.String()), ...variantFields });
+
+export const AnalyticsQuery = t.Object({
+  since: t.Optional(t.String({ description: "YYYY-MM-DD (UTC), inclusive; default until - 29 days" })),
+  until: t.Optional(t.String({ description: "YYYY-MM-DD (UTC), inclusive; default today; range at most 366 days" })),
+});
+const Rate = t.Nullable(t.Number({ description: "sign-ups / views; null without views" }));
+export const Analytics = t.Object({
+  since: t.String(),
+  until: t.String(),
+  totals: t.Object({ signups: t.Integer(), approvals: t.Integer(), rejections: t.Integer(), referrals: t.Integer(), views: t.Integer(), conversion_rate: Rate }),
+  daily: t.Array(t.Object({ date: t.String(), signups: t.Integer(), approvals: t.Integer(), rejections: t.Integer(), referrals: t.Integer(), views: t.Integer() })),
+  variants: t.Array(t.Object({ variant_id: Str, name: Str, views: t.Integer(), signups: t.Integer(), conversion_rate: Rate })),
+  top_referrers: t.Array(t.Object({ entry_id: t.String(), email: t.String(), name: Str, referral_code: t.String(), referral_count: t.Integer() })),
+  utm_sources: t.Array(t.Object({ source: Str, signups: t.Integer() })),
+});

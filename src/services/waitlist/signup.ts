@@ -18,12 +18,13 @@ import { createHash } from "node:crypto";
 import disposable from "disposable-email-domains";
 import disposableWildcard from "disposable-email-domains/wildcard.json";
 import { MINUTE } from "../../core/clock";
+import { takeSignupSlots } from "./ratelimit";
 import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { randomBase62, uuid } from "../../core/ids";
 import { isUniqueViolation } from "../../core/store/sql";
 import type { EntryService } from "./entries";
-import { parseWaitlistSettings, type CustomField, type WaitlistSettings } from "./settings";
+import { type CustomField, type WaitlistSettings } from "./settings";
 import * as store from "./store";
 
 export const EMAIL_MAX = 254;
@@ -118,17 +119,18 @@ export async function publicWaitlist(db: Sql, workspaceSlug: string, slug: strin
 
 export const originAllowed = (s: WaitlistSettings, origin: string | null) => origin === null || s.allowed_origins.includes("*") || s.allowed_origins.includes(origin);
 
-export async function signup(svc: EntryService, workspaceSlug: string, slug: string, body: SignupBody, client: ClientInfo): Promise<{ status: 200 | 201; body: PublicEntry }> {
+/** `w` and `s`: the waitlist as the public cache holds it (public.ts; emptied on every change of a waitlist). */
+export async function signup(svc: EntryService, w: store.WaitlistRow, s: WaitlistSettings, body: SignupBody, client: ClientInfo): Promise<{ status: 200 | 201; body: PublicEntry }> {
   const ctx = svc.ctx;
-  const w = await publicWaitlist(ctx.db, workspaceSlug, slug);
-  const s = parseWaitlistSettings(w.settings);
   if (w.status !== "open") throw conflict(`This waitlist is ${w.status} and takes no sign-ups`, "WAITLIST_CLOSED");
   if (!originAllowed(s, client.origin)) throw new ApiError(403, "ORIGIN_NOT_ALLOWED", "This origin may not post to this waitlist (settings.allowed_origins)");
 
   // Rate limits first: every attempt counts, valid or not.
   const ipKey = createHash("sha256").update(`${w.id}|${client.ip ?? "unknown"}`).digest("base64url").slice(0, 22);
-  await limit(svc, `waitlist:signup:ip:${ipKey}`, ctx.config.waitlistSignupsPerIpPerMinute, "per client address");
-  await limit(svc, `waitlist:signup:wl:${w.id}`, s.signups_per_minute, "for this waitlist");
+  await takeSignupSlots(ctx, [
+    { key: `ip:${ipKey}`, limit: ctx.config.waitlistSignupsPerIpPerMinute, what: "per client address" },
+    { key: `wl:${w.id}`, limit: s.signups_per_minute, what: "for this waitlist" },
+  ]);
 
   const details: ErrorDetail[] = [];
   if (body.website !== undefined && body.website !== null && body.website !== "") details.push({ field: "website", reason: "must be empty" });
@@ -158,7 +160,7 @@ export async function signup(svc: EntryService, workspaceSlug: string, slug: str
   const clientHash = client.ip ? createHash("sha256").update(client.ip).digest("base64url").slice(0, 22) : null;
   for (let attempt = 0; ; attempt++) {
     try {
-      const row = await tx(ctx.db, async (t) => {
+      const view = await tx(ctx.db, async (t) => {
         if (s.max_entries !== null && (await store.countEntries(t, w.id)) >= s.max_entries) throw conflict("This waitlist is full", "WAITLIST_FULL");
         const now = ctx.clock.iso();
         const referrer = code ? await store.entryByCode(t, w.id, code) : null;
@@ -176,13 +178,14 @@ export async function signup(svc: EntryService, workspaceSlug: string, slug: str
           decided_at: null, created_at: now, updated_at: now,
         };
         await store.insertEntry(t, r);
-        if (referrer) await svc.referralChanged(t, w, s, referrer, +1);
-        await svc.emitEntry(t, w, s, "entry.created", r);
+        if (referrer) await svc.referralChanged(t, w, referrer, +1);
+        await svc.emitEntry(t, w, s, "entry.created", r, {}, true);
         await svc.notify(t, w, r, "welcome");
-        if (!s.approval_required) return svc.decide(t, w, s, r, "approved");
-        return r;
+        // In the transaction: the entry is the newest, so its position is exact.
+        const final = s.approval_required ? r : await svc.decide(t, w, s, r, "approved");
+        return svc.publicView(t, w, s, final, client, true);
       });
-      return { status: 201, body: await svc.publicView(ctx.db, w, s, row, client) };
+      return { status: 201, body: view };
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
       // The same email at once (the loser returns the winner's entry), or a referral code collision (retry).
@@ -191,11 +194,4 @@ export async function signup(svc: EntryService, workspaceSlug: string, slug: str
       if (attempt >= 3) throw e;
     }
   }
-}
-
-async function limit(svc: EntryService, key: string, max: number, what: string): Promise<void> {
-  const hit = await svc.ctx.ratelimit.hit(key, max, MINUTE);
-  if (hit.allowed) return;
-  const s = Math.max(1, Math.ceil(hit.retryAfterMs / 1000));
-  throw new ApiError(429, "RATE_LIMITED", `Too many sign-ups ${what}: at most ${max} per minute`, undefined, { "retry-after": String(s) });
 }

@@ -1,6 +1,6 @@
 /** All SQL of the waitlist service: settings, waitlists, entries (with positions), variants, views. */
 import type { Sql } from "../../core/db";
-import { updateById } from "../../core/store/sql";
+import { dialect, updateById } from "../../core/store/sql";
 
 export type WaitlistStatus = "draft" | "open" | "paused" | "closed";
 export type EntryStatus = "pending" | "approved" | "rejected";
@@ -135,6 +135,7 @@ export interface EntryRow {
 /** An entry with its computed position (null unless pending). */
 export type PositionedEntry = EntryRow & { position: number | null };
 
+/** Inserts an entry and counts it (waitlist_stats). */
 export async function insertEntry(db: Sql, r: EntryRow): Promise<void> {
   await db.run(
     `INSERT INTO waitlist_entries (id, waitlist_id, workspace_id, email, name, interest, referrer, referral_code, referral_count, referred_by_entry_id, status,
@@ -143,6 +144,7 @@ export async function insertEntry(db: Sql, r: EntryRow): Promise<void> {
        $invited_at, $invited_to_app_slug, $metadata, $custom_fields, $utm_source, $utm_medium, $utm_campaign, $variant_id, $client_hash, $decided_at, $created_at, $updated_at)`,
     { ...r },
   );
+  await bumpStats(db, r.waitlist_id, 1, r.status === "pending" ? 1 : 0);
 }
 
 export const entryById = (db: Sql, waitlistId: string, id: string) => db.get<EntryRow>("SELECT * FROM waitlist_entries WHERE waitlist_id = ? AND id = ?", waitlistId, id);
@@ -151,8 +153,17 @@ export const entryByEmail = (db: Sql, waitlistId: string, email: string) =>
 export const entryByCode = (db: Sql, waitlistId: string, code: string) =>
   db.get<EntryRow>("SELECT * FROM waitlist_entries WHERE waitlist_id = ? AND referral_code = ?", waitlistId, code);
 
-export const countEntries = async (db: Sql, waitlistId: string): Promise<number> =>
-  Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM waitlist_entries WHERE waitlist_id = ?", waitlistId))!.n);
+// Entry counts (waitlist_stats), kept by insertEntry's callers, decideEntry and deleteEntry.
+export async function insertStats(db: Sql, waitlistId: string): Promise<void> {
+  await db.run("INSERT INTO waitlist_stats (waitlist_id, total, pending) VALUES (?, 0, 0)", waitlistId);
+}
+export const bumpStats = (db: Sql, waitlistId: string, total: number, pending: number) =>
+  db.run("UPDATE waitlist_stats SET total = total + ?, pending = pending + ? WHERE waitlist_id = ?", total, pending, waitlistId);
+export const statsOf = async (db: Sql, waitlistId: string): Promise<{ total: number; pending: number }> => {
+  const r = await db.get<{ total: number; pending: number }>("SELECT total, pending FROM waitlist_stats WHERE waitlist_id = ?", waitlistId);
+  return { total: Number(r?.total ?? 0), pending: Number(r?.pending ?? 0) };
+};
+export const countEntries = async (db: Sql, waitlistId: string): Promise<number> => (await statsOf(db, waitlistId)).total;
 
 export async function countByStatus(db: Sql, waitlistId: string): Promise<Record<EntryStatus, number>> {
   const rows = await db.all<{ status: EntryStatus; n: number }>("SELECT status, COUNT(*) AS n FROM waitlist_entries WHERE waitlist_id = ? GROUP BY status", waitlistId);
@@ -172,11 +183,18 @@ export const bumpReferrals = (db: Sql, id: string, delta: number, at: string) =>
 const ENTRY_PATCHABLE = ["name", "interest", "metadata", "status", "invited_at", "invited_to_app_slug", "decided_at"] as const;
 export const updateEntry = (db: Sql, id: string, patch: Partial<EntryRow>, at: string) => updateById(db, "waitlist_entries", id, patch, ENTRY_PATCHABLE, at);
 
-/** Sets status only when the entry is still pending (approve, reject); returns 1 when it moved. */
-export const decideEntry = (db: Sql, id: string, status: EntryStatus, at: string) =>
-  db.run("UPDATE waitlist_entries SET status = ?, decided_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'", status, at, at, id);
+/** Sets status only when the entry is still pending (approve, reject); returns 1 when it moved (and counts it). */
+export async function decideEntry(db: Sql, waitlistId: string, id: string, status: EntryStatus, at: string): Promise<number> {
+  const n = await db.run("UPDATE waitlist_entries SET status = ?, decided_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'", status, at, at, id);
+  if (n) await bumpStats(db, waitlistId, 0, -1);
+  return n;
+}
 
-export const deleteEntry = (db: Sql, id: string) => db.run("DELETE FROM waitlist_entries WHERE id = ?", id);
+export async function deleteEntry(db: Sql, r: { id: string; waitlist_id: string; status: EntryStatus }): Promise<number> {
+  const n = await db.run("DELETE FROM waitlist_entries WHERE id = ?", r.id);
+  if (n) await bumpStats(db, r.waitlist_id, -1, r.status === "pending" ? -1 : 0);
+  return n;
+}
 
 /**
  * Positions of a waitlist's pending entries (the formula in README "Waitlist"):
@@ -191,14 +209,39 @@ const POSITIONS = `WITH ord AS (
   eff AS (SELECT id, created_at, CASE WHEN ordinal - $boost * referral_count < 1 THEN 1 ELSE ordinal - $boost * referral_count END AS effective FROM ord),
   pos AS (SELECT id, ROW_NUMBER() OVER (ORDER BY effective, created_at, id) AS position FROM eff)`;
 
+/** One entry's position: the same order as POSITIONS, counted in one pass (no second sort). Null unless pending. */
 export async function positionOf(db: Sql, waitlistId: string, boost: number, id: string): Promise<number | null> {
-  const r = await db.get<{ position: number }>(`${POSITIONS} SELECT position FROM pos WHERE id = $id`, { w: waitlistId, boost, id });
-  return r ? Number(r.position) : null;
+  const r = await db.get<{ position: number; found: number }>(
+    `WITH ord AS (
+        SELECT id, created_at, referral_count, ROW_NUMBER() OVER (ORDER BY created_at, id) AS ordinal
+          FROM waitlist_entries WHERE waitlist_id = $w AND status = 'pending'),
+      eff AS (SELECT id, created_at, CASE WHEN ordinal - $boost * referral_count < 1 THEN 1 ELSE ordinal - $boost * referral_count END AS effective FROM ord),
+      me AS (SELECT id, created_at, effective FROM eff WHERE id = $id)
+     SELECT COUNT(*) AS position, (SELECT COUNT(*) FROM me) AS found FROM eff, me
+      WHERE eff.effective < me.effective OR (eff.effective = me.effective AND (eff.created_at < me.created_at OR (eff.created_at = me.created_at AND eff.id <= me.id)))`,
+    { w: waitlistId, boost, id },
+  );
+  return r && Number(r.found) ? Number(r.position) : null;
 }
 
-/** Pending entries: the new one is last by time, so with no referrals its position is the pending count. */
-export const pendingCount = async (db: Sql, waitlistId: string): Promise<number> =>
-  Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM waitlist_entries WHERE waitlist_id = ? AND status = 'pending'", waitlistId))!.n);
+/** Positions of some entries of a waitlist (one pass for a batch). */
+export async function positionsOf(db: Sql, waitlistId: string, boost: number, ids: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!ids.length) return out;
+  const want = new Set(ids);
+  for (const r of await db.all<{ id: string; position: number }>(`${POSITIONS} SELECT id, position FROM pos`, { w: waitlistId, boost })) if (want.has(r.id)) out.set(r.id, Number(r.position));
+  return out;
+}
+
+/** True when a pending entry of the waitlist is newer than `r` (by created_at, id); a range on the queue index. */
+export const pendingAfter = async (db: Sql, waitlistId: string, r: { created_at: string; id: string }): Promise<boolean> =>
+  !!(await db.get(
+    "SELECT 1 AS one FROM waitlist_entries WHERE waitlist_id = ? AND status = 'pending' AND created_at >= ? AND NOT (created_at = ? AND id <= ?) LIMIT 1",
+    waitlistId, r.created_at, r.created_at, r.id,
+  ));
+
+/** Pending entries (waitlist_stats): the newest pending entry with no referrals is last, so that is its position. */
+export const pendingCount = async (db: Sql, waitlistId: string): Promise<number> => (await statsOf(db, waitlistId)).pending;
 
 export interface EntryFilter {
   waitlistId: string;
@@ -338,3 +381,91 @@ export const utmSources = (db: Sql, waitlistId: string, since: string, until: st
     since,
     until,
   );
+
+// ------------------------------------------------------------------ notification outbox (notify.ts)
+
+export interface NotificationRow {
+  id: string;
+  workspace_id: string;
+  waitlist_id: string;
+  entry_id: string;
+  kind: "welcome" | "approved" | "rejected";
+  attempts: number;
+  invite_code: string | null;
+}
+
+export async function insertNotification(db: Sql, n: { id: string; workspace_id: string; waitlist_id: string; entry_id: string; kind: string; due: number; at: string }): Promise<void> {
+  await db.run(
+    `INSERT INTO waitlist_notifications (id, workspace_id, waitlist_id, entry_id, kind, state, attempts, next_attempt_at, lease_until, invite_code, last_error, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, ?, ?)`,
+    n.id, n.workspace_id, n.waitlist_id, n.entry_id, n.kind, n.due, n.at, n.at,
+  );
+}
+
+/** In a transaction: due rows not leased, locked (PostgreSQL skips rows other nodes hold), then leased until `leaseUntil`. */
+export async function claimNotifications(t: Sql, now: number, leaseUntil: number, limit: number): Promise<NotificationRow[]> {
+  const rows = await t.all<NotificationRow>(
+    `SELECT id, workspace_id, waitlist_id, entry_id, kind, attempts, invite_code FROM waitlist_notifications
+      WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_attempt_at, id LIMIT ?${dialect(t).skipLocked}`,
+    now, now, limit,
+  );
+  for (const r of rows) await t.run("UPDATE waitlist_notifications SET lease_until = ?, attempts = attempts + 1 WHERE id = ?", leaseUntil, r.id);
+  return rows;
+}
+
+/** Ends an attempt: done / failed (the invite code is dropped) or pending again at `next`. */
+export const finishNotification = (db: Sql, id: string, state: string, next: number, error: string | null, at: string) =>
+  db.run(
+    "UPDATE waitlist_notifications SET state = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, invite_code = CASE WHEN ? = 'pending' THEN invite_code ELSE NULL END, updated_at = ? WHERE id = ?",
+    state, next, error, state, at, id,
+  );
+
+export const keepInviteCode = (db: Sql, id: string, sealed: string) => db.run("UPDATE waitlist_notifications SET invite_code = ? WHERE id = ?", sealed, id);
+
+export const notificationsOf = (db: Sql, entryId: string) =>
+  db.all<{ kind: string; state: string; attempts: number; last_error: string | null }>(
+    "SELECT kind, state, attempts, last_error FROM waitlist_notifications WHERE entry_id = ? ORDER BY created_at, id",
+    entryId,
+  );
+
+// ------------------------------------------------------------------ sign-up rate counters (ratelimit.ts)
+
+/** Adds one to the key's counter of window `start`; returns the new count. */
+export async function bumpCounter(db: Sql, key: string, start: number): Promise<number> {
+  const r = await db.get<{ count: number }>(
+    `INSERT INTO waitlist_rate_counters (key, window_start, count) VALUES (?, ?, 1)
+     ON CONFLICT (key, window_start) DO UPDATE SET count = waitlist_rate_counters.count + 1 RETURNING count`,
+    key, start,
+  );
+  return Number(r!.count);
+}
+
+export const counterAt = async (db: Sql, key: string, start: number): Promise<number> =>
+  Number((await db.get<{ count: number }>("SELECT count FROM waitlist_rate_counters WHERE key = ? AND window_start = ?", key, start))?.count ?? 0);
+
+export const unbumpCounter = (db: Sql, key: string, start: number) => db.run("UPDATE waitlist_rate_counters SET count = count - 1 WHERE key = ? AND window_start = ?", key, start);
+
+export const purgeCounters = (db: Sql, before: number) => db.run("DELETE FROM waitlist_rate_counters WHERE window_start < ?", before);
+
+// ------------------------------------------------------------------ deferred referral events (referrals.ts)
+
+export interface ReferralUpdateRow {
+  id: string;
+  waitlist_id: string;
+  entry_id: string;
+  from_count: number;
+  to_count: number;
+  created_at: string;
+}
+
+export async function insertReferralUpdate(db: Sql, r: ReferralUpdateRow): Promise<void> {
+  await db.run("INSERT INTO waitlist_referral_updates (id, waitlist_id, entry_id, from_count, to_count, created_at) VALUES ($id, $waitlist_id, $entry_id, $from_count, $to_count, $created_at)", { ...r });
+}
+
+/** The oldest pending updates, locked on PostgreSQL (other nodes skip them). */
+export const claimReferralUpdates = (t: Sql, limit: number) =>
+  t.all<ReferralUpdateRow>(`SELECT * FROM waitlist_referral_updates ORDER BY id LIMIT ?${dialect(t).skipLocked}`, limit);
+
+export async function deleteReferralUpdates(t: Sql, ids: string[]): Promise<void> {
+  for (const id of ids) await t.run("DELETE FROM waitlist_referral_updates WHERE id = ?", id);
+}

@@ -157,6 +157,7 @@ export class WaitlistService {
           id, workspace_id: ws.id, workspace_slug: ws.slug, previous_workspace_slug: null, slug, display_name, description,
           status: "draft", settings: JSON.stringify(settings), created_by: createdBy(p), created_at: now, updated_at: now,
         });
+        await store.insertStats(t, id);
         await store.insertVariant(t, { id: uuid(), waitlist_id: id, name: "default", display_name: null, description: null, cta_text: null, weight: 1, active: 1, created_at: now, updated_at: now });
         await audit(t, this.ctx, { actor: p, action: "waitlist.create", workspaceId: ws.id, target: { type: "waitlist", id }, meta, metadata: { slug } });
       });

@@ -1,0 +1,212 @@
+/**
+ * Variants of a waitlist (A/B copy for the landing page) and its analytics.
+ *
+ * Variant: {id, waitlist_id, name, display_name, description, cta_text, weight, active,
+ * created_at, updated_at}. name: 1-40 of a-z, 0-9, _ and -, unique per waitlist (409
+ * VARIANT_NAME_TAKEN); weight 0-1000 (0: never chosen); at most VARIANTS_MAX per waitlist.
+ * Every waitlist starts with "default". Deleting a variant keeps entries' variant_id as it was.
+ *
+ * Analytics (?since, ?until: YYYY-MM-DD, inclusive, UTC; default the last 30 days; at most 366):
+ * per day sign-ups, approvals, rejections (by decision day), referred sign-ups and views;
+ * per variant views, sign-ups and conversion_rate = sign-ups / views (null without views);
+ * top 10 referrers (all time) and sign-ups by utm_source in the range.
+ */
+import type { RequestMeta } from "../../access/http";
+import type { Principal } from "../../access/principal";
+import { DAY } from "../../core/clock";
+import { tx } from "../../core/db";
+import { conflict, invalidField, notFound } from "../../core/errors";
+import { isUuid, uuid } from "../../core/ids";
+import { isUniqueViolation } from "../../core/store/sql";
+import { audit } from "../platform/audit";
+import type { PublicConfig } from "./public";
+import * as store from "./store";
+import { PUBLIC_TOPIC, type WaitlistService } from "./waitlists";
+
+export const VARIANTS_MAX = 20;
+export const WEIGHT_MAX = 1000;
+export const RANGE_MAX_DAYS = 366;
+const NAME_RE = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+
+export interface VariantView {
+  id: string;
+  waitlist_id: string;
+  name: string;
+  display_name: string | null;
+  description: string | null;
+  cta_text: string | null;
+  weight: number;
+  active: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+const view = (r: store.VariantRow): VariantView => ({ ...r, weight: Number(r.weight), active: !!r.active });
+
+export interface VariantInput {
+  name?: unknown;
+  display_name?: unknown;
+  description?: unknown;
+  cta_text?: unknown;
+  weight?: unknown;
+  active?: unknown;
+}
+
+function fields(b: VariantInput, creating: boolean): Partial<store.VariantRow> {
+  const out: Partial<store.VariantRow> = {};
+  if (b.name !== undefined || creating) {
+    if (typeof b.name !== "string" || !NAME_RE.test(b.name)) throw invalidField("name", "1-40 of a-z, 0-9, _ and -, starting with a letter or digit");
+    out.name = b.name;
+  }
+  for (const [k, max] of [["display_name", 200], ["description", 2000], ["cta_text", 100]] as const) {
+    const v = b[k];
+    if (v === undefined) continue;
+    if (v !== null && (typeof v !== "string" || v.length > max)) throw invalidField(k, `a string of at most ${max} characters, or null`);
+    out[k] = v as string | null;
+  }
+  if (b.weight !== undefined) {
+    if (typeof b.weight !== "number" || !Number.isInteger(b.weight) || b.weight < 0 || b.weight > WEIGHT_MAX) throw invalidField("weight", `integer 0-${WEIGHT_MAX}`);
+    out.weight = b.weight;
+  }
+  if (b.active !== undefined) {
+    if (typeof b.active !== "boolean") throw invalidField("active", "must be a boolean");
+    out.active = b.active ? 1 : 0;
+  }
+  return out;
+}
+
+export class VariantService {
+  constructor(
+    private readonly waitlists: WaitlistService,
+    private readonly publicConfig: PublicConfig,
+  ) {}
+
+  private get ctx() {
+    return this.waitlists.ctx;
+  }
+
+  async list(p: Principal, workspaceId: string, waitlistId: string): Promise<{ data: VariantView[] }> {
+    const { waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.read");
+    return { data: (await store.variantsOf(this.ctx.db, waitlist.id)).map(view) };
+  }
+
+  async create(p: Principal, workspaceId: string, waitlistId: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
+    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update");
+    const f = fields(b, true);
+    const now = this.ctx.clock.iso();
+    const row: store.VariantRow = {
+      id: uuid(), waitlist_id: waitlist.id, name: f.name!, display_name: f.display_name ?? null, description: f.description ?? null, cta_text: f.cta_text ?? null,
+      weight: f.weight ?? 1, active: f.active ?? 1, created_at: now, updated_at: now,
+    };
+    const taken = () => conflict(`A variant named "${row.name}" exists`, "VARIANT_NAME_TAKEN");
+    try {
+      await tx(this.ctx.db, async (t) => {
+        if ((await store.variantsOf(t, waitlist.id)).length >= VARIANTS_MAX) throw conflict(`At most ${VARIANTS_MAX} variants per waitlist`, "VARIANT_LIMIT_REACHED");
+        if (await store.variantNameTaken(t, waitlist.id, row.name, "")) throw taken();
+        await store.insertVariant(t, row);
+        await this.ctx.caches.changed(t, PUBLIC_TOPIC);
+        await audit(t, this.ctx, { actor: p, action: "waitlist.variant.create", workspaceId: ws.id, target: { type: "waitlist_variant", id: row.id }, meta, metadata: { name: row.name } });
+      });
+    } catch (e) {
+      if (isUniqueViolation(e)) throw taken();
+      throw e;
+    }
+    return view(row);
+  }
+
+  async update(p: Principal, workspaceId: string, waitlistId: string, id: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
+    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update");
+    const f = fields(b, false);
+    try {
+      return await tx(this.ctx.db, async (t) => {
+        const r = isUuid(id) ? await store.variantById(t, waitlist.id, id.toLowerCase()) : null;
+        if (!r) throw notFound("Variant");
+        if (Object.keys(f).length === 0) return view(r);
+        if (f.name !== undefined && (await store.variantNameTaken(t, waitlist.id, f.name, r.id))) throw conflict(`A variant named "${f.name}" exists`, "VARIANT_NAME_TAKEN");
+        await store.updateVariant(t, r.id, f, this.ctx.clock.iso());
+        await this.ctx.caches.changed(t, PUBLIC_TOPIC);
+        await audit(t, this.ctx, { actor: p, action: "waitlist.variant.update", workspaceId: ws.id, target: { type: "waitlist_variant", id: r.id }, meta, metadata: { fields: Object.keys(f) } });
+        return view((await store.variantById(t, waitlist.id, r.id))!);
+      });
+    } catch (e) {
+      if (isUniqueViolation(e)) throw conflict("A variant of that name exists", "VARIANT_NAME_TAKEN");
+      throw e;
+    }
+  }
+
+  async remove(p: Principal, workspaceId: string, waitlistId: string, id: string, meta?: RequestMeta): Promise<void> {
+    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update");
+    await tx(this.ctx.db, async (t) => {
+      const r = isUuid(id) ? await store.variantById(t, waitlist.id, id.toLowerCase()) : null;
+      if (!r) throw notFound("Variant");
+      await store.deleteVariant(t, r.id);
+      await this.ctx.caches.changed(t, PUBLIC_TOPIC);
+      await audit(t, this.ctx, { actor: p, action: "waitlist.variant.delete", workspaceId: ws.id, target: { type: "waitlist_variant", id: r.id }, meta, metadata: { name: r.name } });
+    });
+  }
+
+  async analytics(p: Principal, workspaceId: string, waitlistId: string, q: { since?: string; until?: string }) {
+    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.read");
+    const today = new Date(this.ctx.clock.nowMs()).toISOString().slice(0, 10);
+    const until = q.until || today;
+    const since = q.since || new Date(Date.parse(`${until}T00:00:00Z`) - 29 * DAY).toISOString().slice(0, 10);
+    for (const [k, v] of [["since", since], ["until", until]] as const) if (!DATE_RE.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) throw invalidField(k, "a date YYYY-MM-DD (UTC)");
+    const days = Math.round((Date.parse(`${until}T00:00:00Z`) - Date.parse(`${since}T00:00:00Z`)) / DAY) + 1;
+    if (days < 1) throw invalidField("until", "must not be before since");
+    if (days > RANGE_MAX_DAYS) throw invalidField("since", `the range is at most ${RANGE_MAX_DAYS} days`);
+    await this.publicConfig.flushViews();
+    const from = `${since}T00:00:00.000Z`;
+    const to = new Date(Date.parse(`${until}T00:00:00Z`) + DAY).toISOString();
+    const db = this.ctx.db;
+    const [signups, decisions, views, variants, referrers, utm] = await Promise.all([
+      store.signupsByDay(db, w.id, from, to),
+      store.decisionsByDay(db, w.id, from, to),
+      store.viewsBetween(db, w.id, since, until),
+      store.variantsOf(db, w.id),
+      store.topReferrers(db, w.id, 10),
+      store.utmSources(db, w.id, from, to),
+    ]);
+    const daily = new Map<string, { date: string; signups: number; approvals: number; rejections: number; referrals: number; views: number }>();
+    for (let i = 0; i < days; i++) {
+      const date = new Date(Date.parse(`${since}T00:00:00Z`) + i * DAY).toISOString().slice(0, 10);
+      daily.set(date, { date, signups: 0, approvals: 0, rejections: 0, referrals: 0, views: 0 });
+    }
+    const perVariant = new Map<string, { views: number; signups: number }>();
+    const pv = (id: string) => perVariant.get(id) ?? perVariant.set(id, { views: 0, signups: 0 }).get(id)!;
+    for (const r of signups) {
+      const d = daily.get(r.day);
+      if (d) {
+        d.signups += Number(r.signups);
+        d.referrals += Number(r.referred);
+      }
+      pv(r.variant_id ?? "").signups += Number(r.signups);
+    }
+    for (const r of decisions) {
+      const d = daily.get(r.day);
+      if (d && r.status === "approved") d.approvals += Number(r.n);
+      if (d && r.status === "rejected") d.rejections += Number(r.n);
+    }
+    for (const r of views) {
+      const d = daily.get(r.day);
+      if (d) d.views += Number(r.views);
+      pv(r.variant_id).views += Number(r.views);
+    }
+    const names = new Map(variants.map((v) => [v.id, v.name]));
+    const byVariant = [...perVariant.entries()]
+      .filter(([id]) => id !== "" || perVariant.get("")!.views + perVariant.get("")!.signups > 0)
+      .map(([id, c]) => ({ variant_id: id === "" ? null : id, name: id === "" ? null : (names.get(id) ?? null), views: c.views, signups: c.signups, conversion_rate: c.views ? Math.round((c.signups / c.views) * 10000) / 10000 : null }));
+    for (const v of variants) if (!perVariant.has(v.id)) byVariant.push({ variant_id: v.id, name: v.name, views: 0, signups: 0, conversion_rate: null });
+    const list = [...daily.values()];
+    const sum = (k: "signups" | "approvals" | "rejections" | "referrals" | "views") => list.reduce((a, d) => a + d[k], 0);
+    return {
+      since,
+      until,
+      totals: { signups: sum("signups"), approvals: sum("approvals"), rejections: sum("rejections"), referrals: sum("referrals"), views: sum("views"), conversion_rate: sum("views") ? Math.round((sum("signups") / sum("views")) * 10000) / 10000 : null },
+      daily: list,
+      variants: byVariant,
+      top_referrers: referrers.map((r) => ({ entry_id: r.id, email: r.email, name: r.name, referral_code: r.referral_code, referral_count: Number(r.referral_count) })),
+      utm_sources: utm.map((r) => ({ source: r.source, signups: Number(r.n) })),
+    };
+  }
+}
