@@ -35,6 +35,7 @@ import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import m0053 from "./0053_mail_sending.sql" with { type: "text" };
 import m0080 from "./0080_trawl_jobs.sql" with { type: "text" };
+import m0081 from "./0081_trawl_claim_indexes.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -76,6 +77,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0052_mail_messages", sql: m0052 },
   { name: "0053_mail_sending", sql: m0053 },
   { name: "0080_trawl_jobs", sql: m0080 },
+  { name: "0081_trawl_claim_indexes", sql: m0081 },
 ];
 
 /** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */
