@@ -44,6 +44,7 @@ import m0061 from "./0061_tack_webhook_scope.sql" with { type: "text" };
 import m0070 from "./0070_waitlist.sql" with { type: "text" };
 import m0071 from "./0071_waitlist_counters.sql" with { type: "text" };
 import m0080 from "./0080_trawl_jobs.sql" with { type: "text" };
+import m0081 from "./0081_trawl_claim_indexes.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -95,6 +96,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0070_waitlist", sql: m0070 },
   { name: "0071_waitlist_counters", sql: m0071 },
   { name: "0080_trawl_jobs", sql: m0080 },
+  { name: "0081_trawl_claim_indexes", sql: m0081 },
 ];
 
 /** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */

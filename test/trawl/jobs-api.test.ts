@@ -204,3 +204,22 @@ describe("list, get, cancel", () => {
     expect(off.body.error.code).toBe("SERVICE_NOT_ENABLED");
   });
 });
+
+describe("legacy webhook record (extraction-job service)", () => {
+  test("exactly the spec's fields; signing_secret only on create and rotate", async () => {
+    const { token, ws } = await ownerWithKey(app);
+    const SPEC = ["id", "workspace_id", "url", "active", "failure_count", "last_status_code", "last_attempt_at", "auto_disabled_at", "first_failure_at", "created_at"].sort();
+    const created = await app.call("POST", `${base(ws.id)}/webhooks`, { token, body: { url: "https://hooks.example/a" } });
+    expect(created.status).toBe(201);
+    expect(Object.keys(created.body).sort()).toEqual([...SPEC, "signing_secret"].sort());
+    const one = await app.call("GET", `${base(ws.id)}/webhooks/${created.body.id}`, { token });
+    expect(Object.keys(one.body).sort()).toEqual(SPEC);
+    const list = await app.call("GET", `${base(ws.id)}/webhooks`, { token });
+    expect(list.body.data.map((h: any) => Object.keys(h).sort())).toEqual([SPEC]);
+    const patched = await app.call("PATCH", `${base(ws.id)}/webhooks/${created.body.id}`, { token, body: { active: false } });
+    expect(Object.keys(patched.body).sort()).toEqual(SPEC);
+    const rotated = await app.call("POST", `${base(ws.id)}/webhooks/${created.body.id}/rotate-secret`, { token });
+    expect(rotated.status).toBe(201);
+    expect(Object.keys(rotated.body).sort()).toEqual([...SPEC, "signing_secret"].sort());
+  });
+});

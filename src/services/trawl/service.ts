@@ -17,6 +17,7 @@ import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../.
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import type { ServiceDeps } from "../module";
+import { GroupCommit } from "./group-commit";
 import { SchemaCompiler, isObject } from "./schema";
 import * as store from "./store";
 import type { JobRow, JobStatus } from "./store";
@@ -139,7 +140,12 @@ export class JobService {
   /** Called after a cancel commits (the worker aborts the job's in-flight call). */
   onCancel: (jobId: string) => void = () => {};
 
-  constructor(readonly deps: ServiceDeps) {}
+  /** Job inserts of concurrent requests share one commit (each answered after it). */
+  private readonly creates: GroupCommit;
+
+  constructor(readonly deps: ServiceDeps) {
+    this.creates = new GroupCommit(deps.ctx.db);
+  }
 
   get ctx() {
     return this.deps.ctx;
@@ -187,11 +193,27 @@ export class JobService {
       enqueued_at: now,
       created_at: now,
     };
-    const view = await tx(this.ctx.db, async (t) => {
+    const view = jobView({
+      ...row,
+      status: "queued",
+      result: null,
+      result_meta: null,
+      error: null,
+      error_code: null,
+      attempts: 0,
+      steps: 0,
+      pages_fetched: 0,
+      bytes_fetched: 0,
+      tokens_in: 0,
+      tokens_out: 0,
+      lease_until_ms: null,
+      lease_owner: null,
+      started_at: null,
+      completed_at: null,
+    });
+    await this.creates.run(async (t) => {
       await store.insertJob(t, row);
-      const v = jobView((await store.jobById(t, row.id))!);
-      await this.emit(t, ws.id, "job.queued", v);
-      return v;
+      await this.emit(t, ws.id, "job.queued", view);
     });
     return view;
   }

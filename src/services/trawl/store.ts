@@ -75,15 +75,16 @@ export function listJobs(db: Sql, workspaceId: string, status: JobStatus | null,
  * + 1. Runs inside the caller's transaction (SKIP LOCKED on PostgreSQL).
  */
 export async function claimDue(t: Sql, now: number, leaseUntil: number, owner: string, startedAt: string, maxAttempts: number, limit: number): Promise<JobRow[]> {
+  // Two indexed reads (an OR of both would scan the queue): expired leases first, they waited longest.
   const due = await t.all<{ id: string }>(
-    `SELECT id FROM trawl_jobs
-      WHERE status = 'queued' OR (status = 'running' AND lease_until_ms <= ? AND attempts < ?)
-      ORDER BY enqueued_ms, id
-      LIMIT ?${dialect(t).skipLocked}`,
+    `SELECT id FROM trawl_jobs WHERE status = 'running' AND lease_until_ms <= ? AND attempts < ? LIMIT ?${dialect(t).skipLocked}`,
     now,
     maxAttempts,
     limit,
   );
+  if (due.length < limit) {
+    due.push(...(await t.all<{ id: string }>(`SELECT id FROM trawl_jobs WHERE status = 'queued' ORDER BY enqueued_ms, id LIMIT ?${dialect(t).skipLocked}`, limit - due.length)));
+  }
   if (!due.length) return [];
   const ids = due.map((r) => r.id);
   const marks = ids.map(() => "?").join(", ");
@@ -106,8 +107,7 @@ export const release = (db: Sql, id: string, owner: string) =>
 /** Running jobs whose lease ran out and that have used every attempt (selected for failing). */
 export async function claimExhausted(t: Sql, now: number, maxAttempts: number, limit: number): Promise<JobRow[]> {
   return t.all<JobRow>(
-    `SELECT * FROM trawl_jobs WHERE status = 'running' AND lease_until_ms <= ? AND attempts >= ?
-      ORDER BY enqueued_ms, id LIMIT ?${dialect(t).skipLocked}`,
+    `SELECT * FROM trawl_jobs WHERE status = 'running' AND lease_until_ms <= ? AND attempts >= ? LIMIT ?${dialect(t).skipLocked}`,
     now,
     maxAttempts,
     limit,

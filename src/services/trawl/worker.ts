@@ -14,6 +14,8 @@
  *   aborted and the job fails with TIMEOUT. Cancel aborts the in-flight call at once.
  * - Outcomes are written only while the owner still holds the claim (a lost lease never
  *   overwrites a newer state); each final state emits its event in the same transaction.
+ * - A finished job frees its slot and the worker claims again at once (throughput does not
+ *   wait for the next tick).
  * - stop() (shutdown): no new claims, in-flight attempts are aborted and their jobs handed
  *   back to the queue (their attempt does not count).
  */
@@ -49,6 +51,8 @@ interface Running {
 
 export class TrawlWorker {
   private readonly running = new Map<string, Running>();
+  /** Claims started when a job finished (awaited by stop). */
+  private readonly chained = new Set<Promise<void>>();
   private stopped = false;
   readonly leaseMs: number;
 
@@ -96,13 +100,18 @@ export class TrawlWorker {
       for (const r of rows) await this.svc.emit(t, r.workspace_id, "job.running", jobView(r));
       return rows;
     });
+    if (this.stopped) {
+      // stop() began while this claim ran: hand the jobs back instead of starting them.
+      for (const job of claimed) await store.release(this.ctx.db, job.id, owner);
+      return 0;
+    }
     for (const job of claimed) this.start(job, owner);
     return claimed.length;
   }
 
   /** Resolves when no job runs in this process. */
   async idle(): Promise<void> {
-    while (this.running.size) await Promise.allSettled([...this.running.values()].map((r) => r.done));
+    while (this.running.size || this.chained.size) await Promise.allSettled([...[...this.running.values()].map((r) => r.done), ...this.chained]);
   }
 
   async stop(): Promise<void> {
@@ -115,7 +124,16 @@ export class TrawlWorker {
     const controller = new AbortController();
     const done = this.run(job, owner, controller)
       .catch((e) => this.ctx.log.error("extraction job run failed", { job: job.id, error: String(e) }))
-      .finally(() => this.running.delete(job.id));
+      .finally(() => {
+        this.running.delete(job.id);
+        // A freed slot takes the next queued job at once rather than at the next tick.
+        if (this.stopped) return;
+        const next = this.tick()
+          .then(() => {})
+          .catch((e) => this.ctx.log.warn("extraction worker: claim after a finished job failed", { error: String(e) }))
+          .finally(() => this.chained.delete(next));
+        this.chained.add(next);
+      });
     this.running.set(job.id, { controller, done });
   }
 

@@ -19,6 +19,20 @@ export const parseDocument = (html: string): Doc => parseHTML(html).document;
 
 const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
 turndown.remove(["script", "style", "noscript", "iframe", "svg"] as never);
+// Tables as GFM pipe tables (turndown alone flattens them to loose lines, losing the columns).
+turndown.addRule("table", {
+  filter: "table",
+  replacement: (_content, node) => {
+    const cell = (c: Doc) => String(c.textContent ?? "").replace(/\s+/g, " ").trim().replace(/\|/g, "\\|");
+    const rows: string[][] = Array.from((node as Doc).getElementsByTagName("tr") as ArrayLike<Doc>).map((tr) =>
+      Array.from(tr.childNodes as ArrayLike<Doc>).filter((c) => c.nodeName === "TD" || c.nodeName === "TH").map(cell),
+    );
+    if (!rows.length) return "";
+    const width = Math.max(...rows.map((r) => r.length));
+    const line = (r: string[]) => `| ${[...r, ...Array(width - r.length).fill("")].join(" | ")} |`;
+    return `\n\n${[line(rows[0]), line(Array(width).fill("---")), ...rows.slice(1).map(line)].join("\n")}\n\n`;
+  },
+});
 
 /** Markdown of the main content (the whole body when Readability finds no article). */
 export function toMarkdown(html: string): { title: string; markdown: string } {

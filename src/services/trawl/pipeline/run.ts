@@ -123,7 +123,7 @@ export async function runJob(job: JobSpec, env: RunEnv): Promise<RunResult> {
     let doc = null;
     if (page.kind === "html") doc = parseDocument(page.text);
     if (env.llm && job.model) {
-      const content = page.kind === "html" ? toMarkdown(page.text).markdown : page.text;
+      const content = page.kind === "html" ? markdownOf(page.text, doc) : page.text;
       const { chunks, dropped } = chunk(content);
       if (dropped) warnings.push(`${page.finalUrl}: page longer than the chunks sent to the model; the rest was not read`);
       for (let i = 0; i < chunks.length; i++) {
@@ -172,4 +172,13 @@ export async function runJob(job: JobSpec, env: RunEnv): Promise<RunResult> {
   const why = missing.length ? `required properties stayed empty: ${missing.join(", ")}` : `the result does not match the schema: ${describeErrors(env.validate.errors).join("; ")}`;
   if (left) throw new JobError("STEP_LIMIT", `stopped after max_steps (${job.maxSteps}) pages with pages left to read; ${why}`, meta("max_steps"));
   throw new JobError("SCHEMA_UNSATISFIED", why, meta("done"));
+}
+
+/** Markdown of an HTML page; its plain text if the conversion fails on odd markup. */
+function markdownOf(html: string, doc: { body?: { textContent?: string | null } | null } | null): string {
+  try {
+    return toMarkdown(html).markdown;
+  } catch {
+    return String(doc?.body?.textContent ?? "").replace(/\s+/g, " ").trim();
+  }
 }
