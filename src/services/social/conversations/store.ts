@@ -113,8 +113,8 @@ export async function insertMessage(db: Sql, m: MessageRow): Promise<void> {
 export function messagesOf(db: Sql, conversationId: string, after: Keyset | null, limit: number): Promise<MessageRow[]> {
   return after
     ? db.all<MessageRow>(
-        "SELECT * FROM social_messages WHERE conversation_id = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?",
-        conversationId, after.k, after.k, after.id, limit,
+        "SELECT * FROM social_messages WHERE conversation_id = ? AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?",
+        conversationId, after.k, after.id, limit,
       )
     : db.all<MessageRow>("SELECT * FROM social_messages WHERE conversation_id = ? ORDER BY created_at DESC, id DESC LIMIT ?", conversationId, limit);
 }
@@ -138,13 +138,13 @@ export function conversationsOf(db: Sql, actorId: string, folder: Folder, after:
   if (folder === "inbox") where.push(`NOT ${RESTRICTED}`);
   if (folder === "requests") where.push(RESTRICTED);
   if (after) {
-    where.push("(p.activity_at < ? OR (p.activity_at = ? AND c.id < ?))");
-    args.push(after.k, after.k, after.id);
+    where.push("(p.activity_at, p.conversation_id) < (?, ?)");
+    args.push(after.k, after.id);
   }
   args.push(limit);
   return db.all<ListedRow>(
     `SELECT c.*, p.activity_at FROM social_conversation_participants p JOIN social_conversations c ON c.id = p.conversation_id
-     WHERE ${where.join(" AND ")} ORDER BY p.activity_at DESC, c.id DESC LIMIT ?`,
+     WHERE ${where.join(" AND ")} ORDER BY p.activity_at DESC, p.conversation_id DESC LIMIT ?`,
     ...args,
   );
 }
