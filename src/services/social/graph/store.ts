@@ -55,6 +55,16 @@ export async function blockBetween(db: Sql, a: string, b: string): Promise<boole
   ));
 }
 
+/** In one query: the follow src -> dst (if any) and whether a block exists either way. */
+export async function followAndBlocks(db: Sql, communityId: string, src: string, dst: string): Promise<{ follow: EdgeRow | null; blocked: boolean }> {
+  const rows = await db.all<EdgeRow>(
+    `SELECT * FROM social_edges WHERE (src_actor_id = ? AND dst_actor_id = ? AND kind IN ('follow', 'block')) OR (src_actor_id = ? AND dst_actor_id = ? AND kind = 'block')`,
+    src, dst, dst, src,
+  );
+  const follow = rows.find((r) => r.kind === "follow" && r.community_id === communityId) ?? null;
+  return { follow, blocked: rows.some((r) => r.kind === "block") };
+}
+
 /** Edges of one kind leaving `src`, newest first. */
 export function edgesFrom(db: Sql, src: string, kind: EdgeKind, after: Keyset | null, limit: number): Promise<EdgeRow[]> {
   return after
