@@ -11,7 +11,7 @@ import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pa
 import type { AppContext } from "../../../context";
 import type { CommunityService } from "../communities";
 import type { CommunityRow } from "../store";
-import { actorById, type ActorRow } from "../actors/store";
+import { actorById, actorsByIds, type ActorRow } from "../actors/store";
 
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;
@@ -42,6 +42,15 @@ export class Lane {
     if (!a || a.community_id !== communityId) throw notFound("Actor");
     return a;
   }
+}
+
+/** Two actors of the community in one query (each 404 like actor()). */
+export async function actorPair(db: Sql, communityId: string, a: string, b: string): Promise<[ActorRow, ActorRow]> {
+  const rows = await actorsByIds(db, communityId, a === b ? [a] : [a, b]);
+  const x = rows.find((r) => r.id === a);
+  const y = rows.find((r) => r.id === b);
+  if (!x || !y) throw notFound("Actor");
+  return [x, y];
 }
 
 /** A required actor uuid in a body: 400 when missing or not a uuid (spec: "400 invalid ids"). */
