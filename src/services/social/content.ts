@@ -7,16 +7,19 @@ import type { JobDefinition } from "../../core/scheduler";
 import type { WebhookEngine } from "../webhooks/engine";
 import type { Lane } from "./core/common";
 import type { LaneRouteDeps } from "./core/routes";
+import { commentRoutes } from "./comments/routes";
+import { CommentService } from "./comments/service";
 import { postRoutes } from "./posts/routes";
 import { PostService } from "./posts/service";
 
 export interface ContentParts {
   posts: PostService;
+  comments: CommentService;
 }
 
 export function contentParts(lane: Lane, engine: WebhookEngine): ContentParts {
   const posts = new PostService(lane, engine);
-  return { posts };
+  return { posts, comments: new CommentService(posts) };
 }
 
 export function contentJobs(parts: ContentParts): JobDefinition[] {
@@ -24,5 +27,5 @@ export function contentJobs(parts: ContentParts): JobDefinition[] {
 }
 
 export function contentRoutes(parts: ContentParts, deps: LaneRouteDeps) {
-  return new Elysia().use(postRoutes(parts.posts, deps));
+  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps));
 }
