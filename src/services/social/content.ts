@@ -9,17 +9,20 @@ import type { Lane } from "./core/common";
 import type { LaneRouteDeps } from "./core/routes";
 import { commentRoutes } from "./comments/routes";
 import { CommentService } from "./comments/service";
+import { engageRoutes } from "./engage/routes";
+import { EngageService } from "./engage/service";
 import { postRoutes } from "./posts/routes";
 import { PostService } from "./posts/service";
 
 export interface ContentParts {
   posts: PostService;
   comments: CommentService;
+  engage: EngageService;
 }
 
 export function contentParts(lane: Lane, engine: WebhookEngine): ContentParts {
   const posts = new PostService(lane, engine);
-  return { posts, comments: new CommentService(posts) };
+  return { posts, comments: new CommentService(posts), engage: new EngageService(posts) };
 }
 
 export function contentJobs(parts: ContentParts): JobDefinition[] {
@@ -27,5 +30,5 @@ export function contentJobs(parts: ContentParts): JobDefinition[] {
 }
 
 export function contentRoutes(parts: ContentParts, deps: LaneRouteDeps) {
-  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps));
+  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps)).use(engageRoutes(parts.engage, deps));
 }

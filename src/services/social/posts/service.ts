@@ -165,7 +165,7 @@ export class PostService {
 
   /** What a published post stops counting for when deleted. */
   async onUnpublish(t: Sql, r: store.PostRow, now: string): Promise<void> {
-    await bumpCounter(t, r.actor_id, "post_count", -1, now);
+    if (r.kind !== "repost") await bumpCounter(t, r.actor_id, "post_count", -1, now); // reposts do not count as posts
     await releaseHashtags(t, r.community_id, JSON.parse(r.hashtags) as string[]);
     await store.removePostHashtags(t, r.id);
   }
