@@ -14,6 +14,8 @@ import { SOCIAL_WEBHOOKS } from "./events";
 import { COMMUNITY_SCOPE_PREFIX, socialRoutes, type SocialService } from "./routes";
 import { communityWebhookScope } from "./webhook-scope";
 import { CommunityWebhookService } from "./webhooks";
+// Community part 2 (content).
+import { contentParts, contentJobs } from "./content";
 
 export const socialModule = defineService({
   name: "social",
@@ -30,7 +32,9 @@ export const socialModule = defineService({
     const communities = new CommunityService(d.ctx, d.platform, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
     const lane = new Lane(d.ctx, communities);
     const follows = new FollowService(lane, d.webhooks.engine);
+    const content = contentParts(lane, d.webhooks.engine);
     return {
+      ...content,
       follows,
       edges: new EdgeService(lane, follows),
       hashtags: new HashtagService(lane),
@@ -46,6 +50,7 @@ export const socialModule = defineService({
     { prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "social"), tag: "Community: workspace webhooks" },
     { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks" },
   ],
+  jobs: (social) => contentJobs(social),
   routes: (social, d) => socialRoutes(social, { principals: d.platform.authz, idempotency: d.ctx.idempotency, catalogue: d.webhooks.api.catalogue }),
   // A deleted workspace takes its communities along (foreign key); their webhook endpoints go here.
   onWorkspaceDelete: async (social, t, workspaceId, actor) => {

@@ -30,9 +30,11 @@ import type { HashtagService } from "./hashtags/service";
 import { Community, CommunityCreate, CommunityList, CommunityListQuery, CommunityPatch, ErrorBody } from "./schemas";
 import { communityWebhookRoutes } from "./webhook-routes";
 import type { CommunityWebhookService } from "./webhooks";
+// Community part 2 (content).
+import { contentRoutes, type ContentParts } from "./content";
 
 /** The community service's parts, as its module creates them (module.ts). */
-export interface SocialService {
+export interface SocialService extends ContentParts {
   communities: CommunityService;
   webhooks: CommunityWebhookService;
   actors: ActorService;
@@ -121,6 +123,7 @@ export function socialRoutes(social: SocialService, deps: { principals: Principa
     .use(edgeRoutes(social.edges, social.follows, routeDeps))
     .use(hashtagRoutes(social.hashtags, routeDeps))
     .use(conversationRoutes(social.conversations, routeDeps))
+    .use(contentRoutes(social, routeDeps))
     .use(
       communityWebhookRoutes(
         { webhooks: social.webhooks, ...routeDeps },

@@ -20,6 +20,19 @@ export const SETTINGS = {
     max: 1000,
     description: "Most participants a group conversation may have, its creator included",
   },
+  // Community part 2: comment threads and flags.
+  max_comment_depth: {
+    default: 5,
+    min: 0,
+    max: 50,
+    description: "Deepest comment reply level (0 = top-level only); a reply below it joins its parent's level",
+  },
+  flag_auto_hide_threshold: {
+    default: 3,
+    min: 1,
+    max: 1000,
+    description: "Distinct flaggers that hide a post or comment automatically until a moderator decides",
+  },
 } as const satisfies Record<string, IntSetting>;
 
 export type SettingKey = keyof typeof SETTINGS;

@@ -1,0 +1,34 @@
+/**
+ * Community part 2 (content): the parts and routes of posts, comments, reactions and the
+ * rest, gathered here so that module.ts and routes.ts each need one line for them.
+ */
+import { Elysia } from "elysia";
+import type { JobDefinition } from "../../core/scheduler";
+import type { WebhookEngine } from "../webhooks/engine";
+import type { Lane } from "./core/common";
+import type { LaneRouteDeps } from "./core/routes";
+import { commentRoutes } from "./comments/routes";
+import { CommentService } from "./comments/service";
+import { engageRoutes } from "./engage/routes";
+import { EngageService } from "./engage/service";
+import { postRoutes } from "./posts/routes";
+import { PostService } from "./posts/service";
+
+export interface ContentParts {
+  posts: PostService;
+  comments: CommentService;
+  engage: EngageService;
+}
+
+export function contentParts(lane: Lane, engine: WebhookEngine): ContentParts {
+  const posts = new PostService(lane, engine);
+  return { posts, comments: new CommentService(posts), engage: new EngageService(posts) };
+}
+
+export function contentJobs(parts: ContentParts): JobDefinition[] {
+  return [{ name: "social.posts.publish", schedule: "*/5 * * * * *", run: async () => void (await parts.posts.publishDue()) }];
+}
+
+export function contentRoutes(parts: ContentParts, deps: LaneRouteDeps) {
+  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps)).use(engageRoutes(parts.engage, deps));
+}
