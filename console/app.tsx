@@ -1,6 +1,6 @@
 /** The console shell: first-run setup, sign-in, invitation links, layout and routing. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError, get, setUnauthorizedHandler } from "./lib/api";
+import { api, ApiError, get, setTokens, setUnauthorizedHandler } from "./lib/api";
 import type { ConsoleModule, Me, Workspace } from "./lib/module";
 import { go, link, replace, useRoute, type Route } from "./lib/router";
 import { ErrorNote, Form, Loading, Section, Table } from "./lib/ui";
@@ -18,7 +18,10 @@ export function App() {
     }
   };
   useEffect(() => {
-    setUnauthorizedHandler(() => setMe(null));
+    setUnauthorizedHandler(() => {
+      setTokens(null);
+      setMe(null);
+    });
     void refreshMe();
   }, []);
 
@@ -58,7 +61,7 @@ function Setup({ token, onDone }: { token: string; onDone: () => Promise<void> }
             { name: "password", label: "Password", type: "password", required: true, hint: "At least 8 characters, not a common password." },
           ]}
           onSubmit={async (v) => {
-            await api("POST", "/platform/v1/auth/setup", { ...v, setup_token: token });
+            setTokens(await api("POST", "/platform/v1/auth/setup", { ...v, setup_token: token }));
             await onDone();
             replace("#/");
           }}
@@ -81,7 +84,7 @@ function SignIn({ invite, onDone }: { invite: boolean; onDone: () => Promise<voi
             { name: "password", label: "Password", type: "password", required: true },
           ]}
           onSubmit={async (v) => {
-            await api("POST", "/platform/v1/auth/signin", v);
+            setTokens(await api("POST", "/platform/v1/auth/signin", v));
             await onDone();
           }}
         />
@@ -160,6 +163,7 @@ function Shell({ me, route, refreshMe }: { me: Me; route: Route; refreshMe: () =
           class="secondary small"
           onClick={async () => {
             await api("POST", "/platform/v1/auth/logout-current").catch(() => {});
+            setTokens(null);
             location.hash = "#/";
             await refreshMe();
           }}

@@ -1,7 +1,13 @@
 /**
- * The console's only way to the server: the public REST API on this origin, authenticated
- * by the HttpOnly, SameSite=Lax `auth_token` cookie that sign-in sets (no token is kept
- * in script-readable storage; secrets the API shows once live only in component state).
+ * The console's only way to the server: the public REST API on this origin.
+ *
+ * Credentials: sign-in answers with tokens and sets the HttpOnly, SameSite=Lax
+ * `auth_token` cookie. The tokens are kept in this module's memory only (never in
+ * storage) and sent as `Authorization: Bearer`; the cookie keeps the platform routes
+ * working after a reload. App-scoped Auth routes (/auth/<app>/v1/...) take only the
+ * Authorization header (no cookie, so no CSRF), so after a reload their screens ask for
+ * the password again (Reauth in modules/auth.tsx). Secrets the API shows once live only
+ * in component state.
  */
 
 export interface FieldDetail {
@@ -29,13 +35,40 @@ export interface Page<T> {
 let onUnauthorized: () => void = () => {};
 export const setUnauthorizedHandler = (fn: () => void) => void (onUnauthorized = fn);
 
-export async function request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  const init: RequestInit = { method, credentials: "same-origin", headers: { accept: "application/json", ...headers } };
+interface Tokens {
+  access_token: string;
+  refresh_token: string;
+}
+let tokens: Tokens | null = null;
+export const setTokens = (t: Tokens | null) => void (tokens = t ? { access_token: t.access_token, refresh_token: t.refresh_token } : null);
+export const hasBearer = () => tokens !== null;
+
+/** One refresh at a time: concurrent 401s wait for the same rotation. */
+let refreshing: Promise<boolean> | null = null;
+function refresh(): Promise<boolean> {
+  const current = tokens;
+  if (!current) return Promise.resolve(false);
+  refreshing ??= fetch("/platform/v1/auth/refresh", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ refresh_token: current.refresh_token }) })
+    .then(async (r) => {
+      if (!r.ok) return (tokens = null), false;
+      setTokens((await r.json()) as Tokens);
+      return true;
+    })
+    .catch(() => false)
+    .finally(() => void (refreshing = null));
+  return refreshing;
+}
+
+export async function request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, retried = false): Promise<Response> {
+  const init: RequestInit = { method, credentials: "same-origin", headers: { accept: "application/json", ...(tokens ? { authorization: `Bearer ${tokens.access_token}` } : {}), ...headers } };
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     (init.headers as Record<string, string>)["content-type"] = "application/json";
   }
   const res = await fetch(path, init);
+  if (res.status === 401 && tokens && !retried && !path.startsWith("/platform/v1/auth/")) {
+    if (await refresh()) return request(method, path, body, headers, true);
+  }
   if (!res.ok) {
     let err: { code?: string; message?: string; details?: FieldDetail[] } = {};
     try {

@@ -3,7 +3,10 @@
  * console/modules/<service>.tsx exporting a ConsoleModule and add it here (one line).
  */
 import type { ConsoleModule } from "../lib/module";
+import { authModule } from "./auth";
 import { instanceModule } from "./instance";
+import { mailModule } from "./mail";
+import { webhooksModule } from "./webhooks";
 import { workspaceModule } from "./workspace";
 
-export const MODULES: readonly ConsoleModule[] = [instanceModule, workspaceModule];
+export const MODULES: readonly ConsoleModule[] = [instanceModule, workspaceModule, authModule, mailModule, webhooksModule];

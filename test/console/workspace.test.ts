@@ -6,17 +6,11 @@
  * in dark mode. Asserts what the page shows and what the API then holds.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Page } from "playwright-core";
 import { openConsole, SIGNED_OUT, unexpected } from "../helpers/browser";
-import { OPERATOR, startConsole, type ConsoleFixture } from "../helpers/console-app";
+import { OPERATOR, screen, startConsole, type ConsoleFixture } from "../helpers/console-app";
 
 const T = 60_000;
 
-/** Follows a navigation link and waits for the screen's heading (the old screen is gone). */
-async function screen(page: Page, module: string, name: string) {
-  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name, exact: true }).click();
-  await page.getByRole("heading", { name: `${module} · ${name}` }).waitFor();
-}
 let f: ConsoleFixture;
 beforeAll(async () => {
   f = await startConsole();

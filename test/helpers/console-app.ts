@@ -52,3 +52,23 @@ export async function signInPage(f: ConsoleFixture, who: { identifier: string; p
   await cp.page.getByTestId("who").waitFor();
   return cp;
 }
+
+/** Follows a link of the console's navigation and waits for that screen's heading. */
+export async function screen(page: import("playwright-core").Page, module: string, name: string) {
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name, exact: true }).click();
+  await page.getByRole("heading", { name: `${module} · ${name}` }).waitFor();
+}
+
+/**
+ * The usual start of a journey: the operator (through the setup API) with a workspace
+ * (through the API), signed in through the page with that workspace selected.
+ */
+export async function operatorInWorkspace(f: ConsoleFixture, slug = "acme") {
+  const token = await createOperator(f.app);
+  const ws = await f.app.call("POST", "/platform/v1/workspaces", { token, body: { slug, display_name: `Workspace ${slug}` } });
+  if (ws.status !== 201) throw new Error(`workspace: ${ws.status} ${JSON.stringify(ws.body)}`);
+  const cp = await signInPage(f);
+  await cp.page.getByRole("combobox", { name: "Workspace" }).selectOption(slug);
+  await cp.page.getByRole("heading", { name: "Workspace · Overview" }).waitFor();
+  return { cp, page: cp.page, token, ws: ws.body as { id: string; slug: string } };
+}

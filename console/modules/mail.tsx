@@ -1,0 +1,453 @@
+/**
+ * Mail: domains with their DNS records (copy buttons) and live check, brand editor with a
+ * preview, template editor with a live render preview and lint, the message log with
+ * filters, the timeline chart and the deliverability verdict, suppressions.
+ * Previews render in sandboxed iframes (no script, no same origin, remote images blocked by the CSP).
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, get, qs } from "../lib/api";
+import { Chart } from "../lib/chart";
+import type { ConsoleModule, ScreenProps } from "../lib/module";
+import { go } from "../lib/router";
+import { ActionButton, Badge, ConfirmButton, CopyButton, ErrorNote, Form, Json, Loading, PagedTable, SandboxedHtml, Section, Table, useLoad, when } from "../lib/ui";
+
+const mail = (p: ScreenProps) => `/mail/v1/workspaces/${p.ws.id}`;
+const tone = (s: string) => (["active", "sent", "delivered", "healthy", "pass"].includes(s) ? "ok" : ["failed", "bounced", "complained", "blocked", "fail"].includes(s) ? "bad" : "warn");
+
+function Domains(p: ScreenProps) {
+  const [tick, setTick] = useState(0);
+  const list = useLoad(() => get<{ data: any[] }>(`${mail(p)}/domains`), [p.ws.id, tick]);
+  const open = p.rest[0];
+  if (open) return <DomainDetail p={p} id={open} />;
+  return (
+    <>
+      <Section title="Domains">
+        <ErrorNote error={list.error} />
+        <Table
+          label="Domains"
+          rows={list.data?.data ?? []}
+          empty={list.loading ? "Loading…" : "No domain yet."}
+          columns={[
+            { label: "Domain", cell: (d) => <a href={p.href("domains", d.id)}>{d.fqdn}</a> },
+            { label: "Use", cell: (d) => d.intent },
+            { label: "Status", cell: (d) => <Badge text={d.status} tone={tone(d.status)} /> },
+            { label: "Last check", cell: (d) => when(d.last_dns_check_at) },
+          ]}
+        />
+      </Section>
+      <Section title="Add a domain">
+        <Form
+          id="add-domain"
+          submitLabel="Add domain"
+          resetOnSuccess
+          fields={[
+            { name: "fqdn", label: "Domain", required: true, placeholder: "mail.example.com" },
+            { name: "intent", label: "Use", type: "select", options: ["send", "receive", "send_receive"].map((v) => ({ value: v, label: v })) },
+          ]}
+          onSubmit={async (v) => {
+            const d = await api<{ id: string }>("POST", `${mail(p)}/domains`, v);
+            setTick(tick + 1);
+            go(p.href("domains", d.id));
+          }}
+        />
+      </Section>
+    </>
+  );
+}
+
+function DomainDetail({ p, id }: { p: ScreenProps; id: string }) {
+  const [d, setD] = useState<any>(null);
+  const { data, error } = useLoad(() => get(`${mail(p)}/domains/${id}`), [id]);
+  const dom = d ?? data;
+  if (error) return <ErrorNote error={error} />;
+  if (!dom) return <Loading />;
+  const checks = dom.dns_check_results ?? {};
+  return (
+    <>
+      <p>
+        <a href={p.href("domains")}>← All domains</a>
+      </p>
+      <Section title={dom.fqdn} actions={<Badge text={dom.status} tone={tone(dom.status)} />}>
+        <p class="muted">
+          Add these records at your DNS provider, then check. Last check: {when(dom.last_dns_check_at)}
+          {dom.test_address && (
+            <>
+              {" "}
+              · test address <code>{dom.test_address}</code>
+            </>
+          )}
+        </p>
+        <Table
+          label="DNS records"
+          rows={dom.dns_instructions ?? []}
+          columns={[
+            { label: "Purpose", cell: (r: any) => r.purpose + (r.required ? "" : " (optional)") },
+            { label: "Type", cell: (r: any) => r.type },
+            { label: "Host", cell: (r: any) => <span class="copyable"><code>{r.host}</code> <CopyButton text={r.host} /></span> },
+            { label: "Value", cell: (r: any) => <span class="copyable"><code class="clip">{r.value}</code> <CopyButton text={r.value} /></span> },
+            { label: "Check", cell: (r: any) => (checks[r.purpose] ? <Badge text={checks[r.purpose].found ? "found" : "missing"} tone={checks[r.purpose].found ? "ok" : "bad"} /> : "not checked") },
+          ]}
+        />
+        <div class="row-actions">
+          <ActionButton label="Check DNS now" kind="primary" run={async () => setD(await api("POST", `${mail(p)}/domains/${id}/verify`))} />
+          <ConfirmButton label="Rotate DKIM key" danger={false} onConfirm={async () => setD(await api("POST", `${mail(p)}/domains/${id}/dkim/rotate`))} />
+          <ConfirmButton label="Delete domain" onConfirm={async () => (await api("DELETE", `${mail(p)}/domains/${id}`), go(p.href("domains")))} />
+        </div>
+      </Section>
+    </>
+  );
+}
+
+const BRAND_FIELDS = ["brand_name", "logo_url", "primary_color", "secondary_color", "text_color", "background_color", "card_background_color", "button_radius", "footer_address"] as const;
+const SAMPLE = { subject: "Welcome, {{name}}", body_html: "<h1>Hello {{name}}</h1><p>Thanks for joining.</p>", body_text: "Hello {{name}}", data: { name: "Ada" } };
+
+function Brand(p: ScreenProps) {
+  const { data, error, reload } = useLoad(() => get<{ raw: Record<string, any>; resolved: Record<string, any> }>(`${mail(p)}/brand`), [p.ws.id]);
+  const [preview, setPreview] = useState<string | null>(null);
+  useEffect(() => {
+    if (data) void api<{ html: string }>("POST", `${mail(p)}/templates/preview`, SAMPLE).then((r) => setPreview(r.html), () => setPreview(null));
+  }, [data]);
+  if (error) return <ErrorNote error={error} />;
+  if (!data) return <Loading />;
+  return (
+    <div class="split">
+      <Section title="Brand">
+        <Form
+          key={JSON.stringify(data.raw)}
+          id="brand"
+          submitLabel="Save brand"
+          fields={BRAND_FIELDS.map((k) => ({ name: k, label: k.replace(/_/g, " "), initial: data.raw[k] ?? "", placeholder: String(data.resolved[k] ?? "") }))}
+          onSubmit={async (v) => {
+            const body = Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined));
+            await api("PUT", `${mail(p)}/brand`, body);
+            reload();
+          }}
+        />
+        <ConfirmButton label="Reset to defaults" onConfirm={async () => (await api("DELETE", `${mail(p)}/brand`), reload())} />
+      </Section>
+      <Section title="Preview">{preview === null ? <Loading what="Rendering" /> : <SandboxedHtml title="Brand preview" html={preview} />}</Section>
+    </div>
+  );
+}
+
+function Templates(p: ScreenProps) {
+  const open = p.rest[0];
+  if (open) return <TemplateEditor p={p} name={open === "new" ? null : open} />;
+  return (
+    <>
+      <p>
+        <a class="button-link" href={p.href("templates", "new")}>
+          New template
+        </a>
+      </p>
+      <Section title="Templates">
+        <PagedTable
+          label="Templates"
+          path={`${mail(p)}/templates`}
+          columns={[
+            { label: "Name", cell: (t: any) => <a href={p.href("templates", t.name)}>{t.name}</a> },
+            { label: "Kind", cell: (t: any) => t.kind },
+            { label: "Subject", cell: (t: any) => t.subject },
+            { label: "Tags", cell: (t: any) => (t.tags ?? []).join(", ") },
+            { label: "Updated", cell: (t: any) => when(t.updated_at) },
+          ]}
+        />
+      </Section>
+    </>
+  );
+}
+
+interface Draft {
+  name: string;
+  kind: string;
+  subject: string;
+  body_html: string;
+  body_text: string;
+  data: string;
+}
+
+function TemplateEditor({ p, name }: { p: ScreenProps; name: string | null }) {
+  const existing = useLoad(() => (name ? get(`${mail(p)}/templates/${encodeURIComponent(name)}`) : Promise.resolve(null)), [name]);
+  if (existing.error) return <ErrorNote error={existing.error} />;
+  if (name && !existing.data) return <Loading />;
+  const t = existing.data;
+  const initial: Draft = t
+    ? { name: t.name, kind: t.kind, subject: t.subject ?? "", body_html: t.body_html ?? "", body_text: t.body_text ?? "", data: "{}" }
+    : { name: "", kind: "template", subject: SAMPLE.subject, body_html: SAMPLE.body_html, body_text: SAMPLE.body_text, data: JSON.stringify(SAMPLE.data, null, 2) };
+  return <Editor key={name ?? "new"} p={p} initial={initial} isNew={!t} />;
+}
+
+function Editor({ p, initial, isNew }: { p: ScreenProps; initial: Draft; isNew: boolean }) {
+  const [draft, setDraft] = useState<Draft>(initial);
+  const [render, setRender] = useState<{ subject: string; html: string } | null>(null);
+  const [lint, setLint] = useState<{ score: number; findings: any[] } | null>(null);
+  const [renderError, setRenderError] = useState<Error | null>(null);
+  const [saveError, setSaveError] = useState<Error | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+  const [vars, setVars] = useState<unknown>(null);
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const set = (k: keyof Draft) => (e: Event) => setDraft({ ...draft, [k]: (e.target as HTMLInputElement).value });
+
+  // Live preview and lint, 300 ms after the last keystroke.
+  useEffect(() => {
+    if (timer.current) clearTimeout(timer.current);
+    timer.current = setTimeout(async () => {
+      let data: unknown = {};
+      try {
+        data = JSON.parse(draft.data || "{}");
+      } catch {
+        return setRenderError(new Error("Sample data is not valid JSON"));
+      }
+      const body = { subject: draft.subject, body_html: draft.body_html, body_text: draft.body_text || undefined, data };
+      try {
+        const [r, l] = await Promise.all([api("POST", `${mail(p)}/templates/preview`, body), api("POST", `${mail(p)}/templates/lint`, body)]);
+        setRender(r);
+        setLint(l);
+        setRenderError(null);
+      } catch (e) {
+        setRenderError(e as Error);
+      }
+    }, 300);
+    return () => timer.current && clearTimeout(timer.current);
+  }, [draft.subject, draft.body_html, draft.body_text, draft.data]);
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setSaveError(null);
+    try {
+      const t = await api<{ name: string }>("POST", `${mail(p)}/templates`, { name: draft.name, kind: draft.kind, subject: draft.subject, body_html: draft.body_html, body_text: draft.body_text || undefined });
+      setSaved(t.name);
+      setVars(await get(`${mail(p)}/templates/${encodeURIComponent(t.name)}/variables`));
+      if (isNew) go(p.href("templates", t.name));
+    } catch (err) {
+      setSaveError(err as Error);
+    }
+  };
+  return (
+    <>
+      <p>
+        <a href={p.href("templates")}>← All templates</a>
+      </p>
+      <div class="split">
+        <Section title={isNew ? "New template" : `Template ${initial.name}`}>
+          <form class="form" onSubmit={save}>
+            <div class="field">
+              <label for="tpl-name">Name</label>
+              <input id="tpl-name" value={draft.name} readOnly={!isNew} onInput={set("name")} />
+            </div>
+            <div class="field">
+              <label for="tpl-kind">Kind</label>
+              <select id="tpl-kind" value={draft.kind} disabled={!isNew} onChange={set("kind")}>
+                {["template", "layout", "partial"].map((k) => (
+                  <option value={k}>{k}</option>
+                ))}
+              </select>
+            </div>
+            <div class="field">
+              <label for="tpl-subject">Subject</label>
+              <input id="tpl-subject" value={draft.subject} onInput={set("subject")} />
+            </div>
+            <div class="field">
+              <label for="tpl-html">HTML body</label>
+              <textarea id="tpl-html" rows={10} spellcheck={false} value={draft.body_html} onInput={set("body_html")} />
+            </div>
+            <div class="field">
+              <label for="tpl-text">Text body (optional: derived from the HTML)</label>
+              <textarea id="tpl-text" rows={4} spellcheck={false} value={draft.body_text} onInput={set("body_text")} />
+            </div>
+            <div class="field">
+              <label for="tpl-data">Sample data (JSON, for the preview)</label>
+              <textarea id="tpl-data" rows={4} spellcheck={false} value={draft.data} onInput={set("data")} />
+            </div>
+            <div class="actions">
+              <button type="submit">Save template</button>
+            </div>
+            <ErrorNote error={saveError} />
+            {saved && (
+              <p class="notice" role="status">
+                Saved {saved}.
+              </p>
+            )}
+            {vars !== null && (
+              <>
+                <h3>Variables</h3>
+                <Json value={vars} />
+              </>
+            )}
+          </form>
+        </Section>
+        <div>
+          <Section title="Lint">
+            {lint ? (
+              <>
+                <p>
+                  Score <span class="score" data-testid="lint-score">{lint.score}</span>/100
+                </p>
+                <ul class="findings">
+                  {lint.findings.map((f) => (
+                    <li>
+                      <Badge text={f.severity} tone={f.severity === "error" ? "bad" : f.severity === "warning" ? "warn" : "info"} /> {f.message}
+                      {f.suggestion && <span class="muted"> — {f.suggestion}</span>}
+                    </li>
+                  ))}
+                </ul>
+              </>
+            ) : (
+              <Loading what="Linting" />
+            )}
+          </Section>
+          <Section title="Preview">
+            <ErrorNote error={renderError} />
+            {render && (
+              <>
+                <p>
+                  Subject: <strong data-testid="preview-subject">{render.subject}</strong>
+                </p>
+                <SandboxedHtml title="Template preview" html={render.html} />
+              </>
+            )}
+          </Section>
+        </div>
+      </div>
+    </>
+  );
+}
+
+const STATUSES = ["", "queued", "sending", "sent", "delivered", "deferred", "bounced", "complained", "failed"];
+
+function Messages(p: ScreenProps) {
+  const [filters, setFilters] = useState<Record<string, string | undefined>>({});
+  const [open, setOpen] = useState<any>(null);
+  const since = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
+  const timeline = useLoad(() => Promise.all(["sent", "bounced"].map((metric) => get<{ points: { date: string; count: number }[] }>(`${mail(p)}/messages/timeline${qs({ metric, since })}`))), [p.ws.id]);
+  const verdict = useLoad(() => get(`${mail(p)}/deliverability`), [p.ws.id]);
+  const x = timeline.data?.[0]?.points.map((pt) => Date.parse(pt.date) / 1000) ?? [];
+  return (
+    <>
+      <div class="split">
+        <Section title="Deliverability (last window)">
+          <ErrorNote error={verdict.error} />
+          {verdict.data ? (
+            <>
+              <p>
+                <Badge text={verdict.data.verdict} tone={tone(verdict.data.verdict)} /> <span data-testid="verdict-summary">{verdict.data.summary}</span>
+              </p>
+              <dl class="facts">
+                <dt>Left the queue</dt>
+                <dd>{verdict.data.left_queue}</dd>
+                <dt>Confirmed</dt>
+                <dd>{verdict.data.confirmed}</dd>
+                <dt>Bounced</dt>
+                <dd>{verdict.data.bounced}</dd>
+                <dt>Deferred</dt>
+                <dd>{verdict.data.deferred}</dd>
+              </dl>
+            </>
+          ) : (
+            <Loading />
+          )}
+        </Section>
+        <Section title="Timeline (30 days)">
+          <ErrorNote error={timeline.error} />
+          {timeline.data ? (
+            <Chart title="Messages per day" x={x} series={[{ label: "sent", values: timeline.data[0]!.points.map((pt) => Number(pt.count)) }, { label: "bounced", values: timeline.data[1]!.points.map((pt) => Number(pt.count)) }]} />
+          ) : (
+            <Loading />
+          )}
+        </Section>
+      </div>
+      <Section title="Filters">
+        <Form
+          id="message-filters"
+          inline
+          submitLabel="Apply"
+          fields={[
+            { name: "recipient", label: "Recipient" },
+            { name: "template", label: "Template" },
+            { name: "status", label: "Status", type: "select", options: STATUSES.map((s) => ({ value: s, label: s || "any" })) },
+            { name: "subject_contains", label: "Subject contains" },
+          ]}
+          onSubmit={async (v) => setFilters(v as Record<string, string | undefined>)}
+        />
+      </Section>
+      <Section title="Messages" actions={<a href={`${mail(p)}/messages/export${qs(filters)}`} download="messages.csv">Export CSV</a>}>
+        <PagedTable
+          label="Messages"
+          path={`${mail(p)}/messages`}
+          query={filters}
+          onRow={setOpen}
+          columns={[
+            { label: "When", cell: (m: any) => when(m.created_at) },
+            { label: "To", cell: (m: any) => m.to_address },
+            { label: "Subject", cell: (m: any) => m.subject },
+            { label: "Template", cell: (m: any) => m.template_name ?? "—" },
+            { label: "Status", cell: (m: any) => <Badge text={m.status} tone={tone(m.status)} /> },
+          ]}
+        />
+      </Section>
+      {open && (
+        <Section title="Message" actions={<button type="button" class="secondary small" onClick={() => setOpen(null)}>Close</button>}>
+          <Json value={open} />
+        </Section>
+      )}
+    </>
+  );
+}
+
+function Suppressions(p: ScreenProps) {
+  const [tick, setTick] = useState(0);
+  const [reason, setReason] = useState("");
+  return (
+    <>
+      <Section title="Suppress an address">
+        <Form
+          id="add-suppression"
+          submitLabel="Suppress"
+          resetOnSuccess
+          fields={[
+            { name: "email", label: "Email", type: "email", required: true },
+            { name: "reason", label: "Reason", type: "select", options: ["manual", "bounce", "complaint", "unsubscribe"].map((v) => ({ value: v, label: v })) },
+          ]}
+          onSubmit={async (v) => (await api("POST", `${mail(p)}/suppressions`, v), setTick(tick + 1))}
+        />
+      </Section>
+      <Section
+        title="Suppressed addresses"
+        actions={
+          <select aria-label="Filter by reason" value={reason} onChange={(e) => setReason((e.target as HTMLSelectElement).value)}>
+            {["", "manual", "bounce", "complaint", "unsubscribe"].map((r) => (
+              <option value={r}>{r || "any reason"}</option>
+            ))}
+          </select>
+        }
+      >
+        <PagedTable
+          label="Suppressions"
+          path={`${mail(p)}/suppressions`}
+          query={{ reason: reason || undefined }}
+          reloadKey={tick}
+          columns={[
+            { label: "Email", cell: (s: any) => s.email },
+            { label: "Reason", cell: (s: any) => s.reason },
+            { label: "Since", cell: (s: any) => when(s.created_at) },
+            { label: "", cell: (s: any) => <ConfirmButton label="Remove" onConfirm={async () => (await api("DELETE", `${mail(p)}/suppressions/${encodeURIComponent(s.email)}`), setTick(tick + 1))} /> },
+          ]}
+        />
+      </Section>
+    </>
+  );
+}
+
+export const mailModule: ConsoleModule = {
+  id: "mail",
+  title: "Mail",
+  scope: "workspace",
+  service: "mail",
+  screens: [
+    { id: "domains", title: "Domains", view: Domains },
+    { id: "brand", title: "Brand", view: Brand },
+    { id: "templates", title: "Templates", view: Templates },
+    { id: "messages", title: "Messages", view: Messages },
+    { id: "suppressions", title: "Suppressions", view: Suppressions },
+  ],
+};
