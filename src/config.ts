@@ -260,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
       llmModel: str("LLM_MODEL", "gpt-4o-mini"),
       llmModelPro: str("LLM_MODEL_PRO", str("LLM_MODEL", "gpt-4o")),
       concurrency: int("TRAWL_CONCURRENCY", 2, 1, 64),
+    },
     // Card board (tack): the spec's per-key limits; raised (or 0: off) for benchmarks.
     tackRateLimits: {
       writes: int("TACK_RATE_WRITES", 200, 0, 10_000_000),

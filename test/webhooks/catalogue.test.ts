@@ -26,8 +26,6 @@ const SOCIAL_21 = [
 
 const EXPECTED: Record<Product, string[]> = {
   waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "waitlist.status_changed", "entry.deleted"],
-  tack: ["card.created", "card.updated", "card.moved", "card.completed", "card.deleted", "comment.created"],
-  waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.deleted"],
   tack: [
     "card.created", "card.updated", "card.moved", "card.completed", "card.reopened", "card.archived", "comment.created",
     "list.created", "list.updated", "list.deleted", "project.created", "project.archived",
