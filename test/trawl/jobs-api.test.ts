@@ -79,6 +79,9 @@ describe("create", () => {
     const urls = (n: number) => Array.from({ length: n }, (_, i) => `https://shop.example/p/${i}`);
     await ok({ suggested_urls: urls(20) });
     await bad({ suggested_urls: urls(21) }, "suggested_urls");
+    const long = (n: number) => `https://shop.example/${"a".repeat(n - "https://shop.example/".length)}`;
+    await ok({ suggested_urls: [long(2048)] });
+    await bad({ suggested_urls: [long(2049)] }, "suggested_urls[0]");
     await bad({ suggested_urls: ["/relative"] }, "suggested_urls[0]");
     await bad({ suggested_urls: ["ftp://shop.example/x"] }, "suggested_urls[0]");
     await ok({ max_steps: 1 });

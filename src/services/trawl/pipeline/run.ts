@@ -14,7 +14,8 @@
 import type { ValidateFunction } from "ajv";
 import { describeErrors, missingRequired, type JsonObject } from "../schema";
 import { FetchError, PageFetcher, type FetchMeter } from "./fetch";
-import { candidatesFromHtml, candidatesFromJson, mapToSchema } from "./heuristic";
+import { candidatesFromHtml, candidatesFromJson } from "./heuristic";
+import { mapToSchema } from "./map";
 import { chunk, findLinks, keywords, parseDocument, toMarkdown } from "./html";
 import { LlmError, type LlmClient, type Tokens } from "./llm";
 import { merge } from "./merge";
