@@ -1,6 +1,6 @@
 /** SQL of actors and their counters. */
 import type { Sql } from "../../../core/db";
-import type { Keyset } from "../core/common";
+import type { Keyset } from "../core/keyset";
 
 export type ActorStatus = "active" | "suspended" | "deleted";
 

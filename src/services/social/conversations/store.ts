@@ -1,6 +1,6 @@
 /** SQL of conversations, their participants and messages. */
 import type { Sql } from "../../../core/db";
-import type { Keyset } from "../core/common";
+import type { Keyset } from "../core/keyset";
 
 export interface ConversationRow {
   id: string;

@@ -12,6 +12,7 @@ import type { AppContext } from "../../../context";
 import type { CommunityService } from "../communities";
 import type { CommunityRow } from "../store";
 import { actorById, actorsByIds, type ActorRow } from "../actors/store";
+import type { Keyset } from "./keyset";
 
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;
@@ -62,11 +63,7 @@ export function actorIdField(v: unknown, field: string): string {
 export const badCursor = (reason = "not a cursor issued by this API; restart from the first page") =>
   badRequest("Malformed cursor", [{ field: "cursor", reason }], "INVALID_CURSOR");
 
-export interface Keyset {
-  /** Sort key (ISO time or other text) of the last row of the previous page. */
-  k: string;
-  id: string;
-}
+export type { Keyset };
 
 /** limit (default 50, 1-200) and the decoded keyset cursor; anything but {k, id} strings (e.g. a legacy raw id) is 400 INVALID_CURSOR. */
 export function pageArgs(q: { limit?: unknown; cursor?: string }): { limit: number; after: Keyset | null } {

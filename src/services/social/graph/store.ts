@@ -1,6 +1,6 @@
 /** SQL of the actor graph: edges (follow, mute, block, restrict), follow requests, close friends. */
 import type { Sql } from "../../../core/db";
-import type { Keyset } from "../core/common";
+import type { Keyset } from "../core/keyset";
 
 export type EdgeKind = "follow" | "mute" | "block" | "restrict";
 

@@ -1,6 +1,6 @@
 /** SQL of the hashtag directory and hashtag follows. */
 import type { Sql } from "../../../core/db";
-import type { Keyset } from "../core/common";
+import type { Keyset } from "../core/keyset";
 
 export interface HashtagRow {
   community_id: string;
