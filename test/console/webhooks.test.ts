@@ -76,7 +76,7 @@ test("console: webhook endpoints, test, pause, rotate, event log, replay", async
     // Event log: the test event with its attempt; replay resends the same webhook-id.
     await screen(page, "Webhooks", "Event log");
     const events = page.getByRole("table", { name: "Events" });
-    await events.locator("tr", { hasText: "email.sent" }).click();
+    await events.locator("tr", { hasText: "email.sent" }).press("Enter"); // rows open from the keyboard
     const attempts = page.getByRole("table", { name: "Attempts" });
     await attempts.getByText("200").first().waitFor();
     expect(await attempts.textContent()).toContain("thanks from the receiver");

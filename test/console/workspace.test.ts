@@ -217,7 +217,7 @@ describe("console: setup, sign-in, workspaces, API keys, roles, members", () => 
     await page.goto("/admin/");
     await page.getByLabel("Email or username").fill(OPERATOR.username);
     await page.getByLabel("Password").fill(OPERATOR.password);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByLabel("Password").press("Enter"); // forms submit from the keyboard
     await page.getByRole("link", { name: "Acme Corp" }).click();
     await page.getByRole("button", { name: "Menu" }).click();
     await screen(page, "Workspace", "API keys");
