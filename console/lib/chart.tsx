@@ -22,6 +22,8 @@ export function Chart({ title, x, series, height = 180 }: { title: string; x: nu
         title,
         width,
         height,
+        // One point would otherwise stretch the time axis over years: give it a minute.
+        scales: { x: x.length === 1 ? { time: true, auto: false, range: [x[0]! - 60, x[0]! + 5] } : { time: true } },
         series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2 }))],
         axes: [
           { stroke: ink, grid: { stroke: "rgba(128,128,128,.2)" } },

@@ -48,3 +48,23 @@ test("console: health, readiness, version, metrics charts, accounts", async () =
     expect(unexpected(cp.errors, [SIGNED_OUT])).toEqual([]);
   });
 }, T);
+
+test("console: with METRICS_TOKEN set, the page asks for it and then draws the charts", async () => {
+  const g = await startConsole({ METRICS_TOKEN: "metrics-token-0123456789" });
+  try {
+    await createOperator(g.app);
+    const cp = await signInPage(g);
+    const { page } = cp;
+    await journey(cp, "metrics-token", async () => {
+      await screen(page, "Instance", "Health & metrics");
+      await page.getByLabel("METRICS_TOKEN").fill("metrics-token-0123456789");
+      await page.getByRole("button", { name: "Read metrics" }).click();
+      await page.getByRole("img", { name: "Webhook backlog chart" }).locator("canvas").waitFor();
+      await page.getByLabel("METRICS_TOKEN").waitFor({ state: "detached" });
+      // The refusals before the token was given are the only errors.
+      expect(unexpected(cp.errors, [SIGNED_OUT, /status of 401 .*\/metrics$/])).toEqual([]);
+    });
+  } finally {
+    await g.stop();
+  }
+}, T);

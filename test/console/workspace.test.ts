@@ -225,6 +225,10 @@ describe("console: setup, sign-in, workspaces, API keys, roles, members", () => 
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(bg).not.toBe("rgb(245, 246, 248)"); // the dark palette, not the light one
     await cp.shot("phone-dark-api-keys");
+    await page.getByRole("button", { name: "Menu" }).click();
+    await page.getByRole("link", { name: "Health & metrics" }).click();
+    await page.locator(".chart canvas").first().waitFor();
+    await cp.shot("phone-dark-metrics");
     expect(unexpected(cp.errors, [SIGNED_OUT])).toEqual([]);
     await cp.context.close();
   }, T);

@@ -37,7 +37,7 @@ export async function openConsole(browser: Browser, base: string, opts: { width?
   });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(15_000); // slack for a loaded CI machine; a passing step takes well under 1 s
   const errors: string[] = [];
   page.on("console", (m) => {
     if (m.type() === "error") errors.push(`console: ${m.text()} @ ${m.location().url}`);
