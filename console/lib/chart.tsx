@@ -15,13 +15,20 @@ export function Chart({ title, x, series, height = 180 }: { title: string; x: nu
   useEffect(() => {
     const el = box.current!;
     const width = Math.max(240, el.clientWidth || 480);
+    // Canvas takes no currentColor: the axes use the theme's text colour, read once.
+    const ink = getComputedStyle(el).color || "#888";
     const plot = new uPlot(
       {
         title,
         width,
         height,
+        // One point would otherwise stretch the time axis over years: give it a minute.
+        scales: { x: x.length === 1 ? { time: true, auto: false, range: [x[0]! - 60, x[0]! + 5] } : { time: true } },
         series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2 }))],
-        axes: [{ stroke: "currentColor" }, { stroke: "currentColor" }],
+        axes: [
+          { stroke: ink, grid: { stroke: "rgba(128,128,128,.2)" } },
+          { stroke: ink, grid: { stroke: "rgba(128,128,128,.2)" } },
+        ],
       },
       [x, ...series.map((s) => s.values)] as uPlot.AlignedData,
       el,

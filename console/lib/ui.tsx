@@ -104,7 +104,12 @@ export function Table<T>({ rows, columns, empty, label, onRow }: { rows: T[]; co
           </tr>
         ) : (
           rows.map((r) => (
-            <tr class={onRow ? "clickable" : undefined} onClick={onRow ? () => onRow(r) : undefined}>
+            <tr
+              class={onRow ? "clickable" : undefined}
+              tabIndex={onRow ? 0 : undefined}
+              onClick={onRow ? () => onRow(r) : undefined}
+              onKeyDown={onRow ? (e) => (e.key === "Enter" || e.key === " ") && e.target === e.currentTarget && (e.preventDefault(), onRow(r)) : undefined}
+            >
               {columns.map((c) => (
                 <td data-label={c.label}>{c.cell(r)}</td>
               ))}

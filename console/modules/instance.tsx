@@ -61,8 +61,12 @@ function Overview(_p: ScreenProps) {
   };
   useEffect(() => {
     void poll();
+    const soon = setTimeout(() => void poll(), 1000); // a second sample at once: the charts need two
     const id = setInterval(() => void poll(), 5000);
-    return () => clearInterval(id);
+    return () => {
+      clearTimeout(soon);
+      clearInterval(id);
+    };
   }, []);
 
   const x = samples.slice(1).map((s) => s.t);

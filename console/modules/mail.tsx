@@ -99,13 +99,23 @@ function DomainDetail({ p, id }: { p: ScreenProps; id: string }) {
 }
 
 const BRAND_FIELDS = ["brand_name", "logo_url", "primary_color", "secondary_color", "text_color", "background_color", "card_background_color", "button_radius", "footer_address"] as const;
+/** What the brand preview renders: the brand tokens and the footer partial around a short message. */
+const BRAND_SAMPLE = {
+  subject: "Brand preview",
+  body_html:
+    '<div style="background:{{brand.background_color}};padding:24px;font-family:{{brand.font_stack}}"><div style="background:{{brand.card_background_color}};max-width:600px;margin:0 auto;padding:24px;color:{{brand.text_color}}">' +
+    '<h1 style="color:{{brand.primary_color}};margin-top:0">{{brand.brand_name}}</h1><p>Hello {{name}}, this is how your mails look.</p>' +
+    '<p><a href="https://example.com" style="display:inline-block;background:{{brand.primary_color}};color:#fff;padding:10px 16px;border-radius:{{brand.button_radius}};text-decoration:none">A button</a></p>' +
+    '<p style="color:{{brand.muted_text_color}}">Muted text.</p></div>{{> bp.footer}}</div>',
+  data: { name: "Ada" },
+};
 const SAMPLE = { subject: "Welcome, {{name}}", body_html: "<h1>Hello {{name}}</h1><p>Thanks for joining.</p>", body_text: "Hello {{name}}", data: { name: "Ada" } };
 
 function Brand(p: ScreenProps) {
   const { data, error, reload } = useLoad(() => get<{ raw: Record<string, any>; resolved: Record<string, any> }>(`${mail(p)}/brand`), [p.ws.id]);
   const [preview, setPreview] = useState<string | null>(null);
   useEffect(() => {
-    if (data) void api<{ html: string }>("POST", `${mail(p)}/templates/preview`, SAMPLE).then((r) => setPreview(r.html), () => setPreview(null));
+    if (data) void api<{ html: string }>("POST", `${mail(p)}/templates/preview`, BRAND_SAMPLE).then((r) => setPreview(r.html), () => setPreview(null));
   }, [data]);
   if (error) return <ErrorNote error={error} />;
   if (!data) return <Loading />;
@@ -318,8 +328,10 @@ const STATUSES = ["", "queued", "sending", "sent", "delivered", "deferred", "bou
 function Messages(p: ScreenProps) {
   const [filters, setFilters] = useState<Record<string, string | undefined>>({});
   const [open, setOpen] = useState<any>(null);
-  const since = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
-  const timeline = useLoad(() => Promise.all(["sent", "bounced"].map((metric) => get<{ points: { date: string; count: number }[] }>(`${mail(p)}/messages/timeline${qs({ metric, since })}`))), [p.ws.id]);
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const since = day(Date.now() - 30 * 86_400_000);
+  const until = day(Date.now() + 86_400_000);
+  const timeline = useLoad(() => Promise.all(["sent", "bounced"].map((metric) => get<{ points: { date: string; count: number }[] }>(`${mail(p)}/messages/timeline${qs({ granularity: "day", metric, since, until })}`))), [p.ws.id]);
   const verdict = useLoad(() => get(`${mail(p)}/deliverability`), [p.ws.id]);
   const x = timeline.data?.[0]?.points.map((pt) => Date.parse(pt.date) / 1000) ?? [];
   return (

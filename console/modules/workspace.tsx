@@ -26,7 +26,7 @@ function Overview(p: ScreenProps) {
             <code>{data.id}</code>
           </dd>
           <dt>Your role</dt>
-          <dd>{data.member_role}</dd>
+          <dd>{data.member_role ?? p.ws.role}</dd>
           <dt>Created</dt>
           <dd>{when(data.created_at)}</dd>
           <dt>Services</dt>
@@ -55,10 +55,12 @@ function useRoles(p: ScreenProps) {
 
 function Members(p: ScreenProps) {
   const [tick, setTick] = useState(0);
+  const [error, setError] = useState<Error | null>(null);
   const roles = useRoles(p);
   const options = (roles.data?.data ?? []).map((r) => ({ value: r.id, label: r.name }));
   return (
     <Section title="Members">
+      <ErrorNote error={error} />
       <PagedTable
         label="Members"
         path={`${ws(p)}/members`}
@@ -73,7 +75,8 @@ function Members(p: ScreenProps) {
                 aria-label={`Role of ${m.username}`}
                 value={m.role_id}
                 onChange={async (e) => {
-                  await api("PATCH", `${ws(p)}/members/${m.id}`, { role_id: (e.target as HTMLSelectElement).value }).catch((err) => alert(err.message));
+                  setError(null);
+                  await api("PATCH", `${ws(p)}/members/${m.id}`, { role_id: (e.target as HTMLSelectElement).value }).catch(setError);
                   setTick(tick + 1);
                 }}
               >

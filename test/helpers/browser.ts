@@ -37,7 +37,7 @@ export async function openConsole(browser: Browser, base: string, opts: { width?
   });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(15_000); // slack for a loaded CI machine; a passing step takes well under 1 s
   const errors: string[] = [];
   page.on("console", (m) => {
     if (m.type() === "error") errors.push(`console: ${m.text()} @ ${m.location().url}`);
@@ -63,3 +63,18 @@ export function unexpected(errors: string[], expected: RegExp[] = []): string[] 
 
 /** The signed-out check every fresh page makes (GET /platform/v1/introspect answers 401). */
 export const SIGNED_OUT = /status of 401 .*@ http:\/\/127\.0\.0\.1:\d+\/platform\/v1\/introspect$/;
+
+/**
+ * Runs a journey; when a step fails, saves a FAILED-<name> screenshot and prints what the
+ * page shows and the browser errors, so a CI log says where it stopped.
+ */
+export async function journey(cp: ConsolePage, name: string, steps: () => Promise<void>): Promise<void> {
+  try {
+    await steps();
+  } catch (e) {
+    await cp.shot(`FAILED-${name}`).catch(() => {});
+    const text = await cp.page.evaluate(() => document.body.innerText).catch(() => "(page gone)");
+    console.error(`console journey "${name}" failed at ${cp.page.url()}\n--- page ---\n${text.slice(0, 4000)}\n--- browser errors ---\n${cp.errors.join("\n")}`);
+    throw e;
+  }
+}

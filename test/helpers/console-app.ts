@@ -72,3 +72,6 @@ export async function operatorInWorkspace(f: ConsoleFixture, slug = "acme") {
   await cp.page.getByRole("heading", { name: "Workspace · Overview" }).waitFor();
   return { cp, page: cp.page, token, ws: ws.body as { id: string; slug: string } };
 }
+
+/** The form control labelled exactly `name` (sections and tables carry labels too). */
+export const field = (page: import("playwright-core").Page, name: string) => page.getByLabel(name, { exact: true }).and(page.locator("input, textarea, select"));

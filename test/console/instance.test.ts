@@ -1,0 +1,70 @@
+/**
+ * Console journey, instance: version, health and readiness, the metrics charts drawn from
+ * /metrics samples, and an operator suspending and reactivating an account.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { journey, SIGNED_OUT, unexpected } from "../helpers/browser";
+import { createOperator, screen, signInPage, startConsole, type ConsoleFixture } from "../helpers/console-app";
+import { signup } from "../helpers/app";
+import { VERSION } from "../../src/app";
+
+const T = 60_000;
+let f: ConsoleFixture;
+beforeAll(async () => {
+  f = await startConsole();
+}, T);
+afterAll(async () => {
+  await f?.stop();
+});
+
+test("console: health, readiness, version, metrics charts, accounts", async () => {
+  const token = await createOperator(f.app);
+  const other = await signup(f.app, { email: "member@example.com", username: "member" });
+  const cp = await signInPage(f);
+  const { page } = cp;
+  await journey(cp, "instance", async () => {
+
+    await screen(page, "Instance", "Health & metrics");
+    await page.getByTestId("version").getByText(VERSION).waitFor();
+    await page.getByTestId("readiness").getByText("ready", { exact: true }).waitFor();
+    expect(await page.getByTestId("readiness").textContent()).toContain("database up, scheduler running");
+    // Two samples a second apart: the four charts are drawn.
+    await page.getByRole("img", { name: "Requests / 5 s chart" }).locator("canvas").waitFor();
+    expect(await page.locator(".chart canvas").count()).toBe(4);
+    await cp.shot("instance-metrics");
+
+    // Accounts: suspend the member (their session stops working), then reactivate.
+    await screen(page, "Instance", "Accounts");
+    const row = page.getByRole("table", { name: "Accounts" }).locator("tr", { hasText: "member@example.com" });
+    await row.getByRole("button", { name: "Suspend" }).click();
+    await row.getByText("suspended").waitFor();
+    const list = await f.app.call("GET", "/platform/v1/admin/accounts", { token });
+    expect(list.body.data.find((a: any) => a.email === "member@example.com").status).toBe("suspended");
+    expect((await f.app.call("GET", "/platform/v1/introspect", { token: other.token })).status).toBe(401);
+    await row.getByRole("button", { name: "Reactivate" }).click();
+    await row.getByText("active", { exact: true }).waitFor();
+    await cp.shot("instance-accounts");
+
+    expect(unexpected(cp.errors, [SIGNED_OUT])).toEqual([]);
+  });
+}, T);
+
+test("console: with METRICS_TOKEN set, the page asks for it and then draws the charts", async () => {
+  const g = await startConsole({ METRICS_TOKEN: "metrics-token-0123456789" });
+  try {
+    await createOperator(g.app);
+    const cp = await signInPage(g);
+    const { page } = cp;
+    await journey(cp, "metrics-token", async () => {
+      await screen(page, "Instance", "Health & metrics");
+      await page.getByLabel("METRICS_TOKEN").fill("metrics-token-0123456789");
+      await page.getByRole("button", { name: "Read metrics" }).click();
+      await page.getByRole("img", { name: "Webhook backlog chart" }).locator("canvas").waitFor();
+      await page.getByLabel("METRICS_TOKEN").waitFor({ state: "detached" });
+      // The refusals before the token was given are the only errors.
+      expect(unexpected(cp.errors, [SIGNED_OUT, /status of 401 .*\/metrics$/])).toEqual([]);
+    });
+  } finally {
+    await g.stop();
+  }
+}, T);
