@@ -130,9 +130,16 @@ export class InboundService {
     const keys = new Map<string, string>();
     let auth = { spf: "none", dkim: "none", dmarc: "none", dmarcPolicy: null as string | null };
     if (boxes.length) {
-      auth = await authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.ctx.config.mailHostname, resolver: this.resolver });
       for (const { box } of boxes) if (!keys.has(box.workspace_id)) keys.set(box.workspace_id, this.rawKey(box.workspace_id, uuid()));
-      for (const k of keys.values()) await this.ctx.objects.put(k, msg.raw, "message/rfc822");
+      // The DNS round trips of the checks overlap the object writes.
+      const checks = authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.ctx.config.mailHostname, resolver: this.resolver });
+      const puts = await Promise.allSettled([...keys.values()].map((k) => this.ctx.objects.put(k, msg.raw, "message/rfc822")));
+      auth = await checks;
+      const failed = puts.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) {
+        for (const k of keys.values()) await this.ctx.objects.delete(k).catch(() => {});
+        throw failed.reason;
+      }
     }
     const spam = spamCheck(parsed, auth, nowMs);
     const from = splitAddress(parsed.fromAddress);
