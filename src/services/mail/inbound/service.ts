@@ -15,6 +15,7 @@
  * same transaction. VERP addresses: the message is read as a bounce or complaint report
  * (reports.ts) and applied to the outbound message.
  */
+import { domainToASCII } from "node:url";
 import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";
 import { badRequest, invalidField } from "../../../core/errors";
@@ -80,7 +81,10 @@ export class InboundService {
     const at = address.lastIndexOf("@");
     if (at < 1 || at === address.length - 1 || address.length > 320) return null;
     const local = address.slice(0, at).toLowerCase();
-    const fqdn = address.slice(at + 1).toLowerCase().replace(/\.$/, "");
+    // Domains are stored in ASCII (IDNA A-labels): an SMTPUTF8 client may name them in Unicode.
+    const domain = address.slice(at + 1).replace(/\.$/, "");
+    const fqdn = (/^[\x00-\x7f]*$/.test(domain) ? domain : domainToASCII(domain)).toLowerCase();
+    if (!fqdn) return null;
     const db = this.ctx.db;
     if (local.startsWith("bounces+")) {
       const id = local.slice("bounces+".length);
