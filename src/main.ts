@@ -77,7 +77,16 @@ async function serve() {
   if (cfg.smtpPort === null) {
     ctx.log.info("inbound SMTP is off (SMTP_PORT=off)");
   } else {
-    const tls = cfg.smtpTlsCert && cfg.smtpTlsKey ? { cert: readFileSync(cfg.smtpTlsCert), key: readFileSync(cfg.smtpTlsKey) } : null;
+    let tls: { cert: Buffer; key: Buffer } | null = null;
+    if (cfg.smtpTlsCert && cfg.smtpTlsKey) {
+      try {
+        tls = { cert: readFileSync(cfg.smtpTlsCert), key: readFileSync(cfg.smtpTlsKey) };
+      } catch (e) {
+        await server.stop(true);
+        await bunker.stop();
+        fail(`Cannot read SMTP_TLS_CERT / SMTP_TLS_KEY: ${(e as Error).message}`);
+      }
+    }
     smtp = new SmtpListener({
       port: cfg.smtpPort,
       host: cfg.host,

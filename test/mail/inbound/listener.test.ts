@@ -128,6 +128,27 @@ describe("limits", () => {
     expect(info.response).toStartWith("250");
   });
 
+  test("an idle session is closed after the idle timeout", async () => {
+    const idle = new SmtpListener({ port: 0, host: "127.0.0.1", log: e.app.ctx.log, socketTimeoutMs: 300, closeTimeoutMs: 200 });
+    idle.setHandler(e.app.inbound!);
+    const port = await idle.start();
+    try {
+      const s = connect(port, "127.0.0.1");
+      let text = "";
+      s.on("data", (d) => (text += d.toString()));
+      const closed = new Promise<number>((r) => {
+        const t0 = performance.now();
+        s.on("close", () => r(performance.now() - t0));
+      });
+      const ms = await closed;
+      expect(text).toStartWith("220");
+      expect(text).toMatch(/421/);
+      expect(ms).toBeGreaterThanOrEqual(250);
+    } finally {
+      await idle.stop();
+    }
+  });
+
   test("garbage input never crashes the listener", async () => {
     const junk = [Buffer.from([0, 255, 1, 2, 3, 13, 10]).toString("latin1"), "HELO", "MAIL FROM:<<<>>>", "RCPT TO:<>", "DATA", "X".repeat(5000), "\u0000\u0001", "BDAT 10", "AUTH PLAIN AGFhAGI="];
     const replies = await converse(e.port, junk);

@@ -157,6 +157,36 @@ describe("receiving into a mailbox", () => {
     expect((await e.app.call("GET", `${w.base}/mailboxes/${box.id}/messages/${mid}`, { token: w.token })).body.body_preview).toBe("the body");
   });
 
+  test("HTML-only mail gets a text preview; odd attachment types are served as octet-stream", async () => {
+    const box = await createMailbox(e, w);
+    await sendMail(e, {
+      from: "ada@sender.example",
+      to: box.address,
+      subject: "html only",
+      html: "<h1>Title</h1><p>Some <b>bold</b> words</p>",
+      attachments: [{ filename: "x.bin", content: "abc", contentType: "not a type" }],
+    });
+    const [m] = (await e.app.call("GET", `${w.base}/mailboxes/${box.id}/messages`, { token: w.token })).body.data;
+    expect(m.body_preview).toContain("Some bold words");
+    const one = await e.app.call("GET", `${w.base}/mailboxes/${box.id}/messages/${m.id}`, { token: w.token });
+    expect(one.body.attachments[0].content_type).toBe("application/octet-stream");
+  });
+
+  test("an internationalised domain name in RCPT TO reaches its mailbox", async () => {
+    const d = await e.app.call("POST", `${w.base}/domains`, { token: w.token, body: { fqdn: `bücher${Date.now() % 1000}.example`, intent: "receive" } });
+    for (const ins of d.body.dns_instructions) {
+      if (ins.type === "MX") e.dns.add(ins.host, { type: "MX", exchange: ins.value, priority: ins.priority });
+      else e.dns.add(ins.host, { type: "TXT", data: [ins.value] });
+    }
+    expect((await e.app.call("POST", `${w.base}/domains/${d.body.id}/verify`, { token: w.token })).body.status).toBe("active");
+    const box = await e.app.call("POST", `${w.base}/mailboxes`, { token: w.token, body: { domain_id: d.body.id, local_part: "orders" } });
+    const unicode = `orders@${d.body.fqdn.startsWith("xn--") ? (await import("node:url")).domainToUnicode(d.body.fqdn) : d.body.fqdn}`;
+    expect(unicode).toContain("ü");
+    const info = await sendMail(e, { from: "ada@sender.example", to: unicode, subject: "idn", text: "x" });
+    expect(info.accepted).toHaveLength(1);
+    expect((await e.app.call("GET", `${w.base}/mailboxes/${box.body.id}/messages`, { token: w.token })).body.data).toHaveLength(1);
+  });
+
   test("the domain's test_address sets test_received_at; nothing is stored", async () => {
     const before = await e.app.call("GET", `${w.base}/domains/${w.domainId}`, { token: w.token });
     expect(before.body.test_received_at).toBeNull();

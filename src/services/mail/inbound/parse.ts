@@ -3,6 +3,7 @@
  * (addresses, subject, plain-text preview, Message-ID, attachment manifest with sha256).
  */
 import { createHash } from "node:crypto";
+import { convert as htmlToText } from "html-to-text";
 import { simpleParser } from "mailparser";
 
 export const PREVIEW_BYTES = 512;
@@ -58,6 +59,10 @@ const addrs = (v: any): { address: string; name: string }[] => {
   return out;
 };
 
+const TYPE_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
+/** A bare media type (no parameters) safe for a Content-Type header; application/octet-stream otherwise. */
+export const safeType = (v: unknown) => (typeof v === "string" && TYPE_RE.test(v.toLowerCase()) ? v.toLowerCase() : "application/octet-stream");
+
 export async function parseMail(raw: Uint8Array): Promise<ParsedMail> {
   // No textAsHtml (its link detection costs ~20x the rest of the parse on a 10 KB text with
   // links) and no link rewriting: only text, addresses, headers and attachments are used.
@@ -68,14 +73,16 @@ export async function parseMail(raw: Uint8Array): Promise<ParsedMail> {
     maxHtmlLengthToParse: 2 * 1024 * 1024,
   });
   const from = addrs(m.from);
-  const text: string = typeof m.text === "string" ? m.text : "";
+  // mailparser derives text from HTML only for some structures: do it for the rest.
+  let text: string = typeof m.text === "string" ? m.text : "";
+  if (text.trim() === "" && typeof m.html === "string" && m.html !== "") text = htmlToText(m.html.slice(0, 256 * 1024), { wordwrap: false, selectors: [{ selector: "img", format: "skip" }, { selector: "a", options: { ignoreHref: true } }] });
   const attachments: ParsedAttachment[] = (m.attachments ?? []).map((a: any, i: number) => {
     const content: Buffer = Buffer.isBuffer(a.content) ? a.content : Buffer.from(a.content ?? "");
     return {
       position: i,
       filename: typeof a.filename === "string" && a.filename !== "" ? a.filename : null,
       content_id: typeof a.cid === "string" && a.cid !== "" ? a.cid : null,
-      content_type: typeof a.contentType === "string" && a.contentType ? a.contentType.toLowerCase() : "application/octet-stream",
+      content_type: safeType(a.contentType),
       size_bytes: content.length,
       sha256: createHash("sha256").update(content).digest("hex"),
       content,

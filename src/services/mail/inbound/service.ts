@@ -15,6 +15,7 @@
  * same transaction. VERP addresses: the message is read as a bounce or complaint report
  * (reports.ts) and applied to the outbound message.
  */
+import { domainToASCII } from "node:url";
 import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";
 import { badRequest, invalidField } from "../../../core/errors";
@@ -80,7 +81,10 @@ export class InboundService {
     const at = address.lastIndexOf("@");
     if (at < 1 || at === address.length - 1 || address.length > 320) return null;
     const local = address.slice(0, at).toLowerCase();
-    const fqdn = address.slice(at + 1).toLowerCase().replace(/\.$/, "");
+    // Domains are stored in ASCII (IDNA A-labels): an SMTPUTF8 client may name them in Unicode.
+    const domain = address.slice(at + 1).replace(/\.$/, "");
+    const fqdn = (/^[\x00-\x7f]*$/.test(domain) ? domain : domainToASCII(domain)).toLowerCase();
+    if (!fqdn) return null;
     const db = this.ctx.db;
     if (local.startsWith("bounces+")) {
       const id = local.slice("bounces+".length);
@@ -130,9 +134,16 @@ export class InboundService {
     const keys = new Map<string, string>();
     let auth = { spf: "none", dkim: "none", dmarc: "none", dmarcPolicy: null as string | null };
     if (boxes.length) {
-      auth = await authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.ctx.config.mailHostname, resolver: this.resolver });
       for (const { box } of boxes) if (!keys.has(box.workspace_id)) keys.set(box.workspace_id, this.rawKey(box.workspace_id, uuid()));
-      for (const k of keys.values()) await this.ctx.objects.put(k, msg.raw, "message/rfc822");
+      // The DNS round trips of the checks overlap the object writes.
+      const checks = authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.ctx.config.mailHostname, resolver: this.resolver });
+      const puts = await Promise.allSettled([...keys.values()].map((k) => this.ctx.objects.put(k, msg.raw, "message/rfc822")));
+      auth = await checks;
+      const failed = puts.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) {
+        for (const k of keys.values()) await this.ctx.objects.delete(k).catch(() => {});
+        throw failed.reason;
+      }
     }
     const spam = spamCheck(parsed, auth, nowMs);
     const from = splitAddress(parsed.fromAddress);
