@@ -1,9 +1,12 @@
 /**
  * Object store for blobs the database should not hold (raw mail, attachments, uploads,
  * exports). Two back ends behind one interface:
- * - local: files under <dataDir>/objects/<key>; the content type sits in a hidden sidecar
- *   (<dir>/.<name>.meta). Writes go to a temp file that is fsynced and renamed over the
- *   target, so a crash leaves the old object or the new one, never half a file.
+ * - local: files under <dataDir>/objects/<key>; a content type other than the default sits
+ *   in a hidden sidecar (<dir>/.<name>.meta). Writes go to a temp file that is fsynced and
+ *   renamed over the target, so a crash leaves the old object or the new one, never half a
+ *   file. The sidecar is renamed into place but not fsynced: losing it to a crash costs only
+ *   the content type (reads fall back to the default), and one fsync per object instead of
+ *   two is most of the cost of a put (inbound mail stores one per message).
  * - s3: Bun.S3Client on the configured bucket; credentials, region and endpoint come from
  *   the usual S3_* / AWS_* environment variables.
  * Keys are validated the same way for both, so data moves between back ends unchanged.
@@ -71,12 +74,12 @@ function createLocalStore(root: string): ObjectStore {
   const pathOf = (key: string) => join(root, validateObjectKey(key));
   const metaOf = (path: string) => join(dirname(path), `.${path.slice(dirname(path).length + 1)}.meta`);
 
-  async function writeAtomic(path: string, bytes: Uint8Array) {
+  async function writeAtomic(path: string, bytes: Uint8Array, durable: boolean) {
     const tmp = join(dirname(path), `.${randomBytes(8).toString("hex")}.tmp`);
     const fh = await open(tmp, "wx", 0o600);
     try {
       await fh.writeFile(bytes);
-      await fh.sync();
+      if (durable) await fh.sync();
     } catch (e) {
       await fh.close();
       await unlink(tmp).catch(() => {});
@@ -101,8 +104,10 @@ function createLocalStore(root: string): ObjectStore {
         await mkdir(dirname(path), { recursive: true });
         // Data first: a crash before the sidecar is written leaves the new bytes with the
         // old (or default) type, never a type describing bytes that are not there.
-        await writeAtomic(path, toBytes(data));
-        await writeAtomic(metaOf(path), new TextEncoder().encode(JSON.stringify({ contentType: type })));
+        await writeAtomic(path, toBytes(data), true);
+        // The default type needs no sidecar; one left by an earlier put of this key goes.
+        if (type === DEFAULT_TYPE) await rm(metaOf(path), { force: true });
+        else await writeAtomic(metaOf(path), new TextEncoder().encode(JSON.stringify({ contentType: type })), false);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         // "a" exists as an object and "a/b" is being written, or the other way round.

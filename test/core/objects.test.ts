@@ -47,6 +47,17 @@ test("local: overwrite replaces data and type and leaves no temp files", async (
   expect(readdirSync(join(dataDir, "objects/a")).sort()).toEqual([".b.txt.meta", "b.txt"]);
 });
 
+test("local: the default type writes no sidecar; overwriting a typed object with it removes the old one", async () => {
+  const dataDir = tempDir();
+  const store = createObjectStore({ kind: "local", dataDir });
+  await store.put("d/plain", "bytes");
+  expect(readdirSync(join(dataDir, "objects/d"))).toEqual(["plain"]);
+  await store.put("d/typed", "x", "text/plain");
+  await store.put("d/typed", "y");
+  expect(readdirSync(join(dataDir, "objects/d")).sort()).toEqual(["plain", "typed"]);
+  expect((await store.get("d/typed"))!.contentType).toBe("application/octet-stream");
+});
+
 test("local: a key that is only a folder of other keys is not an object", async () => {
   const store = createObjectStore({ kind: "local", dataDir: tempDir() });
   await store.put("dir/file", "x");
