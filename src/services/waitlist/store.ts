@@ -172,9 +172,14 @@ export async function countByStatus(db: Sql, waitlistId: string): Promise<Record
   return out;
 }
 
-/** Entries from this client hash since `since` (burst flag). */
-export const recentFromClient = async (db: Sql, waitlistId: string, clientHash: string, since: string): Promise<number> =>
-  Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM waitlist_entries WHERE waitlist_id = ? AND client_hash = ? AND created_at >= ?", waitlistId, clientHash, since))!.n);
+/** Entries from this client hash since `since` (burst flag), counted up to `cap` (a bounded index range, however many there are). */
+export const recentFromClient = async (db: Sql, waitlistId: string, clientHash: string, since: string, cap: number): Promise<number> =>
+  Number(
+    (await db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM waitlist_entries WHERE waitlist_id = ? AND client_hash = ? AND created_at >= ? LIMIT ?) recent",
+      waitlistId, clientHash, since, cap,
+    ))!.n,
+  );
 
 /** Adds `delta` to an entry's referral_count (a referred entry joined, was rejected or deleted). */
 export const bumpReferrals = (db: Sql, id: string, delta: number, at: string) =>
