@@ -51,6 +51,8 @@ export interface PublicWaitlist {
 }
 
 interface Cached {
+  /** The serialised answer per variant id ("" without one), built on first use; reset with the count. */
+  json: Map<string, string>;
   waitlist: store.WaitlistRow;
   settings: WaitlistSettings;
   base: Omit<PublicWaitlist, "variant" | "signup_count">;
@@ -82,7 +84,7 @@ export class PublicConfig {
   ) {}
 
   /** The public payload plus what the route needs (allowed origins). */
-  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlist; settings: WaitlistSettings; waitlist: store.WaitlistRow }> {
+  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlist; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow }> {
     const key = `${workspaceSlug.toLowerCase()}/${slug.toLowerCase()}`;
     // Emptied by any change of what it serves, and by any platform change (a service switched off, a workspace deleted).
     const gen = this.ctx.caches.generation(PUBLIC_TOPIC);
@@ -124,9 +126,13 @@ export class PublicConfig {
         variants,
         totalWeight: variants.reduce((a, v) => a + Number(v.weight), 0),
         count: null,
+        json: new Map(),
       };
     }
-    if (c.settings.show_signup_count) c.count = { n: await store.countEntries(this.ctx.db, c.waitlist.id), at: this.ctx.clock.nowMs() };
+    if (c.settings.show_signup_count) {
+      c.count = { n: await store.countEntries(this.ctx.db, c.waitlist.id), at: this.ctx.clock.nowMs() };
+      c.json = new Map();
+    }
     if (this.ctx.caches.generation(PUBLIC_TOPIC) === gen && platformGeneration(this.ctx) === this.platformGen) {
       if (this.cache.size >= 10_000) this.cache.clear();
       this.cache.set(key, c);
@@ -134,18 +140,18 @@ export class PublicConfig {
     return c;
   }
 
-  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlist; settings: WaitlistSettings; waitlist: store.WaitlistRow } {
+  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlist; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow } {
     const v = this.pick(c, visitor);
     if (countView) this.countView(c, v);
-    return {
-      waitlist: c.waitlist,
-      settings: c.settings,
-      body: {
-        ...c.base,
-        signup_count: c.settings.show_signup_count ? (c.count?.n ?? 0) : null,
-        variant: v ? { id: v.id, name: v.name, display_name: v.display_name, description: v.description, cta_text: v.cta_text } : null,
-      },
+    const body: PublicWaitlist = {
+      ...c.base,
+      signup_count: c.settings.show_signup_count ? (c.count?.n ?? 0) : null,
+      variant: v ? { id: v.id, name: v.name, display_name: v.display_name, description: v.description, cta_text: v.cta_text } : null,
     };
+    const vid = v?.id ?? "";
+    let json = c.json.get(vid);
+    if (json === undefined) c.json.set(vid, (json = JSON.stringify(body)));
+    return { waitlist: c.waitlist, settings: c.settings, body, json };
   }
 
   private dayIndex = -1;
