@@ -15,6 +15,7 @@ import { badRequest, conflict, invalidField, notFound } from "../../core/errors"
 import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { audit } from "../platform/audit";
+import { WriteBatcher } from "./batch";
 import { enqueueNotification, type NotificationKind } from "./notify";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import type { ClientInfo, PublicEntry } from "./signup";
@@ -78,7 +79,12 @@ const isEntryStatus = (v: unknown): v is store.EntryStatus => typeof v === "stri
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
 export class EntryService {
-  constructor(readonly waitlists: WaitlistService) {}
+  /** Group commit of public sign-ups (batch.ts). */
+  readonly batcher: WriteBatcher;
+
+  constructor(readonly waitlists: WaitlistService) {
+    this.batcher = new WriteBatcher(waitlists.ctx.db, waitlists.ctx.log);
+  }
 
   get ctx() {
     return this.waitlists.ctx;

@@ -20,7 +20,7 @@ import disposable from "disposable-email-domains";
 import disposableWildcard from "disposable-email-domains/wildcard.json";
 import { MINUTE } from "../../core/clock";
 import { takeSignupSlots, takeSlotsIn } from "./ratelimit";
-import { tx, type Sql } from "../../core/db";
+import type { Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { randomBase62, uuid } from "../../core/ids";
 import { isUniqueViolation } from "../../core/store/sql";
@@ -170,8 +170,11 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
   const clientHash = client.ip ? createHash("sha256").update(client.ip).digest("base64url").slice(0, 22) : null;
   for (let attempt = 0; ; attempt++) {
     try {
-      const view = await tx(ctx.db, async (t) => {
+      const out = await svc.batcher.run(async (t): Promise<{ status: 200 | 201; body: PublicEntry }> => {
         await takeSlotsIn(t, ctx, limits);
+        // Joined meanwhile (e.g. earlier in the same group commit): that entry, even when the list is now full.
+        const dup = await store.entryByEmail(t, w.id, email);
+        if (dup) return { status: 200, body: await svc.publicView(t, w, s, dup, client) };
         if (s.max_entries !== null && (await store.countEntries(t, w.id)) >= s.max_entries) throw conflict("This waitlist is full", "WAITLIST_FULL");
         const now = ctx.clock.iso();
         const referrer = code ? await store.entryByCode(t, w.id, code) : null;
@@ -194,9 +197,9 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
         await svc.notify(t, w, r, "welcome");
         // In the transaction: the entry is the newest, so its position is exact.
         const final = s.approval_required ? r : await svc.decide(t, w, s, r, "approved");
-        return svc.publicView(t, w, s, final, client, true);
+        return { status: 201, body: await svc.publicView(t, w, s, final, client, true) };
       });
-      return { status: 201, body: view };
+      return out;
     } catch (e) {
       // Full: the rollback gave the slots back; this attempt still counts.
       if (e instanceof ApiError && e.code === "WAITLIST_FULL") await takeSignupSlots(ctx, limits);
