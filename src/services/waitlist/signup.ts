@@ -37,7 +37,7 @@ export const BURST_WINDOW_MS = 10 * MINUTE;
 /** Sign-ups from one client address within the window from which metadata.risk is set. */
 export const BURST_THRESHOLD = 3;
 /** The count in metadata.risk stops at this (the check stays O(1) for a busy address). */
-export const BURST_COUNT_CAP = 100;
+export const BURST_COUNT_CAP = 10;
 const EMAIL_RE = /^[^\s@<>(),;:"\\]+@[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 
 const DISPOSABLE = new Set<string>(disposable as string[]);
