@@ -27,6 +27,7 @@ import { isUniqueViolation } from "../../core/store/sql";
 import type { EntryService } from "./entries";
 import { type CustomField, type WaitlistSettings } from "./settings";
 import * as store from "./store";
+import type { ClientInfo, PublicEntry } from "./views";
 
 export const EMAIL_MAX = 254;
 export const NAME_MAX = 200;
@@ -51,6 +52,7 @@ export function isDisposable(domain: string): boolean {
   return false;
 }
 
+
 export interface SignupBody {
   email?: unknown;
   name?: unknown;
@@ -60,22 +62,6 @@ export interface SignupBody {
   utm?: unknown;
   variant_id?: unknown;
   website?: unknown;
-}
-
-export interface ClientInfo {
-  ip: string | null;
-  origin: string | null;
-  referer: string | null;
-}
-
-export interface PublicEntry {
-  id: string;
-  status: store.EntryStatus;
-  position: number | null;
-  referral_code: string;
-  referral_link: string | null;
-  referral_count: number;
-  confirmation_message: string | null;
 }
 
 const optString = (v: unknown, field: string, max: number, details: ErrorDetail[]): string | null => {
