@@ -25,7 +25,7 @@ const SOCIAL_21 = [
 ];
 
 const EXPECTED: Record<Product, string[]> = {
-  waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.deleted"],
+  waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.deleted", "waitlist.status_changed"],
   tack: ["card.created", "card.updated", "card.moved", "card.completed", "card.deleted", "comment.created"],
   social: SOCIAL_21,
   mail: [
@@ -57,7 +57,7 @@ describe("built-in catalogue", () => {
   test("counts per product (community: exactly 21)", () => {
     const c = builtin();
     const counts = Object.fromEntries(Object.keys(EXPECTED).map((p) => [p, c.types(p).length]));
-    expect(counts).toEqual({ mail: 11, waitlist: 6, trawl: 5, tack: 6, auth: 12, social: 21 });
+    expect(counts).toEqual({ mail: 11, waitlist: 7, trawl: 5, tack: 6, auth: 12, social: 21 });
   });
 
   test("no duplicates; ping is never in a catalogue", () => {
@@ -113,7 +113,7 @@ describe("built-in catalogue", () => {
     const c = builtin();
     const list = c.list("waitlist");
     list.pop();
-    expect(c.types("waitlist").length).toBe(6);
+    expect(c.types("waitlist").length).toBe(7);
     expect(() => {
       (c.list("waitlist")[0]!.example as Record<string, unknown>).email = "x";
     }).toThrow();
