@@ -107,4 +107,21 @@ describe("positions and referrals", () => {
     expect(rows[0]).toMatchObject({ email: "csv1@example.com", name: `'=HYPERLINK("http://evil")`, "custom.company": "Acme, Inc.", utm_source: "'+1", utm_campaign: "line\nbreak", status: "pending", position: "1" });
     expect(rows[1]).toMatchObject({ email: "csv2@example.com", name: 'Quote "me"', interest: "'@SUM(A1)", "custom.company": "" });
   });
+
+  test("concurrent sign-ups share group commits: positions 1..N, max_entries holds, a racing duplicate answers 200 with the winner", async () => {
+    const w = await createWaitlist(app, { settings: { max_entries: 30 } });
+    const results = await Promise.all(Array.from({ length: 31 }, (_, i) => join(app, w, { email: `c${i}@example.com` })));
+    const created = results.filter((r) => r.status === 201);
+    expect(created).toHaveLength(30);
+    expect(created.map((r) => r.body.position).sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(results.filter((r) => r.status === 409).map((r) => r.body.error.code)).toEqual(["WAITLIST_FULL"]);
+    expect((await app.call("GET", `${w.base}/entries/count`, { token: w.token })).body).toMatchObject({ total: 30, pending: 30 });
+
+    const w2 = await createWaitlist(app);
+    const race = await Promise.all([...Array.from({ length: 19 }, (_, i) => ({ email: `d${i}@example.com` })), { email: "d0@example.com" }].map((b) => join(app, w2, b)));
+    expect(race.filter((r) => r.status === 201)).toHaveLength(19);
+    // The two answers for d0: one 201, one 200, the same entry (whichever reached the writer first).
+    expect([race[0]!.status, race[19]!.status].sort()).toEqual([200, 201]);
+    expect(race[19]!.body.id).toBe(race[0]!.body.id);
+  });
 });

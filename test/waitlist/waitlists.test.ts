@@ -91,4 +91,22 @@ describe("waitlists", () => {
     expect((await app.call("GET", `/waitlist/v1/waitlists/${renamed}/${w.slug}`)).status).toBe(200);
     expect((await app.call("GET", `/waitlist/v1/waitlists/${old}/${w.slug}`)).status).toBe(200);
   });
+
+  test("a workspace that switches the service off: admin routes 403 SERVICE_NOT_ENABLED, public routes 404; deleting the workspace takes its waitlists along", async () => {
+    const owner = await ownerWithKey(app);
+    const w = await createWaitlist(app, { owner });
+    expect((await app.call("GET", w.pub)).status).toBe(200);
+    const off = await app.call("DELETE", `/platform/v1/workspaces/${w.ws.slug}/services/waitlist`, { token: w.token });
+    expect(off.status).toBeLessThan(300);
+    expect((await app.call("GET", w.base, { token: w.token })).body.error.code).toBe("SERVICE_NOT_ENABLED");
+    expect((await app.call("GET", w.pub)).status).toBe(404);
+    expect((await app.call("POST", `${w.pub}/entries`, { body: { email: "off@example.com" } })).status).toBe(404);
+    await app.call("PUT", `/platform/v1/workspaces/${w.ws.slug}/services/waitlist`, { token: w.token });
+    expect((await app.call("POST", `${w.pub}/entries`, { body: { email: "on@example.com" } })).status).toBe(201);
+
+    // Deleting a workspace takes a console session (not an API key).
+    const del = await app.call("DELETE", `/platform/v1/workspaces/${w.ws.slug}`, { token: owner.session });
+    expect(del.status, JSON.stringify(del.body)).toBeLessThan(300);
+    expect((await app.call("GET", w.pub)).status).toBe(404);
+  });
 });

@@ -30,6 +30,8 @@ const EXPECTED: Record<Product, string[]> = {
     "card.created", "card.updated", "card.moved", "card.completed", "card.reopened", "card.archived", "comment.created",
     "list.created", "list.updated", "list.deleted", "project.created", "project.archived",
   ],
+  waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.deleted", "waitlist.status_changed"],
+  tack: ["card.created", "card.updated", "card.moved", "card.completed", "card.deleted", "comment.created"],
   social: SOCIAL_21,
   mail: [
     "email.sent", "email.delivered", "email.delivery_delayed", "email.bounced", "email.complained", "email.failed",
@@ -64,6 +66,7 @@ describe("built-in catalogue", () => {
     // add events touch only their own line); the community's is pinned by the spec.
     expect(counts).toEqual(Object.fromEntries(Object.entries(EXPECTED).map(([p, l]) => [p, l.length])));
     expect(counts.social).toBe(21);
+    expect(counts).toEqual({ mail: 11, waitlist: 7, trawl: 5, tack: 6, auth: 12, social: 21 });
   });
 
   test("no duplicates; ping is never in a catalogue", () => {
@@ -120,6 +123,7 @@ describe("built-in catalogue", () => {
     const list = c.list("waitlist");
     list.pop();
     expect(c.types("waitlist").length).toBe(EXPECTED.waitlist.length);
+    expect(c.types("waitlist").length).toBe(7);
     expect(() => {
       (c.list("waitlist")[0]!.example as Record<string, unknown>).email = "x";
     }).toThrow();

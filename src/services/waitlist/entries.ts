@@ -15,10 +15,11 @@ import { badRequest, conflict, invalidField, notFound } from "../../core/errors"
 import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { audit } from "../platform/audit";
+import { WriteBatcher } from "./batch";
 import { enqueueNotification, type NotificationKind } from "./notify";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
-import type { ClientInfo, PublicEntry } from "./signup";
 import * as store from "./store";
+import { entryView, type ClientInfo, type EntryView, type PublicEntry } from "./views";
 import type { WaitlistService } from "./waitlists";
 
 export const ENTRY_STATUSES = ["pending", "approved", "rejected"] as const;
@@ -28,57 +29,16 @@ export const BULK_MAX = 500;
 export const Q_MAX = 128;
 export const METADATA_MAX_BYTES = 8192;
 
-export interface EntryView {
-  id: string;
-  waitlist_id: string;
-  workspace_id: string;
-  email: string;
-  name: string | null;
-  interest: string | null;
-  referrer: string | null;
-  referral_code: string;
-  referral_count: number;
-  referred_by_entry_id: string | null;
-  position: number | null;
-  status: store.EntryStatus;
-  invited_at: string | null;
-  invited_to_app_slug: string | null;
-  metadata: Record<string, unknown>;
-  custom_fields: Record<string, unknown>;
-  utm: { source: string | null; medium: string | null; campaign: string | null };
-  variant_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export const entryView = (r: store.EntryRow, position: number | null): EntryView => ({
-  id: r.id,
-  waitlist_id: r.waitlist_id,
-  workspace_id: r.workspace_id,
-  email: r.email,
-  name: r.name,
-  interest: r.interest,
-  referrer: r.referrer,
-  referral_code: r.referral_code,
-  referral_count: Number(r.referral_count),
-  referred_by_entry_id: r.referred_by_entry_id,
-  position: r.status === "pending" ? position : null,
-  status: r.status,
-  invited_at: r.invited_at,
-  invited_to_app_slug: r.invited_to_app_slug,
-  metadata: JSON.parse(r.metadata),
-  custom_fields: JSON.parse(r.custom_fields),
-  utm: { source: r.utm_source, medium: r.utm_medium, campaign: r.utm_campaign },
-  variant_id: r.variant_id,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
-
 const isEntryStatus = (v: unknown): v is store.EntryStatus => typeof v === "string" && (ENTRY_STATUSES as readonly string[]).includes(v);
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
 export class EntryService {
-  constructor(readonly waitlists: WaitlistService) {}
+  /** Group commit of public sign-ups (batch.ts). */
+  readonly batcher: WriteBatcher;
+
+  constructor(readonly waitlists: WaitlistService) {
+    this.batcher = new WriteBatcher(waitlists.ctx.db, waitlists.ctx.log);
+  }
 
   get ctx() {
     return this.waitlists.ctx;

@@ -46,6 +46,11 @@ const EVENTS: EventTypeInfo[] = [
     example: entry({ status: "approved", invited_at: T1, invited_to_app_slug: "acme-app", updated_at: T1 }),
   },
   {
+    type: "entry.deleted",
+    description: "A waitlist entry was deleted.",
+    example: { id: "0192f3a1-7c2e-7a10-9b1e-3f5d2c8a4e61", waitlist_id: "0192f39e-1b44-7c3d-8e02-6a9b1d7f0c25", email: "ada@example.com", deleted_at: T1 },
+  },
+  {
     type: "waitlist.status_changed",
     description: "A waitlist's status changed (draft, open, paused, closed).",
     example: {
@@ -63,11 +68,6 @@ const EVENTS: EventTypeInfo[] = [
       created_at: T0,
       updated_at: T1,
     },
-  },
-  {
-    type: "entry.deleted",
-    description: "A waitlist entry was deleted.",
-    example: { id: "0192f3a1-7c2e-7a10-9b1e-3f5d2c8a4e61", waitlist_id: "0192f39e-1b44-7c3d-8e02-6a9b1d7f0c25", email: "ada@example.com", deleted_at: T1 },
   },
 ];
 

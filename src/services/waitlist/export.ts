@@ -1,6 +1,7 @@
 /**
  * GET .../entries/export.csv: every entry of a waitlist, oldest first, streamed in pages of
- * PAGE rows (each page one read, so memory stays flat). RFC 4180 with formula-injection-safe
+ * PAGE rows (each page one read; the positions of the pending entries are computed once, at
+ * the start, as a map of id -> position). RFC 4180 with formula-injection-safe
  * cells (mail/messages/csv.ts). Columns: the fixed ones (COLUMNS), then one column per custom
  * field definition of the waitlist, named custom.<name>.
  */
@@ -21,6 +22,8 @@ export function exportCsv(db: Sql, w: store.WaitlistRow): Response {
   const enc = new TextEncoder();
   let after: { c: string; id: string } | null = null;
   let headerSent = false;
+  // Positions as of the start of the export, computed once (one pass over the pending entries).
+  let positions: Map<string, number> | null = null;
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (!headerSent) {
@@ -28,13 +31,14 @@ export function exportCsv(db: Sql, w: store.WaitlistRow): Response {
         controller.enqueue(enc.encode(csvRow([...COLUMNS, ...custom.map((n) => `custom.${n}`)])));
         return;
       }
-      const rows = await store.exportPage(db, w.id, s.referral_boost, after, PAGE);
+      positions ??= await store.allPositions(db, w.id, s.referral_boost);
+      const rows = await store.exportPage(db, w.id, after, PAGE);
       if (!rows.length) return controller.close();
       let out = "";
       for (const r of rows) {
         const cf = JSON.parse(r.custom_fields) as Record<string, unknown>;
         out += csvRow([
-          r.id, r.email, r.name, r.interest, r.status, r.status === "pending" && r.position !== null ? Number(r.position) : null, r.referral_code, Number(r.referral_count),
+          r.id, r.email, r.name, r.interest, r.status, r.status === "pending" ? (positions.get(r.id) ?? null) : null, r.referral_code, Number(r.referral_count),
           r.referred_by_entry_id, r.referrer, r.utm_source, r.utm_medium, r.utm_campaign, r.variant_id, r.invited_at, r.invited_to_app_slug, r.metadata, r.created_at, r.updated_at,
           ...custom.map((n) => (cf[n] === undefined || cf[n] === null ? null : String(cf[n]))),
         ]);

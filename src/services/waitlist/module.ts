@@ -6,6 +6,7 @@
  * services mounted before it through bridges.ts.
  */
 import { Elysia } from "elysia";
+import { ApiError } from "../../core/errors";
 import { defineService } from "../module";
 import { workspaceScope } from "../webhooks/scopes";
 import { bridges } from "./bridges";
@@ -35,7 +36,15 @@ export const waitlistModule = defineService({
     const waitlists = new WaitlistService(d, b, worker);
     // A mail domain named by a workspace's waitlist settings cannot be deleted (409 DOMAIN_IN_USE).
     b.onDomainDelete(async (t, domain) => ((await store.domainUsed(t, domain.id)) ? "the workspace's waitlist settings use it as default sender domain" : null));
-    const publicConfig = new PublicConfig(d.ctx);
+    const publicConfig = new PublicConfig(d.ctx, async (workspaceId) => {
+      try {
+        await d.platform.authz.requireService(d.ctx.db, workspaceId, "waitlist");
+        return true;
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 403) return false;
+        throw e;
+      }
+    });
     return { waitlists, entries: new EntryService(waitlists), variants: new VariantService(waitlists, publicConfig), worker, publicConfig };
   },
   routes: (s, d) =>

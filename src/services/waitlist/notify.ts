@@ -16,7 +16,7 @@ import { uuid } from "../../core/ids";
 import type { AppContext } from "../../context";
 import type { ServiceDeps } from "../module";
 import type { Bridges } from "./bridges";
-import { entryView } from "./entries";
+import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";
 import * as store from "./store";
 

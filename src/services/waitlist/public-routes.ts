@@ -40,9 +40,15 @@ export function publicRoutes(entries: EntryService, config: PublicConfig) {
   return new Elysia()
     .get(BASE, async (c) => {
       const x = await config.get(c.params.workspace_slug, c.params.waitlist_slug, c.query.visitor ?? null);
-      cors(c.set, x.settings, c.request.headers.get("origin"));
-      c.set.headers["cache-control"] = `public, max-age=${PUBLIC_MAX_AGE}`;
-      return x.body;
+      // The serialised answer is cached with the configuration (the hot path of a landing page).
+      const headers: Record<string, string> = { "content-type": "application/json", "cache-control": `public, max-age=${PUBLIC_MAX_AGE}` };
+      const origin = c.request.headers.get("origin");
+      if (x.settings.allowed_origins.includes("*")) headers["access-control-allow-origin"] = "*";
+      else {
+        headers.vary = "Origin";
+        if (origin !== null && x.settings.allowed_origins.includes(origin)) headers["access-control-allow-origin"] = origin;
+      }
+      return new Response(x.json, { headers });
     }, {
       params,
       query: S.PublicQuery,

@@ -1,7 +1,8 @@
 /**
  * The public GET /waitlist/v1/waitlists/{workspace_slug}/{waitlist_slug}: the configuration a
  * landing page renders. Served from an in-process cache emptied whenever a waitlist, the
- * workspace settings or a variant changes (cache bus topic waitlist.public, every node); the
+ * workspace settings or a variant changes (cache bus topic waitlist.public, every node) or
+ * platform data changes (a workspace switching the service off answers 404); the
  * sign-up count (settings.show_signup_count) is at most COUNT_TTL_MS old. A cached answer
  * costs no database read; views are counted in memory and added to waitlist_views in batches
  * (job waitlist.views.flush, every 10 s, and on shutdown).
@@ -14,7 +15,9 @@
 import { DAY, SECOND } from "../../core/clock";
 import { tx } from "../../core/db";
 import type { MaybePromise } from "../../core/maybe-promise";
+import { notFound } from "../../core/errors";
 import type { AppContext } from "../../context";
+import { platformGeneration } from "../platform/audit";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import { publicWaitlist } from "./signup";
 import * as store from "./store";
@@ -48,6 +51,8 @@ export interface PublicWaitlist {
 }
 
 interface Cached {
+  /** The serialised answer per variant id ("" without one), built on first use; reset with the count. */
+  json: Map<string, string>;
   waitlist: store.WaitlistRow;
   settings: WaitlistSettings;
   base: Omit<PublicWaitlist, "variant" | "signup_count">;
@@ -69,17 +74,25 @@ function fnv1a(s: string): number {
 export class PublicConfig {
   private cache = new Map<string, Cached>();
   private gen = -1;
+  private platformGen = -1;
   private views = new Map<string, number>();
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(
+    private readonly ctx: AppContext,
+    /** False when the workspace has switched the waitlist service off (its public routes then answer 404). */
+    private readonly serviceEnabled: (workspaceId: string) => Promise<boolean>,
+  ) {}
 
   /** The public payload plus what the route needs (allowed origins). */
-  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlist; settings: WaitlistSettings; waitlist: store.WaitlistRow }> {
+  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlist; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow }> {
     const key = `${workspaceSlug.toLowerCase()}/${slug.toLowerCase()}`;
+    // Emptied by any change of what it serves, and by any platform change (a service switched off, a workspace deleted).
     const gen = this.ctx.caches.generation(PUBLIC_TOPIC);
-    if (gen !== this.gen) {
+    const platformGen = platformGeneration(this.ctx);
+    if (gen !== this.gen || platformGen !== this.platformGen) {
       this.cache.clear();
       this.gen = gen;
+      this.platformGen = platformGen;
     }
     const hit = this.cache.get(key);
     if (hit && (!hit.settings.show_signup_count || (hit.count && this.ctx.clock.nowMs() - hit.count.at < COUNT_TTL_MS))) return this.answer(hit, visitor, countView);
@@ -90,6 +103,7 @@ export class PublicConfig {
     let c = hit;
     if (!c) {
       const w = await publicWaitlist(this.ctx.db, workspaceSlug, slug);
+      if (!(await this.serviceEnabled(w.workspace_id))) throw notFound("Waitlist");
       const s = parseWaitlistSettings(w.settings);
       const ws = await store.settingsOf(this.ctx.db, w.workspace_id);
       const variants = (await store.variantsOf(this.ctx.db, w.id)).filter((v) => v.active && v.weight > 0);
@@ -112,28 +126,32 @@ export class PublicConfig {
         variants,
         totalWeight: variants.reduce((a, v) => a + Number(v.weight), 0),
         count: null,
+        json: new Map(),
       };
     }
-    if (c.settings.show_signup_count) c.count = { n: await store.countEntries(this.ctx.db, c.waitlist.id), at: this.ctx.clock.nowMs() };
-    if (this.ctx.caches.generation(PUBLIC_TOPIC) === gen) {
+    if (c.settings.show_signup_count) {
+      c.count = { n: await store.countEntries(this.ctx.db, c.waitlist.id), at: this.ctx.clock.nowMs() };
+      c.json = new Map();
+    }
+    if (this.ctx.caches.generation(PUBLIC_TOPIC) === gen && platformGeneration(this.ctx) === this.platformGen) {
       if (this.cache.size >= 10_000) this.cache.clear();
       this.cache.set(key, c);
     }
     return c;
   }
 
-  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlist; settings: WaitlistSettings; waitlist: store.WaitlistRow } {
+  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlist; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow } {
     const v = this.pick(c, visitor);
     if (countView) this.countView(c, v);
-    return {
-      waitlist: c.waitlist,
-      settings: c.settings,
-      body: {
-        ...c.base,
-        signup_count: c.settings.show_signup_count ? (c.count?.n ?? 0) : null,
-        variant: v ? { id: v.id, name: v.name, display_name: v.display_name, description: v.description, cta_text: v.cta_text } : null,
-      },
+    const body: PublicWaitlist = {
+      ...c.base,
+      signup_count: c.settings.show_signup_count ? (c.count?.n ?? 0) : null,
+      variant: v ? { id: v.id, name: v.name, display_name: v.display_name, description: v.description, cta_text: v.cta_text } : null,
     };
+    const vid = v?.id ?? "";
+    let json = c.json.get(vid);
+    if (json === undefined) c.json.set(vid, (json = JSON.stringify(body)));
+    return { waitlist: c.waitlist, settings: c.settings, body, json };
   }
 
   private dayIndex = -1;

@@ -8,7 +8,7 @@
  */
 import { tx } from "../../core/db";
 import type { ServiceDeps } from "../module";
-import { entryView } from "./entries";
+import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";
 import * as store from "./store";
 

@@ -3,8 +3,9 @@
  * rule of issue 16 in order (README "Waitlist" > "Sign-up rules"):
  * 1. the waitlist: unknown or draft 404; paused or closed 409 WAITLIST_CLOSED; a browser Origin
  *    outside allowed_origins 403 ORIGIN_NOT_ALLOWED;
- * 2. rate limits: per client address and waitlist (WAITLIST_SIGNUPS_PER_IP_PER_MINUTE, default
- *    20) and per waitlist (settings.signups_per_minute): 429 RATE_LIMITED with Retry-After;
+ * 2. rate limits (every attempt counts; ratelimit.ts): per client address and waitlist
+ *    (WAITLIST_SIGNUPS_PER_IP_PER_MINUTE, default 20) and per waitlist
+ *    (settings.signups_per_minute): 429 RATE_LIMITED with Retry-After, before any 400;
  * 3. the body: honeypot `website` must be empty (400), email syntax and length, the
  *    disposable-domain list (settings.block_disposable), lengths, custom fields (required,
  *    type, select options), variant_id an active variant of the waitlist;
@@ -18,14 +19,15 @@ import { createHash } from "node:crypto";
 import disposable from "disposable-email-domains";
 import disposableWildcard from "disposable-email-domains/wildcard.json";
 import { MINUTE } from "../../core/clock";
-import { takeSignupSlots } from "./ratelimit";
-import { tx, type Sql } from "../../core/db";
+import { takeSignupSlots, takeSlotsIn } from "./ratelimit";
+import type { Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { randomBase62, uuid } from "../../core/ids";
 import { isUniqueViolation } from "../../core/store/sql";
 import type { EntryService } from "./entries";
 import { type CustomField, type WaitlistSettings } from "./settings";
 import * as store from "./store";
+import type { ClientInfo, PublicEntry } from "./views";
 
 export const EMAIL_MAX = 254;
 export const NAME_MAX = 200;
@@ -35,6 +37,8 @@ export const TEXT_FIELD_MAX = 1000;
 export const BURST_WINDOW_MS = 10 * MINUTE;
 /** Sign-ups from one client address within the window from which metadata.risk is set. */
 export const BURST_THRESHOLD = 3;
+/** The count in metadata.risk stops at this (the check stays O(1) for a busy address). */
+export const BURST_COUNT_CAP = 10;
 const EMAIL_RE = /^[^\s@<>(),;:"\\]+@[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 
 const DISPOSABLE = new Set<string>(disposable as string[]);
@@ -48,6 +52,7 @@ export function isDisposable(domain: string): boolean {
   return false;
 }
 
+
 export interface SignupBody {
   email?: unknown;
   name?: unknown;
@@ -57,22 +62,6 @@ export interface SignupBody {
   utm?: unknown;
   variant_id?: unknown;
   website?: unknown;
-}
-
-export interface ClientInfo {
-  ip: string | null;
-  origin: string | null;
-  referer: string | null;
-}
-
-export interface PublicEntry {
-  id: string;
-  status: store.EntryStatus;
-  position: number | null;
-  referral_code: string;
-  referral_link: string | null;
-  referral_count: number;
-  confirmation_message: string | null;
 }
 
 const optString = (v: unknown, field: string, max: number, details: ErrorDetail[]): string | null => {
@@ -125,12 +114,13 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
   if (w.status !== "open") throw conflict(`This waitlist is ${w.status} and takes no sign-ups`, "WAITLIST_CLOSED");
   if (!originAllowed(s, client.origin)) throw new ApiError(403, "ORIGIN_NOT_ALLOWED", "This origin may not post to this waitlist (settings.allowed_origins)");
 
-  // Rate limits first: every attempt counts, valid or not.
+  // Every attempt counts against the rate limits, valid or not: one that writes an entry takes
+  // its slots in the entry's transaction, the others in one of their own (a 429 wins over a 400).
   const ipKey = createHash("sha256").update(`${w.id}|${client.ip ?? "unknown"}`).digest("base64url").slice(0, 22);
-  await takeSignupSlots(ctx, [
+  const limits = [
     { key: `ip:${ipKey}`, limit: ctx.config.waitlistSignupsPerIpPerMinute, what: "per client address" },
     { key: `wl:${w.id}`, limit: s.signups_per_minute, what: "for this waitlist" },
-  ]);
+  ];
 
   const details: ErrorDetail[] = [];
   if (body.website !== undefined && body.website !== null && body.website !== "") details.push({ field: "website", reason: "must be empty" });
@@ -152,22 +142,32 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
     if (!v || !v.active) details.push({ field: "variant_id", reason: "not an active variant of this waitlist" });
     else variantId = v.id;
   }
-  if (details.length) throw badRequest("Invalid sign-up", details);
+  if (details.length) {
+    await takeSignupSlots(ctx, limits);
+    throw badRequest("Invalid sign-up", details);
+  }
 
   const existing = await store.entryByEmail(ctx.db, w.id, email);
-  if (existing) return { status: 200, body: await svc.publicView(ctx.db, w, s, existing, client) };
+  if (existing) {
+    await takeSignupSlots(ctx, limits);
+    return { status: 200, body: await svc.publicView(ctx.db, w, s, existing, client) };
+  }
 
   const clientHash = client.ip ? createHash("sha256").update(client.ip).digest("base64url").slice(0, 22) : null;
   for (let attempt = 0; ; attempt++) {
     try {
-      const view = await tx(ctx.db, async (t) => {
+      const out = await svc.batcher.run(async (t): Promise<{ status: 200 | 201; body: PublicEntry }> => {
+        await takeSlotsIn(t, ctx, limits);
+        // Joined meanwhile (e.g. earlier in the same group commit): that entry, even when the list is now full.
+        const dup = await store.entryByEmail(t, w.id, email);
+        if (dup) return { status: 200, body: await svc.publicView(t, w, s, dup, client) };
         if (s.max_entries !== null && (await store.countEntries(t, w.id)) >= s.max_entries) throw conflict("This waitlist is full", "WAITLIST_FULL");
         const now = ctx.clock.iso();
         const referrer = code ? await store.entryByCode(t, w.id, code) : null;
         const metadata: Record<string, unknown> = {};
         if (clientHash) {
-          const recent = await store.recentFromClient(t, w.id, clientHash, new Date(ctx.clock.nowMs() - BURST_WINDOW_MS).toISOString());
-          if (recent + 1 >= BURST_THRESHOLD) metadata.risk = { burst: true, signups_from_client_10m: recent + 1 };
+          const recent = await store.recentFromClient(t, w.id, clientHash, new Date(ctx.clock.nowMs() - BURST_WINDOW_MS).toISOString(), BURST_COUNT_CAP);
+          if (recent + 1 >= BURST_THRESHOLD) metadata.risk = { burst: true, signups_from_client_10m: Math.min(recent + 1, BURST_COUNT_CAP) };
         }
         const r: store.EntryRow = {
           id: uuid(), waitlist_id: w.id, workspace_id: w.workspace_id, email, name, interest,
@@ -183,14 +183,19 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
         await svc.notify(t, w, r, "welcome");
         // In the transaction: the entry is the newest, so its position is exact.
         const final = s.approval_required ? r : await svc.decide(t, w, s, r, "approved");
-        return svc.publicView(t, w, s, final, client, true);
+        return { status: 201, body: await svc.publicView(t, w, s, final, client, true) };
       });
-      return { status: 201, body: view };
+      return out;
     } catch (e) {
+      // Full: the rollback gave the slots back; this attempt still counts.
+      if (e instanceof ApiError && e.code === "WAITLIST_FULL") await takeSignupSlots(ctx, limits);
       if (!isUniqueViolation(e)) throw e;
       // The same email at once (the loser returns the winner's entry), or a referral code collision (retry).
       const winner = await store.entryByEmail(ctx.db, w.id, email);
-      if (winner) return { status: 200, body: await svc.publicView(ctx.db, w, s, winner, client) };
+      if (winner) {
+        await takeSignupSlots(ctx, limits);
+        return { status: 200, body: await svc.publicView(ctx.db, w, s, winner, client) };
+      }
       if (attempt >= 3) throw e;
     }
   }

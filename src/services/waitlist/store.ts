@@ -172,9 +172,14 @@ export async function countByStatus(db: Sql, waitlistId: string): Promise<Record
   return out;
 }
 
-/** Entries from this client hash since `since` (burst flag). */
-export const recentFromClient = async (db: Sql, waitlistId: string, clientHash: string, since: string): Promise<number> =>
-  Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM waitlist_entries WHERE waitlist_id = ? AND client_hash = ? AND created_at >= ?", waitlistId, clientHash, since))!.n);
+/** Entries from this client hash since `since` (burst flag), counted up to `cap` (a bounded index range, however many there are). */
+export const recentFromClient = async (db: Sql, waitlistId: string, clientHash: string, since: string, cap: number): Promise<number> =>
+  Number(
+    (await db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM waitlist_entries WHERE waitlist_id = ? AND client_hash = ? AND created_at >= ? LIMIT ?) recent",
+      waitlistId, clientHash, since, cap,
+    ))!.n,
+  );
 
 /** Adds `delta` to an entry's referral_count (a referred entry joined, was rejected or deleted). */
 export const bumpReferrals = (db: Sql, id: string, delta: number, at: string) =>
@@ -226,11 +231,9 @@ export async function positionOf(db: Sql, waitlistId: string, boost: number, id:
 
 /** Positions of some entries of a waitlist (one pass for a batch). */
 export async function positionsOf(db: Sql, waitlistId: string, boost: number, ids: string[]): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  if (!ids.length) return out;
-  const want = new Set(ids);
-  for (const r of await db.all<{ id: string; position: number }>(`${POSITIONS} SELECT id, position FROM pos`, { w: waitlistId, boost })) if (want.has(r.id)) out.set(r.id, Number(r.position));
-  return out;
+  if (!ids.length) return new Map();
+  const all = await allPositions(db, waitlistId, boost);
+  return new Map(ids.filter((id) => all.has(id)).map((id) => [id, all.get(id)!]));
 }
 
 /** True when a pending entry of the waitlist is newer than `r` (by created_at, id); a range on the queue index. */
@@ -285,9 +288,17 @@ export function listEntries(db: Sql, f: EntryFilter): Promise<PositionedEntry[]>
   );
 }
 
-/** Every entry of a waitlist with its position, for export (oldest first, in pages). */
-export function exportPage(db: Sql, waitlistId: string, boost: number, after: { c: string; id: string } | null, limit: number): Promise<PositionedEntry[]> {
-  return listEntries(db, { waitlistId, boost, status: null, pattern: null, sort: "created_at", after: after ? { ...after, p: null } : null, limit });
+/** One page of every entry of a waitlist, oldest first, for export (positions come from allPositions). */
+export function exportPage(db: Sql, waitlistId: string, after: { c: string; id: string } | null, limit: number): Promise<EntryRow[]> {
+  return after
+    ? db.all<EntryRow>("SELECT * FROM waitlist_entries WHERE waitlist_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?", waitlistId, after.c, after.c, after.id, limit)
+    : db.all<EntryRow>("SELECT * FROM waitlist_entries WHERE waitlist_id = ? ORDER BY created_at, id LIMIT ?", waitlistId, limit);
+}
+
+/** Every pending entry's position (one pass), e.g. once per export. */
+export async function allPositions(db: Sql, waitlistId: string, boost: number): Promise<Map<string, number>> {
+  const rows = await db.all<{ id: string; position: number }>(`${POSITIONS} SELECT id, position FROM pos`, { w: waitlistId, boost });
+  return new Map(rows.map((r) => [r.id, Number(r.position)]));
 }
 
 /** The first `n` pending entries by position (bulk top: N). */
