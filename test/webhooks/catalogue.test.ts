@@ -25,13 +25,11 @@ const SOCIAL_21 = [
 ];
 
 const EXPECTED: Record<Product, string[]> = {
-  waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "waitlist.status_changed", "entry.deleted"],
   tack: [
     "card.created", "card.updated", "card.moved", "card.completed", "card.reopened", "card.archived", "comment.created",
     "list.created", "list.updated", "list.deleted", "project.created", "project.archived",
   ],
   waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.deleted", "waitlist.status_changed"],
-  tack: ["card.created", "card.updated", "card.moved", "card.completed", "card.deleted", "comment.created"],
   social: SOCIAL_21,
   mail: [
     "email.sent", "email.delivered", "email.delivery_delayed", "email.bounced", "email.complained", "email.failed",
@@ -66,7 +64,6 @@ describe("built-in catalogue", () => {
     // add events touch only their own line); the community's is pinned by the spec.
     expect(counts).toEqual(Object.fromEntries(Object.entries(EXPECTED).map(([p, l]) => [p, l.length])));
     expect(counts.social).toBe(21);
-    expect(counts).toEqual({ mail: 11, waitlist: 7, trawl: 5, tack: 6, auth: 12, social: 21 });
   });
 
   test("no duplicates; ping is never in a catalogue", () => {
@@ -123,7 +120,6 @@ describe("built-in catalogue", () => {
     const list = c.list("waitlist");
     list.pop();
     expect(c.types("waitlist").length).toBe(EXPECTED.waitlist.length);
-    expect(c.types("waitlist").length).toBe(7);
     expect(() => {
       (c.list("waitlist")[0]!.example as Record<string, unknown>).email = "x";
     }).toThrow();
