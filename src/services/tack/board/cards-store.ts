@@ -195,7 +195,9 @@ export async function searchCards(db: Sql, f: CardFilter, limit: number, offset:
   }
   const query = f.words.map((w) => `"${w}"*`).join(" ");
   const cond = `tack_cards_fts MATCH ? AND ${where.join(" AND ")}`;
-  const from = "tack_cards_fts JOIN tack_cards c ON c.search_id = tack_cards_fts.rowid";
+  // CROSS JOIN: SQLite keeps the FTS table outermost (the matches drive; never a scan of the
+  // project's cards probing the index one by one).
+  const from = "tack_cards_fts CROSS JOIN tack_cards c ON c.search_id = tack_cards_fts.rowid";
   const total = Number((await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${from} WHERE ${cond}`, query, ...params))!.n);
   const rows = await db.all<CardRow>(
     `SELECT c.* FROM ${from} WHERE ${cond} ORDER BY bm25(tack_cards_fts, 4.0, 1.0), c.id LIMIT ? OFFSET ?`,
