@@ -71,7 +71,10 @@ test("a member reads communities and card-board webhooks, and cannot change them
   const communities = `/social/v1/workspaces/${ws.id}/communities`;
   const c = await app.call("POST", communities, { token: key, body: { slug: "club", display_name: "Club" } });
   expect(c.status).toBe(201);
-  const tack = `/tack/api/v1/workspaces/${ws.id}/webhooks`;
+  // Card-board webhooks belong to a board workspace (by its ws_ id for console sessions).
+  const board = await app.call("POST", "/tack/api/v1/workspaces", { token: key, body: { name: "board" } });
+  expect(board.status).toBe(201);
+  const tack = `/tack/api/v1/workspaces/${board.body.id}/webhooks`;
   const hook = await app.call("POST", tack, { token: key, body: { url: "http://127.0.0.1:9/hook" } });
   expect(hook.status).toBe(201);
 

@@ -73,6 +73,20 @@ describe("create and read", () => {
     expect(activity.body.pagination.total).toBe(19);
   });
 
+  test("Idempotency-Key: a retried create answers the first card (Idempotent-Replay), another body is 409", async () => {
+    const b = await newBoard(app);
+    const send = (body: object) => app.call("POST", `${b.p}/cards`, { token: b.token, body, headers: { "idempotency-key": "agent-run-1:card-1" } });
+    const first = await send({ title: "Once" });
+    expect(first.status).toBe(201);
+    const again = await send({ title: "Once" });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replay")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("x-ratelimit-limit")).toBe("200");
+    expect((await send({ title: "Other" })).body.error.code).toBe("IDEMPOTENCY_KEY_REUSE");
+    expect(await column(app, b, "todo")).toEqual(["Once"]);
+  });
+
   test("another workspace's card id is 404; archived cards still answer GET", async () => {
     const a = await newBoard(app);
     const b = await newBoard(app);

@@ -60,7 +60,8 @@ describe("events", () => {
     await app.call("DELETE", `${B}/${b.ws}/projects/ops`, { token: b.token });
     await deliverNow();
 
-    const got = at("/all").map((r) => verify(secret, r));
+    // Deliveries run in parallel: put them back in emission order (evt_ ids are time-ordered).
+    const got = at("/all").map((r) => verify(secret, r)).sort((x, y) => (x.id < y.id ? -1 : 1));
     expect(got.map((e) => e.type)).toEqual([
       "card.created", "card.updated", "card.moved", "card.completed", "card.reopened", "comment.created", "card.archived",
       "list.created", "list.updated", "list.deleted", "project.created", "project.archived",
@@ -80,7 +81,7 @@ describe("events", () => {
     const c2 = await card(app, b, { title: "b" });
     await app.call("POST", `${b.p}/cards/batch-move`, { token: b.token, body: { moves: [{ card_id: c1.id, list: "done" }, { card_id: c2.id, list: "done" }] } });
     await deliverNow();
-    const types = at("/moves").map((r) => JSON.parse(r.body));
+    const types = at("/moves").map((r) => JSON.parse(r.body)).sort((x, y) => (x.id < y.id ? -1 : 1));
     expect(types.map((e) => [e.type, e.data.id])).toEqual([["card.moved", c1.id], ["card.moved", c2.id]]);
   });
 
@@ -94,6 +95,21 @@ describe("events", () => {
     expect((await app.call("POST", `${b.p}/cards`, { token: b.token, body: { title: "x", labels: ["ghost"] } })).status).toBe(400);
     await deliverNow();
     expect(at("/none").length).toBe(before);
+  });
+});
+
+describe("platform workspace delete", () => {
+  test("takes its board workspaces, their cards' search rows and their webhooks along", async () => {
+    const b = await newBoard(app);
+    const hook = await app.call("POST", `${B}/${b.ws}/webhooks`, { token: b.token, body: { url: `${receiver.url}/gone` } });
+    expect(hook.status).toBe(201);
+    await card(app, b, { title: "Uniquewordzz here" });
+    const wsId = (await app.call("GET", `${B}/${b.ws}`, { token: b.token })).body.id as string;
+    expect((await app.call("DELETE", `/platform/v1/workspaces/${b.platformWs.slug}`, { token: b.session })).status).toBe(204);
+    expect(await app.ctx.db.get("SELECT id FROM webhook_endpoints WHERE id = ?", hook.body.id)).toBeNull();
+    expect(await app.ctx.db.get("SELECT id FROM tack_workspaces WHERE id = ?", wsId)).toBeNull();
+    const key = app.ctx.db.engine === "postgres" ? "search_id" : "rowid";
+    expect((await app.ctx.db.all(`SELECT ${key} FROM tack_cards_fts WHERE ${key} NOT IN (SELECT search_id FROM tack_cards)`)).length).toBe(0);
   });
 });
 

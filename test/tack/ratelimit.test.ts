@@ -88,6 +88,17 @@ describe("reads and batch operations", () => {
     expect(rl(write.headers)).toEqual(["200", "199", "60"]);
   }, 30_000);
 
+  test("the webhook record routes count and answer the headers too", async () => {
+    const b = await newBoard(app);
+    const token = await freshKey(b);
+    const list = await app.call("GET", `${B}/${b.ws}/webhooks`, { token });
+    expect(list.status).toBe(200);
+    expect(rl(list.headers)).toEqual(["600", "599", "60"]);
+    const bad = await app.call("POST", `${B}/${b.ws}/webhooks`, { token, body: { url: "not a url" } });
+    expect(bad.status).toBe(400);
+    expect(rl(bad.headers)).toEqual(["200", "199", "60"]);
+  });
+
   test("without a credential: 401 in the card-board body, counted per client", async () => {
     const r = await app.call("GET", B);
     expect(r.status).toBe(401);

@@ -158,6 +158,7 @@ describe("lists", () => {
     expect(await names()).toEqual(["yy:0", "x:1", "b:2", "c:3", "a:4"]);
     expect((await app.call("DELETE", `${b.p}/lists/b`, { token: b.token })).status).toBe(204);
     expect(await names()).toEqual(["yy:0", "x:1", "c:2", "a:3"]);
+    expect((await app.call("GET", `${b.p}/lists`, { token: b.token })).body.pagination).toEqual({ total: 4, limit: 50, offset: 0, has_more: false });
     expect((await app.call("GET", `${b.p}/lists/${b.lists.c}`, { token: b.token })).body.name).toBe("c");
     expect((await app.call("PATCH", `${b.p}/lists/c`, { token: b.token, body: { name: "x" } })).body.error.code).toBe("NAME_TAKEN");
   });

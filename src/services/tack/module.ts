@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import { defineService } from "../module";
 import { TACK_ACTIONS } from "./actions";
 import { cardRoutes } from "./board/card-routes";
+import { boardGuard } from "./board/guard";
 import { Cards } from "./board/cards";
 import { dropSearchRows } from "./board/cards-store";
 import { boardRoutes } from "./board/routes";
@@ -42,5 +43,5 @@ export const tackModule = defineService({
     new Elysia({ name: "tack-routes" })
       .use(boardRoutes(tack.board, d))
       .use(cardRoutes(tack.cards, d))
-      .use(tackWebhookRoutes(tack.webhooks, tack.scope, { principals: d.platform.authz, idempotency: d.ctx.idempotency })),
+      .use(tackWebhookRoutes(tack.webhooks, tack.scope, { principals: d.platform.authz, idempotency: d.ctx.idempotency, guard: boardGuard(d) })),
 });

@@ -22,6 +22,7 @@ import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import type { Idempotency } from "../../core/idempotency";
 import { noContent } from "../../core/openapi";
 import { ErrorBody } from "../../access/schemas";
+import type { boardGuard } from "./board/guard";
 import { URL_MAX } from "../webhooks/endpoints";
 import { paramsOf } from "../webhooks/routes";
 import type { Access, ScopeResolver } from "../webhooks/scopes";
@@ -79,11 +80,15 @@ const PatchBody = t.Object({
   active: t.Optional(t.Boolean({ description: "true re-activates and clears the failure streak; false pauses and drops queued retries" })),
 });
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody };
 
 // ------------------------------------------------------------------ factory
 
-export function tackWebhookRoutes(tack: TackWebhookService, resolve: ScopeResolver, deps: { principals: PrincipalResolver; idempotency: Idempotency }) {
+export function tackWebhookRoutes(
+  tack: TackWebhookService,
+  resolve: ScopeResolver,
+  deps: { principals: PrincipalResolver; idempotency: Idempotency; guard: ReturnType<typeof boardGuard> },
+) {
   const tags = ["Card board: webhooks"];
   const read = `${TACK}.webhooks.read`;
   const write = `${TACK}.webhooks.write`;
@@ -97,7 +102,9 @@ export function tackWebhookRoutes(tack: TackWebhookService, resolve: ScopeResolv
     return { principal, scope: await resolve({ principal, params: c.params }, access) };
   };
 
+  // The board's rate limits and X-RateLimit headers (board/guard.ts) before the principal plugin.
   return new Elysia({ prefix: TACK_SCOPE_PREFIX })
+    .use(deps.guard)
     .use(principalPlugin(deps.principals))
     .guard(secured(PLATFORM_CALLER))
     .get("/webhooks", async (c) => {

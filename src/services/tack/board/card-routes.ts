@@ -17,7 +17,7 @@ import { secured } from "../../../access/openapi";
 import type { ServiceDeps } from "../../module";
 import { BATCH_MOVE_MAX, type Cards } from "./cards";
 import { boardGuard } from "./guard";
-import { API_KEY_CALLER, as, BOARD_PREFIX, RATE_NOTE, readErrors, writeErrors } from "./routes";
+import { API_KEY_CALLER, as, BOARD_PREFIX, IDEMPOTENCY_NOTE, idempotentAs, RATE_NOTE, readErrors, writeErrors } from "./routes";
 import * as S from "./schemas";
 
 export function cardRoutes(cards: Cards, deps: ServiceDeps) {
@@ -41,21 +41,17 @@ export function cardRoutes(cards: Cards, deps: ServiceDeps) {
           "every word must match as a prefix, ranked by relevance). Without q: board order (list position, then card position). Archived cards with include_archived=true.",
       ),
     })
-    .post(`${proj}/cards`, async (c) => {
-      const out = await as(board, c.principal, "tack.card.write", (k) => cards.create(k, ...w(c.params), c.body));
-      c.set.status = 201;
-      return out;
-    }, {
+    .post(`${proj}/cards`, (c) => idempotentAs(board, c, "tack.card.write", 201, (k) => cards.create(k, ...w(c.params), c.body)), {
       body: S.CardCreate,
       response: { 201: S.Card, ...writeErrors },
-      detail: d("Create a card (action tack.card.write); 201", "In list (default: the first list) at position (default: the end); the cards after it shift. Emits card.created."),
+      detail: d("Create a card (action tack.card.write); 201", `In list (default: the first list) at position (default: the end); the cards after it shift. Emits card.created. ${IDEMPOTENCY_NOTE}`),
     })
-    .post(`${proj}/cards/batch-move`, (c) => as(board, c.principal, "tack.card.write", (k) => cards.batchMove(k, ...w(c.params), c.body)), {
+    .post(`${proj}/cards/batch-move`, (c) => idempotentAs(board, c, "tack.card.write", 200, (k) => cards.batchMove(k, ...w(c.params), c.body)), {
       body: S.BatchMove,
       response: { 200: S.BatchMoved, ...writeErrors },
       detail: d(
         `Move up to ${BATCH_MOVE_MAX} cards in one transaction (action tack.card.write)`,
-        "Applied in order; every item is checked first: one invalid item answers 400 with per-item details (moves[i].field) and nothing moves. Counts as one batch operation. Emits card.moved per moved card.",
+        "Applied in order; every item is checked first: one invalid item answers 400 with per-item details (moves[i].field) and nothing moves. Counts as one batch operation. Emits card.moved per moved card. " + IDEMPOTENCY_NOTE,
       ),
     })
     .get(card, (c) => as(board, c.principal, "tack.card.read", (k) => cards.get(k, ...w(c.params), c.params.card_id)), {
@@ -92,14 +88,10 @@ export function cardRoutes(cards: Cards, deps: ServiceDeps) {
       response: { 200: S.PageOf(S.Comment), ...readErrors },
       detail: d("List a card's comments, oldest first (action tack.comment.read)"),
     })
-    .post(`${card}/comments`, async (c) => {
-      const out = await as(board, c.principal, "tack.comment.write", (k) => cards.comment(k, ...w(c.params), c.params.card_id, c.body));
-      c.set.status = 201;
-      return out;
-    }, {
+    .post(`${card}/comments`, (c) => idempotentAs(board, c, "tack.comment.write", 201, (k) => cards.comment(k, ...w(c.params), c.params.card_id, c.body)), {
       body: S.CommentCreate,
       response: { 201: S.Comment, ...writeErrors },
-      detail: d("Comment on a card (action tack.comment.write); 201", "Append-only markdown (no edit or delete). The author is the calling key. Emits comment.created."),
+      detail: d("Comment on a card (action tack.comment.write); 201", `Append-only markdown (no edit or delete). The author is the calling key. Emits comment.created. ${IDEMPOTENCY_NOTE}`),
     })
     .get(`${card}/activity`, (c) => as(board, c.principal, "tack.activity.read", (k) => cards.activity(k, ...w(c.params), c.params.card_id, c.query)), {
       query: S.ActivityQuery,

@@ -195,13 +195,16 @@ export async function searchCards(db: Sql, f: CardFilter, limit: number, offset:
   }
   const query = f.words.map((w) => `"${w}"*`).join(" ");
   const cond = `tack_cards_fts MATCH ? AND ${where.join(" AND ")}`;
-  const from = "tack_cards_fts JOIN tack_cards c ON c.search_id = tack_cards_fts.rowid";
-  const total = Number((await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${from} WHERE ${cond}`, query, ...params))!.n);
-  const rows = await db.all<CardRow>(
-    `SELECT c.* FROM ${from} WHERE ${cond} ORDER BY bm25(tack_cards_fts, 4.0, 1.0), c.id LIMIT ? OFFSET ?`,
-    query, ...params, limit, offset,
-  );
-  return { total, rows };
+  // CROSS JOIN: SQLite keeps the FTS table outermost (the matches drive; never a scan of the
+  // project's cards probing the index one by one). One ranked pass over the matches gives
+  // both the total and the page's ids (ranking needs every match anyway); the page's rows
+  // are read by id after.
+  const from = "tack_cards_fts CROSS JOIN tack_cards c ON c.search_id = tack_cards_fts.rowid";
+  const ranked = await db.all<{ id: string }>(`SELECT c.id FROM ${from} WHERE ${cond} ORDER BY bm25(tack_cards_fts, 4.0, 1.0), c.id`, query, ...params);
+  const page = ranked.slice(offset, offset + limit).map((r) => r.id);
+  const rows = page.length ? await db.all<CardRow>(`SELECT * FROM tack_cards WHERE id IN (${marks(page.length)})`, ...page) : [];
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return { total: ranked.length, rows: page.map((id) => byId.get(id)!) };
 }
 
 // ------------------------------------------------------------------ comments

@@ -65,7 +65,12 @@ export function boardGuard(deps: ServiceDeps) {
     // Errors become a fresh Response in the kernel's onError: copy the headers onto it and
     // give its body the card-board shape (details always present).
     .mapResponse({ as: "scoped" }, async ({ set, responseValue: res }) => {
-      if (!(res instanceof Response)) return;
+      if (!(res instanceof Response)) {
+        // An error body that reaches here as a value (Elysia serialises it afterwards).
+        const err = (res as { error?: { code?: unknown; details?: unknown } } | null)?.error;
+        if (err && typeof err === "object" && typeof err.code === "string" && !Array.isArray(err.details)) err.details = [];
+        return;
+      }
       const headers = set.headers as Record<string, string | undefined>;
       let out = res;
       if (res.status >= 400 && (res.headers.get("content-type") ?? "").includes("application/json")) {

@@ -14,6 +14,7 @@
  * (one parameter name per path position under /workspaces/, shared with the webhook routes).
  */
 import { Elysia } from "elysia";
+import { callerKey, idempotent, type RouteIO } from "../../../access/idempotent";
 import { requirePrincipal, type Principal } from "../../../access/principal";
 import { secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
@@ -35,6 +36,15 @@ export const writeErrors = { ...readErrors, 409: S.ErrorBody };
 export const as = <T>(board: Board, principal: Principal | null, action: string, fn: (c: Caller) => Promise<T>) =>
   board.caller(requirePrincipal(principal), action).then(fn);
 
+export const IDEMPOTENCY_NOTE = "Accepts Idempotency-Key (24 h; a replay answers the original response with Idempotent-Replay: true).";
+
+/**
+ * A create (or batch) with Idempotency-Key: authorized first (a key without the action never
+ * replays), then run once per caller and key; answers `status`.
+ */
+export const idempotentAs = <T>(board: Board, c: RouteIO & { principal: Principal | null }, action: string, status: number, fn: (k: Caller) => Promise<T>) =>
+  as(board, c.principal, action, (k) => idempotent(board.deps.ctx.idempotency, c, callerKey(k.principal), async () => ({ status, body: await fn(k) })) as Promise<T>);
+
 export function boardRoutes(board: Board, deps: ServiceDeps) {
   const tags = ["Card board: workspaces, projects, lists, labels"];
   const d = (summary: string, description = "") => ({ tags, summary, description: `${description} ${RATE_NOTE}`.trim() });
@@ -52,14 +62,10 @@ export function boardRoutes(board: Board, deps: ServiceDeps) {
       response: { 200: S.PageOf(S.Workspace), ...readErrors },
       detail: d("List board workspaces (action tack.workspace.read)", "The calling key's platform workspace's board workspaces, oldest first; archived ones with include_archived=true."),
     })
-    .post("", async (c) => {
-      const out = await as(board, c.principal, "tack.workspace.write", (k) => board.createWorkspace(k, c.body));
-      c.set.status = 201;
-      return out;
-    }, {
+    .post("", (c) => idempotentAs(board, c, "tack.workspace.write", 201, (k) => board.createWorkspace(k, c.body)), {
       body: S.WorkspaceCreate,
       response: { 201: S.Workspace, ...writeErrors },
-      detail: d("Create a board workspace (action tack.workspace.write); 201", "Owned by the calling key's platform workspace. 409 NAME_TAKEN when the name is in use."),
+      detail: d("Create a board workspace (action tack.workspace.write); 201", `Owned by the calling key's platform workspace. 409 NAME_TAKEN when the name is in use. ${IDEMPOTENCY_NOTE}`),
     })
     .get(ws, (c) => as(board, c.principal, "tack.workspace.read", (k) => board.getWorkspace(k, c.params.workspace_id)), {
       response: { 200: S.Workspace, ...readErrors },
@@ -80,14 +86,10 @@ export function boardRoutes(board: Board, deps: ServiceDeps) {
       response: { 200: S.PageOf(S.Project), ...readErrors },
       detail: d("List projects (action tack.project.read)", "Oldest first, each with its lists; archived ones with include_archived=true."),
     })
-    .post(`${ws}/projects`, async (c) => {
-      const out = await as(board, c.principal, "tack.project.write", (k) => board.createProject(k, c.params.workspace_id, c.body));
-      c.set.status = 201;
-      return out;
-    }, {
+    .post(`${ws}/projects`, (c) => idempotentAs(board, c, "tack.project.write", 201, (k) => board.createProject(k, c.params.workspace_id, c.body)), {
       body: S.ProjectCreate,
       response: { 201: S.Project, ...writeErrors },
-      detail: d("Create a project, optionally with its lists (action tack.project.write); 201", "Project and lists in one transaction; status active. Emits project.created."),
+      detail: d("Create a project, optionally with its lists (action tack.project.write); 201", `Project and lists in one transaction; status active. Emits project.created. ${IDEMPOTENCY_NOTE}`),
     })
     .get(proj, (c) => as(board, c.principal, "tack.project.read", (k) => board.getProject(k, c.params.workspace_id, c.params.project)), {
       response: { 200: S.Project, ...readErrors },
@@ -107,14 +109,10 @@ export function boardRoutes(board: Board, deps: ServiceDeps) {
       response: { 200: S.PageOf(S.List), ...readErrors },
       detail: d("List a project's lists in position order (action tack.project.read)", "All of them (at most 50), in one page."),
     })
-    .post(`${proj}/lists`, async (c) => {
-      const out = await as(board, c.principal, "tack.project.write", (k) => board.createList(k, c.params.workspace_id, c.params.project, c.body));
-      c.set.status = 201;
-      return out;
-    }, {
+    .post(`${proj}/lists`, (c) => idempotentAs(board, c, "tack.project.write", 201, (k) => board.createList(k, c.params.workspace_id, c.params.project, c.body)), {
       body: S.ListCreate,
       response: { 201: S.List, ...writeErrors },
-      detail: d("Create a list (action tack.project.write); 201", "At position (default: the end); the lists after it shift. Emits list.created."),
+      detail: d("Create a list (action tack.project.write); 201", `At position (default: the end); the lists after it shift. Emits list.created. ${IDEMPOTENCY_NOTE}`),
     })
     .get(list, (c) => as(board, c.principal, "tack.project.read", (k) => board.getList(k, c.params.workspace_id, c.params.project, c.params.list)), {
       response: { 200: S.List, ...readErrors },
@@ -138,14 +136,10 @@ export function boardRoutes(board: Board, deps: ServiceDeps) {
       response: { 200: S.PageOf(S.Label), ...readErrors },
       detail: d("List labels by name (action tack.label.read)"),
     })
-    .post(`${ws}/labels`, async (c) => {
-      const out = await as(board, c.principal, "tack.label.write", (k) => board.createLabel(k, c.params.workspace_id, c.body));
-      c.set.status = 201;
-      return out;
-    }, {
+    .post(`${ws}/labels`, (c) => idempotentAs(board, c, "tack.label.write", 201, (k) => board.createLabel(k, c.params.workspace_id, c.body)), {
       body: S.LabelCreate,
       response: { 201: S.Label, ...writeErrors },
-      detail: d("Create a label (action tack.label.write); 201", "Names are unique in the workspace (409 NAME_TAKEN)."),
+      detail: d("Create a label (action tack.label.write); 201", `Names are unique in the workspace (409 NAME_TAKEN). ${IDEMPOTENCY_NOTE}`),
     })
     .get(label, (c) => as(board, c.principal, "tack.label.read", (k) => board.getLabel(k, c.params.workspace_id, c.params.label)), {
       response: { 200: S.Label, ...readErrors },

@@ -226,7 +226,7 @@ export class Board {
   async listLists(c: Caller, wsRef: string, projectRef: string) {
     const { project } = await this.project(this.db, c, wsRef, projectRef);
     const rows = await store.listsOfProject(this.db, project.id);
-    return { data: rows.map(listView), pagination: pagination(rows.length, rows.length, 0, rows.length) };
+    return { data: rows.map(listView), pagination: pagination(rows.length, LISTS_MAX, 0, rows.length) };
   }
 
   async createList(c: Caller, wsRef: string, projectRef: string, b: Body) {
