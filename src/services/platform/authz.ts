@@ -38,6 +38,8 @@ export class Authz implements PrincipalResolver {
   /** Resolved API keys by token hash: the row (revocation, expiry, last use) and its principal, policies parsed once. */
   private readonly apiKeys: PlatformReadCache<{ row: keys.ApiKeyAuthRow; principal: ApiKeyPrincipal }>;
   private readonly workspaces: PlatformReadCache<ws.WorkspaceRow>;
+  /** Enabled services by workspace id (switching one is audited, which empties the cache). */
+  private readonly services: PlatformReadCache<{ enabled: ReadonlySet<string> }>;
 
   constructor(
     private readonly ctx: AppContext,
@@ -45,6 +47,7 @@ export class Authz implements PrincipalResolver {
   ) {
     this.apiKeys = new PlatformReadCache(ctx);
     this.workspaces = new PlatformReadCache(ctx);
+    this.services = new PlatformReadCache(ctx);
   }
 
   async resolve(bearer: string | null, cookie: string | null): Promise<Principal | null> {
@@ -147,7 +150,8 @@ export class Authz implements PrincipalResolver {
   /** Services other than the platform answer 403 when the workspace has not enabled them. */
   async requireService(db: Sql, workspaceId: string, service: string): Promise<void> {
     if (service === "platform") return;
-    if (!(await ws.isServiceEnabled(db, workspaceId, service))) {
+    const services = await this.services.get(db, workspaceId, async (d, id) => ({ enabled: new Set(await ws.enabledServices(d, id)) }));
+    if (!services!.enabled.has(service)) {
       throw forbidden(`The ${service} service is not enabled for this workspace`, "SERVICE_NOT_ENABLED");
     }
   }
