@@ -47,6 +47,7 @@ import m0070 from "./0070_waitlist.sql" with { type: "text" };
 import m0071 from "./0071_waitlist_counters.sql" with { type: "text" };
 import m0080 from "./0080_trawl_jobs.sql" with { type: "text" };
 import m0081 from "./0081_trawl_claim_indexes.sql" with { type: "text" };
+import m0095 from "./0095_member_service_reads.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -101,6 +102,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0071_waitlist_counters", sql: m0071 },
   { name: "0080_trawl_jobs", sql: m0080 },
   { name: "0081_trawl_claim_indexes", sql: m0081 },
+  { name: "0095_member_service_reads", sql: m0095 },
 ];
 
 /** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */
