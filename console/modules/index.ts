@@ -6,7 +6,8 @@ import type { ConsoleModule } from "../lib/module";
 import { authModule } from "./auth";
 import { instanceModule } from "./instance";
 import { mailModule } from "./mail";
+import { waitlistModule } from "./waitlist";
 import { webhooksModule } from "./webhooks";
 import { workspaceModule } from "./workspace";
 
-export const MODULES: readonly ConsoleModule[] = [instanceModule, workspaceModule, authModule, mailModule, webhooksModule];
+export const MODULES: readonly ConsoleModule[] = [instanceModule, workspaceModule, authModule, mailModule, waitlistModule, webhooksModule];
