@@ -6,9 +6,10 @@ import type { ConsoleModule } from "../lib/module";
 import { authModule } from "./auth";
 import { instanceModule } from "./instance";
 import { mailModule } from "./mail";
+import { socialModule } from "./social";
 import { trawlModule } from "./trawl";
 import { waitlistModule } from "./waitlist";
 import { webhooksModule } from "./webhooks";
 import { workspaceModule } from "./workspace";
 
-export const MODULES: readonly ConsoleModule[] = [instanceModule, workspaceModule, authModule, mailModule, waitlistModule, trawlModule, webhooksModule];
+export const MODULES: readonly ConsoleModule[] = [instanceModule, workspaceModule, authModule, mailModule, waitlistModule, trawlModule, socialModule, webhooksModule];
