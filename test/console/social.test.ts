@@ -64,6 +64,12 @@ test("console: community, actor lookup, counters, suspension", async () => {
     expect((await f.app.call("GET", `/social/v1/workspaces/${ws.id}/communities/${community.id}`, { token })).body.settings.max_group_conversation_size).toBe(20);
     await cp.shot("community-settings");
 
+    // Webhooks of the community's own scope: the community is picked, its event types listed.
+    await screen(page, "Webhooks", "Endpoints");
+    await page.getByLabel("Scope").selectOption("social-community");
+    await page.getByLabel("Community").locator("option", { hasText: "Runners" }).waitFor({ state: "attached" });
+    await page.getByText(/Known: .*actor\.updated/).waitFor();
+
     expect(unexpected(cp.errors, [SIGNED_OUT, /status of 404 .*\/actors\/by-external\/nobody$/])).toEqual([]);
   });
 }, T);

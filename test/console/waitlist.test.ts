@@ -90,6 +90,11 @@ test("console: waitlist created, opened, entries approved and rejected", async (
     const wss = (await f.app.call("GET", `${base}/waitlist/settings`, { token })).body;
     expect([wss.brand_name, wss.primary_color]).toEqual(["Acme", "#FF6600"]);
 
+    // The waitlist's webhook scope: its event types offered on the endpoints screen.
+    await screen(page, "Webhooks", "Endpoints");
+    await page.getByLabel("Scope").selectOption("waitlist");
+    await page.getByText(/Known: .*entry\.approved/).waitFor();
+
     expect(unexpected(cp.errors, [SIGNED_OUT, /status of 400 .*\/waitlist\/settings$/])).toEqual([]);
   });
 }, T);
