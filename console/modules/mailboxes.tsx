@@ -129,7 +129,7 @@ function Reader({ p, box, id }: { p: ScreenProps; box: string; id: string }) {
   useEffect(() => {
     // Fetch and parse the raw message; mark it read once opened.
     let live = true;
-    (async () => {
+    void (async () => {
       try {
         const res = await request("GET", `${path}/raw`);
         const mail = readMail(bytesToBinary(new Uint8Array(await res.arrayBuffer())));

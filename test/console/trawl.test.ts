@@ -33,7 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const h of hung) h();
   await f?.stop();
-  site?.stop(true);
+  await site?.stop(true);
 });
 
 test("console: extraction job refused, run to a result, cancelled", async () => {
