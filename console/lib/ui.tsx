@@ -107,7 +107,8 @@ export function Table<T>({ rows, columns, empty, label, onRow }: { rows: T[]; co
             <tr
               class={onRow ? "clickable" : undefined}
               tabIndex={onRow ? 0 : undefined}
-              onClick={onRow ? () => onRow(r) : undefined}
+              // Controls inside the row (buttons, links, checkboxes) do their own thing, not open the row.
+              onClick={onRow ? (e) => !(e.target as Element).closest("button, a, input, select, label") && onRow(r) : undefined}
               onKeyDown={onRow ? (e) => (e.key === "Enter" || e.key === " ") && e.target === e.currentTarget && (e.preventDefault(), onRow(r)) : undefined}
             >
               {columns.map((c) => (

@@ -6,7 +6,12 @@ import type { ConsoleModule } from "../lib/module";
 import { authModule } from "./auth";
 import { instanceModule } from "./instance";
 import { mailModule } from "./mail";
+import { mailboxesModule } from "./mailboxes";
+import { socialModule } from "./social";
+import { tackModule } from "./tack";
+import { trawlModule } from "./trawl";
+import { waitlistModule } from "./waitlist";
 import { webhooksModule } from "./webhooks";
 import { workspaceModule } from "./workspace";
 
-export const MODULES: readonly ConsoleModule[] = [instanceModule, workspaceModule, authModule, mailModule, webhooksModule];
+export const MODULES: readonly ConsoleModule[] = [instanceModule, workspaceModule, authModule, mailModule, mailboxesModule, waitlistModule, tackModule, trawlModule, socialModule, webhooksModule];

@@ -14,22 +14,26 @@ export interface WebhookScope {
   label: string;
   /** The service that must be enabled in the workspace. */
   service: string;
-  /** Scopes owned by an Auth App need one picked: the base path gets its id. */
-  perApp?: boolean;
-  base: (ws: Workspace, appId?: string) => string;
+  /** Scopes owned by something in the workspace (an Auth App, a community) need one picked: the base path gets its id. */
+  owner?: { label: string; noun: string; list: (ws: Workspace) => string };
+  base: (ws: Workspace, ownerId?: string) => string;
 }
 
 export const WEBHOOK_SCOPES: WebhookScope[] = [
   { id: "mail", label: "Mail", service: "mail", base: (ws) => `/mail/v1/workspaces/${ws.id}/webhooks` },
-  { id: "auth", label: "Auth App", service: "auth", perApp: true, base: (_ws, app) => `/auth/v1/apps/${app}/webhooks` },
+  { id: "waitlist", label: "Waitlist", service: "waitlist", base: (ws) => `/waitlist/v1/workspaces/${ws.id}/webhooks` },
+  { id: "trawl", label: "Extraction jobs", service: "trawl", base: (ws) => `/trawl/v1/workspaces/${ws.id}/webhooks` },
+  { id: "social", label: "Community (workspace)", service: "social", base: (ws) => `/social/v1/workspaces/${ws.id}/webhooks` },
+  { id: "social-community", label: "Community", service: "social", owner: { label: "Community", noun: "community", list: (ws) => `/social/v1/workspaces/${ws.id}/communities?limit=100` }, base: (_ws, c) => `/social/v1/communities/${c}/webhooks` },
+  { id: "auth", label: "Auth App", service: "auth", owner: { label: "App", noun: "Auth App", list: (ws) => `/auth/v1/apps?workspace_id=${ws.id}&limit=100` }, base: (_ws, app) => `/auth/v1/apps/${app}/webhooks` },
 ];
 
 /** rest = [scopeId, appId?]: picks the scope (and the App) and gives the base path. */
 function useScope(p: ScreenProps, screen: string) {
   const scopes = WEBHOOK_SCOPES.filter((s) => p.ws.services.includes(s.service));
   const scope = scopes.find((s) => s.id === p.rest[0]) ?? scopes[0];
-  const apps = useLoad(() => (scope?.perApp ? get<{ data: { id: string; display_name: string; slug: string }[] }>(`/auth/v1/apps?workspace_id=${p.ws.id}&limit=100`) : Promise.resolve({ data: [] })), [scope?.id, p.ws.id]);
-  const appId = scope?.perApp ? (p.rest[1] ?? apps.data?.data[0]?.id) : undefined;
+  const apps = useLoad(() => (scope?.owner ? get<{ data: { id: string; display_name: string }[] }>(scope.owner.list(p.ws)) : Promise.resolve({ data: [] })), [scope?.id, p.ws.id]);
+  const appId = scope?.owner ? (p.rest[1] ?? apps.data?.data[0]?.id) : undefined;
   const picker = (
     <div class="form inline picker">
       <div class="field">
@@ -40,9 +44,9 @@ function useScope(p: ScreenProps, screen: string) {
           ))}
         </select>
       </div>
-      {scope?.perApp && (
+      {scope?.owner && (
         <div class="field">
-          <label for="wh-app">App</label>
+          <label for="wh-app">{scope.owner.label}</label>
           <select id="wh-app" value={appId} onChange={(e) => go(p.href(screen, scope.id, (e.target as HTMLSelectElement).value))}>
             {(apps.data?.data ?? []).map((a) => (
               <option value={a.id}>{a.display_name}</option>
@@ -52,9 +56,9 @@ function useScope(p: ScreenProps, screen: string) {
       )}
     </div>
   );
-  const base = scope && (!scope.perApp || appId) ? scope.base(p.ws, appId) : null;
-  const missing = !scope ? "No service with webhooks is enabled in this workspace." : scope.perApp && apps.data && !appId ? "This workspace has no Auth App yet." : null;
-  return { base, picker, missing, loading: scope?.perApp && !apps.data };
+  const base = scope && (!scope.owner || appId) ? scope.base(p.ws, appId) : null;
+  const missing = !scope ? "No service with webhooks is enabled in this workspace." : scope.owner && apps.data && !appId ? `This workspace has no ${scope.owner.noun} yet.` : null;
+  return { base, picker, missing, loading: scope?.owner && !apps.data };
 }
 
 function Endpoints(p: ScreenProps) {

@@ -1,0 +1,217 @@
+/**
+ * Mailboxes and received mail: mailboxes (create on a receiving domain, disable/enable,
+ * delete), each mailbox's messages (filters, unread), and the reader: the raw message
+ * parsed in the browser (lib/mime.ts), its HTML sanitised (lib/sanitize.ts: remote images
+ * blocked) and shown in a sandbox="" iframe, authentication and spam verdict, attachments
+ * to download, mark read, delete.
+ */
+import { useEffect, useState } from "preact/hooks";
+import { api, get, request } from "../lib/api";
+import { bytesToBinary, readMail } from "../lib/mime";
+import type { ConsoleModule, ScreenProps } from "../lib/module";
+import { go } from "../lib/router";
+import { escapeHtml, sanitizeMailHtml } from "../lib/sanitize";
+import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, SandboxedHtml, Section, Table, useLoad, when } from "../lib/ui";
+
+const base = (p: ScreenProps) => `/mail/v1/workspaces/${p.ws.id}/mailboxes`;
+const verdictTone = (v: string) => (v === "clean" ? "ok" : v === "spam" ? "bad" : "warn");
+const authTone = (v: string) => (v === "pass" ? "ok" : ["fail", "softfail", "permerror"].includes(v) ? "bad" : "info");
+const kb = (n: number) => (n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`);
+
+function Mailboxes(p: ScreenProps) {
+  const [tick, setTick] = useState(0);
+  const domains = useLoad(() => get<{ data: any[] }>(`/mail/v1/workspaces/${p.ws.id}/domains`), [p.ws.id]);
+  if (p.rest[0]) return p.rest[1] ? <Reader p={p} box={p.rest[0]} id={p.rest[1]} /> : <Messages p={p} box={p.rest[0]} />;
+  const receiving = (domains.data?.data ?? []).filter((d) => d.intent !== "send");
+  const refresh = () => setTick((t) => t + 1);
+  return (
+    <>
+      <Section title="Mailboxes">
+        <PagedTable
+          label="Mailboxes"
+          path={base(p)}
+          reloadKey={tick}
+          empty="No mailbox yet."
+          onRow={(b: any) => go(p.href("mailboxes", b.id))}
+          columns={[
+            { label: "Address", cell: (b: any) => <a href={p.href("mailboxes", b.id)}>{b.address}</a> },
+            { label: "Name", cell: (b: any) => b.display_name ?? "—" },
+            { label: "Status", cell: (b: any) => <Badge text={b.status} tone={b.status === "active" ? "ok" : "warn"} /> },
+            { label: "Retention", cell: (b: any) => `${b.retention_days} days` },
+            {
+              label: "",
+              cell: (b: any) => (
+                <span class="row-actions">
+                  <ActionButton label={b.status === "active" ? "Disable" : "Enable"} run={async () => (await api("PATCH", `${base(p)}/${b.id}`, { status: b.status === "active" ? "disabled" : "active" }), refresh())} />
+                  <ConfirmButton label="Delete" onConfirm={async () => (await api("DELETE", `${base(p)}/${b.id}`), refresh())} />
+                </span>
+              ),
+            },
+          ]}
+        />
+      </Section>
+      <Section title="Create a mailbox">
+        <ErrorNote error={domains.error} />
+        {!domains.data ? (
+          !domains.error && <Loading />
+        ) : receiving.length === 0 ? (
+          <p class="muted">
+            No receiving domain yet: add one with use <code>receive</code> or <code>send_receive</code> under <a href={`#/w/${p.ws.slug}/mail/domains`}>Domains</a>.
+          </p>
+        ) : (
+          <Form
+            id="create-mailbox"
+            submitLabel="Create mailbox"
+            resetOnSuccess
+            fields={[
+              { name: "domain_id", label: "Domain", type: "select", options: receiving.map((d) => ({ value: d.id, label: `${d.fqdn} (${d.status})` })) },
+              { name: "local_part", label: "Local part", required: true, placeholder: "support" },
+              { name: "display_name", label: "Display name" },
+              { name: "retention_days", label: "Retention (days)", type: "number", placeholder: "30" },
+            ]}
+            onSubmit={async (v) => (await api("POST", base(p), v), refresh())}
+          />
+        )}
+      </Section>
+    </>
+  );
+}
+
+function Messages({ p, box }: { p: ScreenProps; box: string }) {
+  const mb = useLoad(() => get(`${base(p)}/${box}`), [box]);
+  const [filters, setFilters] = useState<Record<string, string | undefined>>({});
+  const [tick, setTick] = useState(0);
+  return (
+    <>
+      <p>
+        <a href={p.href("mailboxes")}>← All mailboxes</a>
+      </p>
+      <ErrorNote error={mb.error} />
+      <Section title="Filter messages">
+        <Form
+          id="received-filters"
+          inline
+          submitLabel="Apply"
+          fields={[
+            { name: "from", label: "From contains" },
+            { name: "subject", label: "Subject contains" },
+            { name: "unread", label: "Read", type: "select", options: [{ value: "", label: "any" }, { value: "true", label: "unread" }, { value: "false", label: "read" }] },
+          ]}
+          onSubmit={async (v) => setFilters(v as Record<string, string | undefined>)}
+        />
+      </Section>
+      <Section title={mb.data ? `Inbox of ${mb.data.address}` : "Inbox"} actions={<ActionButton label="Refresh" run={async () => setTick((t) => t + 1)} />}>
+        <PagedTable
+          label="Received messages"
+          path={`${base(p)}/${box}/messages`}
+          query={filters}
+          reloadKey={tick}
+          empty="No message."
+          onRow={(m: any) => go(p.href("mailboxes", box, m.id))}
+          columns={[
+            { label: "Received", cell: (m: any) => when(m.received_at) },
+            { label: "From", cell: (m: any) => m.from_address },
+            { label: "Subject", cell: (m: any) => (m.read_at ? m.subject : <strong>{m.subject}</strong>) },
+            { label: "Verdict", cell: (m: any) => <Badge text={m.quarantined ? `${m.spam_verdict}, quarantined` : m.spam_verdict} tone={verdictTone(m.spam_verdict)} /> },
+            { label: "Size", cell: (m: any) => kb(m.size_bytes) },
+          ]}
+        />
+      </Section>
+    </>
+  );
+}
+
+function Reader({ p, box, id }: { p: ScreenProps; box: string; id: string }) {
+  const path = `${base(p)}/${box}/messages/${id}`;
+  const msg = useLoad(() => get(path), [path]);
+  const [body, setBody] = useState<{ html: string; blocked: number } | null>(null);
+  const [bodyError, setBodyError] = useState<Error | null>(null);
+  useEffect(() => {
+    // Fetch and parse the raw message; mark it read once opened.
+    let live = true;
+    void (async () => {
+      try {
+        const res = await request("GET", `${path}/raw`);
+        const mail = readMail(bytesToBinary(new Uint8Array(await res.arrayBuffer())));
+        const out = mail.html !== null ? sanitizeMailHtml(mail.html, mail.inline) : { html: `<pre style="white-space:pre-wrap;font:14px/1.4 system-ui,sans-serif">${escapeHtml(mail.text ?? "")}</pre>`, blocked: 0 };
+        if (live) setBody(out);
+      } catch (e) {
+        if (live) setBodyError(e as Error);
+      }
+    })();
+    void api("POST", `${path}/read`).catch(() => {});
+    return () => void (live = false);
+  }, [path]);
+  if (msg.error) return <ErrorNote error={msg.error} />;
+  const m = msg.data;
+  if (!m) return <Loading />;
+  return (
+    <>
+      <p>
+        <a href={p.href("mailboxes", box)}>← Inbox</a>
+      </p>
+      <Section title={m.subject || "(no subject)"} actions={<Badge text={m.spam_verdict} tone={verdictTone(m.spam_verdict)} />}>
+        <dl class="facts">
+          <dt>From</dt>
+          <dd>{m.from_address}</dd>
+          <dt>To</dt>
+          <dd>{[...m.to_addresses, ...m.cc_addresses].join(", ") || m.envelope_to}</dd>
+          <dt>Received</dt>
+          <dd>{when(m.received_at)}</dd>
+          <dt>Authentication</dt>
+          <dd>
+            SPF <Badge text={m.spf_result} tone={authTone(m.spf_result)} /> DKIM <Badge text={m.dkim_result} tone={authTone(m.dkim_result)} /> DMARC <Badge text={m.dmarc_result} tone={authTone(m.dmarc_result)} />
+          </dd>
+          <dt>Spam score</dt>
+          <dd>
+            {m.spam_score}
+            {m.spam_rules.length > 0 && <span class="muted"> ({m.spam_rules.map((r: any) => `${r.rule} ${r.score}`).join(", ")})</span>}
+            {m.quarantined && <Badge text="quarantined" tone="bad" />}
+          </dd>
+        </dl>
+        <div class="row-actions">
+          <a class="button-link" href={`${path}/raw`} download>
+            Download .eml
+          </a>
+          <ConfirmButton label="Delete message" onConfirm={async () => (await api("DELETE", path), go(p.href("mailboxes", box)))} />
+        </div>
+      </Section>
+      <Section title="Message">
+        <ErrorNote error={bodyError} />
+        {body ? (
+          <>
+            {body.blocked > 0 && (
+              <p class="notice" role="status" data-testid="blocked-note">
+                {body.blocked} remote {body.blocked === 1 ? "resource" : "resources"} blocked.
+              </p>
+            )}
+            <SandboxedHtml title="Received message" html={body.html} />
+          </>
+        ) : (
+          !bodyError && <Loading what="Reading the message" />
+        )}
+      </Section>
+      <Section title="Attachments">
+        <Table
+          label="Attachments"
+          rows={m.attachments}
+          empty="No attachment."
+          columns={[
+            { label: "File", cell: (a: any) => <a href={`${path}/attachments/${a.position}`} download={a.filename ?? `attachment-${a.position}`}>{a.filename ?? `attachment ${a.position}`}</a> },
+            { label: "Type", cell: (a: any) => a.content_type + (a.content_id ? " (inline)" : "") },
+            { label: "Size", cell: (a: any) => kb(a.size_bytes) },
+            { label: "SHA-256", cell: (a: any) => <code class="clip">{a.sha256.slice(0, 16)}…</code> },
+          ]}
+        />
+      </Section>
+    </>
+  );
+}
+
+export const mailboxesModule: ConsoleModule = {
+  id: "inbox",
+  title: "Mailboxes",
+  scope: "workspace",
+  service: "mail",
+  screens: [{ id: "mailboxes", title: "Mailboxes", view: Mailboxes }],
+};

@@ -1,0 +1,112 @@
+/**
+ * Console journey, mailboxes: a mailbox created on an active receiving domain, a message
+ * sent to it over SMTP (HTML with a script, an event handler, a remote image, an inline cid
+ * image, and a PDF attachment), listed in its inbox, read in the sandboxed reader with the
+ * remote image blocked and the inline image shown, the attachment downloaded, and the
+ * message marked read in the API.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createTransport } from "nodemailer";
+import { SmtpListener } from "../../src/core/smtp-listener";
+import { journey, SIGNED_OUT, unexpected } from "../helpers/browser";
+import { field, operatorInWorkspace, screen, startConsole, type ConsoleFixture } from "../helpers/console-app";
+import { startDnsServer, type TestDnsServer } from "../helpers/dns-server";
+
+const T = 60_000;
+let f: ConsoleFixture;
+let dns: TestDnsServer;
+let smtp: SmtpListener;
+let port = 0;
+beforeAll(async () => {
+  dns = await startDnsServer();
+  f = await startConsole({ DNS_SERVERS: dns.server, MAIL_HOSTNAME: "mx.bunker.test" });
+  smtp = new SmtpListener({ port: 0, host: "127.0.0.1", log: f.app.ctx.log, name: "mx.bunker.test", closeTimeoutMs: 500 });
+  smtp.setHandler(f.app.inbound!);
+  port = await smtp.start();
+}, T);
+afterAll(async () => {
+  await smtp?.stop();
+  await f?.stop();
+  await dns?.stop();
+});
+
+const txtStrings = (value: string): string[] => (value.startsWith('"') ? [...value.matchAll(/"([^"]*)"/g)].map((m) => m[1]!) : [value]);
+const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+const HTML =
+  '<html><body><h1 onclick="alert(1)">Invoice ready</h1><p>Hello Ada, your invoice is attached.</p>' +
+  '<img alt="tracker" src="https://tracker.example/pixel.gif"><img alt="logo" src="cid:logo@acme"><script>document.title="pwned"</script></body></html>';
+
+test("console: mailbox created, message read sanitised, attachment listed", async () => {
+  const { cp, page, token, ws } = await operatorInWorkspace(f);
+  await journey(cp, "mailboxes", async () => {
+    const base = `/mail/v1/workspaces/${ws.id}`;
+    // A receiving domain, active on the loopback DNS server (through the API).
+    const d = await f.app.call("POST", `${base}/domains`, { token, body: { fqdn: "in.acme.example", intent: "receive" } });
+    for (const ins of d.body.dns_instructions) {
+      if (ins.type === "MX") dns.add(ins.host, { type: "MX", exchange: ins.value, priority: ins.priority });
+      else dns.add(ins.host, { type: "TXT", data: txtStrings(ins.value) });
+    }
+    expect((await f.app.call("POST", `${base}/domains/${d.body.id}/verify`, { token })).body.status).toBe("active");
+
+    // The mailbox, created from the page.
+    await screen(page, "Mailboxes", "Mailboxes");
+    await field(page, "Local part").fill("billing");
+    await field(page, "Display name").fill("Billing");
+    await page.getByRole("button", { name: "Create mailbox" }).click();
+    await page.getByRole("table", { name: "Mailboxes" }).getByText("billing@in.acme.example").waitFor();
+    const [box] = (await f.app.call("GET", `${base}/mailboxes`, { token })).body.data;
+    expect(box.display_name).toBe("Billing");
+
+    // A message arrives over SMTP.
+    const t = createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true, name: "client.sender.example" } as never);
+    await t.sendMail({
+      from: "Ada <ada@sender.example>",
+      to: "billing@in.acme.example",
+      subject: "Invoice 42",
+      text: "Hello Ada, your invoice is attached.",
+      html: HTML,
+      attachments: [
+        { filename: "logo.png", content: PNG, contentType: "image/png", cid: "logo@acme" },
+        { filename: "invoice-42.pdf", content: Buffer.from("%PDF-1.4 fake invoice"), contentType: "application/pdf" },
+      ],
+    } as never);
+    t.close();
+
+    // Inbox: the message listed (unread, bold); the reader shows it sanitised.
+    await page.getByRole("link", { name: "billing@in.acme.example" }).click();
+    const inbox = page.getByRole("table", { name: "Received messages" });
+    await inbox.getByText("Invoice 42").waitFor();
+    await inbox.getByText("Invoice 42").click();
+    const frame = page.frameLocator('iframe[title="Received message"]');
+    await frame.getByText("Hello Ada, your invoice is attached.").waitFor();
+    await page.getByTestId("blocked-note").getByText("1 remote resource blocked.").waitFor();
+    const iframe = page.locator('iframe[title="Received message"]');
+    expect(await iframe.getAttribute("sandbox")).toBe("");
+    const srcdoc = (await iframe.getAttribute("srcdoc"))!;
+    expect(srcdoc).not.toContain("<script");
+    expect(srcdoc).not.toContain("onclick");
+    expect(srcdoc).not.toContain("tracker.example");
+    expect(srcdoc).toContain('src="data:image/png;base64,'); // the inline cid image
+    expect(await frame.locator('img[alt="logo"]').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1);
+    await cp.shot("mailbox-reader");
+
+    // Attachments: both in the manifest; the PDF downloads with the session.
+    const atts = page.getByRole("table", { name: "Attachments" });
+    await atts.getByText("invoice-42.pdf").waitFor();
+    await atts.getByText("logo.png").waitFor();
+    const href = await atts.getByRole("link", { name: "invoice-42.pdf" }).getAttribute("href");
+    expect(await page.evaluate(async (u) => (await fetch(u!)).text(), href)).toBe("%PDF-1.4 fake invoice");
+
+    // Opening it marked it read.
+    const [msg] = (await f.app.call("GET", `${base}/mailboxes/${box.id}/messages`, { token })).body.data;
+    expect(msg.read_at).not.toBeNull();
+
+    // Disable the mailbox from the list.
+    await screen(page, "Mailboxes", "Mailboxes");
+    await page.getByRole("table", { name: "Mailboxes" }).getByRole("button", { name: "Disable" }).click();
+    await page.getByRole("table", { name: "Mailboxes" }).getByText("disabled", { exact: true }).waitFor();
+    expect((await f.app.call("GET", `${base}/mailboxes/${box.id}`, { token })).body.status).toBe("disabled");
+
+    expect(unexpected(cp.errors, [SIGNED_OUT])).toEqual([]);
+  });
+}, T);

@@ -1,0 +1,100 @@
+/**
+ * Console journey, waitlists: a waitlist created and opened from the page, two sign-ups
+ * through the public API, one approved from its row and the other rejected in bulk (the API
+ * then holds both decisions), the analytics charts, the settings saved, the CSV export link.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { journey, SIGNED_OUT, unexpected } from "../helpers/browser";
+import { field, operatorInWorkspace, screen, startConsole, type ConsoleFixture } from "../helpers/console-app";
+
+const T = 60_000;
+let f: ConsoleFixture;
+beforeAll(async () => void (f = await startConsole()), T);
+afterAll(async () => void (await f?.stop()));
+
+test("console: waitlist created, opened, entries approved and rejected", async () => {
+  const { cp, page, token, ws } = await operatorInWorkspace(f);
+  await journey(cp, "waitlist", async () => {
+    const base = `/waitlist/v1/workspaces/${ws.id}`;
+
+    // Create: the page opens the new waitlist (draft), then Open makes it public.
+    await screen(page, "Waitlists", "Waitlists");
+    await field(page, "Display name").fill("Acme beta");
+    await field(page, "Slug").fill("beta");
+    await page.getByRole("button", { name: "Create waitlist" }).click();
+    const head = page.getByRole("region", { name: "Acme beta" });
+    await head.getByText("draft", { exact: true }).waitFor();
+    const wl = (await f.app.call("GET", `${base}/waitlists`, { token })).body.data[0];
+    expect(wl.slug).toBe("beta");
+    await page.getByRole("button", { name: "Open", exact: true }).click();
+    await head.getByText("open", { exact: true }).waitFor();
+    expect((await f.app.call("GET", `${base}/waitlists/${wl.id}`, { token })).body.status).toBe("open");
+
+    // Two people sign up through the public API; Refresh lists them in queue order.
+    for (const [email, name] of [["ada@example.com", "Ada"], ["bob@example.com", "Bob"]]) {
+      const r = await f.app.call("POST", `/waitlist/v1/waitlists/${ws.slug}/beta/entries`, { body: { email, name } });
+      expect(r.status).toBe(201);
+    }
+    await page.getByRole("button", { name: "Refresh" }).click();
+    const entries = page.getByRole("table", { name: "Entries" });
+    await entries.getByText("bob@example.com").waitFor();
+    await page.getByTestId("entry-counts").getByText("2 in all: 2 pending").waitFor();
+    await cp.shot("waitlist-entries");
+
+    // Approve Ada from her row; reject Bob through the bulk action on the selection.
+    await entries.locator("tr", { hasText: "ada@example.com" }).getByRole("button", { name: "Approve" }).click();
+    await entries.locator("tr", { hasText: "ada@example.com" }).getByText("approved", { exact: true }).waitFor();
+    await page.getByRole("checkbox", { name: "Select bob@example.com" }).check();
+    await page.getByRole("button", { name: "Reject selected" }).click();
+    await page.getByRole("status").getByText("Rejected 1 entry.").waitFor();
+    await entries.locator("tr", { hasText: "bob@example.com" }).getByText("rejected", { exact: true }).waitFor();
+    await page.getByTestId("entry-counts").getByText("1 approved, 1 rejected").waitFor();
+    const all = (await f.app.call("GET", `${base}/waitlists/${wl.id}/entries`, { token })).body.data;
+    expect(Object.fromEntries(all.map((e: any) => [e.email, e.status]))).toEqual({ "ada@example.com": "approved", "bob@example.com": "rejected" });
+
+    // Filter: only the approved one.
+    await field(page, "Status").selectOption("approved");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await entries.getByText("bob@example.com").waitFor({ state: "detached" });
+    await entries.getByText("ada@example.com").waitFor();
+
+    // The CSV export link downloads the entries (the session cookie authorises it).
+    const href = await page.getByRole("link", { name: "Export CSV" }).getAttribute("href");
+    expect(href).toBe(`${base}/waitlists/${wl.id}/entries/export.csv`);
+    const csv = await page.evaluate(async (u) => (await fetch(u!)).text(), href);
+    expect(csv.split("\r\n")[0]).toStartWith("id,email,name");
+    expect(csv).toContain("ada@example.com");
+
+    // Analytics: totals and charts.
+    await page.getByRole("tab", { name: "Analytics" }).click();
+    await page.getByTestId("analytics-totals").getByText("Sign-ups", { exact: true }).waitFor();
+    expect(await page.locator(".chart canvas").count()).toBeGreaterThanOrEqual(2);
+    await cp.shot("waitlist-analytics");
+
+    // Settings: a maximum, saved through PATCH.
+    await page.getByRole("tab", { name: "Settings" }).click();
+    await field(page, "Maximum entries (empty: no limit)").fill("100");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByRole("status").getByText("Saved.").waitFor();
+    expect((await f.app.call("GET", `${base}/waitlists/${wl.id}`, { token })).body.settings.max_entries).toBe(100);
+
+    // Workspace settings: a bad colour shows the API's message next to its field.
+    await screen(page, "Waitlists", "Settings");
+    await field(page, "Primary colour (#RRGGBB)").fill("orange");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.locator("#waitlist-ws-settings-primary_color[aria-invalid=true]").waitFor();
+    await field(page, "Primary colour (#RRGGBB)").fill("#FF6600");
+    await field(page, "Brand name").fill("Acme");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByRole("status").getByText("Saved.").waitFor();
+    const wss = (await f.app.call("GET", `${base}/waitlist/settings`, { token })).body;
+    expect([wss.brand_name, wss.primary_color]).toEqual(["Acme", "#FF6600"]);
+
+    // The waitlist's webhook scope: its event types offered on the endpoints screen.
+    await screen(page, "Webhooks", "Endpoints");
+    await page.getByLabel("Scope").selectOption("waitlist");
+    await page.getByText(/Known: .*entry\.approved/).waitFor();
+
+    expect(unexpected(cp.errors, [SIGNED_OUT, /status of 400 .*\/waitlist\/settings$/])).toEqual([]);
+  });
+}, T);
