@@ -1,16 +1,15 @@
 /**
  * Mailboxes and received mail: mailboxes (create on a receiving domain, disable/enable,
  * delete), each mailbox's messages (filters, unread), and the reader: the raw message
- * parsed in the browser (lib/mime.ts), its HTML sanitised (lib/sanitize.ts: remote images
- * blocked) and shown in a sandbox="" iframe, authentication and spam verdict, attachments
- * to download, mark read, delete.
+ * parsed in the browser and its HTML sanitised (lib/mail-render.ts: postal-mime and
+ * DOMPurify, remote resources blocked) and shown in a sandbox="" iframe, authentication and
+ * spam verdict, attachments to download, mark read, delete.
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, get, request } from "../lib/api";
-import { bytesToBinary, readMail } from "../lib/mime";
+import { renderMail } from "../lib/mail-render";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
-import { escapeHtml, sanitizeMailHtml } from "../lib/sanitize";
 import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, SandboxedHtml, Section, Table, useLoad, when } from "../lib/ui";
 
 const base = (p: ScreenProps) => `/mail/v1/workspaces/${p.ws.id}/mailboxes`;
@@ -132,8 +131,7 @@ function Reader({ p, box, id }: { p: ScreenProps; box: string; id: string }) {
     void (async () => {
       try {
         const res = await request("GET", `${path}/raw`);
-        const mail = readMail(bytesToBinary(new Uint8Array(await res.arrayBuffer())));
-        const out = mail.html !== null ? sanitizeMailHtml(mail.html, mail.inline) : { html: `<pre style="white-space:pre-wrap;font:14px/1.4 system-ui,sans-serif">${escapeHtml(mail.text ?? "")}</pre>`, blocked: 0 };
+        const out = await renderMail(await res.arrayBuffer());
         if (live) setBody(out);
       } catch (e) {
         if (live) setBodyError(e as Error);

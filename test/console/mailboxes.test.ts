@@ -1,9 +1,10 @@
 /**
  * Console journey, mailboxes: a mailbox created on an active receiving domain, a message
- * sent to it over SMTP (HTML with a script, an event handler, a remote image, an inline cid
- * image, and a PDF attachment), listed in its inbox, read in the sandboxed reader with the
- * remote image blocked and the inline image shown, the attachment downloaded, and the
- * message marked read in the API.
+ * sent to it over SMTP (HTML with a script, an event handler, a javascript: link, a form, a
+ * remote image, a remote CSS background written with a CSS escape, an inline cid image, and
+ * a PDF attachment), listed in its inbox, read in the sandboxed reader with the remote
+ * resources blocked and the inline image shown, the attachment downloaded, and the message
+ * marked read in the API.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTransport } from "nodemailer";
@@ -34,6 +35,8 @@ const txtStrings = (value: string): string[] => (value.startsWith('"') ? [...val
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
 const HTML =
   '<html><body><h1 onclick="alert(1)">Invoice ready</h1><p>Hello Ada, your invoice is attached.</p>' +
+  '<p style="color: navy; background: \\75 rl(https://tracker.example/bg.png)">Terms: <a href="javascript:alert(1)">accept</a></p>' +
+  '<form action="https://phish.example/"><input name="password"></form>' +
   '<img alt="tracker" src="https://tracker.example/pixel.gif"><img alt="logo" src="cid:logo@acme"><script>document.title="pwned"</script></body></html>';
 
 test("console: mailbox created, message read sanitised, attachment listed", async () => {
@@ -79,13 +82,17 @@ test("console: mailbox created, message read sanitised, attachment listed", asyn
     await inbox.getByText("Invoice 42").click();
     const frame = page.frameLocator('iframe[title="Received message"]');
     await frame.getByText("Hello Ada, your invoice is attached.").waitFor();
-    await page.getByTestId("blocked-note").getByText("1 remote resource blocked.").waitFor();
+    await page.getByTestId("blocked-note").getByText("2 remote resources blocked.").waitFor();
     const iframe = page.locator('iframe[title="Received message"]');
     expect(await iframe.getAttribute("sandbox")).toBe("");
     const srcdoc = (await iframe.getAttribute("srcdoc"))!;
     expect(srcdoc).not.toContain("<script");
     expect(srcdoc).not.toContain("onclick");
     expect(srcdoc).not.toContain("tracker.example");
+    expect(srcdoc).not.toContain("javascript:");
+    expect(srcdoc).not.toContain("<form");
+    expect(srcdoc).not.toContain("<input");
+    expect(srcdoc).toContain("color: navy"); // the rest of the style attribute kept
     expect(srcdoc).toContain('src="data:image/png;base64,'); // the inline cid image
     expect(await frame.locator('img[alt="logo"]').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1);
     await cp.shot("mailbox-reader");
