@@ -11,6 +11,8 @@ import { commentRoutes } from "./comments/routes";
 import { CommentService } from "./comments/service";
 import { engageRoutes } from "./engage/routes";
 import { EngageService } from "./engage/service";
+import { feedRoutes } from "./feeds/routes";
+import { FeedService } from "./feeds/service";
 import { postRoutes } from "./posts/routes";
 import { PostService } from "./posts/service";
 
@@ -18,11 +20,12 @@ export interface ContentParts {
   posts: PostService;
   comments: CommentService;
   engage: EngageService;
+  feeds: FeedService;
 }
 
 export function contentParts(lane: Lane, engine: WebhookEngine): ContentParts {
   const posts = new PostService(lane, engine);
-  return { posts, comments: new CommentService(posts), engage: new EngageService(posts) };
+  return { posts, comments: new CommentService(posts), engage: new EngageService(posts), feeds: new FeedService(posts) };
 }
 
 export function contentJobs(parts: ContentParts): JobDefinition[] {
@@ -30,5 +33,5 @@ export function contentJobs(parts: ContentParts): JobDefinition[] {
 }
 
 export function contentRoutes(parts: ContentParts, deps: LaneRouteDeps) {
-  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps)).use(engageRoutes(parts.engage, deps));
+  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps)).use(engageRoutes(parts.engage, deps)).use(feedRoutes(parts.feeds, deps));
 }
