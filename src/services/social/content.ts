@@ -13,6 +13,8 @@ import { engageRoutes } from "./engage/routes";
 import { EngageService } from "./engage/service";
 import { feedRoutes } from "./feeds/routes";
 import { FeedService } from "./feeds/service";
+import { notificationRoutes } from "./notifications/routes";
+import { NotificationService } from "./notifications/service";
 import { postRoutes } from "./posts/routes";
 import { PostService } from "./posts/service";
 
@@ -21,11 +23,12 @@ export interface ContentParts {
   comments: CommentService;
   engage: EngageService;
   feeds: FeedService;
+  notifications: NotificationService;
 }
 
 export function contentParts(lane: Lane, engine: WebhookEngine): ContentParts {
   const posts = new PostService(lane, engine);
-  return { posts, comments: new CommentService(posts), engage: new EngageService(posts), feeds: new FeedService(posts) };
+  return { posts, comments: new CommentService(posts), engage: new EngageService(posts), feeds: new FeedService(posts), notifications: new NotificationService(lane) };
 }
 
 export function contentJobs(parts: ContentParts): JobDefinition[] {
@@ -33,5 +36,5 @@ export function contentJobs(parts: ContentParts): JobDefinition[] {
 }
 
 export function contentRoutes(parts: ContentParts, deps: LaneRouteDeps) {
-  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps)).use(engageRoutes(parts.engage, deps)).use(feedRoutes(parts.feeds, deps));
+  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps)).use(engageRoutes(parts.engage, deps)).use(feedRoutes(parts.feeds, deps)).use(notificationRoutes(parts.notifications, deps));
 }

@@ -15,6 +15,7 @@ import { communityWebhookScope } from "./webhook-scope";
 import { CommunityWebhookService } from "./webhooks";
 // Community part 2 (content).
 import { contentParts, contentJobs } from "./content";
+import { notifyingEngine } from "./notifications/service";
 
 export const socialModule = defineService({
   name: "social",
@@ -30,7 +31,8 @@ export const socialModule = defineService({
     // A community's app_id must be an App of its workspace when the Auth service is mounted.
     const communities = new CommunityService(d.ctx, d.platform, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
     const lane = new Lane(d.ctx, communities);
-    const follows = new FollowService(lane, d.webhooks.engine);
+    // Part 2: follow events also write in-app notifications (notifications/service.ts).
+    const follows = new FollowService(lane, notifyingEngine(d.webhooks.engine, () => d.ctx.clock.iso()));
     const content = contentParts(lane, d.webhooks.engine);
     return {
       ...content,

@@ -304,7 +304,11 @@ export class PostService {
       const tag = await store.tagOf(t, p.id, a.id);
       if (!tag) throw notFound("Tag");
       const now = this.now();
-      if (tag.status !== decision) await store.setTagStatus(t, tag.id, decision, now);
+      if (tag.status !== decision) {
+        await store.setTagStatus(t, tag.id, decision, now);
+        // The tagger learns that the tag was approved (type tag); a decline is silent.
+        if (decision === "approved") await addActivity(t, { community_id: c.id, recipient: tag.tagger_actor_id, type: "tag", target_type: "post", target_id: p.id, from: a.id, now });
+      }
       return { ...tag, status: decision, updated_at: tag.status !== decision ? now : tag.updated_at };
     });
   }
