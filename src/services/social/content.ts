@@ -15,6 +15,8 @@ import { feedRoutes } from "./feeds/routes";
 import { FeedService } from "./feeds/service";
 import { notificationRoutes } from "./notifications/routes";
 import { NotificationService } from "./notifications/service";
+import { flagRoutes, moderationAdminRoutes } from "./moderation/routes";
+import { ModerationService } from "./moderation/service";
 import { postRoutes } from "./posts/routes";
 import { PostService } from "./posts/service";
 
@@ -24,11 +26,12 @@ export interface ContentParts {
   engage: EngageService;
   feeds: FeedService;
   notifications: NotificationService;
+  moderation: ModerationService;
 }
 
 export function contentParts(lane: Lane, engine: WebhookEngine): ContentParts {
   const posts = new PostService(lane, engine);
-  return { posts, comments: new CommentService(posts), engage: new EngageService(posts), feeds: new FeedService(posts), notifications: new NotificationService(lane) };
+  return { posts, comments: new CommentService(posts), engage: new EngageService(posts), feeds: new FeedService(posts), notifications: new NotificationService(lane), moderation: new ModerationService(posts) };
 }
 
 export function contentJobs(parts: ContentParts): JobDefinition[] {
@@ -36,5 +39,7 @@ export function contentJobs(parts: ContentParts): JobDefinition[] {
 }
 
 export function contentRoutes(parts: ContentParts, deps: LaneRouteDeps) {
-  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps)).use(engageRoutes(parts.engage, deps)).use(feedRoutes(parts.feeds, deps)).use(notificationRoutes(parts.notifications, deps));
+  return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps)).use(engageRoutes(parts.engage, deps)).use(feedRoutes(parts.feeds, deps)).use(notificationRoutes(parts.notifications, deps))
+    .use(flagRoutes(parts.moderation, deps))
+    .use(moderationAdminRoutes(parts.moderation, deps));
 }

@@ -24,6 +24,7 @@ import { bumpCounter, type ActorRow } from "../actors/store";
 import { isObject, page, pageArgs, type Lane } from "../core/common";
 import { releaseHashtags, useHashtags } from "../hashtags/store";
 import { extractTags } from "../hashtags/tags";
+import { holdFlag, screen } from "../moderation/keywords";
 import { addActivity } from "../notifications/store";
 import * as input from "./input";
 import * as store from "./store";
@@ -86,6 +87,7 @@ export class PostService {
     if (status !== "scheduled" && o.scheduled_for !== undefined && o.scheduled_for !== null) throw invalidField("scheduled_for", "only for status scheduled");
     return tx(this.db, async (t) => {
       const author = await this.writer(t, c.id, o.actor_id);
+      const held = await screen(t, c.id, [text, JSON.stringify(attributes.poll ?? null)]);
       await this.checkAssets(t, c.id, author.id, assets);
       if (quoteId !== null) await this.visibleTo(t, c.id, quoteId, author.id);
       const row: store.PostRow = {
@@ -106,7 +108,7 @@ export class PostService {
         scheduled_for: scheduled,
         published_at: null,
         expires_at: null,
-        moderation: null,
+        moderation: held ? "hidden" : null,
         deleted_at: null,
         reaction_count: 0,
         comment_count: 0,
@@ -119,6 +121,7 @@ export class PostService {
       if (status === "published") Object.assign(row, this.publishFields(row, now));
       await store.insertPost(t, row);
       if (status === "published") await this.onPublish(t, row, now);
+      if (held) await holdFlag(t, c.id, "post", row.id, author.id, held, now);
       const view = await postView(t, row);
       await this.emit(t, c.id, "post.created", view);
       return view;
@@ -223,6 +226,11 @@ export class PostService {
       }
       if (next.status === "scheduled" && (o.scheduled_for !== undefined || cur.status !== "scheduled")) next.scheduled_for = input.scheduledFor(o.scheduled_for, now);
       else if (next.status !== "scheduled") next.scheduled_for = null;
+      const held = next.body !== cur.body ? await screen(t, c.id, [next.body]) : null;
+      if (held && cur.moderation === null) {
+        next.moderation = "hidden";
+        await holdFlag(t, c.id, "post", cur.id, cur.actor_id, held, now);
+      }
       if (next.body !== cur.body) {
         next.hashtags = JSON.stringify(extractTags(next.body ?? ""));
         next.mentions = JSON.stringify(await this.mentionIds(t, c.id, cur.actor_id, next.body));
