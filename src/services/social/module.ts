@@ -14,7 +14,7 @@ import { COMMUNITY_SCOPE_PREFIX, socialRoutes, type SocialService } from "./rout
 import { communityWebhookScope } from "./webhook-scope";
 import { CommunityWebhookService } from "./webhooks";
 // Community part 2 (content).
-import { contentParts, contentJobs } from "./content";
+import { CONTENT_BODY_ROUTES, contentParts, contentJobs } from "./content";
 import { notifyingEngine } from "./notifications/service";
 
 export const socialModule = defineService({
@@ -22,6 +22,7 @@ export const socialModule = defineService({
   description: "Community: posts, comments and reactions",
   prefix: "/social",
   openapi: { title: "Bunker community", description: "Communities, their content and their webhooks.", version: "v0.1.0" },
+  bodyRoutes: CONTENT_BODY_ROUTES,
   actions: SOCIAL_ACTIONS,
   webhooks: SOCIAL_WEBHOOKS,
   create: (d): SocialService & { dropWebhooks(t: Sql, c: { id: string; workspace_id: string }, actor: Actor): Promise<void> } => {
