@@ -34,7 +34,7 @@ export function feedRoutes(feeds: FeedService, deps: LaneRouteDeps) {
         tags,
         summary: "Discover: ranked public posts (action social.list)",
         description:
-          "E = reactions + 2 x comments + 3 x reposts. top: E within the window. hot: log10(max(1, 3 + E)) / (age_hours + 2)^1.8 over the newest 1,000 posts of the window, age measured at the first page's time (kept in the cursor).",
+          "E = reactions + 2 x comments + 3 x reposts. top: E over the newest 10,000 posts of the window. hot: log10(max(1, 3 + E)) / (age_hours + 2)^1.8 over the newest 1,000 posts of the window, age measured at the first page's time (kept in the cursor).",
       },
     });
 }

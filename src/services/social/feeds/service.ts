@@ -13,7 +13,7 @@
  * Discover: public posts (a viewer's mutes and blocks applied when actor_id is given).
  *   ranking=latest  newest first (keyset; default)
  *   ranking=top     engagement E = reactions + 2 x comments + 3 x reposts, highest first,
- *                   among posts published within `window`
+ *                   among the newest 10,000 posts published within `window`
  *   ranking=hot     Lemmy / Hacker News style: log10(max(1, 3 + E)) / (age_hours + 2)^1.8,
  *                   age measured at the first page's time (as_of, kept in the cursor),
  *                   among the newest 1,000 posts within `window`
@@ -28,9 +28,11 @@ import { badCursor, page, pageArgs, PAGE_DEFAULT, PAGE_MAX } from "../core/commo
 import type { PostService } from "../posts/service";
 import type { PostReadRow } from "../posts/store";
 import { postViews } from "../posts/views";
+import { effectiveVisibility, shadowBanned } from "../posts/visibility";
 import * as store from "./store";
 
 export const HOT_CANDIDATES = 1_000;
+export const TOP_CANDIDATES = 10_000;
 const WINDOWS: Record<string, number | null> = { "1h": 3600_000, "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000, all: null };
 
 export const engagement = (p: { reaction_count: number; comment_count: number; repost_count: number }) => Number(p.reaction_count) + 2 * Number(p.comment_count) + 3 * Number(p.repost_count);
@@ -63,8 +65,33 @@ export class FeedService {
     const c = await this.lane.community(pr, communityId, "social.list");
     const viewer = await this.lane.actor(this.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
-    const rows = await store.homeFeed(this.db, c.id, viewer.id, this.posts.now(), after, limit + 1);
-    const pg = page(rows, limit, (r) => ({ k: r.published_at as string, id: r.id }), (r) => r);
+    const now = this.posts.now();
+    const g = await store.viewerGraph(this.db, viewer.id);
+    const sees = (p: PostReadRow) => {
+      if (p.moderation !== null || (p.expires_at !== null && p.expires_at <= now)) return false;
+      if (p.actor_id === viewer.id) return true;
+      if (p.a_status === "deleted" || shadowBanned(p, now) || g.blocks.has(p.actor_id) || g.mutes.has(p.actor_id)) return false;
+      const v = effectiveVisibility(p);
+      return v === "public" || (v === "followers" ? g.follows.has(p.actor_id) : g.closeOf.has(p.actor_id));
+    };
+    // Candidates in batches until a page and one more are visible (or none are left).
+    const out: PostReadRow[] = [];
+    const seen = new Set<string>();
+    let from = after;
+    const batch = 2 * (limit + 1);
+    for (;;) {
+      const keys = await store.homeKeys(this.db, viewer.id, from, batch, now);
+      const fresh = keys.filter((k) => !seen.has(k.id) && (seen.add(k.id), true));
+      const rows = new Map((await store.postsByIds(this.db, fresh.map((k) => k.id))).map((r) => [r.id, r]));
+      for (const k of fresh) {
+        const p = rows.get(k.id);
+        if (p && p.community_id === c.id && sees(p) && out.length <= limit) out.push(p);
+      }
+      if (out.length > limit || keys.length < batch) break;
+      const last = keys[keys.length - 1];
+      from = { k: last.published_at, id: last.id };
+    }
+    const pg = page(out, limit, (r) => ({ k: r.published_at as string, id: r.id }), (r) => r);
     return { data: await postViews(this.db, pg.data), pagination: pg.pagination };
   }
 
@@ -89,7 +116,7 @@ export class FeedService {
     const asOfMs = Date.parse(asOf);
     const span = WINDOWS[window];
     const since = span === null ? "0000" : new Date(asOfMs - span).toISOString();
-    const rows = await store.discoverWindow(this.db, c.id, viewer, now, since, asOf, ranking === "hot" ? HOT_CANDIDATES : 100_000);
+    const rows = await store.discoverWindow(this.db, c.id, viewer, now, since, asOf, ranking === "hot" ? HOT_CANDIDATES : TOP_CANDIDATES);
     const score = (p: PostReadRow) => (ranking === "hot" ? hotScore(p, asOfMs) : engagement(p));
     const ranked = rows.map((p) => ({ p, s: score(p) })).sort((a, b) => b.s - a.s || (a.p.id < b.p.id ? 1 : a.p.id > b.p.id ? -1 : 0));
     const ks = cur ? Number(cur.k) : null;
