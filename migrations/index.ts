@@ -34,6 +34,7 @@ import m0041 from "./0041_social_actors.sql" with { type: "text" };
 import m0042 from "./0042_social_graph.sql" with { type: "text" };
 import m0043 from "./0043_social_hashtags.sql" with { type: "text" };
 import m0044 from "./0044_social_conversations.sql" with { type: "text" };
+import m0045 from "./0045_social_conversation_seq.sql" with { type: "text" };
 import m0046 from "./0046_social_posts.sql" with { type: "text" };
 import m0047 from "./0047_social_moderation.sql" with { type: "text" };
 import m0050 from "./0050_mail_domains.sql" with { type: "text" };
@@ -80,6 +81,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0042_social_graph", sql: m0042 },
   { name: "0043_social_hashtags", sql: m0043 },
   { name: "0044_social_conversations", sql: m0044 },
+  { name: "0045_social_conversation_seq", sql: m0045 },
   { name: "0046_social_posts", sql: m0046 },
   { name: "0047_social_moderation", sql: m0047 },
   { name: "0050_mail_domains", sql: m0050 },

@@ -178,6 +178,31 @@ describe("patch and delete", () => {
   });
 });
 
+describe("cascades", () => {
+  test("deleting the community removes its actors, counters, edges, hashtags and conversations", async () => {
+    const s = await communitySetup(app);
+    const [a, b] = [await s.actor(), await s.actor()];
+    await s.call("POST", "/follows", { actor_id: a.id, dst_actor_id: b.id });
+    await s.call("POST", "/conversations", { actor_id: a.id, recipient_actor_id: b.id });
+    expect((await app.call("DELETE", `/social/v1/workspaces/${s.ws.id}/communities/${s.cid}`, { token: s.token })).status).toBe(204);
+    for (const table of ["social_actors", "social_counters", "social_edges", "social_conversations", "social_conversation_participants"]) {
+      const r = await app.ctx.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE community_id = ?`, s.cid);
+      expect([table, Number(r!.n)]).toEqual([table, 0]);
+    }
+  });
+
+  test("deleting an actor removes its conversation memberships and hashtag follows", async () => {
+    const s = await communitySetup(app);
+    const [a, b] = [await s.actor(), await s.actor()];
+    const conv = (await s.call("POST", "/conversations", { actor_id: a.id, recipient_actor_id: b.id })).body;
+    await s.call("POST", `/conversations/${conv.id}/messages`, { actor_id: a.id, body: "hi" });
+    expect((await s.call("DELETE", `/actors/${a.id}`)).status).toBe(204);
+    const after = await s.call("GET", `/conversations/${conv.id}`);
+    expect(after.body.participants.map((p: any) => p.actor_id)).toEqual([b.id]);
+    expect((await s.call("GET", `/conversations/${conv.id}/messages`)).body.data[0].sender_actor_id).toBeNull();
+  });
+});
+
 describe("counters", () => {
   test("zeroed on create; /counters takes up to 100 de-duplicated ids and lists the missing", async () => {
     const s = await communitySetup(app);

@@ -5,6 +5,7 @@ import { defineService } from "../module";
 import { workspaceScope } from "../webhooks/scopes";
 import { ActorService } from "./actors/service";
 import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities";
+import { ConversationService } from "./conversations/service";
 import { Lane } from "./core/common";
 import { EdgeService } from "./graph/edges";
 import { FollowService } from "./graph/follows";
@@ -40,6 +41,7 @@ export const socialModule = defineService({
       follows,
       edges: new EdgeService(lane, follows),
       hashtags: new HashtagService(lane),
+      conversations: new ConversationService(lane, d.webhooks.engine),
       communities,
       actors: new ActorService(lane, d.webhooks.engine),
       webhooks: new CommunityWebhookService(d.ctx, d.webhooks.api, d.webhooks.engine),

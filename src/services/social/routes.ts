@@ -20,6 +20,8 @@ import type { ScopeResolver } from "../webhooks/scopes";
 import { actorRoutes } from "./actors/routes";
 import type { ActorService } from "./actors/service";
 import type { CommunityService, CommunityView } from "./communities";
+import { conversationRoutes } from "./conversations/routes";
+import type { ConversationService } from "./conversations/service";
 import type { EdgeService } from "./graph/edges";
 import type { FollowService } from "./graph/follows";
 import { edgeRoutes, followRoutes } from "./graph/routes";
@@ -39,6 +41,7 @@ export interface SocialService extends ContentParts {
   follows: FollowService;
   edges: EdgeService;
   hashtags: HashtagService;
+  conversations: ConversationService;
   /** The community webhook scope: /social/v1/communities/{community_id}. */
   communityScope: ScopeResolver;
 }
@@ -120,6 +123,7 @@ export function socialRoutes(social: SocialService, deps: { principals: Principa
     .use(edgeRoutes(social.edges, social.follows, routeDeps))
     .use(hashtagRoutes(social.hashtags, routeDeps))
     .use(contentRoutes(social, routeDeps))
+    .use(conversationRoutes(social.conversations, routeDeps))
     .use(
       communityWebhookRoutes(
         { webhooks: social.webhooks, ...routeDeps },

@@ -1,6 +1,6 @@
 /** SQL of actors and their counters. */
 import type { Sql } from "../../../core/db";
-import type { Keyset } from "../core/common";
+import type { Keyset } from "../core/keyset";
 
 export type ActorStatus = "active" | "suspended" | "deleted";
 
@@ -91,8 +91,8 @@ export const deleteActor = (db: Sql, id: string) => db.run("DELETE FROM social_a
 export function listActors(db: Sql, communityId: string, after: Keyset | null, limit: number): Promise<ActorRow[]> {
   return after
     ? db.all<ActorRow>(
-        "SELECT * FROM social_actors WHERE community_id = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?",
-        communityId, after.k, after.k, after.id, limit,
+        "SELECT * FROM social_actors WHERE community_id = ? AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?",
+        communityId, after.k, after.id, limit,
       )
     : db.all<ActorRow>("SELECT * FROM social_actors WHERE community_id = ? ORDER BY created_at DESC, id DESC LIMIT ?", communityId, limit);
 }

@@ -11,7 +11,8 @@ import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pa
 import type { AppContext } from "../../../context";
 import type { CommunityService } from "../communities";
 import type { CommunityRow } from "../store";
-import { actorById, type ActorRow } from "../actors/store";
+import { actorById, actorsByIds, type ActorRow } from "../actors/store";
+import type { Keyset } from "./keyset";
 
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;
@@ -44,6 +45,15 @@ export class Lane {
   }
 }
 
+/** Two actors of the community in one query (each 404 like actor()). */
+export async function actorPair(db: Sql, communityId: string, a: string, b: string): Promise<[ActorRow, ActorRow]> {
+  const rows = await actorsByIds(db, communityId, a === b ? [a] : [a, b]);
+  const x = rows.find((r) => r.id === a);
+  const y = rows.find((r) => r.id === b);
+  if (!x || !y) throw notFound("Actor");
+  return [x, y];
+}
+
 /** A required actor uuid in a body: 400 when missing or not a uuid (spec: "400 invalid ids"). */
 export function actorIdField(v: unknown, field: string): string {
   if (typeof v !== "string" || !isUuid(v)) throw invalidField(field, "required, an actor uuid");
@@ -53,11 +63,7 @@ export function actorIdField(v: unknown, field: string): string {
 export const badCursor = (reason = "not a cursor issued by this API; restart from the first page") =>
   badRequest("Malformed cursor", [{ field: "cursor", reason }], "INVALID_CURSOR");
 
-export interface Keyset {
-  /** Sort key (ISO time or other text) of the last row of the previous page. */
-  k: string;
-  id: string;
-}
+export type { Keyset };
 
 /** limit (default 50, 1-200) and the decoded keyset cursor; anything but {k, id} strings (e.g. a legacy raw id) is 400 INVALID_CURSOR. */
 export function pageArgs(q: { limit?: unknown; cursor?: string }): { limit: number; after: Keyset | null } {

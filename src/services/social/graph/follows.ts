@@ -22,7 +22,7 @@ import { uuid } from "../../../core/ids";
 import type { Page } from "../../../core/pagination";
 import type { WebhookEngine } from "../../webhooks/engine";
 import { bumpCounter } from "../actors/store";
-import { actorIdField, batchItems, expandArg, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
+import { actorIdField, actorPair, batchItems, expandArg, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
 import * as store from "./store";
 import { edgeView, expandEdges, type EdgeView } from "./views";
 
@@ -82,11 +82,10 @@ export class FollowService {
 
   private async followOne(communityId: string, input: FollowInput, notify: boolean): Promise<FollowResult> {
     return tx(this.db, async (t) => {
-      const src = await this.lane.actor(t, communityId, input.src);
-      const dst = await this.lane.actor(t, communityId, input.dst);
+      const [src, dst] = await actorPair(t, communityId, input.src, input.dst);
       if (src.id === dst.id) throw unprocessable("An actor cannot follow itself", "CANNOT_FOLLOW_SELF");
-      if (await store.blockBetween(t, src.id, dst.id)) throw blocked();
-      const existing = await store.edgeOf(t, communityId, src.id, "follow", dst.id);
+      const { follow: existing, blocked: isBlocked } = await store.followAndBlocks(t, communityId, src.id, dst.id);
+      if (isBlocked) throw blocked();
       if (existing) return { status: "followed", edge: edgeView(existing), created: false };
       const now = this.lane.ctx.clock.iso();
       if (dst.is_private) {

@@ -1,6 +1,6 @@
 /** SQL of the actor graph: edges (follow, mute, block, restrict), follow requests, close friends. */
 import type { Sql } from "../../../core/db";
-import type { Keyset } from "../core/common";
+import type { Keyset } from "../core/keyset";
 
 export type EdgeKind = "follow" | "mute" | "block" | "restrict";
 
@@ -55,12 +55,22 @@ export async function blockBetween(db: Sql, a: string, b: string): Promise<boole
   ));
 }
 
+/** In one query: the follow src -> dst (if any) and whether a block exists either way. */
+export async function followAndBlocks(db: Sql, communityId: string, src: string, dst: string): Promise<{ follow: EdgeRow | null; blocked: boolean }> {
+  const rows = await db.all<EdgeRow>(
+    `SELECT * FROM social_edges WHERE (src_actor_id = ? AND dst_actor_id = ? AND kind IN ('follow', 'block')) OR (src_actor_id = ? AND dst_actor_id = ? AND kind = 'block')`,
+    src, dst, dst, src,
+  );
+  const follow = rows.find((r) => r.kind === "follow" && r.community_id === communityId) ?? null;
+  return { follow, blocked: rows.some((r) => r.kind === "block") };
+}
+
 /** Edges of one kind leaving `src`, newest first. */
 export function edgesFrom(db: Sql, src: string, kind: EdgeKind, after: Keyset | null, limit: number): Promise<EdgeRow[]> {
   return after
     ? db.all<EdgeRow>(
-        "SELECT * FROM social_edges WHERE src_actor_id = ? AND kind = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?",
-        src, kind, after.k, after.k, after.id, limit,
+        "SELECT * FROM social_edges WHERE src_actor_id = ? AND kind = ? AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?",
+        src, kind, after.k, after.id, limit,
       )
     : db.all<EdgeRow>("SELECT * FROM social_edges WHERE src_actor_id = ? AND kind = ? ORDER BY created_at DESC, id DESC LIMIT ?", src, kind, limit);
 }
@@ -69,8 +79,8 @@ export function edgesFrom(db: Sql, src: string, kind: EdgeKind, after: Keyset | 
 export function edgesTo(db: Sql, dst: string, kind: EdgeKind, after: Keyset | null, limit: number): Promise<EdgeRow[]> {
   return after
     ? db.all<EdgeRow>(
-        "SELECT * FROM social_edges WHERE dst_actor_id = ? AND kind = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?",
-        dst, kind, after.k, after.k, after.id, limit,
+        "SELECT * FROM social_edges WHERE dst_actor_id = ? AND kind = ? AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?",
+        dst, kind, after.k, after.id, limit,
       )
     : db.all<EdgeRow>("SELECT * FROM social_edges WHERE dst_actor_id = ? AND kind = ? ORDER BY created_at DESC, id DESC LIMIT ?", dst, kind, limit);
 }
@@ -108,7 +118,7 @@ export function requestsTo(db: Sql, dst: string, after: Keyset | null, limit: nu
   const sel = `SELECT r.*, a.external_id AS src_external_id, a.display_name AS src_display_name, a.avatar_url AS src_avatar_url
     FROM social_follow_requests r JOIN social_actors a ON a.id = r.src_actor_id WHERE r.dst_actor_id = ?`;
   return after
-    ? db.all<RequestItemRow>(`${sel} AND (r.created_at < ? OR (r.created_at = ? AND r.id < ?)) ORDER BY r.created_at DESC, r.id DESC LIMIT ?`, dst, after.k, after.k, after.id, limit)
+    ? db.all<RequestItemRow>(`${sel} AND (r.created_at, r.id) < (?, ?) ORDER BY r.created_at DESC, r.id DESC LIMIT ?`, dst, after.k, after.id, limit)
     : db.all<RequestItemRow>(`${sel} ORDER BY r.created_at DESC, r.id DESC LIMIT ?`, dst, limit);
 }
 
@@ -139,7 +149,7 @@ export function closeFriendsOf(db: Sql, owner: string, after: Keyset | null, lim
       a.avatar_url AS member_avatar_url, f.created_at
     FROM social_close_friends f JOIN social_actors a ON a.id = f.member_actor_id WHERE f.owner_actor_id = ?`;
   return after
-    ? db.all<CloseFriendRow>(`${sel} AND (f.created_at < ? OR (f.created_at = ? AND f.member_actor_id < ?)) ORDER BY f.created_at DESC, f.member_actor_id DESC LIMIT ?`, owner, after.k, after.k, after.id, limit)
+    ? db.all<CloseFriendRow>(`${sel} AND (f.created_at, f.member_actor_id) < (?, ?) ORDER BY f.created_at DESC, f.member_actor_id DESC LIMIT ?`, owner, after.k, after.id, limit)
     : db.all<CloseFriendRow>(`${sel} ORDER BY f.created_at DESC, f.member_actor_id DESC LIMIT ?`, owner, limit);
 }
 

@@ -1,6 +1,6 @@
 /** SQL of the hashtag directory and hashtag follows. */
 import type { Sql } from "../../../core/db";
-import type { Keyset } from "../core/common";
+import type { Keyset } from "../core/keyset";
 
 export interface HashtagRow {
   community_id: string;
@@ -65,8 +65,8 @@ export const unfollowHashtag = (db: Sql, communityId: string, actorId: string, t
 export function hashtagFollowsOf(db: Sql, actorId: string, after: Keyset | null, limit: number): Promise<HashtagFollowRow[]> {
   return after
     ? db.all<HashtagFollowRow>(
-        "SELECT * FROM social_hashtag_follows WHERE actor_id = ? AND (followed_at < ? OR (followed_at = ? AND tag < ?)) ORDER BY followed_at DESC, tag DESC LIMIT ?",
-        actorId, after.k, after.k, after.id, limit,
+        "SELECT * FROM social_hashtag_follows WHERE actor_id = ? AND (followed_at, tag) < (?, ?) ORDER BY followed_at DESC, tag DESC LIMIT ?",
+        actorId, after.k, after.id, limit,
       )
     : db.all<HashtagFollowRow>("SELECT * FROM social_hashtag_follows WHERE actor_id = ? ORDER BY followed_at DESC, tag DESC LIMIT ?", actorId, limit);
 }

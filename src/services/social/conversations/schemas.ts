@@ -1,0 +1,55 @@
+/** TypeBox models of conversations and messages. */
+import { t } from "elysia";
+import { Pagination } from "../core/schemas";
+
+export const Conversation = t.Object({
+  id: t.String(),
+  community_id: t.String(),
+  kind: t.String({ description: "direct | group" }),
+  name: t.Nullable(t.String({ description: "null for direct" })),
+  created_by: t.Nullable(t.String({ description: "Group founder; null for direct" })),
+  participants: t.Array(
+    t.Object({ actor_id: t.String(), joined_at: t.String(), last_read_at: t.Nullable(t.String()), muted: t.Boolean(), role: t.String({ description: "member" }) }),
+    { description: "By join time ascending" },
+  ),
+  created_at: t.String(),
+  updated_at: t.String(),
+  last_message_at: t.Nullable(t.String()),
+});
+export const ConversationPage = t.Object({ data: t.Array(Conversation), pagination: Pagination });
+
+export const ConversationCreate = t.Object({
+  actor_id: t.String({ description: "Creator (uuid)" }),
+  kind: t.Optional(t.String({ description: "direct (default) | group" })),
+  recipient_actor_id: t.Optional(t.String({ description: "Required for direct" })),
+  actor_ids: t.Optional(t.Array(t.String(), { description: "Required for group: the members besides the creator; the group may hold max_group_conversation_size participants, creator included" })),
+  name: t.Optional(t.Nullable(t.String({ description: "Group only, up to 100 characters" }))),
+});
+
+export const ConversationListQuery = t.Object({
+  actor_id: t.String({ description: "Viewer (uuid)" }),
+  status: t.Optional(t.String({ description: "inbox (default): not from restricted actors; requests: only those; all" })),
+  limit: t.Optional(t.String({ description: "1-200, default 50" })),
+  cursor: t.Optional(t.String()),
+});
+
+const Asset = t.Object({ asset_id: t.String(), alt_text: t.Nullable(t.String()) });
+
+export const Message = t.Object({
+  id: t.String(),
+  conversation_id: t.String(),
+  community_id: t.String(),
+  sender_actor_id: t.Nullable(t.String({ description: "null once the sender was deleted" })),
+  body: t.String(),
+  assets: t.Array(Asset),
+  created_at: t.String(),
+});
+export const MessagePage = t.Object({ data: t.Array(Message), pagination: Pagination });
+export const MessageCreate = t.Object({
+  actor_id: t.String({ description: "Sender (uuid), a participant" }),
+  body: t.String({ description: "1-10000 characters after trimming" }),
+  assets: t.Optional(t.Array(t.Object({ asset_id: t.String(), alt_text: t.Optional(t.Nullable(t.String())) }), { description: "Up to 20" })),
+});
+
+export const ConversationParams = t.Object({ community_id: t.String(), conversation_id: t.String() });
+export const ParticipantParams = t.Object({ community_id: t.String(), conversation_id: t.String(), actor_id: t.String() });
