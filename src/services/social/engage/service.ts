@@ -28,7 +28,7 @@ import { addActivity } from "../notifications/store";
 import * as commentStore from "../comments/store";
 import type { PostService } from "../posts/service";
 import * as postStore from "../posts/store";
-import { postView, postViews, type PostView } from "../posts/views";
+import { newPostView, postView, postViews, type PostView } from "../posts/views";
 import { effectiveVisibility } from "../posts/visibility";
 import * as store from "./store";
 
@@ -157,7 +157,7 @@ export class EngageService {
       };
       await postStore.insertPost(t, row);
       await postStore.bumpPost(t, src.id, "repost_count", 1);
-      const view = await postView(t, row);
+      const view = newPostView(row);
       await this.posts.emit(t, c.id, "repost.created", { ...view, source_post_id: src.id });
       await addActivity(t, { community_id: c.id, recipient: src.actor_id, type: "repost", target_type: "post", target_id: src.id, from: actor.id, data: { repost_id: row.id }, now });
       return { post: view, created: true };

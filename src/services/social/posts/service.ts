@@ -28,7 +28,7 @@ import { holdFlag, screen } from "../moderation/keywords";
 import { addActivity } from "../notifications/store";
 import * as input from "./input";
 import * as store from "./store";
-import { postView, postViews, type PostView } from "./views";
+import { newPostView, postView, postViews, type PostView } from "./views";
 import { canSee, isLive, publiclyVisible } from "./visibility";
 
 export class PostService {
@@ -122,7 +122,7 @@ export class PostService {
       await store.insertPost(t, row);
       if (status === "published") await this.onPublish(t, row, now);
       if (held) await holdFlag(t, c.id, "post", row.id, author.id, held, now);
-      const view = await postView(t, row);
+      const view = newPostView(row);
       await this.emit(t, c.id, "post.created", view);
       return view;
     });
