@@ -25,6 +25,7 @@ import { isObject, page, pageArgs, type Lane } from "../core/common";
 import { releaseHashtags, useHashtags } from "../hashtags/store";
 import { extractTags } from "../hashtags/tags";
 import { holdFlag, screen } from "../moderation/keywords";
+import { blockBetween } from "../graph/store";
 import { addActivity } from "../notifications/store";
 import * as input from "./input";
 import * as store from "./store";
@@ -159,6 +160,7 @@ export class PostService {
   /** Pending tags for newly mentioned actors: tag.created and a mention notification each. */
   async addTags(t: Sql, r: store.PostRow, actorIds: string[], now: string): Promise<void> {
     for (const tagged of actorIds) {
+      if (await blockBetween(t, r.actor_id, tagged)) continue; // no tag, no notification across a block
       const tag: store.TagRow = { id: uuid(), community_id: r.community_id, post_id: r.id, tagger_actor_id: r.actor_id, tagged_actor_id: tagged, status: "pending", created_at: now, updated_at: now };
       if (!(await store.insertTag(t, tag))) continue;
       await this.emit(t, r.community_id, "tag.created", tag);
