@@ -115,3 +115,33 @@ describe("discover", () => {
     expect((await s.call("GET", `/feeds/discover?ranking=top&cursor=${first.body.pagination.next_cursor}`)).status).toBe(400);
   });
 });
+
+describe("hides", () => {
+  test("hide is idempotent, filters home and discover for that actor only, lists newest first, 204 always to undo", async () => {
+    const s = await communitySetup(app);
+    const [me, other, au] = [await s.actor(), await s.actor(), await s.actor()];
+    for (const v of [me, other]) await s.call("POST", "/follows", { actor_id: v.id, dst_actor_id: au.id });
+    const p1 = await post(s, { actor_id: au.id, body: "one" });
+    const p2 = await post(s, { actor_id: au.id, body: "two" });
+    const fo = await post(s, { actor_id: au.id, body: "fo", visibility: "close_friends" });
+    const h = await s.call("POST", "/hides", { src_actor_id: me.id, post_id: p1.id });
+    expect(h.status).toBe(201);
+    expect(h.body).toMatchObject({ created: true, edge: { kind: "hide", src_actor_id: me.id, dst_actor_id: au.id, dst_post_id: p1.id, payload: {} } });
+    expect((await s.call("POST", "/hides", { actor_id: me.id, dst_post_id: p1.id })).body).toMatchObject({ created: false, edge: { id: h.body.edge.id } });
+    expect((await s.call("POST", "/hides", { src_actor_id: me.id, post_id: fo.id })).status).toBe(404);
+    expect((await s.call("POST", "/hides", { src_actor_id: me.id })).status).toBe(400);
+    app.clock.advance(1000);
+    await s.call("POST", "/hides", { src_actor_id: me.id, post_id: p2.id });
+    const ids = async (path: string) => (await allPages(s, path, 1)).map((p) => p.id);
+    expect(await ids(`/actors/${me.id}/feeds/home`)).toEqual([]);
+    expect(await ids(`/actors/${other.id}/feeds/home`)).toEqual([p2.id, p1.id]);
+    expect(await ids(`/feeds/discover?actor_id=${me.id}`)).toEqual([]);
+    expect(await ids(`/feeds/discover?actor_id=${other.id}`)).toEqual([p2.id, p1.id]);
+    expect((await s.call("GET", `/posts/${p1.id}?actor_id=${me.id}`)).status).toBe(200);
+    expect((await allPages(s, `/actors/${me.id}/hides`, 1)).map((e) => e.dst_post_id)).toEqual([p2.id, p1.id]);
+    expect((await s.call("DELETE", `/hides/${me.id}/${p1.id}`)).status).toBe(204);
+    expect((await s.call("DELETE", `/hides/${me.id}/${p1.id}`)).status).toBe(204);
+    expect((await s.call("DELETE", `/hides/nope/nope`)).status).toBe(204);
+    expect(await ids(`/actors/${me.id}/feeds/home`)).toEqual([p1.id]);
+  });
+});

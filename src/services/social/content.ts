@@ -20,6 +20,8 @@ import { flagRoutes, moderationAdminRoutes } from "./moderation/routes";
 import { ModerationService } from "./moderation/service";
 import { assetRoutes } from "./assets/routes";
 import { ASSET_MAX_BYTES, AssetService } from "./assets/service";
+import { hideRoutes } from "./hides/routes";
+import { HideService } from "./hides/service";
 import { postRoutes } from "./posts/routes";
 import { PostService } from "./posts/service";
 
@@ -31,11 +33,12 @@ export interface ContentParts {
   notifications: NotificationService;
   moderation: ModerationService;
   assets: AssetService;
+  hides: HideService;
 }
 
 export function contentParts(lane: Lane, engine: WebhookEngine): ContentParts {
   const posts = new PostService(lane, engine);
-  return { posts, comments: new CommentService(posts), engage: new EngageService(posts), feeds: new FeedService(posts), notifications: new NotificationService(lane), moderation: new ModerationService(posts), assets: new AssetService(posts) };
+  return { posts, comments: new CommentService(posts), engage: new EngageService(posts), feeds: new FeedService(posts), notifications: new NotificationService(lane), moderation: new ModerationService(posts), assets: new AssetService(posts), hides: new HideService(posts) };
 }
 
 export function contentJobs(parts: ContentParts): JobDefinition[] {
@@ -55,5 +58,6 @@ export function contentRoutes(parts: ContentParts, deps: LaneRouteDeps) {
   return new Elysia().use(postRoutes(parts.posts, deps)).use(commentRoutes(parts.comments, deps)).use(engageRoutes(parts.engage, deps)).use(feedRoutes(parts.feeds, deps)).use(notificationRoutes(parts.notifications, deps))
     .use(flagRoutes(parts.moderation, deps))
     .use(moderationAdminRoutes(parts.moderation, deps))
-    .use(assetRoutes(parts.assets, deps));
+    .use(assetRoutes(parts.assets, deps))
+    .use(hideRoutes(parts.hides, deps));
 }

@@ -4,7 +4,7 @@
  * Home (fan-out on read): posts of the actors the viewer follows, its own posts and posts
  * carrying a hashtag it follows, newest first, each visible to the viewer (followers and
  * close-friends posts checked, private authors capped at followers), minus muted and
- * blocked actors; shadow-banned actors' posts only reach themselves. Reading at request
+ * blocked actors and the posts it hid; shadow-banned actors' posts only reach themselves. Reading at request
  * time keeps writes O(1) (a post by an actor with 100,000 followers writes one row) and
  * unfollows, blocks and mutes take effect at once; the per-author index
  * (actor_id, published_at, id) keeps the read to the followed authors' newest rows.
@@ -83,9 +83,10 @@ export class FeedService {
       const keys = await store.homeKeys(this.db, viewer.id, from, batch, now);
       const fresh = keys.filter((k) => !seen.has(k.id) && (seen.add(k.id), true));
       const rows = new Map((await store.postsByIds(this.db, fresh.map((k) => k.id))).map((r) => [r.id, r]));
+      const hidden = await store.hiddenAmong(this.db, viewer.id, fresh.map((k) => k.id));
       for (const k of fresh) {
         const p = rows.get(k.id);
-        if (p && p.community_id === c.id && sees(p) && out.length <= limit) out.push(p);
+        if (p && p.community_id === c.id && !hidden.has(p.id) && sees(p) && out.length <= limit) out.push(p);
       }
       if (out.length > limit || keys.length < batch) break;
       const last = keys[keys.length - 1];

@@ -76,6 +76,13 @@ export async function viewerGraph(db: Sql, viewer: string): Promise<{ follows: S
   return out;
 }
 
+/** Which of these posts the viewer hid. */
+export async function hiddenAmong(db: Sql, viewer: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.all<{ dst_post_id: string }>(`SELECT dst_post_id FROM social_hides WHERE src_actor_id = ? AND dst_post_id IN (${ids.map(() => "?").join(",")})`, viewer, ...ids);
+  return new Set(rows.map((r) => r.dst_post_id));
+}
+
 /** Discover, latest: public posts newest first (with a viewer: minus muted, blocked; its own shadow-banned posts kept). */
 export function discoverLatest(db: Sql, communityId: string, viewer: string | null, now: string, asOf: string, after: Keyset | null, limit: number): Promise<PostReadRow[]> {
   const args: Record<string, SqlValue> = { community: communityId, now, asOf, limit };
@@ -100,5 +107,6 @@ function discoverWhere(viewer: string | null, args: Record<string, SqlValue>): s
   args.viewer = viewer;
   return `${base} AND (p.actor_id = $viewer OR (${shadow}
     AND NOT EXISTS (SELECT 1 FROM social_edges b WHERE b.kind = 'block' AND ((b.src_actor_id = $viewer AND b.dst_actor_id = p.actor_id) OR (b.src_actor_id = p.actor_id AND b.dst_actor_id = $viewer)))
-    AND NOT EXISTS (SELECT 1 FROM social_edges m WHERE m.kind = 'mute' AND m.src_actor_id = $viewer AND m.dst_actor_id = p.actor_id)))`;
+    AND NOT EXISTS (SELECT 1 FROM social_edges m WHERE m.kind = 'mute' AND m.src_actor_id = $viewer AND m.dst_actor_id = p.actor_id)))
+    AND NOT EXISTS (SELECT 1 FROM social_hides hd WHERE hd.src_actor_id = $viewer AND hd.dst_post_id = p.id)`;
 }
