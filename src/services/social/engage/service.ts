@@ -107,7 +107,7 @@ export class EngageService {
     const o = isObject(body) ? body : {};
     if (typeof o.post_id !== "string") throw invalidField("post_id", "required, a post uuid");
     return tx(this.db, async (t) => {
-      const actor = await this.lane.actor(t, c.id, o.actor_id);
+      const actor = await this.posts.writer(t, c.id, o.actor_id);
       const post = await this.posts.visibleTo(t, c.id, o.post_id as string, actor.id);
       const row: store.BookmarkRow = { actor_id: actor.id, post_id: post.id, community_id: c.id, created_at: this.posts.now() };
       const created = await store.addBookmark(t, row);

@@ -49,7 +49,7 @@ export class HideService {
     if (typeof postId !== "string") throw invalidField("post_id", "required, a post uuid");
     const payload = jsonObject(o.payload, "payload");
     return tx(this.db, async (t) => {
-      const actor = await this.posts.lane.actor(t, c.id, src, "src_actor_id");
+      const actor = await this.posts.writer(t, c.id, src, "src_actor_id");
       const post = await this.posts.visibleTo(t, c.id, postId, actor.id);
       const row: HideRow = { id: uuid(), community_id: c.id, src_actor_id: actor.id, dst_actor_id: post.actor_id, dst_post_id: post.id, payload, created_at: this.posts.now() };
       const n = await t.run(
