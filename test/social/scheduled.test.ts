@@ -20,7 +20,7 @@ test("scheduled publish: exactly once across a restart and two nodes", async () 
   const databaseUrl = a.ctx.config.databaseUrl;
   await a.stop();
   // Restart on the same data, as two nodes.
-  const env = databaseUrl ? { DATABASE_URL: databaseUrl } : {};
+  const env: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : {};
   const b = await startTestApp(env, dir);
   const c = databaseUrl ? await startTestApp(env, dir) : b;
   try {
