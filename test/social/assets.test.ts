@@ -116,3 +116,33 @@ describe("upload and processing", () => {
     expect((await other.call("GET", `/assets/${r.body.id}`)).status).toBe(404);
   });
 });
+
+describe("two-step upload", () => {
+  test("POST /assets/uploads gives a signed PUT URL; the bytes make the asset process; once only; signature and expiry checked", async () => {
+    const s = await communitySetup(app);
+    const a = await s.actor();
+    const r = await s.call("POST", "/assets/uploads", { actor_id: a.id });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ asset: { status: "uploading", owner_actor_id: a.id }, upload_method: "PUT", max_bytes: ASSET_MAX_BYTES });
+    const put = (url: string, bytes: Uint8Array) => app.handle(new Request(url.replace(/^https?:\/\/[^/]+/, "http://localhost"), { method: "PUT", body: bytes as Uint8Array<ArrayBuffer>, headers: { "content-type": "application/octet-stream" } }));
+    const img = await jpeg(800, 600);
+    expect((await put(r.body.upload_url.replace(/sig=./, "sig=0"), img)).status).toBe(403);
+    const ok = await put(r.body.upload_url, img);
+    expect(ok.status).toBe(204);
+    expect((await put(r.body.upload_url, img)).status).toBe(409);
+    await app.ctx.scheduler.runNow("social.assets.process");
+    const g = (await s.call("GET", `/assets/${r.body.asset.id}`)).body;
+    expect(g).toMatchObject({ status: "ready", width: 800, height: 600 });
+    expect(g.renditions.map((x: any) => [x.name, x.width, x.height])).toEqual([["thumb", 200, 150], ["small", 640, 480], ["large", 800, 600], ["webp", 800, 600]]);
+    // The upload URL cannot read renditions, and it expires after 15 minutes.
+    expect((await fetchPath(r.body.upload_url.replace("/upload?", "/renditions/upload?"))).status).toBe(403);
+    const late = await s.call("POST", "/assets/uploads", { actor_id: a.id });
+    app.clock.advance(15 * 60_000);
+    const expired = await put(late.body.upload_url, img);
+    expect(expired.status).toBe(403);
+    expect((await expired.json()).error.code).toBe("URL_EXPIRED");
+    const big = await s.call("POST", "/assets/uploads", { actor_id: a.id });
+    expect((await put(big.body.upload_url, new Uint8Array(ASSET_MAX_BYTES + 1))).status).toBe(413);
+    expect((await put(big.body.upload_url, new Uint8Array(ASSET_MAX_BYTES))).status).toBe(204);
+  });
+});

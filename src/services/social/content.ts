@@ -52,6 +52,8 @@ export function contentJobs(parts: ContentParts): JobDefinition[] {
 export const CONTENT_BODY_ROUTES: BodyRoute[] = [
   // Multipart adds a boundary and part headers around the file; the service checks the file itself.
   { method: "POST", path: "/social/v1/communities/:community_id/assets", types: [MULTIPART_TYPE], maxBytes: ASSET_MAX_BYTES + 64 * 1024 },
+  // Two-step upload: the raw bytes, any type (sniffed from the bytes); the handler reads them.
+  { method: "PUT", path: "/social/v1/communities/:community_id/assets/:asset_id/upload", types: ["application/octet-stream"], maxBytes: ASSET_MAX_BYTES, raw: true },
 ];
 
 export function contentRoutes(parts: ContentParts, deps: LaneRouteDeps) {

@@ -1,5 +1,6 @@
 /**
- * Assets: image uploads (multipart, at most 10 MiB), processed by the scheduler (job
+ * Assets: image uploads (multipart, or two steps: POST /assets/uploads for a signed PUT URL
+ * valid 15 minutes, then the raw bytes PUT to it; at most 10 MiB either way), processed by the scheduler (job
  * social.assets.process, every 5 s) into renditions with sharp, then asset.ready or
  * asset.failed (failure_reason). The type is sniffed from the bytes by libvips (sharp's
  * metadata), never taken from the client; JPEG, PNG, WebP, GIF and AVIF are accepted
@@ -22,6 +23,7 @@ import * as store from "./store";
 
 export const ASSET_MAX_BYTES = 10 * 1024 * 1024;
 export const ASSET_URL_TTL_S = 3600;
+export const UPLOAD_URL_TTL_S = 900;
 const FORMATS: Record<string, string> = { jpeg: "image/jpeg", png: "image/png", webp: "image/webp", gif: "image/gif", heif: "image/avif" };
 export const RENDITIONS = [
   { name: "thumb", size: 200, format: "same" },
@@ -95,6 +97,50 @@ export class AssetService {
     return this.view(row);
   }
 
+  /** Two-step upload, step 1: an asset waiting for its bytes and a signed PUT URL (15 minutes). */
+  async createUpload(pr: Principal, communityId: string, body: unknown) {
+    const c = await this.posts.lane.community(pr, communityId, "social.create");
+    const o = (body ?? {}) as { actor_id?: unknown };
+    const owner = await this.posts.writer(this.ctx.db, c.id, o.actor_id);
+    const now = this.posts.now();
+    const row: store.AssetRow = {
+      id: uuid(), community_id: c.id, owner_actor_id: owner.id, kind: "image", status: "uploading", content_type: null, byte_size: null, width: null, height: null, duration_s: null,
+      failure_reason: null, renditions: "[]", object_key: null, lease_until: null, created_at: now, updated_at: now,
+    };
+    await store.insertAsset(this.ctx.db, row);
+    const expires = Math.floor(this.ctx.clock.nowMs() / 1000) + UPLOAD_URL_TTL_S;
+    const url = `${this.ctx.config.publicUrl.replace(/\/$/, "")}/social/v1/communities/${c.id}/assets/${row.id}/upload?expires=${expires}&sig=${this.sign(c.id, row.id, "upload", expires)}`;
+    return { asset: this.view(row), upload_url: url, upload_method: "PUT", upload_expires_at: new Date(expires * 1000).toISOString(), max_bytes: ASSET_MAX_BYTES };
+  }
+
+  /** Two-step upload, step 2: the bytes, PUT to the signed URL (no credential); once. */
+  async receiveUpload(communityId: string, id: string, q: { expires?: string; sig?: string }, request: Request): Promise<void> {
+    this.checkSignature(communityId, id, "upload", q);
+    const r = isUuid(id) && isUuid(communityId) ? await store.assetById(this.ctx.db, communityId.toLowerCase(), id.toLowerCase()) : null;
+    if (!r) throw notFound("Asset");
+    if (r.status !== "uploading") throw new ApiError(409, "ALREADY_UPLOADED", "The bytes of this asset were already received");
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength === 0) throw badRequest("The body is empty", [{ field: "body", reason: "the file's bytes" }]);
+    if (bytes.byteLength > ASSET_MAX_BYTES) throw new ApiError(413, "FILE_TOO_LARGE", `Assets are at most ${ASSET_MAX_BYTES} bytes`, [{ field: "body", reason: `at most ${ASSET_MAX_BYTES} bytes` }]);
+    const key = `social/${r.community_id}/assets/${r.id}/upload`;
+    await this.ctx.objects.put(key, bytes, "application/octet-stream");
+    const n = await this.ctx.db.run(
+      "UPDATE social_assets SET status = 'processing', object_key = ?, byte_size = ?, updated_at = ? WHERE id = ? AND status = 'uploading'",
+      key, bytes.byteLength, this.posts.now(), r.id,
+    );
+    if (n !== 1) throw new ApiError(409, "ALREADY_UPLOADED", "The bytes of this asset were already received");
+  }
+
+  private checkSignature(communityId: string, id: string, name: string, q: { expires?: string; sig?: string }): number {
+    const expires = Number(q.expires);
+    const sig = q.sig ?? "";
+    const want = Number.isInteger(expires) ? this.sign(communityId, id, name, expires) : "";
+    const ok = want !== "" && sig.length === want.length && timingSafeEqual(Buffer.from(sig), Buffer.from(want));
+    if (!ok) throw forbidden("Invalid signature", "INVALID_SIGNATURE");
+    if (expires * 1000 <= this.ctx.clock.nowMs()) throw forbidden("The URL has expired", "URL_EXPIRED");
+    return expires;
+  }
+
   async get(pr: Principal, communityId: string, id: string) {
     const c = await this.posts.lane.community(pr, communityId, "social.read");
     const r = isUuid(id) ? await store.assetById(this.ctx.db, c.id, id.toLowerCase()) : null;
@@ -104,12 +150,8 @@ export class AssetService {
 
   /** Serves a rendition to whoever holds an unexpired signed URL. */
   async rendition(communityId: string, id: string, name: string, q: { expires?: string; sig?: string }): Promise<Response> {
-    const expires = Number(q.expires);
-    const sig = q.sig ?? "";
-    const want = Number.isInteger(expires) ? this.sign(communityId, id, name, expires) : "";
-    const ok = want !== "" && sig.length === want.length && timingSafeEqual(Buffer.from(sig), Buffer.from(want));
-    if (!ok) throw forbidden("Invalid signature", "INVALID_SIGNATURE");
-    if (expires * 1000 <= this.ctx.clock.nowMs()) throw forbidden("The URL has expired", "URL_EXPIRED");
+    if (name === "upload") throw forbidden("Invalid signature", "INVALID_SIGNATURE");
+    const expires = this.checkSignature(communityId, id, name, q);
     const r = isUuid(id) && isUuid(communityId) ? await store.assetById(this.ctx.db, communityId.toLowerCase(), id.toLowerCase()) : null;
     const rend = r ? (JSON.parse(r.renditions) as store.Rendition[]).find((x) => x.name === name) : undefined;
     const obj = rend ? await this.ctx.objects.get(rend.key) : null;
