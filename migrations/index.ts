@@ -36,6 +36,8 @@ import m0043 from "./0043_social_hashtags.sql" with { type: "text" };
 import m0044 from "./0044_social_conversations.sql" with { type: "text" };
 import m0045 from "./0045_social_conversation_seq.sql" with { type: "text" };
 import m0046 from "./0046_social_posts.sql" with { type: "text" };
+import m0047 from "./0047_social_moderation.sql" with { type: "text" };
+import m0048 from "./0048_social_hides.sql" with { type: "text" };
 import m0050 from "./0050_mail_domains.sql" with { type: "text" };
 import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import m0052 from "./0052_mail_messages.sql" with { type: "text" };
@@ -91,6 +93,8 @@ export const MIGRATIONS: Migration[] = [
   { name: "0044_social_conversations", sql: m0044 },
   { name: "0045_social_conversation_seq", sql: m0045 },
   { name: "0046_social_posts", sql: m0046 },
+  { name: "0047_social_moderation", sql: m0047 },
+  { name: "0048_social_hides", sql: m0048 },
   { name: "0050_mail_domains", sql: m0050 },
   { name: "0051_mail_content", sql: m0051 },
   { name: "0052_mail_messages", sql: m0052 },

@@ -664,7 +664,7 @@ export function ensureWrk(): string {
 /** A Lua string literal for any text: every byte outside plain printable ASCII as \ddd. */
 function luaString(s: string): string {
   let out = '"';
-  for (const b of new TextEncoder().encode(s)) out += b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${b}`;
+  for (const b of new TextEncoder().encode(s)) out += b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${String(b).padStart(3, "0")}`;
   return out + '"';
 }
 

@@ -166,3 +166,29 @@ describe("polls", () => {
     expect(n.map((x) => [x.type, Number(x.activity_count)])).toEqual([["vote", 4]]);
   });
 });
+
+describe("actor deletion", () => {
+  test("counts on others' posts, comments, authors and hashtags stay exact when an actor is hard-deleted", async () => {
+    const s = await communitySetup(app);
+    const [keep, gone, other] = [await s.actor(), await s.actor(), await s.actor()];
+    const kp = await post(s, { actor_id: keep.id, body: "keep #shared" });
+    const gp = await post(s, { actor_id: gone.id, body: "gone #shared #onlygone" });
+    await s.call("POST", `/posts/${kp.id}/reactions`, { actor_id: gone.id, type: "like" });
+    await s.call("POST", `/posts/${kp.id}/reactions`, { actor_id: other.id, type: "like" });
+    const kc = (await s.call("POST", `/posts/${kp.id}/comments`, { actor_id: other.id, body: "c" })).body;
+    await s.call("POST", `/posts/${kp.id}/comments/${kc.id}/reactions`, { actor_id: gone.id, type: "wow" });
+    await s.call("POST", `/posts/${kp.id}/comments`, { actor_id: gone.id, body: "bye" });
+    await s.call("POST", `/posts/${gp.id}/comments`, { actor_id: other.id, body: "on gone's post" });
+    await s.call("POST", `/posts/${kp.id}/reposts`, { actor_id: gone.id });
+    const rep = (await s.call("POST", `/posts/${gp.id}/reposts`, { actor_id: other.id })).body.post;
+    expect((await s.call("GET", `/posts/${kp.id}`)).body).toMatchObject({ reaction_counts: { like: 2 }, comment_count: 2, repost_count: 1 });
+    expect((await s.counters(other.id)).comment_count).toBe(2);
+    expect((await s.call("DELETE", `/actors/${gone.id}`)).status).toBe(204);
+    expect((await s.call("GET", `/posts/${kp.id}`)).body).toMatchObject({ reaction_counts: { like: 1 }, reaction_count: 1, comment_count: 1, repost_count: 0 });
+    expect((await s.call("GET", `/posts/${kp.id}/comments/${kc.id}`)).body.reaction_counts).toEqual({});
+    expect((await s.counters(other.id)).comment_count).toBe(1);
+    expect((await s.call("GET", "/hashtags/shared")).body.post_count).toBe(1);
+    expect((await s.call("GET", "/hashtags/onlygone")).body.post_count).toBe(0);
+    expect((await s.call("GET", `/posts/${rep.id}`)).status).toBe(404);
+  });
+});

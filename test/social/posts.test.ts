@@ -217,6 +217,11 @@ describe("stories, quotes, mentions, delete", () => {
     expect((await s.call("POST", `/posts/${q.id}/tags/${a.id}/decline`)).body.status).toBe("declined");
     expect((await s.call("POST", `/posts/${q.id}/tags/${b.id}/approve`)).status).toBe(404);
     expect((await s.call("GET", `/posts/${q.id}/tags`)).body.data.length).toBe(1);
+    // Across a block: no tag.
+    const c = await s.actor();
+    await s.call("POST", "/blocks", { src_actor_id: c.id, dst_actor_id: b.id });
+    const q2 = await post(s, { actor_id: b.id, body: `hi @${c.external_id}` });
+    expect((await s.call("GET", `/posts/${q2.id}/tags`)).body.data).toEqual([]);
   });
 
   test("soft delete: 204 then 404, counters and directory released, post.deleted", async () => {

@@ -15,13 +15,15 @@ import { COMMUNITY_SCOPE_PREFIX, socialRoutes, type SocialService } from "./rout
 import { communityWebhookScope } from "./webhook-scope";
 import { CommunityWebhookService } from "./webhooks";
 // Community part 2 (content).
-import { contentParts, contentJobs } from "./content";
+import { CONTENT_BODY_ROUTES, contentParts, contentJobs } from "./content";
+import { notifyingEngine } from "./notifications/service";
 
 export const socialModule = defineService({
   name: "social",
   description: "Community: posts, comments and reactions",
   prefix: "/social",
   openapi: { title: "Bunker community", description: "Communities, their content and their webhooks.", version: "v0.1.0" },
+  bodyRoutes: CONTENT_BODY_ROUTES,
   actions: SOCIAL_ACTIONS,
   webhooks: SOCIAL_WEBHOOKS,
   create: (d): SocialService & { dropWebhooks(t: Sql, c: { id: string; workspace_id: string }, actor: Actor): Promise<void> } => {
@@ -31,7 +33,8 @@ export const socialModule = defineService({
     // A community's app_id must be an App of its workspace when the Auth service is mounted.
     const communities = new CommunityService(d.ctx, d.platform, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
     const lane = new Lane(d.ctx, communities);
-    const follows = new FollowService(lane, d.webhooks.engine);
+    // Part 2: follow events also write in-app notifications (notifications/service.ts).
+    const follows = new FollowService(lane, notifyingEngine(d.webhooks.engine, () => d.ctx.clock.iso()));
     const content = contentParts(lane, d.webhooks.engine);
     return {
       ...content,

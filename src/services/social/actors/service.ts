@@ -25,6 +25,7 @@ import type { WebhookEngine } from "../../webhooks/engine";
 import { batchItems, idList, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
 import { detachActor } from "../graph/store";
 import * as store from "./store";
+import { detachContent } from "../posts/detach";
 
 export const EXTERNAL_ID_MAX = 256;
 export const ACTOR_NAME_MAX = 200;
@@ -265,6 +266,7 @@ export class ActorService {
       const a = await this.lane.actor(t, c.id, actorId);
       await store.lockActor(t, a.id);
       await detachActor(t, a.id, this.now());
+      await detachContent(t, a.id, this.now()); // part 2: counts on others' posts, comments and hashtags
       await store.deleteActor(t, a.id);
     });
   }

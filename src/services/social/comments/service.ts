@@ -24,6 +24,7 @@ import { bumpCounter } from "../actors/store";
 import { badCursor, isObject, pageArgs, type Keyset } from "../core/common";
 import { blocked } from "../graph/follows";
 import { blockBetween } from "../graph/store";
+import { holdFlag, screen } from "../moderation/keywords";
 import { addActivity } from "../notifications/store";
 import * as input from "../posts/input";
 import type { PostService } from "../posts/service";
@@ -129,6 +130,7 @@ export class CommentService {
         if (!store.visibleTo(parent, author.id, p.actor_id)) throw notFound("Comment");
         while (parent && Number(parent.depth) + 1 > cap) parent = parent.parent_id ? await store.commentById(t, p.id, parent.parent_id) : null;
       }
+      const held = await screen(t, cm.id, [text]);
       const restricted = author.id !== p.actor_id && (await postStore.restricts(t, p.actor_id, author.id));
       const row: store.CommentRow = {
         id: uuid(),
@@ -138,7 +140,7 @@ export class CommentService {
         actor_id: author.id,
         body: text,
         depth: parent ? Number(parent.depth) + 1 : 0,
-        status: restricted ? "pending_approval" : "published",
+        status: held ? "hidden" : restricted ? "pending_approval" : "published",
         visibility,
         pinned: 0,
         pinned_at: null,
@@ -149,6 +151,7 @@ export class CommentService {
       };
       await store.insertComment(t, row);
       if (row.status === "published") await this.onPublished(t, p, row, now);
+      if (held) await holdFlag(t, cm.id, "comment", row.id, author.id, held, now);
       const view = commentView(row);
       await this.posts.emit(t, cm.id, "comment.created", view);
       return view;
@@ -209,6 +212,7 @@ export class CommentService {
       const cur = await this.comment(t, post, id);
       const next: store.CommentRow = { ...cur };
       if (o.body !== undefined) next.body = commentBody(o.body);
+      const held = next.body !== cur.body ? await screen(t, cm.id, [next.body]) : null;
       if (o.visibility !== undefined) next.visibility = visibilityOf(o.visibility);
       if (o.status !== undefined) next.status = input.oneOf(o.status, "status", ["published", "hidden", "removed"] as const);
       if (o.pinned !== undefined) {
@@ -220,6 +224,10 @@ export class CommentService {
           next.pinned = o.pinned ? 1 : 0;
           next.pinned_at = o.pinned ? now : null;
         }
+      }
+      if (held && next.status === "published") {
+        next.status = "hidden";
+        await holdFlag(t, cm.id, "comment", cur.id, cur.actor_id, held, now);
       }
       const changed = (["body", "visibility", "status", "pinned"] as const).filter((k) => next[k] !== cur[k]);
       if (changed.length === 0) return (await views(t, [cur]))[0];

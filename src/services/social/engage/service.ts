@@ -28,7 +28,7 @@ import { addActivity } from "../notifications/store";
 import * as commentStore from "../comments/store";
 import type { PostService } from "../posts/service";
 import * as postStore from "../posts/store";
-import { postView, postViews, type PostView } from "../posts/views";
+import { newPostView, postView, postViews, type PostView } from "../posts/views";
 import { effectiveVisibility } from "../posts/visibility";
 import * as store from "./store";
 
@@ -107,7 +107,7 @@ export class EngageService {
     const o = isObject(body) ? body : {};
     if (typeof o.post_id !== "string") throw invalidField("post_id", "required, a post uuid");
     return tx(this.db, async (t) => {
-      const actor = await this.lane.actor(t, c.id, o.actor_id);
+      const actor = await this.posts.writer(t, c.id, o.actor_id);
       const post = await this.posts.visibleTo(t, c.id, o.post_id as string, actor.id);
       const row: store.BookmarkRow = { actor_id: actor.id, post_id: post.id, community_id: c.id, created_at: this.posts.now() };
       const created = await store.addBookmark(t, row);
@@ -157,7 +157,7 @@ export class EngageService {
       };
       await postStore.insertPost(t, row);
       await postStore.bumpPost(t, src.id, "repost_count", 1);
-      const view = await postView(t, row);
+      const view = newPostView(row);
       await this.posts.emit(t, c.id, "repost.created", { ...view, source_post_id: src.id });
       await addActivity(t, { community_id: c.id, recipient: src.actor_id, type: "repost", target_type: "post", target_id: src.id, from: actor.id, data: { repost_id: row.id }, now });
       return { post: view, created: true };

@@ -24,10 +24,12 @@ import { bumpCounter, type ActorRow } from "../actors/store";
 import { isObject, page, pageArgs, type Lane } from "../core/common";
 import { releaseHashtags, useHashtags } from "../hashtags/store";
 import { extractTags } from "../hashtags/tags";
+import { holdFlag, screen } from "../moderation/keywords";
+import { blockBetween } from "../graph/store";
 import { addActivity } from "../notifications/store";
 import * as input from "./input";
 import * as store from "./store";
-import { postView, postViews, type PostView } from "./views";
+import { newPostView, postView, postViews, type PostView } from "./views";
 import { canSee, isLive, publiclyVisible } from "./visibility";
 
 export class PostService {
@@ -86,6 +88,7 @@ export class PostService {
     if (status !== "scheduled" && o.scheduled_for !== undefined && o.scheduled_for !== null) throw invalidField("scheduled_for", "only for status scheduled");
     return tx(this.db, async (t) => {
       const author = await this.writer(t, c.id, o.actor_id);
+      const held = await screen(t, c.id, [text, JSON.stringify(attributes.poll ?? null)]);
       await this.checkAssets(t, c.id, author.id, assets);
       if (quoteId !== null) await this.visibleTo(t, c.id, quoteId, author.id);
       const row: store.PostRow = {
@@ -106,7 +109,7 @@ export class PostService {
         scheduled_for: scheduled,
         published_at: null,
         expires_at: null,
-        moderation: null,
+        moderation: held ? "hidden" : null,
         deleted_at: null,
         reaction_count: 0,
         comment_count: 0,
@@ -119,7 +122,8 @@ export class PostService {
       if (status === "published") Object.assign(row, this.publishFields(row, now));
       await store.insertPost(t, row);
       if (status === "published") await this.onPublish(t, row, now);
-      const view = await postView(t, row);
+      if (held) await holdFlag(t, c.id, "post", row.id, author.id, held, now);
+      const view = newPostView(row);
       await this.emit(t, c.id, "post.created", view);
       return view;
     });
@@ -156,6 +160,7 @@ export class PostService {
   /** Pending tags for newly mentioned actors: tag.created and a mention notification each. */
   async addTags(t: Sql, r: store.PostRow, actorIds: string[], now: string): Promise<void> {
     for (const tagged of actorIds) {
+      if (await blockBetween(t, r.actor_id, tagged)) continue; // no tag, no notification across a block
       const tag: store.TagRow = { id: uuid(), community_id: r.community_id, post_id: r.id, tagger_actor_id: r.actor_id, tagged_actor_id: tagged, status: "pending", created_at: now, updated_at: now };
       if (!(await store.insertTag(t, tag))) continue;
       await this.emit(t, r.community_id, "tag.created", tag);
@@ -223,6 +228,11 @@ export class PostService {
       }
       if (next.status === "scheduled" && (o.scheduled_for !== undefined || cur.status !== "scheduled")) next.scheduled_for = input.scheduledFor(o.scheduled_for, now);
       else if (next.status !== "scheduled") next.scheduled_for = null;
+      const held = next.body !== cur.body ? await screen(t, c.id, [next.body]) : null;
+      if (held && cur.moderation === null) {
+        next.moderation = "hidden";
+        await holdFlag(t, c.id, "post", cur.id, cur.actor_id, held, now);
+      }
       if (next.body !== cur.body) {
         next.hashtags = JSON.stringify(extractTags(next.body ?? ""));
         next.mentions = JSON.stringify(await this.mentionIds(t, c.id, cur.actor_id, next.body));
@@ -304,7 +314,11 @@ export class PostService {
       const tag = await store.tagOf(t, p.id, a.id);
       if (!tag) throw notFound("Tag");
       const now = this.now();
-      if (tag.status !== decision) await store.setTagStatus(t, tag.id, decision, now);
+      if (tag.status !== decision) {
+        await store.setTagStatus(t, tag.id, decision, now);
+        // The tagger learns that the tag was approved (type tag); a decline is silent.
+        if (decision === "approved") await addActivity(t, { community_id: c.id, recipient: tag.tagger_actor_id, type: "tag", target_type: "post", target_id: p.id, from: a.id, now });
+      }
       return { ...tag, status: decision, updated_at: tag.status !== decision ? now : tag.updated_at };
     });
   }

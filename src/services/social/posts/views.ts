@@ -41,6 +41,9 @@ export async function postViews(db: Sql, rows: (store.PostRow | store.PostReadRo
   return rows.map((r) => shape(r, counts.get(r.id) ?? {}));
 }
 
+/** A post just written: no reactions yet, so no counts to read. */
+export const newPostView = (r: store.PostRow): PostView => shape(r, {});
+
 export async function postView(db: Sql, r: store.PostRow | store.PostReadRow): Promise<PostView> {
   return (await postViews(db, [r]))[0];
 }

@@ -1,0 +1,40 @@
+/** Routes of hides: POST /hides, DELETE /hides/{src_actor_id}/{post_id}, GET /actors/{actor_id}/hides. */
+import { t } from "elysia";
+import { requirePrincipal } from "../../../access/principal";
+import { noContent } from "../../../core/openapi";
+import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
+import { ActorParams, CommunityParams, Edge, errors, Pagination, PageQuery, Payload, writeErrors } from "../core/schemas";
+import type { HideService } from "./service";
+
+const tags = ["Community: hides"];
+const HideEdge = t.Object({ ...Edge.properties, kind: t.String({ description: "hide" }), dst_post_id: t.String({ description: "The hidden post" }), dst_actor_id: t.String({ description: "The post's author" }) });
+
+export function hideRoutes(hides: HideService, deps: LaneRouteDeps) {
+  return laneBase(deps)
+    .post("/hides", (c) => write(deps, c, 201, (p) => hides.hide(p, c.params.community_id, c.body)), {
+      params: CommunityParams,
+      body: t.Object({
+        src_actor_id: t.Optional(t.String({ description: "The hiding actor (or actor_id)" })),
+        actor_id: t.Optional(t.String()),
+        post_id: t.Optional(t.String({ description: "The post to hide (or dst_post_id)" })),
+        dst_post_id: t.Optional(t.String()),
+        payload: t.Optional(Payload),
+      }),
+      response: { 201: t.Object({ edge: HideEdge, created: t.Boolean() }), ...writeErrors },
+      detail: { tags, summary: "Hide a post from the actor's home and discover feeds (action social.create)", description: "Idempotent; 404 when the actor cannot see the post." + IDEMPOTENT },
+    })
+    .delete("/hides/:src_actor_id/:post_id", async (c) => {
+      await hides.unhide(requirePrincipal(c.principal), c.params.community_id, c.params.src_actor_id, c.params.post_id);
+      c.set.status = 204;
+    }, {
+      params: t.Object({ community_id: t.String(), src_actor_id: t.String(), post_id: t.String() }),
+      response: errors,
+      detail: { tags, summary: "Unhide (action social.delete); 204 always", responses: noContent() },
+    })
+    .get("/actors/:actor_id/hides", (c) => hides.list(requirePrincipal(c.principal), c.params.community_id, c.params.actor_id, c.query), {
+      params: ActorParams,
+      query: PageQuery,
+      response: { 200: t.Object({ data: t.Array(HideEdge), pagination: Pagination }), ...errors },
+      detail: { tags, summary: "Posts the actor hid, newest first (action social.list)" },
+    });
+}

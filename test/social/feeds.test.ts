@@ -1,0 +1,147 @@
+/**
+ * Feeds: home (followed actors and hashtags, own posts, visibility-checked, minus muted and
+ * blocked, shadow bans) with cursor pages stable while new posts arrive; discover with
+ * latest, top and hot rankings on a fixed data set.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { hotScore } from "../../src/services/social/feeds/service";
+import { startTestApp, type TestApp } from "../helpers/app";
+import { allPages, communitySetup, type Social } from "../helpers/social";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+  app.webhooks.options.autoKick = false;
+});
+afterAll(() => app.stop());
+
+const post = async (s: Social, body: Record<string, unknown>) => {
+  const r = await s.call("POST", "/posts", body);
+  if (r.status !== 201) throw new Error(`post failed: ${r.status} ${JSON.stringify(r.body)}`);
+  app.clock.advance(1000);
+  return r.body as { id: string };
+};
+
+describe("home feed", () => {
+  test("followed actors (public, followers; close friends only for members), own posts, followed hashtags; minus muted, blocked, drafts, deleted", async () => {
+    const s = await communitySetup(app);
+    const [me, fa, fb, stranger, muted, blocker] = [await s.actor(), await s.actor(), await s.actor(), await s.actor(), await s.actor(), await s.actor()];
+    for (const d of [fa, fb, muted, blocker]) await s.call("POST", "/follows", { actor_id: me.id, dst_actor_id: d.id });
+    await s.call("POST", "/close-friends", { owner_actor_id: fa.id, member_actor_id: me.id });
+    await s.call("POST", "/mutes", { src_actor_id: me.id, dst_actor_id: muted.id });
+    const mine = await post(s, { actor_id: me.id, body: "mine", visibility: "followers" });
+    const a1 = await post(s, { actor_id: fa.id, body: "a public" });
+    const a2 = await post(s, { actor_id: fa.id, body: "a followers", visibility: "followers" });
+    const a3 = await post(s, { actor_id: fa.id, body: "a close", visibility: "close_friends" });
+    const b3 = await post(s, { actor_id: fb.id, body: "b close", visibility: "close_friends" });
+    await post(s, { actor_id: fb.id, body: "b draft", status: "draft" });
+    const gone = await post(s, { actor_id: fb.id, body: "b gone" });
+    await s.call("DELETE", `/posts/${gone.id}`);
+    await post(s, { actor_id: stranger.id, body: "no tag" });
+    const tagged = await post(s, { actor_id: stranger.id, body: "with #cats" });
+    await post(s, { actor_id: stranger.id, body: "hidden #cats", visibility: "followers" });
+    await post(s, { actor_id: muted.id, body: "muted" });
+    const bl = await post(s, { actor_id: blocker.id, body: "blocker" });
+    await s.call("POST", `/actors/${me.id}/hashtag-follows`, { tag: "cats" });
+    const feed = async () => (await allPages(s, `/actors/${me.id}/feeds/home`, 2)).map((p) => p.id);
+    expect(await feed()).toEqual([bl.id, tagged.id, a3.id, a2.id, a1.id, mine.id]);
+    await s.call("POST", "/blocks", { src_actor_id: blocker.id, dst_actor_id: me.id });
+    expect(await feed()).toEqual([tagged.id, a3.id, a2.id, a1.id, mine.id]);
+    // Shadow-banned authors reach only themselves.
+    await app.ctx.db.run("UPDATE social_actors SET shadow_banned_at = ? WHERE id = ?", app.clock.iso(), fa.id);
+    expect(await feed()).toEqual([tagged.id, mine.id]);
+    expect((await allPages(s, `/actors/${fa.id}/feeds/home`, 10)).map((p) => p.id)).toEqual([a3.id, a2.id, a1.id]);
+    // A private author's public posts need a follow.
+    await app.ctx.db.run("UPDATE social_actors SET shadow_banned_at = NULL WHERE id = ?", fa.id);
+    await s.call("POST", "/actors", { external_id: stranger.external_id, display_name: stranger.display_name, is_private: true });
+    expect(await feed()).toEqual([a3.id, a2.id, a1.id, mine.id]);
+  });
+
+  test("cursor pages are stable while new posts arrive", async () => {
+    const s = await communitySetup(app);
+    const me = await s.actor();
+    const f = await s.actor();
+    await s.call("POST", "/follows", { actor_id: me.id, dst_actor_id: f.id });
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.unshift((await post(s, { actor_id: f.id, body: `p${i}` })).id);
+    const p1 = await s.call("GET", `/actors/${me.id}/feeds/home?limit=3`);
+    expect(p1.body.data.map((p: any) => p.id)).toEqual(ids.slice(0, 3));
+    await post(s, { actor_id: f.id, body: "new" });
+    const p2 = await s.call("GET", `/actors/${me.id}/feeds/home?limit=3&cursor=${p1.body.pagination.next_cursor}`);
+    expect(p2.body.data.map((p: any) => p.id)).toEqual(ids.slice(3, 6));
+    expect((await s.call("GET", `/actors/${me.id}/feeds/home?cursor=bad`)).status).toBe(400);
+    expect((await s.call("GET", `/actors/0192f2a0-3333-7ccc-8ddd-1e1f2a2b3c3d/feeds/home`)).status).toBe(404);
+  });
+});
+
+describe("discover", () => {
+  test("latest, top and hot on a fixed data set; 400 for unknown ranking or window; stable hot pages", async () => {
+    const s = await communitySetup(app);
+    const [a, b] = [await s.actor(), await s.actor()];
+    const fans = await Promise.all(Array.from({ length: 6 }, () => s.actor()));
+    // old: 6 reactions, 50 h old; mid: 2 reactions + 1 comment, 10 h old; fresh: nothing, 0 h old.
+    const old = await post(s, { actor_id: a.id, body: "old" });
+    for (const f of fans) await s.call("POST", `/posts/${old.id}/reactions`, { actor_id: f.id, type: "like" });
+    app.clock.advance(40 * 3600_000);
+    const mid = await post(s, { actor_id: b.id, body: "mid" });
+    for (const f of fans.slice(0, 2)) await s.call("POST", `/posts/${mid.id}/reactions`, { actor_id: f.id, type: "like" });
+    await s.call("POST", `/posts/${mid.id}/comments`, { actor_id: fans[0].id, body: "c" });
+    app.clock.advance(10 * 3600_000);
+    const fresh = await post(s, { actor_id: a.id, body: "fresh" });
+    await post(s, { actor_id: a.id, body: "fo", visibility: "followers" });
+    const ids = async (q: string) => (await allPages(s, `/feeds/discover?${q}`, 1)).map((p) => p.id);
+    expect(await ids("ranking=latest")).toEqual([fresh.id, mid.id, old.id]);
+    expect(await ids("")).toEqual([fresh.id, mid.id, old.id]);
+    expect(await ids("ranking=top")).toEqual([old.id, mid.id, fresh.id]);
+    expect(await ids("ranking=top&window=24h")).toEqual([mid.id, fresh.id]);
+    // hot: E(old)=6, 50 h; E(mid)=4, 10 h; E(fresh)=0, 0 h.
+    const now = app.clock.nowMs();
+    const at = (h: number) => new Date(now - h * 3600_000).toISOString();
+    const scores = { old: hotScore({ reaction_count: 6, comment_count: 0, repost_count: 0, published_at: at(50) }, now), mid: hotScore({ reaction_count: 2, comment_count: 1, repost_count: 0, published_at: at(10) }, now), fresh: hotScore({ reaction_count: 0, comment_count: 0, repost_count: 0, published_at: at(0) }, now) };
+    expect(scores.fresh).toBeGreaterThan(scores.mid);
+    expect(scores.mid).toBeGreaterThan(scores.old);
+    expect(await ids("ranking=hot")).toEqual([fresh.id, mid.id, old.id]);
+    // A later post does not shift the pages of a hot listing already begun.
+    const first = await s.call("GET", "/feeds/discover?ranking=hot&limit=1");
+    await post(s, { actor_id: b.id, body: "newer" });
+    const second = await s.call("GET", `/feeds/discover?ranking=hot&limit=2&cursor=${first.body.pagination.next_cursor}`);
+    expect(second.body.data.map((p: any) => p.id)).toEqual([mid.id, old.id]);
+    expect(second.body.pagination.has_more).toBe(false);
+    // Viewer: its mutes apply.
+    await s.call("POST", "/mutes", { src_actor_id: b.id, dst_actor_id: a.id });
+    expect((await allPages(s, `/feeds/discover?actor_id=${b.id}`, 5)).every((p) => p.actor_id === b.id)).toBe(true);
+    expect((await s.call("GET", "/feeds/discover?ranking=best")).status).toBe(400);
+    expect((await s.call("GET", "/feeds/discover?ranking=hot&window=2d")).status).toBe(400);
+    expect((await s.call("GET", `/feeds/discover?ranking=top&cursor=${first.body.pagination.next_cursor}`)).status).toBe(400);
+  });
+});
+
+describe("hides", () => {
+  test("hide is idempotent, filters home and discover for that actor only, lists newest first, 204 always to undo", async () => {
+    const s = await communitySetup(app);
+    const [me, other, au] = [await s.actor(), await s.actor(), await s.actor()];
+    for (const v of [me, other]) await s.call("POST", "/follows", { actor_id: v.id, dst_actor_id: au.id });
+    const p1 = await post(s, { actor_id: au.id, body: "one" });
+    const p2 = await post(s, { actor_id: au.id, body: "two" });
+    const fo = await post(s, { actor_id: au.id, body: "fo", visibility: "close_friends" });
+    const h = await s.call("POST", "/hides", { src_actor_id: me.id, post_id: p1.id });
+    expect(h.status).toBe(201);
+    expect(h.body).toMatchObject({ created: true, edge: { kind: "hide", src_actor_id: me.id, dst_actor_id: au.id, dst_post_id: p1.id, payload: {} } });
+    expect((await s.call("POST", "/hides", { actor_id: me.id, dst_post_id: p1.id })).body).toMatchObject({ created: false, edge: { id: h.body.edge.id } });
+    expect((await s.call("POST", "/hides", { src_actor_id: me.id, post_id: fo.id })).status).toBe(404);
+    expect((await s.call("POST", "/hides", { src_actor_id: me.id })).status).toBe(400);
+    app.clock.advance(1000);
+    await s.call("POST", "/hides", { src_actor_id: me.id, post_id: p2.id });
+    const ids = async (path: string) => (await allPages(s, path, 1)).map((p) => p.id);
+    expect(await ids(`/actors/${me.id}/feeds/home`)).toEqual([]);
+    expect(await ids(`/actors/${other.id}/feeds/home`)).toEqual([p2.id, p1.id]);
+    expect(await ids(`/feeds/discover?actor_id=${me.id}`)).toEqual([]);
+    expect(await ids(`/feeds/discover?actor_id=${other.id}`)).toEqual([p2.id, p1.id]);
+    expect((await s.call("GET", `/posts/${p1.id}?actor_id=${me.id}`)).status).toBe(200);
+    expect((await allPages(s, `/actors/${me.id}/hides`, 1)).map((e) => e.dst_post_id)).toEqual([p2.id, p1.id]);
+    expect((await s.call("DELETE", `/hides/${me.id}/${p1.id}`)).status).toBe(204);
+    expect((await s.call("DELETE", `/hides/${me.id}/${p1.id}`)).status).toBe(204);
+    expect((await s.call("DELETE", `/hides/nope/nope`)).status).toBe(204);
+    expect(await ids(`/actors/${me.id}/feeds/home`)).toEqual([p1.id]);
+  });
+});
