@@ -124,8 +124,6 @@ export function socialRoutes(social: SocialService, deps: { principals: Principa
     .use(hashtagRoutes(social.hashtags, routeDeps))
     .use(conversationRoutes(social.conversations, routeDeps))
     .use(contentRoutes(social, routeDeps))
-    .use(contentRoutes(social, routeDeps))
-    .use(conversationRoutes(social.conversations, routeDeps))
     .use(
       communityWebhookRoutes(
         { webhooks: social.webhooks, ...routeDeps },
