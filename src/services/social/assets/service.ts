@@ -12,7 +12,7 @@
  * bytes from the object store without a credential.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import sharp from "sharp";
+import type Sharp from "sharp";
 import type { Principal } from "../../../access/principal";
 import { tx } from "../../../core/db";
 import { ApiError, badRequest, forbidden, notFound } from "../../../core/errors";
@@ -188,7 +188,9 @@ export class AssetService {
   private async render(a: store.AssetRow): Promise<Partial<store.AssetRow>> {
     const obj = a.object_key ? await this.ctx.objects.get(a.object_key) : null;
     if (!obj) throw new AssetError("missing_upload");
-    let meta: Awaited<ReturnType<ReturnType<typeof sharp>["metadata"]>>;
+    const sharp = await loadSharp();
+    if (!sharp) throw new AssetError("image_processing_unavailable");
+    let meta: Awaited<ReturnType<ReturnType<typeof Sharp>["metadata"]>>;
     try {
       meta = await sharp(obj.data).metadata();
     } catch {
@@ -218,4 +220,19 @@ class AssetError extends Error {
   constructor(readonly reason: string) {
     super(reason);
   }
+}
+
+/**
+ * sharp, loaded on first use rather than at import: it is a native addon with libvips beside
+ * it, which `bun build --compile` cannot put inside the single executable. From source
+ * (`npm start`) it loads; the compiled binary (and so the Docker image) still starts and
+ * serves everything, but its image uploads end asset.failed with image_processing_unavailable
+ * (README "Community", known limits).
+ */
+let sharpModule: Promise<typeof Sharp | null> | undefined;
+function loadSharp(): Promise<typeof Sharp | null> {
+  // A computed specifier keeps the bundler from trying to inline the addon.
+  const name = "sharp";
+  sharpModule ??= import(name).then((m) => (m.default ?? m) as typeof Sharp).catch(() => null);
+  return sharpModule;
 }
