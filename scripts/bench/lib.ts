@@ -668,17 +668,19 @@ function luaString(s: string): string {
   return out + '"';
 }
 
-/** The wrk script for one fixed request; `done` prints one machine-readable line. */
+/** The `done` function every wrk script of the benches ends with: one machine-readable line. */
+const WRK_DONE = [
+  "done = function(summary, latency, requests)",
+  "  local e = summary.errors",
+  '  io.write(string.format("BENCH_RESULT %d %d %d %d %d %d\\n", summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout, latency:percentile(50), latency:percentile(99)))',
+  "end",
+].join("\n");
+
+/** The wrk script for one fixed request. */
 function wrkScript(spec: RequestSpec): string {
   const lines = [`wrk.method = ${luaString(spec.method)}`];
   if (spec.body !== undefined) lines.push(`wrk.body = ${luaString(spec.body)}`);
   for (const [k, v] of Object.entries(spec.headers ?? {})) lines.push(`wrk.headers[${luaString(k)}] = ${luaString(v)}`);
-  lines.push(
-    "done = function(summary, latency, requests)",
-    "  local e = summary.errors",
-    '  io.write(string.format("BENCH_RESULT %d %d %d %d %d %d\\n", summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout, latency:percentile(50), latency:percentile(99)))',
-    "end",
-  );
   return lines.join("\n") + "\n";
 }
 
@@ -693,16 +695,24 @@ export interface WrkOptions {
 }
 
 /** One wrk run; server CPU per request comes from /proc/<pid>/stat around it. */
-export async function wrkRun(o: WrkOptions): Promise<LoadResult> {
+export function wrkRun(o: WrkOptions): Promise<LoadResult> {
+  return wrkRunScript(wrkScript(o.spec), { ...o, path: o.spec.path });
+}
+
+/**
+ * One wrk run of a Lua script of the bench's own (requests that change from one to the next,
+ * e.g. a new email per sign-up); the result line's `done` function is appended here.
+ */
+export async function wrkRunScript(lua: string, o: Omit<WrkOptions, "spec"> & { path: string }): Promise<LoadResult> {
   const bin = ensureWrk();
   const dir = tempDir("bunker-bench-wrk-");
   const script = join(dir, "req.lua");
-  writeFileSync(script, wrkScript(o.spec));
+  writeFileSync(script, `${lua}\n${WRK_DONE}\n`);
   const secs = Math.max(1, Math.round(o.durationSec));
   const s0 = o.serverPid ? procCpuSeconds(o.serverPid) : null;
   const m0 = machineBusySeconds();
   const t0 = performance.now();
-  const proc = Bun.spawn([bin, "-t", String(o.threads), "-c", String(o.connections), "-d", `${secs}s`, "--timeout", "10s", "-s", script, o.baseUrl + o.spec.path], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([bin, "-t", String(o.threads), "-c", String(o.connections), "-d", `${secs}s`, "--timeout", "10s", "-s", script, o.baseUrl + o.path], { stdout: "pipe", stderr: "pipe" });
   const killer = setTimeout(() => proc.kill("SIGKILL"), (secs + 30) * 1000);
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   await proc.exited;

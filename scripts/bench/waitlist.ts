@@ -14,22 +14,17 @@
  * Environment: BENCH_SECONDS (5), BENCH_WARMUP (1), BENCH_ROUNDS (3), BENCH_THREADS /
  * BENCH_CONNECTIONS (wrk, 2 / 64). Report only; exits 0 whether targets are met or not.
  */
-import { rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import {
   api,
   benchOwner,
   benchPrelude,
-  ensureWrk,
   fmtNum,
   interleaved,
-  machineBusySeconds,
   median,
-  procCpuSeconds,
   startBaseline,
   startBunker,
-  tempDir,
   wrkFootnote,
+  wrkRunScript,
   wrkSettings,
   wrkTable,
   type LoadResult,
@@ -58,53 +53,13 @@ request = function()
   local body = '{"email": "u${tag}-' .. tid .. '-' .. counter .. '@example.com", "name": "Bench ' .. counter .. '", "utm": {"source": "bench"}' .. ref .. '}'
   return wrk.format("POST", "${path}", { ["content-type"] = "application/json" }, body)
 end
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format("BENCH_RESULT %d %d %d %d %d %d\\n", summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout, latency:percentile(50), latency:percentile(99)))
-end
 `;
 }
 
 let runSeq = 0;
 
-async function wrkSignups(o: { baseUrl: string; path: string; codes: string[]; threads: number; connections: number; durationSec: number; serverPid: number }): Promise<LoadResult> {
-  const dir = tempDir("bunker-bench-wl-");
-  const script = join(dir, "signup.lua");
-  writeFileSync(script, signupScript(o.path, o.codes, `${Date.now().toString(36)}${++runSeq}`));
-  const secs = Math.max(1, Math.round(o.durationSec));
-  const s0 = procCpuSeconds(o.serverPid);
-  const m0 = machineBusySeconds();
-  const t0 = performance.now();
-  const proc = Bun.spawn([ensureWrk(), "-t", String(o.threads), "-c", String(o.connections), "-d", `${secs}s`, "--timeout", "10s", "-s", script, o.baseUrl + o.path], { stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-  await proc.exited;
-  const wall = (performance.now() - t0) / 1000;
-  const s1 = procCpuSeconds(o.serverPid);
-  const m1 = machineBusySeconds();
-  rmSync(dir, { recursive: true, force: true });
-  const m = /BENCH_RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(stdout);
-  if (!m) throw new Error(`wrk gave no result (exit ${proc.exitCode}): ${stderr.trim() || stdout.trim()}`);
-  const [requests, durationUs, non2xx, sockErrors, p50us, p99us] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-  const seconds = durationUs / 1e6;
-  const usage = proc.resourceUsage();
-  const clientCpu = usage ? (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1e6 : null;
-  const serverCores = s0 !== null && s1 !== null ? (s1 - s0) / wall : null;
-  const clientCores = clientCpu !== null ? clientCpu / wall : null;
-  const busy = m0 !== null && m1 !== null ? (m1 - m0) / wall : null;
-  return {
-    rps: requests / seconds,
-    completed: requests,
-    errors: non2xx + sockErrors,
-    statuses: { non2xx, socket_errors: sockErrors },
-    p50: p50us / 1000,
-    p99: p99us / 1000,
-    seconds,
-    exhausted: false,
-    firstError: non2xx + sockErrors ? `${non2xx} non-2xx answers, ${sockErrors} socket errors` : null,
-    serverCores,
-    clientCores,
-    otherCores: busy !== null && serverCores !== null && clientCores !== null ? Math.max(0, busy - serverCores - clientCores) : null,
-  };
+function wrkSignups(o: { baseUrl: string; path: string; codes: string[]; threads: number; connections: number; durationSec: number; serverPid: number }): Promise<LoadResult> {
+  return wrkRunScript(signupScript(o.path, o.codes, `${Date.now().toString(36)}${++runSeq}`), o);
 }
 
 export default async function waitlistBench(_args: string[]) {
