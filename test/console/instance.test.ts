@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { journey, openConsole, SIGNED_OUT, unexpected } from "../helpers/browser";
 import { startOidcProvider } from "../helpers/oidc-provider";
+import { TEST_ENGINE } from "../helpers/engine";
 import { createOperator, screen, signInPage, startConsole, type ConsoleFixture } from "../helpers/console-app";
 import { signup } from "../helpers/app";
 import { VERSION } from "../../src/app";
@@ -33,6 +34,11 @@ test("console: health, readiness, version, metrics charts, accounts", async () =
     await page.getByRole("img", { name: "Requests / 5 s chart" }).locator("canvas").waitFor();
     expect(await page.locator(".chart canvas").count()).toBe(4);
     await cp.shot("instance-metrics");
+    // The operator downloads a backup of the database (SQLite; PostgreSQL answers 409).
+    if (TEST_ENGINE === "sqlite") {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download backup" }).click()]);
+      expect(download.suggestedFilename()).toMatch(/^bunker-\d{8}T\d{6}Z\.db$/);
+    } else expect(await page.getByRole("link", { name: "Download backup" }).getAttribute("href")).toBe("/platform/v1/admin/backup");
 
     // Accounts: suspend the member (their session stops working), then reactivate.
     await screen(page, "Instance", "Accounts");
