@@ -88,8 +88,31 @@ function SignIn({ invite, onDone }: { invite: boolean; onDone: () => Promise<voi
             await onDone();
           }}
         />
+        <Providers />
       </Section>
     </Centered>
+  );
+}
+
+/**
+ * "Sign in with …" per configured console identity provider. The start route sends the
+ * browser to the provider; return_to (this page) must be allowed by OAUTH_RETURN_TO_ORIGINS.
+ */
+function Providers() {
+  const [list, setList] = useState<{ id: string; display_name: string; start_path: string }[]>([]);
+  useEffect(() => {
+    get<{ data: typeof list }>("/platform/v1/auth/providers").then((r) => setList(r.data), () => setList([]));
+  }, []);
+  if (!list.length) return null;
+  const returnTo = encodeURIComponent(location.origin + location.pathname);
+  return (
+    <div class="providers">
+      {list.map((p) => (
+        <a class="button-link" href={`${p.start_path}?return_to=${returnTo}`}>
+          Sign in with {p.display_name}
+        </a>
+      ))}
+    </div>
   );
 }
 

@@ -8,7 +8,7 @@ import { useState } from "preact/hooks";
 import { api, get, hasBearer, setTokens } from "../lib/api";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
-import { ActionButton, Badge, ConfirmButton, CopyButton, ErrorNote, Form, Json, Loading, PagedTable, Section, SecretOnce, useLoad, when } from "../lib/ui";
+import { ActionButton, Badge, ConfirmButton, CopyButton, ErrorNote, Form, Json, Loading, PagedTable, Section, SecretOnce, Table, useLoad, when } from "../lib/ui";
 
 interface App {
   id: string;
@@ -221,6 +221,7 @@ function Users(p: ScreenProps) {
       {open && (
         <Section title={`User ${open.email ?? open.username}`} actions={<button type="button" class="secondary small" onClick={() => setOpen(null)}>Close</button>}>
           <Json value={open} />
+          <UserSessions base={base} user={open} />
         </Section>
       )}
       <Section title="Create a user">
@@ -238,6 +239,42 @@ function Users(p: ScreenProps) {
           onSubmit={async (v) => (await api("POST", `${base}/admin/users`, v), refresh())}
         />
       </Section>
+    </>
+  );
+}
+
+/** On the user detail: the user's live sessions (revoke one) and the admin MFA reset. */
+function UserSessions({ base, user }: { base: string; user: { id: string } }) {
+  const [tick, setTick] = useState(0);
+  const [reset, setReset] = useState(false);
+  const path = `${base}/admin/users/${user.id}`;
+  const sessions = useLoad(() => get<{ data: any[] }>(`${path}/sessions`), [path, tick]);
+  return (
+    <>
+      <h3>Sessions</h3>
+      {sessions.error ? (
+        <ErrorNote error={sessions.error} />
+      ) : !sessions.data ? (
+        <Loading />
+      ) : (
+        <Table
+          label="Sessions"
+          rows={sessions.data.data}
+          empty="No live session."
+          columns={[
+            { label: "Started", cell: (s: any) => when(s.created_at) },
+            { label: "Expires", cell: (s: any) => when(s.expires_at) },
+            { label: "Sign-in", cell: (s: any) => s.amr.join(" + ") },
+            { label: "IP", cell: (s: any) => s.ip ?? "—" },
+            { label: "User agent", cell: (s: any) => <span class="muted">{s.user_agent ?? "—"}</span> },
+            { label: "", cell: (s: any) => <ConfirmButton label="Revoke" onConfirm={async () => (await api("DELETE", `${path}/sessions/${s.id}`), setTick(tick + 1))} /> },
+          ]}
+        />
+      )}
+      <h3>MFA</h3>
+      <p class="muted">Resetting removes every MFA factor and recovery code of this user: the next sign-in needs the password only, and the user can enrol again.</p>
+      <ConfirmButton label="Reset MFA" confirm="Confirm MFA reset" onConfirm={async () => (await api("DELETE", `${path}/mfa`), setReset(true))} />
+      {reset && <span class="muted"> MFA reset.</span>}
     </>
   );
 }

@@ -30,7 +30,7 @@ interface Sample {
 
 const MAX_SAMPLES = 120;
 
-function Overview(_p: ScreenProps) {
+function Overview(p: ScreenProps) {
   const health = useLoad(() => get<{ status: string; version: string }>("/healthz"), []);
   const [ready, setReady] = useState<any>(null);
   const [samples, setSamples] = useState<Sample[]>([]);
@@ -102,8 +102,14 @@ function Overview(_p: ScreenProps) {
           )}
         </dl>
         <p class="muted">
-          Backups: run <code>bunker backup &lt;dir&gt;</code> on the server (online, consistent while it serves).
+          Backups: run <code>bunker backup &lt;dir&gt;</code> on the server (online, consistent while it serves; with the objects and, if asked, the key).
+          {p.me.account?.is_operator && " Or download a snapshot of the database (SQLite only; on PostgreSQL use pg_dump): "}
         </p>
+        {p.me.account?.is_operator && (
+          <a class="button-link" href="/platform/v1/admin/backup" download>
+            Download backup
+          </a>
+        )}
       </Section>
       <Section title="Metrics (sampled every 5 s while this page is open)">
         <ErrorNote error={metricsError} />

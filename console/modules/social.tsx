@@ -1,8 +1,8 @@
 /**
  * Community: communities (search, create, settings, status, delete), their actors (paged
  * list, lookup by id or external id) with each actor's counters, and an actor's status
- * (suspend, reactivate). The API has no moderation queue yet (flags are only events), so
- * there is no screen for one.
+ * (suspend, reactivate); the moderation queue (targets with open flags) and its actions
+ * (hide, remove, restore, warn, ban, dismiss).
  */
 import { useState } from "preact/hooks";
 import { api, get } from "../lib/api";
@@ -108,12 +108,14 @@ function CommunityDetail({ p, id, tab }: { p: ScreenProps; id: string; tab: stri
       <Tabs
         tabs={[
           { id: "actors", label: "Actors" },
+          { id: "moderation", label: "Moderation" },
           { id: "settings", label: "Settings" },
         ]}
         current={tab}
         onSelect={(t) => go(p.href("communities", id, t))}
       />
       {tab === "actors" && <Actors communityId={id} />}
+      {tab === "moderation" && <Moderation path={`${path}/moderation`} />}
       {tab === "settings" && (
         <Section title="Settings">
           <Form
@@ -138,6 +140,60 @@ function CommunityDetail({ p, id, tab }: { p: ScreenProps; id: string; tab: stri
               Saved.
             </p>
           )}
+        </Section>
+      )}
+    </>
+  );
+}
+
+/** Which actions fit a target: posts and comments are hidden / removed; actors are banned. */
+const ACTIONS_FOR: Record<string, [string, string][]> = {
+  post: [["hide", "Hide"], ["remove", "Remove"], ["restore", "Restore"], ["warn", "Warn author"], ["ban", "Ban author"], ["dismiss", "Dismiss"]],
+  comment: [["hide", "Hide"], ["remove", "Remove"], ["restore", "Restore"], ["warn", "Warn author"], ["ban", "Ban author"], ["dismiss", "Dismiss"]],
+  actor: [["warn", "Warn"], ["ban", "Ban"], ["restore", "Restore"], ["dismiss", "Dismiss"]],
+};
+
+/** The review queue: targets with open flags, oldest first; each action closes the target's flags. */
+function Moderation({ path }: { path: string }) {
+  const [tick, setTick] = useState(0);
+  const [open, setOpen] = useState<any>(null);
+  const act = async (item: any, action: string) => {
+    await api("POST", `${path}/actions`, { action, target_type: item.target_type, target_id: item.target_id });
+    setOpen(null);
+    setTick((n) => n + 1);
+  };
+  return (
+    <>
+      <Section title="Moderation queue" actions={<ActionButton label="Refresh" run={async () => setTick((n) => n + 1)} />}>
+        <PagedTable
+          label="Moderation queue"
+          path={`${path}/queue`}
+          reloadKey={tick}
+          onRow={setOpen}
+          empty="No open flags."
+          columns={[
+            { label: "Target", cell: (q: any) => <span>{q.target_type} <code>{q.target_id}</code></span> },
+            { label: "Author / actor", cell: (q: any) => (q.target_actor_id ? <code>{q.target_actor_id}</code> : "—") },
+            { label: "Flags", cell: (q: any) => `${q.flag_count} (${q.reporter_count} reporters)` },
+            { label: "Reasons", cell: (q: any) => Object.entries(q.reasons).map(([r, n]) => `${r} ×${n}`).join(", ") },
+            { label: "Hidden", cell: (q: any) => (q.auto_hidden ? <Badge text="auto-hidden" tone="warn" /> : "") },
+            { label: "Last flagged", cell: (q: any) => when(q.last_flagged_at) },
+            {
+              label: "",
+              cell: (q: any) => (
+                <span class="row-actions">
+                  {(ACTIONS_FOR[q.target_type] ?? [["dismiss", "Dismiss"]]).map(([a, label]) =>
+                    a === "ban" || a === "remove" ? <ConfirmButton label={label} onConfirm={() => act(q, a)} /> : <ActionButton label={label} run={() => act(q, a)} />,
+                  )}
+                </span>
+              ),
+            },
+          ]}
+        />
+      </Section>
+      {open && (
+        <Section title={`Flags on ${open.target_type} ${open.target_id}`} actions={<button type="button" class="secondary small" onClick={() => setOpen(null)}>Close</button>}>
+          <Json value={open.flags} />
         </Section>
       )}
     </>

@@ -234,3 +234,21 @@ function verifyRestoredKey(dbPath: string, dest: BackupSource, progress: Progres
   progress(ok ? "key: matches the database" : `key: does NOT match the database: the server will refuse to start until ${dest.masterKey ? "MASTER_KEY" : "master.key"} is the original key`);
   return ok;
 }
+
+/**
+ * The operator's backup download (GET /platform/v1/admin/backup): a consistent online
+ * snapshot of the live SQLite database written to `target`, the same file `bunker backup`
+ * puts in <backup>/bunker.db (`bunker restore <file>` takes it as it is). A separate
+ * read-only connection makes the copy, so the server keeps writing meanwhile; an in-memory
+ * database is copied from the writer between transactions.
+ */
+export async function snapshotLiveDatabase(db: { location: string; exclusive<T>(fn: (writer: import("bun:sqlite").Database) => T): Promise<T> }, target: string): Promise<void> {
+  if (db.location === ":memory:") return db.exclusive((w) => snapshot(w, target));
+  const ro = openExistingDb(db.location);
+  if (!ro) throw new Error(`no database at ${db.location}`);
+  try {
+    snapshot(ro, target);
+  } finally {
+    ro.close();
+  }
+}

@@ -63,6 +63,15 @@ test("console: Auth apps, users, tenants, M2M clients, invites, audit", async ()
     await users.getByText("buyer@example.com").waitFor({ state: "detached" });
     await page.getByLabel("Search").fill("buyer");
     await users.getByText("buyer@example.com").waitFor();
+    // The user detail lists the live session; Revoke (confirmed) ends it.
+    const signedIn = await f.app.call("POST", "/auth/shop/v1/auth/signin", { body: { identifier: "buyer", password: "a long enough password" }, headers: { "user-agent": "JourneyAgent/1" } });
+    expect(signedIn.status).toBe(200);
+    await users.getByText("buyer@example.com").click();
+    const sessions = page.getByRole("table", { name: "Sessions" });
+    await sessions.getByText("JourneyAgent/1").waitFor();
+    await sessions.getByRole("button", { name: "Revoke" }).click();
+    await sessions.getByRole("button", { name: "Confirm revoke" }).click();
+    await sessions.getByText("No live session.").waitFor();
     await users.getByRole("button", { name: "Suspend" }).click();
     await users.getByText("suspended").waitFor();
     const listed = await f.app.call("GET", "/auth/shop/v1/admin/users?q=buyer", { token });

@@ -3,7 +3,9 @@
  * /metrics samples, and an operator suspending and reactivating an account.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { journey, SIGNED_OUT, unexpected } from "../helpers/browser";
+import { journey, openConsole, SIGNED_OUT, unexpected } from "../helpers/browser";
+import { startOidcProvider } from "../helpers/oidc-provider";
+import { TEST_ENGINE } from "../helpers/engine";
 import { createOperator, screen, signInPage, startConsole, type ConsoleFixture } from "../helpers/console-app";
 import { signup } from "../helpers/app";
 import { VERSION } from "../../src/app";
@@ -32,6 +34,11 @@ test("console: health, readiness, version, metrics charts, accounts", async () =
     await page.getByRole("img", { name: "Requests / 5 s chart" }).locator("canvas").waitFor();
     expect(await page.locator(".chart canvas").count()).toBe(4);
     await cp.shot("instance-metrics");
+    // The operator downloads a backup of the database (SQLite; PostgreSQL answers 409).
+    if (TEST_ENGINE === "sqlite") {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download backup" }).click()]);
+      expect(download.suggestedFilename()).toMatch(/^bunker-\d{8}T\d{6}Z\.db$/);
+    } else expect(await page.getByRole("link", { name: "Download backup" }).getAttribute("href")).toBe("/platform/v1/admin/backup");
 
     // Accounts: suspend the member (their session stops working), then reactivate.
     await screen(page, "Instance", "Accounts");
@@ -49,10 +56,15 @@ test("console: health, readiness, version, metrics charts, accounts", async () =
   });
 }, T);
 
-test("console: with METRICS_TOKEN set, the page asks for it and then draws the charts", async () => {
-  const g = await startConsole({ METRICS_TOKEN: "metrics-token-0123456789" });
+test("console: with METRICS_TOKEN set, the page asks for it and then draws the charts; a configured identity provider gets a sign-in button", async () => {
+  const idp = await startOidcProvider({ now: () => Date.now() });
+  const g = await startConsole({ METRICS_TOKEN: "metrics-token-0123456789", ALLOW_PRIVATE_TARGETS: "true", IDP_2_ISSUER: idp.issuer, IDP_2_CLIENT_ID: idp.clientId, IDP_2_CLIENT_SECRET: idp.clientSecret });
   try {
     await createOperator(g.app);
+    const anon = await openConsole(g.browser, g.base);
+    await anon.page.goto("/admin/");
+    const button = anon.page.getByRole("link", { name: `Sign in with ${new URL(idp.issuer).host}` });
+    expect(await button.getAttribute("href")).toBe(`/platform/v1/auth/oauth/idp_2/start?return_to=${encodeURIComponent(`${g.base}/admin/`)}`);
     const cp = await signInPage(g);
     const { page } = cp;
     await journey(cp, "metrics-token", async () => {
@@ -66,5 +78,6 @@ test("console: with METRICS_TOKEN set, the page asks for it and then draws the c
     });
   } finally {
     await g.stop();
+    idp.stop();
   }
 }, T);

@@ -56,6 +56,16 @@ test("console: community, actor lookup, counters, suspension", async () => {
     await page.getByRole("button", { name: "Look up" }).click();
     await page.locator("#actor-lookup").getByRole("alert").waitFor();
 
+    // Moderation: Grace flags Alan (through the API); the queue lists him, Dismiss closes the flag.
+    expect((await f.app.call("POST", `${C}/flags`, { token, body: { reporter_actor_id: grace.id, target_type: "actor", target_id: alan.id, reason: "spam" } })).status).toBe(201);
+    await page.getByRole("tab", { name: "Moderation" }).click();
+    const queue = page.getByRole("table", { name: "Moderation queue" });
+    await queue.getByText(alan.id).first().waitFor();
+    await queue.getByText("spam ×1").waitFor();
+    await queue.getByRole("button", { name: "Dismiss" }).click();
+    await queue.getByText("No open flags.").waitFor();
+    expect((await f.app.call("GET", `/social/v1/workspaces/${ws.id}/communities/${community.id}/moderation/queue`, { token })).body.data).toEqual([]);
+
     // Settings: a setting changed through PATCH.
     await page.getByRole("tab", { name: "Settings" }).click();
     await field(page, "max group conversation size").fill("20");

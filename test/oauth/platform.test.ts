@@ -165,6 +165,17 @@ describe("web flow", () => {
 });
 
 describe("providers", () => {
+  test("GET /platform/v1/auth/providers (no credential) lists the configured ones with the issuer host and the start path", async () => {
+    const r = await app.call("GET", "/platform/v1/auth/providers");
+    expect(r.status).toBe(200);
+    expect(r.body.data).toEqual([
+      { id: "idp_1", display_name: new URL(idp1.issuer).host, start_path: "/platform/v1/auth/oauth/idp_1/start" },
+      { id: "idp_2", display_name: new URL(idp2.issuer).host, start_path: "/platform/v1/auth/oauth/idp_2/start" },
+    ]);
+    // The start path works as listed.
+    expect((await app.call("GET", `${r.body.data[1].start_path}?return_to=${encodeURIComponent("https://console.example.com/")}`)).status).toBe(302);
+  });
+
   test("unconfigured (idp_3) and unknown ids answer 400 UNKNOWN_OAUTH_PROVIDER at start and callback", async () => {
     for (const p of ["idp_3", "github", "idp_4"]) {
       const s = await start(p);

@@ -22,7 +22,7 @@
 import type { RequestMeta } from "../../access/http";
 import { tx, type Sql } from "../../core/db";
 import { badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
-import { uuid } from "../../core/ids";
+import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
@@ -34,6 +34,9 @@ import * as adminStore from "./store/admin-users";
 import { roleByName } from "./store/roles";
 import * as store from "./store/users";
 import { DISPLAY_NAME_MAX, USERNAME_RE, checkMetadata, checkPassword, publicUser, type EmitAuthEvent, type NewUser, type UserService } from "./users";
+
+/** At most this many live sessions are listed (newest first): a user rarely has more. */
+export const ADMIN_SESSIONS_MAX = 100;
 
 export const USER_STATUSES: readonly store.UserStatus[] = ["active", "suspended", "deactivated", "blocked"];
 const SEARCH_MAX = 200;
@@ -200,6 +203,46 @@ export class AdminUserService {
         if (after.role_name) await this.emit(db, app.id, "role.assigned", { user_id: id, role: after.role_name, tenant_id: null, assigned_at: now });
       }
       return view;
+    });
+  }
+
+  /** The user's live sessions, newest first (at most ADMIN_SESSIONS_MAX). */
+  async sessions(app: LoadedApp, authorization: string | null, id: string) {
+    await this.caller(app, authorization, "auth.user.read");
+    await this.load(this.ctx.db, app, id);
+    const rows = await adminStore.liveSessionsOfUser(this.ctx.db, app.id, id, this.ctx.clock.nowMs(), ADMIN_SESSIONS_MAX);
+    return {
+      data: rows.map((r) => ({
+        id: r.id,
+        tenant_id: r.tenant_id,
+        amr: JSON.parse(r.amr) as string[],
+        mfa_at: r.mfa_at,
+        created_at: r.created_at,
+        expires_at: new Date(Number(r.expires_at)).toISOString(),
+        ip: r.ip,
+        user_agent: r.user_agent,
+      })),
+    };
+  }
+
+  /** Revokes one live session of the user (its refresh token stops working; access tokens fail the session check). 404 when it is not a live session of this user. */
+  async revokeSession(app: LoadedApp, authorization: string | null, id: string, sessionId: string, meta: RequestMeta) {
+    const c = await this.caller(app, authorization, "auth.user.update");
+    await tx(this.ctx.db, async (t) => {
+      await this.load(t, app, id);
+      const now = this.ctx.clock.iso();
+      if (!isUuid(sessionId) || !(await adminStore.revokeUserSession(t, app.id, id, sessionId, now, this.ctx.clock.nowMs()))) throw notFound("Session");
+      await recordAuthAudit(t, this.ctx, app.id, { action: "user.session.revoke", actor: c.actor, target: { type: "user", id }, meta, metadata: { session_id: sessionId } });
+    });
+  }
+
+  /** Admin MFA reset: removes every factor, recovery code and open MFA challenge of the user. Sessions stay. */
+  async resetMfa(app: LoadedApp, authorization: string | null, id: string, meta: RequestMeta) {
+    const c = await this.caller(app, authorization, "auth.user.update");
+    await tx(this.ctx.db, async (t) => {
+      await this.load(t, app, id);
+      const factors = await adminStore.deleteUserMfa(t, app.id, id);
+      await recordAuthAudit(t, this.ctx, app.id, { action: "mfa.reset", actor: c.actor, target: { type: "user", id }, meta, metadata: { factors_removed: factors } });
     });
   }
 

@@ -87,6 +87,16 @@ export class PlatformOAuth {
     return { id: id as ProviderId, issuer: c.issuer, clientId: c.clientId, clientSecret: () => c.clientSecret };
   }
 
+  /** The configured console providers for the sign-in page: id, a display name (the issuer's host), the start path. */
+  configured() {
+    const out: { id: string; display_name: string; start_path: string }[] = [];
+    for (const [id, c] of Object.entries(this.ctx.config.oidcProviders)) {
+      if (!c) continue;
+      out.push({ id, display_name: new URL(c.issuer).host, start_path: `/platform/v1/auth/oauth/${id}/start` });
+    }
+    return out.sort((a, b) => a.id.localeCompare(b.id));
+  }
+
   redirectUri(id: ProviderId) {
     return `${this.ctx.config.publicUrl}/platform/v1/auth/oauth/${id}/callback`;
   }

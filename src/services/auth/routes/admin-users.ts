@@ -14,6 +14,16 @@ const tags = ["Auth: admin users"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 const userParams = t.Object({ app_slug: t.String(), user_id: t.String() });
 const Metadata = t.Unknown({ description: "Customer-controlled JSON object, at most 16 KiB (checked by the service: a schema record would let Elysia coerce an array into an object)" });
+const AdminSession = t.Object({
+  id: t.String(),
+  tenant_id: t.Nullable(t.String()),
+  amr: t.Array(t.String(), { description: "How the session signed in, e.g. [\"pwd\"], [\"pwd\",\"otp\"]" }),
+  mfa_at: t.Nullable(t.String({ description: "Last completed second factor (ISO), or null" })),
+  created_at: t.String(),
+  expires_at: t.String({ description: "When the refresh token runs out (ISO)" }),
+  ip: t.Nullable(t.String()),
+  user_agent: t.Nullable(t.String()),
+});
 const auth401 = "Authorization: Bearer <workspace API key> or <M2M access token of this App>.";
 
 export function adminUsersRoutes(auth: AuthService) {
@@ -72,5 +82,26 @@ export function adminUsersRoutes(auth: AuthService) {
       params: userParams,
       response: errors,
       detail: { tags, responses: noContent(), summary: "Delete a user with their sessions, contacts and memberships (action auth.user.delete)", description: "204. Sends user.deleted. Access tokens already issued run out." },
+    })
+    .get("/admin/users/:user_id/sessions", ({ app, request, params }) => adminUsers.sessions(app, authz(request), params.user_id), {
+      params: userParams,
+      response: { 200: t.Object({ data: t.Array(AdminSession) }), ...errors },
+      detail: { tags, summary: "List a user's live sessions (action auth.user.read)", description: "Live = not revoked, not expired; newest first, at most 100. 404 for an unknown user." },
+    })
+    .delete("/admin/users/:user_id/sessions/:session_id", async ({ app, request, params, meta, set }) => {
+      await adminUsers.revokeSession(app, authz(request), params.user_id, params.session_id, meta);
+      set.status = 204;
+    }, {
+      params: t.Object({ app_slug: t.String(), user_id: t.String(), session_id: t.String() }),
+      response: errors,
+      detail: { tags, responses: noContent(), summary: "Revoke one session of a user (action auth.user.update)", description: "204. Its refresh token stops working and its access tokens fail the session check (/me, introspection). 404 when the session is not a live session of this user. Audited (user.session.revoke)." },
+    })
+    .delete("/admin/users/:user_id/mfa", async ({ app, request, params, meta, set }) => {
+      await adminUsers.resetMfa(app, authz(request), params.user_id, meta);
+      set.status = 204;
+    }, {
+      params: userParams,
+      response: errors,
+      detail: { tags, responses: noContent(), summary: "Reset a user's MFA (action auth.user.update)", description: "204. Removes every MFA factor, recovery code and open MFA challenge of the user, so the next sign-in needs the password only; the user can enrol again. Sessions stay. Audited (mfa.reset)." },
     });
 }

@@ -1,13 +1,19 @@
-/** Operator routes: list accounts and change their status. */
+/** Operator routes: list accounts and change their status; download a backup of the database (SQLite). */
 import { Elysia, t } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { requireHuman } from "../../../access/principal";
 import { HUMAN_CALLER, secured } from "../../../access/openapi";
-import { forbidden } from "../../../core/errors";
+import { open, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { snapshotLiveDatabase } from "../../../core/backup";
+import { sqliteOf } from "../../../core/db";
+import { ApiError, forbidden } from "../../../core/errors";
+import { uuid } from "../../../core/ids";
+import { audit } from "../audit";
 import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import type { Platform } from "../service";
 import * as store from "../store/accounts";
-import { ListQuery } from "../schemas";
+import { ErrorBody, ListQuery } from "../schemas";
 
 const tags = ["Platform: operator"];
 const STATUS_BY_VERB = { suspend: "suspended", deactivate: "deactivated", block: "blocked", reactivate: "active" } as const;
@@ -15,6 +21,32 @@ const STATUS_BY_VERB = { suspend: "suspended", deactivate: "deactivated", block:
 const view = (a: store.AccountRow) => ({
   id: a.id, email: a.email, username: a.username, display_name: a.display_name, status: a.status, is_operator: !!a.is_operator, created_at: a.created_at, updated_at: a.updated_at,
 });
+
+const PG_BACKUP =
+  "This instance runs on PostgreSQL: back it up with PostgreSQL's tools (pg_dump --format=custom --file=bunker.dump \"$DATABASE_URL\"), and copy the object store and MASTER_KEY alongside.";
+
+/** A stream of the file that deletes it at once (the open handle keeps it readable) and closes the handle at the end or on cancel. */
+async function streamAndDelete(path: string): Promise<{ stream: ReadableStream<Uint8Array>; size: number }> {
+  const fh = await open(path, "r");
+  try {
+    const { size } = await fh.stat();
+    await rm(path, { force: true });
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        const buf = new Uint8Array(256 * 1024);
+        const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+        if (bytesRead) return c.enqueue(buf.subarray(0, bytesRead));
+        await fh.close();
+        c.close();
+      },
+      cancel: () => fh.close(),
+    });
+    return { stream, size };
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+}
 
 export function adminRoutes(platform: Platform) {
   const requireOperator = (p: any) => {
@@ -38,5 +70,40 @@ export function adminRoutes(platform: Platform) {
     }, {
       params: t.Object({ account_id: t.String(), verb: t.Union([t.Literal("suspend"), t.Literal("deactivate"), t.Literal("block"), t.Literal("reactivate")]) }),
       detail: { tags, summary: "Suspend, deactivate, block or reactivate an account (operators). Any status but active revokes its sessions." },
+    })
+    .get("/backup", async ({ principal, meta }) => {
+      requireOperator(principal);
+      const lite = sqliteOf(platform.ctx.db);
+      if (!lite) throw new ApiError(409, "BACKUP_NOT_AVAILABLE_ON_POSTGRES", PG_BACKUP);
+      const tmp = join(platform.ctx.config.dataDir, `.backup-download-${uuid()}.db`);
+      try {
+        await snapshotLiveDatabase(lite, tmp);
+        const { stream, size } = await streamAndDelete(tmp);
+        const stamp = platform.ctx.clock.iso().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+        await audit(platform.ctx.db, platform.ctx, { actor: principal!, action: "instance.backup.download", meta, metadata: { bytes: size } });
+        return new Response(stream, {
+          headers: {
+            "content-type": "application/vnd.sqlite3",
+            "content-length": String(size),
+            "content-disposition": `attachment; filename="bunker-${stamp}.db"`,
+            "cache-control": "no-store",
+          },
+        });
+      } catch (e) {
+        await rm(tmp, { force: true });
+        throw e;
+      }
+    }, {
+      response: { 401: ErrorBody, 403: ErrorBody, 409: ErrorBody },
+      detail: {
+        tags,
+        summary: "Download a backup of the database (operators, SQLite)",
+        description:
+          "A consistent online snapshot of the SQLite database (VACUUM INTO, taken while the server keeps writing), as an attachment bunker-<UTC time>.db: the same file `bunker backup` writes as <backup>/bunker.db, which `bunker restore <file>` takes. " +
+          "Not included: the objects (DATA_DIR/objects or S3) and the master key: use `bunker backup` on the host for those. 403 OPERATOR_REQUIRED for other accounts. On PostgreSQL: 409 BACKUP_NOT_AVAILABLE_ON_POSTGRES (use pg_dump). Audited (instance.backup.download).",
+        responses: {
+          200: { description: "The SQLite database file, as an attachment", content: { "application/vnd.sqlite3": { schema: { type: "string" as const, format: "binary" } } } },
+        },
+      },
     });
 }

@@ -31,6 +31,23 @@ export function oauthRoutes(platform: Platform) {
 
   return new Elysia()
     .guard(secured(PUBLIC))
+    .get("/v1/auth/providers", ({ set }) => {
+      set.headers["cache-control"] = "no-store";
+      return { data: oauth.configured() };
+    }, {
+      response: {
+        200: t.Object({
+          data: t.Array(
+            t.Object({
+              id: t.String({ description: "idp_1, idp_2 or idp_3" }),
+              display_name: t.String({ description: "The host of the provider's issuer URL, e.g. accounts.google.com" }),
+              start_path: t.String({ description: "GET it in the browser with ?return_to=<absolute URL whose origin OAUTH_RETURN_TO_ORIGINS allows>" }),
+            }),
+          ),
+        }),
+      },
+      detail: { tags, summary: "Configured console identity providers (public)", description: "The IDP_<n>_* providers of console sign-in, in id order; empty when none is configured. No credential: the sign-in page shows a button per provider." },
+    })
     .group("/v1/auth/oauth/:provider", (g) =>
       g
         .get("/start", async ({ params, query, request, server, set }) => {
