@@ -25,7 +25,7 @@ import type { WebhookEngine } from "../../webhooks/engine";
 import { batchItems, idList, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
 import { detachActor } from "../graph/store";
 import * as store from "./store";
-import { detachContent } from "../posts/detach";
+import { detachContent } from "../posts/detach-store";
 
 export const EXTERNAL_ID_MAX = 256;
 export const ACTOR_NAME_MAX = 200;

@@ -112,3 +112,15 @@ export type CounterName = "follower_count" | "following_count" | "post_count" | 
 export async function bumpCounter(db: Sql, actorId: string, name: CounterName, delta: number, now: string): Promise<void> {
   await db.run(`UPDATE social_counters SET ${name} = ${name} + ?, updated_at = ? WHERE actor_id = ?`, delta, now, actorId);
 }
+
+/** Moderation restore: active again, shadow ban lifted (a deleted actor stays deleted). */
+export const reinstateActor = (db: Sql, id: string, now: string) =>
+  db.run("UPDATE social_actors SET status = 'active', shadow_banned_at = NULL, shadow_banned_until = NULL, shadow_banned_reason = NULL, updated_at = ? WHERE id = ? AND status <> 'deleted'", now, id);
+
+/** Moderation ban, shadow: the actor's content is visible to itself only until `until` (null: no end). */
+export const shadowBanActor = (db: Sql, id: string, until: string | null, reason: string | null, now: string) =>
+  db.run("UPDATE social_actors SET shadow_banned_at = ?, shadow_banned_until = ?, shadow_banned_reason = ?, updated_at = ? WHERE id = ?", now, until, reason, now, id);
+
+/** Moderation ban: suspended (only an active actor). */
+export const suspendActor = (db: Sql, id: string, now: string) =>
+  db.run("UPDATE social_actors SET status = 'suspended', updated_at = ? WHERE id = ? AND status = 'active'", now, id);

@@ -124,10 +124,7 @@ export class AssetService {
     if (bytes.byteLength > ASSET_MAX_BYTES) throw new ApiError(413, "FILE_TOO_LARGE", `Assets are at most ${ASSET_MAX_BYTES} bytes`, [{ field: "body", reason: `at most ${ASSET_MAX_BYTES} bytes` }]);
     const key = `social/${r.community_id}/assets/${r.id}/upload`;
     await this.ctx.objects.put(key, bytes, "application/octet-stream");
-    const n = await this.ctx.db.run(
-      "UPDATE social_assets SET status = 'processing', object_key = ?, byte_size = ?, updated_at = ? WHERE id = ? AND status = 'uploading'",
-      key, bytes.byteLength, this.posts.now(), r.id,
-    );
+    const n = await store.markUploaded(this.ctx.db, r.id, key, bytes.byteLength, this.posts.now());
     if (n !== 1) throw new ApiError(409, "ALREADY_UPLOADED", "The bytes of this asset were already received");
   }
 

@@ -51,3 +51,7 @@ export async function finish(db: Sql, id: string, patch: Partial<AssetRow>): Pro
   const keys = Object.keys(patch);
   return (await db.run(`UPDATE social_assets SET ${keys.map((k) => `${k} = $${k}`).join(", ")} WHERE id = $id AND status = 'processing'`, { ...patch, id })) === 1;
 }
+
+/** The bytes of a two-step upload arrived: processing from now on. 1, or 0 when they had already. */
+export const markUploaded = (db: Sql, id: string, objectKey: string, byteSize: number, now: string) =>
+  db.run("UPDATE social_assets SET status = 'processing', object_key = ?, byte_size = ?, updated_at = ? WHERE id = ? AND status = 'uploading'", objectKey, byteSize, now, id);

@@ -248,7 +248,7 @@ export class CommentService {
     await tx(this.db, async (t) => {
       const post = await this.posts.live(t, cm.id, postId);
       const cur = await this.comment(t, post, id);
-      if ((await t.run("UPDATE social_comments SET deleted_at = ?, pinned = 0, pinned_at = NULL, updated_at = ? WHERE id = ? AND deleted_at IS NULL", now, now, cur.id)) !== 1) throw notFound("Comment");
+      if ((await store.softDeleteComment(t, cur.id, now)) !== 1) throw notFound("Comment");
       if (cur.status === "published") await this.onUnpublished(t, post, cur, now);
       const view = commentView({ ...cur, deleted_at: now, pinned: 0, pinned_at: null, updated_at: now });
       await this.posts.emit(t, cm.id, "comment.deleted", { ...view, deleted_at: now });

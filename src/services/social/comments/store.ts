@@ -99,3 +99,11 @@ export function visibleTo(c: CommentRow, viewer: string | null, postAuthor: stri
   if (viewer !== null && (viewer === postAuthor || viewer === c.actor_id)) return true;
   return c.status === "published" && c.visibility === "public";
 }
+
+/** Soft delete (unpinned too); 1, or 0 when it was already deleted. */
+export const softDeleteComment = (db: Sql, id: string, now: string) =>
+  db.run("UPDATE social_comments SET deleted_at = ?, pinned = 0, pinned_at = NULL, updated_at = ? WHERE id = ? AND deleted_at IS NULL", now, now, id);
+
+/** A comment of a community by id (deleted ones too), or null. */
+export const commentInCommunity = (db: Sql, communityId: string, id: string) =>
+  db.get<CommentRow>("SELECT * FROM social_comments WHERE id = ? AND community_id = ?", id, communityId);

@@ -79,7 +79,7 @@ export class EngageService {
         else await this.posts.emit(t, c.id, "post.reaction.created", { post_id: post.id, actor_id: actor.id, reaction: type, reaction_counts: counts, created_at: now });
         await addActivity(t, { community_id: c.id, recipient: targetAuthor, type: "reaction", target_type: row.target_type, target_id: targetId, from: actor.id, data: { post_id: post.id, reaction: type }, now });
       }
-      const existing = created ? row : ((await t.get<store.ReactionRow>("SELECT * FROM social_reactions WHERE target_id = ? AND actor_id = ? AND type = ?", targetId, actor.id, type)) ?? row);
+      const existing = created ? row : ((await store.reactionOf(t, targetId, actor.id, type)) ?? row);
       return { reaction: { target_type: existing.target_type, target_id: targetId, actor_id: actor.id, type, created_at: existing.created_at }, created, reaction_counts: counts };
     });
   }
@@ -177,10 +177,7 @@ export class EngageService {
     const c = await this.lane.community(pr, communityId, "social.list");
     const src = await this.posts.live(this.db, c.id, postId);
     const { limit, after } = pageArgs(q);
-    const rows = await this.db.all<postStore.PostRow>(
-      `SELECT * FROM social_posts WHERE source_post_id = ? AND deleted_at IS NULL${after ? " AND (created_at < ? OR (created_at = ? AND id < ?))" : ""} ORDER BY created_at DESC, id DESC LIMIT ?`,
-      src.id, ...(after ? [after.k, after.k, after.id] : []), limit + 1,
-    );
+    const rows = await postStore.repostsOf(this.db, src.id, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.created_at, id: r.id }), (r) => r);
     return { data: await postViews(this.db, pg.data), pagination: pg.pagination };
   }

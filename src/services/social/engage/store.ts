@@ -103,3 +103,7 @@ export async function vote(db: Sql, communityId: string, postId: string, actorId
 
 export const tally = (db: Sql, postId: string) =>
   db.all<{ option_index: number; n: number }>("SELECT option_index, COUNT(*) AS n FROM social_poll_votes WHERE post_id = ? GROUP BY option_index", postId);
+
+/** One actor's reaction of one type on a target, or null. */
+export const reactionOf = (db: Sql, targetId: string, actorId: string, type: string) =>
+  db.get<ReactionRow>("SELECT * FROM social_reactions WHERE target_id = ? AND actor_id = ? AND type = ?", targetId, actorId, type);

@@ -7,32 +7,14 @@
  * always; the post must be one the actor can see (404 otherwise).
  */
 import type { Principal } from "../../../access/principal";
-import { tx, type Sql } from "../../../core/db";
+import { tx } from "../../../core/db";
 import { invalidField } from "../../../core/errors";
 import { isUuid, uuid } from "../../../core/ids";
-import type { Keyset } from "../core/keyset";
 import { isObject, jsonObject, page, pageArgs } from "../core/common";
 import type { PostService } from "../posts/service";
-
-export interface HideRow {
-  id: string;
-  community_id: string;
-  src_actor_id: string;
-  dst_actor_id: string;
-  dst_post_id: string;
-  payload: string;
-  created_at: string;
-}
+import { deleteHide, hideOf, hidesOf, insertHide, type HideRow } from "./store";
 
 const view = (r: HideRow) => ({ ...r, kind: "hide", payload: JSON.parse(r.payload) as Record<string, unknown> });
-
-const hideOf = (db: Sql, src: string, post: string) => db.get<HideRow>("SELECT * FROM social_hides WHERE src_actor_id = ? AND dst_post_id = ?", src, post);
-
-function hidesOf(db: Sql, src: string, after: Keyset | null, limit: number): Promise<HideRow[]> {
-  return after
-    ? db.all<HideRow>("SELECT * FROM social_hides WHERE src_actor_id = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?", src, after.k, after.k, after.id, limit)
-    : db.all<HideRow>("SELECT * FROM social_hides WHERE src_actor_id = ? ORDER BY created_at DESC, id DESC LIMIT ?", src, limit);
-}
 
 export class HideService {
   constructor(private readonly posts: PostService) {}
@@ -52,10 +34,7 @@ export class HideService {
       const actor = await this.posts.writer(t, c.id, src, "src_actor_id");
       const post = await this.posts.visibleTo(t, c.id, postId, actor.id);
       const row: HideRow = { id: uuid(), community_id: c.id, src_actor_id: actor.id, dst_actor_id: post.actor_id, dst_post_id: post.id, payload, created_at: this.posts.now() };
-      const n = await t.run(
-        "INSERT INTO social_hides (id, community_id, src_actor_id, dst_actor_id, dst_post_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (src_actor_id, dst_post_id) DO NOTHING",
-        row.id, row.community_id, row.src_actor_id, row.dst_actor_id, row.dst_post_id, row.payload, row.created_at,
-      );
+      const n = await insertHide(t, row);
       return { edge: view(n === 1 ? row : ((await hideOf(t, actor.id, post.id)) as HideRow)), created: n === 1 };
     });
   }
@@ -63,7 +42,7 @@ export class HideService {
   async unhide(pr: Principal, communityId: string, src: string, postId: string): Promise<void> {
     const c = await this.posts.lane.community(pr, communityId, "social.delete");
     if (!isUuid(src) || !isUuid(postId)) return;
-    await this.db.run("DELETE FROM social_hides WHERE community_id = ? AND src_actor_id = ? AND dst_post_id = ?", c.id, src.toLowerCase(), postId.toLowerCase());
+    await deleteHide(this.db, c.id, src.toLowerCase(), postId.toLowerCase());
   }
 
   async list(pr: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string }) {

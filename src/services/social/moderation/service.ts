@@ -21,6 +21,7 @@ import type { Principal } from "../../../access/principal";
 import { tx, type Sql } from "../../../core/db";
 import { ApiError, invalidField, notFound } from "../../../core/errors";
 import { isUuid, uuid } from "../../../core/ids";
+import * as actorStore from "../actors/store";
 import { bumpCounter } from "../actors/store";
 import { isObject, page, pageArgs } from "../core/common";
 import * as commentStore from "../comments/store";
@@ -72,7 +73,7 @@ export class ModerationService {
       if (!p || p.deleted_at !== null) throw notFound("Post");
       return { type, id: tid, actorId: p.actor_id, post: p };
     }
-    const c = await t.get<commentStore.CommentRow>("SELECT * FROM social_comments WHERE id = ? AND community_id = ?", tid, communityId);
+    const c = await commentStore.commentInCommunity(t, communityId, tid);
     if (!c || c.deleted_at !== null) throw notFound("Comment");
     return { type, id: tid, actorId: c.actor_id, comment: c };
   }
@@ -172,11 +173,11 @@ export class ModerationService {
       if (act === "hide" || act === "remove") await this.setState(t, tg, act === "hide" ? "hidden" : "removed", now);
       if (act === "restore") {
         await this.setState(t, tg, null, now);
-        if (tg.type === "actor") await t.run("UPDATE social_actors SET status = 'active', shadow_banned_at = NULL, shadow_banned_until = NULL, shadow_banned_reason = NULL, updated_at = ? WHERE id = ? AND status <> 'deleted'", now, tg.actorId);
+        if (tg.type === "actor") await actorStore.reinstateActor(t, tg.actorId, now);
       }
       if (act === "ban") {
-        if (shadow) await t.run("UPDATE social_actors SET shadow_banned_at = ?, shadow_banned_until = ?, shadow_banned_reason = ?, updated_at = ? WHERE id = ?", now, until, (o.reason as string | undefined) ?? null, now, tg.actorId);
-        else await t.run("UPDATE social_actors SET status = 'suspended', updated_at = ? WHERE id = ? AND status = 'active'", now, tg.actorId);
+        if (shadow) await actorStore.shadowBanActor(t, tg.actorId, until, (o.reason as string | undefined) ?? null, now);
+        else await actorStore.suspendActor(t, tg.actorId, now);
       }
       const open = await store.openFlagsOn(t, tg.type, tg.id);
       if (act === "dismiss" && open.some((f) => Number(f.auto_hidden) === 1)) await this.setState(t, tg, null, now);

@@ -251,7 +251,7 @@ export class PostService {
         const added = after.filter((x) => !before.includes(x));
         await useHashtags(t, c.id, added, now);
         await store.addPostHashtags(t, c.id, cur.id, added, cur.published_at ?? now);
-        for (const gone of before.filter((x) => !after.includes(x))) await t.run("DELETE FROM social_post_hashtags WHERE post_id = ? AND tag = ?", cur.id, gone);
+        for (const gone of before.filter((x) => !after.includes(x))) await store.removePostHashtag(t, cur.id, gone);
       }
       if (!publishing && cur.status === "published") await this.addTags(t, next, JSON.parse(next.mentions) as string[], now);
       const view = await postView(t, next);
@@ -272,7 +272,7 @@ export class PostService {
   /** Soft-deletes a live post and its live reposts (post.deleted for each), in `t`. */
   async softDelete(t: Sql, cur: store.PostRow, now: string): Promise<void> {
     if (cur.deleted_at !== null) return;
-    const n = await t.run("UPDATE social_posts SET deleted_at = ?, repost_key = NULL, updated_at = ? WHERE id = ? AND deleted_at IS NULL", now, now, cur.id);
+    const n = await store.softDeletePost(t, cur.id, now);
     if (n !== 1) return;
     if (cur.status === "published") await this.onUnpublish(t, cur, now);
     if (cur.source_post_id !== null) await store.bumpPost(t, cur.source_post_id, "repost_count", -1);

@@ -206,3 +206,17 @@ export async function readyAssets(db: Sql, communityId: string, owner: string, i
   );
   return new Set(rows.map((r) => r.id));
 }
+
+/** Live reposts of a post, newest first, after a keyset. */
+export const repostsOf = (db: Sql, sourcePostId: string, after: { k: string; id: string } | null, limit: number) =>
+  db.all<PostRow>(
+    `SELECT * FROM social_posts WHERE source_post_id = ? AND deleted_at IS NULL${after ? " AND (created_at < ? OR (created_at = ? AND id < ?))" : ""} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    sourcePostId, ...(after ? [after.k, after.k, after.id] : []), limit,
+  );
+
+export const removePostHashtag = (db: Sql, postId: string, tag: string) => db.run("DELETE FROM social_post_hashtags WHERE post_id = ? AND tag = ?", postId, tag);
+
+/** Soft delete (its repost_key, unique among live reposts, is cleared); 1, or 0 when it was already deleted. */
+export const softDeletePost = (db: Sql, id: string, now: string) =>
+  db.run("UPDATE social_posts SET deleted_at = ?, repost_key = NULL, updated_at = ? WHERE id = ? AND deleted_at IS NULL", now, now, id);
+
