@@ -104,6 +104,7 @@ export async function startPgCluster(): Promise<PgCluster> {
   const asUser = (cmd: string[]) => (osUser ? ["runuser", "-u", osUser.name, "--", ...cmd] : cmd);
 
   let server: ReturnType<typeof Bun.spawn> | null = null;
+  let watchdog: ReturnType<typeof Bun.spawn> | null = null;
   let stopped = false;
   // A test runner that exits without stop() (uncaught error) must not leave a server behind
   // (exit handlers run synchronously: immediate shutdown, a busy wait for it, then the folder).
@@ -118,6 +119,7 @@ export async function startPgCluster(): Promise<PgCluster> {
     if (stopped) return;
     stopped = true;
     process.off("exit", killOnExit);
+    watchdog?.kill();
     const pid = postmasterPid(data);
     if (pid) {
       signal(pid, "SIGINT"); // fast shutdown: open sessions are aborted
@@ -156,6 +158,7 @@ export async function startPgCluster(): Promise<PgCluster> {
       process.on("exit", killOnExit);
       const ready = await waitReady(data, server, log);
       if (ready === true) {
+        watchdog = startWatchdog(dir, data);
         const url = `postgres://${USER}@127.0.0.1:${port}/postgres`;
         const createDatabase = async (name: string, template = "template0") => {
           if (!/^[a-z_][a-z0-9_]*$/.test(name) || !/^[a-z_][a-z0-9_]*$/.test(template)) throw new Error(`invalid database name ${name}`);
@@ -179,6 +182,21 @@ export async function startPgCluster(): Promise<PgCluster> {
     await stop();
     throw err;
   }
+}
+
+/**
+ * A shell that outlives this process and stops the cluster once it is gone. bun test (1.4.5)
+ * runs no "exit" handlers, so a run that never calls stop() (the suite's shared cluster)
+ * would leave a postmaster and its folder behind; a SIGKILLed runner would too.
+ */
+function startWatchdog(dir: string, data: string): ReturnType<typeof Bun.spawn> {
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done
+pid=$(head -n 1 "${data}/postmaster.pid" 2>/dev/null)
+if [ -n "$pid" ]; then kill -QUIT "$pid" 2>/dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done; kill -KILL "$pid" 2>/dev/null; fi
+rm -rf "${dir}"`;
+  const w = Bun.spawn(["sh", "-c", script], { stdio: ["ignore", "ignore", "ignore"] });
+  w.unref();
+  return w;
 }
 
 /** true once postmaster.pid says "ready"; the server's stderr when it exited or timed out. */
