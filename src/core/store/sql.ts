@@ -223,3 +223,18 @@ export function updateById(db: Sql, table: string, id: string, patch: Readonly<R
   values.push(updatedAt, id);
   return db.run(`UPDATE ${table} SET ${sets.join(", ")} WHERE id = ?`, ...values);
 }
+
+/**
+ * The next number of a per-workspace counter table `<table> (workspace_id PRIMARY KEY,
+ * last_seq)`, in the caller's transaction: one upsert, and numbers are never reused after a
+ * delete (the `seq_id` of mail domains and mailboxes). The table name is the store's own.
+ */
+export async function nextWorkspaceSeq(t: Sql, table: string, workspaceId: string): Promise<number> {
+  const r = await t.get<{ last_seq: number | string }>(
+    `INSERT INTO ${table} (workspace_id, last_seq) VALUES (?, 1)
+     ON CONFLICT (workspace_id) DO UPDATE SET last_seq = ${table}.last_seq + 1
+     RETURNING last_seq`,
+    workspaceId,
+  );
+  return Number(r!.last_seq);
+}

@@ -1,6 +1,6 @@
 /** All SQL of the mail domains part (tables: migrations/0050_mail_domains.sql). */
 import type { Sql } from "../../../core/db";
-import { dialect, updateById } from "../../../core/store/sql";
+import { dialect, updateById, nextWorkspaceSeq } from "../../../core/store/sql";
 
 export type DomainIntent = "send" | "receive" | "send_receive";
 export type DomainStatus = "pending" | "active" | "failed";
@@ -35,15 +35,7 @@ export interface DomainRow {
 }
 
 /** The next seq of the workspace (a counter row: numbers are never reused after a delete). */
-export async function nextSeq(t: Sql, workspaceId: string): Promise<number> {
-  const r = await t.get<{ last_seq: number | string }>(
-    `INSERT INTO mail_domain_seq (workspace_id, last_seq) VALUES (?, 1)
-     ON CONFLICT (workspace_id) DO UPDATE SET last_seq = mail_domain_seq.last_seq + 1
-     RETURNING last_seq`,
-    workspaceId,
-  );
-  return Number(r!.last_seq);
-}
+export const nextSeq = (t: Sql, workspaceId: string) => nextWorkspaceSeq(t, "mail_domain_seq", workspaceId);
 
 export async function insertDomain(db: Sql, r: DomainRow): Promise<void> {
   await db.run(

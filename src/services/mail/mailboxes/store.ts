@@ -1,6 +1,6 @@
 /** All SQL of the mailboxes part: mailboxes and received messages (tables of migration 0054). */
 import type { Sql } from "../../../core/db";
-import { updateById } from "../../../core/store/sql";
+import { updateById, nextWorkspaceSeq } from "../../../core/store/sql";
 
 export const MAILBOX_STATUSES = ["active", "disabled"] as const;
 export type MailboxStatus = (typeof MAILBOX_STATUSES)[number];
@@ -63,15 +63,7 @@ export interface MailboxTarget {
   fqdn: string;
 }
 
-export async function nextSeq(t: Sql, workspaceId: string): Promise<number> {
-  const r = await t.get<{ last_seq: number | string }>(
-    `INSERT INTO mail_mailbox_seq (workspace_id, last_seq) VALUES (?, 1)
-     ON CONFLICT (workspace_id) DO UPDATE SET last_seq = mail_mailbox_seq.last_seq + 1
-     RETURNING last_seq`,
-    workspaceId,
-  );
-  return Number(r!.last_seq);
-}
+export const nextSeq = (t: Sql, workspaceId: string) => nextWorkspaceSeq(t, "mail_mailbox_seq", workspaceId);
 
 export async function insertMailbox(db: Sql, r: MailboxRow): Promise<void> {
   await db.run(
