@@ -60,7 +60,7 @@ export function engageRoutes(engage: EngageService, deps: LaneRouteDeps) {
       params: CommunityParams,
       body: t.Object({ actor_id: t.String(), post_id: t.String({ description: "A post the actor can see" }) }),
       response: { 201: t.Object({ ...Bookmark.properties, created: t.Boolean() }), ...writeErrors },
-      detail: { tags, summary: "Bookmark a post (action social.create); idempotent" + "", description: "Bookmarks are private to their actor." + IDEMPOTENT },
+      detail: { tags, summary: "Bookmark a post (action social.create); idempotent", description: "Bookmarks are private to their actor." + IDEMPOTENT },
     })
     .delete("/bookmarks/:actor_id/:post_id", async (c) => {
       await engage.unbookmark(requirePrincipal(c.principal), c.params.community_id, c.params.actor_id, c.params.post_id);
