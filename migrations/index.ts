@@ -23,6 +23,7 @@ import m0011 from "./0011_platform_workspaces.sql" with { type: "text" };
 import m0012 from "./0012_platform_keys_audit.sql" with { type: "text" };
 import m0013 from "./0013_platform_members.sql" with { type: "text" };
 import m0014 from "./0014_platform_identities.sql" with { type: "text" };
+import m0015 from "./0015_platform_mfa.sql" with { type: "text" };
 import m0020 from "./0020_webhooks.sql" with { type: "text" };
 import m0021 from "./0021_webhooks_engine.sql" with { type: "text" };
 import m0022 from "./0022_webhooks_status.sql" with { type: "text" };
@@ -80,6 +81,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0012_platform_keys_audit", sql: m0012 },
   { name: "0013_platform_members", sql: m0013 },
   { name: "0014_platform_identities", sql: m0014 },
+  { name: "0015_platform_mfa", sql: m0015 },
   { name: "0020_webhooks", sql: m0020 },
   { name: "0021_webhooks_engine", sql: m0021 },
   { name: "0022_webhooks_status", sql: m0022 },

@@ -2,7 +2,7 @@
  * MFA of an App's end users: factors (TOTP, email), the sign-in challenge, recovery codes
  * and step-up.
  *
- * Factors
+ * Factors (the pure TOTP and recovery-code helpers are in core/totp.ts, shared with console accounts)
  * - TOTP: RFC 6238 with SHA-1, 6 digits, 30 s steps (what every authenticator app assumes);
  *   a code of the previous, current or next step is accepted, and only for a step later
  *   than the last one accepted for that factor (`last_step`), so a code never works twice.
@@ -55,9 +55,8 @@
  *
  * Wrong codes on bearer routes answer 400, not 401: clients treat 401 as "refresh the token".
  */
-import { createHmac, randomBytes, randomInt } from "node:crypto";
-import { createTOTPKeyURI, generateHOTP } from "oslo/otp";
-import { base32 } from "oslo/encoding";
+import { createHmac, randomInt } from "node:crypto";
+import { generateHOTP } from "oslo/otp";
 import type { RequestMeta } from "../../access/http";
 import { DAY, HOUR, MINUTE, SECOND } from "../../core/clock";
 import { tx, type Sql } from "../../core/db";
@@ -66,6 +65,7 @@ import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { deriveKey, safeEqual } from "../../core/secrets";
 import { ADDRESS_LIMITS, AddressLimit } from "../../core/signin-guard";
+import { matchTotpStep, newRecoveryCodes, newTotpSeed, normaliseRecoveryCode, TOTP_CODE_RE, totpKeyUri, totpSecretText } from "../../core/totp";
 import * as rateStore from "../../core/store/ratelimit";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
@@ -95,8 +95,7 @@ export const MFA_LIMITS = {
   userStreakMs: DAY,
 };
 
-const TOTP_STEP_SEC = 30;
-const CODE_RE = /^\d{6}$/;
+const CODE_RE = TOTP_CODE_RE;
 
 export interface FactorView {
   id: string;
@@ -128,11 +127,7 @@ export function maskEmail(email: string) {
   return `${masked}${email.slice(at)}`;
 }
 
-/** A recovery code as typed (hyphens anywhere, any case) -> its 16-hex canonical form, or null. */
-export function normaliseRecoveryCode(raw: string) {
-  const s = raw.replaceAll("-", "").trim().toLowerCase();
-  return /^[0-9a-f]{16}$/.test(s) ? s : null;
-}
+export { normaliseRecoveryCode } from "../../core/totp";
 
 /** The first factor of a challenged sign-in: password unless the challenge recorded another (federated). */
 function firstFactor(ch: store.ChallengeRow): { amr: string[]; method: string } {
@@ -178,14 +173,8 @@ export class MfaService implements MfaGate {
   }
 
   /** The accepted TOTP step for `code` (previous, current or next step, later than last_step), or null. */
-  private async totpStep(f: store.FactorRow, code: string): Promise<number | null> {
-    const now = Math.floor(this.ctx.clock.nowMs() / 1000 / TOTP_STEP_SEC);
-    const seed = this.seed(f);
-    for (const step of [now - 1, now, now + 1]) {
-      if (f.last_step !== null && step <= f.last_step) continue;
-      if (safeEqual(await generateHOTP(seed, step), code)) return step;
-    }
-    return null;
+  private totpStep(f: store.FactorRow, code: string): Promise<number | null> {
+    return matchTotpStep(this.seed(f), code, this.ctx.clock.nowMs(), f.last_step);
   }
 
   private emailCodeHash(challengeId: string, code: string) {
@@ -198,7 +187,7 @@ export class MfaService implements MfaGate {
 
   /** Fresh recovery codes for the user; every prior code stops working. Call inside a transaction (`t`). */
   private async newRecoveryCodes(t: Sql, userId: string) {
-    const codes = Array.from({ length: MFA_LIMITS.recoveryCodes }, () => randomBytes(8).toString("hex"));
+    const codes = newRecoveryCodes(MFA_LIMITS.recoveryCodes);
     await store.replaceRecoveryCodes(t, userId, codes.map((c) => ({ id: uuid(), hash: this.recoveryHash(c) })), this.ctx.clock.iso());
     return codes;
   }
@@ -220,7 +209,7 @@ export class MfaService implements MfaGate {
     const hit = await this.ctx.ratelimit.hit(`auth:${app.id}:mfa-enrol:${user.id}`, MFA_LIMITS.enrolmentsPerHour, HOUR);
     if (!hit.allowed) throw tooMany("Too many MFA enrolments: try again later", Math.ceil(hit.retryAfterMs / 1000), "TOO_MANY_ENROLMENTS");
     const now = this.ctx.clock.iso();
-    const secret = randomBytes(20);
+    const secret = newTotpSeed();
     const row: store.FactorRow = {
       id: uuid(),
       app_id: app.id,
@@ -250,11 +239,8 @@ export class MfaService implements MfaGate {
     });
     const view = factorView(row);
     if (b.type === "email") return view;
-    // oslo writes the query with URLSearchParams, which encodes a space as "+"; the Key URI
-    // format (and authenticator apps) expect %20, else "My App" shows up as "My+App". A real
-    // "+" is already %2B there, so the swap is lossless.
-    const uri = createTOTPKeyURI(app.displayName, user.email ?? user.username, secret).replaceAll("+", "%20");
-    return { ...view, secret: base32.encode(secret, { includePadding: false }), otpauth_uri: uri };
+    const uri = totpKeyUri(app.displayName, user.email ?? user.username, secret);
+    return { ...view, secret: totpSecretText(secret), otpauth_uri: uri };
   }
 
   async confirm(app: LoadedApp, authorization: string | null, factorId: string, code: string, meta: RequestMeta) {

@@ -45,6 +45,19 @@ export function parseSessionDuration(v: unknown): number {
 
 export const normaliseIdentifier = (s: string) => s.trim().toLowerCase();
 
+/** The answer of a proven first factor when the account has MFA (mfa.ts). */
+export interface MfaChallengeResponse {
+  mfa_required: true;
+  mfa_token: string;
+  factors: { id: string; type: "totp"; name: string | null }[];
+  expires_at: string;
+}
+
+/** What sign-in needs of the MFA feature (PlatformMfa, wired by the Platform service). */
+export interface MfaGate {
+  challengeFor(accountId: string, firstFactor: string, sessionDuration: number, meta: RequestMeta): Promise<MfaChallengeResponse | null>;
+}
+
 export class AccountService {
   readonly tokens: SessionTokens;
   private readonly guard: SigninGuard;
@@ -52,6 +65,8 @@ export class AccountService {
   private readonly resetKey: Uint8Array;
   /** Deferred work (reset mails) still running: awaited by idle() in tests and shutdown. */
   private readonly deferred: DeferredWork;
+  /** Set once by the Platform service: a proven first factor meets the account's MFA here. */
+  mfa: MfaGate | null = null;
 
   constructor(private readonly ctx: AppContext) {
     this.tokens = new SessionTokens(deriveKey(ctx.masterKey, "platform-session-jwt"), `${ctx.config.publicUrl}/platform`, ctx.clock);
@@ -211,7 +226,7 @@ export class AccountService {
    * identifiers (SigninGuard); unknown identifiers still pay for one argon2 verification
    * against a dummy hash.
    */
-  async signin(b: { identifier: string; password: string; session_duration?: unknown }, meta: RequestMeta): Promise<TokenResponse> {
+  async signin(b: { identifier: string; password: string; session_duration?: unknown }, meta: RequestMeta): Promise<TokenResponse | MfaChallengeResponse> {
     const duration = parseSessionDuration(b.session_duration);
     const id = normaliseIdentifier(b.identifier);
     if (!id) throw invalidField("identifier", "must not be empty");
@@ -231,6 +246,9 @@ export class AccountService {
     if (account!.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
     if (account!.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
     await this.guard.succeeded(id);
+    // With an enabled factor the password only earns a challenge (audited there); no session yet.
+    const challenge = await this.mfa?.challengeFor(account!.id, "password", duration, meta);
+    if (challenge) return challenge;
     await audit(this.ctx.db, this.ctx, { actor: { actor_type: "account", actor_id: account!.id }, action: "account.signin", meta });
     return this.startSession(account!.id, duration, meta);
   }

@@ -16,6 +16,12 @@
  *   token is verified (signature, iss, aud, exp, nonce = this state's): 401
  *   INVALID_ID_TOKEN / OAUTH_CODE_REJECTED, 401 NONCE_REPLAYED for the nonce of a finished
  *   sign-in. Then 200 {tokens, return_to} and the auth_token cookie, as sign-in sets it.
+ *   An account with an enabled MFA factor gets the MFA challenge instead (200 {mfa_required,
+ *   mfa_token, factors, expires_at, return_to}, no cookie): the provider is trusted for the
+ *   first factor only, the code is finished at /auth/mfa/verify or /recover (mfa.ts).
+ * - A browser landing on the callback (routes/oauth.ts: Sec-Fetch-Mode navigate, or Accept
+ *   preferring text/html to JSON) gets 303 to return_to instead of the JSON (cookie set), or
+ *   with MFA required 303 to return_to whose fragment is replaced by #mfa_token=<token>.
  *
  * Which account (401 IDENTITY_NOT_RESOLVABLE when none can be chosen safely)
  * 1. An identity (issuer + subject) already linked: its account.
@@ -58,7 +64,7 @@ import {
 } from "../../core/oidc";
 import { checkReturnTo, parseOriginPatterns, type OriginPattern } from "../../core/return-to";
 import type { AppContext } from "../../context";
-import { SESSION_DEFAULT, type AccountService, type TokenResponse } from "./accounts";
+import { SESSION_DEFAULT, type AccountService, type MfaChallengeResponse, type TokenResponse } from "./accounts";
 import { audit } from "./audit";
 import * as accounts from "./store/accounts";
 import * as store from "./store/oauth";
@@ -111,7 +117,11 @@ export class PlatformOAuth {
     return flow.url;
   }
 
-  async callback(id: string, b: CallbackInput, meta: RequestMeta): Promise<{ tokens: TokenResponse; return_to: string }> {
+  /**
+   * Finishes the web sign-in: the tokens, or (account with an enabled MFA factor) the MFA
+   * challenge to finish at /auth/mfa/verify or /recover; with the return_to given at start.
+   */
+  async callback(id: string, b: CallbackInput, meta: RequestMeta): Promise<{ tokens: TokenResponse; return_to: string } | (MfaChallengeResponse & { return_to: string })> {
     const p = this.provider(id);
     if (typeof b.state !== "string" || !b.state) throw badRequest("state is required", [{ field: "state", reason: "is required" }]);
     const row = await store.consumeState(this.ctx.db, hashState(b.state), this.ctx.clock.iso(), this.ctx.clock.nowMs());
@@ -160,6 +170,9 @@ export class PlatformOAuth {
     }
     if (account.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
     if (account.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
+    // The provider is the first factor only: an account with MFA still needs its code.
+    const challenge = await this.accounts.mfa?.challengeFor(account.id, `oauth:${p.id}`, SESSION_DEFAULT, meta);
+    if (challenge) return { ...challenge, return_to: row.return_to };
     await audit(this.ctx.db, this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin", meta, metadata: { method: "oauth", provider: p.id } });
     const tokens = await this.accounts.startSession(account.id, SESSION_DEFAULT, meta);
     return { tokens, return_to: row.return_to };

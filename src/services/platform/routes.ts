@@ -7,6 +7,7 @@ import { auditRoutes } from "./routes/audit";
 import { authRoutes } from "./routes/auth";
 import { introspectRoutes } from "./routes/introspect";
 import { memberRoutes } from "./routes/members";
+import { mfaRoutes } from "./routes/mfa";
 import { oauthRoutes } from "./routes/oauth";
 import { personalTokenRoutes } from "./routes/personal-tokens";
 import { roleRoutes } from "./routes/roles";
@@ -17,6 +18,7 @@ export function platformRoutes(platform: Platform) {
   return new Elysia({ prefix: "/platform" })
     .use(authRoutes(platform))
     .use(oauthRoutes(platform))
+    .use(mfaRoutes(platform))
     .use(introspectRoutes(platform))
     .use(workspaceRoutes(platform))
     .use(apiKeyRoutes(platform))

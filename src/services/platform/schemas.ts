@@ -238,3 +238,26 @@ export const Identity = t.Object({
   created_at: t.String({ format: "date-time" }),
   last_used_at: t.Nullable(t.String({ format: "date-time" })),
 });
+
+// --- MFA of console accounts (mfa.ts, routes/mfa.ts) --------------------------------------
+
+export const MfaChallenge = t.Object({
+  mfa_required: t.Literal(true),
+  mfa_token: t.String({ format: "uuid", description: "Finish with POST /platform/v1/auth/mfa/verify or /recover; single use, 10 minutes" }),
+  factors: t.Array(t.Object({ id: t.String({ format: "uuid" }), type: t.Literal("totp"), name: t.Nullable(t.String()) })),
+  expires_at: t.String({ format: "date-time" }),
+});
+
+export const MfaFactor = t.Object({
+  id: t.String({ format: "uuid" }),
+  type: t.Literal("totp"),
+  name: t.Nullable(t.String()),
+  status: t.Union([t.Literal("pending"), t.Literal("active"), t.Literal("disabled")], { description: "pending (not confirmed yet) | active | disabled" }),
+  created_at: t.String({ format: "date-time" }),
+  confirmed_at: t.Nullable(t.String({ format: "date-time" })),
+  disabled_at: t.Nullable(t.String({ format: "date-time" })),
+});
+
+export const RecoveryCodes = t.Object({
+  recovery_codes: t.Array(t.String({ description: "16 hex characters; hyphens and case are ignored when entered" }), { description: "Shown once" }),
+});

@@ -10,6 +10,7 @@ import { Authz } from "./authz";
 import { IntrospectService } from "./introspect";
 import { InvitationService } from "./invitations";
 import { MemberService } from "./members";
+import { PlatformMfa } from "./mfa";
 import { PlatformOAuth } from "./oauth";
 import { PersonalTokenService } from "./personal-tokens";
 import { RoleService } from "./roles";
@@ -63,6 +64,7 @@ export class Platform {
   readonly invitations: InvitationService;
   readonly workspaceServices: WorkspaceServiceActivation;
   readonly oauth: PlatformOAuth;
+  readonly mfa: PlatformMfa;
 
   constructor(readonly ctx: AppContext) {
     this.accounts = new AccountService(ctx);
@@ -77,6 +79,8 @@ export class Platform {
     this.members = new MemberService(ctx, this.authz, this.roles);
     this.invitations = new InvitationService(ctx, this.authz, this.roles);
     this.workspaceServices = new WorkspaceServiceActivation(ctx, this.authz);
+    this.mfa = new PlatformMfa(ctx, this.accounts);
+    this.accounts.mfa = this.mfa;
     this.oauth = new PlatformOAuth(ctx, this.accounts);
   }
 }

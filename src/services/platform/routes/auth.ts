@@ -5,7 +5,7 @@ import { requireSession } from "../../../access/principal";
 import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
-import { EmailBody, ErrorBody, RefreshBody, ResetBody, SetupBody, SigninBody, SignupBody, TokenResponse } from "../schemas";
+import { EmailBody, ErrorBody, MfaChallenge, RefreshBody, ResetBody, SetupBody, SigninBody, SignupBody, TokenResponse } from "../schemas";
 import type { TokenResponse as Tokens } from "../accounts";
 
 const tags = ["Platform: auth"];
@@ -33,13 +33,20 @@ export function authRoutes(platform: Platform) {
       return tokens;
     }, { body: SignupBody, response: { 200: TokenResponse, ...errors }, detail: { tags, summary: "Create an account and sign in" } })
     .post("/signin", async ({ body, request, server, set }) => {
-      const tokens = await platform.accounts.signin(body, requestMeta(request, server));
-      setCookie(set, request, tokens);
-      return tokens;
+      const r = await platform.accounts.signin(body, requestMeta(request, server));
+      // An MFA challenge sets no cookie: the session starts at /auth/mfa/verify or /recover.
+      if ("access_token" in r) setCookie(set, request, r);
+      return r;
     }, {
       body: SigninBody,
-      response: { 200: TokenResponse, ...errors },
-      detail: { tags, summary: "Sign in with email or username", description: "Every failure is 401 INVALID_CREDENTIALS; 403 only after the password is proven; 429 TOO_MANY_ATTEMPTS after 5 attempts a minute or 4 failures (15-minute lock) per identifier, or 30 failures in 15 minutes from the client address across identifiers; Retry-After gives the seconds until every limit lets the attempt through." },
+      response: { 200: t.Union([TokenResponse, MfaChallenge]), ...errors },
+      detail: {
+        tags,
+        summary: "Sign in with email or username",
+        description:
+          "Every failure is 401 INVALID_CREDENTIALS; 403 only after the password is proven; 429 TOO_MANY_ATTEMPTS after 5 attempts a minute or 4 failures (15-minute lock) per identifier, or 30 failures in 15 minutes from the client address across identifiers; Retry-After gives the seconds until every limit lets the attempt through. " +
+          "When the account has an active MFA factor, a correct password answers 200 {mfa_required: true, mfa_token, factors, expires_at} instead of tokens (no cookie): finish with POST /platform/v1/auth/mfa/verify or /recover within 10 minutes.",
+      },
     })
     .post("/refresh", ({ body }) => platform.accounts.refresh(body.refresh_token), {
       body: RefreshBody, response: { 200: TokenResponse, 400: ErrorBody }, detail: { tags, summary: "Rotate the refresh token" },

@@ -6,7 +6,7 @@ import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { noContent, redirect } from "../../../core/openapi";
 import type { CallbackInput } from "../../../core/oidc";
 import type { Platform } from "../service";
-import { CallbackFields, ErrorBody, Identity, TokenResponse } from "../schemas";
+import { CallbackFields, ErrorBody, Identity, MfaChallenge, TokenResponse } from "../schemas";
 import { sessionCookie } from "./auth";
 
 const tags = ["Platform: federated sign-in"];
@@ -15,18 +15,61 @@ const providerParams = t.Object({ provider: t.String({ maxLength: 40, descriptio
 const CALLBACK_DOC =
   "Consumes the state first (400 INVALID_OAUTH_STATE when unknown, expired or used; 400 OAUTH_PROVIDER_MISMATCH when minted for another provider; 400 OAUTH_PROVIDER_ERROR when the provider sent error). " +
   "Exchanges the code with PKCE (or takes a posted id_token) and verifies the ID token: signature against the provider JWKS, iss, aud, exp, nonce (401 INVALID_ID_TOKEN, OAUTH_CODE_REJECTED, NONCE_REPLAYED). " +
-  "Signs in the linked account, links by an email verified on both sides, or creates an account from a verified email; otherwise 401 IDENTITY_NOT_RESOLVABLE. Sets the auth_token cookie like sign-in.";
+  "Signs in the linked account, links by an email verified on both sides, or creates an account from a verified email; otherwise 401 IDENTITY_NOT_RESOLVABLE. Sets the auth_token cookie like sign-in. " +
+  "An account with an active MFA factor gets the MFA challenge instead of tokens (200 {mfa_required, mfa_token, factors, expires_at, return_to}, no cookie): finish it at POST /platform/v1/auth/mfa/verify or /recover. " +
+  "A browser navigation (Sec-Fetch-Mode: navigate, or Accept preferring text/html to application/json) gets 303 to return_to with the cookie set instead of the JSON; with MFA required, 303 to return_to with its fragment replaced by #mfa_token=<token> (the console shows its code step). Errors stay JSON.";
+
+/**
+ * Whether the callback request is a browser's page navigation (the provider redirected or
+ * auto-posted the browser here) rather than an API client relaying the provider's answer:
+ * Sec-Fetch-Mode: navigate, or an Accept header that prefers text/html to application/json.
+ */
+export function isBrowserNavigation(request: Request): boolean {
+  if (request.headers.get("sec-fetch-mode") === "navigate") return true;
+  const accept = request.headers.get("accept");
+  if (!accept) return false;
+  const q = (type: string) => {
+    let best = -1;
+    for (const part of accept.split(",")) {
+      const [range, ...params] = part.trim().toLowerCase().split(";");
+      const [main, sub] = (range ?? "").trim().split("/");
+      const [tMain, tSub] = type.split("/");
+      if (!(main === "*" || main === tMain) || !(sub === "*" || sub === tSub)) continue;
+      const qp = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+      const v = qp ? Number(qp.slice(2)) : 1;
+      // The most specific range decides; among equals the highest q.
+      const spec = main === "*" ? 0 : sub === "*" ? 1 : 2;
+      best = Math.max(best, spec * 10 + (Number.isFinite(v) ? v : 0));
+    }
+    return best < 0 ? 0 : best % 10;
+  };
+  const html = q("text/html");
+  return html > 0 && html > q("application/json");
+}
+
+const BROWSER_REDIRECT = redirect(303, "Browser navigation only: to return_to (signed in, cookie set), or to return_to#mfa_token=<token> when MFA is required");
 
 export function oauthRoutes(platform: Platform) {
   const { oauth } = platform;
   const setCookie = sessionCookie(platform.ctx.config);
-  const callback = async (c: { params: { provider: string }; request: Request; server: any; set: any }, input: CallbackInput) => {
+  // The JSON result (checked against Result) or, for a browser, a 303 Response; `any` because
+  // Elysia's handler type takes one or the other, not a union of both.
+  const callback = async (c: { params: { provider: string }; request: Request; server: any; set: any }, input: CallbackInput): Promise<any> => {
     const result = await oauth.callback(c.params.provider, input, requestMeta(c.request, c.server));
-    setCookie(c.set, c.request, result.tokens);
+    if ("tokens" in result) setCookie(c.set, c.request, result.tokens);
     c.set.headers["cache-control"] = "no-store";
-    return result;
+    if (!isBrowserNavigation(c.request)) return result;
+    // A browser would otherwise stop on a JSON page: send it on (return_to passed the allowlist at start).
+    const to = new URL(result.return_to);
+    if ("mfa_token" in result) to.hash = `mfa_token=${encodeURIComponent(result.mfa_token)}`;
+    const headers: Record<string, string> = { location: to.href, "cache-control": "no-store" };
+    if (c.set.headers["set-cookie"]) headers["set-cookie"] = String(c.set.headers["set-cookie"]);
+    return new Response(null, { status: 303, headers });
   };
-  const Result = t.Object({ tokens: TokenResponse, return_to: t.String({ description: "The return_to given at start (allowlisted)" }) });
+  const Result = t.Union([
+    t.Object({ tokens: TokenResponse, return_to: t.String({ description: "The return_to given at start (allowlisted)" }) }),
+    t.Composite([MfaChallenge, t.Object({ return_to: t.String({ description: "The return_to given at start (allowlisted)" }) })]),
+  ]);
   const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 502: ErrorBody };
 
   return new Elysia()
@@ -68,11 +111,11 @@ export function oauthRoutes(platform: Platform) {
         })
         .get("/callback", (c) => callback(c, c.query), {
           params: providerParams, query: CallbackFields, response: { 200: Result, ...errors },
-          detail: { tags, summary: "Provider redirect (query string): finish the sign-in", description: CALLBACK_DOC },
+          detail: { tags, summary: "Provider redirect (query string): finish the sign-in", description: CALLBACK_DOC, responses: BROWSER_REDIRECT },
         })
         .post("/callback", (c) => callback(c, c.body), {
           params: providerParams, body: CallbackFields, response: { 200: Result, ...errors },
-          detail: { tags, summary: "Provider redirect (form post, idp_1) or a client relaying it: finish the sign-in", description: CALLBACK_DOC },
+          detail: { tags, summary: "Provider redirect (form post, idp_1) or a client relaying it: finish the sign-in", description: CALLBACK_DOC, responses: BROWSER_REDIRECT },
         }),
     )
     .use(principalPlugin(platform.authz))
