@@ -27,6 +27,8 @@ export function App() {
 
   if (route.setup) return <Setup token={route.setup} onDone={refreshMe} />;
   if (me === undefined) return <Loading />;
+  // A federated sign-in that needs the code comes back as #mfa_token=... (the callback's 303).
+  if (route.mfa) return <Centered><MfaStep token={route.mfa} onDone={async () => (replace("#/"), await refreshMe())} onCancel={() => replace("#/")} /></Centered>;
   if (me === null) return <SignIn invite={!!route.invite} onDone={refreshMe} />;
   return <Shell me={me} route={route} refreshMe={refreshMe} />;
 }
@@ -72,6 +74,9 @@ function Setup({ token, onDone }: { token: string; onDone: () => Promise<void> }
 }
 
 function SignIn({ invite, onDone }: { invite: boolean; onDone: () => Promise<void> }) {
+  // Set when the password was right and the account has MFA: the code step replaces the form.
+  const [mfaToken, setMfaToken] = useState<string | null>(null);
+  if (mfaToken) return <Centered><MfaStep token={mfaToken} onDone={onDone} onCancel={() => setMfaToken(null)} /></Centered>;
   return (
     <Centered>
       <Section title="Sign in">
@@ -84,13 +89,60 @@ function SignIn({ invite, onDone }: { invite: boolean; onDone: () => Promise<voi
             { name: "password", label: "Password", type: "password", required: true },
           ]}
           onSubmit={async (v) => {
-            setTokens(await api("POST", "/platform/v1/auth/signin", v));
+            const r = await api("POST", "/platform/v1/auth/signin", v);
+            if (r.mfa_required) return setMfaToken(r.mfa_token);
+            setTokens(r);
             await onDone();
           }}
         />
         <Providers />
       </Section>
     </Centered>
+  );
+}
+
+/**
+ * The second step of a sign-in whose account has MFA: a 6-digit code of the authenticator
+ * app, or one of the recovery codes. The challenge lives 10 minutes and locks after 5 wrong
+ * codes (the API's message says so); "Start over" goes back to the sign-in form.
+ */
+function MfaStep({ token, onDone, onCancel }: { token: string; onDone: () => Promise<void>; onCancel: () => void }) {
+  const [recovery, setRecovery] = useState(false);
+  return (
+    <Section title="Two-step verification">
+      <p class="muted">{recovery ? "Enter one of the recovery codes you saved when you set up MFA. Each code works once." : "Enter the 6-digit code your authenticator app shows for Bunker."}</p>
+      {recovery ? (
+        <Form
+          id="mfa-recover"
+          key="recover"
+          submitLabel="Verify"
+          fields={[{ name: "recovery_code", label: "Recovery code", required: true, placeholder: "xxxx-xxxx-xxxx-xxxx" }]}
+          onSubmit={async (v) => {
+            setTokens(await api("POST", "/platform/v1/auth/mfa/recover", { mfa_token: token, recovery_code: String(v.recovery_code ?? "") }));
+            await onDone();
+          }}
+        />
+      ) : (
+        <Form
+          id="mfa-verify"
+          key="verify"
+          submitLabel="Verify"
+          fields={[{ name: "code", label: "Authentication code", required: true, placeholder: "123456" }]}
+          onSubmit={async (v) => {
+            setTokens(await api("POST", "/platform/v1/auth/mfa/verify", { mfa_token: token, code: String(v.code ?? "").trim() }));
+            await onDone();
+          }}
+        />
+      )}
+      <div class="actions">
+        <button type="button" class="secondary small" onClick={() => setRecovery(!recovery)}>
+          {recovery ? "Use the authenticator app" : "Use a recovery code"}
+        </button>
+        <button type="button" class="secondary small" onClick={onCancel}>
+          Start over
+        </button>
+      </div>
+    </Section>
   );
 }
 

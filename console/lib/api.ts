@@ -76,7 +76,8 @@ export async function request(method: string, path: string, body?: unknown, head
     } catch {
       // not JSON: keep the status text
     }
-    if (res.status === 401 && !path.includes("/auth/signin") && !path.includes("/auth/setup")) onUnauthorized();
+    // A wrong password or MFA code is a 401 of its own form, not a lost session.
+    if (res.status === 401 && !path.includes("/auth/signin") && !path.includes("/auth/setup") && !path.includes("/auth/mfa/")) onUnauthorized();
     throw new ApiError(res.status, err.code ?? `HTTP_${res.status}`, err.message ?? res.statusText ?? `HTTP ${res.status}`, err.details ?? []);
   }
   return res;

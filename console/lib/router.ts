@@ -9,6 +9,8 @@ export interface Route {
   /** #setup=... and #invite=... links the server mails and prints. */
   setup: string | null;
   invite: string | null;
+  /** #mfa_token=...: a federated sign-in that needs the second factor (the OIDC callback's redirect). */
+  mfa: string | null;
 }
 
 export function parse(hash: string): Route {
@@ -20,7 +22,7 @@ export function parse(hash: string): Route {
     workspace = parts[1] ?? null;
     parts.splice(0, 2);
   }
-  return { workspace, module: parts[0] ?? null, screen: parts[1] ?? null, rest: parts.slice(2), setup: params.get("setup"), invite: params.get("invite") };
+  return { workspace, module: parts[0] ?? null, screen: parts[1] ?? null, rest: parts.slice(2), setup: params.get("setup"), invite: params.get("invite"), mfa: params.get("mfa_token") };
 }
 
 export function link(r: { workspace?: string | null; module: string; screen?: string; rest?: string[] }): string {

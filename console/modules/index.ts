@@ -3,6 +3,7 @@
  * console/modules/<service>.tsx exporting a ConsoleModule and add it here (one line).
  */
 import type { ConsoleModule } from "../lib/module";
+import { accountModule } from "./account";
 import { authModule } from "./auth";
 import { instanceModule } from "./instance";
 import { mailModule } from "./mail";
@@ -14,4 +15,4 @@ import { waitlistModule } from "./waitlist";
 import { webhooksModule } from "./webhooks";
 import { workspaceModule } from "./workspace";
 
-export const MODULES: readonly ConsoleModule[] = [instanceModule, workspaceModule, authModule, mailModule, mailboxesModule, waitlistModule, tackModule, trawlModule, socialModule, webhooksModule];
+export const MODULES: readonly ConsoleModule[] = [instanceModule, accountModule, workspaceModule, authModule, mailModule, mailboxesModule, waitlistModule, tackModule, trawlModule, socialModule, webhooksModule];

@@ -1,9 +1,9 @@
-/** Instance: version, health and readiness, key metrics as small charts, accounts (operators). */
+/** Instance: version, health and readiness, key metrics as small charts, accounts (operators: status, MFA reset). */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, get } from "../lib/api";
 import { Chart } from "../lib/chart";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
-import { ActionButton, Badge, ErrorNote, Form, Loading, PagedTable, Section, useLoad, when } from "../lib/ui";
+import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, Section, useLoad, when } from "../lib/ui";
 
 /** Prometheus text -> metric name -> summed value, keeping label filters as a predicate. */
 export function sumMetric(text: string, name: string, match: (labels: string) => boolean = () => true): number {
@@ -156,6 +156,8 @@ function Accounts(p: ScreenProps) {
           { label: "Operator", cell: (a: any) => (a.is_operator ? "yes" : "") },
           { label: "Created", cell: (a: any) => when(a.created_at) },
           { label: "", cell: (a: any) => (a.id === p.me.account?.id ? null : a.status === "active" ? verb(a, "suspend") : verb(a, "reactivate")) },
+          // For an account locked out of its authenticator: it signs in with the password only, then enrols again.
+          { label: "MFA", cell: (a: any) => (a.id === p.me.account?.id ? null : <ConfirmButton label="Reset MFA" onConfirm={async () => (await api("DELETE", `/platform/v1/admin/accounts/${a.id}/mfa`), setTick(tick + 1))} />) },
         ]}
       />
     </Section>

@@ -182,7 +182,8 @@ export class PlatformMfa {
       await store.insertFactor(t, row);
       await audit(t, this.ctx, { actor: this.act(accountId), action: "account.mfa.enrol", target: { type: "mfa_factor", id: row.id }, meta, metadata: { type: "totp" } });
     });
-    const issuer = `Bunker (${new URL(this.ctx.config.publicUrl).host})`;
+    // The host name only: a port's ":" would split the Key URI label ("issuer:account") in some apps.
+    const issuer = `Bunker (${new URL(this.ctx.config.publicUrl).hostname})`;
     return { ...factorView(row), factor_id: row.id, secret: totpSecretText(seed), otpauth_uri: totpKeyUri(issuer, account.email, seed) };
   }
 
