@@ -305,6 +305,9 @@ describe("disable, reset, isolation", () => {
     const rows = await app.ctx.db.all<{ actor_id: string; target_id: string; metadata: string }>("SELECT actor_id, target_id, metadata FROM platform_audit_log WHERE action = 'account.mfa.reset'");
     expect(rows).toEqual([{ actor_id: await accountId(opToken), target_id: id, metadata: JSON.stringify({ factors_disabled: 1 }) }]);
     expect((await app.call("DELETE", "/platform/v1/admin/accounts/00000000-0000-4000-8000-000000000000/mfa", { token: opToken })).status).toBe(404);
+    // Not your own: that is a disable with a code.
+    const self = await app.call("DELETE", `/platform/v1/admin/accounts/${await accountId(opToken)}/mfa`, { token: opToken });
+    expect([self.status, self.body.error.details[0].field]).toEqual([400, "account_id"]);
     // The account enrols again.
     await withMfa(u);
     expect((await signin(u)).body.mfa_required).toBe(true);

@@ -35,6 +35,8 @@
  *
  * Operator reset: disables every factor, deletes the recovery codes and ends open challenges
  * of another account (audited account.mfa.reset); the next sign-in needs the password only.
+ * Not one's own (400): that is a disable with a code, so a stolen operator session alone
+ * cannot strip the operator's MFA; a locked-out operator asks another operator.
  */
 import { createHmac } from "node:crypto";
 import { DAY, HOUR, MINUTE } from "../../core/clock";
@@ -255,6 +257,8 @@ export class PlatformMfa {
   /** Operator reset of another account's MFA. */
   async reset(operatorId: string, accountId: string, meta: RequestMeta): Promise<{ factors_disabled: number }> {
     if (!isUuid(accountId) || !(await accounts.accountById(this.ctx.db, accountId))) throw notFound("Account");
+    // Your own factors go through DELETE /me/mfa/{id} with a code: a stolen operator session alone must not strip them.
+    if (accountId === operatorId) throw badRequest("Operators cannot reset their own MFA: disable the factor with a code or a recovery code", [{ field: "account_id", reason: "is you" }]);
     return tx(this.ctx.db, async (t) => {
       const now = this.ctx.clock.iso();
       const n = await store.disableAllFactors(t, accountId, now);

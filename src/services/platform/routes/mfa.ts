@@ -135,7 +135,7 @@ export function mfaRoutes(platform: Platform) {
         tags: ["Platform: operator"],
         responses: noContent(),
         summary: "Reset an account's MFA (operators), e.g. for an operator locked out of their authenticator",
-        description: "204. Disables every factor, deletes the recovery codes and ends open sign-in challenges of the account, so its next sign-in needs the password (or provider) only; it can enrol again. Sessions stay. 403 OPERATOR_REQUIRED for other accounts; 404 for an unknown account. Audited (account.mfa.reset).",
+        description: "204. Disables every factor, deletes the recovery codes and ends open sign-in challenges of the account, so its next sign-in needs the password (or provider) only; it can enrol again. Sessions stay. 400 VALIDATION_ERROR for your own account (disable your factor with a code instead); 403 OPERATOR_REQUIRED for other callers; 404 for an unknown account. Audited (account.mfa.reset).",
       },
     });
 }
