@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PostgresDb } from "../../src/core/store/postgres";
 import { dialect, isUniqueViolation, lockKey, toPgPlaceholders, type Db } from "../../src/core/store/sql";
-import { SqliteDb } from "../../src/core/store/sqlite";
+import { openExistingSqlite, SqliteDb } from "../../src/core/store/sqlite";
 import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
 
 let cluster: PgCluster;
@@ -216,3 +216,83 @@ for (const name of ["sqlite", "postgres"]) {
     });
   });
 }
+
+describe("sqlite group commit", () => {
+  const sqlite = () => engines.sqlite as SqliteDb;
+  const rows = async (note: string) => (await sqlite().all<{ id: string }>("SELECT id FROM t_items WHERE note = ? ORDER BY id", note)).map((r) => r.id);
+
+  test("concurrent transactions share one commit; each caller is answered after it", async () => {
+    const before = { ...sqlite().commitStats };
+    const ids = Array.from({ length: 50 }, (_, i) => `g${String(i).padStart(2, "0")}`);
+    await Promise.all(ids.map((id) => sqlite().tx((t) => t.run("INSERT INTO t_items (id, n, note) VALUES (?, 1, 'group')", id))));
+    const commits = sqlite().commitStats.commits - before.commits;
+    expect(sqlite().commitStats.transactions - before.transactions).toBe(50);
+    expect(commits).toBeGreaterThanOrEqual(1);
+    expect(commits).toBeLessThan(5);
+    // Answered after the commit: a separate connection sees every row.
+    const other = openExistingSqlite(sqlite().writer.filename)!;
+    expect(other.query("SELECT COUNT(*) AS n FROM t_items WHERE note = 'group'").get()).toEqual({ n: 50 });
+    other.close();
+  });
+
+  test("a transaction that throws rolls back alone: the others of its group commit, its notifications and callbacks are dropped", async () => {
+    const got: string[] = [];
+    const ran: string[] = [];
+    const stop = await sqlite().listen("bunker_group", (p) => got.push(p));
+    const before = sqlite().commitStats.commits;
+    const write = (id: string, fail: boolean) =>
+      sqlite().tx(async (t) => {
+        await t.run("INSERT INTO t_items (id, n, note) VALUES (?, 1, 'mixed')", id);
+        await t.notify("bunker_group", id);
+        t.afterCommit(() => ran.push(id));
+        if (fail) throw new Error(`fail ${id}`);
+        return id;
+      });
+    const results = await Promise.allSettled([write("m1", false), write("m2", true), write("m3", false), write("m4", true), write("m5", false)]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled", "rejected", "fulfilled"]);
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe("fail m2");
+    expect(sqlite().commitStats.commits - before).toBe(1);
+    expect(await rows("mixed")).toEqual(["m1", "m3", "m5"]);
+    expect(ran).toEqual(["m1", "m3", "m5"]);
+    expect(got).toEqual(["m1", "m3", "m5"]);
+    await stop();
+  });
+
+  test("a unique violation in one transaction of a group leaves the others' rows in place", async () => {
+    await sqlite().run("INSERT INTO t_items (id, n, note) VALUES ('dup', 1, 'first')");
+    const results = await Promise.allSettled(
+      ["u1", "dup", "u2"].map((id) => sqlite().tx((t) => t.run("INSERT INTO t_items (id, n, note) VALUES (?, 1, 'unique')", id))),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(isUniqueViolation((results[1] as PromiseRejectedResult).reason)).toBe(true);
+    expect(await rows("unique")).toEqual(["u1", "u2"]);
+  });
+
+  test("lone writes outside a transaction join the group", async () => {
+    const before = { ...sqlite().commitStats };
+    await Promise.all(Array.from({ length: 20 }, (_, i) => sqlite().run("INSERT INTO t_items (id, n, note) VALUES (?, 1, 'lone')", `l${String(i).padStart(2, "0")}`)));
+    expect(sqlite().commitStats.transactions - before.transactions).toBe(20);
+    expect(sqlite().commitStats.commits - before.commits).toBeLessThan(5);
+    expect((await rows("lone")).length).toBe(20);
+  });
+
+  test("a transaction that waits (a password hash, the network) closes its group: the next ones commit without it", async () => {
+    const before = sqlite().commitStats.commits;
+    const order: string[] = [];
+    const slow = sqlite().tx(async (t) => {
+      await t.run("INSERT INTO t_items (id, n, note) VALUES ('s0', 1, 'slow')");
+      await Bun.sleep(30);
+      order.push("slow");
+    });
+    const fast = Array.from({ length: 3 }, (_, i) =>
+      sqlite().tx(async (t) => {
+        await t.run("INSERT INTO t_items (id, n, note) VALUES (?, 1, 'slow')", `s${i + 1}`);
+        order.push(`fast${i}`);
+      }),
+    );
+    await Promise.all([slow, ...fast]);
+    expect(order[0]).toBe("slow");
+    expect(sqlite().commitStats.commits - before).toBe(2);
+    expect((await rows("slow")).length).toBe(4);
+  });
+});

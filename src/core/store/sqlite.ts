@@ -70,6 +70,16 @@ export function openExistingSqlite(path: string): Database | null {
 
 type Listener = (payload: string) => void;
 
+interface TxItem {
+  fn: (t: Sql) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/** A commit group closes after this many transactions or this long (see SqliteDb.tx). */
+const BATCH_MAX = 128;
+const BATCH_MAX_MS = 5;
+
 /** Remembers, per SQL text, whether it only reads (first keyword SELECT). */
 const readOnlyCache = new Map<string, boolean>();
 function readsOnly(sql: string): boolean {
@@ -88,6 +98,11 @@ export class SqliteDb implements Db {
   private readonly reader: Database;
   private locked = false;
   private readonly waiters: (() => void)[] = [];
+  /** Commits and the transactions they carried since open (group commit; /metrics, tests). */
+  readonly commitStats = { commits: 0, transactions: 0 };
+  /** Transactions waiting for the next commit group (tx()). */
+  private readonly txQueue: TxItem[] = [];
+  private draining = false;
   private readonly listeners = new Map<string, Set<Listener>>();
   readonly migrated: string[];
 
@@ -101,47 +116,116 @@ export class SqliteDb implements Db {
   async get<T>(sql: string, ...params: SqlParams): Promise<T | null> {
     assertNotInOwnTx(this);
     if (readsOnly(sql)) return this.reader.query(sql).get(...(params as any[])) as T | null;
-    return this.locked ? this.withLock(() => this.writer.query(sql).get(...(params as any[])) as T | null) : (this.writer.query(sql).get(...(params as any[])) as T | null);
+    // A lone write joins the next commit group rather than committing on its own.
+    return this.tx(async (t) => t.get<T>(sql, ...params));
   }
 
   async all<T>(sql: string, ...params: SqlParams): Promise<T[]> {
     assertNotInOwnTx(this);
     if (readsOnly(sql)) return this.reader.query(sql).all(...(params as any[])) as T[];
-    return this.locked ? this.withLock(() => this.writer.query(sql).all(...(params as any[])) as T[]) : (this.writer.query(sql).all(...(params as any[])) as T[]);
+    return this.tx(async (t) => t.all<T>(sql, ...params));
   }
 
   async run(sql: string, ...params: SqlParams): Promise<number> {
     assertNotInOwnTx(this);
-    // A lone write when no transaction is open runs at once; otherwise after the open one.
-    return this.locked ? this.withLock(() => this.writer.query(sql).run(...(params as any[])).changes) : this.writer.query(sql).run(...(params as any[])).changes;
+    // A lone write joins the next commit group rather than committing on its own.
+    return this.tx(async (t) => t.run(sql, ...params));
   }
 
-  async tx<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
+  /**
+   * Group commit. A commit costs more than the statements of a typical write (the WAL write
+   * of every page touched, an FTS5 segment flush): transactions started while others run, or
+   * in the same event-loop turn, are run one after the other inside ONE SQLite transaction,
+   * each in a savepoint of its own, and committed once. Each caller is still answered only
+   * after the commit that holds its change (nothing acknowledged is lost on a crash), a
+   * transaction that throws rolls back its own savepoint only (the others commit), and its
+   * notifications and after-commit callbacks are dropped with it. A lone transaction runs
+   * with no savepoint, exactly as a plain BEGIN/COMMIT.
+   *
+   * Bun runs each request's handler, microtasks included, to its first real I/O before it
+   * parses the next request, so a transaction started at once would always run alone: the
+   * batch starts on setImmediate, after the requests of the current turn have queued theirs.
+   * A batch is closed early once it has run for BATCH_MAX_MS (a transaction that awaits a
+   * password hash or the network must not hold the others' commit) or holds BATCH_MAX items.
+   */
+  tx<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
     assertNotInOwnTx(this);
-    await this.acquire();
-    const scope = { db: this as unknown, open: true };
-    const handle = new SqliteTx(this, this.writer);
-    try {
-      // IMMEDIATE: takes the file's write lock up front, so another process (the CLI) never
-      // deadlocks with us upgrading a read lock.
-      this.writer.exec("BEGIN IMMEDIATE");
-      let result: T;
-      try {
-        result = await txScope.run(scope, () => fn(handle));
-        this.writer.exec("COMMIT");
-      } catch (err) {
-        if (this.writer.inTransaction) this.writer.exec("ROLLBACK");
-        throw err;
+    return new Promise<T>((resolve, reject) => {
+      this.txQueue.push({ fn: fn as (t: Sql) => Promise<unknown>, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(() => void this.drainTx());
       }
-      scope.open = false;
-      handle.close();
-      for (const [channel, payload] of handle.pendingNotifications) this.deliver(channel, payload);
-      runAfterCommit(handle.pendingAfterCommit);
-      return result;
+    });
+  }
+
+  private async drainTx(): Promise<void> {
+    await this.acquire();
+    try {
+      while (this.txQueue.length) await this.runBatch(this.txQueue.splice(0, BATCH_MAX));
     } finally {
-      scope.open = false;
-      handle.close();
+      this.draining = false;
       this.release();
+    }
+  }
+
+  /** Runs the items it can within BATCH_MAX_MS in one transaction; the rest go back to the queue head. */
+  private async runBatch(items: TxItem[]): Promise<void> {
+    const done: { item: TxItem; handle: SqliteTx; value: unknown }[] = [];
+    const started = performance.now();
+    let next = 0;
+    // IMMEDIATE: takes the file's write lock up front, so another process (the CLI) never
+    // deadlocks with us upgrading a read lock.
+    try {
+      this.writer.exec("BEGIN IMMEDIATE");
+    } catch (err) {
+      for (const item of items) item.reject(err);
+      return;
+    }
+    const lone = items.length === 1;
+    while (next < items.length) {
+      const item = items[next++]!;
+      const handle = new SqliteTx(this, this.writer);
+      const scope = { db: this as unknown, open: true };
+      if (!lone) this.writer.exec("SAVEPOINT group_item");
+      try {
+        const value = await txScope.run(scope, () => item.fn(handle));
+        if (!lone) this.writer.exec("RELEASE group_item");
+        done.push({ item, handle, value });
+      } catch (err) {
+        if (this.writer.inTransaction && !lone) {
+          this.writer.exec("ROLLBACK TO group_item");
+          this.writer.exec("RELEASE group_item");
+        }
+        item.reject(err);
+        if (!this.writer.inTransaction || lone) {
+          // SQLite rolled the whole transaction back (I/O error, disk full) or a lone write failed: the
+          // writes of the items before this one are gone too.
+          if (this.writer.inTransaction) this.writer.exec("ROLLBACK");
+          for (const d of done) d.item.reject(new Error("transaction rolled back with its commit group", { cause: err }));
+          this.txQueue.unshift(...items.slice(next));
+          return;
+        }
+      } finally {
+        scope.open = false;
+        handle.close();
+      }
+      if (performance.now() - started > BATCH_MAX_MS) break;
+    }
+    this.txQueue.unshift(...items.slice(next));
+    try {
+      this.writer.exec("COMMIT");
+    } catch (err) {
+      if (this.writer.inTransaction) this.writer.exec("ROLLBACK");
+      for (const d of done) d.item.reject(err);
+      return;
+    }
+    this.commitStats.commits++;
+    this.commitStats.transactions += done.length;
+    for (const d of done) {
+      for (const [channel, payload] of d.handle.pendingNotifications) this.deliver(channel, payload);
+      runAfterCommit(d.handle.pendingAfterCommit);
+      d.item.resolve(d.value);
     }
   }
 

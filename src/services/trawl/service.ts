@@ -17,7 +17,6 @@ import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../.
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import type { ServiceDeps } from "../module";
-import { GroupCommit } from "./group-commit";
 import { SchemaCompiler, isObject } from "./schema";
 import * as store from "./store";
 import type { JobRow, JobStatus } from "./store";
@@ -140,12 +139,7 @@ export class JobService {
   /** Called after a cancel commits (the worker aborts the job's in-flight call). */
   onCancel: (jobId: string) => void = () => {};
 
-  /** Job inserts of concurrent requests share one commit (each answered after it). */
-  private readonly creates: GroupCommit;
-
-  constructor(readonly deps: ServiceDeps) {
-    this.creates = new GroupCommit(deps.ctx.db);
-  }
+  constructor(readonly deps: ServiceDeps) {}
 
   get ctx() {
     return this.deps.ctx;
@@ -211,7 +205,7 @@ export class JobService {
       started_at: null,
       completed_at: null,
     });
-    await this.creates.run(async (t) => {
+    await tx(this.ctx.db, async (t) => {
       await store.insertJob(t, row);
       await this.emit(t, ws.id, "job.queued", view);
     });

@@ -15,7 +15,6 @@ import { badRequest, conflict, invalidField, notFound } from "../../core/errors"
 import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { audit } from "../platform/audit";
-import { WriteBatcher } from "./batch";
 import { enqueueNotification, type NotificationKind } from "./notify";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import * as store from "./store";
@@ -33,12 +32,7 @@ const isEntryStatus = (v: unknown): v is store.EntryStatus => typeof v === "stri
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
 export class EntryService {
-  /** Group commit of public sign-ups (batch.ts). */
-  readonly batcher: WriteBatcher;
-
-  constructor(readonly waitlists: WaitlistService) {
-    this.batcher = new WriteBatcher(waitlists.ctx.db, waitlists.ctx.log);
-  }
+  constructor(readonly waitlists: WaitlistService) {}
 
   get ctx() {
     return this.waitlists.ctx;

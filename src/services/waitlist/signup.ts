@@ -20,7 +20,7 @@ import disposable from "disposable-email-domains";
 import disposableWildcard from "disposable-email-domains/wildcard.json";
 import { MINUTE } from "../../core/clock";
 import { takeSignupSlots, takeSlotsIn } from "./ratelimit";
-import type { Sql } from "../../core/db";
+import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { randomBase62, uuid } from "../../core/ids";
 import { isUniqueViolation } from "../../core/store/sql";
@@ -156,7 +156,7 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
   const clientHash = client.ip ? createHash("sha256").update(client.ip).digest("base64url").slice(0, 22) : null;
   for (let attempt = 0; ; attempt++) {
     try {
-      const out = await svc.batcher.run(async (t): Promise<{ status: 200 | 201; body: PublicEntry }> => {
+      const out = await tx(ctx.db, async (t): Promise<{ status: 200 | 201; body: PublicEntry }> => {
         await takeSlotsIn(t, ctx, limits);
         // Joined meanwhile (e.g. earlier in the same group commit): that entry, even when the list is now full.
         const dup = await store.entryByEmail(t, w.id, email);

@@ -235,7 +235,15 @@ export class WebhookEngine {
     };
     let seen = this.wakeSeq;
     await refill();
-    while (mine.size) {
+    for (;;) {
+      if (!mine.size) {
+        // Attempts that ended while the last claim ran may have freed an endpoint it passed
+        // over as full: one more claim before this drain ends.
+        seen = this.wakeSeq;
+        await refill();
+        if (!mine.size) break;
+        continue;
+      }
       // A wake that came while this drain was claiming is not waited for again.
       if (this.wakeSeq === seen) {
         await new Promise<void>((resolve) => {
@@ -352,15 +360,18 @@ export class WebhookEngine {
     // A few rounds: when the first rows all belong to endpoints that fill up, the next
     // round excludes those and reaches the others.
     for (let round = 0; round < 4; round++) {
-      const free = Math.min(maxConcurrency - this.youngInFlight(), this.options.maxInFlight - this.inflightTotal);
-      if (free <= 0) break;
-      const full: string[] = [];
-      for (const [id, n] of this.inflightByEndpoint) if (n >= this.capOf(id)) full.push(id);
-      const limit = free + this.options.perEndpointConcurrency;
       const leaseUntil = now + leaseMs;
+      let limit = 0;
       // Picked and leased in one transaction: on PostgreSQL the due rows are locked while
-      // this runs and other nodes skip them; everywhere the lease is the claim.
+      // this runs and other nodes skip them; everywhere the lease is the claim. The free
+      // slots are counted when the transaction runs, not before: on SQLite it may start a
+      // moment later (group commit), after attempts in flight have ended.
       const { rows, claimed, notSent } = await tx(db, async (t) => {
+        const free = Math.min(maxConcurrency - this.youngInFlight(), this.options.maxInFlight - this.inflightTotal);
+        if (free <= 0) return { rows: 0, claimed: [] as Claimed[], notSent: 0 };
+        const full: string[] = [];
+        for (const [id, n] of this.inflightByEndpoint) if (n >= this.capOf(id)) full.push(id);
+        limit = free + this.options.perEndpointConcurrency;
         const rows = await store.selectDue(t, now, full, limit);
         const picked: store.DueRow[] = [];
         const notSent: string[] = [];

@@ -12,9 +12,8 @@
 import type { Principal } from "../../../access/principal";
 import { ApiError, conflict, forbidden, notFound } from "../../../core/errors";
 import { prefixedId } from "../../../core/ids";
-import type { Sql } from "../../../core/db";
+import { tx, type Sql } from "../../../core/db";
 import { lockKey } from "../../../core/store/sql";
-import { GroupCommit } from "./group-commit";
 import type { ServiceDeps } from "../../module";
 import { activeCardsInList, dropSearchRows, insertActivity } from "./cards-store";
 import * as store from "./store";
@@ -34,16 +33,11 @@ type Body = Record<string, unknown>;
 const has = (b: Body, k: string) => b[k] !== undefined;
 
 export class Board {
-  /** Every board write runs through it (group commit on SQLite, see group-commit.ts). */
-  private readonly group: GroupCommit;
+  constructor(readonly deps: ServiceDeps) {}
 
-  constructor(readonly deps: ServiceDeps) {
-    this.group = new GroupCommit(deps.ctx.db);
-  }
-
-  /** Runs one write operation in a transaction (grouped with concurrent ones on SQLite). */
+  /** Runs one write operation in a transaction (the SQLite engine commits concurrent ones together). */
   write<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
-    return this.group.run(fn);
+    return tx(this.deps.ctx.db, fn);
   }
 
   get db() {
