@@ -3,7 +3,7 @@
  * bodies in the object store once the deletion has committed.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { bodyKey } from "../../src/services/mail/messages/service";
+import { bodyKey } from "../../src/services/mail/messages/bodies";
 import { createWorkspace, signup } from "../helpers/app";
 import { createTemplate, startSendingApp, workspaceWithDomain, type SendingEnv } from "../helpers/mail-sending";
 

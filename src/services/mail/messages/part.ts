@@ -1,6 +1,7 @@
 /**
  * The mail service's messages part (see ../part.ts): the outbound message log and send
- * queue, message settings, suppressions, export, timeline and deliverability (service.ts).
+ * queue, delivery outcomes, message settings, suppressions, export, timeline and
+ * deliverability (MessageService in service.ts; one module per feature, listed there).
  */
 import { defineMailPart } from "../part";
 import { messageRoutes } from "./routes";

@@ -29,7 +29,8 @@ import {
   Timeline,
   TimelineQuery,
 } from "./schemas";
-import { EXPORT_COLUMNS, EXPORTS_PER_HOUR, type MessageService } from "./service";
+import { EXPORT_COLUMNS, EXPORTS_PER_HOUR } from "./export";
+import type { MessageService } from "./service";
 
 const BASE = "/mail/v1/workspaces/:workspace_id";
 const logTags = ["Mail: messages"];

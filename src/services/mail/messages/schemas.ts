@@ -2,7 +2,8 @@
 import { t } from "elysia";
 import { ErrorBody, Pagination } from "../../../access/schemas";
 import { MAX_BLOCK_SIGNALS } from "./deliverability";
-import { LIST_DEFAULT, LIST_MAX, RECIPIENT_MAX, SUBJECT_CONTAINS_MAX, TEMPLATE_MAX, TIMELINE_MAX_BUCKETS, WINDOW_DEFAULT, WINDOW_MAX } from "./service";
+import { LIST_DEFAULT, LIST_MAX, RECIPIENT_MAX, SUBJECT_CONTAINS_MAX, TEMPLATE_MAX } from "./query";
+import { TIMELINE_MAX_BUCKETS, WINDOW_DEFAULT, WINDOW_MAX } from "./stats";
 import { MESSAGE_STATUSES, SUPPRESSION_REASONS } from "./store";
 
 export { ErrorBody };

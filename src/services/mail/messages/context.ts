@@ -1,0 +1,28 @@
+/**
+ * What the modules of the messages part share: the service deps, the workspace check every
+ * route makes, and the mail event emitter. MessageService builds one and hands it to each
+ * feature module, so the access check and the event scope are written once.
+ */
+import type { Principal } from "../../../access/principal";
+import type { Sql } from "../../../core/db";
+import type { ServiceDeps } from "../../module";
+
+export class MessagesContext {
+  constructor(readonly d: ServiceDeps) {}
+
+  get ctx() {
+    return this.d.ctx;
+  }
+
+  /** The workspace, once `p` may do `action` in it and mail is switched on for it. */
+  async workspace(p: Principal, workspaceId: string, action: string) {
+    const { workspace } = await this.d.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
+    await this.d.platform.authz.requireService(this.ctx.db, workspace.id, "mail");
+    return workspace;
+  }
+
+  /** Records a mail event on `t`, the transaction of the change it describes. */
+  emit(t: Sql, workspaceId: string, type: string, data: unknown) {
+    return this.d.webhooks.engine.emit(t, { product: "mail", scopeId: workspaceId }, type, data);
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The message log is also the send pipeline's queue (used by the send routes and the
+ * delivery worker):
+ * - queue(): one row per recipient, status queued, due now; the body ({html, text}) goes to
+ *   the object store unless the workspace redacts bodies (then it is never written).
+ * - claim(): due queued/deferred messages (and sending ones whose lease ran out) become
+ *   sending under a lease with an owner token; every later mark (outcomes.ts) must present
+ *   that token, so a worker that lost its lease cannot overwrite a newer outcome
+ *   (at-least-once).
+ */
+import { randomBytes } from "node:crypto";
+import { MINUTE } from "../../../core/clock";
+import { tx, type Sql } from "../../../core/db";
+import { uuid } from "../../../core/ids";
+import { bodyKey } from "./bodies";
+import type { MessagesContext } from "./context";
+import * as store from "./store";
+import type { MessageRow } from "./store";
+import { foldEmail } from "./views";
+
+export const DEFAULT_LEASE_MS = 5 * MINUTE;
+
+/** What the send routes hand queue(): one recipient each. */
+export interface QueueInput {
+  domainId: string | null;
+  from: string;
+  to: string;
+  subject: string;
+  templateName?: string | null;
+  /** Rendered content; stored in the object store unless bodies are redacted. */
+  html?: string | null;
+  text?: string | null;
+  /** Render input kept for the worker until the message is final (JSON-serialisable). */
+  data?: unknown;
+  headers?: Record<string, string> | null;
+  envelopeFrom?: string | null;
+  rfc822MessageId?: string | null;
+  idempotencyKey?: string | null;
+  batchId?: string | null;
+  batchIndex?: number | null;
+}
+
+export interface Claim {
+  /** Present it to every mark of these messages. */
+  owner: string;
+  messages: MessageRow[];
+}
+
+export class SendQueue {
+  constructor(private readonly c: MessagesContext) {}
+
+  private get ctx() {
+    return this.c.ctx;
+  }
+
+  /**
+   * Queues messages (one per input) in one transaction: status queued, due now. Bodies go to
+   * the object store first (unless the workspace redacts bodies); a failed insert removes
+   * them again. `within` runs in the same transaction (e.g. the send's own bookkeeping).
+   */
+  async queue(workspaceId: string, inputs: QueueInput[], within?: (t: Sql, rows: MessageRow[]) => Promise<void>): Promise<MessageRow[]> {
+    const redact = await store.redactBodies(this.ctx.db, workspaceId);
+    const now = this.ctx.clock.iso();
+    const nowMs = this.ctx.clock.nowMs();
+    const rows: store.NewMessageRow[] = inputs.map((i) => {
+      const id = uuid();
+      const hasBody = (i.html ?? null) !== null || (i.text ?? null) !== null;
+      return {
+        id,
+        workspace_id: workspaceId,
+        domain_id: i.domainId,
+        from_address: i.from,
+        to_address: i.to,
+        to_fold: foldEmail(i.to),
+        subject: i.subject,
+        subject_fold: i.subject.toLowerCase(),
+        template_name: i.templateName ?? null,
+        status: "queued",
+        created_at: now,
+        next_attempt_ms: nowMs,
+        envelope_from: i.envelopeFrom ?? null,
+        rfc822_message_id: i.rfc822MessageId ?? null,
+        headers: i.headers ? JSON.stringify(i.headers) : null,
+        send_data: i.data === undefined ? null : JSON.stringify(i.data),
+        body_key: !redact && hasBody ? bodyKey(workspaceId, id) : null,
+        idempotency_key: i.idempotencyKey ?? null,
+        batch_id: i.batchId ?? null,
+        batch_index: i.batchIndex ?? null,
+      };
+    });
+    const written: string[] = [];
+    try {
+      for (const [k, r] of rows.entries()) {
+        if (!r.body_key) continue;
+        await this.ctx.objects.put(r.body_key, JSON.stringify({ html: inputs[k]!.html ?? null, text: inputs[k]!.text ?? null }), "application/json");
+        written.push(r.body_key);
+      }
+      return await tx(this.ctx.db, async (t) => {
+        for (const r of rows) await store.insertMessage(t, r);
+        const out: MessageRow[] = [];
+        for (const r of rows) out.push((await store.messageById(t, r.id))!);
+        await within?.(t, out);
+        return out;
+      });
+    } catch (e) {
+      for (const k of written) await this.ctx.objects.delete(k).catch(() => {});
+      throw e;
+    }
+  }
+
+  /** Claims up to `limit` due messages for `leaseMs` (they become sending). */
+  async claim(limit = 50, leaseMs = DEFAULT_LEASE_MS): Promise<Claim> {
+    const owner = randomBytes(12).toString("hex");
+    const now = this.ctx.clock.nowMs();
+    const messages = await tx(this.ctx.db, (t) => store.claimDue(t, now, now + leaseMs, owner, limit));
+    return { owner, messages };
+  }
+
+  /** Keeps a long delivery's claim; false when it was lost (stop: another worker has the message). */
+  extendLease(id: string, owner: string, leaseMs = DEFAULT_LEASE_MS): Promise<boolean> {
+    return store.extendLease(this.ctx.db, id, owner, this.ctx.clock.nowMs() + leaseMs);
+  }
+}

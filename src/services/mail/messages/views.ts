@@ -1,0 +1,73 @@
+/** The API shapes of messages and suppressions, and the data of their events. */
+import type { MessageRow, MessageStatus, SuppressionReason, SuppressionRow } from "./store";
+
+export interface MessageView {
+  id: string;
+  workspace_id: string;
+  domain_id: string | null;
+  from_address: string;
+  to_address: string;
+  subject: string;
+  template_name: string | null;
+  status: MessageStatus;
+  smtp_transcript: string | null;
+  spf_result: string | null;
+  dkim_result: string | null;
+  dmarc_result: string | null;
+  bounce_code: string | null;
+  bounce_detail: string | null;
+  created_at: string;
+  sent_at: string | null;
+  delivered_at: string | null;
+  deferred_at: string | null;
+  deferral_count: number;
+}
+
+export interface MessageBodyView {
+  id: string;
+  subject: string;
+  body_html: string | null;
+  body_text: string | null;
+  redacted: boolean;
+}
+
+export interface SuppressionView {
+  email: string;
+  reason: SuppressionReason;
+  source_message_id: string | null;
+  created_at: string;
+}
+
+export const foldEmail = (s: string) => s.trim().toLowerCase();
+
+export function messageView(r: MessageRow): MessageView {
+  return {
+    id: r.id,
+    workspace_id: r.workspace_id,
+    domain_id: r.domain_id,
+    from_address: r.from_address,
+    to_address: r.to_address,
+    subject: r.subject,
+    template_name: r.template_name,
+    status: r.status,
+    smtp_transcript: r.smtp_transcript,
+    spf_result: r.spf_result,
+    dkim_result: r.dkim_result,
+    dmarc_result: r.dmarc_result,
+    bounce_code: r.bounce_code,
+    bounce_detail: r.bounce_detail,
+    created_at: r.created_at,
+    sent_at: r.sent_at,
+    delivered_at: r.delivered_at,
+    deferred_at: r.deferred_at,
+    deferral_count: Number(r.deferral_count),
+  };
+}
+
+/** The data of an email.* event: the metadata without the SMTP transcript. */
+export function messageEventData(r: MessageRow, extra: Record<string, unknown> = {}) {
+  const { smtp_transcript: _, ...v } = messageView(r);
+  return { ...v, ...extra };
+}
+
+export const suppressionView = (r: SuppressionRow): SuppressionView => ({ email: r.email, reason: r.reason, source_message_id: r.source_message_id, created_at: r.created_at });
