@@ -1,7 +1,8 @@
 /** TypeBox models of the mail domains part, shared by its routes and the OpenAPI document. */
 import { t } from "elysia";
 import { ErrorBody } from "../../../access/schemas";
-import { DNS_PROVIDER_MAX, FQDN_MAX } from "./service";
+import { FQDN_MAX } from "./fqdn";
+import { DNS_PROVIDER_MAX } from "./service";
 
 export { ErrorBody };
 

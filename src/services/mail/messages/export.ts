@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import type { Principal } from "../../../access/principal";
 import { HOUR, MINUTE } from "../../../core/clock";
 import { ApiError } from "../../../core/errors";
-import type { MessagesContext } from "./context";
+import type { MailPartContext } from "../part-context";
 import { csvRow } from "./csv";
 import { filterOf, parseFilters, type MessageQuery } from "./query";
 import * as store from "./store";
@@ -27,7 +27,7 @@ const exportLimit = (message: string, retryAfterS: number) =>
   new ApiError(429, "EXPORT_LIMIT", message, undefined, { "retry-after": String(Math.max(1, retryAfterS)) });
 
 export class MessageExport {
-  constructor(private readonly c: MessagesContext) {}
+  constructor(private readonly c: MailPartContext) {}
 
   private get ctx() {
     return this.c.ctx;

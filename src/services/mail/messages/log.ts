@@ -8,14 +8,14 @@ import { invalidField, notFound } from "../../../core/errors";
 import { isUuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { readBody } from "./bodies";
-import type { MessagesContext } from "./context";
+import type { MailPartContext } from "../part-context";
 import { badCursor, filterOf, LIST_DEFAULT, LIST_MAX, parseFilters, RECIPIENT_MAX, type Filters, type MessageQuery } from "./query";
 import * as store from "./store";
 import type { MessageRow } from "./store";
 import { foldEmail, messageView, type MessageBodyView, type MessageView } from "./views";
 
 export class MessageLog {
-  constructor(private readonly c: MessagesContext) {}
+  constructor(private readonly c: MailPartContext) {}
 
   private get ctx() {
     return this.c.ctx;

@@ -14,7 +14,7 @@
  */
 import { HOUR, MINUTE } from "../../../core/clock";
 import { tx, type Sql } from "../../../core/db";
-import type { MessagesContext } from "./context";
+import type { MailPartContext } from "../part-context";
 import * as store from "./store";
 import type { MessageRow, MessageStatus } from "./store";
 import type { Suppressions } from "./suppressions";
@@ -37,7 +37,7 @@ const RELEASE = { lease_until_ms: null, lease_owner: null, next_attempt_ms: null
 
 export class DeliveryOutcomes {
   constructor(
-    private readonly c: MessagesContext,
+    private readonly c: MailPartContext,
     private readonly suppressions: Suppressions,
   ) {}
 

@@ -13,7 +13,7 @@ import { MINUTE } from "../../../core/clock";
 import { tx, type Sql } from "../../../core/db";
 import { uuid } from "../../../core/ids";
 import { bodyKey } from "./bodies";
-import type { MessagesContext } from "./context";
+import type { MailPartContext } from "../part-context";
 import * as store from "./store";
 import type { MessageRow } from "./store";
 import { foldEmail } from "./views";
@@ -47,7 +47,7 @@ export interface Claim {
 }
 
 export class SendQueue {
-  constructor(private readonly c: MessagesContext) {}
+  constructor(private readonly c: MailPartContext) {}
 
   private get ctx() {
     return this.c.ctx;

@@ -18,7 +18,7 @@ import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";
 import type { ServiceDeps } from "../../module";
 import { dropWorkspaceBodies, readBody } from "./bodies";
-import { MessagesContext } from "./context";
+import { MailPartContext } from "../part-context";
 import { MessageExport } from "./export";
 import { MessageLog } from "./log";
 import { DeliveryOutcomes, type SmtpReply } from "./outcomes";
@@ -34,7 +34,7 @@ export type { SmtpReply } from "./outcomes";
 export type { MessageBodyView, MessageView, SuppressionView } from "./views";
 
 export class MessageService {
-  private readonly c: MessagesContext;
+  private readonly c: MailPartContext;
   private readonly sendQueue: SendQueue;
   private readonly outcomes: DeliveryOutcomes;
   private readonly suppressions: Suppressions;
@@ -43,7 +43,7 @@ export class MessageService {
   private readonly stats: MessageStats;
 
   constructor(d: ServiceDeps) {
-    this.c = new MessagesContext(d);
+    this.c = new MailPartContext(d);
     this.sendQueue = new SendQueue(this.c);
     this.suppressions = new Suppressions(this.c);
     this.outcomes = new DeliveryOutcomes(this.c, this.suppressions);

@@ -5,7 +5,7 @@
 import type { Principal } from "../../../access/principal";
 import { DAY } from "../../../core/clock";
 import { badRequest, invalidField } from "../../../core/errors";
-import type { MessagesContext } from "./context";
+import type { MailPartContext } from "../part-context";
 import { verdictOf, type DeliverabilityView } from "./deliverability";
 import * as store from "./store";
 
@@ -14,7 +14,7 @@ export const WINDOW_MAX = 90;
 export const TIMELINE_MAX_BUCKETS = 366;
 
 export class MessageStats {
-  constructor(private readonly c: MessagesContext) {}
+  constructor(private readonly c: MailPartContext) {}
 
   private get ctx() {
     return this.c.ctx;

@@ -7,7 +7,7 @@ import type { Principal } from "../../../access/principal";
 import { tx, type Sql } from "../../../core/db";
 import { badRequest, invalidField, notFound } from "../../../core/errors";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
-import type { MessagesContext } from "./context";
+import type { MailPartContext } from "../part-context";
 import { badCursor, LIST_DEFAULT, LIST_MAX } from "./query";
 import * as store from "./store";
 import { SUPPRESSION_REASONS, type SuppressionReason, type SuppressionRow } from "./store";
@@ -19,7 +19,7 @@ const EMAIL_RE = /^[^\s@<>(),;:"\\]+@[^\s@<>(),;:"\\]+\.[^\s@<>(),;:"\\]+$/;
 const isReason = (v: unknown): v is SuppressionReason => typeof v === "string" && (SUPPRESSION_REASONS as readonly string[]).includes(v);
 
 export class Suppressions {
-  constructor(private readonly c: MessagesContext) {}
+  constructor(private readonly c: MailPartContext) {}
 
   private get ctx() {
     return this.c.ctx;

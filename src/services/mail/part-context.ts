@@ -1,13 +1,14 @@
 /**
- * What the modules of the messages part share: the service deps, the workspace check every
- * route makes, and the mail event emitter. MessageService builds one and hands it to each
- * feature module, so the access check and the event scope are written once.
+ * What the feature modules of a mail part share: the service deps, the workspace check every
+ * mail route makes, and the mail event emitter. A part's service builds one and hands it to
+ * each of its modules (messages/, domains/), so the access check and the event scope are
+ * written once.
  */
-import type { Principal } from "../../../access/principal";
-import type { Sql } from "../../../core/db";
-import type { ServiceDeps } from "../../module";
+import type { Principal } from "../../access/principal";
+import type { Sql } from "../../core/db";
+import type { ServiceDeps } from "../module";
 
-export class MessagesContext {
+export class MailPartContext {
   constructor(readonly d: ServiceDeps) {}
 
   get ctx() {
