@@ -1,8 +1,8 @@
 /**
  * The delivery queue as product surfaces use it (the community's webhook records): one
  * endpoint's attempts with their request bodies, a delivery by reference, a delivery put
- * back into the queue, and a one-endpoint event queued like any delivery. The engine
- * (engine.ts) claims and sends what is queued here.
+ * back into the queue, and a one-endpoint event queued like any delivery. The engine's
+ * delivery pump (delivery-pump.ts) claims and sends what is queued here.
  */
 import type { AppContext } from "../../context";
 import { tx, type Sql } from "../../core/db";

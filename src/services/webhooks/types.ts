@@ -1,7 +1,7 @@
 /**
- * Contract shared by the webhook engine (engine.ts: fan-out, delivery, retries) and the
- * HTTP surface (routes.ts / endpoints.ts). Products emit through WebhookEngine.emit and read
- * webhook data through WebhookService.
+ * Contract shared by the webhook engine (engine.ts with outbox.ts, delivery-pump.ts and
+ * attempts.ts: fan-out, delivery, retries) and the HTTP surface (routes.ts / endpoints.ts).
+ * Products emit through WebhookEngine.emit and read webhook data through WebhookService.
  */
 
 /**
