@@ -174,7 +174,7 @@ export async function startBunker(opts: { env?: Record<string, string>; healthTi
   };
   const out = Bun.file(logFile);
   // root: another checkout of Bunker (the compare bench runs an older revision beside this one).
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], { cwd: opts.root ?? REPO_ROOT, env, stdin: "ignore", stdout: out, stderr: out });
+  const proc = Bun.spawn([process.execPath, ...(process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : []), "src/main.ts", "serve"], { cwd: opts.root ?? REPO_ROOT, env, stdin: "ignore", stdout: out, stderr: out });
   const url = `http://127.0.0.1:${port}`;
   const s = track(proc, url, port, logFile);
   await waitHealthy(`${url}/healthz`, proc, opts.healthTimeoutMs ?? 30_000, () => s.logTail());

@@ -60,6 +60,7 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
    * (a 302 is a 302), and no afterResponse hook costs a setImmediate per request.
    */
   const done = (response: Response, request: Request, state: RequestState, t0: number) => {
+    metrics.requestsInFlight--;
     response.headers.set("x-request-id", state.id);
     const secs = (performance.now() - t0) / 1000;
     const route = state.route ?? "unmatched";
@@ -73,8 +74,22 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     const incoming = request.headers.get("x-request-id");
     const state: RequestState = { id: incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID(), route: undefined };
     (request as { [STATE]?: RequestState })[STATE] = state;
-    const out = handle(request);
-    return out instanceof Promise ? out.then((response) => done(response, request, state, t0)) : done(out, request, state, t0);
+    metrics.requestsInFlight++;
+    let out: Response | Promise<Response>;
+    try {
+      out = handle(request);
+    } catch (err) {
+      metrics.requestsInFlight--;
+      throw err;
+    }
+    if (!(out instanceof Promise)) return done(out, request, state, t0);
+    return out.then(
+      (response) => done(response, request, state, t0),
+      (err) => {
+        metrics.requestsInFlight--;
+        throw err;
+      },
+    );
   };
 
   return new Elysia({ name: "http-kernel" })

@@ -36,6 +36,12 @@ export class Metrics {
   private gauges = new Map<string, { help: string; read: GaugeRead }>();
   private loop: ReturnType<typeof monitorEventLoopDelay> | null = null;
 
+  /**
+   * Requests the HTTP kernel has started and not yet answered. Background work that competes
+   * with the API for the event loop (mail delivery) reads it to yield under load.
+   */
+  requestsInFlight = 0;
+
   // Label strings per (method, route, status): built once, not escaped on every request.
   private labels = new Map<string, { key: string; hkey: string }>();
 
@@ -110,6 +116,8 @@ export class Metrics {
       for (const [k, v] of c.values) out.push(`${name}{${k}} ${v}`);
     }
     this.renderProcess(out);
+    header(out, "bunker_http_requests_in_flight", "gauge", "Requests being handled.");
+    out.push(`bunker_http_requests_in_flight ${this.requestsInFlight}`);
     for (const [name, g] of this.gauges) {
       let value: GaugeValue;
       try {

@@ -27,6 +27,8 @@ export interface SmtpSink {
   port: number;
   url: string;
   messages: SinkMessage[];
+  /** Most DATA transfers that were in progress at once (a measure of the sender's concurrency). */
+  readonly maxConcurrentData: number;
   waitFor(pred: (m: SinkMessage) => boolean, timeoutMs?: number): Promise<SinkMessage>;
   stop(): Promise<void>;
 }
@@ -47,6 +49,8 @@ export interface SmtpSinkOptions {
 export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   const waiters = new Set<(m: SinkMessage) => void>();
+  let inData = 0;
+  let maxConcurrentData = 0;
 
   const server = new SMTPServer({
     secure: false,
@@ -68,6 +72,14 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
       cb();
     },
     onData(stream, session, cb) {
+      maxConcurrentData = Math.max(maxConcurrentData, ++inData);
+      const done = cb;
+      let finished = false;
+      cb = (err?: Error | null) => {
+        if (!finished) inData--;
+        finished = true;
+        done(err);
+      };
       const chunks: Buffer[] = [];
       stream.on("data", (c: Buffer) => chunks.push(c));
       stream.on("error", (e: Error) => cb(e));
@@ -110,6 +122,9 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
     port,
     url: `smtp://127.0.0.1:${port}`,
     messages,
+    get maxConcurrentData() {
+      return maxConcurrentData;
+    },
     waitFor(pred, timeoutMs = 5000) {
       const found = messages.find(pred);
       if (found) return Promise.resolve(found);

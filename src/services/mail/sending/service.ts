@@ -52,6 +52,9 @@ export const HEADERS_MAX = 20;
 export const SUBJECT_MAX = 998;
 export const EMAIL_MAX = 254;
 export const CLAIM_BATCH = 20;
+/** Messages per claim while the API is busy: at least API_BUSY_REQUESTS requests in flight. */
+export const CLAIM_BATCH_BUSY = 2;
+export const API_BUSY_REQUESTS = 2;
 /** Rounds of claims per run of the job (each up to CLAIM_BATCH messages). */
 export const CLAIM_ROUNDS = 10;
 export const LEASE_MS = 5 * MINUTE;
@@ -455,14 +458,18 @@ export class SendService {
   async deliverDue(): Promise<number> {
     let total = 0;
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
-      const { owner, messages } = await this.messages.claim(CLAIM_BATCH, LEASE_MS);
+      // The API first: rendering, DKIM signing and SMTP share the event loop with requests, so
+      // while several requests are being handled the worker sends only a couple at a time
+      // (it never stops: the queue keeps moving under sustained load, and catches up after).
+      const batch = this.ctx.metrics.requestsInFlight >= API_BUSY_REQUESTS ? CLAIM_BATCH_BUSY : CLAIM_BATCH;
+      const { owner, messages } = await this.messages.claim(batch, LEASE_MS);
       total += messages.length;
       await Promise.all(
         messages.map((m) =>
           this.deliverOne(owner, m).catch((e: Error) => this.ctx.log.warn("mail delivery failed", { message_id: m.id, error: e.message })),
         ),
       );
-      if (messages.length < CLAIM_BATCH) return total;
+      if (messages.length < batch) return total;
     }
     // Still more due after the bounded rounds: run again right after this run instead of
     // waiting for the next tick (which is skipped while a run is in progress anyway).
