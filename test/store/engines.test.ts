@@ -184,6 +184,44 @@ for (const name of ["sqlite", "postgres"]) {
       expect(ran).toEqual(["outer", "kept savepoint", "no transaction: at once"]);
     });
 
+    test("beforeCommit: hooks run after the callback, in order, in the transaction; a rolled-back savepoint's are dropped; a failing one rolls back", async () => {
+      await db().run("DELETE FROM t_items");
+      const order: string[] = [];
+      await db().tx(async (t) => {
+        t.beforeCommit(async (h) => {
+          order.push("hook 1");
+          await h.run("INSERT INTO t_items (id, n, note) VALUES ('h1', 1, 'hook')");
+        });
+        await t.tx(async (s) => {
+          s.beforeCommit(async (h) => void order.push("kept savepoint"));
+        });
+        await t
+          .tx(async (s) => {
+            s.beforeCommit(async () => void order.push("undone savepoint"));
+            throw new Error("undo");
+          })
+          .catch(() => {});
+        t.beforeCommit(async (h) => {
+          // Sees the first hook's write and the callback's.
+          order.push(`hook 2 sees ${(await h.all<{ id: string }>("SELECT id FROM t_items ORDER BY id")).map((r) => r.id).join(",")}`);
+        });
+        await t.run("INSERT INTO t_items (id, n, note) VALUES ('c1', 1, 'callback')");
+        order.push("callback done");
+      });
+      expect(order).toEqual(["callback done", "hook 1", "kept savepoint", "hook 2 sees c1,h1"]);
+      const failed = await db()
+        .tx(async (t) => {
+          await t.run("INSERT INTO t_items (id, n, note) VALUES ('c2', 1, 'callback')");
+          t.beforeCommit(async () => {
+            throw new Error("hook failed");
+          });
+        })
+        .catch((e: Error) => e.message);
+      expect(failed).toBe("hook failed");
+      expect((await db().all<{ id: string }>("SELECT id FROM t_items ORDER BY id")).map((r) => r.id)).toEqual(["c1", "h1"]);
+      expect(() => db().beforeCommit(async () => {})).toThrow("beforeCommit needs a transaction handle");
+    });
+
     test("lockKey serialises check-then-write transactions: a cap of 5 holds under 20 concurrent inserts", async () => {
       await db().run("DELETE FROM t_items");
       const add = (i: number) =>
@@ -274,6 +312,24 @@ describe("sqlite group commit", () => {
     expect(sqlite().commitStats.transactions - before.transactions).toBe(20);
     expect(sqlite().commitStats.commits - before.commits).toBeLessThan(5);
     expect((await rows("lone")).length).toBe(20);
+  });
+
+  test("before-commit hooks of a group run once all its transactions ran, in their order; a failed transaction's are dropped", async () => {
+    const order: string[] = [];
+    const before = sqlite().commitStats.commits;
+    const write = (id: string, fail: boolean) =>
+      sqlite().tx(async (t) => {
+        order.push(`tx ${id}`);
+        t.beforeCommit(async (h) => {
+          order.push(`hook ${id}`);
+          await h.run("INSERT INTO t_items (id, n, note) VALUES (?, 1, 'hooked')", id);
+        });
+        if (fail) throw new Error("no");
+      });
+    await Promise.allSettled([write("b1", false), write("b2", true), write("b3", false)]);
+    expect(sqlite().commitStats.commits - before).toBe(1);
+    expect(order).toEqual(["tx b1", "tx b2", "tx b3", "hook b1", "hook b3"]);
+    expect(await rows("hooked")).toEqual(["b1", "b3"]);
   });
 
   test("a transaction that waits (a password hash, the network) closes its group: the next ones commit without it", async () => {

@@ -113,4 +113,19 @@ describe("full text q", () => {
     // Operators are plain words: no FTS syntax error.
     expect((await app.call("GET", `${b.p}/cards?q=${encodeURIComponent("login OR NOT (api")}`, { token: b.token })).status).toBe(200);
   });
+
+  test("cards created at once (one commit on SQLite, index rows written together before it) each find their own text", async () => {
+    const words = Array.from({ length: 30 }, (_, i) => `zebra${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`);
+    const made = await Promise.all(words.map((w) => card(app, b, { title: `Concurrent ${w}`, body: `only ${w} here` })));
+    for (const [i, w] of words.entries()) expect((await list(`q=${w}`)).data.map((x) => x.id)).toEqual([made[i]!.id]);
+    expect((await list("q=zebra&limit=100")).data.length).toBe(30);
+    // A card edited in the same burst as others' creates is indexed with its new text.
+    await Promise.all([
+      app.call("PATCH", `${b.p}/cards/${made[0]!.id}`, { token: b.token, body: { title: "Renamed okapi" } }),
+      ...[1, 2, 3].map((i) => card(app, b, { title: `Burst ${i} wombat` })),
+    ]);
+    expect((await list("q=okapi")).data.map((x) => x.id)).toEqual([made[0]!.id]);
+    expect((await list(`q=${words[0]}`)).data.map((x) => x.id)).toEqual([made[0]!.id]); // still in the body
+    expect((await list("q=wombat")).data.length).toBe(3);
+  });
 });

@@ -9,7 +9,7 @@
  */
 import { SQL } from "bun";
 import { migratePg } from "./migrate-pg";
-import { assertNotInOwnTx, isNamed, runAfterCommit, toPgPlaceholders, txScope, type Db, type Sql, type SqlParams, type Translated } from "./sql";
+import { assertNotInOwnTx, noTransaction, isNamed, runAfterCommit, toPgPlaceholders, txScope, type Db, type Sql, type SqlParams, type Translated } from "./sql";
 
 const translations = new Map<string, Translated>();
 function translate(sql: string): Translated {
@@ -116,12 +116,19 @@ export class PostgresDb implements Db {
     assertNotInOwnTx(this);
     const scope = { db: this as unknown, open: true };
     const afterCommit: (() => unknown)[] = [];
+    const beforeCommit: ((t: Sql) => Promise<unknown>)[] = [];
     try {
       // Wrapped: Bun.SQL treats an array returned by the callback as queries to await.
       const out = await this.sql.begin(async (conn) => {
-        const handle = new PgTx(conn as unknown as SQL & { savepoint: SavepointFn }, afterCommit);
+        const handle = new PgTx(conn as unknown as SQL & { savepoint: SavepointFn }, afterCommit, beforeCommit);
         try {
-          return { value: await txScope.run(scope, () => fn(handle)) };
+          return {
+            value: await txScope.run(scope, async () => {
+              const value = await fn(handle);
+              for (let i = 0; i < beforeCommit.length; i++) await beforeCommit[i]!(handle);
+              return value;
+            }),
+          };
         } finally {
           handle.close();
         }
@@ -137,6 +144,10 @@ export class PostgresDb implements Db {
   afterCommit(fn: () => unknown): void {
     assertNotInOwnTx(this);
     runAfterCommit([fn]);
+  }
+
+  beforeCommit(): void {
+    noTransaction();
   }
 
   async notify(channel: string, payload = ""): Promise<void> {
@@ -171,6 +182,7 @@ class PgTx implements Sql {
   constructor(
     private readonly conn: SQL & { savepoint: SavepointFn },
     private readonly pendingAfterCommit: (() => unknown)[],
+    private readonly pendingBeforeCommit: ((t: Sql) => Promise<unknown>)[],
   ) {}
 
   close() {
@@ -199,8 +211,9 @@ class PgTx implements Sql {
   async tx<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
     this.check();
     const mark = this.pendingAfterCommit.length;
+    const markBefore = this.pendingBeforeCommit.length;
     const out = await this.conn.savepoint(async (s) => {
-      const inner = new PgTx(s as SQL & { savepoint: SavepointFn }, this.pendingAfterCommit);
+      const inner = new PgTx(s as SQL & { savepoint: SavepointFn }, this.pendingAfterCommit, this.pendingBeforeCommit);
       try {
         return { value: await fn(inner) };
       } finally {
@@ -208,6 +221,7 @@ class PgTx implements Sql {
       }
     }).catch((err) => {
       this.pendingAfterCommit.length = mark; // a rolled-back savepoint's callbacks never run
+      this.pendingBeforeCommit.length = markBefore;
       throw err;
     });
     return out.value;
@@ -216,6 +230,11 @@ class PgTx implements Sql {
   afterCommit(fn: () => unknown): void {
     this.check();
     this.pendingAfterCommit.push(fn);
+  }
+
+  beforeCommit(fn: (t: Sql) => Promise<unknown>): void {
+    this.check();
+    this.pendingBeforeCommit.push(fn);
   }
 
   async notify(channel: string, payload = ""): Promise<void> {

@@ -46,6 +46,16 @@ export interface Sql {
    * written to stderr.
    */
   afterCommit(fn: () => unknown): void;
+  /**
+   * Queues fn to run in this transaction after its callback has resolved, just before the
+   * commit, in the order queued; dropped if the transaction (or the savepoint) that queued it
+   * rolls back. For derived writes that are cheaper together: on SQLite the hooks of a whole
+   * commit group run at its end, outside the transactions' savepoints (FTS5 flushes its
+   * pending index data at every savepoint, so a full-text row written inside each one costs
+   * a segment per row). fn must not fail for reasons of its own: its failure rolls back the
+   * transaction (on SQLite, its commit group). Only on a transaction handle.
+   */
+  beforeCommit(fn: (t: Sql) => Promise<unknown>): void;
 }
 
 /** The database: a handle plus what only the whole database does. */
@@ -195,6 +205,11 @@ export async function lockKey(t: Sql, key: string): Promise<void> {
 }
 
 /** Runs after-commit callbacks in order; a failure is reported and does not stop the others. */
+/** What a database handle answers to beforeCommit: there is no transaction to run it in. */
+export function noTransaction(): never {
+  throw new Error("beforeCommit needs a transaction handle");
+}
+
 export function runAfterCommit(fns: (() => unknown)[]): void {
   for (const fn of fns) {
     try {

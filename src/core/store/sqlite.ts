@@ -12,7 +12,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { MIGRATIONS } from "../../../migrations/index";
-import { assertNotInOwnTx, isReadOnly, runAfterCommit, txScope, type Db, type Sql, type SqlParams } from "./sql";
+import { assertNotInOwnTx, isReadOnly, noTransaction, runAfterCommit, txScope, type Db, type Sql, type SqlParams } from "./sql";
 
 /**
  * Statements db.query() keeps prepared (LRU; Bun's default is 20). Bunker has a few hundred
@@ -213,6 +213,22 @@ export class SqliteDb implements Db {
       if (performance.now() - started > BATCH_MAX_MS) break;
     }
     this.txQueue.unshift(...items.slice(next));
+    // The group's before-commit hooks, in order, outside the items' savepoints.
+    const hooks = new SqliteTx(this, this.writer);
+    const scope = { db: this as unknown, open: true };
+    try {
+      await txScope.run(scope, async () => {
+        for (const d of done) for (let i = 0; i < d.handle.pendingBeforeCommit.length; i++) await d.handle.pendingBeforeCommit[i]!(hooks);
+        for (let i = 0; i < hooks.pendingBeforeCommit.length; i++) await hooks.pendingBeforeCommit[i]!(hooks);
+      });
+    } catch (err) {
+      if (this.writer.inTransaction) this.writer.exec("ROLLBACK");
+      for (const d of done) d.item.reject(err);
+      return;
+    } finally {
+      scope.open = false;
+      hooks.close();
+    }
     try {
       this.writer.exec("COMMIT");
     } catch (err) {
@@ -227,10 +243,16 @@ export class SqliteDb implements Db {
       runAfterCommit(d.handle.pendingAfterCommit);
       d.item.resolve(d.value);
     }
+    for (const [channel, payload] of hooks.pendingNotifications) this.deliver(channel, payload);
+    runAfterCommit(hooks.pendingAfterCommit);
   }
 
   async notify(channel: string, payload = ""): Promise<void> {
     this.deliver(channel, payload);
+  }
+
+  beforeCommit(): void {
+    noTransaction();
   }
 
   afterCommit(fn: () => unknown): void {
@@ -311,6 +333,7 @@ class SqliteTx implements Sql {
   readonly engine = "sqlite" as const;
   readonly pendingNotifications: [string, string][];
   readonly pendingAfterCommit: (() => unknown)[];
+  readonly pendingBeforeCommit: ((t: Sql) => Promise<unknown>)[];
   private open = true;
   private savepoints = 0;
 
@@ -319,9 +342,11 @@ class SqliteTx implements Sql {
     private readonly conn: Database,
     pending?: [string, string][],
     afterCommit?: (() => unknown)[],
+    beforeCommit?: ((t: Sql) => Promise<unknown>)[],
   ) {
     this.pendingNotifications = pending ?? [];
     this.pendingAfterCommit = afterCommit ?? [];
+    this.pendingBeforeCommit = beforeCommit ?? [];
   }
 
   close() {
@@ -350,9 +375,10 @@ class SqliteTx implements Sql {
   async tx<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
     this.check();
     const name = `sp_${++this.savepoints}`;
-    const inner = new SqliteTx(this.root, this.conn, this.pendingNotifications, this.pendingAfterCommit);
+    const inner = new SqliteTx(this.root, this.conn, this.pendingNotifications, this.pendingAfterCommit, this.pendingBeforeCommit);
     const mark = this.pendingNotifications.length;
     const markAfter = this.pendingAfterCommit.length;
+    const markBefore = this.pendingBeforeCommit.length;
     this.conn.exec(`SAVEPOINT ${name}`);
     try {
       const result = await fn(inner);
@@ -363,6 +389,7 @@ class SqliteTx implements Sql {
       this.conn.exec(`RELEASE ${name}`);
       this.pendingNotifications.length = mark; // a rolled-back savepoint's notifications never go out
       this.pendingAfterCommit.length = markAfter;
+      this.pendingBeforeCommit.length = markBefore;
       throw err;
     } finally {
       inner.close();
@@ -377,6 +404,11 @@ class SqliteTx implements Sql {
   afterCommit(fn: () => unknown): void {
     this.check();
     this.pendingAfterCommit.push(fn);
+  }
+
+  beforeCommit(fn: (t: Sql) => Promise<unknown>): void {
+    this.check();
+    this.pendingBeforeCommit.push(fn);
   }
 }
 

@@ -51,11 +51,16 @@ const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 // ------------------------------------------------------------------ cards
 
 /**
- * The next search_id: PostgreSQL's sequence; SQLite (one writer at a time) the highest key of
- * the FTS table + 1 inside the write transaction, never reusing a key.
+ * The next search_id: PostgreSQL's sequence; SQLite (one writer at a time) one above the
+ * highest key of the FTS table and of the cards inside the write transaction (the cards
+ * cover index rows still queued for the commit, the FTS table keys whose card is gone), so
+ * a key is never reused.
  */
 export async function nextSearchId(db: Sql): Promise<number> {
-  const sql = db.engine === "postgres" ? "SELECT nextval('tack_cards_search_seq') AS n" : "SELECT COALESCE(MAX(rowid), 0) + 1 AS n FROM tack_cards_fts";
+  const sql =
+    db.engine === "postgres"
+      ? "SELECT nextval('tack_cards_search_seq') AS n"
+      : "SELECT MAX(COALESCE((SELECT MAX(rowid) FROM tack_cards_fts), 0), COALESCE((SELECT MAX(search_id) FROM tack_cards), 0)) + 1 AS n";
   return Number((await db.get<{ n: number }>(sql))!.n);
 }
 
@@ -73,22 +78,30 @@ const CARD_COLUMNS = [
   "due_at", "completed_at", "metadata", "archived_at", "created_by", "created_at", "updated_at",
 ] as const;
 
-export async function insertCard(db: Sql, row: CardRow): Promise<void> {
-  await db.run(`INSERT INTO tack_cards (${CARD_COLUMNS.join(", ")}) VALUES (${marks(CARD_COLUMNS.length)})`, ...CARD_COLUMNS.map((c) => row[c] as SqlValue));
-  if (db.engine === "postgres") {
-    await db.run("INSERT INTO tack_cards_fts (search_id, doc) VALUES (?, setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B'))", row.search_id, row.title, row.body);
-  } else {
-    await db.run("INSERT INTO tack_cards_fts (rowid, title, body) VALUES (?, ?, ?)", row.search_id, row.title, row.body);
-  }
+/**
+ * Inserts the card; its full-text row is written just before the commit (t.beforeCommit):
+ * FTS5 flushes its pending index data at every savepoint, and the SQLite engine runs each
+ * transaction of a commit group in one, so a row written here would cost an index segment
+ * per card; queued, a group's rows make one. Index writes of a card stay in the order they
+ * were made (insert, then any re-index), and search reads committed data only.
+ */
+export async function insertCard(t: Sql, row: CardRow): Promise<void> {
+  await t.run(`INSERT INTO tack_cards (${CARD_COLUMNS.join(", ")}) VALUES (${marks(CARD_COLUMNS.length)})`, ...CARD_COLUMNS.map((c) => row[c] as SqlValue));
+  const { search_id, title, body } = row;
+  t.beforeCommit((h) =>
+    h.engine === "postgres"
+      ? h.run("INSERT INTO tack_cards_fts (search_id, doc) VALUES (?, setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B'))", search_id, title, body)
+      : h.run("INSERT INTO tack_cards_fts (rowid, title, body) VALUES (?, ?, ?)", search_id, title, body),
+  );
 }
 
-/** Re-indexes a card's title and body. */
-export async function reindexCard(db: Sql, searchId: number, title: string, body: string): Promise<void> {
-  if (db.engine === "postgres") {
-    await db.run("UPDATE tack_cards_fts SET doc = setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B') WHERE search_id = ?", title, body, searchId);
-  } else {
-    await db.run("UPDATE tack_cards_fts SET title = ?, body = ? WHERE rowid = ?", title, body, searchId);
-  }
+/** Re-indexes a card's title and body (before the commit, after any index write queued earlier: see insertCard). */
+export async function reindexCard(t: Sql, searchId: number, title: string, body: string): Promise<void> {
+  t.beforeCommit((h) =>
+    h.engine === "postgres"
+      ? h.run("UPDATE tack_cards_fts SET doc = setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B') WHERE search_id = ?", title, body, searchId)
+      : h.run("UPDATE tack_cards_fts SET title = ?, body = ? WHERE rowid = ?", title, body, searchId),
+  );
 }
 
 export const cardById = (db: Sql, projectId: string, id: string) => db.get<CardRow>("SELECT * FROM tack_cards WHERE project_id = ? AND id = ?", projectId, id);
