@@ -9,7 +9,8 @@
  *     priority, two labels; appended to one list) under wrk -t<BENCH_THREADS> -c<BENCH_CONNECTIONS>,
  *     interleaved with a bare Bun.serve hello-world (same run, same wrk settings) for the
  *     ratio. Target >= 5,000 creates/s.
- * (b) search: the project is topped up to BENCH_TACK_CARDS cards (default 100,000; titles and
+ * (b) search: a second project ("search"; the creates of (a) went to "web" and stay in the
+ *     same tables) is seeded with BENCH_TACK_CARDS cards (default 100,000; titles and
  *     bodies from a 2,000-word vocabulary, so one word sits in about 0.7% of the cards), then
  *     GET .../cards?q=<4-letter prefix of a vocabulary word>&limit=50 and the same with a
  *     priority filter, under wrk -t1 -c<BENCH_TACK_SEARCH_CONNECTIONS> (4: latency below
@@ -65,9 +66,11 @@ async function setup(url: string) {
     if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
   };
   ok(await api(url, "POST", B, { token, body: { name: "acme" } }), "workspace");
-  ok(await api(url, "POST", `${B}/acme/projects`, { token, body: { name: "web", lists: [{ name: "todo" }, { name: "doing" }, { name: "done" }] } }), "project");
+  // (a) creates into "web"; (b) searches "search", seeded with its own searchable text (the
+  // creates of (a) would otherwise make up most of the corpus, all with the same words).
+  for (const name of ["web", "search"]) ok(await api(url, "POST", `${B}/acme/projects`, { token, body: { name, lists: [{ name: "todo" }, { name: "doing" }, { name: "done" }] } }), "project");
   for (const name of ["bug", "ui"]) ok(await api(url, "POST", `${B}/acme/labels`, { token, body: { name } }), "label");
-  return { token, cards: `${B}/acme/projects/web/cards` };
+  return { token, cards: `${B}/acme/projects/web/cards`, searchCards: `${B}/acme/projects/search/cards` };
 }
 
 export default async function tackBench(_args: string[]) {
@@ -108,7 +111,7 @@ export default async function tackBench(_args: string[]) {
     // ---- (b) top up to `total` cards with searchable text, then search
     const words = vocabulary(2000);
     const pick = (i: number, k: number) => words[(i * 7919 + k * 104729) % words.length]!;
-    const have = (await api(bunker.url, "GET", `${fx.cards}?limit=1`, { token: fx.token })).body.pagination.total as number;
+    const have = (await api(bunker.url, "GET", `${fx.searchCards}?limit=1`, { token: fx.token })).body.pagination.total as number;
     const missing = Math.max(0, total - have);
     process.stdout.write(`(b) seeding ${fmtNum(missing)} cards (project has ${fmtNum(have)}) ... `);
     const t0 = performance.now();
@@ -116,14 +119,14 @@ export default async function tackBench(_args: string[]) {
     await mapLimit(Array.from({ length: missing }, (_, i) => i), 32, async (i) => {
       const title = [0, 1, 2].map((k) => pick(i, k)).join(" ");
       const body = Array.from({ length: 10 }, (_, k) => pick(i, k + 3)).join(" ");
-      const r = await api(bunker.url, "POST", fx.cards, { token: fx.token, body: { title, body, priority: priorities[i % 5], list: ["todo", "doing", "done"][i % 3] } });
+      const r = await api(bunker.url, "POST", fx.searchCards, { token: fx.token, body: { title, body, priority: priorities[i % 5], list: ["todo", "doing", "done"][i % 3] } });
       if (r.status !== 201) throw new Error(`seed: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
     });
     console.log(`${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const word = pick(12345, 1);
     const q = word.slice(0, 4);
-    const search: RequestSpec = { method: "GET", path: `${fx.cards}?q=${q}&limit=50`, headers: auth };
-    const filtered: RequestSpec = { method: "GET", path: `${fx.cards}?q=${q}&priority=high&limit=50`, headers: auth };
+    const search: RequestSpec = { method: "GET", path: `${fx.searchCards}?q=${q}&limit=50`, headers: auth };
+    const filtered: RequestSpec = { method: "GET", path: `${fx.searchCards}?q=${q}&priority=high&limit=50`, headers: auth };
     const check = await api(bunker.url, "GET", search.path, { token: fx.token });
     if (check.status !== 200) throw new Error(`search: ${check.status} ${JSON.stringify(check.body).slice(0, 300)}`);
     const matches = check.body.pagination.total as number;
