@@ -18,6 +18,7 @@ import m0004 from "./0004_core_events.sql" with { type: "text" };
 import m0005 from "./0005_core_mail_outbox.sql" with { type: "text" };
 import m0006 from "./0006_core_key_check.sql" with { type: "text" };
 import m0007 from "./0007_core_job_ticks.sql" with { type: "text" };
+import m0008 from "./0008_core_ratelimit_windows.sql" with { type: "text" };
 import m0010 from "./0010_platform_accounts.sql" with { type: "text" };
 import m0011 from "./0011_platform_workspaces.sql" with { type: "text" };
 import m0012 from "./0012_platform_keys_audit.sql" with { type: "text" };
@@ -76,6 +77,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0005_core_mail_outbox", sql: m0005 },
   { name: "0006_core_key_check", sql: m0006 },
   { name: "0007_core_job_ticks", sql: m0007 },
+  { name: "0008_core_ratelimit_windows", sql: m0008 },
   { name: "0010_platform_accounts", sql: m0010 },
   { name: "0011_platform_workspaces", sql: m0011 },
   { name: "0012_platform_keys_audit", sql: m0012 },

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { ManualClock, MINUTE, SECOND } from "../../src/core/clock";
 import type { Db } from "../../src/core/db";
-import { RateLimiter } from "../../src/core/ratelimit";
+import { EXACT_LIMIT_MAX, RateLimiter } from "../../src/core/ratelimit";
 import { PostgresDb } from "../../src/core/store/postgres";
 import { SqliteDb } from "../../src/core/store/sqlite";
 import { freshDb } from "../helpers/db";
@@ -217,4 +217,50 @@ test("purgeExpired removes exactly what has expired", async () => {
   clock.advance(9 * MINUTE);
   expect(await rl.purgeExpired()).toBe(3);
   for (const t of ["core_ratelimit_hits", "core_ratelimit_failures", "core_ratelimit_locks"]) expect(await rows(db, t)).toBe(0);
+});
+
+describe(`limits above ${EXACT_LIMIT_MAX} per window: sliding-window counter`, () => {
+  const L = 2000;
+
+  test("two rows per key however many hits; the limit holds at its boundary within a window", async () => {
+    const { rl, db } = await setup(); // T0 is a whole minute: the window starts now
+    expect(await rl.hitMany("big", L - 1, L, MINUTE)).toEqual({ allowed: true, count: L - 1, retryAfterMs: 0 });
+    expect(await rl.hit("big", L, MINUTE)).toEqual({ allowed: true, count: L, retryAfterMs: 0 });
+    expect(await rl.hit("big", L, MINUTE)).toEqual({ allowed: false, count: L, retryAfterMs: MINUTE });
+    expect(await rl.hitMany("other", L + 1, L, MINUTE)).toEqual({ allowed: false, count: 0, retryAfterMs: MINUTE });
+    expect(await rows(db, "core_ratelimit_windows")).toBe(1);
+    expect(await rows(db, "core_ratelimit_hits")).toBe(0);
+  });
+
+  test("the previous window's hits fade out linearly: no burst of twice the limit across the boundary", async () => {
+    const { rl, clock } = await setup();
+    clock.set(T0 + 30 * SECOND);
+    expect((await rl.hitMany("k", L, L, MINUTE)).allowed).toBe(true); // all in the second half of window 0
+    clock.set(T0 + MINUTE + 15 * SECOND); // a quarter into window 1: 75% of window 0 still counts
+    const denied = await rl.hitMany("k", 600, L, MINUTE);
+    expect(denied.allowed).toBe(false);
+    expect(denied.count).toBe(1500);
+    // Room for 600 once the previous window's share is at most 1,400: 70% left, 30 s in.
+    expect(denied.retryAfterMs).toBe(3 * SECOND);
+    expect(await rl.hitMany("k", 500, L, MINUTE)).toEqual({ allowed: true, count: 2000, retryAfterMs: 0 });
+    clock.set(T0 + MINUTE + 18 * SECOND);
+    expect((await rl.hitMany("k", 60, L, MINUTE)).allowed).toBe(true); // 1,400 + 500 + 60 <= 2,000
+  });
+
+  test("concurrent hits never pass the limit", async () => {
+    const { rl } = await setup();
+    const results = await Promise.all(Array.from({ length: 30 }, () => rl.hitMany("c", 100, L, MINUTE)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(20);
+    expect((await rl.hitMany("c", 1, L, MINUTE)).allowed).toBe(false);
+  });
+
+  test("purgeExpired drops a window's counter once the next window is over too", async () => {
+    const { rl, db, clock } = await setup();
+    await rl.hit("p", L, MINUTE);
+    clock.advance(MINUTE);
+    expect(await rl.purgeExpired()).toBe(0); // still read as the previous window
+    clock.advance(MINUTE);
+    expect(await rl.purgeExpired()).toBe(1);
+    expect(await rows(db, "core_ratelimit_windows")).toBe(0);
+  });
 });

@@ -23,6 +23,43 @@ export async function insertHitsIfUnder(db: Sql, key: string, n: number, now: nu
   });
 }
 
+/**
+ * Sliding-window counter (limits above the exact log's ceiling): the estimate of the last
+ * window is floor(previous window's count x weight) + the current window's count. Adds `n`
+ * to the current window unless the estimate would pass `limit`; one transaction reads both
+ * counters and writes (with a transaction-scoped lock of the key on PostgreSQL).
+ */
+export async function bumpWindow(
+  db: Sql,
+  w: { key: string; start: number; windowMs: number; weight: number; n: number; limit: number },
+): Promise<{ allowed: boolean; cur: number; prev: number }> {
+  return db.tx(async (t) => {
+    if (t.engine === "postgres") await lockKey(t, `ratelimit:${w.key}`);
+    const rows = await t.all<{ start_ms: number; count: number }>(
+      "SELECT start_ms, count FROM core_ratelimit_windows WHERE key = ? AND start_ms IN (?, ?)",
+      w.key,
+      w.start,
+      w.start - w.windowMs,
+    );
+    let cur = 0;
+    let prev = 0;
+    for (const r of rows) {
+      if (Number(r.start_ms) === w.start) cur = Number(r.count);
+      else prev = Number(r.count);
+    }
+    if (Math.floor(prev * w.weight) + cur + w.n > w.limit) return { allowed: false, cur, prev };
+    await t.run(
+      `INSERT INTO core_ratelimit_windows (key, start_ms, count, expires_ms) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key, start_ms) DO UPDATE SET count = core_ratelimit_windows.count + excluded.count`,
+      w.key,
+      w.start,
+      w.n,
+      w.start + 2 * w.windowMs,
+    );
+    return { allowed: true, cur: cur + w.n, prev };
+  });
+}
+
 export async function windowStats(db: Sql, key: string, since: number): Promise<{ n: number; oldest: number | null }> {
   return (await db.get<{ n: number; oldest: number | null }>("SELECT COUNT(*) AS n, MIN(at_ms) AS oldest FROM core_ratelimit_hits WHERE key = $key AND at_ms > $since", { key, since })) ?? { n: 0, oldest: null };
 }
@@ -79,6 +116,7 @@ export function purgeExpired(db: Sql, now: number): Promise<number> {
   return db.tx(
     async (t) =>
       (await t.run("DELETE FROM core_ratelimit_hits WHERE expires_ms <= ?", now)) +
+      (await t.run("DELETE FROM core_ratelimit_windows WHERE expires_ms <= ?", now)) +
       (await t.run("DELETE FROM core_ratelimit_failures WHERE expires_ms <= ?", now)) +
       (await t.run("DELETE FROM core_ratelimit_locks WHERE until_ms <= ?", now)),
   );

@@ -19,6 +19,7 @@ import { Elysia } from "elysia";
 import { requestMeta, sessionCookieOf } from "../../../access/http";
 import { bearerFrom, type Principal } from "../../../access/principal";
 import { ApiError } from "../../../core/errors";
+import { EXACT_LIMIT_MAX } from "../../../core/ratelimit";
 import type { ServiceDeps } from "../../module";
 
 export const RATE_WINDOW_MS = 60_000;
@@ -47,7 +48,13 @@ export function boardGuard(deps: ServiceDeps) {
       if (limit > 0) {
         const key = `tack:${cls}:${keyOf(principal, principal ? null : meta.ip)}`;
         const hit = await ctx.ratelimit.hit(key, limit, RATE_WINDOW_MS);
-        const resetMs = hit.allowed ? await ctx.ratelimit.waitMs(key, Math.max(1, hit.count), RATE_WINDOW_MS) : hit.retryAfterMs;
+        // Until a counted request leaves the window; above the limiter's exact-log ceiling (a
+        // counter per fixed window, core/ratelimit.ts), until the current window ends.
+        const resetMs = !hit.allowed
+          ? hit.retryAfterMs
+          : limit > EXACT_LIMIT_MAX
+            ? RATE_WINDOW_MS - (ctx.clock.nowMs() % RATE_WINDOW_MS)
+            : await ctx.ratelimit.waitMs(key, Math.max(1, hit.count), RATE_WINDOW_MS);
         const headers: Record<string, string> = {
           "x-ratelimit-limit": String(limit),
           "x-ratelimit-remaining": String(Math.max(0, limit - hit.count)),
