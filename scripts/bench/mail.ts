@@ -18,7 +18,7 @@
  *     the same sink, DKIM-signed with a 2048-bit RSA key like Bunker's, the same rendered
  *     body (read back through GET /messages/{id}/body), one connection per message and 20 in
  *     flight like the worker (CLAIM_BATCH): the SMTP ceiling of this machine for that shape.
- *     Runs alternate (baseline, Bunker) BENCH_MAIL_RUNS times (default 2); medians.
+ *     Runs alternate (baseline, Bunker) BENCH_MAIL_RUNS times (default 3: the first Bunker run also warms the JIT and the template caches); medians.
  *
  * The SMTP sink runs in its own process: it counts messages and notes each Message-ID's
  * arrival time, without parsing the message. BENCH_MAIL_SINK=raw (default): a minimal SMTP
@@ -30,7 +30,7 @@
  *
  * Environment: BENCH_SECONDS (5), BENCH_WARMUP (1), BENCH_ROUNDS (3), BENCH_THREADS /
  * BENCH_CONNECTIONS (wrk, 2 / 64), BENCH_MAIL_LATENCY_CONNECTIONS (4), BENCH_MAIL_MESSAGES
- * (3000), BENCH_MAIL_RUNS (2), BENCH_MAIL_SINK (raw | smtp-server). Report only; exits 0 whether targets are met or not.
+ * (3000), BENCH_MAIL_RUNS (3), BENCH_MAIL_SINK (raw | smtp-server). Report only; exits 0 whether targets are met or not.
  */
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -337,7 +337,7 @@ export default async function mailBench(_args: string[]) {
   const ws = wrkSettings();
   const latConns = Math.floor(envNumber("BENCH_MAIL_LATENCY_CONNECTIONS", 4, 1));
   const N = Math.floor(envNumber("BENCH_MAIL_MESSAGES", 3000, 100));
-  const RUNS = Math.floor(envNumber("BENCH_MAIL_RUNS", 2, 1));
+  const RUNS = Math.floor(envNumber("BENCH_MAIL_RUNS", 3, 1));
   const { seconds, warmup, m } = benchPrelude("mail", 120 + RUNS * 2 * 60, ws.rounds * 3);
 
   const dns = await startDnsServer();
