@@ -1,5 +1,6 @@
 /** SQL for MFA factors, sign-in challenges and recovery codes. */
 import type { Sql } from "../../../core/db";
+import * as codes from "../../../core/store/recovery-codes";
 
 export type FactorType = "totp" | "email";
 
@@ -152,20 +153,12 @@ export async function lockUserForMfa(t: Sql, userId: string): Promise<void> {
   if (t.engine === "postgres") await t.get("SELECT 1 AS x FROM auth_users WHERE id = ? FOR NO KEY UPDATE", userId);
 }
 
-// --- recovery codes ----------------------------------------------------------------------
+// --- recovery codes (core/store/recovery-codes.ts) ------------------------------------------
 
-/** Replaces every recovery code of the user (used or not) with the given hashes. Run it inside a transaction. */
-export async function replaceRecoveryCodes(db: Sql, userId: string, hashes: { id: string; hash: string }[], now: string): Promise<void> {
-  await db.run("DELETE FROM auth_recovery_codes WHERE user_id = ?", userId);
-  if (!hashes.length) return;
-  // One statement for all of them: one round trip on PostgreSQL.
-  const values = hashes.map(() => "(?, ?, ?, NULL, ?)").join(", ");
-  await db.run(`INSERT INTO auth_recovery_codes (id, user_id, code_hash, used_at, created_at) VALUES ${values}`, ...hashes.flatMap((h) => [h.id, userId, h.hash, now]));
-}
+const CODES = { table: "auth_recovery_codes", owner: "user_id" } as const;
 
-/** Marks an unused code used; 1 when it was the user's and still unused. */
-export const useRecoveryCode = (db: Sql, userId: string, hash: string, now: string) =>
-  db.run("UPDATE auth_recovery_codes SET used_at = ? WHERE user_id = ? AND code_hash = ? AND used_at IS NULL", now, userId, hash);
-
-export const unusedRecoveryCodes = async (db: Sql, userId: string) =>
-  (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_recovery_codes WHERE user_id = ? AND used_at IS NULL", userId))?.n ?? 0;
+/** Replaces every recovery code (used or not) with the given hashes. Run it in a transaction. */
+export const replaceRecoveryCodes = (db: Sql, userId: string, hashes: { id: string; hash: string }[], now: string) => codes.replaceRecoveryCodes(db, CODES, userId, hashes, now);
+/** Marks an unused code used; 1 when it was this owner's and still unused. */
+export const useRecoveryCode = (db: Sql, userId: string, hash: string, now: string) => codes.useRecoveryCode(db, CODES, userId, hash, now);
+export const unusedRecoveryCodes = (db: Sql, userId: string) => codes.unusedRecoveryCodes(db, CODES, userId);

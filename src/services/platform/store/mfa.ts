@@ -1,5 +1,6 @@
 /** SQL of console accounts' MFA: TOTP factors, sign-in challenges and recovery codes (migration 0015). */
 import type { Sql } from "../../../core/db";
+import * as codes from "../../../core/store/recovery-codes";
 
 export interface FactorRow {
   id: string;
@@ -115,19 +116,12 @@ export const recordFailure = async (db: Sql, id: string, nowIso: string, maxFail
 export const consumeChallenge = (db: Sql, id: string, nowIso: string, nowMs: number) =>
   db.run("UPDATE platform_mfa_challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL AND locked_at IS NULL AND expires_at > ?", nowIso, id, nowMs);
 
-// --- recovery codes ----------------------------------------------------------------------
+// --- recovery codes (core/store/recovery-codes.ts) ------------------------------------------
 
-/** Replaces every recovery code of the account (used or not) with the given hashes. Run it in a transaction. */
-export async function replaceRecoveryCodes(db: Sql, accountId: string, hashes: { id: string; hash: string }[], now: string): Promise<void> {
-  await db.run("DELETE FROM platform_recovery_codes WHERE account_id = ?", accountId);
-  if (!hashes.length) return;
-  const values = hashes.map(() => "(?, ?, ?, NULL, ?)").join(", ");
-  await db.run(`INSERT INTO platform_recovery_codes (id, account_id, code_hash, used_at, created_at) VALUES ${values}`, ...hashes.flatMap((h) => [h.id, accountId, h.hash, now]));
-}
+const CODES = { table: "platform_recovery_codes", owner: "account_id" } as const;
 
-/** Marks an unused code used; 1 when it was the account's and still unused. */
-export const useRecoveryCode = (db: Sql, accountId: string, hash: string, now: string) =>
-  db.run("UPDATE platform_recovery_codes SET used_at = ? WHERE account_id = ? AND code_hash = ? AND used_at IS NULL", now, accountId, hash);
-
-export const unusedRecoveryCodes = async (db: Sql, accountId: string) =>
-  Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM platform_recovery_codes WHERE account_id = ? AND used_at IS NULL", accountId))?.n ?? 0);
+/** Replaces every recovery code (used or not) with the given hashes. Run it in a transaction. */
+export const replaceRecoveryCodes = (db: Sql, accountId: string, hashes: { id: string; hash: string }[], now: string) => codes.replaceRecoveryCodes(db, CODES, accountId, hashes, now);
+/** Marks an unused code used; 1 when it was this owner's and still unused. */
+export const useRecoveryCode = (db: Sql, accountId: string, hash: string, now: string) => codes.useRecoveryCode(db, CODES, accountId, hash, now);
+export const unusedRecoveryCodes = (db: Sql, accountId: string) => codes.unusedRecoveryCodes(db, CODES, accountId);
