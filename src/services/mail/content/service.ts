@@ -27,6 +27,7 @@ import { uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
 import type { ServiceDeps } from "../../module";
+import { MailPartContext } from "../part-context";
 import { audit } from "../../platform/audit";
 import { parseRaw, resolveBrand, validateBrand, type BrandRaw, type BrandTokens } from "./brand";
 import { lint, type Finding } from "./lint";
@@ -185,10 +186,8 @@ export class ContentService {
     return this.deps.ctx;
   }
 
-  private async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.deps.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
-    await this.deps.platform.authz.requireService(this.ctx.db, workspace.id, "mail");
-    return workspace;
+  private workspace(p: Principal, workspaceId: string, action: string) {
+    return new MailPartContext(this.deps).workspace(p, workspaceId, action);
   }
 
   /** For the sending part (same as the module-level export, bound to this app's database). */

@@ -25,6 +25,7 @@ import { DAY } from "../../../core/clock";
 import { isUuid, uuid } from "../../../core/ids";
 import type { InboundHandler, InboundMessage } from "../../../core/smtp-listener";
 import type { ServiceDeps } from "../../module";
+import { MailPartContext } from "../part-context";
 import type { DomainService } from "../domains/service";
 import * as boxStore from "../mailboxes/store";
 import type { MessageService } from "../messages/service";
@@ -243,8 +244,7 @@ export class InboundService {
 
   /** GET /inbound-reports: bounce and complaint reports newest first, with counts of the last 30 days. */
   async listReports(p: Principal, workspaceId: string, q: { kind?: string; limit?: unknown; cursor?: string }) {
-    const { workspace } = await this.d.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, "mail.message.read");
-    await this.d.platform.authz.requireService(this.ctx.db, workspace.id, "mail");
+    const workspace = await new MailPartContext(this.d).workspace(p, workspaceId, "mail.message.read");
     const limit = parseLimit(q.limit, 20, 100);
     let kind = q.kind === undefined || q.kind === "" ? null : q.kind;
     if (kind !== null && !REPORT_KINDS.includes(kind as never)) throw invalidField("kind", REPORT_KINDS.join(", "));

@@ -34,6 +34,7 @@ import { ApiError, badRequest, invalidField, type ErrorDetail } from "../../../c
 import { uuid } from "../../../core/ids";
 import { validateIdempotencyKey } from "../../../core/idempotency";
 import type { ServiceDeps } from "../../module";
+import { MailPartContext } from "../part-context";
 import { renderForSend, sendRenderer, type SendRenderer } from "../content/part";
 import type { DomainService, SendDomain } from "../domains/part";
 import type { MessageService, QueueInput } from "../messages/service";
@@ -176,10 +177,8 @@ export class SendService {
     return this.parts.messages as MessageService;
   }
 
-  private async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.d.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
-    await this.d.platform.authz.requireService(this.ctx.db, workspace.id, "mail");
-    return workspace;
+  private workspace(p: Principal, workspaceId: string, action: string) {
+    return new MailPartContext(this.d).workspace(p, workspaceId, action);
   }
 
   // ================================================================== validation
