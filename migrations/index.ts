@@ -49,6 +49,7 @@ import m0060 from "./0060_tack_board.sql" with { type: "text" };
 import m0061 from "./0061_tack_webhook_scope.sql" with { type: "text" };
 import m0070 from "./0070_waitlist.sql" with { type: "text" };
 import m0071 from "./0071_waitlist_counters.sql" with { type: "text" };
+import m0072 from "./0072_waitlist_counters_to_core.sql" with { type: "text" };
 import m0080 from "./0080_trawl_jobs.sql" with { type: "text" };
 import m0081 from "./0081_trawl_claim_indexes.sql" with { type: "text" };
 import m0095 from "./0095_member_service_reads.sql" with { type: "text" };
@@ -108,6 +109,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0061_tack_webhook_scope", sql: m0061 },
   { name: "0070_waitlist", sql: m0070 },
   { name: "0071_waitlist_counters", sql: m0071 },
+  { name: "0072_waitlist_counters_to_core", sql: m0072 },
   { name: "0080_trawl_jobs", sql: m0080 },
   { name: "0081_trawl_claim_indexes", sql: m0081 },
   { name: "0095_member_service_reads", sql: m0095 },

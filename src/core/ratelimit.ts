@@ -12,7 +12,7 @@
  * Expired rows are ignored by every read; purgeExpired() (a scheduled job) deletes them.
  */
 import type { Clock } from "./clock";
-import type { Db } from "./db";
+import type { Db, Sql } from "./db";
 import * as store from "./store/ratelimit";
 
 export interface HitResult {
@@ -49,7 +49,7 @@ export class RateLimiter {
    */
   async hit(key: string, limit: number, windowMs: number): Promise<HitResult> {
     checkLimit(limit, windowMs);
-    if (limit > EXACT_LIMIT_MAX) return this.windowed(key, 1, limit, windowMs);
+    if (limit > EXACT_LIMIT_MAX) return this.hitWindow(key, 1, limit, windowMs);
     const now = this.clock.nowMs();
     const since = now - windowMs;
     const allowed = await store.insertHitsIfUnder(this.db, key, 1, now, since, now + windowMs, limit);
@@ -68,7 +68,7 @@ export class RateLimiter {
   async hitMany(key: string, n: number, limit: number, windowMs: number): Promise<HitResult> {
     checkLimit(limit, windowMs);
     if (!Number.isInteger(n) || n < 1) throw new RangeError(`hit count must be a positive integer, got ${n}`);
-    if (limit > EXACT_LIMIT_MAX) return this.windowed(key, n, limit, windowMs);
+    if (limit > EXACT_LIMIT_MAX) return this.hitWindow(key, n, limit, windowMs);
     const now = this.clock.nowMs();
     const since = now - windowMs;
     const allowed = n <= limit && (await store.insertHitsIfUnder(this.db, key, n, now, since, now + windowMs, limit));
@@ -82,13 +82,19 @@ export class RateLimiter {
     return { allowed, count, retryAfterMs };
   }
 
-  /** hit/hitMany above EXACT_LIMIT_MAX: the sliding-window counter. */
-  private async windowed(key: string, n: number, limit: number, windowMs: number): Promise<HitResult> {
+  /**
+   * Counts `n` attempts with the sliding-window counter whatever the limit (hit and hitMany
+   * use it above EXACT_LIMIT_MAX). On `on`, a transaction handle: the slots are taken in that
+   * transaction and given back if it rolls back (a sign-up takes its slots in the commit
+   * that writes its entry).
+   */
+  async hitWindow(key: string, n: number, limit: number, windowMs: number, on: Sql = this.db): Promise<HitResult> {
+    checkLimit(limit, windowMs);
     const now = this.clock.nowMs();
     const start = now - (now % windowMs);
     const elapsed = now - start;
     const weight = (windowMs - elapsed) / windowMs;
-    const r = n > limit ? { allowed: false, cur: 0, prev: 0 } : await store.bumpWindow(this.db, { key, start, windowMs, weight, n, limit });
+    const r = n > limit ? { allowed: false, cur: 0, prev: 0 } : await store.bumpWindow(on, { key, start, windowMs, weight, n, limit });
     const count = Math.floor(r.prev * weight) + r.cur;
     const rollMs = windowMs - elapsed;
     if (r.allowed) return { allowed: true, count, retryAfterMs: 0 };

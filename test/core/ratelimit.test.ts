@@ -254,6 +254,21 @@ describe(`limits above ${EXACT_LIMIT_MAX} per window: sliding-window counter`, (
     expect((await rl.hitMany("c", 1, L, MINUTE)).allowed).toBe(false);
   });
 
+  test("hitWindow on a transaction handle: the slots go with the transaction; any limit size", async () => {
+    const { rl, db } = await setup();
+    await db
+      .tx(async (t) => {
+        expect((await rl.hitWindow("tx", 3, 5, MINUTE, t)).allowed).toBe(true);
+        throw new Error("rolled back");
+      })
+      .catch(() => {});
+    expect(await rows(db, "core_ratelimit_windows")).toBe(0);
+    await db.tx(async (t) => {
+      expect(await rl.hitWindow("tx", 5, 5, MINUTE, t)).toEqual({ allowed: true, count: 5, retryAfterMs: 0 });
+    });
+    expect(await rl.hitWindow("tx", 1, 5, MINUTE)).toEqual({ allowed: false, count: 5, retryAfterMs: MINUTE });
+  });
+
   test("purgeExpired drops a window's counter once the next window is over too", async () => {
     const { rl, db, clock } = await setup();
     await rl.hit("p", L, MINUTE);

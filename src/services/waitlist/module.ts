@@ -15,7 +15,6 @@ import { WAITLIST_WEBHOOKS } from "./events";
 import { NOTIFY_JOB, NotificationWorker } from "./notify";
 import { PublicConfig, VIEWS_JOB } from "./public";
 import { publicRoutes } from "./public-routes";
-import { purgeSignupCounters } from "./ratelimit";
 import { emitReferralUpdates, REFERRALS_JOB } from "./referrals";
 import { adminRoutes } from "./routes";
 import * as store from "./store";
@@ -58,10 +57,7 @@ export const waitlistModule = defineService({
     {
       name: VIEWS_JOB,
       schedule: "*/10 * * * * *",
-      run: async () => {
-        await s.publicConfig.flushViews();
-        await purgeSignupCounters(s.waitlists.ctx);
-      },
+      run: async () => void (await s.publicConfig.flushViews()),
     },
   ],
   // Workspace slug renamed: the new slug serves and the old one keeps answering (previous_workspace_slug).

@@ -439,24 +439,6 @@ export const notificationsOf = (db: Sql, entryId: string) =>
     entryId,
   );
 
-// ------------------------------------------------------------------ sign-up rate counters (ratelimit.ts)
-
-/** Adds one to the key's counter of window `start`; returns the new count. */
-export async function bumpCounter(db: Sql, key: string, start: number): Promise<number> {
-  const r = await db.get<{ count: number }>(
-    `INSERT INTO waitlist_rate_counters (key, window_start, count) VALUES (?, ?, 1)
-     ON CONFLICT (key, window_start) DO UPDATE SET count = waitlist_rate_counters.count + 1 RETURNING count`,
-    key, start,
-  );
-  return Number(r!.count);
-}
-
-export const counterAt = async (db: Sql, key: string, start: number): Promise<number> =>
-  Number((await db.get<{ count: number }>("SELECT count FROM waitlist_rate_counters WHERE key = ? AND window_start = ?", key, start))?.count ?? 0);
-
-export const unbumpCounter = (db: Sql, key: string, start: number) => db.run("UPDATE waitlist_rate_counters SET count = count - 1 WHERE key = ? AND window_start = ?", key, start);
-
-export const purgeCounters = (db: Sql, before: number) => db.run("DELETE FROM waitlist_rate_counters WHERE window_start < ?", before);
 
 // ------------------------------------------------------------------ deferred referral events (referrals.ts)
 
