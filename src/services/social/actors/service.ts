@@ -48,16 +48,8 @@ export interface ActorView {
   updated_at: string;
 }
 
-export interface CountersView {
-  actor_id: string;
-  community_id: string;
-  follower_count: number;
-  following_count: number;
-  post_count: number;
-  comment_count: number;
-  blocks_count: number;
-  updated_at: string;
-}
+/** The counters row as the API shows it (countersView makes the counts numbers: PostgreSQL's int8 arrives as text). */
+export type CountersView = store.CounterRow;
 
 export const actorView = (r: store.ActorRow): ActorView => ({
   id: r.id,
