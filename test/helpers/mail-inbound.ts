@@ -7,6 +7,7 @@ import { createTransport } from "nodemailer";
 import { SmtpListener, type SmtpListenerOptions } from "../../src/core/smtp-listener";
 import { ownerWithKey, startTestApp, type TestApp } from "./app";
 import { startDnsServer, type TestDnsServer } from "./dns-server";
+import { activeDomain } from "./mail-sending";
 
 export interface InboundEnv {
   app: TestApp;
@@ -38,8 +39,6 @@ export async function startInbound(env: Record<string, string> = {}, listener: P
   };
 }
 
-const txtStrings = (value: string): string[] => (value.startsWith('"') ? [...value.matchAll(/"([^"]*)"/g)].map((m) => m[1]!) : [value]);
-
 export interface ReceiveWorkspace {
   token: string;
   /** The owner's console token (expires after an hour of clock time) and the workspace slug. */
@@ -58,15 +57,8 @@ export async function receiveWorkspace(e: InboundEnv, intent = "receive", owner?
   const { token, session, ws } = owner ?? (await ownerWithKey(e.app));
   const fqdn = `in${++n}.r${Date.now() % 100000}.example`;
   const base = `/mail/v1/workspaces/${ws.id}`;
-  const created = await e.app.call("POST", `${base}/domains`, { token, body: { fqdn, intent } });
-  if (created.status !== 201) throw new Error(`domain create: ${created.status} ${JSON.stringify(created.body)}`);
-  for (const ins of created.body.dns_instructions) {
-    if (ins.type === "MX") e.dns.add(ins.host, { type: "MX", exchange: ins.value, priority: ins.priority });
-    else e.dns.add(ins.host, { type: "TXT", data: txtStrings(ins.value) });
-  }
-  const v = await e.app.call("POST", `${base}/domains/${created.body.id}/verify`, { token });
-  if (v.status !== 200 || v.body.status !== "active") throw new Error(`domain verify: ${v.status} ${JSON.stringify(v.body)}`);
-  return { token, session, slug: ws.slug, wsId: ws.id, fqdn, domainId: created.body.id, testAddress: created.body.test_address, base };
+  const d = await activeDomain(e, token, base, { fqdn, intent });
+  return { token, session, slug: ws.slug, wsId: ws.id, fqdn, domainId: d.id, testAddress: d.test_address, base };
 }
 
 export async function createMailbox(e: InboundEnv, w: ReceiveWorkspace, body: Record<string, unknown> = {}) {

@@ -69,7 +69,13 @@ export async function workspaceWithDomain(e: SendingEnv, owner?: { token: string
   const { token, ws } = owner ?? (await ownerWithKey(e.app));
   const fqdn = `mail${++n}.send${Date.now() % 100000}.example`;
   const base = `/mail/v1/workspaces/${ws.id}`;
-  const created = await e.app.call("POST", `${base}/domains`, { token, body: { fqdn } });
+  const d = await activeDomain(e, token, base, { fqdn });
+  return { token, wsId: ws.id, fqdn, domainId: d.id, selector: d.dkim_selector, base };
+}
+
+/** Creates a domain under `base`, publishes its DNS instructions on the loopback DNS server and verifies it over HTTP; the created domain. */
+export async function activeDomain(e: { app: TestApp; dns: TestDnsServer }, token: string, base: string, body: { fqdn: string; intent?: string }) {
+  const created = await e.app.call("POST", `${base}/domains`, { token, body });
   if (created.status !== 201) throw new Error(`domain create: ${created.status} ${JSON.stringify(created.body)}`);
   for (const ins of created.body.dns_instructions) {
     if (ins.type === "MX") e.dns.add(ins.host, { type: "MX", exchange: ins.value, priority: ins.priority });
@@ -77,7 +83,7 @@ export async function workspaceWithDomain(e: SendingEnv, owner?: { token: string
   }
   const v = await e.app.call("POST", `${base}/domains/${created.body.id}/verify`, { token });
   if (v.status !== 200 || v.body.status !== "active") throw new Error(`domain verify: ${v.status} ${JSON.stringify(v.body)}`);
-  return { token, wsId: ws.id, fqdn, domainId: created.body.id, selector: created.body.dkim_selector, base };
+  return created.body;
 }
 
 export async function createTemplate(e: SendingEnv, w: MailWorkspace, body: Record<string, unknown>) {

@@ -21,6 +21,13 @@ export async function communitySetup(app: TestApp) {
 
 export type Social = Awaited<ReturnType<typeof communitySetup>>;
 
+/** POST /posts, which must answer 201: the post. */
+export async function createPost(s: Social, body: Record<string, unknown>) {
+  const r = await s.call("POST", "/posts", body);
+  if (r.status !== 201) throw new Error(`post failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
 /** A key of the same workspace allowed only `actions`. */
 export async function keyWith(app: TestApp, s: Social, actions: string[]): Promise<string> {
   const r = await app.call("POST", `/platform/v1/workspaces/${s.ws.slug}/api-keys`, { token: s.session, body: { name: `k-${++seq}`, policy: [{ effect: "allow", actions, resources: ["*"] }] } });

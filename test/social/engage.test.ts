@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { allPages, communitySetup, eventsOf, type Social } from "../helpers/social";
+import { allPages, communitySetup, createPost, eventsOf, type Social } from "../helpers/social";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -13,11 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-const post = async (s: Social, body: Record<string, unknown>) => {
-  const r = await s.call("POST", "/posts", body);
-  if (r.status !== 201) throw new Error(`post failed: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-};
+const post = createPost;
 
 describe("reactions", () => {
   test("one per actor and type, exact counts (also under concurrency), events, delete 204, 409 blocked, 400 type", async () => {

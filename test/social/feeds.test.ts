@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { hotScore } from "../../src/services/social/feeds/service";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { allPages, communitySetup, type Social } from "../helpers/social";
+import { allPages, communitySetup, createPost, type Social } from "../helpers/social";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -16,10 +16,9 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 const post = async (s: Social, body: Record<string, unknown>) => {
-  const r = await s.call("POST", "/posts", body);
-  if (r.status !== 201) throw new Error(`post failed: ${r.status} ${JSON.stringify(r.body)}`);
+  const created = await createPost(s, body);
   app.clock.advance(1000);
-  return r.body as { id: string };
+  return created as { id: string };
 };
 
 describe("home feed", () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { allPages, communitySetup, eventsOf, type Social } from "../helpers/social";
+import { allPages, communitySetup, createPost, eventsOf, type Social } from "../helpers/social";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -15,11 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-const post = async (s: Social, body: Record<string, unknown>) => {
-  const r = await s.call("POST", "/posts", body);
-  if (r.status !== 201) throw new Error(`post failed: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-};
+const post = createPost;
 
 describe("create and validation", () => {
   test("text post: 201, fields, counters, hashtag directory, post.created with status", async () => {
