@@ -40,7 +40,7 @@ import {
   envNumber,
   fmtNum,
   hashingCeiling,
-  interleaved,
+  vsBunServe,
   load,
   machineBusySeconds,
   mapLimit,
@@ -231,7 +231,7 @@ export default async function authBench(_args: string[]) {
     }
     const signing = await rawSigning(ws.connections);
     targets.push(signing);
-    const res = await interleaved({ baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid }, targets, rounds: ws.rounds, warmupSec: warmup, durationSec: seconds, threads: ws.threads, connections: ws.connections });
+    const res = await vsBunServe(baseline, targets, ws, seconds, warmup);
     baseResult = res.baseline;
     const rawRes = res.targets.at(-1)!;
     rows = kept.map((c, i) =>

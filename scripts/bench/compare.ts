@@ -29,7 +29,7 @@ import {
   benchOwner,
   benchPrelude,
   fmtNum,
-  interleaved,
+  vsBunServe,
   median,
   medians,
   probe,
@@ -103,15 +103,7 @@ export default async function compareBench(args: string[]) {
         targets.push({ name: `${p.name} ${label}`, baseUrl: s.url, spec: p.spec, serverPid: s.pid });
       }
     }
-    const res = await interleaved({
-      baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid },
-      targets,
-      rounds: ws.rounds,
-      warmupSec: warmup,
-      durationSec: seconds,
-      threads: ws.threads,
-      connections: ws.connections,
-    });
+    const res = await vsBunServe(baseline, targets, ws, seconds, warmup);
     const rows: string[][] = [];
     for (let i = 0; i < pa.length; i++) {
       const b = res.targets[2 * i]!;

@@ -25,7 +25,7 @@ import {
   api,
   benchOwner,
   benchPrelude,
-  interleaved,
+  vsBunServe,
   startBaseline,
   startBunker,
   wrkFootnote,
@@ -125,15 +125,7 @@ export default async function enginesBench(_args: string[]) {
       one("pg write", pgOne, fx.pg.write),
       twoNodes("pg x2 write", [nodeA, nodeB], fx.two.write, ws.threads, ws.connections),
     ];
-    const res = await interleaved({
-      baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid },
-      targets,
-      rounds: ws.rounds,
-      warmupSec: warmup,
-      durationSec: seconds,
-      threads: ws.threads,
-      connections: ws.connections,
-    });
+    const res = await vsBunServe(baseline, targets, ws, seconds, warmup);
     const what: Record<string, string> = {
       "sqlite read": "GET workspace (API key), SQLite",
       "pg read": "GET workspace (API key), PostgreSQL, one node",

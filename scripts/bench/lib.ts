@@ -793,6 +793,23 @@ export async function interleaved(o: { baseline: WrkTarget; targets: (WrkTarget 
   return { baseline: out[0], targets: out.slice(1) };
 }
 
+/**
+ * interleaved() against the bare Bun.serve hello-world `baseline` (GET /), with the bench's
+ * wrk settings (wrkSettings) and run lengths (BENCH_SECONDS, BENCH_WARMUP): the throughput
+ * table of every bench.
+ */
+export function vsBunServe(baseline: ServerProc, targets: (WrkTarget | LocalTarget)[], ws: { threads: number; connections: number; rounds: number }, seconds: number, warmup: number) {
+  return interleaved({
+    baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid },
+    targets,
+    rounds: ws.rounds,
+    warmupSec: warmup,
+    durationSec: seconds,
+    threads: ws.threads,
+    connections: ws.connections,
+  });
+}
+
 /** Medians over an interleaved target's runs. */
 export function medians(r: InterleavedResult) {
   const pick = (f: (x: LoadResult) => number | null) => median(r.runs.map((x) => f(x) ?? NaN).filter(Number.isFinite));

@@ -43,7 +43,7 @@ import {
   benchPrelude,
   envNumber,
   fmtNum,
-  interleaved,
+  vsBunServe,
   median,
   medians,
   nowAbs,
@@ -408,15 +408,7 @@ export default async function mailBench(_args: string[]) {
       run: (durationSec: number): Promise<LoadResult> => wrkRun({ baseUrl: bunker.url, spec: send, threads: 1, connections: latConns, durationSec, serverPid: bunker.pid }),
     };
     console.log(`(a) POST ${fx.base.replace(/ws_\w+|[0-9a-f-]{20,}/, "{id}")}/templates/welcome/send under wrk; the worker delivers in the background`);
-    const res = await interleaved({
-      baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid },
-      targets: [{ name: `send -c${ws.connections}`, baseUrl: bunker.url, spec: send, serverPid: bunker.pid }, lowConc],
-      rounds: ws.rounds,
-      warmupSec: warmup,
-      durationSec: seconds,
-      threads: ws.threads,
-      connections: ws.connections,
-    });
+    const res = await vsBunServe(baseline, [{ name: `send -c${ws.connections}`, baseUrl: bunker.url, spec: send, serverPid: bunker.pid }, lowConc], ws, seconds, warmup);
     console.log("\n" + wrkTable(res.baseline, res.targets.map((r) => ({ result: r, what: r.name, target: null }))));
     console.log("\n" + wrkFootnote(ws, seconds, warmup, m));
     console.log(`  "send -c${latConns}": wrk -t1 -c${latConns} (latency below saturation); it counts towards nothing but p50.`);

@@ -31,7 +31,7 @@ import {
   envNumber,
   fmtNum,
   hashingCeiling,
-  interleaved,
+  vsBunServe,
   load,
   mapLimit,
   probe,
@@ -96,7 +96,7 @@ export default async function platformBench(_args: string[]) {
       if (problem) problems.push(`${r.name} not measured: ${problem}`);
       else targets.push({ name: r.name, what: r.what, target: r.target, baseUrl: U, spec: r.spec, serverPid: server.pid });
     }
-    const res = await interleaved({ baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid }, targets, rounds: ws.rounds, warmupSec: warmup, durationSec: seconds, threads: ws.threads, connections: ws.connections });
+    const res = await vsBunServe(baseline, targets, ws, seconds, warmup);
     baseResult = res.baseline;
     rows = res.targets.map((r, i) => ({ result: r, what: targets[i].what, target: targets[i].target }));
 

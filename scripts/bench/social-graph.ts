@@ -25,7 +25,7 @@ import {
   benchPrelude,
   envNumber,
   fmtNum,
-  interleaved,
+  vsBunServe,
   load,
   mapLimit,
   median,
@@ -133,21 +133,13 @@ export default async function socialGraphBench(_args: string[]) {
     }
     const lowConc = (name: string, spec: RequestSpec): LocalTarget => ({ name, run: (d: number) => wrkRun({ baseUrl: bunker.url, spec, threads: 1, connections: 4, durationSec: d, serverPid: bunker.pid }) });
     console.log(`\n(b) GET /counters (100 ids) and (c) GET /actors/{hub}/followers?limit=50 (hub: ${fmtNum(followers)} followers) under wrk`);
-    const res = await interleaved({
-      baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid },
-      targets: [
+    const res = await vsBunServe(baseline, [
         { name: "counters x100", baseUrl: bunker.url, spec: counters, serverPid: bunker.pid },
         { name: "followers p1", baseUrl: bunker.url, spec: first, serverPid: bunker.pid },
         { name: "followers deep", baseUrl: bunker.url, spec: deep, serverPid: bunker.pid },
         lowConc("followers p1 -c4", first),
         lowConc("followers deep -c4", deep),
-      ],
-      rounds: ws.rounds,
-      warmupSec: warmup,
-      durationSec: seconds,
-      threads: ws.threads,
-      connections: ws.connections,
-    });
+      ], ws, seconds, warmup);
     console.log("\n" + wrkTable(res.baseline, res.targets.map((r) => ({ result: r, what: r.name, target: null }))));
     console.log("\n" + wrkFootnote(ws, seconds, warmup, m));
     console.log(`  "-c4" rows: wrk -t1 -c4 (latency below saturation); their ratio column compares unlike loads.`);

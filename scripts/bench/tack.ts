@@ -26,7 +26,7 @@ import {
   benchPrelude,
   envNumber,
   fmtNum,
-  interleaved,
+  vsBunServe,
   mapLimit,
   median,
   medians,
@@ -95,15 +95,7 @@ export default async function tackBench(_args: string[]) {
     const probe = await api(bunker.url, "POST", fx.cards, { token: fx.token, body: JSON.parse(create.body!) });
     if (probe.status !== 201) throw new Error(`create: ${probe.status} ${JSON.stringify(probe.body).slice(0, 300)}`);
     console.log(`(a) POST ${fx.cards} under wrk`);
-    const a = await interleaved({
-      baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid },
-      targets: [{ name: `card create -c${ws.connections}`, baseUrl: bunker.url, spec: create, serverPid: bunker.pid }],
-      rounds: ws.rounds,
-      warmupSec: warmup,
-      durationSec: seconds,
-      threads: ws.threads,
-      connections: ws.connections,
-    });
+    const a = await vsBunServe(baseline, [{ name: `card create -c${ws.connections}`, baseUrl: bunker.url, spec: create, serverPid: bunker.pid }], ws, seconds, warmup);
     console.log("\n" + wrkTable(a.baseline, a.targets.map((r) => ({ result: r, what: r.name, target: null }))));
     console.log("\n" + wrkFootnote(ws, seconds, warmup, m) + "\n");
     const creates = median(a.targets[0]!.runs.map((r) => (r.completed - r.errors) / r.seconds));
@@ -140,15 +132,7 @@ export default async function tackBench(_args: string[]) {
       name: `baseline -c${searchConns}`,
       run: (durationSec: number) => wrkRun({ baseUrl: baseline.url, spec: { method: "GET", path: "/" }, threads: 1, connections: searchConns, durationSec, serverPid: baseline.pid }),
     };
-    const b = await interleaved({
-      baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid },
-      targets: [baseLow, at(`q search -c${searchConns}`, search), at(`q + priority -c${searchConns}`, filtered)],
-      rounds: ws.rounds,
-      warmupSec: warmup,
-      durationSec: seconds,
-      threads: ws.threads,
-      connections: ws.connections,
-    });
+    const b = await vsBunServe(baseline, [baseLow, at(`q search -c${searchConns}`, search), at(`q + priority -c${searchConns}`, filtered)], ws, seconds, warmup);
     console.log("\n" + wrkTable(b.baseline, b.targets.map((r) => ({ result: r, what: r.name, target: null }))));
     console.log(`  search rows: wrk -t1 -c${searchConns}; the first row's baseline is wrk -t${ws.threads} -c${ws.connections} (ratios are against it).`);
     const sp = medians(b.targets[1]!);

@@ -31,7 +31,7 @@ import { runJob } from "../../src/services/trawl/pipeline/run";
 import { SchemaCompiler, withoutRequired, type JsonObject } from "../../src/services/trawl/schema";
 import { ARTICLE, LISTING_ITEMS, PRODUCT, SPECS, startFixtureSite, type FixtureSite } from "../../test/trawl/fixture-site";
 import { startLlmStub } from "../../test/trawl/llm-stub";
-import { api, benchOwner, benchPrelude, envNumber, fmtNum, interleaved, mapLimit, median, sleep, startBaseline, startBunker, table, wrkFootnote, wrkSettings, wrkTable, type RequestSpec } from "./lib";
+import { api, benchOwner, benchPrelude, envNumber, fmtNum, vsBunServe, mapLimit, median, sleep, startBaseline, startBunker, table, wrkFootnote, wrkSettings, wrkTable, type RequestSpec } from "./lib";
 
 const str = { type: "string" };
 const num = { type: "number" };
@@ -201,15 +201,7 @@ export default async function main() {
       body: JSON.stringify({ json_schema: CASES[0].schema, description: "Extract the product name and price", suggested_urls: [`${site.url}/slow?bench=1`], timeout_s: 10 }),
     };
     console.log(`\n(a) POST /trawl/v1/workspaces/{id}/jobs under wrk; the worker holds ${conc} of them on a slow page meanwhile`);
-    const res = await interleaved({
-      baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid },
-      targets: [{ name: `create -c${ws.connections}`, baseUrl: bunker.url, spec: create, serverPid: bunker.pid }],
-      rounds: ws.rounds,
-      warmupSec: warmup,
-      durationSec: seconds,
-      threads: ws.threads,
-      connections: ws.connections,
-    });
+    const res = await vsBunServe(baseline, [{ name: `create -c${ws.connections}`, baseUrl: bunker.url, spec: create, serverPid: bunker.pid }], ws, seconds, warmup);
     console.log("\n" + wrkTable(res.baseline, res.targets.map((r) => ({ result: r, what: r.name, target: null }))));
     console.log("\n" + wrkFootnote(ws, seconds, warmup, m));
     const sat = res.targets[0]!;

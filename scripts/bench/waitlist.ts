@@ -19,7 +19,7 @@ import {
   benchOwner,
   benchPrelude,
   fmtNum,
-  interleaved,
+  vsBunServe,
   median,
   startBaseline,
   startBunker,
@@ -93,15 +93,7 @@ export default async function waitlistBench(_args: string[]) {
       name: "POST sign-up",
       run: (durationSec) => wrkSignups({ baseUrl: bunker.url, path: `${pub}/entries`, codes, threads: ws.threads, connections: ws.connections, durationSec, serverPid: bunker.pid }),
     };
-    const res = await interleaved({
-      baseline: { name: "baseline (Bun.serve)", baseUrl: baseline.url, spec: { method: "GET", path: "/" }, serverPid: baseline.pid },
-      targets: [{ name: "GET public config", baseUrl: bunker.url, spec: { method: "GET", path: pub }, serverPid: bunker.pid }, signups],
-      rounds: ws.rounds,
-      warmupSec: warmup,
-      durationSec: seconds,
-      threads: ws.threads,
-      connections: ws.connections,
-    });
+    const res = await vsBunServe(baseline, [{ name: "GET public config", baseUrl: bunker.url, spec: { method: "GET", path: pub }, serverPid: bunker.pid }, signups], ws, seconds, warmup);
     console.log("\n" + wrkTable(res.baseline, [{ result: res.targets[0]!, what: "public GET", target: 0.5 }, { result: res.targets[1]!, what: "sign-ups", target: null }]));
     console.log("\n" + wrkFootnote(ws, seconds, warmup, m));
     const count = await api(bunker.url, "GET", `${base}/entries/count`, { token: session });
