@@ -214,20 +214,22 @@ export class SqliteDb implements Db {
     }
     this.txQueue.unshift(...items.slice(next));
     // The group's before-commit hooks, in order, outside the items' savepoints.
-    const hooks = new SqliteTx(this, this.writer);
-    const scope = { db: this as unknown, open: true };
-    try {
-      await txScope.run(scope, async () => {
-        for (const d of done) for (let i = 0; i < d.handle.pendingBeforeCommit.length; i++) await d.handle.pendingBeforeCommit[i]!(hooks);
-        for (let i = 0; i < hooks.pendingBeforeCommit.length; i++) await hooks.pendingBeforeCommit[i]!(hooks);
-      });
-    } catch (err) {
-      if (this.writer.inTransaction) this.writer.exec("ROLLBACK");
-      for (const d of done) d.item.reject(err);
-      return;
-    } finally {
-      scope.open = false;
-      hooks.close();
+    const hooks = done.some((d) => d.handle.pendingBeforeCommit.length) ? new SqliteTx(this, this.writer) : null;
+    if (hooks) {
+      const scope = { db: this as unknown, open: true };
+      try {
+        await txScope.run(scope, async () => {
+          for (const d of done) for (let i = 0; i < d.handle.pendingBeforeCommit.length; i++) await d.handle.pendingBeforeCommit[i]!(hooks);
+          for (let i = 0; i < hooks.pendingBeforeCommit.length; i++) await hooks.pendingBeforeCommit[i]!(hooks);
+        });
+      } catch (err) {
+        if (this.writer.inTransaction) this.writer.exec("ROLLBACK");
+        for (const d of done) d.item.reject(err);
+        return;
+      } finally {
+        scope.open = false;
+        hooks.close();
+      }
     }
     try {
       this.writer.exec("COMMIT");
@@ -243,8 +245,10 @@ export class SqliteDb implements Db {
       runAfterCommit(d.handle.pendingAfterCommit);
       d.item.resolve(d.value);
     }
-    for (const [channel, payload] of hooks.pendingNotifications) this.deliver(channel, payload);
-    runAfterCommit(hooks.pendingAfterCommit);
+    if (hooks) {
+      for (const [channel, payload] of hooks.pendingNotifications) this.deliver(channel, payload);
+      runAfterCommit(hooks.pendingAfterCommit);
+    }
   }
 
   async notify(channel: string, payload = ""): Promise<void> {
