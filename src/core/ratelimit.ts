@@ -47,17 +47,8 @@ export class RateLimiter {
    * Denied attempts are not recorded: rows per key stay bounded by `limit`, and a client
    * that keeps hammering regains one slot each time its oldest allowed hit ages out.
    */
-  async hit(key: string, limit: number, windowMs: number): Promise<HitResult> {
-    checkLimit(limit, windowMs);
-    if (limit > EXACT_LIMIT_MAX) return this.hitWindow(key, 1, limit, windowMs);
-    const now = this.clock.nowMs();
-    const since = now - windowMs;
-    const allowed = await store.insertHitsIfUnder(this.db, key, 1, now, since, now + windowMs, limit);
-    const { n, oldest } = await store.windowStats(this.db, key, since);
-    // When denied, n >= limit >= 1, so oldest is set. If the limit was lowered since the
-    // hits were recorded this is optimistic; a retry then simply gets a new answer.
-    const retryAfterMs = allowed || oldest === null ? 0 : Math.max(0, oldest + windowMs - now);
-    return { allowed, count: n, retryAfterMs };
+  hit(key: string, limit: number, windowMs: number): Promise<HitResult> {
+    return this.hitMany(key, 1, limit, windowMs);
   }
 
   /**
@@ -71,15 +62,16 @@ export class RateLimiter {
     if (limit > EXACT_LIMIT_MAX) return this.hitWindow(key, n, limit, windowMs);
     const now = this.clock.nowMs();
     const since = now - windowMs;
-    const allowed = n <= limit && (await store.insertHitsIfUnder(this.db, key, n, now, since, now + windowMs, limit));
-    const { n: count, oldest } = await store.windowStats(this.db, key, since);
+    // Checked and recorded in one transaction: one count of the window, not one to decide and one to answer.
+    const r = n > limit ? { allowed: false, ...(await store.windowStats(this.db, key, since)) } : await store.hitLog(this.db, { key, n, now, since, expires: now + windowMs, limit });
     let retryAfterMs = 0;
-    if (!allowed) {
-      // The time until enough hits leave the window for n more to fit.
-      const at = n > limit ? null : await store.nthHit(this.db, key, since, count - (limit - n) - 1);
-      retryAfterMs = Math.max(0, (at ?? oldest ?? now) + windowMs - now);
+    if (!r.allowed) {
+      // The time until enough hits leave the window for n more to fit. When the limit was
+      // lowered since the hits were recorded this is optimistic; a retry simply gets a new answer.
+      const at = n > limit ? null : await store.nthHit(this.db, key, since, r.n - (limit - n) - 1);
+      retryAfterMs = Math.max(0, (at ?? r.oldest ?? now) + windowMs - now);
     }
-    return { allowed, count, retryAfterMs };
+    return { allowed: r.allowed, count: r.n, retryAfterMs };
   }
 
   /**

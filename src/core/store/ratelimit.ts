@@ -2,24 +2,25 @@
 import { lockKey, type Sql } from "./sql";
 
 /**
- * Records `n` hits at once unless they would bring the hits after `since` over `limit`; true
- * when recorded (all or none). One statement decides and records, so two writers on SQLite
- * can't both take the last slot; on PostgreSQL (READ COMMITTED, several nodes) a
- * transaction-scoped advisory lock on the key serialises the check and the insert.
+ * Counts the key's hits after `since` and records `n` more at `now` unless they would pass
+ * `limit` (all or none), in one transaction: on SQLite nothing runs between the count and
+ * the insert; on PostgreSQL (READ COMMITTED, several nodes) a transaction-scoped advisory
+ * lock on the key serialises them. Answers the window's count and oldest hit afterwards.
  */
-export async function insertHitsIfUnder(db: Sql, key: string, n: number, now: number, since: number, expires: number, limit: number): Promise<boolean> {
-  const insert = (t: Sql) =>
-    t.run(
-      `WITH RECURSIVE slots(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM slots WHERE i < $n)
-       INSERT INTO core_ratelimit_hits (key, at_ms, expires_ms)
-       SELECT $key, $now, $expires FROM slots
-       WHERE (SELECT COUNT(*) FROM core_ratelimit_hits WHERE key = $key AND at_ms > $since) + $n <= $limit`,
-      { key, n, now, expires, since, limit },
-    );
-  if (db.engine === "sqlite") return (await insert(db)) === n;
+export async function hitLog(
+  db: Sql,
+  h: { key: string; n: number; now: number; since: number; expires: number; limit: number },
+): Promise<{ allowed: boolean; n: number; oldest: number | null }> {
   return db.tx(async (t) => {
-    await lockKey(t, `ratelimit:${key}`);
-    return (await insert(t)) === n;
+    if (t.engine === "postgres") await lockKey(t, `ratelimit:${h.key}`);
+    const before = await windowStats(t, h.key, h.since);
+    if (before.n + h.n > h.limit) return { allowed: false, ...before };
+    await t.run(
+      `WITH RECURSIVE slots(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM slots WHERE i < $n)
+       INSERT INTO core_ratelimit_hits (key, at_ms, expires_ms) SELECT $key, $now, $expires FROM slots`,
+      { key: h.key, n: h.n, now: h.now, expires: h.expires },
+    );
+    return { allowed: true, n: before.n + h.n, oldest: before.oldest ?? h.now };
   });
 }
 
@@ -61,7 +62,9 @@ export async function bumpWindow(
 }
 
 export async function windowStats(db: Sql, key: string, since: number): Promise<{ n: number; oldest: number | null }> {
-  return (await db.get<{ n: number; oldest: number | null }>("SELECT COUNT(*) AS n, MIN(at_ms) AS oldest FROM core_ratelimit_hits WHERE key = $key AND at_ms > $since", { key, since })) ?? { n: 0, oldest: null };
+  const row = await db.get<{ n: number; oldest: number | null }>("SELECT COUNT(*) AS n, MIN(at_ms) AS oldest FROM core_ratelimit_hits WHERE key = $key AND at_ms > $since", { key, since });
+  // Numbers on both engines (PostgreSQL's COUNT and BIGINT may arrive as text).
+  return { n: Number(row?.n ?? 0), oldest: row?.oldest == null ? null : Number(row.oldest) };
 }
 
 /** Time (ms) of the (offset+1)-th oldest hit after `since`, or null (index key_at). */
