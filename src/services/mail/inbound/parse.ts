@@ -5,11 +5,20 @@
 import { createHash } from "node:crypto";
 import { convert as htmlToText } from "html-to-text";
 import { simpleParser } from "mailparser";
-import type { AttachmentInfo } from "../mailboxes/service";
 
 export const PREVIEW_BYTES = 512;
 
-/** An attachment's manifest entry (what the received-message row keeps) with its bytes. */
+/** An attachment's manifest entry: what the received-message row keeps (mailboxes read it back). */
+export interface AttachmentInfo {
+  position: number;
+  filename: string | null;
+  content_id: string | null;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+}
+
+/** A manifest entry with its bytes. */
 export interface ParsedAttachment extends AttachmentInfo {
   content: Buffer;
 }

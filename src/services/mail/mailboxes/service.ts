@@ -25,7 +25,7 @@ import type { ServiceDeps } from "../../module";
 import { audit } from "../../platform/audit";
 import type { DomainService } from "../domains/service";
 import type { MailParts } from "../part";
-import { parseMail } from "../inbound/parse";
+import { parseMail, type AttachmentInfo } from "../inbound/parse";
 import * as store from "./store";
 import { MAILBOX_STATUSES, type MailboxRow, type MailboxStatus, type ReceivedRow } from "./store";
 
@@ -56,14 +56,7 @@ export interface MailboxView {
   updated_at: string;
 }
 
-export interface AttachmentInfo {
-  position: number;
-  filename: string | null;
-  content_id: string | null;
-  content_type: string;
-  size_bytes: number;
-  sha256: string;
-}
+export type { AttachmentInfo };
 
 export interface ReceivedView {
   id: string;
