@@ -126,6 +126,8 @@ test("console: two-step verification: enrol in Account · Security, sign out, si
       await cp.shot("account-mfa-enrol");
       await page.getByLabel("Code from the app").fill(await nextCode(g.app, secret));
       await page.getByRole("button", { name: "Confirm", exact: true }).click();
+      // allTextContents does not wait: the codes appear once the confirm request has answered.
+      await page.getByTestId("recovery-codes").locator("code").nth(9).waitFor();
       const codes = await page.getByTestId("recovery-codes").locator("code").allTextContents();
       expect(codes).toHaveLength(10);
       await cp.shot("account-mfa-recovery-codes");
