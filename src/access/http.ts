@@ -3,6 +3,7 @@
  * request, only on routes that sit behind this plugin) and request metadata for audit.
  */
 import { Elysia } from "elysia";
+import { andThen } from "../core/maybe-promise";
 import { bearerFrom, type Principal, type PrincipalResolver } from "./principal";
 
 export interface RequestMeta {
@@ -12,18 +13,28 @@ export interface RequestMeta {
 
 type IpSource = { requestIP(r: Request): { address: string } | null } | null;
 
-/** Computed on first read: most requests (reads) never need it, and requestIP is not free. */
+/**
+ * Computed on first read: most requests (reads) never need it, and requestIP is not free.
+ * A class rather than an object literal with getters: built on every authenticated request,
+ * and a literal's accessors cost a property definition each.
+ */
+class LazyRequestMeta implements RequestMeta {
+  private _ip: string | null | undefined;
+  private _ua: string | null | undefined;
+  constructor(
+    private readonly request: Request,
+    private readonly server: IpSource,
+  ) {}
+  get ip(): string | null {
+    return this._ip === undefined ? (this._ip = this.server?.requestIP(this.request)?.address ?? null) : this._ip;
+  }
+  get userAgent(): string | null {
+    return this._ua === undefined ? (this._ua = this.request.headers.get("user-agent")) : this._ua;
+  }
+}
+
 export function requestMeta(request: Request, server: IpSource): RequestMeta {
-  let ip: string | null | undefined;
-  let ua: string | null | undefined;
-  return {
-    get ip() {
-      return ip === undefined ? (ip = server?.requestIP(request)?.address ?? null) : ip;
-    },
-    get userAgent() {
-      return ua === undefined ? (ua = request.headers.get("user-agent")) : ua;
-    },
-  };
+  return new LazyRequestMeta(request, server);
 }
 
 /** The console's session cookie: sign-in sets it (same value as the access token). */
@@ -40,10 +51,11 @@ export function sessionCookieOf(request: Request): string | null {
 }
 
 export function principalPlugin(resolver: PrincipalResolver) {
-  return new Elysia({ name: "principal" }).resolve({ as: "scoped" }, async ({ request, server }) => {
+  // Not an async function: a cached API key or a verified token resolves without a promise.
+  return new Elysia({ name: "principal" }).resolve({ as: "scoped" }, ({ request, server }) => {
     // A bearer token wins over the cookie, so the cookie is only read without one.
     const bearer = bearerFrom(request.headers.get("authorization"));
-    const principal: Principal | null = await resolver.resolve(bearer, bearer ? null : sessionCookieOf(request));
-    return { principal, meta: requestMeta(request, server) };
+    const meta = requestMeta(request, server);
+    return andThen(resolver.resolve(bearer, bearer ? null : sessionCookieOf(request)), (principal: Principal | null) => ({ principal, meta }));
   });
 }

@@ -3,6 +3,7 @@
  * this module holds the shapes and the guard helpers every service's routes use.
  */
 import { forbidden, unauthorized } from "../core/errors";
+import type { MaybePromise } from "../core/maybe-promise";
 import type { Policy } from "./policy";
 
 export type Principal =
@@ -13,12 +14,17 @@ export type Principal =
 
 export interface PrincipalResolver {
   /** Resolves a bearer token or the auth_token cookie; null when absent or invalid. */
-  resolve(bearer: string | null, cookie: string | null): Promise<Principal | null>;
+  resolve(bearer: string | null, cookie: string | null): MaybePromise<Principal | null>;
 }
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+/** "Bearer <token>" exactly: the usual form, recognised without a match array. */
+const PLAIN_BEARER = /^Bearer \S+$/;
 
 export function bearerFrom(header: string | null | undefined): string | null {
   if (!header) return null;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (PLAIN_BEARER.test(header)) return header.slice(7);
+  const m = BEARER.exec(header);
   return m ? m[1] : null;
 }
 

@@ -7,6 +7,8 @@ import { ApiError, errorBody, invalidField } from "./errors";
 import type { Logger } from "./log";
 import type { Metrics } from "./metrics";
 import { RequestBodies } from "./request-body";
+// Installs the date-time fast path before any schema is compiled.
+import "./formats";
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -53,6 +55,8 @@ const recordRoute = (request: Request, route: string | undefined) => {
 };
 
 export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBodies()) {
+  // The level is fixed for a logger's life: below info, no access-log fields are built at all.
+  const accessLog = log.enabled("info");
   /**
    * Request id, timing, access log and metrics in one wrapper around the whole app (Elysia's
    * `wrap`: app.handle in-process and every route of the listening server go through it),
@@ -66,7 +70,7 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     const route = state.route ?? "unmatched";
     metrics.observeRequest(request.method, route, response.status, secs);
     // The access log: one line per request, route template rather than path (no ids or tokens).
-    log.info("request", { request_id: state.id, method: request.method, route, status: response.status, ms: Math.round(secs * 10000) / 10 });
+    if (accessLog) log.info("request", { request_id: state.id, method: request.method, route, status: response.status, ms: Math.round(secs * 10000) / 10 });
     return response;
   };
   const serve = (handle: Handle, request: Request) => {

@@ -8,6 +8,8 @@ export interface Logger {
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
   child(bindings: Record<string, unknown>): Logger;
+  /** Whether a line at this level would be written: lets a hot path skip building its fields. */
+  enabled(level: Exclude<Level, "silent">): boolean;
 }
 
 export function createLogger(
@@ -26,5 +28,6 @@ export function createLogger(
     warn: (m, f) => emit("warn", m, f),
     error: (m, f) => emit("error", m, f),
     child: (b) => createLogger(level, { ...bindings, ...b }, write),
+    enabled: (lvl) => ORDER[lvl] >= min,
   };
 }

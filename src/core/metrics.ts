@@ -9,10 +9,16 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-interface Hist {
-  counts: number[];
+/**
+ * One method of one route template: its latency histogram (a count per bucket, the last one
+ * past every bound; cumulated at scrape time) and its requests by status.
+ */
+interface RouteSeries {
+  hkey: string;
+  buckets: number[];
   sum: number;
   count: number;
+  statuses: Map<number, { key: string; n: number }>;
 }
 
 type Labels = Record<string, string>;
@@ -27,8 +33,11 @@ const header = (out: string[], name: string, type: "counter" | "gauge" | "histog
   out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
 
 export class Metrics {
-  private requests = new Map<string, number>();
-  private latency = new Map<string, Hist>();
+  /**
+   * Route template -> method -> series. Keyed by the template itself (the same string object
+   * on every request, its hash cached) rather than by a label string built per request.
+   */
+  private routes = new Map<string, Map<string, RouteSeries>>();
   private jobs = new Map<string, number>();
   private jobDurations = new Map<string, { sum: number; count: number }>();
   /** Counters of other components (webhook attempts, system mails): name -> labels -> value. */
@@ -42,20 +51,19 @@ export class Metrics {
    */
   requestsInFlight = 0;
 
-  // Label strings per (method, route, status): built once, not escaped on every request.
-  private labels = new Map<string, { key: string; hkey: string }>();
-
   observeRequest(method: string, route: string, status: number, seconds: number) {
-    const id = `${method} ${status} ${route}`;
-    let l = this.labels.get(id);
-    if (!l) this.labels.set(id, (l = { key: labelStr({ method, route, status: String(status) }), hkey: labelStr({ method, route }) }));
-    const { key, hkey } = l;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    let h = this.latency.get(hkey);
-    if (!h) this.latency.set(hkey, (h = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 }));
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) h.counts[i]++;
-    h.sum += seconds;
-    h.count++;
+    let byMethod = this.routes.get(route);
+    if (!byMethod) this.routes.set(route, (byMethod = new Map()));
+    let series = byMethod.get(method);
+    if (!series) byMethod.set(method, (series = { hkey: labelStr({ method, route }), buckets: new Array(BUCKETS.length + 1).fill(0), sum: 0, count: 0, statuses: new Map() }));
+    let st = series.statuses.get(status);
+    if (!st) series.statuses.set(status, (st = { key: labelStr({ method, route, status: String(status) }), n: 0 }));
+    st.n++;
+    let i = 0;
+    while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
+    series.buckets[i]++;
+    series.sum += seconds;
+    series.count++;
   }
 
   observeJob(name: string, outcome: "ok" | "error", seconds: number) {
@@ -99,13 +107,15 @@ export class Metrics {
   async render(): Promise<string> {
     const out: string[] = [];
     header(out, "bunker_http_requests_total", "counter", "HTTP requests by method, route template and status.");
-    for (const [k, v] of this.requests) out.push(`bunker_http_requests_total{${k}} ${v}`);
+    const all = [...this.routes.values()].flatMap((byMethod) => [...byMethod.values()]);
+    for (const series of all) for (const st of series.statuses.values()) out.push(`bunker_http_requests_total{${st.key}} ${st.n}`);
     header(out, "bunker_http_request_duration_seconds", "histogram", "Request latency by method and route template.");
-    for (const [k, h] of this.latency) {
-      BUCKETS.forEach((b, i) => out.push(`bunker_http_request_duration_seconds_bucket{${k},le="${b}"} ${h.counts[i]}`));
-      out.push(`bunker_http_request_duration_seconds_bucket{${k},le="+Inf"} ${h.count}`);
-      out.push(`bunker_http_request_duration_seconds_sum{${k}} ${h.sum}`);
-      out.push(`bunker_http_request_duration_seconds_count{${k}} ${h.count}`);
+    for (const { hkey: k, buckets, sum, count } of all) {
+      let cumulative = 0;
+      BUCKETS.forEach((b, i) => out.push(`bunker_http_request_duration_seconds_bucket{${k},le="${b}"} ${(cumulative += buckets[i])}`));
+      out.push(`bunker_http_request_duration_seconds_bucket{${k},le="+Inf"} ${count}`);
+      out.push(`bunker_http_request_duration_seconds_sum{${k}} ${sum}`);
+      out.push(`bunker_http_request_duration_seconds_count{${k}} ${count}`);
     }
     header(out, "bunker_job_runs_total", "counter", "Scheduled job runs by outcome (ok, error).");
     for (const [k, v] of this.jobs) out.push(`bunker_job_runs_total{${k}} ${v}`);

@@ -36,7 +36,7 @@ type ApiKeyPrincipal = Extract<Principal, { kind: "api_key" }>;
 
 export class Authz implements PrincipalResolver {
   /** Resolved API keys by token hash: the row (revocation, expiry, last use) and its principal, policies parsed once. */
-  private readonly apiKeys: PlatformReadCache<{ row: keys.ApiKeyAuthRow; principal: ApiKeyPrincipal }>;
+  private readonly apiKeys: PlatformReadCache<{ row: keys.ApiKeyAuthRow; principal: ApiKeyPrincipal; lastUsedMs: number }>;
   private readonly workspaces: PlatformReadCache<ws.WorkspaceRow>;
   /** Enabled services by workspace id (switching one is audited, which empties the cache). */
   private readonly services: PlatformReadCache<{ enabled: ReadonlySet<string> }>;
@@ -50,11 +50,16 @@ export class Authz implements PrincipalResolver {
     this.services = new PlatformReadCache(ctx);
   }
 
-  async resolve(bearer: string | null, cookie: string | null): Promise<Principal | null> {
+  /** Without a promise for a cached API key (the hot path of every workspace API call). */
+  resolve(bearer: string | null, cookie: string | null): MaybePromise<Principal | null> {
     const token = bearer ?? cookie;
     if (!token) return null;
     if (token.startsWith(API_KEY_PREFIX)) return this.resolveApiKey(token);
     if (token.startsWith(PAT_PREFIX)) return this.resolvePersonalToken(token);
+    return this.resolveSession(token);
+  }
+
+  private async resolveSession(token: string): Promise<Principal | null> {
     const claims = await this.tokens.verifyAccess(token);
     if (!claims) return null;
     const s = await accounts.sessionForAuth(this.ctx.db, claims.sid);
@@ -77,7 +82,8 @@ export class Authz implements PrincipalResolver {
     // The key's authority is its own policy intersected with what its minter may do today.
     const minterPolicy = row.minter_status === "active" ? parsePolicy(row.minter_policy) : [];
     const principal: ApiKeyPrincipal = { kind: "api_key", keyId: row.id, workspaceId: row.workspace_id, policy: parsePolicy(row.policy), createdBy: row.created_by, minterPolicy };
-    return { row, principal };
+    // last_used_at as a number once, not parsed from its ISO string on every request.
+    return { row, principal, lastUsedMs: row.last_used_at ? Date.parse(row.last_used_at) : Number.NEGATIVE_INFINITY };
   };
 
   /** A cached key answers without touching the database, except for the last_used_at write once a minute. */
@@ -87,8 +93,9 @@ export class Authz implements PrincipalResolver {
       if (!hit) return null;
       const { row, principal } = hit;
       if (row.revoked_at || (row.expires_at !== null && row.expires_at <= now)) return null;
-      // last_used_at is advisory: write it at most once a minute (the row we hold says when it was last written).
-      if (!row.last_used_at || Date.parse(row.last_used_at) < now - MINUTE) {
+      // last_used_at is advisory: write it at most once a minute (the entry we hold says when it was last written).
+      if (hit.lastUsedMs < now - MINUTE) {
+        hit.lastUsedMs = now;
         row.last_used_at = this.ctx.clock.iso();
         return keys.touchApiKey(this.ctx.db, row.id, row.last_used_at, new Date(now - MINUTE).toISOString()).then(() => principal);
       }

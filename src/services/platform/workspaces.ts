@@ -68,7 +68,19 @@ export class WorkspaceService {
     return `${this.ctx.config.publicUrl}/platform/v1/avatars/${w.id}?v=${encodeURIComponent(w.avatar_key.split("/").pop()!)}`;
   }
 
+  /**
+   * The API shape of a row, built once per row object: the read cache hands out the same row
+   * on every request for a workspace, and a fresh row (after any change) gets a fresh view.
+   */
+  private views = new WeakMap<store.WorkspaceRow, ReturnType<WorkspaceService["buildView"]>>();
+
   view(w: store.WorkspaceRow) {
+    let v = this.views.get(w);
+    if (!v) this.views.set(w, (v = this.buildView(w)));
+    return v;
+  }
+
+  private buildView(w: store.WorkspaceRow) {
     return {
       id: w.id,
       slug: w.slug,
