@@ -94,11 +94,12 @@ export class RequestBodies {
    * body the route accepts to Elysia's parser. Reads of bodies it leaves are capped.
    */
   async parse(request: Request, path: string): Promise<unknown> {
-    if (!request.body) return undefined;
-    const policy = this.policyFor(request.method, path);
     const header = request.headers.get("content-length");
     const length = header === null ? null : Number(header);
     if (length === 0) return null;
+    // `request.body` builds a ReadableStream: only looked at when no Content-Length says there is a body.
+    if (length === null && !request.body) return undefined;
+    const policy = this.policyFor(request.method, path);
     const type = mediaType(request.headers.get("content-type"));
     // A raw route answers a wrong type itself, in its own error shape (OAuth's, at /oauth/token).
     if (!policy.raw && !policy.types.some((t) => t === type || (t === JSON_TYPE && isJsonSuffix(type)))) throw unsupportedType(policy.types);
@@ -108,7 +109,7 @@ export class RequestBodies {
       if (length === null) capReads(request, policy.maxBytes);
       return policy.raw ? null : undefined;
     }
-    const bytes = length === null ? await readCapped(request.body, policy.maxBytes) : new Uint8Array(await request.arrayBuffer());
+    const bytes = length === null ? await readCapped(request.body!, policy.maxBytes) : new Uint8Array(await request.arrayBuffer());
     if (bytes.byteLength > policy.maxBytes) throw tooLarge(policy.maxBytes);
     return parseJsonObject(bytes);
   }

@@ -1,5 +1,6 @@
 /** TypeBox models shared by the Auth routes and their OpenAPI description. */
 import { t } from "elysia";
+import { JsonObject } from "../../access/schemas";
 export { CallbackFields, Identity } from "../platform/schemas";
 export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 
@@ -26,7 +27,7 @@ export const PublicUser = t.Object({
   display_name: t.Nullable(t.String()),
   role: t.Nullable(t.String()),
   status: t.String({ description: "active | suspended | deactivated | blocked" }),
-  metadata: t.Record(t.String(), t.Unknown()),
+  metadata: JsonObject(),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
 });

@@ -1,6 +1,6 @@
 /** TypeBox models shared by the platform routes and their OpenAPI description. */
 import { t } from "elysia";
-import { ListQuery, Pagination } from "../../access/schemas";
+import { JsonObject, ListQuery, Pagination } from "../../access/schemas";
 
 export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 
@@ -51,7 +51,7 @@ export const Workspace = t.Object({
   display_name: t.String(),
   created_by: t.String({ format: "uuid" }),
   status: t.String({ description: "active" }),
-  settings: t.Record(t.String(), t.Unknown()),
+  settings: JsonObject(),
   avatar_url: t.Nullable(t.String()),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
@@ -64,7 +64,7 @@ export const WorkspaceCreate = t.Object({ slug: t.String({ maxLength: 63 }), dis
 export const WorkspacePatch = t.Object({
   display_name: t.Optional(t.String({ maxLength: 100 })),
   slug: t.Optional(t.String({ maxLength: 63 })),
-  settings: t.Optional(t.Record(t.String(), t.Unknown())),
+  settings: t.Optional(JsonObject()),
 });
 
 export const PolicyStatement = t.Object({
@@ -131,7 +131,7 @@ export const AuditEntry = t.Object({
   target: t.Nullable(t.Object({ type: t.String(), id: t.Nullable(t.String()) })),
   ip: t.Nullable(t.String()),
   user_agent: t.Nullable(t.String()),
-  metadata: t.Record(t.String(), t.Unknown()),
+  metadata: JsonObject(),
   created_at: t.String({ format: "date-time" }),
 });
 export const AuditList = t.Object({ data: t.Array(AuditEntry), pagination: Pagination });

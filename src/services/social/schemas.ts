@@ -1,6 +1,6 @@
 /** TypeBox models of the community service, shared by its routes and the OpenAPI document. */
 import { t } from "elysia";
-import { ErrorBody, Pagination } from "../../access/schemas";
+import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX } from "./communities";
 import { SETTINGS } from "./settings";
 
@@ -14,7 +14,7 @@ export const Settings = t.Object(
 );
 
 /** Settings in a request: any subset of the known keys; null resets a key to its default; unknown keys are 400. */
-const SettingsInput = t.Record(t.String(), t.Unknown(), {
+const SettingsInput = JsonObject({
   description: `Known keys: ${Object.entries(SETTINGS).map(([k, s]) => `${k} (integer ${s.min}-${s.max}, default ${s.default})`).join(", ")}. Unknown keys are 400; null resets a key.`,
 });
 

@@ -1,6 +1,6 @@
 /** TypeBox models of the extraction-job routes, shared by the routes and the OpenAPI document. */
 import { t } from "elysia";
-import { ErrorBody, Pagination } from "../../access/schemas";
+import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { CREDIT_LIMIT_MAX, DESCRIPTION_MAX, STEPS, TIMEOUT, URLS_MAX } from "./service";
 
 export { ErrorBody };
@@ -13,16 +13,16 @@ export const Job = t.Object({
   id: t.String({ description: "job_..." }),
   workspace_id: t.String(),
   status: Status,
-  json_schema: t.Record(t.String(), t.Unknown(), { description: "The JSON Schema the result validates against (root type object)" }),
+  json_schema: JsonObject({ description: "The JSON Schema the result validates against (root type object)" }),
   description: t.String(),
   suggested_urls: t.Array(t.String(), { description: "Seed URLs (fragment removed, duplicates dropped)" }),
   max_steps: t.Integer({ description: "Pages the worker may read" }),
   timeout_s: t.Integer({ description: "Wall-clock seconds per attempt" }),
   model_tier: t.String({ description: "standard (LLM_MODEL) | pro (LLM_MODEL_PRO)" }),
   webhook_id: t.Nullable(t.String({ description: "Legacy webhook (whk_...) of the workspace notified of the job's events" })),
-  result: t.Nullable(t.Record(t.String(), t.Unknown(), { description: "Only when succeeded: validates against json_schema" })),
+  result: t.Nullable(JsonObject({ description: "Only when succeeded: validates against json_schema" })),
   result_meta: t.Nullable(
-    t.Record(t.String(), t.Unknown(), {
+    JsonObject({
       description: "Once finished: extractor (llm | heuristic), model, pages [{url, status, extracted}], sources per field (heuristic), warnings, stopped_by",
     }),
   ),
@@ -45,7 +45,7 @@ export const Job = t.Object({
 export const JobList = t.Object({ data: t.Array(Job), pagination: Pagination });
 
 export const JobCreate = t.Object({
-  json_schema: t.Record(t.String(), t.Unknown(), { description: "JSON Schema (draft 2020-12, or draft-07 when $schema says so): root type object, at most 64 KB, local $ref only" }),
+  json_schema: JsonObject({ description: "JSON Schema (draft 2020-12, or draft-07 when $schema says so): root type object, at most 64 KB, local $ref only" }),
   description: t.String({ description: `What to extract, 1-${DESCRIPTION_MAX} characters` }),
   suggested_urls: t.Optional(t.Array(t.String(), { description: `Up to ${URLS_MAX} absolute http(s) URLs` })),
   webhook_id: t.Optional(t.Nullable(t.String({ description: "A legacy webhook (whk_...) of the workspace; 404 otherwise" }))),

@@ -1,6 +1,6 @@
 /** TypeBox models of the waitlist service (routes and OpenAPI). */
 import { t } from "elysia";
-import { ErrorBody, Pagination } from "../../access/schemas";
+import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 
 export { ErrorBody, Pagination };
 
@@ -21,7 +21,7 @@ export const WorkspaceSettings = t.Object({
   updated_at: t.Nullable(t.String({ description: "null while no explicit settings row exists" })),
 });
 
-export const WorkspaceSettingsPut = t.Record(t.String(), t.Unknown(), {
+export const WorkspaceSettingsPut = JsonObject({
   description:
     "Any of default_sender_domain_id, default_sender_address, default_auth_app_slug, brand_name, brand_logo_url, primary_color, notifications_via_mail, " +
     "welcome_template_name, approved_template_name, rejected_template_name. Absent fields keep their value; null clears one.",
@@ -47,7 +47,7 @@ export const WaitlistSettingsModel = t.Object({
   invite_accept_url: t.Nullable(t.String({ description: "Page that accepts Auth invites (approved mail's invite_link)" })),
 });
 
-const SettingsInput = t.Record(t.String(), t.Unknown(), { description: "Any subset of the waitlist settings keys; merged shallowly; null resets a key" });
+const SettingsInput = JsonObject({ description: "Any subset of the waitlist settings keys; merged shallowly; null resets a key" });
 
 export const Waitlist = t.Object({
   id: t.String(),
@@ -90,8 +90,8 @@ export const Entry = t.Object({
   status: t.String({ description: "pending | approved | rejected" }),
   invited_at: Str,
   invited_to_app_slug: Str,
-  metadata: t.Record(t.String(), t.Unknown()),
-  custom_fields: t.Record(t.String(), t.Unknown()),
+  metadata: JsonObject(),
+  custom_fields: JsonObject(),
   utm: t.Object({ source: Str, medium: Str, campaign: Str }),
   variant_id: Str,
   created_at: t.String(),
@@ -109,7 +109,7 @@ export const EntryCount = t.Object({ total: t.Integer(), pending: t.Integer(), a
 export const EntryPatch = t.Object({
   name: t.Optional(Str),
   interest: t.Optional(Str),
-  metadata: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Merged into the entry's metadata; a null value removes a key" })),
+  metadata: t.Optional(JsonObject({ description: "Merged into the entry's metadata; a null value removes a key" })),
 });
 export const BulkBody = t.Object({
   action: t.String({ description: "approve | reject" }),
@@ -140,7 +140,7 @@ export const SignupBody = t.Object({
   name: t.Optional(Str),
   interest: t.Optional(Str),
   referral_code: t.Optional(Str),
-  custom_fields: t.Optional(t.Record(t.String(), t.Unknown())),
+  custom_fields: t.Optional(JsonObject()),
   utm: t.Optional(t.Object({ source: t.Optional(Str), medium: t.Optional(Str), campaign: t.Optional(Str) })),
   variant_id: t.Optional(Str),
   website: t.Optional(t.Unknown({ description: "Honeypot: leave empty (hidden field)" })),

@@ -14,7 +14,7 @@ import { requirePrincipal, type Principal, type PrincipalResolver } from "../../
 import { PLATFORM_CALLER, PUBLIC, secured } from "../../access/openapi";
 import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
-import { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
+import { ErrorBody, JsonObject, ListQuery, Pagination } from "../../access/schemas";
 import { DESCRIPTION_MAX, GRACE_DEFAULT_HOURS, GRACE_MAX_HOURS, URL_MAX, type EventTypeSource } from "./endpoints";
 import { DELIVERY_STATUSES } from "./events-log";
 import { registerWebhookActions, type Access, type ScopeResolver } from "./scopes";
@@ -74,7 +74,7 @@ const AttemptFields = {
 const TestResult = t.Object({ ...AttemptFields, trigger: t.Literal("test"), event_id: t.String() });
 const ReplayResult = t.Object({ data: t.Array(t.Object({ endpoint_id: t.String(), ...AttemptFields, trigger: t.Literal("replay") })) });
 
-const EventType = t.Object({ type: t.String(), description: t.String(), example: t.Record(t.String(), t.Unknown()) });
+const EventType = t.Object({ type: t.String(), description: t.String(), example: JsonObject() });
 const LatestAttempt = t.Object({
   attempt_number: t.Integer(),
   trigger: t.String({ description: "scheduled | retry | test | replay" }),

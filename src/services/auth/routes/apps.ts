@@ -1,5 +1,6 @@
 /** App management for platform principals: /auth/v1/apps (auth.app.* actions in the App's workspace). */
 import { Elysia, t } from "elysia";
+import { JsonObject } from "../../../access/schemas";
 import { principalPlugin } from "../../../access/http";
 import { callerKey, idempotent } from "../../../access/idempotent";
 import { requirePrincipal } from "../../../access/principal";
@@ -10,7 +11,7 @@ import { App, ErrorBody, ListQuery, Pagination } from "../schemas";
 
 const tags = ["Auth: apps"];
 const idParam = t.Object({ app_id: t.String() });
-const Settings = t.Optional(t.Record(t.String(), t.Unknown(), { description: "Any of the App settings; unknown keys are 400" }));
+const Settings = t.Optional(JsonObject({ description: "Any of the App settings; unknown keys are 400" }));
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
 export function appRoutes(auth: AuthService) {

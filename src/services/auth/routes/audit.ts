@@ -1,5 +1,6 @@
 /** The per-App audit log: GET /:app_slug/v1/audit-log (action auth.audit.list). */
 import { t } from "elysia";
+import { JsonObject } from "../../../access/schemas";
 import { sessionCookieOf } from "../../../access/http";
 import { APP_ADMIN } from "../../../access/openapi";
 import { AUTH_AUDIT_DEFAULT_LIMIT, AUTH_AUDIT_MAX_LIMIT } from "../audit-log";
@@ -20,7 +21,7 @@ const AuditEntry = t.Object({
   target: t.Nullable(t.Object({ type: t.String(), id: t.Nullable(t.String()) })),
   ip: t.Nullable(t.String()),
   user_agent: t.Nullable(t.String()),
-  metadata: t.Record(t.String(), t.Unknown(), { description: "Action-specific details; never passwords, codes or secrets" }),
+  metadata: JsonObject({ description: "Action-specific details; never passwords, codes or secrets" }),
   created_at: t.String({ format: "date-time" }),
 });
 

@@ -3,6 +3,7 @@
  * (/authorize, /verify, /oauth/introspect). Rules and decisions: see ../rbac.ts.
  */
 import { Elysia, t } from "elysia";
+import { JsonObject } from "../../../access/schemas";
 import { bearerFrom } from "../../../access/principal";
 import { APP_ADMIN, OPTIONAL_APP_TOKEN, PUBLIC } from "../../../access/openapi";
 import { andThen } from "../../../core/maybe-promise";
@@ -170,7 +171,7 @@ function tokenCheckRoutes(auth: AuthService) {
     })
     .post("/verify", ({ app, request, body }) => andThen(app, (a) => rbac.verify(a, body?.token ?? bearerFrom(authz(request)))), {
       body: t.Optional(t.Object({ token: t.Optional(Token) })),
-      response: { 200: t.Object({ valid: t.Literal(true), claims: t.Record(t.String(), t.Unknown()) }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      response: { 200: t.Object({ valid: t.Literal(true), claims: JsonObject() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       detail: {
         tags: checkTags,
         security: OPTIONAL_APP_TOKEN,

@@ -3,6 +3,7 @@
  * (or M2M token of the App) allowed the named auth.tenant.* action.
  */
 import { t } from "elysia";
+import { JsonObject } from "../../../access/schemas";
 import { APP_ADMIN } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
@@ -23,7 +24,7 @@ const Tenant = t.Object({
   slug: t.String({ description: "Unique per App regardless of case" }),
   display_name: t.String(),
   status: t.String({ description: "active | suspended | archived" }),
-  metadata: t.Record(t.String(), t.Unknown()),
+  metadata: JsonObject(),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
 });

@@ -1,6 +1,6 @@
 /** TypeBox models of the content part's routes (brand and templates). */
 import { t } from "elysia";
-import { ErrorBody, Pagination } from "../../../access/schemas";
+import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
 
 export { ErrorBody };
 
@@ -46,7 +46,7 @@ const templateFields = {
   subject: t.String(),
   body_html: t.String(),
   body_text: t.String({ description: "As given, or derived from body_html when omitted" }),
-  variables_schema: t.Nullable(t.Object({ version: t.Literal(1), vars: t.Record(t.String(), t.Unknown()) })),
+  variables_schema: t.Nullable(t.Object({ version: t.Literal(1), vars: JsonObject() })),
   tags: t.Array(t.String()),
   created_at: t.String(),
   updated_at: t.String(),

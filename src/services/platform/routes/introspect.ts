@@ -1,5 +1,6 @@
 /** Introspection routes other services call to learn who a caller is. */
 import { Elysia, t } from "elysia";
+import { JsonObject } from "../../../access/schemas";
 import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
@@ -20,7 +21,7 @@ export function introspectRoutes(platform: Platform) {
         200: t.Object({
           id: t.Optional(t.String()),
           is_member: t.Boolean(),
-          role: t.Record(t.String(), t.Unknown()),
+          role: JsonObject(),
           policy: t.Array(PolicyStatement),
           services: t.Array(t.String()),
         }),

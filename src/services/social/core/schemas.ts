@@ -1,6 +1,6 @@
 /** TypeBox models shared by the customer-backend lane's parts. */
 import { t } from "elysia";
-import { ErrorBody, Pagination } from "../../../access/schemas";
+import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
 
 export { ErrorBody, Pagination };
 
@@ -16,7 +16,7 @@ export const PageQuery = t.Object({
   cursor: t.Optional(t.String({ description: "next_cursor of the previous page (opaque base64url); legacy raw-id cursors are 400 INVALID_CURSOR" })),
 });
 
-export const Payload = t.Record(t.String(), t.Unknown(), { description: "Free-form JSON object (up to 16 KiB)" });
+export const Payload = JsonObject({ description: "Free-form JSON object (up to 16 KiB)" });
 
 export const ItemError = t.Nullable(
   t.Object({ status: t.Integer({ description: "HTTP status the item would have had alone" }), code: t.String(), message: t.String() }),
@@ -28,7 +28,7 @@ export const Actor = t.Object({
   external_id: t.String({ description: "The customer's id, unique per community, up to 256 characters" }),
   display_name: t.Nullable(t.String()),
   avatar_url: t.Nullable(t.String()),
-  metadata: t.Record(t.String(), t.Unknown()),
+  metadata: JsonObject(),
   status: t.String({ description: "active | suspended | deleted" }),
   is_private: t.Boolean({ description: "Follows need an approved request" }),
   shadow_banned_at: t.Nullable(t.String()),
@@ -45,6 +45,6 @@ export const Edge = t.Object({
   src_actor_id: t.String(),
   dst_actor_id: t.String(),
   dst_post_id: t.Nullable(t.String({ description: "null for actor edges" })),
-  payload: t.Record(t.String(), t.Unknown()),
+  payload: JsonObject(),
   created_at: t.String(),
 });

@@ -1,5 +1,6 @@
 /** Routes of moderation: POST /flags (customer lane); queue, actions and keyword filters (admin lane). */
 import { Elysia, t } from "elysia";
+import { JsonObject } from "../../../access/schemas";
 import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
@@ -37,7 +38,7 @@ const Action = t.Object({
   moderator_actor_id: t.Null(),
   moderator_external_id: t.Nullable(t.String()),
   reason: t.Nullable(t.String()),
-  data: t.Record(t.String(), t.Unknown()),
+  data: JsonObject(),
   flags_closed: t.Integer(),
   created_at: t.String(),
 });

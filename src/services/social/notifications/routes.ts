@@ -1,5 +1,6 @@
 /** Routes of the notification inbox: /actors/{actor_id}/notifications[/counts|/read|/seen]. */
 import { t } from "elysia";
+import { JsonObject } from "../../../access/schemas";
 import { requirePrincipal } from "../../../access/principal";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
 import { ActorParams, errors, Pagination, PageQuery, writeErrors } from "../core/schemas";
@@ -16,7 +17,7 @@ const Notification = t.Object({
   activity_count: t.Integer({ description: "Activities in the group" }),
   actor_count: t.Integer({ description: "Distinct actors in the group" }),
   latest_actor_ids: t.Array(t.String(), { description: "Up to 5, most recent first" }),
-  data: t.Record(t.String(), t.Unknown(), { description: "Of the latest activity" }),
+  data: JsonObject({ description: "Of the latest activity" }),
   is_read: t.Boolean(),
   is_seen: t.Boolean(),
   created_at: t.String(),

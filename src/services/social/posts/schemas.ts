@@ -1,5 +1,6 @@
 /** TypeBox models of posts and tags. */
 import { t } from "elysia";
+import { JsonObject } from "../../../access/schemas";
 
 const AssetRef = t.Object({ asset_id: t.String({ description: "A ready asset of the community owned by the author" }), alt_text: t.Optional(t.Nullable(t.String({ description: "Up to 1000 characters" }))) });
 
@@ -12,7 +13,7 @@ export const Post = t.Object({
   visibility: t.String({ description: "public | followers | close_friends, as written" }),
   effective_visibility: t.String({ description: "What applies: a private author's public posts count as followers" }),
   body: t.Nullable(t.String()),
-  attributes: t.Record(t.String(), t.Unknown(), { description: "Free-form; url for link posts, poll {question, options, closes_at} for polls" }),
+  attributes: JsonObject({ description: "Free-form; url for link posts, poll {question, options, closes_at} for polls" }),
   assets: t.Array(t.Object({ asset_id: t.String(), alt_text: t.Nullable(t.String()) })),
   hashtags: t.Array(t.String(), { description: "Normalised tags parsed from body" }),
   mentions: t.Array(t.String(), { description: "Actor ids @mentioned in body (by external_id)" }),
