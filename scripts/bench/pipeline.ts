@@ -9,7 +9,8 @@
  * With `--cpu-prof` (bun --cpu-prof scripts/bench/run.ts pipeline me) the profile shows
  * where a route's time goes.
  *
- * Environment: BENCH_SECONDS (per target, default 2).
+ * Environment: BENCH_SECONDS (per target, default 2), BENCH_CONCURRENCY (loops in parallel,
+ * default 1).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,6 +29,7 @@ interface Target {
 
 export default async function pipelineBench(args: string[]) {
   const seconds = envNumber("BENCH_SECONDS", 2, 0.2);
+  const concurrency = envNumber("BENCH_CONCURRENCY", 1, 1);
   const dir = mkdtempSync(join(tmpdir(), "bunker-bench-pipeline-"));
   const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "warn", BUNKER_ENV: "development", PUBLIC_URL: "http://127.0.0.1:8080", ARGON2_MEMORY_KIB: "19456", ARGON2_TIME_COST: "2", CONSOLE_SIGNUP: "open" });
   const bunker = await createApp(config);
@@ -87,17 +89,23 @@ export default async function pipelineBench(args: string[]) {
       const t0 = performance.now();
       const end = t0 + seconds * 1000;
       let n = 0;
-      while (performance.now() < end) {
-        for (let i = 0; i < 50; i++) await once();
-        n += 50;
-      }
+      // BENCH_CONCURRENCY loops side by side (default 1: serial), as a server sees requests
+      // from many connections at once (more live objects, promises interleaved).
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (performance.now() < end) {
+            for (let i = 0; i < 50; i++) await once();
+            n += 50;
+          }
+        }),
+      );
       const wall = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
       rows.push([t.name, `${t.method} ${t.path.length > 48 ? t.path.slice(0, 45) + "..." : t.path}`, fmtNum(n), fmtNum((wall * 1000) / n, 1), fmtNum((cpu.user + cpu.system) / n, 1)]);
       console.log(`${t.name}: ${fmtNum((wall * 1000) / n, 1)} µs/request`);
     }
     console.log("\n" + table(["target", "request", "requests", "wall µs/req", "cpu µs/req"], rows, [false, false, true, true, true]));
-    console.log(`\nserial app.handle() in one process, ${seconds} s per target after a warm-up; no sockets, so Bun's HTTP parsing is not included.
+    console.log(`\n${concurrency === 1 ? "serial" : `${concurrency} concurrent loops of`} app.handle() in one process, ${seconds} s per target after a warm-up; no sockets, so Bun's HTTP parsing is not included.
 cpu µs/req can exceed wall when work runs off the main thread (RS256 signing on WebCrypto's pool).`);
   } finally {
     await bunker.stop();

@@ -4,7 +4,7 @@
  * tokens that only ever need to be compared (API keys, refresh tokens, codes).
  * Passwords are not handled here: they need a slow hash (argon2), these don't.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -145,9 +145,7 @@ export function hashToken(token: string): string {
  * shows in hashing time.
  */
 export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash("sha256").update(a, "utf8").digest();
-  const hb = createHash("sha256").update(b, "utf8").digest();
-  return timingSafeEqual(ha, hb);
+  return timingSafeEqual(Bun.SHA256.hash(a) as Uint8Array, Bun.SHA256.hash(b) as Uint8Array);
 }
 
 /** Random URL-safe token: 32 bytes = 256 bits by default. */
