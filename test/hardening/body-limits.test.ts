@@ -126,6 +126,28 @@ describe("request-body caps and media types", () => {
     expectErrorBody(bad, bad.body, 400, "INVALID_BODY");
   });
 
+  test("UTF-8 with a Content-Length is checked after text decoding: bad bytes are 400, a literal U+FFFD is text", async () => {
+    const enc = new TextEncoder();
+    const body = (...mid: number[]) => new Uint8Array([...enc.encode('{"display_name":"a'), ...mid, ...enc.encode('"}')]);
+    // A lone byte, a lone continuation, a cut 3-byte sequence, a UTF-16 surrogate, an overlong form.
+    for (const bad of [[0xff], [0x80], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0xaf]]) {
+      const r = await post(SIGNUP, body(...bad), "application/json");
+      expectErrorBody(r, r.body, 400, "INVALID_BODY");
+    }
+    // The replacement character itself (EF BF BD) is valid UTF-8: the body parses (then fails
+    // validation for its missing fields, not as bad bytes).
+    const literal = await post(SIGNUP, body(0xef, 0xbf, 0xbd), "application/json");
+    expectErrorBody(literal, literal.body, 400, "VALIDATION_ERROR");
+    // The one case decoded text cannot tell from it: a 4-byte sequence cut after 3 bytes is
+    // taken as U+FFFD (README, "Request limits").
+    const cut = await post(SIGNUP, body(0xf0, 0x9f, 0x98), "application/json");
+    expectErrorBody(cut, cut.body, 400, "VALIDATION_ERROR");
+    // Without a Content-Length (chunked) the bytes are decoded strictly.
+    const stream = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(body(0xf0, 0x9f, 0x98)); c.close(); } });
+    const chunkedBad = await post(SIGNUP, stream, "application/json", { duplex: "half" } as RequestInit);
+    expectErrorBody(chunkedBad, chunkedBad.body, 400, "INVALID_BODY");
+  });
+
   test("uploads declare a larger cap: the avatar route takes multipart up to 2 MB plus the envelope", async () => {
     const form = (bytes: number) => {
       const f = new FormData();
