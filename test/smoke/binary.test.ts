@@ -100,7 +100,11 @@ describe("compiled binary", () => {
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   }, T);
 
-  test("prints the first-start setup link when no account exists", () => {
+  test("prints the first-start setup link when no account exists", async () => {
+    // /healthz answers as soon as the port is bound (what beforeAll waits for); the start-up
+    // lines are written a moment later, after the setup link and the scheduler start.
+    const until = Date.now() + 10_000;
+    while (!output.includes('"msg":"bunker listening"') && Date.now() < until) await Bun.sleep(50);
     expect(output).toContain(`${base}/admin/#setup=`);
     expect(output).toContain('"msg":"bunker listening"');
     expect(output).toContain('"msg":"smtp listening"');
