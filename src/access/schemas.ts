@@ -21,7 +21,7 @@ export const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Opt
 
 /**
  * Any JSON object (settings, metadata, claims, payloads). An open object rather than
- * `JsonObject()`: the same values pass, but TypeBox's compiled check of
+ * `t.Record(t.String(), t.Unknown())`: the same values pass, but TypeBox's compiled check of
  * a Record walks Object.entries with a key pattern on every request and every response
  * (about a microsecond for a token's claims), where this one checks "is an object" once.
  */

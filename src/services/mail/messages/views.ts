@@ -1,27 +1,29 @@
 /** The API shapes of messages and suppressions, and the data of their events. */
-import type { MessageRow, MessageStatus, SuppressionReason, SuppressionRow } from "./store";
+import type { MessageRow, SuppressionReason, SuppressionRow } from "./store";
 
-export interface MessageView {
-  id: string;
-  workspace_id: string;
-  domain_id: string | null;
-  from_address: string;
-  to_address: string;
-  subject: string;
-  template_name: string | null;
-  status: MessageStatus;
-  smtp_transcript: string | null;
-  spf_result: string | null;
-  dkim_result: string | null;
-  dmarc_result: string | null;
-  bounce_code: string | null;
-  bounce_detail: string | null;
-  created_at: string;
-  sent_at: string | null;
-  delivered_at: string | null;
-  deferred_at: string | null;
-  deferral_count: number;
-}
+/** The metadata of a message: its row without the search folds, queue and lease columns. */
+export type MessageView = Pick<
+  MessageRow,
+  | "id"
+  | "workspace_id"
+  | "domain_id"
+  | "from_address"
+  | "to_address"
+  | "subject"
+  | "template_name"
+  | "status"
+  | "smtp_transcript"
+  | "spf_result"
+  | "dkim_result"
+  | "dmarc_result"
+  | "bounce_code"
+  | "bounce_detail"
+  | "created_at"
+  | "sent_at"
+  | "delivered_at"
+  | "deferred_at"
+  | "deferral_count"
+>;
 
 export interface MessageBodyView {
   id: string;
