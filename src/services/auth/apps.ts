@@ -181,8 +181,7 @@ export class AppService {
   private async workspaceFor(p: Principal, workspaceId: string | undefined, action: string): Promise<string> {
     const id = workspaceId ?? (p.kind === "api_key" ? p.workspaceId : undefined);
     if (!id) throw badRequest("workspace_id is required for a signed-in user", [{ field: "workspace_id", reason: "required unless the caller is a workspace API key" }]);
-    const { workspace } = await this.platform.authz.authorizeWorkspace(this.ctx.db, p, { id }, action);
-    await this.platform.authz.requireService(this.ctx.db, workspace.id, "auth");
+    const { workspace } = await this.platform.authz.authorizeService(this.ctx.db, p, { id }, action, "auth");
     return workspace.id;
   }
 

@@ -17,8 +17,7 @@ export class MailPartContext {
 
   /** The workspace, once `p` may do `action` in it and mail is switched on for it. */
   async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.d.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
-    await this.d.platform.authz.requireService(this.ctx.db, workspace.id, "mail");
+    const { workspace } = await this.d.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "mail");
     return workspace;
   }
 

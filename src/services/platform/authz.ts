@@ -154,6 +154,16 @@ export class Authz implements PrincipalResolver {
     });
   }
 
+  /**
+   * authorizeWorkspace, then 403 SERVICE_NOT_ENABLED unless `service` is switched on for the
+   * workspace: the guard of every product's workspace routes.
+   */
+  async authorizeService(db: Sql, p: Principal, ref: { slug?: string; id?: string }, action: string, service: string): Promise<WorkspaceAccess> {
+    const access = await this.authorizeWorkspace(db, p, ref, action);
+    await this.requireService(db, access.workspace.id, service);
+    return access;
+  }
+
   /** Services other than the platform answer 403 when the workspace has not enabled them. */
   async requireService(db: Sql, workspaceId: string, service: string): Promise<void> {
     if (service === "platform") return;

@@ -126,8 +126,7 @@ export class CommunityService {
 
   /** The workspace of an admin-lane route: 404 / 403 from the platform, 403 when social is off. */
   private async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
-    await this.platform.authz.requireService(this.ctx.db, workspace.id, "social");
+    const { workspace } = await this.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "social");
     return workspace;
   }
 

@@ -129,9 +129,7 @@ export function tackWorkspaceScope(platform: Platform): ScopeResolver {
     const board =
       principal.kind === "api_key" ? await workspaceByRef(db, principal.workspaceId, ref) : ref.startsWith("ws_") ? await workspaceById(db, ref) : null;
     if (!board) throw notFound("Workspace");
-    const found = await platform.authz.workspaceAccess(db, principal, { id: board.owner_workspace_id });
-    platform.authz.assertAllowed(found, webhookAction(TACK, access));
-    await platform.authz.requireService(db, found.workspace.id, TACK);
+    const found = await platform.authz.authorizeService(db, principal, { id: board.owner_workspace_id }, webhookAction(TACK, access), TACK);
     return { product: TACK, scopeId: board.id, workspaceId: found.workspace.id };
   };
 }

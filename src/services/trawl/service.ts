@@ -146,8 +146,7 @@ export class JobService {
   }
 
   async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.deps.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
-    await this.deps.platform.authz.requireService(this.ctx.db, workspace.id, "trawl");
+    const { workspace } = await this.deps.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "trawl");
     return workspace;
   }
 

@@ -100,8 +100,7 @@ export class WaitlistService {
 
   /** Workspace of an admin route: 404/403 from the platform; 403 when the waitlist service is off. */
   async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.deps.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
-    await this.deps.platform.authz.requireService(this.ctx.db, workspace.id, "waitlist");
+    const { workspace } = await this.deps.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "waitlist");
     return workspace;
   }
 

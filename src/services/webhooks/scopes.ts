@@ -47,8 +47,7 @@ export function registerWebhookActions(actions: ActionRegistry, product: Product
 export function workspaceScope(platform: Platform, product: Product): ScopeResolver {
   registerWebhookActions(platform.ctx.actions, product);
   return async ({ principal, params }, access) => {
-    const { workspace } = await platform.authz.authorizeWorkspace(platform.ctx.db, principal, { id: params.workspace_id }, webhookAction(product, access));
-    await platform.authz.requireService(platform.ctx.db, workspace.id, product);
+    const { workspace } = await platform.authz.authorizeService(platform.ctx.db, principal, { id: params.workspace_id }, webhookAction(product, access), product);
     return { product, scopeId: workspace.id, workspaceId: workspace.id };
   };
 }

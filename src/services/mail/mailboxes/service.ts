@@ -138,10 +138,8 @@ export class MailboxService {
     return this.parts.domains as DomainService;
   }
 
-  private async access(p: Principal, workspaceId: string, action: string) {
-    const a = await this.d.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: workspaceId }, action);
-    await this.d.platform.authz.requireService(this.ctx.db, a.workspace.id, "mail");
-    return a;
+  private access(p: Principal, workspaceId: string, action: string) {
+    return this.d.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "mail");
   }
 
   private async mailbox(db: Sql, workspaceId: string, id: string): Promise<MailboxRow> {

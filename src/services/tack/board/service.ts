@@ -55,9 +55,7 @@ export class Board {
    */
   async caller(principal: Principal, action: string): Promise<Caller> {
     if (principal.kind !== "api_key") throw forbidden("Card-board routes take a workspace API key (svc_live_...)", "API_KEY_REQUIRED");
-    const { authz } = this.deps.platform;
-    await authz.authorizeWorkspace(this.db, principal, { id: principal.workspaceId }, action);
-    await authz.requireService(this.db, principal.workspaceId, TACK);
+    await this.deps.platform.authz.authorizeService(this.db, principal, { id: principal.workspaceId }, action, TACK);
     return { principal, owner: principal.workspaceId, actorId: principal.keyId };
   }
 
