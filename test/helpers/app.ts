@@ -1,6 +1,11 @@
 /**
  * Starts a real Bunker app on a fresh temp data dir. Requests go through Elysia's full
  * pipeline in-process (app.handle) or, with listen(), over real loopback HTTP.
+ *
+ * On `npm run test:bin` (BUNKER_TEST_BINARY set) the same call starts the compiled binary as
+ * a process instead, and `call` goes over loopback HTTP to it. What only exists in-process
+ * (the injected clock's advance/set, ctx, the services' objects) then throws a clear error:
+ * a test that needs it is marked source-only (test/helpers/target.ts) with its reason.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +14,7 @@ import { createApp, type BunkerApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { ManualClock } from "../../src/core/clock";
 import { testDatabaseUrl } from "./engine";
+import { ON_BINARY, startBinary } from "./binary";
 
 export interface TestApp extends BunkerApp {
   clock: ManualClock;
@@ -24,12 +30,25 @@ export async function startTestApp(
 ): Promise<TestApp> {
   // Sign-up open (the default is invite_only): most tests create accounts freely.
   // On the PostgreSQL run (npm run test:pg) every app gets a database of its own.
+  if (ON_BINARY) {
+    if (Object.keys(opts).length) throw new Error(`startTestApp: in-process options (${Object.keys(opts).join(", ")}) cannot reach the binary; mark the test source-only`);
+    return startBinaryTestApp({ BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...TEST_COSTS, ...env }, dir);
+  }
   const databaseUrl = env.DATABASE_URL ?? (await testDatabaseUrl());
   const engineEnv: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl, PG_POOL_SIZE: "4" } : {};
   const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...engineEnv, ...env });
   const clock = new ManualClock(Date.parse("2026-11-21T12:00:00.000Z"));
   const bunker = await createApp(config, { ...opts, clock });
-  const call: TestApp["call"] = async (method, path, opts = {}) => {
+  const call = caller((req) => bunker.handle(req), "http://localhost");
+  return Object.assign(bunker, { clock, dir, call });
+}
+
+/** The config the in-process apps get from BUNKER_ENV=test that a process needs spelled out. */
+const TEST_COSTS = { ARGON2_MEMORY_KIB: "1024", ARGON2_TIME_COST: "1" };
+
+/** TestApp.call over any request handler: app.handle in-process, fetch to a process. */
+function caller(send: (req: Request) => Promise<Response>, origin: string): TestApp["call"] {
+  return async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     let body: BodyInit | undefined;
@@ -38,7 +57,7 @@ export async function startTestApp(
       body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
       headers["content-type"] ??= "application/json";
     }
-    const res = await bunker.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    const res = await send(new Request(`${origin}${path}`, { method, headers, body, redirect: "manual" }));
     const text = await res.text();
     let parsed: any = text;
     try {
@@ -46,7 +65,48 @@ export async function startTestApp(
     } catch {}
     return { status: res.status, body: parsed, headers: res.headers };
   };
-  return Object.assign(bunker, { clock, dir, call });
+}
+
+/** A clock that reads real time; moving it is only possible in-process. */
+class ProcessClock extends ManualClock {
+  override now() {
+    return new Date();
+  }
+  override nowMs() {
+    return Date.now();
+  }
+  override iso() {
+    return new Date().toISOString();
+  }
+  override advance(): never {
+    throw new Error("source-only: the binary runs on the real clock; app.clock.advance needs the in-process app");
+  }
+  override set(): never {
+    throw new Error("source-only: the binary runs on the real clock; app.clock.set needs the in-process app");
+  }
+}
+
+async function startBinaryTestApp(env: Record<string, string>, dir: string): Promise<TestApp> {
+  const proc = await startBinary(env, { dataDir: dir });
+  const inProcessOnly = (name: string) => () => {
+    throw new Error(`source-only: app.${name} is the in-process app's; the binary is reached over HTTP only`);
+  };
+  const app = {
+    clock: new ProcessClock(),
+    dir,
+    base: proc.base,
+    smtpPort: proc.smtpPort,
+    process: proc,
+    call: caller((req) => fetch(req), proc.base),
+    handle: (req: Request) => fetch(new Request(proc.base + new URL(req.url).pathname + new URL(req.url).search, req)),
+    /** The process already listens: hand out its port (tests read `.port` and `.url`). */
+    listen: () => ({ port: proc.port, url: new URL(proc.base + "/"), hostname: "127.0.0.1", stop: async () => {} }),
+    stop: async () => {
+      await proc.stop();
+    },
+  };
+  for (const name of ["app", "ctx", "platform", "auth", "webhooks", "webhookApi", "inbound"]) Object.defineProperty(app, name, { get: inProcessOnly(name), enumerable: false });
+  return app as unknown as TestApp;
 }
 
 let seq = 0;

@@ -1,18 +1,23 @@
 /**
  * The real CLI as an operator runs it: `bun src/main.ts <command>` in a child process with
  * a clean environment (nothing from the test runner leaks in), for start-up refusals,
- * backup and restore.
+ * backup and restore. On `npm run test:bin` the same commands run the compiled binary.
  */
+import { tmpdir } from "node:os";
 import { resolve } from "node:path";
+import { BINARY, freePort } from "./binary";
+
+export { freePort };
 
 const ROOT = resolve(import.meta.dir, "../..");
 
-export function freePort(): number {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
+/** The command line that runs Bunker: the binary under test, else the source. */
+export function bunkerCommand(args: string[]): string[] {
+  return BINARY ? [BINARY, ...args] : [process.execPath, "src/main.ts", ...args];
 }
+
+/** Where it runs: the binary from a directory with no repository files around it, as on a VM. */
+const CWD = BINARY ? tmpdir() : ROOT;
 
 /** Cheap password hashing and loopback only; `over` wins. */
 export function cliEnv(over: Record<string, string> = {}): Record<string, string> {
@@ -21,7 +26,7 @@ export function cliEnv(over: Record<string, string> = {}): Record<string, string
 
 /** Runs one command to completion. */
 export function runCli(args: string[], env: Record<string, string>) {
-  const r = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env: cliEnv(env), stdout: "pipe", stderr: "pipe", timeout: 30_000 });
+  const r = Bun.spawnSync(bunkerCommand(args), { cwd: CWD, env: cliEnv(env), stdout: "pipe", stderr: "pipe", timeout: 30_000 });
   return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 
@@ -38,7 +43,7 @@ export interface ServerProcess {
  */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess | { exited: number; stdout: string; stderr: string }> {
   const port = env.PORT ?? String(freePort());
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, env: cliEnv({ PORT: port, ...env }), stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(bunkerCommand(["serve"]), { cwd: CWD, env: cliEnv({ PORT: port, ...env }), stdout: "pipe", stderr: "pipe" });
   let out = "";
   let err = "";
   const drain = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {

@@ -1,0 +1,148 @@
+/**
+ * The shipped program under test: `npm run test:bin` builds dist/bunker once and sets
+ * BUNKER_TEST_BINARY to it; the test helpers (app.ts, cli.ts) then start that executable as
+ * a real process over loopback instead of building the app in-process. Each process's
+ * /metrics is read before it stops, and the route templates it served are appended to
+ * BUNKER_TEST_ROUTES, from which scripts/test-bin.ts reports which routes the run reached.
+ */
+import { appendFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** The executable under test, or null on a source run. */
+export const BINARY: string | null = process.env.BUNKER_TEST_BINARY || null;
+
+/** True on `npm run test:bin`. */
+export const ON_BINARY = BINARY !== null;
+
+export function freePort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+/** The binary, or fail loudly: a binary-only test file run outside `npm run test:bin`. */
+export function requireBinary(): string {
+  if (!BINARY) throw new Error("this test runs the compiled binary: use `npm run test:bin` (it builds dist/bunker and sets BUNKER_TEST_BINARY)");
+  return BINARY;
+}
+
+export interface BinaryProcess {
+  /** http://127.0.0.1:<port> */
+  base: string;
+  port: number;
+  /** The inbound SMTP port, or null with SMTP_PORT=off. */
+  smtpPort: number | null;
+  dataDir: string;
+  proc: ReturnType<typeof Bun.spawn>;
+  /** Everything the process wrote to stdout and stderr so far (capped to the last 256 KiB). */
+  output(): string;
+  /** Records the routes served, then SIGTERM and waits; resolves with the exit code. */
+  stop(): Promise<number>;
+  /** SIGKILL, no goodbye (crash tests). */
+  kill(): Promise<number>;
+}
+
+const KEEP = 256 * 1024;
+
+/**
+ * Starts `bunker serve` on 127.0.0.1 with a clean environment (nothing of the runner's leaks
+ * in) plus `env`; resolves once it logged "bunker listening" and /healthz answers. The HTTP
+ * port is the one the process reports (PORT=0 unless given); a taken SMTP port is retried.
+ */
+export async function startBinary(env: Record<string, string> = {}, opts: { dataDir?: string; cwd?: string } = {}): Promise<BinaryProcess> {
+  const bin = requireBinary();
+  const dataDir = opts.dataDir ?? env.DATA_DIR ?? mkdtempSync(join(tmpdir(), "bunker-bin-"));
+  for (let attempt = 1; ; attempt++) {
+    const smtpPort = env.SMTP_PORT === "off" || env.SMTP_PORT === "0" ? null : Number(env.SMTP_PORT ?? freePort());
+    try {
+      return await startOnce(bin, dataDir, { ...env, SMTP_PORT: smtpPort === null ? "off" : String(smtpPort) }, smtpPort, opts.cwd ?? dataDir);
+    } catch (e) {
+      // Only a port clash (another test took the free port in between) is retried.
+      if (attempt < 4 && /already in use/.test(String(e)) && !env.SMTP_PORT && !env.PORT) continue;
+      throw e;
+    }
+  }
+}
+
+async function startOnce(bin: string, dataDir: string, env: Record<string, string>, smtpPort: number | null, cwd: string): Promise<BinaryProcess> {
+  const fullEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: dataDir,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    LOG_LEVEL: "info",
+    DATA_DIR: dataDir,
+    ...env,
+  };
+  const proc = Bun.spawn([bin, "serve"], { cwd, env: fullEnv, stdout: "pipe", stderr: "pipe" });
+  let out = "";
+  const add = (t: string) => {
+    out += t;
+    if (out.length > 2 * KEEP) out = out.slice(-KEEP);
+  };
+  const drain = async (s: ReadableStream<Uint8Array>) => {
+    const d = new TextDecoder();
+    for await (const c of s) add(d.decode(c, { stream: true }));
+  };
+  const drained = Promise.all([drain(proc.stdout as ReadableStream<Uint8Array>), drain(proc.stderr as ReadableStream<Uint8Array>)]);
+  const deadline = Date.now() + 45_000;
+  let port = 0;
+  for (;;) {
+    if (proc.exitCode !== null) {
+      await drained;
+      throw new Error(`bunker exited with ${proc.exitCode} before listening:\n${out.slice(-4000)}`);
+    }
+    const m = /"msg":"bunker listening".*?"url":"http:\/\/[^"]*:(\d+)"/.exec(out);
+    if (m) {
+      port = Number(m[1]);
+      if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
+    }
+    if (Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`bunker did not start within 45 s:\n${out.slice(-4000)}`);
+    }
+    await Bun.sleep(15);
+  }
+  const base = `http://127.0.0.1:${port}`;
+  let ended: Promise<number> | null = null;
+  const end = (signal: "SIGTERM" | "SIGKILL") => {
+    ended ??= (async () => {
+      if (proc.exitCode === null) proc.kill(signal);
+      const code = await proc.exited;
+      await drained;
+      return code;
+    })();
+    return ended;
+  };
+  return {
+    base,
+    port,
+    smtpPort,
+    dataDir,
+    proc,
+    output: () => out,
+    async stop() {
+      if (proc.exitCode === null) await recordRoutes(base, env.METRICS_TOKEN);
+      return end("SIGTERM");
+    },
+    kill: () => end("SIGKILL"),
+  };
+}
+
+/** Appends the (method, route template, status, count) series of a live process to BUNKER_TEST_ROUTES. */
+export async function recordRoutes(base: string, metricsToken?: string): Promise<void> {
+  const file = process.env.BUNKER_TEST_ROUTES;
+  if (!file) return;
+  const text = await fetch(`${base}/metrics`, { headers: metricsToken ? { authorization: `Bearer ${metricsToken}` } : {} }).then(
+    (r) => (r.ok ? r.text() : ""),
+    () => "",
+  );
+  const lines: string[] = [];
+  for (const m of text.matchAll(/^bunker_http_requests_total\{([^}]*)\} (\d+)/gm)) {
+    const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
+    lines.push(JSON.stringify({ method: labels.method, route: labels.route, status: Number(labels.status), n: Number(m[2]), file: Bun.main }));
+  }
+  if (lines.length) appendFileSync(file, lines.join("\n") + "\n");
+}
