@@ -1,7 +1,7 @@
 /**
  * The offline common-password check: the bundled top-100,000 list (core/common-passwords.ts)
  * and the Auth App setting block_common_passwords on every path that sets a password.
- * (test/smoke/binary.test.ts checks that the compiled binary carries the list.)
+ * (test/bin/smoke.test.ts checks that the compiled binary carries the list.)
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { gunzipSync } from "node:zlib";

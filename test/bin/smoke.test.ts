@@ -1,27 +1,20 @@
 /**
- * Smoke test of the shipped artifact: builds dist-style `bunker` with scripts/build.ts,
- * copies it alone into an empty directory (no repository files around, as on a fresh VM)
- * and drives it over real HTTP and SMTP, plus its CLI commands and its signal handling.
+ * Smoke test of the shipped artifact: the binary `npm run test:bin` built, copied alone into
+ * an empty directory (no repository files around, as on a fresh VM) and driven over real
+ * HTTP and SMTP, plus its CLI commands and its signal handling.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import nodemailer from "nodemailer";
+import { freePort, requireBinary } from "../helpers/binary";
 
-const root = resolve(import.meta.dir, "../..");
 const work = mkdtempSync(join(tmpdir(), "bunker-smoke-"));
 const vm = join(work, "vm"); // where the binary runs: nothing but the binary and its data
 const bin = join(vm, "bunker");
 const dataDir = join(vm, "data");
-
-function freePort(): number {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
 
 /** A clean environment: nothing from the test runner (LOG_LEVEL=silent, BUNKER_ENV=test) leaks in. */
 function env(over: Record<string, string> = {}): Record<string, string> {
@@ -45,19 +38,8 @@ async function collect(stream: ReadableStream<Uint8Array>) {
 }
 
 beforeAll(async () => {
-  const buildDir = join(work, "build");
-  const started = performance.now();
-  const build = Bun.spawnSync([process.execPath, join(root, "scripts/build.ts"), "--outfile", join(buildDir, "bunker")], {
-    cwd: root,
-    env: { ...process.env },
-    stdout: "pipe",
-    stderr: "pipe",
-    timeout: 120_000,
-  });
-  if (build.exitCode !== 0) throw new Error(`build failed (${build.exitCode}):\n${build.stdout}\n${build.stderr}`);
-  console.log(`smoke: binary built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   Bun.spawnSync(["mkdir", "-p", vm]);
-  copyFileSync(join(buildDir, "bunker"), bin);
+  copyFileSync(requireBinary(), bin);
   Bun.spawnSync(["chmod", "755", bin]);
 
   port = freePort();
@@ -80,7 +62,7 @@ beforeAll(async () => {
     if (Date.now() > deadline) throw new Error(`bunker did not answer /healthz within 20 s:\n${output}`);
     await Bun.sleep(100);
   }
-}, 150_000);
+}, 30_000);
 
 afterAll(() => {
   if (server && server.exitCode === null) server.kill("SIGKILL");
