@@ -58,3 +58,15 @@ export async function eventsOf(app: TestApp, communityId: string, prefix = ""): 
   );
   return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) }));
 }
+
+/**
+ * Polls `check` every 50 ms until it holds; throws after `timeoutMs`. For background work the
+ * binary's own scheduler does (webhook deliveries, asset processing): never a fixed sleep.
+ */
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = "the condition"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`waitUntil: ${what} did not hold within ${timeoutMs} ms`);
+    await Bun.sleep(50);
+  }
+}

@@ -8,11 +8,12 @@ import * as endpointsStore from "../../src/services/webhooks/store/endpoints";
 import { createWorkspace, ownerWithKey, signup, startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp } from "../helpers/auth";
 import { addMember, auditActions } from "../helpers/members";
+import { inProcess, ON_BINARY } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-  app.webhooks.options.autoKick = false;
+  if (!ON_BINARY) app.webhooks.options.autoKick = false;
 });
 afterAll(async () => {
   await app.stop();
@@ -21,6 +22,10 @@ afterAll(async () => {
 const base = (wsId: string) => `/social/v1/workspaces/${wsId}/communities`;
 let seq = 0;
 const slug = (prefix = "c") => `${prefix}-${++seq}`;
+/** Spaces creations apart in time: the injected clock in-process; the binary's real clock moves by itself. */
+const later = (ms: number) => {
+  if (!ON_BINARY) app.clock.advance(ms);
+};
 
 async function create(token: string, wsId: string, body: Record<string, unknown> = {}) {
   const r = await app.call("POST", base(wsId), { token, body: { slug: slug(), display_name: "A community", ...body } });
@@ -29,7 +34,7 @@ async function create(token: string, wsId: string, body: Record<string, unknown>
 }
 
 describe("create and read", () => {
-  test("201 with the full record; GET answers the same; the change is audited", async () => {
+  inProcess("created_at/updated_at equal the frozen injected clock; reads the audit log from the store")("201 with the full record; GET answers the same; the change is audited", async () => {
     const { token, ws } = await ownerWithKey(app);
     const r = await app.call("POST", base(ws.id), { token, body: { slug: "book-club", display_name: "  Book club  ", description: "We read." } });
     expect(r.status).toBe(201);
@@ -151,7 +156,7 @@ describe("list", () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       ids.push((await create(token, ws.id)).id);
-      app.clock.advance(1000);
+      later(1000);
     }
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -211,7 +216,7 @@ describe("list", () => {
     const made: Record<string, any>[] = [];
     for (let i = 0; i < 6; i++) {
       made.push(await create(token, ws.id, { display_name: i % 2 ? `Match ${i}` : `Other ${i}` }));
-      app.clock.advance(1000);
+      later(1000);
     }
     // Suspend two of the "Match" ones.
     for (const c of [made[1], made[5]]) expect((await app.call("PATCH", `${base(ws.id)}/${c.id}`, { token, body: { status: "suspended" } })).status).toBe(200);
@@ -249,7 +254,7 @@ describe("list", () => {
 });
 
 describe("update", () => {
-  test("only sent fields change; settings merge; null resets a setting; empty body is a no-op", async () => {
+  inProcess("updated_at equals the injected clock after advancing it")("only sent fields change; settings merge; null resets a setting; empty body is a no-op", async () => {
     const { token, ws } = await ownerWithKey(app);
     const c = await create(token, ws.id, { description: "old", settings: { max_group_conversation_size: 10 } });
     app.clock.advance(5000);
@@ -269,7 +274,7 @@ describe("update", () => {
     expect((await app.call("GET", `${base(ws.id)}/${c.id}`, { token })).body.display_name).toBe("Renamed");
   });
 
-  test("status: active <-> suspended freely; archived is final (409 COMMUNITY_ARCHIVED), other fields stay editable", async () => {
+  inProcess("counts audit rows read from the store (app.ctx.db)")("status: active <-> suspended freely; archived is final (409 COMMUNITY_ARCHIVED), other fields stay editable", async () => {
     const { token, ws } = await ownerWithKey(app);
     const c = await create(token, ws.id);
     const patch = (body: Record<string, unknown>) => app.call("PATCH", `${base(ws.id)}/${c.id}`, { token, body });
@@ -308,7 +313,7 @@ describe("access", () => {
     expect((await app.call("GET", `${base(a.ws.id)}/${c.id}`, { token: a.token })).status).toBe(200);
   });
 
-  test("401 without a credential; 403 without the route's action; a key limited to social.list/read lists and reads only", async () => {
+  inProcess("reads the queued invitation mail (app.ctx.mailer) and the action catalogue (app.ctx.actions)")("401 without a credential; 403 without the route's action; a key limited to social.list/read lists and reads only", async () => {
     const owner = await ownerWithKey(app);
     const c = await create(owner.token, owner.ws.id);
     expect((await app.call("GET", base(owner.ws.id))).status).toBe(401);
@@ -363,7 +368,7 @@ describe("access", () => {
 });
 
 describe("delete", () => {
-  test("204; the community and its webhook endpoints are gone; the slug is free again", async () => {
+  inProcess("checks the webhook endpoint rows and the audit log in the store (app.ctx.db)")("204; the community and its webhook endpoints are gone; the slug is free again", async () => {
     const { token, ws } = await ownerWithKey(app);
     const c = await create(token, ws.id, { slug: "to-delete" });
     const hook = await app.call("POST", `/social/v1/communities/${c.id}/webhooks`, { token, body: { url: "http://127.0.0.1:9/hook" } });

@@ -15,6 +15,10 @@ import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import type { ReceivedRequest, Receiver } from "../helpers/http-receiver";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 import { addMember } from "../helpers/members";
+import { inProcess } from "../helpers/target";
+
+/** Why most tests here are source-only: they emit events and pump deliveries by hand through the in-process engine, on the injected clock. */
+const ENGINE = "emits events and pumps deliveries through the in-process engine (app.webhooks) on the injected clock";
 
 let app: TestApp;
 let receiver: Receiver;
@@ -73,7 +77,7 @@ const emit = async (communityId: string, type: string, data: Record<string, unkn
   (await app.webhooks.emit(app.ctx.db, { product: "social", scopeId: communityId }, type, { community_id: communityId, ...data })).id;
 
 describe("create, read, list", () => {
-  test("201 with the subscriber and signing_secret once; later reads show only the hint; stored encrypted as a legacy row", async () => {
+  inProcess("created_at equals the frozen injected clock; reads the stored endpoint row (app.ctx.db)")("201 with the subscriber and signing_secret once; later reads show only the hint; stored encrypted as a legacy row", async () => {
     const { token, community } = await setup();
     const r = await app.call("POST", hooks(community.id), { token, body: { url: `${receiver.url}/c`, event_types: ["post.created", "comment.created"] } });
     expect(r.status).toBe(201);
@@ -150,7 +154,7 @@ describe("create, read, list", () => {
     expect((await app.call("POST", hooks(other.community.id), { token: other.token, body: { url: `${receiver.url}/c` } })).status).toBe(201);
   });
 
-  test("Idempotency-Key on create: a replay answers the same webhook with signing_secret null", async () => {
+  inProcess("reads the stored idempotent response (app.ctx.db)")("Idempotency-Key on create: a replay answers the same webhook with signing_secret null", async () => {
     const { token, community } = await setup();
     const headers = { "idempotency-key": "hook-1" };
     const body = { url: `${receiver.url}/c`, event_types: ["post.created"] };
@@ -170,7 +174,7 @@ describe("create, read, list", () => {
 });
 
 describe("delivery", () => {
-  test("an event reaches the subscribed types only, with the community envelope, Standard Webhooks and X-Svc-Signature", async () => {
+  inProcess(ENGINE)("an event reaches the subscribed types only, with the community envelope, Standard Webhooks and X-Svc-Signature", async () => {
     const { token, community } = await setup();
     const posts = await createHook(token, community.id, { event_types: ["post.created"] }, "/posts");
     const comments = await createHook(token, community.id, { event_types: ["comment.created"] }, "/comments");
@@ -190,7 +194,7 @@ describe("delivery", () => {
     expect(() => verifyStandard(comments.signing_secret, req)).toThrow();
   });
 
-  test("test: 202, then a signed ping through the queue; the deliveries list shows the attempt with its request body", async () => {
+  inProcess(ENGINE)("test: 202, then a signed ping through the queue; the deliveries list shows the attempt with its request body", async () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id, { event_types: ["post.created"] });
     receiver.setHandler(() => new Response("pong", { status: 200 }));
@@ -232,7 +236,7 @@ describe("delivery", () => {
     expect(log.body).toMatchObject({ type: "ping", is_test: true, deliveries: [{ endpoint_id: hook.id, status: "delivered" }] });
   });
 
-  test("only that subscriber gets the ping, also when another endpoint of the community takes every type", async () => {
+  inProcess(ENGINE)("only that subscriber gets the ping, also when another endpoint of the community takes every type", async () => {
     const { token, community } = await setup();
     const a = await createHook(token, community.id, {}, "/a");
     await createHook(token, community.id, {}, "/b");
@@ -243,7 +247,7 @@ describe("delivery", () => {
     expect(requestsFor(r.body.event_id).map((q) => q.path)).toEqual(["/a"]);
   });
 
-  test("a ping to a failing receiver is retried on the schedule like any delivery", async () => {
+  inProcess(ENGINE)("a ping to a failing receiver is retried on the schedule like any delivery", async () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id);
     receiver.setHandler(() => new Response("no", { status: 502 }));
@@ -261,7 +265,7 @@ describe("delivery", () => {
     expect((await app.call("GET", `${hooks(community.id)}/${hook.id}`, { token })).body).toMatchObject({ consecutive_failures: 0, last_status_code: 200 });
   });
 
-  test("failures: attempts carry status, first KiB, error class and a growing attempt_number; limit and cursor pages", async () => {
+  inProcess(ENGINE)("failures: attempts carry status, first KiB, error class and a growing attempt_number; limit and cursor pages", async () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id, { event_types: ["comment.created"] });
     receiver.setHandler(() => new Response("x".repeat(3000), { status: 500 }));
@@ -294,7 +298,7 @@ describe("delivery", () => {
     }
   });
 
-  test("redeliver: 202, the same bytes and event id again (by delivery id or attempt id), freshly signed", async () => {
+  inProcess(ENGINE)("redeliver: 202, the same bytes and event id again (by delivery id or attempt id), freshly signed", async () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id, { event_types: ["post.deleted"] });
     const id = await emit(community.id, "post.deleted", { id: "p9", deleted_at: app.clock.iso() });
@@ -341,7 +345,7 @@ describe("delivery", () => {
     }
   });
 
-  test("types added to the catalogue later never fire for an existing subscriber until it subscribes", async () => {
+  inProcess("grows the in-process event catalogue (app.webhookApi) and emits through the in-process engine")("types added to the catalogue later never fire for an existing subscriber until it subscribes", async () => {
     // A private app: this test grows the catalogue.
     const own = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
     own.webhooks.options.autoKick = false;
@@ -373,7 +377,7 @@ describe("delivery", () => {
 });
 
 describe("disabled state", () => {
-  test("PATCH disabled:true pauses (queued retries dropped, nothing new delivered, test 409); disabled:false re-enables and clears the streak", async () => {
+  inProcess(ENGINE)("PATCH disabled:true pauses (queued retries dropped, nothing new delivered, test 409); disabled:false re-enables and clears the streak", async () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id, { event_types: ["post.created"] });
     receiver.setHandler(() => new Response("down", { status: 503 }));
@@ -417,7 +421,7 @@ describe("disabled state", () => {
     expect((await app.call("PATCH", `${hooks(community.id)}/${hook.id}`, { token, body: { disabled: "no" } })).status).toBe(400);
   });
 
-  test("20 consecutive failures auto-disable (disabled_at, reason failing, retries cancelled); rotate-secret gives a new secret and re-enables", async () => {
+  inProcess(ENGINE)("20 consecutive failures auto-disable (disabled_at, reason failing, retries cancelled); rotate-secret gives a new secret and re-enables", async () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id, { event_types: ["comment.created"] });
     receiver.setHandler(() => new Response("broken", { status: 500 }));
@@ -455,7 +459,7 @@ describe("disabled state", () => {
 });
 
 describe("routes and access", () => {
-  test("GET one, DELETE (204, queued retries gone), another community's webhook id is 404", async () => {
+  inProcess(ENGINE)("GET one, DELETE (204, queued retries gone), another community's webhook id is 404", async () => {
     const { token, community } = await setup();
     const hook = await createHook(token, community.id);
     const other = await setup();
@@ -483,7 +487,7 @@ describe("routes and access", () => {
     expect((await app.call("GET", hooks(community.id), { token })).body.data).toEqual([]);
   });
 
-  test("community scope: unknown or another workspace's community 404; actions social.webhooks.read/write; service off 403", async () => {
+  inProcess("reads the queued invitation mail (app.ctx.mailer) to add a member")("community scope: unknown or another workspace's community 404; actions social.webhooks.read/write; service off 403", async () => {
     const { token, session, ws, community } = await setup();
     const hook = await createHook(token, community.id);
     const stranger = await ownerWithKey(app);
@@ -527,7 +531,7 @@ describe("routes and access", () => {
     expect((await app.call("PUT", `/platform/v1/workspaces/${ws.slug}/services/social`, { token: session })).status).toBe(200);
   });
 
-  test("shared routes at both scopes: workspace /social/v1/workspaces/{id}/webhooks and community /social/v1/communities/{id}/webhooks", async () => {
+  inProcess(ENGINE)("shared routes at both scopes: workspace /social/v1/workspaces/{id}/webhooks and community /social/v1/communities/{id}/webhooks", async () => {
     const { token, ws, community } = await setup();
     for (const scope of [`/social/v1/workspaces/${ws.id}/webhooks`, hooks(community.id)]) {
       const types = await app.call("GET", `${scope}/event-types`, { token });
