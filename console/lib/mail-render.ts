@@ -14,9 +14,18 @@
  *
  * DOMPurify parses into an inert document (no browsing context): parsing loads and runs
  * nothing, and its `<style>` elements still get a CSSOM sheet to inspect.
+ *
+ * Inert is not enough for the page's CSP, though: Chromium (156 at least) reports
+ * "Executing inline event handler violates ... script-src 'self'" the moment an event-handler
+ * attribute (onerror, onload, onclick ...) is set on an element of any document this page's
+ * script creates (DOMParser, createHTMLDocument, <template>, even Document.parseHTML of the
+ * Sanitizer API), before anything could run. So the message meets no browser parser with its
+ * handlers: a DOM-free first pass (sanitize-html, i.e. htmlparser2) takes them out, see
+ * withoutHandlers() below, and DOMPurify gets what is left.
  */
 import DOMPurify, { type UponSanitizeAttributeHookEvent } from "dompurify";
 import PostalMime from "postal-mime";
+import sanitizeHtml from "sanitize-html";
 
 export interface RenderedMail {
   /** A whole HTML document for the iframe's srcdoc. */
@@ -35,6 +44,43 @@ const ALLOWED_URI = /^(?:(?:https?|mailto|tel):|#)/i;
 const DATA_IMAGE = /^data:image\/[a-z0-9.+-]+[;,]/i;
 /** A url() as the browser serialises it: always url("..."), escapes resolved. */
 const CSS_URL = /url\("((?:[^"\\]|\\.)*)"\)/g;
+
+/** Elements written without an end tag (sanitize-html's default list lacks a few). */
+const VOID = ["area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img", "input", "keygen", "link", "meta", "param", "source", "track", "wbr"];
+/** Dropped with their content before any browser parser sees the message (see withoutHandlers). */
+const DROPPED = new Set(["script", "svg", "math"]);
+
+/**
+ * The first pass, done without a DOM: sanitize-html tokenises the message with htmlparser2
+ * and writes it out again (text and attribute values escaped, comments, doctype and
+ * processing instructions dropped) without
+ * - event-handler attributes (every `on*` name: the ones Chromium reports when an element
+ *   gets them, in any document),
+ * - `<script>` elements and their text,
+ * - `<svg>` and `<math>` elements and their content. DOMPurify's HTML profile drops them
+ *   anyway, and inside them htmlparser2's idea of the foreign-content rules is not the
+ *   browser's: htmlparser2 reads `<svg><style>` text as markup (entities decoded) and
+ *   sanitize-html writes any `<style>` text out unescaped, so
+ *   `<svg><style>&lt;/style&gt;&lt;img onerror=...&gt;` would reach the browser as an
+ *   `<img onerror>`. Without them, everything written out was read by htmlparser2 as HTML,
+ *   where `<style>` text is raw text for both parsers and all other text is escaped.
+ * Everything else is kept as it was, the options set so that sanitize-html applies none of
+ * its own policy: which tags, attributes, URLs and styles stay is DOMPurify's decision, below.
+ */
+export function withoutHandlers(html: string): string {
+  return sanitizeHtml(html, {
+    allowedTags: false,
+    allowedAttributes: false,
+    allowVulnerableTags: true, // <style> is kept for DOMPurify and the CSSOM checks
+    nonBooleanAttributes: [], // empty attributes kept
+    allowedSchemesAppliedToAttributes: [], // URLs are left to DOMPurify and the hooks
+    allowedSchemes: ["http", "https", "mailto", "tel", "cid", "data"], // srcset candidates are always checked against this list
+    parseStyleAttributes: false, // style attributes are read by the browser's CSS parser later
+    selfClosing: VOID,
+    transformTags: { "*": (tagName, attribs) => ({ tagName, attribs: Object.fromEntries(Object.entries(attribs).filter(([name]) => !/^on/i.test(name))) }) },
+    exclusiveFilter: (frame) => DROPPED.has(frame.tag),
+  });
+}
 
 /** Parses the raw message and returns its HTML (or text) body as a safe document. */
 export async function renderMail(raw: ArrayBuffer): Promise<RenderedMail> {
@@ -144,7 +190,7 @@ export function sanitizeMailHtml(html: string, inline: Map<string, string>): Ren
     }
   });
 
-  const clean = purify.sanitize(html, {
+  const clean = purify.sanitize(withoutHandlers(html), {
     USE_PROFILES: { html: true },
     WHOLE_DOCUMENT: true,
     FORBID_TAGS,

@@ -4,7 +4,12 @@
  * remote image, a remote CSS background written with a CSS escape, an inline cid image, and
  * a PDF attachment), listed in its inbox, read in the sandboxed reader with the remote
  * resources blocked and the inline image shown, the attachment downloaded, and the message
- * marked read in the API.
+ * marked read in the API. Then a hostile message (event handlers that fire on their own,
+ * javascript: links, an <img onerror> hidden in SVG style text as entities) is read: the page
+ * reports no Content-Security-Policy violation at all (Chromium reports one as soon as an
+ * event-handler attribute is set on an element of any document the page's script creates,
+ * inert ones included, so the sanitiser must not let one reach a parser) and the reader's
+ * document has no event-handler attribute.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTransport } from "nodemailer";
@@ -39,8 +44,25 @@ const HTML =
   '<form action="https://phish.example/"><input name="password"></form>' +
   '<img alt="tracker" src="https://tracker.example/pixel.gif"><img alt="logo" src="cid:logo@acme"><script>document.title="pwned"</script></body></html>';
 
+const HOSTILE =
+  '<html><body onload="alert(1)"><p>Open me</p><img alt="x" src="x" onerror="alert(2)"><svg onload="alert(3)"><circle r="1"/></svg>' +
+  "<svg><style>&lt;/style&gt;&lt;img src=x onerror=alert(4)&gt;</style></svg>" +
+  '<details open ontoggle="alert(5)"><summary>More</summary>Details</details>' +
+  '<a href="javascript:alert(6)">click</a> <a href="https://example.com/" onmouseover="alert(7)">site</a></body></html>';
+
+/** Records every securitypolicyviolation event of the page (and of pages it loads later). */
+function recordCspViolations() {
+  const w = window as unknown as { cspViolations?: string[] };
+  if (w.cspViolations) return;
+  w.cspViolations = [];
+  document.addEventListener("securitypolicyviolation", (e) => w.cspViolations!.push(`${e.violatedDirective} @ ${e.sourceFile}:${e.lineNumber}:${e.columnNumber}`), true);
+}
+
 test("console: mailbox created, message read sanitised, attachment listed", async () => {
   const { cp, page, token, ws } = await operatorInWorkspace(f);
+  await page.addInitScript(recordCspViolations);
+  await page.evaluate(recordCspViolations);
+  const cspViolations = () => page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations);
   await journey(cp, "mailboxes", async () => {
     const base = `/mail/v1/workspaces/${ws.id}`;
     // A receiving domain, active on the loopback DNS server (through the API).
@@ -108,12 +130,31 @@ test("console: mailbox created, message read sanitised, attachment listed", asyn
     const [msg] = (await f.app.call("GET", `${base}/mailboxes/${box.id}/messages`, { token })).body.data;
     expect(msg.read_at).not.toBeNull();
 
+    // A hostile message: nothing in it reaches a parser with an event handler, so the page's
+    // CSP has nothing to block and reports nothing.
+    const h = createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true, name: "client.sender.example" } as never);
+    await h.sendMail({ from: "Mallory <mallory@sender.example>", to: "billing@in.acme.example", subject: "Hostile 43", text: "Open me", html: HOSTILE } as never);
+    h.close();
+    await page.getByRole("link", { name: "← Inbox" }).click();
+    await inbox.getByText("Hostile 43").waitFor();
+    await inbox.getByText("Hostile 43").click();
+    await frame.getByText("Open me").waitFor();
+    await page.getByTestId("blocked-note").getByText("1 remote resource blocked.").waitFor(); // <img src="x">
+    await frame.getByText("Details").waitFor();
+    const handlers = await frame.locator("*").evaluateAll((els) => els.flatMap((el) => [...el.attributes].map((a) => a.name)).filter((n) => /^on/i.test(n)));
+    expect(handlers).toEqual([]);
+    const hostile = (await iframe.getAttribute("srcdoc"))!;
+    expect(hostile).not.toContain("javascript:");
+    expect(hostile).not.toContain("<svg");
+    expect(await cspViolations()).toEqual([]);
+
     // Disable the mailbox from the list.
     await screen(page, "Mailboxes", "Mailboxes");
     await page.getByRole("table", { name: "Mailboxes" }).getByRole("button", { name: "Disable" }).click();
     await page.getByRole("table", { name: "Mailboxes" }).getByText("disabled", { exact: true }).waitFor();
     expect((await f.app.call("GET", `${base}/mailboxes/${box.id}`, { token })).body.status).toBe("disabled");
 
+    expect(await cspViolations()).toEqual([]);
     expect(unexpected(cp.errors, [SIGNED_OUT])).toEqual([]);
   });
 }, T);
