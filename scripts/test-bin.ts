@@ -16,7 +16,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
 const bun = process.execPath;
@@ -51,6 +51,7 @@ function testFiles(dir: string): string[] {
 }
 const MARK = /^\s*\/\/\s*source-only:\s*(.+)$/m;
 const sourceOnlyFiles: { file: string; reason: string }[] = [];
+const unitFiles: string[] = [];
 let files: string[];
 if (full) {
   files = [];
@@ -58,16 +59,36 @@ if (full) {
     const head = readFileSync(f, "utf8").split("\n").slice(0, 30).join("\n");
     const m = MARK.exec(head);
     if (m) sourceOnlyFiles.push({ file: relative(root, f), reason: m[1].trim() });
-    else files.push(relative(root, f));
+    else if (startsTheProgram(f)) files.push(relative(root, f));
+    else unitFiles.push(relative(root, f));
   }
 } else files = args;
+
+/**
+ * Whether a test file starts Bunker at all: it (or a test module it imports, transitively)
+ * imports the helpers that start the app or the CLI. The others are unit tests of modules:
+ * the binary has nothing to add to them.
+ */
+function startsTheProgram(file: string, seen = new Set<string>()): boolean {
+  if (seen.has(file)) return false;
+  seen.add(file);
+  const starters = ["test/helpers/app.ts", "test/helpers/cli.ts", "test/helpers/binary.ts"].map((p) => join(root, p));
+  if (starters.includes(file) || file.startsWith(join(root, "test/bin/"))) return true;
+  const text = readFileSync(file, "utf8");
+  for (const m of text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
+    const target = resolve(dirname(file), m[1]);
+    const candidate = [target, `${target}.ts`, join(target, "index.ts")].find((c) => existsSync(c) && c.endsWith(".ts"));
+    if (candidate && candidate.startsWith(join(root, "test")) && startsTheProgram(candidate, seen)) return true;
+  }
+  return false;
+}
 
 const routesFile = join(work, "routes.jsonl");
 const tallyFile = join(work, "tally.jsonl");
 writeFileSync(routesFile, "");
 writeFileSync(tallyFile, "");
 
-step(`${files.length} test files against ${binary}${full ? `; ${sourceOnlyFiles.length} files source-only` : ""}`);
+step(`${files.length} test files against ${binary}${full ? `; ${sourceOnlyFiles.length} files source-only; ${unitFiles.length} unit-test files start no program and stay in npm test` : ""}`);
 const run = spawnSync(bun, ["test", "--timeout", "60000", ...files.map((f) => (f.startsWith("/") || f.startsWith(".") ? f : `./${f}`))], {
   cwd: root,
   stdio: ["ignore", "inherit", "pipe"],

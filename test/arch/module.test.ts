@@ -5,6 +5,7 @@
  * else edited. Also: platform workspace.* events are consumed and purged, and the app
  * waits for background legacy test sends before it closes the database.
  */
+// source-only: builds apps from injected service modules and drives their jobs in-process; the binary has its fixed module list
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { DAY } from "../../src/core/clock";

@@ -15,6 +15,7 @@ import { TEST_ENGINE } from "../helpers/engine";
 import { createOperator, OPERATOR, screen, signInPage, startConsole, type ConsoleFixture } from "../helpers/console-app";
 import { signup, startTestApp, type TestApp } from "../helpers/app";
 import { VERSION } from "../../src/app";
+import { inProcess } from "../helpers/target";
 
 const T = 60_000;
 let f: ConsoleFixture;
@@ -110,7 +111,7 @@ async function signOutAndIn(page: Page, who: { identifier: string; password: str
   await page.getByRole("heading", { name: "Two-step verification" }).waitFor();
 }
 
-test("console: two-step verification: enrol in Account · Security, sign out, sign in with password + code, then with a recovery code; an operator resets another account's MFA", async () => {
+inProcess("moves the injected clock to the next TOTP step (a code may be used once per 30 s)")("console: two-step verification: enrol in Account · Security, sign out, sign in with password + code, then with a recovery code; an operator resets another account's MFA", async () => {
   const g = await startConsole();
   try {
     const token = await createOperator(g.app);
@@ -171,7 +172,7 @@ test("console: two-step verification: enrol in Account · Security, sign out, si
   }
 }, T);
 
-test("console: 'Sign in with <issuer>' through a real OpenID provider ends on the console signed in (not a JSON page); with MFA on, the console asks for the code", async () => {
+inProcess("moves the injected clock to the next TOTP step (a code may be used once per 30 s)")("console: 'Sign in with <issuer>' through a real OpenID provider ends on the console signed in (not a JSON page); with MFA on, the console asks for the code", async () => {
   // The provider sends the browser back to PUBLIC_URL, so the app must listen where PUBLIC_URL says.
   const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
   const port = probe.port!;

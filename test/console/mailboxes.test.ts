@@ -26,6 +26,10 @@ let port = 0;
 beforeAll(async () => {
   dns = await startDnsServer();
   f = await startConsole({ DNS_SERVERS: dns.server, MAIL_HOSTNAME: "mx.bunker.test" });
+  if (f.app.smtpPort) {
+    port = f.app.smtpPort; // the binary's own MX listener
+    return;
+  }
   smtp = new SmtpListener({ port: 0, host: "127.0.0.1", log: f.app.ctx.log, name: "mx.bunker.test", closeTimeoutMs: 500 });
   smtp.setHandler(f.app.inbound!);
   port = await smtp.start();

@@ -5,6 +5,7 @@ import { httpKernel } from "../../src/core/http";
 import { createLogger } from "../../src/core/log";
 import { Metrics } from "../../src/core/metrics";
 import { signup, startTestApp, type TestApp } from "../helpers/app";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -69,7 +70,7 @@ describe("error body and request ids", () => {
 describe("request parsing", () => {
   // Elysia prepares on every route what any hook's source reads: a hook that hands its whole
   // context to a function, or reads `cookie`, makes /healthz copy headers and parse cookies.
-  test("/healthz parses neither cookies nor headers nor the query", () => {
+  inProcess("reads Elysia's route table")("/healthz parses neither cookies nor headers nor the query", () => {
     const route = app.app.routes.find((r: any) => r.path === "/healthz" && r.method === "GET") as any;
     const handler = route.compile().toString();
     expect(handler).not.toContain("parseCookie");
@@ -79,7 +80,7 @@ describe("request parsing", () => {
 });
 
 describe("operational endpoints", () => {
-  test("healthz, readyz (scheduler must be running), metrics", async () => {
+  inProcess("expects the scheduler not started (the binary serves with its scheduler running)")("healthz, readyz (scheduler must be running), metrics", async () => {
     expect((await app.call("GET", "/healthz")).body.status).toBe("ok");
     const notReady = await app.call("GET", "/readyz");
     expect(notReady.status).toBe(503);
@@ -96,7 +97,7 @@ describe("operational endpoints", () => {
     expect(text).toContain("bunker_http_request_duration_seconds_bucket");
   });
 
-  test("docs UI and the per-service OpenAPI document cover every platform route", async () => {
+  inProcess("reads Elysia's route table")("docs UI and the per-service OpenAPI document cover every platform route", async () => {
     const docs = await app.handle(new Request("http://localhost/docs"));
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain("<html");
@@ -112,7 +113,7 @@ describe("operational endpoints", () => {
     expect(spec.paths["/platform/v1/auth/signin"].post.requestBody).toBeDefined();
   });
 
-  test("every service's OpenAPI document covers every route of that service (dotted paths included)", async () => {
+  inProcess("reads Elysia's route table")("every service's OpenAPI document covers every route of that service (dotted paths included)", async () => {
     // info.version as each contract says (v0.1.0 for mail, waitlist, extraction and community).
     const versions: Record<string, string> = { "/platform": "v1.0.0", "/auth": "v1.0.0", "/tack": "v1.0.0", "/social": "v0.1.0", "/mail": "v0.1.0", "/waitlist": "v0.1.0", "/trawl": "v0.1.0" };
     for (const prefix of ["/platform", "/auth", "/tack", "/social", "/mail", "/waitlist", "/trawl"]) {

@@ -8,6 +8,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { ON_BINARY } from "../helpers/target";
+import { bunkerCommand, cliEnv } from "../helpers/cli";
 
 const MiB = 1024 * 1024;
 const SIGNUP = "/platform/v1/auth/signup";
@@ -19,7 +21,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${app.listen(0, "127.0.0.1").port}`;
 });
 afterAll(async () => {
-  void app.app.server?.stop(true);
+  if (!ON_BINARY) void app.app.server?.stop(true);
   await app.stop();
 });
 
@@ -173,9 +175,10 @@ describe("the served binary entry point", () => {
       return port;
     };
     const port = free();
-    const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
+    // The source entry point on npm test, the compiled binary on test:bin.
+    const proc = Bun.spawn(bunkerCommand(["serve"]), {
       cwd: join(import.meta.dir, "../.."),
-      env: { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), "bunker-sigterm-")), PORT: String(port), SMTP_PORT: String(free()), HOST: "127.0.0.1", LOG_LEVEL: "silent", BUNKER_ENV: "test" },
+      env: cliEnv({ DATA_DIR: mkdtempSync(join(tmpdir(), "bunker-sigterm-")), PORT: String(port), SMTP_PORT: String(free()), LOG_LEVEL: "silent", BUNKER_ENV: "test" }),
       stdout: "ignore",
       stderr: "pipe",
     });

@@ -12,6 +12,7 @@ import { type TestApp } from "../helpers/app";
 import { createAuthApp, type TestAuthApp } from "../helpers/auth";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 import type { Receiver } from "../helpers/http-receiver";
+import { ON_BINARY } from "../helpers/target";
 
 let t: { app: TestApp; receiver: Receiver };
 let authApp: TestAuthApp;
@@ -166,10 +167,20 @@ function attemptsFor({ method, path, op }: Op): Attempt[] {
   return out;
 }
 
+/** Bun's HTTP server refuses a request line plus headers above 16 KiB (431, no body). */
+const MAX_REQUEST_LINE = 16 * 1024;
+
+/** Each per-service OpenAPI document the app routes: from its route table, or (the binary) the list the docs page offers. */
+async function servedDocuments(app: TestApp): Promise<string[]> {
+  if (!ON_BINARY) return app.app.routes.map((r: any) => r.path as string).filter((p) => p.endsWith("/openapi.json")).sort();
+  const page = (await app.call("GET", "/docs/swagger-initializer.js")).body as string;
+  return [...new Set([...page.matchAll(/"url":\s*"(\/[^"]+\/openapi\.json)"/g)].map((m) => m[1]))].sort();
+}
+
 test("no operation of any served document answers 5xx or an undocumented error shape to malformed input", async () => {
   const app = t.app;
   // The documents the app serves: the full one and each per-service one it routes.
-  const docPaths = ["/docs/json", ...app.app.routes.map((r: any) => r.path as string).filter((p) => p.endsWith("/openapi.json")).sort()];
+  const docPaths = ["/docs/json", ...(await servedDocuments(app))];
   expect(docPaths.length).toBeGreaterThan(5);
   const ops = new Map<string, Op>();
   for (const docPath of docPaths) {
@@ -185,6 +196,7 @@ test("no operation of any served document answers 5xx or an undocumented error s
 
   const problems: string[] = [];
   let sent = 0;
+  let transportLimited = 0;
   for (const key of [...ops.keys()].sort()) {
     const op = ops.get(key)!;
     for (const a of attemptsFor(op)) {
@@ -196,6 +208,12 @@ test("no operation of any served document answers 5xx or an undocumented error s
       sent++;
       const text = await res.text();
       const where = `${key} [${a.what}] -> ${res.status}`;
+      // Over real HTTP (the binary), Bun's parser answers a request line and headers over
+      // 16 KiB with a bare 431 before any route runs: the one transport limit, documented.
+      if (res.status === 431 && ON_BINARY && a.path.length > MAX_REQUEST_LINE) {
+        transportLimited++;
+        continue;
+      }
       if (res.status >= 500) problems.push(`${where}: ${text.slice(0, 200)}`);
       if (res.status < 400 || res.status >= 500) continue;
       if (!res.headers.get("x-request-id")) problems.push(`${where}: no x-request-id`);
@@ -212,4 +230,5 @@ test("no operation of any served document answers 5xx or an undocumented error s
   }
   expect(sent).toBeGreaterThan(1000);
   expect(problems).toEqual([]);
+  expect(transportLimited).toBeLessThan(sent / 100);
 });

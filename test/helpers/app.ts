@@ -14,11 +14,16 @@ import { createApp, type BunkerApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { ManualClock } from "../../src/core/clock";
 import { testDatabaseUrl } from "./engine";
-import { ON_BINARY, startBinary } from "./binary";
+import { type BinaryProcess, ON_BINARY, startBinary } from "./binary";
 
 export interface TestApp extends BunkerApp {
   clock: ManualClock;
   dir: string;
+  /** On `npm run test:bin`: the binary's process (its base URL, SMTP port, output). */
+  process?: BinaryProcess;
+  /** On `npm run test:bin`: http://127.0.0.1:<port> of the process, and its inbound SMTP port. */
+  base?: string;
+  smtpPort?: number | null;
   /** JSON request helper: returns status, parsed body and headers. */
   call(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
 }
@@ -94,11 +99,11 @@ async function startBinaryTestApp(env: Record<string, string>, dir: string): Pro
   const app = {
     clock: new ProcessClock(),
     dir,
+    process: proc,
     base: proc.base,
     smtpPort: proc.smtpPort,
-    process: proc,
     call: caller((req) => fetch(req), proc.base),
-    handle: (req: Request) => fetch(new Request(proc.base + new URL(req.url).pathname + new URL(req.url).search, req)),
+    handle: (req: Request) => fetch(new Request(proc.base + new URL(req.url).pathname + new URL(req.url).search, req), { redirect: "manual" }),
     /** The process already listens: hand out its port (tests read `.port` and `.url`). */
     listen: () => ({ port: proc.port, url: new URL(proc.base + "/"), hostname: "127.0.0.1", stop: async () => {} }),
     stop: async () => {

@@ -5,6 +5,7 @@
  */
 import type { Browser } from "playwright-core";
 import { startTestApp, type TestApp } from "./app";
+import { ON_BINARY } from "./binary";
 import { launchBrowser, openConsole, type ConsolePage } from "./browser";
 
 export interface ConsoleFixture {
@@ -18,7 +19,8 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
   const browser = await launchBrowser(); // first: a missing Chromium fails before anything starts
   const app = await startTestApp(env);
   const server = app.listen(0, "127.0.0.1");
-  app.ctx.scheduler.start();
+  // The binary serves with its scheduler running, as `bunker serve` does.
+  if (!ON_BINARY) app.ctx.scheduler.start();
   return {
     app,
     base: `http://127.0.0.1:${server.port}`,
@@ -33,10 +35,20 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
 
 export const OPERATOR = { email: "ops@example.com", username: "ops", password: "operator-password-1" };
 
+/** The one-time setup token: the link a start prints (the binary), or what that start computes. */
+export async function setupToken(app: TestApp): Promise<string> {
+  if (app.process) {
+    const link = /#setup=([^\s"]+)/.exec(app.process.output());
+    if (!link) throw new Error(`the binary printed no setup link:\n${app.process.output().slice(-2000)}`);
+    return link[1];
+  }
+  const boot = await app.platform.setup.bootstrap();
+  return boot!.setupUrl!.split("#setup=")[1];
+}
+
 /** Creates the operator through the one-time setup token; returns their API token. */
 export async function createOperator(app: TestApp): Promise<string> {
-  const boot = await app.platform.setup.bootstrap();
-  const token = boot!.setupUrl!.split("#setup=")[1];
+  const token = await setupToken(app);
   const r = await app.call("POST", "/platform/v1/auth/setup", { body: { ...OPERATOR, setup_token: token } });
   if (r.status !== 200) throw new Error(`setup failed: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.access_token as string;

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from "../../src/config";
 import { DAY } from "../../src/core/clock";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
 import { startOidcProvider } from "../helpers/oidc-provider";
+import { inProcess } from "../helpers/target";
 
 const apps: TestApp[] = [];
 afterAll(async () => {
@@ -25,7 +26,7 @@ const trySignup = (a: TestApp, email: string, username = email.split("@")[0]) =>
   a.call("POST", "/platform/v1/auth/signup", { body: { email, username, password: "correct horse battery" } });
 
 describe("setup", () => {
-  test("a sign-up before setup does not close it: the setup token still creates the operator, once", async () => {
+  inProcess("calls the start-up bootstrap in-process after a sign-up")("a sign-up before setup does not close it: the setup token still creates the operator, once", async () => {
     const a = await app({ CONSOLE_SIGNUP: "open" });
     const token = await setupToken(a);
     await signup(a); // the bug: this used to end setup with no operator
@@ -46,7 +47,7 @@ describe("setup", () => {
     expect(await a.platform.setup.bootstrap()).toBeNull(); // an operator exists: no link on the next start
   });
 
-  test("BUNKER_ADMIN_EMAIL already taken by a sign-up: that account is not promoted, a setup link is issued instead", async () => {
+  inProcess("calls the start-up bootstrap in-process after a sign-up")("BUNKER_ADMIN_EMAIL already taken by a sign-up: that account is not promoted, a setup link is issued instead", async () => {
     const a = await app({ CONSOLE_SIGNUP: "open", BUNKER_ADMIN_EMAIL: "root@example.com", BUNKER_ADMIN_PASSWORD: "root-password-1" });
     const squatter = await signup(a, { email: "root@example.com", username: "squatter" });
     const boot = await a.platform.setup.bootstrap();
@@ -66,7 +67,7 @@ describe("CONSOLE_SIGNUP", () => {
     expect(() => loadConfig({ CONSOLE_SIGNUP: "yes" })).toThrow('CONSOLE_SIGNUP must be open, invite_only or closed (got "yes")');
   });
 
-  test("closed: sign-up is 403 SIGNUP_DISABLED, and the operator is still created through setup", async () => {
+  inProcess("calls the start-up bootstrap in-process after a sign-up")("closed: sign-up is 403 SIGNUP_DISABLED, and the operator is still created through setup", async () => {
     const a = await app({ CONSOLE_SIGNUP: "closed" });
     const token = await setupToken(a);
     const r = await trySignup(a, "eve@example.com");
@@ -80,7 +81,7 @@ describe("CONSOLE_SIGNUP", () => {
     expect(await a.ctx.db.get("SELECT COUNT(*) AS n FROM platform_accounts")).toEqual({ n: 1 });
   });
 
-  test("invite_only: only an address with a live workspace invitation signs up (not revoked, not expired)", async () => {
+  inProcess("calls the start-up bootstrap in-process after a sign-up")("invite_only: only an address with a live workspace invitation signs up (not revoked, not expired)", async () => {
     const a = await app({ CONSOLE_SIGNUP: "invite_only", BUNKER_ADMIN_EMAIL: "root@example.com", BUNKER_ADMIN_PASSWORD: "root-password-1" });
     await a.platform.setup.bootstrap();
     const op = (await a.call("POST", "/platform/v1/auth/signin", { body: { identifier: "root", password: "root-password-1" } })).body.access_token;
@@ -106,7 +107,7 @@ describe("CONSOLE_SIGNUP", () => {
     expect((await trySignup(a, "late2@example.com")).status).toBe(403);
   });
 
-  test("a first federated sign-in is a sign-up too: closed refuses to create the account", async () => {
+  inProcess("reads the store in-process")("a first federated sign-in is a sign-up too: closed refuses to create the account", async () => {
     let a: TestApp;
     const idp = await startOidcProvider({ now: () => a.clock.nowMs() });
     try {

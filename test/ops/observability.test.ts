@@ -16,6 +16,7 @@ import { generateSecret } from "../../src/services/webhooks/signing";
 import * as endpointsStore from "../../src/services/webhooks/store/endpoints";
 import { signup, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver } from "../helpers/http-receiver";
+import { inProcess } from "../helpers/target";
 
 const stops: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
@@ -106,7 +107,7 @@ describe("/metrics", () => {
     expect(text).not.toContain('route="/",status="200"');
   });
 
-  test("process, database, jobs and the system mail queue, computed at scrape time", async () => {
+  inProcess("reads and drives the in-process scheduler, store and webhook engine")("process, database, jobs and the system mail queue, computed at scrape time", async () => {
     const app = await startTestApp();
     stops.push(() => app.stop());
     const u = await signup(app);
@@ -132,7 +133,7 @@ describe("/metrics", () => {
     expect(sample(text, 'bunker_job_duration_seconds_sum{job="mail.deliver"}')).toBeGreaterThanOrEqual(0);
   });
 
-  test("job failures are counted by outcome", async () => {
+  inProcess("reads and drives the in-process scheduler, store and webhook engine")("job failures are counted by outcome", async () => {
     const app = await startTestApp();
     stops.push(() => app.stop());
     app.ctx.scheduler.register({ name: "test.boom", schedule: "0 0 1 1 *", run: () => { throw new Error("boom"); } });
@@ -140,7 +141,7 @@ describe("/metrics", () => {
     expect(sample(await metricsText(app), 'bunker_job_runs_total{job="test.boom",outcome="error"}')).toBe(1);
   });
 
-  test("webhook backlog (outbox, deliveries) and attempts by outcome", async () => {
+  inProcess("reads and drives the in-process scheduler, store and webhook engine")("webhook backlog (outbox, deliveries) and attempts by outcome", async () => {
     const app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
     app.webhooks.options.autoKick = false;
     const receiver = startReceiver((req) => new Response(null, { status: new URL(req.url).pathname === "/bad" ? 500 : 204 }));
@@ -167,7 +168,7 @@ describe("/metrics", () => {
     expect(sample(text, 'bunker_webhook_backlog{stage="deliveries"}')).toBe(1); // the failed one waits for its retry
   });
 
-  test("event-loop lag is sampled once the monitor runs (the server starts it)", async () => {
+  inProcess("starts the loop monitor in-process (the binary's server starts it at start)")("event-loop lag is sampled once the monitor runs (the server starts it)", async () => {
     const app = await startTestApp();
     stops.push(() => app.stop());
     expect(await metricsText(app)).not.toContain("bunker_event_loop_lag_seconds");

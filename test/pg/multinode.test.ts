@@ -10,6 +10,7 @@
  * - a sign-in lock-out reached on one node holds on the other;
  * - an API key revoked on one node is refused by the other within CACHE_TTL_MS.
  */
+// source-only: nodes built from source with shortened webhook leases (test/helpers/bunker-node.ts); the engine is PostgreSQL, which test:bin does not run
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
