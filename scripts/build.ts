@@ -8,6 +8,10 @@
  * - Rebuilds the admin console (scripts/build-console.ts) into static/admin/ first.
  * - Code, SQL migrations (migrations/index.ts) and the admin console are imported as text,
  *   so they are embedded: the output needs no repository files next to it.
+ * - sharp needs no flag: bun follows its static require of the platform addon and embeds the
+ *   .node, and the addon package's `require.resolve("@img/sharp-libvips-<platform>/binary")`
+ *   embeds libvips as a file; src/core/sharp-runtime.ts writes that file out and loads it
+ *   before the addon. test/bin/images.test.ts fails if a sharp upgrade stops either.
  * - No minification of any kind: Elysia reads each handler's source text (Function#toString)
  *   to decide what it needs and whether it returns a promise. --minify-syntax rewrote that
  *   text and the JWKS route answered 400 from the binary while it answered 200 from source;

@@ -20,7 +20,7 @@ const Asset = t.Object({
   width: t.Nullable(t.Integer()),
   height: t.Nullable(t.Integer()),
   duration_s: t.Nullable(t.Number()),
-  failure_reason: t.Nullable(t.String({ description: "unsupported_format | corrupt_image | missing_upload" })),
+  failure_reason: t.Nullable(t.String({ description: "unsupported_format | corrupt_image | missing_upload | image_processing_unavailable" })),
   renditions: t.Array(
     t.Object({ name: t.String({ description: "thumb | small | large | webp" }), url: t.String({ description: "Signed, expires after 1 h" }), content_type: t.String(), width: t.Integer(), height: t.Integer(), byte_size: t.Integer() }),
   ),

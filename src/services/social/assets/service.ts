@@ -9,7 +9,9 @@
  * stripped); renditions: thumb (fits 200x200), small (640), large (1600), webp (1600, WebP).
  * Rendition URLs are signed (HMAC-SHA256 with a key derived from the master key) and
  * expire after ASSET_URL_TTL_S (1 h); GET .../renditions/{name}?expires&sig serves the
- * bytes from the object store without a credential.
+ * bytes from the object store without a credential. sharp is loaded on first use
+ * (core/sharp-runtime.ts, which also makes it work inside the compiled binary); where it
+ * cannot load, uploads fail with image_processing_unavailable.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type Sharp from "sharp";
@@ -17,6 +19,7 @@ import type { Principal } from "../../../access/principal";
 import { tx } from "../../../core/db";
 import { ApiError, badRequest, forbidden, notFound } from "../../../core/errors";
 import { isUuid, uuid } from "../../../core/ids";
+import { loadSharp } from "../../../core/sharp-runtime";
 import { dialect } from "../../../core/store/sql";
 import type { PostService } from "../posts/service";
 import * as store from "./store";
@@ -185,7 +188,7 @@ export class AssetService {
   private async render(a: store.AssetRow): Promise<Partial<store.AssetRow>> {
     const obj = a.object_key ? await this.ctx.objects.get(a.object_key) : null;
     if (!obj) throw new AssetError("missing_upload");
-    const sharp = await loadSharp();
+    const sharp = await loadSharp(this.ctx.config.dataDir, this.ctx.log);
     if (!sharp) throw new AssetError("image_processing_unavailable");
     let meta: Awaited<ReturnType<ReturnType<typeof Sharp>["metadata"]>>;
     try {
@@ -217,19 +220,4 @@ class AssetError extends Error {
   constructor(readonly reason: string) {
     super(reason);
   }
-}
-
-/**
- * sharp, loaded on first use rather than at import: it is a native addon with libvips beside
- * it, which `bun build --compile` cannot put inside the single executable. From source
- * (`npm start`) it loads; the compiled binary (and so the Docker image) still starts and
- * serves everything, but its image uploads end asset.failed with image_processing_unavailable
- * (README "Community", known limits).
- */
-let sharpModule: Promise<typeof Sharp | null> | undefined;
-function loadSharp(): Promise<typeof Sharp | null> {
-  // A computed specifier keeps the bundler from trying to inline the addon.
-  const name = "sharp";
-  sharpModule ??= import(name).then((m) => (m.default ?? m) as typeof Sharp).catch(() => null);
-  return sharpModule;
 }
