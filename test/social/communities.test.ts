@@ -22,9 +22,14 @@ afterAll(async () => {
 const base = (wsId: string) => `/social/v1/workspaces/${wsId}/communities`;
 let seq = 0;
 const slug = (prefix = "c") => `${prefix}-${++seq}`;
-/** Spaces creations apart in time: the injected clock in-process; the binary's real clock moves by itself. */
-const later = (ms: number) => {
-  if (!ON_BINARY) app.clock.advance(ms);
+/**
+ * Spaces activities apart in time, for orderings by timestamp: in-process the injected clock moves
+ * by `ms`; the binary runs on the real clock, so wait until it shows another millisecond (a few ms:
+ * the ordering only needs distinct timestamps).
+ */
+const later = async (ms: number) => {
+  if (ON_BINARY) await Bun.sleep(3);
+  else app.clock.advance(ms);
 };
 
 async function create(token: string, wsId: string, body: Record<string, unknown> = {}) {
@@ -156,7 +161,7 @@ describe("list", () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       ids.push((await create(token, ws.id)).id);
-      later(1000);
+      await later(1000);
     }
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -216,7 +221,7 @@ describe("list", () => {
     const made: Record<string, any>[] = [];
     for (let i = 0; i < 6; i++) {
       made.push(await create(token, ws.id, { display_name: i % 2 ? `Match ${i}` : `Other ${i}` }));
-      later(1000);
+      await later(1000);
     }
     // Suspend two of the "Match" ones.
     for (const c of [made[1], made[5]]) expect((await app.call("PATCH", `${base(ws.id)}/${c.id}`, { token, body: { status: "suspended" } })).status).toBe(200);

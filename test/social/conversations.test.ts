@@ -22,9 +22,14 @@ afterAll(() => stopWebhookTestApp({ app, receiver }));
 
 const UNKNOWN = "0192f201-1111-7aaa-8bbb-0c0d0e0f1a1b";
 
-/** Spaces activities apart in time: the injected clock in-process; the binary's real clock moves by itself. */
-const later = (ms: number) => {
-  if (!ON_BINARY) app.clock.advance(ms);
+/**
+ * Spaces activities apart in time, for orderings by timestamp: in-process the injected clock moves
+ * by `ms`; the binary runs on the real clock, so wait until it shows another millisecond (a few ms:
+ * the ordering only needs distinct timestamps).
+ */
+const later = async (ms: number) => {
+  if (ON_BINARY) await Bun.sleep(3);
+  else app.clock.advance(ms);
 };
 
 const direct = (s: Social, a: string, b: string) => s.call("POST", "/conversations", { actor_id: a, recipient_actor_id: b });
@@ -199,11 +204,11 @@ describe("folders", () => {
     const s = await communitySetup(app);
     const [me, friend, pest, x] = [await s.actor(), await s.actor(), await s.actor(), await s.actor()];
     const c1 = (await direct(s, me.id, friend.id)).body;
-    later(10);
+    await later(10);
     const c2 = (await direct(s, pest.id, me.id)).body;
-    later(10);
+    await later(10);
     const g = (await s.call("POST", "/conversations", { actor_id: pest.id, kind: "group", actor_ids: [me.id, x.id] })).body;
-    later(10);
+    await later(10);
     await send(s, c1.id, friend.id);
     await s.call("POST", "/restricts", { src_actor_id: me.id, dst_actor_id: pest.id });
     const ids = async (status?: string) => (await allPages(s, `/conversations?actor_id=${me.id}${status ? `&status=${status}` : ""}`, 1)).map((c) => c.id);

@@ -16,9 +16,14 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-/** Spaces activities apart in time: the injected clock in-process; the binary's real clock moves by itself. */
-const later = (ms: number) => {
-  if (!ON_BINARY) app.clock.advance(ms);
+/**
+ * Spaces activities apart in time, for orderings by timestamp: in-process the injected clock moves
+ * by `ms`; the binary runs on the real clock, so wait until it shows another millisecond (a few ms:
+ * the ordering only needs distinct timestamps).
+ */
+const later = async (ms: number) => {
+  if (ON_BINARY) await Bun.sleep(3);
+  else app.clock.advance(ms);
 };
 
 describe("inbox", () => {
@@ -27,11 +32,11 @@ describe("inbox", () => {
     const me = await s.actor();
     const p = (await s.call("POST", "/posts", { actor_id: me.id, body: "hi" })).body;
     const fans = await Promise.all(Array.from({ length: 25 }, () => s.actor()));
-    later(1000);
+    await later(1000);
     await Promise.all(fans.flatMap((f) => [s.call("POST", `/posts/${p.id}/reactions`, { actor_id: f.id, type: "like" }), s.call("POST", `/posts/${p.id}/reactions`, { actor_id: f.id, type: "love" })]));
-    later(1000);
+    await later(1000);
     await s.call("POST", `/posts/${p.id}/comments`, { actor_id: fans[0].id, body: "c1" });
-    later(1000);
+    await later(1000);
     await s.call("POST", `/posts/${p.id}/comments`, { actor_id: fans[1].id, body: "c2" });
     // Own reactions notify nobody.
     await s.call("POST", `/posts/${p.id}/reactions`, { actor_id: me.id, type: "like" });
@@ -49,7 +54,7 @@ describe("inbox", () => {
     const read = await s.call("POST", `/actors/${me.id}/notifications/read`, { ids: [r.body.data[0].id] });
     expect(read.body).toEqual({ updated: 1, unread_count: 1, unseen_count: 0 });
     expect((await s.call("POST", `/actors/${me.id}/notifications/read`, { ids: ["nope"] })).status).toBe(400);
-    later(1000);
+    await later(1000);
     await s.call("POST", `/posts/${p.id}/comments`, { actor_id: fans[2].id, body: "c3" });
     expect((await s.call("GET", `/actors/${me.id}/notifications/counts`)).body).toEqual({ unread_count: 2, unseen_count: 1 });
     const again = await allPages(s, `/actors/${me.id}/notifications`, 1);
