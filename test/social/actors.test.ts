@@ -5,19 +5,20 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { inProcess, ON_BINARY } from "../helpers/target";
 import { allPages, communitySetup, eventsOf, keyWith } from "../helpers/social";
 
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
-  app.webhooks.options.autoKick = false;
+  if (!ON_BINARY) app.webhooks.options.autoKick = false;
 });
 afterAll(() => app.stop());
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe("upsert", () => {
-  test("201 {actor, created:true}; a repeat overwrites omitted fields and answers created:false", async () => {
+  inProcess("compares created_at/updated_at with the injected clock and moves it")("201 {actor, created:true}; a repeat overwrites omitted fields and answers created:false", async () => {
     const s = await communitySetup(app);
     const r = await s.call("POST", "/actors", { external_id: "u-1", display_name: "Ada", avatar_url: "https://cdn.example.com/a.png", metadata: { plan: "pro" } });
     expect(r.status).toBe(201);
@@ -152,7 +153,7 @@ describe("lookups and list", () => {
 });
 
 describe("patch and delete", () => {
-  test("PATCH changes only sent fields and emits actor.updated; status enum", async () => {
+  inProcess("compares updated_at with the injected clock after moving it")("PATCH changes only sent fields and emits actor.updated; status enum", async () => {
     const s = await communitySetup(app);
     const a = await s.actor({ display_name: "A", metadata: { k: 1 } });
     app.clock.advance(1000);
@@ -179,7 +180,7 @@ describe("patch and delete", () => {
 });
 
 describe("cascades", () => {
-  test("deleting the community removes its actors, counters, edges, hashtags and conversations", async () => {
+  inProcess("counts the community's rows in the store through app.ctx.db")("deleting the community removes its actors, counters, edges, hashtags and conversations", async () => {
     const s = await communitySetup(app);
     const [a, b] = [await s.actor(), await s.actor()];
     await s.call("POST", "/follows", { actor_id: a.id, dst_actor_id: b.id });

@@ -6,18 +6,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { hotScore } from "../../src/services/social/feeds/service";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { inProcess, ON_BINARY } from "../helpers/target";
 import { allPages, communitySetup, createPost, type Social } from "../helpers/social";
 
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
-  app.webhooks.options.autoKick = false;
+  if (!ON_BINARY) app.webhooks.options.autoKick = false;
 });
 afterAll(() => app.stop());
 
 const post = async (s: Social, body: Record<string, unknown>) => {
   const created = await createPost(s, body);
-  app.clock.advance(1000);
+  if (!ON_BINARY) app.clock.advance(1000); // the binary's real clock moves by itself (ties: ids, in creation order)
   return created as { id: string };
 };
 
@@ -47,11 +48,12 @@ describe("home feed", () => {
     await s.call("POST", "/blocks", { src_actor_id: blocker.id, dst_actor_id: me.id });
     expect(await feed()).toEqual([tagged.id, a3.id, a2.id, a1.id, mine.id]);
     // Shadow-banned authors reach only themselves.
-    await app.ctx.db.run("UPDATE social_actors SET shadow_banned_at = ? WHERE id = ?", app.clock.iso(), fa.id);
+    const moderate = (body: Record<string, unknown>) => app.call("POST", `/social/v1/workspaces/${s.ws.id}/communities/${s.cid}/moderation/actions`, { token: s.token, body });
+    expect((await moderate({ action: "ban", target_type: "actor", target_id: fa.id, shadow: true })).status).toBe(201);
     expect(await feed()).toEqual([tagged.id, mine.id]);
     expect((await allPages(s, `/actors/${fa.id}/feeds/home`, 10)).map((p) => p.id)).toEqual([a3.id, a2.id, a1.id]);
     // A private author's public posts need a follow.
-    await app.ctx.db.run("UPDATE social_actors SET shadow_banned_at = NULL WHERE id = ?", fa.id);
+    expect((await moderate({ action: "restore", target_type: "actor", target_id: fa.id })).status).toBe(201);
     await s.call("POST", "/actors", { external_id: stranger.external_id, display_name: stranger.display_name, is_private: true });
     expect(await feed()).toEqual([a3.id, a2.id, a1.id, mine.id]);
   });
@@ -74,7 +76,7 @@ describe("home feed", () => {
 });
 
 describe("discover", () => {
-  test("latest, top and hot on a fixed data set; 400 for unknown ranking or window; stable hot pages", async () => {
+  inProcess("moves the injected clock by 40 h and 10 h to age the posts")("latest, top and hot on a fixed data set; 400 for unknown ranking or window; stable hot pages", async () => {
     const s = await communitySetup(app);
     const [a, b] = [await s.actor(), await s.actor()];
     const fans = await Promise.all(Array.from({ length: 6 }, () => s.actor()));
@@ -129,7 +131,7 @@ describe("hides", () => {
     expect((await s.call("POST", "/hides", { actor_id: me.id, dst_post_id: p1.id })).body).toMatchObject({ created: false, edge: { id: h.body.edge.id } });
     expect((await s.call("POST", "/hides", { src_actor_id: me.id, post_id: fo.id })).status).toBe(404);
     expect((await s.call("POST", "/hides", { src_actor_id: me.id })).status).toBe(400);
-    app.clock.advance(1000);
+    if (!ON_BINARY) app.clock.advance(1000); // on the real clock a tie is broken by the hide's id (UUIDv7, later)
     await s.call("POST", "/hides", { src_actor_id: me.id, post_id: p2.id });
     const ids = async (path: string) => (await allPages(s, path, 1)).map((p) => p.id);
     expect(await ids(`/actors/${me.id}/feeds/home`)).toEqual([]);

@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { useHashtags } from "../../src/services/social/hashtags/store";
 import { extractTags, normalizeTag } from "../../src/services/social/hashtags/tags";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { inProcess, ON_BINARY } from "../helpers/target";
 import { allPages, communitySetup, keyWith } from "../helpers/social";
 
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
-  app.webhooks.options.autoKick = false;
+  if (!ON_BINARY) app.webhooks.options.autoKick = false;
 });
 afterAll(() => app.stop());
 
@@ -29,7 +30,7 @@ describe("normalisation", () => {
 });
 
 describe("directory", () => {
-  test("GET /hashtags/{tag} normalises; 404 unknown; 400 INVALID_TAG; search is a lowercase prefix (1-32), alphabetical", async () => {
+  inProcess("feeds the directory through the store (useHashtags on app.ctx.db) at chosen injected-clock times")("GET /hashtags/{tag} normalises; 404 unknown; 400 INVALID_TAG; search is a lowercase prefix (1-32), alphabetical", async () => {
     const s = await communitySetup(app);
     await useHashtags(app.ctx.db, s.cid, ["meetup", "meet", "mead", "zebra"], app.clock.iso());
     app.clock.advance(1000);
@@ -56,7 +57,7 @@ describe("directory", () => {
 });
 
 describe("hashtag follows", () => {
-  test("201 follow (tag must exist), idempotent with followed_at refreshed, newest first, 204 always unfollow", async () => {
+  inProcess("feeds the directory through app.ctx.db and compares followed_at with the injected clock as it moves")("201 follow (tag must exist), idempotent with followed_at refreshed, newest first, 204 always unfollow", async () => {
     const s = await communitySetup(app);
     const a = await s.actor();
     await useHashtags(app.ctx.db, s.cid, ["books", "cats"], app.clock.iso());

@@ -3,11 +3,12 @@
  * PostgreSQL database) and, on PostgreSQL, with two nodes running the publishing job at once
  * (SQLite serves one node per file).
  */
-import { expect, test } from "bun:test";
+import { expect } from "bun:test";
 import { startTestApp } from "../helpers/app";
 import { communitySetup, eventsOf } from "../helpers/social";
+import { inProcess } from "../helpers/target";
 
-test("scheduled publish: exactly once across a restart and two nodes", async () => {
+inProcess("restarts in-process apps on the same data, sets their injected clocks past scheduled_for and runs the publishing job by hand")("scheduled publish: exactly once across a restart and two nodes", async () => {
   const a = await startTestApp();
   a.webhooks.options.autoKick = false;
   const s = await communitySetup(a);
