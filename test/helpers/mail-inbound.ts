@@ -2,10 +2,15 @@
  * Setup for the inbound mail tests (issue 14): a test app with a loopback DNS server
  * (DNS_SERVERS), the real SMTP listener on a loopback port with the app's inbound handler,
  * receiving domains made active over HTTP, mailboxes, and nodemailer as the sending client.
+ *
+ * On the binary (npm run test:bin) the process's own listener is the MX: `port` is its
+ * SMTP port (app.smtpPort) and `smtp` is not there (a listener of the test's own needs the
+ * in-process handler, app.inbound).
  */
 import { createTransport } from "nodemailer";
 import { SmtpListener, type SmtpListenerOptions } from "../../src/core/smtp-listener";
 import { ownerWithKey, startTestApp, type TestApp } from "./app";
+import { ON_BINARY } from "./binary";
 import { startDnsServer, type TestDnsServer } from "./dns-server";
 import { activeDomain } from "./mail-sending";
 
@@ -20,6 +25,25 @@ export interface InboundEnv {
 export async function startInbound(env: Record<string, string> = {}, listener: Partial<SmtpListenerOptions> = {}): Promise<InboundEnv> {
   const dns = await startDnsServer();
   const app = await startTestApp({ DNS_SERVERS: dns.server, MAIL_HOSTNAME: "mx.bunker.test", ALLOW_PRIVATE_TARGETS: "true", ...env });
+  if (ON_BINARY) {
+    if (Object.keys(listener).length) throw new Error("startInbound: listener options need the in-process inbound handler; mark the test source-only");
+    if (!app.smtpPort) throw new Error("startInbound: the binary runs without its SMTP listener");
+    const e = {
+      app,
+      dns,
+      port: app.smtpPort,
+      async stop() {
+        await app.stop();
+        await dns.stop();
+      },
+    };
+    Object.defineProperty(e, "smtp", {
+      get() {
+        throw new Error("source-only: on the binary the process's own SMTP listener is the MX (e.port); a listener of the test's own needs app.inbound");
+      },
+    });
+    return e as InboundEnv;
+  }
   app.webhooks.options.autoKick = false;
   // Messages carry the real date (nodemailer): the app's clock starts at the real time.
   app.clock.set(Date.now());
@@ -98,4 +122,31 @@ export async function sendMail(e: InboundEnv, mail: Record<string, unknown>, opt
 export async function mailEvents(app: TestApp, workspaceId: string) {
   const rows = await app.ctx.db.all<{ type: string; data: string }>("SELECT type, data FROM core_events WHERE scope LIKE ? ORDER BY created_at, id", `%mail:${workspaceId}`);
   return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) }));
+}
+
+/**
+ * The app's MX as a sending client sees it: on the binary the process's own SMTP listener
+ * (app.smtpPort, started by `bunker serve`); in-process a listener on a loopback port wired to
+ * the app's inbound handler the way main.ts wires the process's (same config: host name,
+ * size and connection limits). Stop it before the app.
+ */
+export async function appMx(app: TestApp): Promise<{ port: number; stop(): Promise<void> }> {
+  if (ON_BINARY) {
+    if (!app.smtpPort) throw new Error("appMx: the binary runs without its SMTP listener");
+    return { port: app.smtpPort, stop: async () => {} };
+  }
+  const cfg = app.ctx.config;
+  const smtp = new SmtpListener({
+    port: 0,
+    host: "127.0.0.1",
+    log: app.ctx.log,
+    name: cfg.mailHostname,
+    maxBytes: cfg.smtpMaxMessageBytes,
+    maxConnectionsPerIp: cfg.smtpMaxConnectionsPerIp,
+    socketTimeoutMs: cfg.smtpIdleTimeoutMs,
+    closeTimeoutMs: 500,
+  });
+  smtp.setHandler(app.inbound!);
+  const port = await smtp.start();
+  return { port, stop: () => smtp.stop() };
 }

@@ -3,6 +3,13 @@
  * workspace whose sending domain is made active over HTTP (records published on that DNS
  * server, then POST /domains/{id}/verify), a template, and a DKIM verifier (mailauth)
  * that reads the domain's DKIM record from the same DNS server.
+ *
+ * In-process, the mail module is built with a hook that keeps its sending part, so a test can
+ * switch off the worker's after-send kick (`e.sending.autoKick = false`) and run the delivery
+ * job by hand (runDelivery). On the binary (npm run test:bin) only the environment reaches
+ * the process: its own scheduler delivers (kicked after each send, and every 2 s), `e.sending`
+ * is not there, and runDelivery waits over HTTP until the workspaces this env made hold no
+ * queued or sending message.
  */
 import { dkimVerify } from "mailauth/lib/dkim/verify";
 import { SERVICE_MODULES } from "../../src/app";
@@ -10,12 +17,16 @@ import { createMailResolver } from "../../src/services/mail/domains/dns";
 import type { MailParts } from "../../src/services/mail/part";
 import { DELIVER_JOB, type SendService } from "../../src/services/mail/sending/part";
 import { ownerWithKey, startTestApp, type TestApp } from "./app";
+import { ON_BINARY } from "./binary";
 import { startDnsServer, type TestDnsServer } from "./dns-server";
 
 export interface SendingEnv {
   app: TestApp;
   dns: TestDnsServer;
+  /** The mail module's sending part (in-process only: reading it on the binary throws). */
   sending: SendingService;
+  /** Workspaces made by workspaceWithDomain: what runDelivery waits for on the binary. */
+  workspaces: MailWorkspace[];
   stop(): Promise<void>;
 }
 type SendingService = SendService;
@@ -25,6 +36,25 @@ let n = 0;
 /** A test app whose mail module exposes its sending part (to switch off the after-send kick). */
 export async function startSendingApp(env: Record<string, string> = {}): Promise<SendingEnv> {
   const dns = await startDnsServer();
+  const appEnv = { DNS_SERVERS: dns.server, MAIL_HOSTNAME: "mx.bunker.test", ...env };
+  if (ON_BINARY) {
+    const app = await startTestApp(appEnv);
+    const e = {
+      app,
+      dns,
+      workspaces: [] as MailWorkspace[],
+      async stop() {
+        await app.stop();
+        await dns.stop();
+      },
+    };
+    Object.defineProperty(e, "sending", {
+      get() {
+        throw new Error("source-only: the sending part lives in the process; the binary's delivery worker is kicked after every send and cannot be switched off");
+      },
+    });
+    return e as SendingEnv;
+  }
   let sending!: SendService;
   const modules = SERVICE_MODULES.map((m) =>
     m.name !== "mail"
@@ -38,12 +68,13 @@ export async function startSendingApp(env: Record<string, string> = {}): Promise
           },
         },
   );
-  const app = await startTestApp({ DNS_SERVERS: dns.server, MAIL_HOSTNAME: "mx.bunker.test", ...env }, undefined, { modules });
+  const app = await startTestApp(appEnv, undefined, { modules });
   app.webhooks.options.autoKick = false;
   return {
     app,
     dns,
     sending,
+    workspaces: [],
     async stop() {
       await app.stop();
       await dns.stop();
@@ -70,7 +101,9 @@ export async function workspaceWithDomain(e: SendingEnv, owner?: { token: string
   const fqdn = `mail${++n}.send${Date.now() % 100000}.example`;
   const base = `/mail/v1/workspaces/${ws.id}`;
   const d = await activeDomain(e, token, base, { fqdn });
-  return { token, wsId: ws.id, fqdn, domainId: d.id, selector: d.dkim_selector, base };
+  const w = { token, wsId: ws.id, fqdn, domainId: d.id, selector: d.dkim_selector, base };
+  e.workspaces.push(w);
+  return w;
 }
 
 /** Creates a domain under `base`, publishes its DNS instructions on the loopback DNS server and verifies it over HTTP; the created domain. */
@@ -92,11 +125,31 @@ export async function createTemplate(e: SendingEnv, w: MailWorkspace, body: Reco
   return r.body;
 }
 
-/** Runs the delivery job now (waits for a run in progress, then runs once more). */
-export const runDelivery = (e: SendingEnv) => e.app.ctx.scheduler.runNow(DELIVER_JOB);
+/**
+ * Runs the delivery job now (waits for a run in progress, then runs once more). On the binary:
+ * waits (polling over HTTP, at most `timeoutMs`) until no workspace of this env has a message
+ * queued or sending, i.e. the process's own worker has handed over everything that was due.
+ */
+export async function runDelivery(e: SendingEnv, timeoutMs = 20_000): Promise<void> {
+  if (!ON_BINARY) return e.app.ctx.scheduler.runNow(DELIVER_JOB);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let busy = 0;
+    for (const w of e.workspaces) {
+      for (const status of ["queued", "sending"]) {
+        const r = await e.app.call("GET", `${w.base}/messages?status=${status}&limit=1`, { token: w.token });
+        if (r.status !== 200) throw new Error(`runDelivery: message list answered ${r.status} ${JSON.stringify(r.body)}`);
+        busy += r.body.data.length;
+      }
+    }
+    if (busy === 0) return;
+    if (Date.now() > deadline) throw new Error(`runDelivery: messages still queued or sending after ${timeoutMs} ms`);
+    await Bun.sleep(50);
+  }
+}
 
 /** mailauth's DKIM verification of a raw message, with the DKIM record read from the loopback DNS server. */
-export async function verifyDkim(e: SendingEnv, raw: string) {
+export async function verifyDkim(e: { dns: TestDnsServer }, raw: string) {
   const resolver = createMailResolver([e.dns.server]);
   const dns = async (name: string, rr: string) => {
     if (rr === "TXT") {

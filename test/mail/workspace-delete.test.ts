@@ -1,3 +1,4 @@
+// source-only: reads the object store and the message table through app.ctx (a deleted workspace leaves nothing to read over HTTP)
 /**
  * Deleting a workspace takes its mail along: message rows by foreign key, and the message
  * bodies in the object store once the deletion has committed.

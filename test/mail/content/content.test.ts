@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { renderForSend } from "../../../src/services/mail/content/part";
 import { ownerWithKey, startTestApp, type TestApp } from "../../helpers/app";
+import { inProcess } from "../../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -284,7 +285,7 @@ describe("rendering", () => {
     expect(r.body.data).toEqual(["greeting", "user.first_name", "user.vip", "items", "items.name", "sender.name", "map", "key", "raw_html"]);
   });
 
-  test("renderForSend: placeholders for missing variables, schema enforced with missing=error", async () => {
+  inProcess("calls renderForSend (the service function) on the in-process app's database")("renderForSend: placeholders for missing variables, schema enforced with missing=error", async () => {
     const { call, ws } = await owner();
     await tpl(call, {
       name: "notice",

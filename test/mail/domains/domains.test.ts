@@ -14,6 +14,7 @@ import { DNS_CHECK_JOB, type DomainService } from "../../../src/services/mail/do
 import { ownerWithKey, startTestApp, type TestApp } from "../../helpers/app";
 import { startDnsServer, type TestDnsServer } from "../../helpers/dns-server";
 import { addMember, BUILTIN } from "../../helpers/members";
+import { inProcess, ON_BINARY } from "../../helpers/target";
 
 const MAIL_HOST = "mx.bunker.test";
 let app: TestApp;
@@ -22,6 +23,12 @@ let domains: DomainService;
 
 beforeAll(async () => {
   dns = await startDnsServer();
+  const env = { DNS_SERVERS: dns.server, MAIL_HOSTNAME: MAIL_HOST };
+  if (ON_BINARY) {
+    // Only the environment reaches the process: the tests that use the domain service are source-only.
+    app = await startTestApp(env);
+    return;
+  }
   // The mail module as the app mounts it, with its parts kept for the hooks the later parts use.
   const modules = SERVICE_MODULES.map((m) =>
     m.name !== "mail"
@@ -35,7 +42,7 @@ beforeAll(async () => {
           },
         },
   );
-  app = await startTestApp({ DNS_SERVERS: dns.server, MAIL_HOSTNAME: MAIL_HOST }, undefined, { modules });
+  app = await startTestApp(env, undefined, { modules });
   app.webhooks.options.autoKick = false;
 });
 afterAll(async () => {
@@ -71,7 +78,7 @@ const events = async (wsId: string, type: string) =>
 const runCheck = () => app.ctx.scheduler.runNow(DNS_CHECK_JOB);
 
 describe("create", () => {
-  test("201 pending with a DKIM key, tokens, test address, seq_id per workspace, and the send records", async () => {
+  inProcess("compares created_at with the frozen injected clock and reads the stored key and the events through app.ctx.db")("201 pending with a DKIM key, tokens, test address, seq_id per workspace, and the send records", async () => {
     const { token, ws } = await ownerWithKey(app);
     const fqdn = fresh();
     const d = await create(token, ws.id, { fqdn });
@@ -207,7 +214,7 @@ describe("access", () => {
     expect((await app.call("GET", `${base(a.ws.id)}/${d.id}`, { token: a.token })).status).toBe(200);
   });
 
-  test("the member role reads domains but cannot add them", async () => {
+  inProcess("invites the member through the in-process system mailer's outbox (addMember) and reads the role's policy through app.ctx.db")("the member role reads domains but cannot add them", async () => {
     const { session, ws } = await ownerWithKey(app);
     await create(session, ws.id, { fqdn: fresh() });
     const member = await addMember(app, session, ws.slug, BUILTIN.member);
@@ -222,7 +229,7 @@ describe("access", () => {
 });
 
 describe("verification", () => {
-  test("verify: pending while records are missing, active once they appear (multi-string DKIM record)", async () => {
+  inProcess("compares timestamps with the injected clock, moves it, reads events through app.ctx.db and calls the domain service")("verify: pending while records are missing, active once they appear (multi-string DKIM record)", async () => {
     const { token, ws } = await ownerWithKey(app);
     const d = await create(token, ws.id, { fqdn: fresh() });
     const v1 = await app.call("POST", `${base(ws.id)}/${d.id}/verify`, { token });
@@ -262,7 +269,7 @@ describe("verification", () => {
     expect(await domains.domainById(app.ctx.db, "ws_other", d.id)).toBeNull();
   });
 
-  test("receive intent: MX at MAIL_HOSTNAME activates; not a send domain", async () => {
+  inProcess("asks the in-process domain service whether the domain can send")("receive intent: MX at MAIL_HOSTNAME activates; not a send domain", async () => {
     const { token, ws } = await ownerWithKey(app);
     const d = await create(token, ws.id, { fqdn: fresh(), intent: "receive" });
     dns.add(d.fqdn, { type: "MX", exchange: "other.example", priority: 5 });
@@ -273,7 +280,7 @@ describe("verification", () => {
     expect(await domains.activeSendDomain(app.ctx.db, ws.id, d.fqdn)).toBeNull();
   });
 
-  test("scheduled check: pending -> active when the records appear; checks pending domains every 10 minutes", async () => {
+  inProcess("runs the DNS check job by hand on the injected clock")("scheduled check: pending -> active when the records appear; checks pending domains every 10 minutes", async () => {
     const { token, ws } = await ownerWithKey(app);
     const d = await create(token, ws.id, { fqdn: fresh() });
     await runCheck();
@@ -292,7 +299,7 @@ describe("verification", () => {
     expect((await events(ws.id, "domain.updated")).map((e) => e.status)).toEqual(["active"]);
   });
 
-  test("scheduled check: pending for 72 h without the records -> failed (domain.updated lists the missing ones)", async () => {
+  inProcess("runs the DNS check job by hand on the injected clock")("scheduled check: pending for 72 h without the records -> failed (domain.updated lists the missing ones)", async () => {
     const { token, ws } = await ownerWithKey(app);
     const d = await create(token, ws.id, { fqdn: fresh() });
     publish(d, ["ownership"]);
@@ -318,7 +325,7 @@ describe("verification", () => {
     expect(v.body).toMatchObject({ status: "active", failed_at: null });
   });
 
-  test("active domain whose records vanish: stays active, reported, domain.updated once per change", async () => {
+  inProcess("runs the DNS check job by hand on the injected clock")("active domain whose records vanish: stays active, reported, domain.updated once per change", async () => {
     const { token, ws } = await ownerWithKey(app);
     const d = await create(token, ws.id, { fqdn: fresh() });
     publish(d);
@@ -350,7 +357,7 @@ describe("verification", () => {
 });
 
 describe("DKIM rotation", () => {
-  test("active: new selector, the old one keeps signing until the new record is seen, then retires", async () => {
+  inProcess("reads the signing key through the in-process domain service and the database")("active: new selector, the old one keeps signing until the new record is seen, then retires", async () => {
     const { token, ws } = await ownerWithKey(app);
     const d = await create(token, ws.id, { fqdn: fresh() });
     publish(d);
@@ -405,7 +412,7 @@ describe("update and delete", () => {
     expect((await app.call("PATCH", p, { token, body: { dns_provider: null } })).body.dns_provider).toBeNull();
   });
 
-  test("DELETE: 204, gone, domain.deleted; seq_id not reused; 409 DOMAIN_IN_USE from a registered check", async () => {
+  inProcess("reads events through app.ctx.db and registers an in-use check on the domain service")("DELETE: 204, gone, domain.deleted; seq_id not reused; 409 DOMAIN_IN_USE from a registered check", async () => {
     const { token, ws } = await ownerWithKey(app);
     const d = await create(token, ws.id, { fqdn: fresh() });
     const del = await app.call("DELETE", `${base(ws.id)}/${d.id}`, { token });

@@ -1,3 +1,4 @@
+// source-only: listens from an in-process child app (fixtures/listen-child.ts) and reads the store through app.ctx after the restart
 /**
  * Durability of received mail (issue 14): the SMTP reply is sent only after the message is
  * stored. A Bunker process is SIGKILLed while clients deliver to it; an app started again on

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect, type Socket } from "node:net";
 import { SmtpListener } from "../../../src/core/smtp-listener";
 import { LOCALHOST_CERT, LOCALHOST_KEY } from "../../helpers/test-cert";
+import { inProcess } from "../../helpers/target";
 import { createMailbox, receiveWorkspace, sendMail, startInbound, type InboundEnv, type ReceiveWorkspace } from "../../helpers/mail-inbound";
 
 let e: InboundEnv;
@@ -87,7 +88,7 @@ describe("RCPT rules", () => {
 });
 
 describe("limits", () => {
-  test("size: a message at the limit is accepted, one byte more is refused with 552", async () => {
+  inProcess("starts a listener of its own with a small size limit on the in-process inbound handler (app.inbound)")("size: a message at the limit is accepted, one byte more is refused with 552", async () => {
     const limit = 20_000;
     const small = new SmtpListener({ port: 0, host: "127.0.0.1", log: e.app.ctx.log, maxBytes: limit, closeTimeoutMs: 200 });
     small.setHandler(e.app.inbound!);
@@ -128,7 +129,7 @@ describe("limits", () => {
     expect(info.response).toStartWith("250");
   });
 
-  test("an idle session is closed after the idle timeout", async () => {
+  inProcess("starts a listener of its own with a short idle timeout on the in-process inbound handler (app.inbound)")("an idle session is closed after the idle timeout", async () => {
     const idle = new SmtpListener({ port: 0, host: "127.0.0.1", log: e.app.ctx.log, socketTimeoutMs: 300, closeTimeoutMs: 200 });
     idle.setHandler(e.app.inbound!);
     const port = await idle.start();
@@ -160,7 +161,7 @@ describe("limits", () => {
 });
 
 describe("STARTTLS", () => {
-  test("offered when a certificate is configured; mail over TLS is stored (ESMTPS)", async () => {
+  inProcess("starts a listener of its own with a certificate on the in-process inbound handler (app.inbound)")("offered when a certificate is configured; mail over TLS is stored (ESMTPS)", async () => {
     const tls = new SmtpListener({ port: 0, host: "127.0.0.1", log: e.app.ctx.log, tls: { cert: LOCALHOST_CERT, key: LOCALHOST_KEY }, closeTimeoutMs: 200 });
     tls.setHandler(e.app.inbound!);
     const port = await tls.start();

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { simpleParser } from "mailparser";
+import { inProcess } from "../../helpers/target";
 import { createMailbox, mailEvents, receiveWorkspace, sendMail, startInbound, type InboundEnv, type ReceiveWorkspace } from "../../helpers/mail-inbound";
 
 let e: InboundEnv;
@@ -18,7 +19,7 @@ const pdf = Buffer.from("%PDF-1.4 fake pdf for the test\n");
 const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]);
 
 describe("receiving into a mailbox", () => {
-  test("stored, parsed, listed and read back (raw, attachments, read, delete); email.received", async () => {
+  inProcess("reads email.received from the outbox through app.ctx.db and compares read_at with the injected clock")("stored, parsed, listed and read back (raw, attachments, read, delete); email.received", async () => {
     const box = await createMailbox(e, w, { local_part: "inbox" });
     const cc = await createMailbox(e, w, { local_part: "copies" });
     const info = await sendMail(e, {
@@ -110,7 +111,7 @@ describe("receiving into a mailbox", () => {
     expect((await e.app.call("GET", `${w.base}/mailboxes/${cc.id}/messages/${copy.id}/raw`, { token: w.token })).status).toBe(200);
   });
 
-  test("filters (from, subject substrings, since/until), paging newest first, seq_id per mailbox", async () => {
+  inProcess("sets the injected clock a minute apart for each received message")("filters (from, subject substrings, since/until), paging newest first, seq_id per mailbox", async () => {
     const box = await createMailbox(e, w);
     const t0 = e.app.clock.nowMs();
     for (let i = 0; i < 5; i++) {
@@ -187,7 +188,7 @@ describe("receiving into a mailbox", () => {
     expect((await e.app.call("GET", `${w.base}/mailboxes/${box.body.id}/messages`, { token: w.token })).body.data).toHaveLength(1);
   });
 
-  test("the domain's test_address sets test_received_at; nothing is stored", async () => {
+  inProcess("compares test_received_at with the injected clock")("the domain's test_address sets test_received_at; nothing is stored", async () => {
     const before = await e.app.call("GET", `${w.base}/domains/${w.domainId}`, { token: w.token });
     expect(before.body.test_received_at).toBeNull();
     await sendMail(e, { from: "ada@sender.example", to: w.testAddress.toUpperCase(), subject: "test", text: "t" });

@@ -1,3 +1,4 @@
+// source-only: drives outbound messages to sent through the in-process MessageService (queue, claim, markSent) and the webhook engine by hand
 // Bounces (RFC 3464 DSNs), complaints (RFC 5965 ARF) and provider-style bounce texts at the
 // VERP address of an outbound message (issue 14): statuses, suppressions, events delivered
 // to a webhook receiver and verified with standardwebhooks.

@@ -1,3 +1,4 @@
+// source-only: runs the purge job by hand on the injected clock and reads rows and objects through app.ctx
 // The daily retention purge (issue 14) on the injected clock: rows and raw objects of
 // messages older than their mailbox's retention_days; soft-deleted mailboxes emptied and
 // dropped once their retention has passed; a shared raw object stays while a copy needs it.

@@ -7,11 +7,13 @@ import { SECOND } from "../../../src/core/clock";
 import type { MessageService } from "../../../src/services/mail/messages/service";
 import { ownerWithKey, startTestApp, type TestApp } from "../../helpers/app";
 import { messageService, queueOne } from "../../helpers/mail-messages";
+import { inProcess, ON_BINARY } from "../../helpers/target";
 
 let app: TestApp;
 let svc: MessageService;
 beforeAll(async () => {
   app = await startTestApp();
+  if (ON_BINARY) return; // the tests that use the message service are source-only
   app.webhooks.options.autoKick = false;
   svc = messageService(app);
 });
@@ -29,7 +31,7 @@ async function keyWith(session: string, wsSlug: string, actions: string[]) {
 }
 
 describe("list", () => {
-  test("newest first, metadata without body; filters recipient (exact), template, status, subject_contains", async () => {
+  inProcess("queues messages through the in-process MessageService and moves the injected clock between them")("newest first, metadata without body; filters recipient (exact), template, status, subject_contains", async () => {
     const { token, ws } = await ownerWithKey(app);
     const c = await queueOne(svc, ws.id, { to: "ada@example.com", subject: "Your 100 discounts", templateName: "receipt" });
     const claim = await svc.claim(1000);
@@ -81,7 +83,7 @@ describe("list", () => {
     for (const s of ["queued", "sending", "sent", "delivered", "deferred", "bounced", "complained", "failed"]) expect((await get(`status=${s}`)).status).toBe(200);
   });
 
-  test("cursor pages: opaque, keep their filters, malformed is 400", async () => {
+  inProcess("queues messages through the in-process MessageService")("cursor pages: opaque, keep their filters, malformed is 400", async () => {
     const { token, ws } = await ownerWithKey(app);
     const made: string[] = [];
     for (let i = 0; i < 5; i++) made.unshift((await queueOne(svc, ws.id, { templateName: "paged" })).id); // same created_at: id breaks ties
@@ -109,7 +111,7 @@ describe("list", () => {
 });
 
 describe("one message", () => {
-  test("GET by id; another workspace's id, an unknown id and a non-uuid answer 404", async () => {
+  inProcess("queues messages through the in-process MessageService")("GET by id; another workspace's id, an unknown id and a non-uuid answer 404", async () => {
     const one = await ownerWithKey(app);
     const two = await ownerWithKey(app);
     const m = await queueOne(svc, one.ws.id);
@@ -130,7 +132,7 @@ describe("one message", () => {
     expect((await app.call("GET", base(one.ws.id))).status).toBe(401);
   });
 
-  test("body needs mail.message.body.read; nulls while redact_bodies is on", async () => {
+  inProcess("queues messages through the in-process MessageService")("body needs mail.message.body.read; nulls while redact_bodies is on", async () => {
     const { token, session, ws } = await ownerWithKey(app);
     const m = await queueOne(svc, ws.id, { html: "<b>secret</b>", text: "secret" });
     const reader = await keyWith(session, ws.slug, ["mail.message.read"]);
@@ -153,7 +155,7 @@ describe("one message", () => {
 });
 
 describe("right to be forgotten", () => {
-  test("deletes rows and body objects of the recipient, case-insensitively; needs mail.message.delete", async () => {
+  inProcess("queues messages through the in-process MessageService and checks their body objects through app.ctx.objects")("deletes rows and body objects of the recipient, case-insensitively; needs mail.message.delete", async () => {
     const { token, session, ws } = await ownerWithKey(app);
     const other = await ownerWithKey(app);
     const a = await queueOne(svc, ws.id, { to: "Erase.Me@Example.com" });

@@ -1,3 +1,4 @@
+// source-only: drives the in-process MessageService state machine (queue, claim, outcomes) on the injected clock
 /**
  * The send pipeline's state machine on the message log: queue (bodies in the object store
  * unless redacted), claim with a lease, sent / deferred with backoff / failed after 72 h /

@@ -8,11 +8,13 @@ import { csvCell } from "../../../src/services/mail/messages/csv";
 import type { MessageService } from "../../../src/services/mail/messages/service";
 import { ownerWithKey, startTestApp, type TestApp } from "../../helpers/app";
 import { messageService, queueOne } from "../../helpers/mail-messages";
+import { inProcess, ON_BINARY } from "../../helpers/target";
 
 let app: TestApp;
 let svc: MessageService;
 beforeAll(async () => {
   app = await startTestApp();
+  if (ON_BINARY) return; // the tests that use the message service are source-only
   app.webhooks.options.autoKick = false;
   svc = messageService(app);
 });
@@ -75,7 +77,7 @@ describe("export", () => {
     expect(csvCell(3)).toBe("3");
   });
 
-  test("streams every matching message, no body columns, cells safe in a spreadsheet", async () => {
+  inProcess("queues messages through the in-process MessageService")("streams every matching message, no body columns, cells safe in a spreadsheet", async () => {
     const { token, ws } = await ownerWithKey(app);
     const evil = await queueOne(svc, ws.id, { subject: '=HYPERLINK("http://evil.example","click")', to: "a@example.com", templateName: "t1" });
     const multi = await queueOne(svc, ws.id, { subject: 'Line one\nsays "hi", twice', to: "b@example.com", templateName: "t1" });
@@ -101,7 +103,7 @@ describe("export", () => {
     expect((await app.call("GET", `${base(ws.id)}/messages/export?status=nope`, { token })).status).toBe(400);
   });
 
-  test("pages through more rows than one page", async () => {
+  inProcess("queues messages through the in-process MessageService")("pages through more rows than one page", async () => {
     const { token, ws } = await ownerWithKey(app);
     await svc.queue(ws.id, Array.from({ length: 1203 }, (_, i) => ({ domainId: null, from: "a@b.example", to: `r${i}@example.com`, subject: `s${i}` })));
     const r = await app.call("GET", `${base(ws.id)}/messages/export`, { token });
@@ -111,7 +113,7 @@ describe("export", () => {
     expect(new Set(rows.slice(1).map((x) => x[0])).size).toBe(1203);
   });
 
-  test("one running export per workspace: 429 EXPORT_LIMIT with Retry-After until it ends or is abandoned", async () => {
+  inProcess("queues messages through the in-process MessageService")("one running export per workspace: 429 EXPORT_LIMIT with Retry-After until it ends or is abandoned", async () => {
     const { token, ws } = await ownerWithKey(app);
     const other = await ownerWithKey(app);
     await queueOne(svc, ws.id);
@@ -132,7 +134,7 @@ describe("export", () => {
     await after.text();
   });
 
-  test("five per hour per workspace (sliding): the sixth is 429 EXPORT_LIMIT with Retry-After", async () => {
+  inProcess("moves the injected clock across the hour window")("five per hour per workspace (sliding): the sixth is 429 EXPORT_LIMIT with Retry-After", async () => {
     const { token, ws } = await ownerWithKey(app);
     const get = () => app.call("GET", `${base(ws.id)}/messages/export`, { token });
     for (let i = 0; i < 5; i++) {
@@ -150,7 +152,7 @@ describe("export", () => {
 });
 
 describe("timeline", () => {
-  test("dense daily buckets with zeros; since inclusive, until exclusive; metric sent or bounced", async () => {
+  inProcess("queues messages through the in-process MessageService at injected-clock dates")("dense daily buckets with zeros; since inclusive, until exclusive; metric sent or bounced", async () => {
     const { token, ws } = await ownerWithKey(app);
     const start = app.clock.nowMs();
     app.clock.set(Date.parse("2027-03-01T10:00:00.000Z"));
@@ -209,7 +211,7 @@ describe("deliverability", () => {
     return r.body;
   };
 
-  test("no_data without mail (or only queued mail); window_days 1-90, default 14", async () => {
+  inProcess("queues messages through the in-process MessageService")("no_data without mail (or only queued mail); window_days 1-90, default 14", async () => {
     const { token, ws } = await ownerWithKey(app);
     expect(await verdict(token, ws.id)).toEqual({
       verdict: "no_data", window_days: 14, left_queue: 0, queued: 0, confirmed: 0, negative: 0, deferred: 0, bounced: 0,
@@ -222,7 +224,7 @@ describe("deliverability", () => {
     for (const bad of ["0", "91", "abc", "1.5"]) expect((await app.call("GET", `${base(ws.id)}/deliverability?window_days=${bad}`, { token })).status).toBe(400);
   });
 
-  test("unconfirmed: mail left and nothing came back; healthy only with delivery evidence", async () => {
+  inProcess("queues messages through the in-process MessageService and drives them to their outcomes")("unconfirmed: mail left and nothing came back; healthy only with delivery evidence", async () => {
     const { token, ws } = await ownerWithKey(app);
     for (let i = 0; i < 5; i++) await messageWith(ws.id, "sent");
     const v = await verdict(token, ws.id);
@@ -232,7 +234,7 @@ describe("deliverability", () => {
     expect(await verdict(token, ws.id)).toMatchObject({ verdict: "healthy", left_queue: 6, confirmed: 1, confirmed_rate: 0.1667 });
   });
 
-  test("at_risk: negatives at 5% or more, or any complaint at volume", async () => {
+  inProcess("queues messages through the in-process MessageService and drives them to their outcomes")("at_risk: negatives at 5% or more, or any complaint at volume", async () => {
     const { token, ws } = await ownerWithKey(app);
     for (let i = 0; i < 19; i++) await messageWith(ws.id, "delivered");
     await messageWith(ws.id, "deferred", {}, "451 4.3.0 try again later");
@@ -246,7 +248,7 @@ describe("deliverability", () => {
     expect(await verdict(two.token, two.ws.id)).toMatchObject({ verdict: "at_risk", bounced: 1, negative: 2 });
   });
 
-  test("blocked: blocklist refusals grouped into block_signals; the window excludes older mail", async () => {
+  inProcess("queues messages through the in-process MessageService and drives them to their outcomes on the injected clock")("blocked: blocklist refusals grouped into block_signals; the window excludes older mail", async () => {
     const { token, ws } = await ownerWithKey(app);
     const start = app.clock.nowMs();
     app.clock.advance(-20 * DAY);
@@ -269,7 +271,7 @@ describe("deliverability", () => {
     expect(wide.block_signals[0].count).toBe(3);
   });
 
-  test("at_risk with a single block signal below the blocked share", async () => {
+  inProcess("queues messages through the in-process MessageService and drives them to their outcomes")("at_risk with a single block signal below the blocked share", async () => {
     const { token, ws } = await ownerWithKey(app);
     for (let i = 0; i < 39; i++) await messageWith(ws.id, "delivered");
     await messageWith(ws.id, "bounced", {}, "550 5.7.1 Mail from 192.0.2.1 refused: listed at bl.spamcop.net");

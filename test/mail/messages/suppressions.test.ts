@@ -3,11 +3,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SECOND } from "../../../src/core/clock";
 import { ownerWithKey, startTestApp, type TestApp } from "../../helpers/app";
 import { mailEvents } from "../../helpers/mail-messages";
+import { inProcess, ON_BINARY } from "../../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
-  app.webhooks.options.autoKick = false;
+  if (!ON_BINARY) app.webhooks.options.autoKick = false;
 });
 afterAll(async () => {
   await app.stop();
@@ -16,7 +17,7 @@ afterAll(async () => {
 const base = (ws: string) => `/mail/v1/workspaces/${ws}/suppressions`;
 
 describe("suppressions", () => {
-  test("POST 201 (lower-cased, manual by default), again 200 unchanged; GET lists newest first; DELETE 204 then 404", async () => {
+  inProcess("compares created_at with the injected clock, moves it, and reads the events from the outbox through app.ctx.db")("POST 201 (lower-cased, manual by default), again 200 unchanged; GET lists newest first; DELETE 204 then 404", async () => {
     const { token, ws } = await ownerWithKey(app);
     const r = await app.call("POST", base(ws.id), { token, body: { email: "  Ada@Example.COM " } });
     expect(r.status).toBe(201);
@@ -49,7 +50,7 @@ describe("suppressions", () => {
     expect((await app.call("POST", base(ws.id), { token, body: {} })).status).toBe(400);
   });
 
-  test("cursor pages", async () => {
+  inProcess("moves the injected clock a second between suppressions so that their order is fixed")("cursor pages", async () => {
     const { token, ws } = await ownerWithKey(app);
     for (let i = 0; i < 5; i++) {
       await app.call("POST", base(ws.id), { token, body: { email: `p${i}@example.com` } });

@@ -1,3 +1,4 @@
+// source-only: holds requests open inside the in-process app and reads its in-flight counter (app.ctx.metrics) around a hand-run delivery job
 /**
  * The delivery worker yields to the API: rendering, DKIM signing and SMTP share the event
  * loop with requests, so while two or more requests are being handled it sends at most

@@ -1,3 +1,4 @@
+// source-only: queues through the in-process app, delivers from an in-process child app (fixtures/deliver-child.ts) and runs the delivery job by hand after the restart
 /**
  * Crash safety of sending: a Bunker process is SIGKILLed while it hands queued messages to
  * a slow relay, then an app starts again on the same data (SQLite file, or the same

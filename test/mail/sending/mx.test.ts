@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startSmtpSink, type SmtpSink } from "../../helpers/smtp-sink";
 import { LOCALHOST_CERT, LOCALHOST_KEY } from "../../helpers/test-cert";
+import { ON_BINARY } from "../../helpers/target";
 import { createTemplate, runDelivery, startSendingApp, verifyDkim, workspaceWithDomain, type MailWorkspace, type SendingEnv } from "../../helpers/mail-sending";
 
 let e: SendingEnv;
@@ -15,7 +16,7 @@ let w: MailWorkspace;
 beforeAll(async () => {
   mx = await startSmtpSink({ tls: { key: LOCALHOST_KEY, cert: LOCALHOST_CERT } });
   e = await startSendingApp({ MAIL_MX_PORT: String(mx.port), ALLOW_PRIVATE_TARGETS: "true" });
-  e.sending.autoKick = false;
+  if (!ON_BINARY) e.sending.autoKick = false; // the binary's worker is kicked after each send; runDelivery waits for it
   w = await workspaceWithDomain(e);
   await createTemplate(e, w, { name: "hello", subject: "Hello {{name}}", body_html: "<p>Hi {{name}}</p>" });
   e.dns.set("recipient.test", [

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MINUTE, SECOND } from "../../../src/core/clock";
 import { startSmtpSink, type SmtpSink } from "../../helpers/smtp-sink";
+import { inProcess, ON_BINARY } from "../../helpers/target";
 import { createTemplate, runDelivery, startSendingApp, verifyDkim, workspaceWithDomain, type MailWorkspace, type SendingEnv } from "../../helpers/mail-sending";
 
 let e: SendingEnv;
@@ -31,7 +32,7 @@ beforeAll(async () => {
     rcptReply: (a) => (deferring.has(a) ? { code: 451, message: "4.7.1 greylisted, try again later" } : a.startsWith("gone") ? { code: 550, message: "5.1.1 no such user here" } : null),
   });
   e = await startSendingApp({ SMTP_RELAY_URL: sink.url });
-  e.sending.autoKick = false;
+  if (!ON_BINARY) e.sending.autoKick = false; // the binary's worker is kicked after each send; runDelivery waits for it
   w = await workspaceWithDomain(e);
   await createTemplate(e, w, WELCOME);
 });
@@ -45,7 +46,7 @@ const send = (ws: MailWorkspace, body: Record<string, unknown>, headers: Record<
 const message = async (ws: MailWorkspace, id: string) => (await e.app.call("GET", `${ws.base}/messages/${id}`, { token: ws.token })).body;
 
 describe("send through the relay", () => {
-  test("202, queued; the job delivers it DKIM-signed (pass for the domain's selector) with CSS inlined, VERP envelope, Message-ID; status sent with a transcript", async () => {
+  inProcess("asserts the queued state before delivery (the binary's worker is kicked right after the send, so the message cannot be seen queued) and sent_at equal to the injected clock")("202, queued; the job delivers it DKIM-signed (pass for the domain's selector) with CSS inlined, VERP envelope, Message-ID; status sent with a transcript", async () => {
     const to = rcpt();
     const from = `Acme <hello@${w.fqdn}>`;
     const r = await send(w, { from, to, data: { name: "Ada" }, headers: { "List-Unsubscribe": "<https://acme.example/u/1>" } });
@@ -94,7 +95,7 @@ describe("send through the relay", () => {
     }
   });
 
-  test("the kick after a send delivers without waiting for the schedule", async () => {
+  inProcess("switches the in-process worker's after-send kick on and off (the binary also delivers on its 2-second schedule, so it would not show the kick)")("the kick after a send delivers without waiting for the schedule", async () => {
     e.sending.autoKick = true;
     try {
       const to = rcpt();
@@ -172,7 +173,7 @@ describe("send validation", () => {
 });
 
 describe("deferral and bounce", () => {
-  test("451: deferred with backoff; not retried before it is due; sent on the retry after 1 minute", async () => {
+  inProcess("moves the injected clock past the retry backoff and compares deferred_at with it")("451: deferred with backoff; not retried before it is due; sent on the retry after 1 minute", async () => {
     const to = rcpt("later");
     deferring.add(to);
     const r = await send(w, { from: `hello@${w.fqdn}`, to, data: { name: "Later" } });
@@ -237,7 +238,7 @@ describe("idempotency", () => {
 describe("send-batch", () => {
   const batch = (ws: MailWorkspace, body: Record<string, unknown>) => e.app.call("POST", `${ws.base}/templates/welcome/send-batch`, { token: ws.token, body });
 
-  test("100 rows accepted; 101 is 400", async () => {
+  inProcess("asserts a batch row's message is still queued (the binary's worker is kicked right after the send, so the message cannot be seen queued)")("100 rows accepted; 101 is 400", async () => {
     const ws = await workspaceWithDomain(e);
     await createTemplate(e, ws, WELCOME);
     const rows = Array.from({ length: 101 }, (_, i) => ({ to: rcpt("batch"), data: { name: `R${i}` } }));
@@ -306,7 +307,7 @@ describe("test-send", () => {
 });
 
 describe("rate limit", () => {
-  test("per workspace, in messages per second: the last message that fits is 202, the next is 429 with Retry-After and X-RateLimit-*; test-send bypasses; a second later it passes", async () => {
+  inProcess("moves the injected clock one second to open the rate window (on the real clock the window could slide mid-test)")("per workspace, in messages per second: the last message that fits is 202, the next is 429 with Retry-After and X-RateLimit-*; test-send bypasses; a second later it passes", async () => {
     const ws = await workspaceWithDomain(e);
     await createTemplate(e, ws, WELCOME);
     const settings = `${ws.base}/sending/settings`;
@@ -344,7 +345,7 @@ describe("rate limit", () => {
   });
 });
 
-test("a message whose domain stopped being active fails instead of going out unsigned", async () => {
+inProcess("sets the domain's status to failed through app.ctx.db and moves the injected clock")("a message whose domain stopped being active fails instead of going out unsigned", async () => {
   const ws = await workspaceWithDomain(e);
   await createTemplate(e, ws, WELCOME);
   const r = await send(ws, { from: `hello@${ws.fqdn}`, to: rcpt(), data: { name: "A" } });
