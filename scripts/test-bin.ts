@@ -14,7 +14,7 @@
  *    OpenAPI was never answered with a success status by the binary.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 
@@ -52,17 +52,23 @@ function testFiles(dir: string): string[] {
 const MARK = /^\s*\/\/\s*source-only:\s*(.+)$/m;
 const sourceOnlyFiles: { file: string; reason: string }[] = [];
 const unitFiles: string[] = [];
-let files: string[];
-if (full) {
-  files = [];
-  for (const f of testFiles(join(root, "test")).sort()) {
+const files: string[] = [];
+// Folders given (or the whole test/ tree) are filtered like the full run; a file named
+// explicitly runs as asked.
+const given = full ? [join(root, "test")] : args.map((a) => resolve(root, a));
+for (const g of given) {
+  if (!existsSync(g) || !statSync(g).isDirectory()) {
+    files.push(relative(root, g));
+    continue;
+  }
+  for (const f of testFiles(g).sort()) {
     const head = readFileSync(f, "utf8").split("\n").slice(0, 30).join("\n");
     const m = MARK.exec(head);
     if (m) sourceOnlyFiles.push({ file: relative(root, f), reason: m[1].trim() });
     else if (startsTheProgram(f)) files.push(relative(root, f));
     else unitFiles.push(relative(root, f));
   }
-} else files = args;
+}
 
 /**
  * Whether a test file starts Bunker at all: it (or a test module it imports, transitively)
@@ -88,7 +94,12 @@ const tallyFile = join(work, "tally.jsonl");
 writeFileSync(routesFile, "");
 writeFileSync(tallyFile, "");
 
-step(`${files.length} test files against ${binary}${full ? `; ${sourceOnlyFiles.length} files source-only; ${unitFiles.length} unit-test files start no program and stay in npm test` : ""}`);
+step(`${files.length} test files against ${binary}; ${sourceOnlyFiles.length} files source-only; ${unitFiles.length} unit-test files start no program and stay in npm test`);
+if (files.length === 0) {
+  // bun test without file arguments would run the whole tree in-process.
+  step("nothing to run against the binary");
+  process.exit(0);
+}
 const run = spawnSync(bun, ["test", "--timeout", "60000", ...files.map((f) => (f.startsWith("/") || f.startsWith(".") ? f : `./${f}`))], {
   cwd: root,
   stdio: ["ignore", "inherit", "pipe"],
@@ -106,7 +117,7 @@ const failed = count("fail");
 console.log("");
 step(`${passed + failed} tests ran against the binary (${passed} passed, ${failed} failed)`);
 const tally = readFileSync(tallyFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { file: string; name: string; reason: string });
-if (full) {
+if (sourceOnlyFiles.length || tally.length) {
   const reasons = new Map<string, number>();
   for (const t of tally) reasons.set(t.reason, (reasons.get(t.reason) ?? 0) + 1);
   step(`source-only: ${sourceOnlyFiles.length} files and ${tally.length} tests of the other files (they run in npm test and test:pg)`);

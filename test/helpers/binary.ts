@@ -47,6 +47,15 @@ export interface BinaryProcess {
 const KEEP = 256 * 1024;
 
 /**
+ * Every process still running: killed when the test runner exits, so a test that threw
+ * after its start (a failing beforeAll never reaches its afterAll's stop) leaves nothing behind.
+ */
+const live = new Set<ReturnType<typeof Bun.spawn>>();
+process.on("exit", () => {
+  for (const p of live) if (p.exitCode === null) p.kill("SIGKILL");
+});
+
+/**
  * Starts `bunker serve` on 127.0.0.1 with a clean environment (nothing of the runner's leaks
  * in) plus `env`; resolves once it logged "bunker listening" and /healthz answers. The HTTP
  * port is the one the process reports (PORT=0 unless given); a taken SMTP port is retried.
@@ -77,6 +86,8 @@ async function startOnce(bin: string, dataDir: string, env: Record<string, strin
     ...env,
   };
   const proc = Bun.spawn([bin, "serve"], { cwd, env: fullEnv, stdout: "pipe", stderr: "pipe" });
+  live.add(proc);
+  void proc.exited.then(() => live.delete(proc));
   let out = "";
   const add = (t: string) => {
     out += t;
