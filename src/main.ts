@@ -2,15 +2,17 @@
 /**
  * Bunker CLI. `bunker` (or `bunker serve`) runs the server; `migrate`, `backup`,
  * `restore` and `version` are the maintenance commands. Problems an operator must fix
- * (bad configuration, unusable DATA_DIR, wrong master key, port in use) end the process
- * with one line on stderr, never a stack trace.
+ * (bad configuration, unusable DATA_DIR, DATA_DIR in use by another process, wrong master
+ * key, port in use) end the process with one line on stderr, never a stack trace.
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
 import { createBackup, restoreBackup } from "./core/backup";
+import { lockDataDir } from "./core/data-dir-lock";
 import { openDatabase } from "./core/db";
+import { createLogger } from "./core/log";
 import { SmtpListener } from "./core/smtp-listener";
 import { ensureWritableDir, reason, StartupError } from "./core/startup";
 
@@ -59,54 +61,93 @@ const cannotListen = (what: string, host: string, port: number, setting: string,
     ? `cannot listen for ${what} on ${host}:${port}: the port is already in use (another Bunker?). Stop it, or set ${setting}`
     : `cannot listen for ${what} on ${host}:${port}: ${reason(e)} (set ${setting})`;
 
+/** What the HTTP port answers while the app is being built (database, migrations, master key). */
+function starting(): Response {
+  return Response.json(
+    { error: { code: "SERVICE_UNAVAILABLE", message: "Bunker is starting; retry in a moment" } },
+    // Connection: close, so no client keeps a connection to this placeholder past the swap.
+    { status: 503, headers: { "retry-after": "1", connection: "close" } },
+  );
+}
+
 async function serve() {
   const cfg = config();
-  const bunker = await startup(() => createApp(cfg));
-  const { ctx } = bunker;
-  // Both ports are bound before anything is announced: a second instance stops here.
-  let server: ReturnType<typeof bunker.listen>;
+  const log = createLogger(cfg.logLevel);
+
+  let tls: { cert: Buffer; key: Buffer } | null = null;
+  if (cfg.smtpPort !== null && cfg.smtpTlsCert && cfg.smtpTlsKey) {
+    try {
+      tls = { cert: readFileSync(cfg.smtpTlsCert), key: readFileSync(cfg.smtpTlsKey) };
+    } catch (e) {
+      fail(`Cannot read SMTP_TLS_CERT / SMTP_TLS_KEY: ${(e as Error).message}`);
+    }
+  }
+
+  // Both ports are bound before DATA_DIR is touched: an instance refused for a taken port
+  // leaves no database, master key or lock file behind (an operator who mistyped PORT
+  // must not find a fresh, empty bunker.db where they meant to point at their real one).
+  // reusePort off, as in bunker.listen: a taken port must fail to bind, not be shared.
+  let held: ReturnType<typeof Bun.serve>;
   try {
-    server = bunker.listen(cfg.port, cfg.host);
+    held = Bun.serve({ port: cfg.port, hostname: cfg.host, reusePort: false, fetch: starting });
   } catch (e) {
-    await bunker.stop();
     fail(cannotListen("HTTP", cfg.host, cfg.port, "PORT", e));
   }
 
   // Inbound SMTP (MX). Until the mail service registers its handler, every RCPT gets 550.
   let smtp: SmtpListener | null = null;
   if (cfg.smtpPort === null) {
-    ctx.log.info("inbound SMTP is off (SMTP_PORT=off)");
+    log.info("inbound SMTP is off (SMTP_PORT=off)");
   } else {
-    let tls: { cert: Buffer; key: Buffer } | null = null;
-    if (cfg.smtpTlsCert && cfg.smtpTlsKey) {
-      try {
-        tls = { cert: readFileSync(cfg.smtpTlsCert), key: readFileSync(cfg.smtpTlsKey) };
-      } catch (e) {
-        await server.stop(true);
-        await bunker.stop();
-        fail(`Cannot read SMTP_TLS_CERT / SMTP_TLS_KEY: ${(e as Error).message}`);
-      }
-    }
     smtp = new SmtpListener({
       port: cfg.smtpPort,
       host: cfg.host,
-      log: ctx.log.child({ component: "smtp" }),
+      log: log.child({ component: "smtp" }),
       name: cfg.mailHostname,
       maxBytes: cfg.smtpMaxMessageBytes,
       maxConnectionsPerIp: cfg.smtpMaxConnectionsPerIp,
       socketTimeoutMs: cfg.smtpIdleTimeoutMs,
       tls,
     });
-    if (bunker.inbound) smtp.setHandler(bunker.inbound);
     try {
       await smtp.start();
     } catch (e) {
       // An MX that silently is not listening loses mail: refuse to run half-started.
-      await server.stop(true);
-      await bunker.stop();
+      await held.stop(true);
       fail(cannotListen("SMTP", cfg.host, cfg.smtpPort, "SMTP_PORT, or SMTP_PORT=off", e));
     }
   }
+
+  // Held for the life of the process: the shutdown handler below keeps the reference (an
+  // unreachable lock would be closed by the garbage collector, and the lock freed with it).
+  const lock = cfg.databaseUrl ? null : await startup(() => lockDataDir(cfg.dataDir));
+  const bunker = await startup(() => createApp(cfg, { log }));
+  const { ctx } = bunker;
+  if (smtp && bunker.inbound) smtp.setHandler(bunker.inbound);
+
+  // The placeholder gives way to the app. Elysia's listen (behind bunker.listen) creates its
+  // own Bun.serve, and Bun cannot hand a bound socket to another server: reload() swaps the
+  // handler but keeps maxRequestBodySize, and bypassing listen would skip Elysia's native
+  // routes and the server that handlers read client addresses from. So the placeholder is
+  // closed and the app bound right after, in one synchronous step: the port is free only
+  // while listen compiles the router (tens of milliseconds; connections are refused then,
+  // as before any start), not for the whole start-up. Should another process take the port
+  // in that instant, this one refuses as for any taken port.
+  const port = held.port ?? cfg.port;
+  // Start-up is mostly synchronous (SQLite), so requests that came in meanwhile are still
+  // waiting: one turn of the event loop lets the placeholder answer them (503, Retry-After)
+  // instead of their connections being cut.
+  await new Promise((done) => setImmediate(done));
+  const placeholderClosed = held.stop(true); // the socket is closed now; connections follow
+  let server: ReturnType<typeof bunker.listen>;
+  try {
+    server = bunker.listen(port, cfg.host);
+  } catch (e) {
+    await smtp?.stop();
+    await bunker.stop();
+    fail(cannotListen("HTTP", cfg.host, port, "PORT", e));
+  }
+  await placeholderClosed;
 
   const boot = await bunker.platform.setup.bootstrap();
   if (boot?.created) ctx.log.info("operator account created from BUNKER_ADMIN_EMAIL", { account_id: boot.created });
@@ -132,6 +173,7 @@ async function serve() {
     const grace = new Promise<void>((done) => setTimeout(done, cfg.shutdownGraceMs).unref());
     await Promise.all([Promise.race([drained, grace.then(() => server.stop(true))]), smtp?.stop()]);
     await bunker.stop();
+    lock?.release();
     ctx.log.info("stopped");
     process.exit(0);
   };
@@ -185,8 +227,11 @@ async function restoreCommand(args: string[]) {
   const cfg = config();
   refuseOnPostgres(cfg, "restore");
   const source = resolve(positional[0]);
+  // A running server would keep serving (and writing) the database this replaces.
+  const lock = await startup(() => lockDataDir(cfg.dataDir, "stop the server first"));
   console.log(`restoring ${source} into ${cfg.dataDir}`);
   const { keyMatches } = await startup(() => restoreBackup(source, cfg, { force: has("--force"), progress: (l) => console.log(`  ${l}`) }));
+  lock.release();
   console.log(keyMatches === false ? "restore complete, but the master key does not match: see above" : "restore complete: start the server with this DATA_DIR");
   if (keyMatches === false) process.exit(1);
 }
@@ -218,10 +263,13 @@ async function main(argv: string[]) {
     case "migrate": {
       const cfg = config();
       await startup(() => ensureWritableDir(cfg.dataDir));
+      // Migrating the SQLite file under a running server would change its schema beneath it.
+      const lock = cfg.databaseUrl ? null : await startup(() => lockDataDir(cfg.dataDir, "stop it first"));
       const db = await startup(() => openDatabase(cfg));
       const applied = db.migrated;
       console.log(applied.length ? `applied ${applied.length} migration(s) to ${db.location}: ${applied.join(", ")}` : `database is up to date (${db.location})`);
       await db.close();
+      lock?.release();
       return;
     }
     case "backup":

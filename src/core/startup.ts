@@ -1,7 +1,8 @@
 /**
  * Start-up refusals: problems an operator must fix before Bunker may run (an unusable
- * DATA_DIR, a master key that does not match the database, a port already taken). The
- * CLI prints the message as one line and exits 1, with no stack trace.
+ * DATA_DIR, a DATA_DIR another process holds (data-dir-lock.ts), a master key that does
+ * not match the database, a port already taken). The CLI prints the message as one line
+ * and exits 1, with no stack trace.
  */
 import { mkdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
