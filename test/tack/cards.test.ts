@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { B, card, column, newBoard } from "./board-helpers";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -13,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 describe("create and read", () => {
-  test("defaults, record shape, first list by default, list by name or id, target index clamped", async () => {
+  inProcess("created_at/updated_at equal the frozen injected clock")("defaults, record shape, first list by default, list by name or id, target index clamped", async () => {
     const b = await newBoard(app);
     expect((await app.call("POST", `${B}/${b.ws}/labels`, { token: b.token, body: { name: "ui" } })).status).toBe(201);
     const c = await card(app, b, { title: "Ship billing", body: "Stripe **checkout**", priority: "high", assignees: ["usr_a1", "usr_a1", "usr_b2"], labels: ["ui"], due_at: "2026-12-01T10:00:00+01:00", metadata: { k: 1 } });
@@ -97,7 +98,7 @@ describe("create and read", () => {
 });
 
 describe("update and activity", () => {
-  test("PATCH records changes {field: {from, to}} in the same transaction; no-op patches record nothing", async () => {
+  inProcess("compares updated_at and the activity timestamp with the injected clock after moving it")("PATCH records changes {field: {from, to}} in the same transaction; no-op patches record nothing", async () => {
     const b = await newBoard(app);
     await app.call("POST", `${B}/${b.ws}/labels`, { token: b.token, body: { name: "ui" } });
     await app.call("POST", `${B}/${b.ws}/labels`, { token: b.token, body: { name: "api" } });
@@ -120,7 +121,7 @@ describe("update and activity", () => {
     expect((await app.call("GET", `${b.p}/cards/${c.id}/activity`, { token: b.token })).body.pagination.total).toBe(2);
   });
 
-  test("project activity: filters action and since, offset pages, newest first", async () => {
+  inProcess("moves the injected clock to put the since boundary between two activities")("project activity: filters action and since, offset pages, newest first", async () => {
     const b = await newBoard(app);
     const c1 = await card(app, b, { title: "one" });
     app.clock.advance(60_000);
@@ -163,7 +164,7 @@ describe("move", () => {
     expect(await column(app, b, "doing")).toEqual(["b", "d", "a", "c"]);
   });
 
-  test("archiving closes the gap; archived cards can't be moved (409) and show with include_archived", async () => {
+  inProcess("compares archived_at with the frozen injected clock")("archiving closes the gap; archived cards can't be moved (409) and show with include_archived", async () => {
     const b = await newBoard(app);
     const ids: string[] = [];
     for (const t of ["a", "b", "c"]) ids.push((await card(app, b, { title: t })).id);
@@ -228,7 +229,7 @@ describe("batch-move", () => {
 });
 
 describe("complete, reopen, comments", () => {
-  test("complete sets completed_at once (idempotent), reopen clears it; both recorded", async () => {
+  inProcess("compares completed_at with the frozen injected clock and moves it")("complete sets completed_at once (idempotent), reopen clears it; both recorded", async () => {
     const b = await newBoard(app);
     const c = await card(app, b, { title: "x" });
     const done = await app.call("POST", `${b.p}/cards/${c.id}/complete`, { token: b.token });
@@ -240,7 +241,7 @@ describe("complete, reopen, comments", () => {
     expect(acts).toEqual(["card.reopened", "card.completed", "card.created"]);
   });
 
-  test("comments: append-only, 1-10,000 chars, oldest first, author is the key, offset pages", async () => {
+  inProcess("compares created_at with the frozen injected clock and moves it")("comments: append-only, 1-10,000 chars, oldest first, author is the key, offset pages", async () => {
     const b = await newBoard(app);
     const c = await card(app, b, { title: "x" });
     const C = `${b.p}/cards/${c.id}/comments`;

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { B, card, newBoard, type Board } from "./board-helpers";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -23,7 +24,7 @@ async function freshKey(b: Board) {
 const rl = (h: Headers) => [h.get("x-ratelimit-limit"), h.get("x-ratelimit-remaining"), h.get("x-ratelimit-reset")];
 
 describe("writes", () => {
-  test("the 200th write in a minute is fine, the 201st is 429; the window slides", async () => {
+  inProcess("moves the injected clock to slide the rate-limit window")("the 200th write in a minute is fine, the 201st is 429; the window slides", async () => {
     const b = await newBoard(app);
     const token = await freshKey(b);
     const first = await app.call("POST", `${b.p}/cards`, { token, body: { title: "0" } });
@@ -53,7 +54,7 @@ describe("writes", () => {
 });
 
 describe("reads and batch operations", () => {
-  test("600 reads, then 429; headers on 404s and validation errors too", async () => {
+  inProcess("expects Retry-After 60 on the frozen injected clock (600 real reads take over a second)")("600 reads, then 429; headers on 404s and validation errors too", async () => {
     const b = await newBoard(app);
     const token = await freshKey(b);
     const missing = await app.call("GET", `${B}/nope`, { token });

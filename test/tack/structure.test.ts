@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { B, card, newBoard } from "./board-helpers";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -21,7 +22,7 @@ async function mintKey(session: string, slug: string, actions: string[]) {
 }
 
 describe("workspaces", () => {
-  test("create, read by name or id, list with offset pages, update, 409 NAME_TAKEN", async () => {
+  inProcess("compares created_at/updated_at with the injected clock and moves it")("create, read by name or id, list with offset pages, update, 409 NAME_TAKEN", async () => {
     const { token } = await ownerWithKey(app);
     const created = await app.call("POST", B, { token, body: { name: "acme", display_name: "Acme Inc", metadata: { plan: "pro" } } });
     expect(created.status).toBe(201);
@@ -70,7 +71,7 @@ describe("workspaces", () => {
     expect(ok.status).toBe(201);
   });
 
-  test("archive is soft: gone from lists unless include_archived, GET still answers, writes 409 ARCHIVED", async () => {
+  inProcess("compares archived_at with the frozen injected clock")("archive is soft: gone from lists unless include_archived, GET still answers, writes 409 ARCHIVED", async () => {
     const b = await newBoard(app);
     const archived = await app.call("DELETE", `${B}/${b.ws}`, { token: b.token });
     expect(archived.status).toBe(200);
@@ -112,13 +113,13 @@ describe("workspaces", () => {
     expect((await app.call("GET", `${b.p}/cards`, { token: writer })).status).toBe(403);
   });
 
-  test("the tack actions are registered with the policy system", async () => {
+  inProcess("reads the action catalogue (app.ctx.actions)")("the tack actions are registered with the policy system", async () => {
     for (const a of ["tack.workspace.write", "tack.card.write", "tack.comment.write", "tack.activity.read"]) expect(app.ctx.actions.has(a)).toBe(true);
   });
 });
 
 describe("projects", () => {
-  test("create with lists in one transaction; a bad list creates nothing; name or id; archive", async () => {
+  inProcess("compares archived_at with the frozen injected clock")("create with lists in one transaction; a bad list creates nothing; name or id; archive", async () => {
     const { token } = await ownerWithKey(app);
     expect((await app.call("POST", B, { token, body: { name: "pw" } })).status).toBe(201);
     const bad = await app.call("POST", `${B}/pw/projects`, { token, body: { name: "web", lists: [{ name: "todo" }, { name: "Bad" }, { name: "todo" }] } });

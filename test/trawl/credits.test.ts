@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DAY } from "../../src/core/clock";
 import { creditsOf } from "../../src/services/trawl/service";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
+import { inProcess, ON_BINARY } from "../helpers/target";
 import { startFixtureSite, type FixtureSite } from "./fixture-site";
 import { base, createJob, jobBody, runUntilFinal } from "./helpers";
 
@@ -14,7 +15,7 @@ let site: FixtureSite;
 beforeAll(async () => {
   site = startFixtureSite();
   app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-  app.webhooks.options.autoKick = false;
+  if (!ON_BINARY) app.webhooks.options.autoKick = false;
 });
 afterAll(async () => {
   await app.stop();
@@ -24,7 +25,7 @@ afterAll(async () => {
 const listing = { type: "object", properties: { items: { type: "array", items: { type: "object", properties: { name: { type: "string" }, price: { type: "number" } } } } }, required: ["items"] };
 
 describe("settings", () => {
-  test("monthly_credit_limit: null by default, 1 to 1e9 or null", async () => {
+  inProcess("updated_at equals the frozen injected clock")("monthly_credit_limit: null by default, 1 to 1e9 or null", async () => {
     const { token, ws } = await ownerWithKey(app);
     const url = `${base(ws.id)}/extraction-settings`;
     expect((await app.call("GET", url, { token })).body).toEqual({ workspace_id: ws.id, monthly_credit_limit: null, updated_at: null });
@@ -45,7 +46,7 @@ describe("settings", () => {
 });
 
 describe("usage and the limit", () => {
-  test("usage adds up; credits.low once at 90%; 402 at 100%; the next month starts afresh", async () => {
+  inProcess("pumps the in-process webhook engine (dispatchPending) and moves the injected clock into the next month")("usage adds up; credits.low once at 90%; 402 at 100%; the next month starts afresh", async () => {
     const { token, ws } = await ownerWithKey(app);
     expect((await app.call("PUT", `${base(ws.id)}/extraction-settings`, { token, body: { monthly_credit_limit: 10 } })).status).toBe(200);
     const month = app.clock.iso().slice(0, 7);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { base, createJob, jobBody, PRODUCT_SCHEMA } from "./helpers";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ const post = (token: string, wsId: string, body: unknown, headers: Record<string
 const fields = (r: { body: any }) => (r.body.error?.details ?? []).map((d: any) => d.field);
 
 describe("create", () => {
-  test("201 queued with defaults and the spec's fields", async () => {
+  inProcess("enqueued_at/created_at equal the frozen injected clock; expects the job to stay queued (the in-process app runs no worker, the binary its own)")("201 queued with defaults and the spec's fields", async () => {
     const { token, ws } = await ownerWithKey(app);
     const r = await post(token, ws.id, { json_schema: PRODUCT_SCHEMA, description: "  Extract the product  " });
     expect(r.status).toBe(201);
@@ -149,7 +150,7 @@ describe("create", () => {
 });
 
 describe("list, get, cancel", () => {
-  test("newest first, status filter, cursor pages, limit bounds", async () => {
+  inProcess("moves the injected clock between creations; expects the jobs to stay queued (the in-process app runs no worker, the binary its own)")("newest first, status filter, cursor pages, limit bounds", async () => {
     const { token, ws } = await ownerWithKey(app);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
@@ -180,7 +181,7 @@ describe("list, get, cancel", () => {
     expect((await app.call("GET", `${base(ws.id)}/jobs?limit=0`, { token })).status).toBe(400);
   });
 
-  test("cancel: queued -> cancelled with completed_at; again 409 JOB_NOT_CANCELLABLE", async () => {
+  inProcess("expects the job still queued when cancelled (the in-process app runs no worker, the binary its own); completed_at equals the frozen injected clock")("cancel: queued -> cancelled with completed_at; again 409 JOB_NOT_CANCELLABLE", async () => {
     const { token, ws } = await ownerWithKey(app);
     const job = await createJob(app, token, ws.id);
     const r = await app.call("POST", `${base(ws.id)}/jobs/${job.id}/cancel`, { token });

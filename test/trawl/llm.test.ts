@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
+import { ON_BINARY } from "../helpers/target";
 import { PRODUCT, startFixtureSite, type FixtureSite } from "./fixture-site";
 import { base, createJob, runUntilFinal, waitFor } from "./helpers";
 import { startLlmStub, type LlmStub } from "./llm-stub";
@@ -126,7 +127,7 @@ describe("LLM extraction", () => {
   test("cancel while the model is answering aborts the call; the job stays cancelled", async () => {
     llm.answer = () => ({ hang: true });
     const job = await createJob(app, owner.token, owner.ws.id, { json_schema: productSchema, description: "product", suggested_urls: [`${site.url}/product?c=1`] });
-    await app.ctx.scheduler.runNow("trawl.worker");
+    if (!ON_BINARY) await app.ctx.scheduler.runNow("trawl.worker");
     const until = Date.now() + 5000;
     while (llm.requests.length === 0 && Date.now() < until) await Bun.sleep(10);
     expect(llm.requests.length).toBe(1);

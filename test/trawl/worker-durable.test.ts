@@ -18,6 +18,7 @@ import { LEASE_MS, MAX_ATTEMPTS } from "../../src/services/trawl/worker";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { testDatabaseUrl } from "../helpers/engine";
 import { startReceiver, type Receiver } from "../helpers/http-receiver";
+import { inProcess, ON_BINARY } from "../helpers/target";
 import { startFixtureSite, type FixtureSite } from "./fixture-site";
 import { base, createJob, runUntilFinal } from "./helpers";
 
@@ -30,7 +31,7 @@ beforeAll(() => {
 afterAll(() => site.stop());
 
 describe("lease expiry", () => {
-  test("SIGKILL mid-job: the job stays running until its lease expires, then another process runs it (attempt 2)", async () => {
+  inProcess("a child process works the job on the same data (kill-child.ts builds the app in-process); moves the injected clock past the lease and runs the worker by hand")("SIGKILL mid-job: the job stays running until its lease expires, then another process runs it (attempt 2)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "bunker-trawl-kill-"));
     const dbUrl = await testDatabaseUrl();
     const env = { ALLOW_PRIVATE_TARGETS: "true", ...(dbUrl ? { DATABASE_URL: dbUrl } : {}) };
@@ -61,7 +62,7 @@ describe("lease expiry", () => {
     }
   });
 
-  test(`a job whose worker dies ${MAX_ATTEMPTS} times fails with WORKER_LOST and job.failed`, async () => {
+  inProcess("claims the job through the store (app.ctx.db) and moves the injected clock past each lease")(`a job whose worker dies ${MAX_ATTEMPTS} times fails with WORKER_LOST and job.failed`, async () => {
     const app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
     try {
       const { token, ws } = await ownerWithKey(app);
@@ -156,7 +157,7 @@ describe("timeout", () => {
 describe("webhook delivery", () => {
   test("the job's legacy webhook receives job.succeeded, verified with standardwebhooks and the legacy signature", async () => {
     const app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-    app.webhooks.options.autoKick = false;
+    if (!ON_BINARY) app.webhooks.options.autoKick = false;
     const rx = startReceiver();
     try {
       const { token, ws } = await ownerWithKey(app);
@@ -165,8 +166,11 @@ describe("webhook delivery", () => {
       const job = await createJob(app, token, ws.id, { json_schema: schema, description: "product", suggested_urls: [`${site.url}/product`], webhook_id: hook.body.id });
       const done = await runUntilFinal(app, token, ws.id, job.id);
       expect(done.status).toBe("succeeded");
-      await app.webhooks.dispatchPending();
-      await app.webhooks.deliverDue();
+      if (ON_BINARY) await rx.waitForRequests(3, 15_000); // the process's own engine delivers
+      else {
+        await app.webhooks.dispatchPending();
+        await app.webhooks.deliverDue();
+      }
       const reqs = rx.requests.filter((r) => JSON.parse(r.body).type === "job.succeeded");
       expect(reqs.length).toBe(1);
       const secret = `whsec_${Buffer.from(hook.body.signing_secret).toString("base64")}`;

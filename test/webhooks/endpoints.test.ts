@@ -4,6 +4,7 @@ import * as endpointStore from "../../src/services/webhooks/store/endpoints";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
 import type { Receiver } from "../helpers/http-receiver";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 let receiver: Receiver;
@@ -38,7 +39,7 @@ async function wholeDatabaseText(): Promise<string> {
 }
 
 describe("create", () => {
-  test("201 with signing_secret once; reads show only the hint; the secret is encrypted at rest", async () => {
+  inProcess("created_at equals the frozen injected clock; reads the stored endpoint row and every table (app.ctx.db)")("201 with signing_secret once; reads show only the hint; the secret is encrypted at rest", async () => {
     const { token, ws } = await owner();
     const r = await create(token, ws.id, { description: "orders", event_types: ["email.sent", "email.bounced"] });
     expect(r.status).toBe(201);
@@ -82,7 +83,7 @@ describe("create", () => {
     expect(r.body).toMatchObject({ description: "", event_types: [] });
   });
 
-  test("Idempotency-Key: the replay returns the same endpoint with signing_secret null; the plaintext is stored nowhere", async () => {
+  inProcess("reads every table (app.ctx.db) to prove the secret is stored nowhere")("Idempotency-Key: the replay returns the same endpoint with signing_secret null; the plaintext is stored nowhere", async () => {
     const { token, ws } = await owner();
     const headers = { "idempotency-key": "create-ep-1" };
     const first = await create(token, ws.id, { description: "x" }, headers);
@@ -171,7 +172,7 @@ describe("create", () => {
 });
 
 describe("read, update, delete", () => {
-  test("PATCH fields; unknown types 400; empty patch changes nothing", async () => {
+  inProcess("compares updated_at with the injected clock after moving it")("PATCH fields; unknown types 400; empty patch changes nothing", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
     app.clock.advance(1000);
@@ -186,7 +187,7 @@ describe("read, update, delete", () => {
     expect((await app.call("PATCH", `${base(ws.id)}/endpoints/ep_nope`, { token, body: {} })).status).toBe(404);
   });
 
-  test("PATCH enabled:true on an auto_disabled endpoint clears the failure streak", async () => {
+  inProcess("writes an auto-disabled endpoint through the store (app.ctx.db)")("PATCH enabled:true on an auto_disabled endpoint clears the failure streak", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
     await endpointStore.updateEndpoint(
@@ -203,7 +204,7 @@ describe("read, update, delete", () => {
     expect(r.body).toMatchObject({ enabled: true, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null });
   });
 
-  test("PATCH enabled:false pauses: enabled false, status stays enabled (the spec's enabled | auto_disabled), queued retries dropped; enabled:true brings it back", async () => {
+  inProcess("emits through the in-process webhook engine and reads deliveries from the store")("PATCH enabled:false pauses: enabled false, status stays enabled (the spec's enabled | auto_disabled), queued retries dropped; enabled:true brings it back", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
     const { id: eventId } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m1" });
@@ -222,7 +223,7 @@ describe("read, update, delete", () => {
     expect(on.body).toMatchObject({ enabled: true, status: "enabled", disabled_reason: null });
   });
 
-  test("pausing an auto_disabled endpoint keeps status auto_disabled; enabled:true lifts both", async () => {
+  inProcess("writes an auto-disabled endpoint through the store (app.ctx.db)")("pausing an auto_disabled endpoint keeps status auto_disabled; enabled:true lifts both", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
     await endpointStore.updateEndpoint(
@@ -237,7 +238,7 @@ describe("read, update, delete", () => {
     expect(on.body).toMatchObject({ enabled: true, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null });
   });
 
-  test("DELETE: 204, then 404; queued deliveries go with it", async () => {
+  inProcess("emits through the in-process webhook engine and reads deliveries from the store")("DELETE: 204, then 404; queued deliveries go with it", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
     const { id: eventId } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m2" });
@@ -276,7 +277,7 @@ describe("read, update, delete", () => {
 });
 
 describe("rotate-secret", () => {
-  test("grace 24 (default): new secret once, the previous one kept encrypted until then; 0 ends it now; 169 is 400", async () => {
+  inProcess("compares the grace end with the frozen injected clock; reads the stored secrets (app.ctx.db)")("grace 24 (default): new secret once, the previous one kept encrypted until then; 0 ends it now; 169 is 400", async () => {
     const { token, ws } = await owner();
     const ep = (await create(token, ws.id)).body;
     const path = `${base(ws.id)}/endpoints/${ep.id}/rotate-secret`;

@@ -3,6 +3,7 @@
  * loopback, the injected clock advanced instead of sleeping. Signatures are checked with the
  * independent `standardwebhooks` package (and node:crypto for the legacy header).
  */
+// source-only: drives the in-process webhook engine by hand (emit, dispatchPending, deliverDue, sendOnce, purge), inserts endpoints through the store and moves the injected clock through the retry schedule
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";

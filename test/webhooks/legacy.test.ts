@@ -14,6 +14,7 @@ import { createWorkspace, ownerWithKey, signup, startTestApp, type TestApp } fro
 import type { ReceivedRequest, Receiver } from "../helpers/http-receiver";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 import { addMember } from "../helpers/members";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 let receiver: Receiver;
@@ -121,7 +122,7 @@ describe("deprecation headers", () => {
 });
 
 describe("create, read, list", () => {
-  test("201 with exactly the spec's legacy record and signing_secret once; reads and the list omit it", async () => {
+  inProcess("created_at equals the frozen injected clock; reads the stored endpoint row (app.ctx.db)")("201 with exactly the spec's legacy record and signing_secret once; reads and the list omit it", async () => {
     const { token, ws } = await owner();
     const r = await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/legacy` } });
     expect(r.status).toBe(201);
@@ -187,7 +188,7 @@ describe("create, read, list", () => {
     }
   });
 
-  test("Idempotency-Key: a replay answers the same webhook with signing_secret null; the secret is not in the idempotency record", async () => {
+  inProcess("reads the stored idempotent response (app.ctx.db)")("Idempotency-Key: a replay answers the same webhook with signing_secret null; the secret is not in the idempotency record", async () => {
     const { token, ws } = await owner();
     const body = { url: `${receiver.url}/idem` };
     const first = await app.call("POST", base(ws.id), { token, body, headers: { "idempotency-key": "legacy-1" } });
@@ -205,7 +206,7 @@ describe("create, read, list", () => {
     expect((await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/other` }, headers: { "idempotency-key": "legacy-1" } })).status).toBe(409);
   });
 
-  test("list: newest first, legacy rows only, cursor pages; limit default 20, 100 ok, 101 and 0 400, malformed cursor 400", async () => {
+  inProcess("moves the injected clock between creations and inserts 25 endpoints through the store (app.ctx.db)")("list: newest first, legacy rows only, cursor pages; limit default 20, 100 ok, 101 and 0 400, malformed cursor 400", async () => {
     const { token, ws } = await owner();
     // A shared endpoint of the same scope is not part of the legacy list.
     const shared = await app.call("POST", `${base(ws.id)}/endpoints`, { token, body: { url: `${receiver.url}/shared` } });
@@ -332,7 +333,7 @@ describe("routing beside the shared surface", () => {
 });
 
 describe("delivery", () => {
-  test("a real delivery carries the Standard Webhooks headers (whsec_ + base64 of the secret) and X-Trawl-Signature", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand")("a real delivery carries the Standard Webhooks headers (whsec_ + base64 of the secret) and X-Trawl-Signature", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     const { id } = await app.webhooks.emit(app.ctx.db, { product: "trawl", scopeId: ws.id }, "job.succeeded", { id: "job_1", status: "succeeded" });
@@ -364,7 +365,7 @@ describe("delivery", () => {
     expect(legacyHeaderMatches(hook.signing_secret, requestsFor(second.id).find((q) => q.path === "/legacy")!)).toBe(true);
   });
 
-  test("a legacy webhook receives every type (the record has no events field); a filter set on the shared route applies", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand")("a legacy webhook receives every type (the record has no events field); a filter set on the shared route applies", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     const first: { id: string }[] = [];
@@ -382,7 +383,7 @@ describe("delivery", () => {
     expect(Object.keys((await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body)).not.toContain("events");
   });
 
-  test("deliveries: newest first; limit default 50, 200 ok, 201 400", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand")("deliveries: newest first; limit default 50, 200 ok, 201 400", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     const ids: string[] = [];
@@ -409,7 +410,7 @@ describe("delivery", () => {
 });
 
 describe("state", () => {
-  test("auto-disabled after 24 h of failures; PATCH active true clears failure_count and auto_disabled_at", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand and moves the injected clock by 25 h")("auto-disabled after 24 h of failures; PATCH active true clears failure_count and auto_disabled_at", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 500 }));
@@ -441,7 +442,7 @@ describe("state", () => {
     expect(requestsFor(ev.id).length).toBe(2);
   });
 
-  test("PATCH active false pauses and drops queued retries; url changes; DELETE 204 then 404", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand and moves the injected clock past the retry")("PATCH active false pauses and drops queued retries; url changes; DELETE 204 then 404", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 503 }));
@@ -471,7 +472,7 @@ describe("state", () => {
 });
 
 describe("rotate-secret and test", () => {
-  test("rotate answers 201 with a new secret once; it signs subsequent deliveries at once, the old one no longer", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand")("rotate answers 201 with a new secret once; it signs subsequent deliveries at once, the old one no longer", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     const rotated = await app.call("POST", `${base(ws.id)}/${hook.id}/rotate-secret`, { token });
@@ -493,7 +494,7 @@ describe("rotate-secret and test", () => {
     expect(legacyHeaderMatches(hook.signing_secret, req)).toBe(false);
   });
 
-  test("test answers 202 at once; the signed test event arrives, shows in deliveries (trigger test) and is never retried", async () => {
+  inProcess("moves the injected clock and pumps the in-process webhook engine to show the test send is never retried")("test answers 202 at once; the signed test event arrives, shows in deliveries (trigger test) and is never retried", async () => {
     const { token, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     // The receiver holds its answer until the test releases it: the 202 cannot wait for it.
@@ -548,7 +549,7 @@ describe("rotate-secret and test", () => {
 });
 
 describe("authorization and OpenAPI", () => {
-  test("a plain member reads but cannot write; a read-only key reads but cannot write", async () => {
+  inProcess("reads the queued invitation mail (app.ctx.mailer) to add a member")("a plain member reads but cannot write; a read-only key reads but cannot write", async () => {
     const { token, session, ws } = await owner();
     const hook = await createLegacy(token, ws.id);
     const member = await addMember(app, session, ws.slug);

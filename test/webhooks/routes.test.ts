@@ -5,6 +5,7 @@ import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 import { addMember, BUILTIN } from "../helpers/members";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 let receiver: Receiver;
@@ -67,7 +68,7 @@ describe("event types", () => {
 });
 
 describe("test send", () => {
-  test("hits the real receiver synchronously, signed; shows in the log with trigger test; never retried", async () => {
+  inProcess("the attempt's created_at equals the frozen injected clock")("hits the real receiver synchronously, signed; shows in the log with trigger test; never retried", async () => {
     const { token, ws } = await owner();
     const ep = await createEndpoint(token, ws.id, { event_types: ["email.sent"] });
     const n = receiver.requests.length;
@@ -98,7 +99,7 @@ describe("test send", () => {
     ]);
   });
 
-  test("a failing receiver: succeeded false with what it answered, and no retry ever", async () => {
+  inProcess("moves the injected clock and pumps the in-process webhook engine to show the test send is never retried")("a failing receiver: succeeded false with what it answered, and no retry ever", async () => {
     const { token, ws } = await owner();
     const ep = await createEndpoint(token, ws.id);
     receiver.setHandler(() => new Response("nope", { status: 503 }));
@@ -136,7 +137,7 @@ describe("test send", () => {
     expect(r.body).toMatchObject({ succeeded: false, status_code: null, error_class: "connection", response_body: null });
   });
 
-  test("during a rotation grace period both secrets verify; after grace 0 only the new one", async () => {
+  inProcess("moves the injected clock past the rotation grace period")("during a rotation grace period both secrets verify; after grace 0 only the new one", async () => {
     const { token, ws } = await owner();
     const ep = await createEndpoint(token, ws.id);
     const rotated = (await app.call("POST", `${base(ws.id)}/endpoints/${ep.id}/rotate-secret`, { token, body: { grace_hours: 24 } })).body;
@@ -166,7 +167,7 @@ describe("test send", () => {
 });
 
 describe("events log and replay", () => {
-  test("filters, pagination, detail, 30-day window, other scope 404", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand and moves the injected clock past the 30-day window")("filters, pagination, detail, 30-day window, other scope 404", async () => {
     const { token, ws } = await owner();
     const a = await createEndpoint(token, ws.id, { event_types: ["email.sent"] });
     const b = await createEndpoint(token, ws.id, {}, "mail", receiver2);
@@ -257,7 +258,7 @@ describe("events log and replay", () => {
     expect((await app.call("GET", `${base(other.ws.id)}/events`, { token: other.token })).body.data).toEqual([]);
   });
 
-  test("replay resends the same body and webhook-id and returns what the receiver answered", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand and moves the injected clock")("replay resends the same body and webhook-id and returns what the receiver answered", async () => {
     const { token, ws } = await owner();
     const a = await createEndpoint(token, ws.id);
     const b = await createEndpoint(token, ws.id, {}, "mail", receiver2);
@@ -314,7 +315,7 @@ describe("events log and replay", () => {
 });
 
 describe("replay and endpoint health", () => {
-  test("the events list shows the replay as the latest attempt of a delivered event, like the event detail", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand; compares the attempt's created_at with the injected clock after moving it")("the events list shows the replay as the latest attempt of a delivered event, like the event detail", async () => {
     const { token, ws } = await owner();
     const a = await createEndpoint(token, ws.id);
     const { id } = await app.webhooks.emit(app.ctx.db, { product: "mail", scopeId: ws.id }, "email.sent", { id: "m1" });
@@ -339,7 +340,7 @@ describe("replay and endpoint health", () => {
     expect(await listed()).toMatchObject({ status: "delivered", attempts: 3, last_status_code: 500, latest_attempt: { attempt_number: 3, trigger: "replay", error_class: "http_status" } });
   });
 
-  test("a successful replay clears consecutive_failures and first_failure_at; a failed one does not add to them", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand and moves the injected clock to the retry")("a successful replay clears consecutive_failures and first_failure_at; a failed one does not add to them", async () => {
     const { token, ws } = await owner();
     const ep = await createEndpoint(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 503 }));
@@ -360,7 +361,7 @@ describe("replay and endpoint health", () => {
     expect(await read()).toMatchObject({ consecutive_failures: 0, first_failure_at: null, status: "enabled", enabled: true });
   });
 
-  test("a successful test send clears the streak too (it is a delivery that reached the receiver)", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand")("a successful test send clears the streak too (it is a delivery that reached the receiver)", async () => {
     const { token, ws } = await owner();
     const ep = await createEndpoint(token, ws.id);
     receiver.setHandler(() => new Response("down", { status: 500 }));
@@ -379,7 +380,7 @@ describe("replay and endpoint health", () => {
 describe("authorization", () => {
   const allow = (...actions: string[]) => [{ effect: "allow", actions, resources: ["*"] }];
 
-  test("a plain member may read webhook configuration but not change it; an admin may write", async () => {
+  inProcess("reads the queued invitation mail (app.ctx.mailer) to add a member")("a plain member may read webhook configuration but not change it; an admin may write", async () => {
     const { token, session, ws } = await owner();
     const ep = await createEndpoint(token, ws.id);
     const member = await addMember(app, session, ws.slug);
@@ -433,7 +434,7 @@ describe("authorization", () => {
     expect((await app.call("GET", `${base(ws.id)}/endpoints`, { token })).status).toBe(200);
   });
 
-  test("the webhook actions are registered (policies can name them)", () => {
+  inProcess("reads the action catalogue (app.ctx.actions)")("the webhook actions are registered (policies can name them)", () => {
     for (const p of ["mail", "waitlist", "trawl"]) {
       expect(app.ctx.actions.has(`${p}.webhooks.read`)).toBe(true);
       expect(app.ctx.actions.has(`${p}.webhooks.write`)).toBe(true);

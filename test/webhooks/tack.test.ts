@@ -12,6 +12,7 @@ import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import type { ReceivedRequest, Receiver } from "../helpers/http-receiver";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
 import { addMember, P } from "../helpers/members";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 let receiver: Receiver;
@@ -75,7 +76,7 @@ function tackHeaderMatches(secret: string, req: ReceivedRequest) {
 }
 
 describe("register, read, list", () => {
-  test("without a secret: 201 active record with a generated whsec_ secret shown once; reads mask it; no Deprecation", async () => {
+  inProcess("created_at equals the frozen injected clock; reads the stored endpoint row (app.ctx.db)")("without a secret: 201 active record with a generated whsec_ secret shown once; reads mask it; no Deprecation", async () => {
     const { token, ws } = await owner();
     const r = await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/tack`, events: ["card.created", "card.moved"] } });
     expect(r.status).toBe(201);
@@ -115,7 +116,7 @@ describe("register, read, list", () => {
     expect(app.ctx.secretBox.decrypt(row.secret_enc)).toBe(hook.signing_secret);
   });
 
-  test("with the caller's own secret: stored encrypted, never echoed (signing_secret null), legacy_signature true", async () => {
+  inProcess("reads the stored endpoint row and the audit log (app.ctx.db)")("with the caller's own secret: stored encrypted, never echoed (signing_secret null), legacy_signature true", async () => {
     const { token, ws, platform } = await owner();
     const hook = await register(token, ws.id, { secret: OWN_SECRET });
     expect(hook).toMatchObject({ active: true, events: [], legacy_signature: true, signing_secret: null, signing_secret_hint: OWN_SECRET.slice(-4) });
@@ -173,7 +174,7 @@ describe("register, read, list", () => {
     expect(p.body.error.message).toContain("card.moved");
   });
 
-  test("Idempotency-Key: a replay answers the same record with signing_secret null; the secret is not in the idempotency record", async () => {
+  inProcess("reads the stored idempotent response (app.ctx.db)")("Idempotency-Key: a replay answers the same record with signing_secret null; the secret is not in the idempotency record", async () => {
     const { token, ws } = await owner();
     const body = { url: `${receiver.url}/idem` };
     const first = await app.call("POST", base(ws.id), { token, body, headers: { "idempotency-key": "tack-1" } });
@@ -189,7 +190,7 @@ describe("register, read, list", () => {
     expect((await app.call("POST", base(ws.id), { token, body: { url: `${receiver.url}/other` }, headers: { "idempotency-key": "tack-1" } })).status).toBe(409);
   });
 
-  test("list: oldest first, offset pages with total; shared endpoints of the scope included; limit 1-100, offset >= 0", async () => {
+  inProcess("moves the injected clock between creations to order them")("list: oldest first, offset pages with total; shared endpoints of the scope included; limit 1-100, offset >= 0", async () => {
     const { token, ws } = await owner();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -285,7 +286,7 @@ describe("workspace by name or id, and who may call", () => {
     expect((await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body.active).toBe(true);
   });
 
-  test("no credential 401; a member cannot write; a key with tack.webhooks.read only reads; card board switched off 403", async () => {
+  inProcess("reads the queued invitation mail (app.ctx.mailer) to add a member")("no credential 401; a member cannot write; a key with tack.webhooks.read only reads; card board switched off 403", async () => {
     const { token, session, ws, platform } = await owner();
     const hook = await register(token, ws.id);
     expect((await app.call("GET", base(ws.id))).status).toBe(401);
@@ -329,7 +330,7 @@ describe("workspace by name or id, and who may call", () => {
 });
 
 describe("delivery", () => {
-  test("card.created reaches a real receiver, signed with the generated secret (Standard Webhooks only)", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand")("card.created reaches a real receiver, signed with the generated secret (Standard Webhooks only)", async () => {
     const { token, ws } = await owner();
     const hook = await register(token, ws.id, { url: `${receiver.url}/generated` });
     const data = { id: "card_1", title: "Ship the billing page", list_id: "list_1", actor_id: "usr_1" };
@@ -343,7 +344,7 @@ describe("delivery", () => {
     expect(() => verifyStandard("whsec_" + randomBytes(24).toString("base64"), got[0])).toThrow();
   });
 
-  test("with the caller's own secret: Standard Webhooks verifies with whsec_ + base64(secret) and X-Tack-Signature with the secret", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand")("with the caller's own secret: Standard Webhooks verifies with whsec_ + base64(secret) and X-Tack-Signature with the secret", async () => {
     const { token, ws } = await owner();
     await register(token, ws.id, { url: `${receiver.url}/own`, secret: OWN_SECRET, events: ["card.created"] });
     const data = { id: "card_2", title: "Write the changelog" };
@@ -358,7 +359,7 @@ describe("delivery", () => {
     expect(requestsFor(skipped.id)).toHaveLength(0);
   });
 
-  test("a caller secret that is a whsec_ secret verifies as given", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand")("a caller secret that is a whsec_ secret verifies as given", async () => {
     const { token, ws } = await owner();
     const secret = "whsec_" + randomBytes(32).toString("base64");
     await register(token, ws.id, { url: `${receiver.url}/std`, secret });
@@ -371,7 +372,7 @@ describe("delivery", () => {
 });
 
 describe("update and delete", () => {
-  test("PATCH url and events; bad values 400; unknown id 404", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand; compares updated_at with the injected clock after moving it")("PATCH url and events; bad values 400; unknown id 404", async () => {
     const { token, ws } = await owner();
     const hook = await register(token, ws.id, { events: ["card.created"] });
     app.clock.advance(1000);
@@ -391,7 +392,7 @@ describe("update and delete", () => {
     expect((await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body.url).toBe(`${receiver.url}/moved`);
   });
 
-  test("active:false pauses (queued retry dropped, nothing new delivered); active:true delivers again", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand and moves the injected clock past the retry")("active:false pauses (queued retry dropped, nothing new delivered); active:true delivers again", async () => {
     const { token, ws } = await owner();
     const hook = await register(token, ws.id, { url: `${receiver.url}/pause` });
     const scope = { product: "tack" as const, scopeId: ws.id };
@@ -421,7 +422,7 @@ describe("update and delete", () => {
     expect(requestsFor(after.id)).toHaveLength(1);
   });
 
-  test("auto-disabled after 24 h of failures shows active false; active:true re-enables and clears the streak", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand and moves the injected clock by 25 h")("auto-disabled after 24 h of failures shows active false; active:true re-enables and clears the streak", async () => {
     const { token, ws } = await owner();
     const hook = await register(token, ws.id, { url: `${receiver.url}/flaky`, secret: OWN_SECRET });
     const scope = { product: "tack" as const, scopeId: ws.id };
@@ -447,7 +448,7 @@ describe("update and delete", () => {
     expect(tackHeaderMatches(OWN_SECRET, req)).toBe(true);
   });
 
-  test("DELETE: 204, queued retries dropped (nothing arrives later); then 404", async () => {
+  inProcess("emits through the in-process webhook engine (app.webhooks.emit) and pumps it by hand and moves the injected clock past the retries")("DELETE: 204, queued retries dropped (nothing arrives later); then 404", async () => {
     const { token, ws } = await owner();
     const keep = await register(token, ws.id, { url: `${receiver.url}/keep` });
     const gone = await register(token, ws.id, { url: `${receiver.url}/gone` });
