@@ -4,6 +4,7 @@ import { hashToken } from "../../src/core/secrets";
 import { platformChanged } from "../../src/services/platform/audit";
 import { BUILTIN_ROLE_IDS, insertMember } from "../../src/services/platform/store/workspaces";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -56,7 +57,7 @@ async function wholeDatabaseText(): Promise<string> {
 }
 
 describe("minting", () => {
-  test("201 with the key once; list and read never show it; only its hash is stored anywhere", async () => {
+  inProcess("compares created_at with the frozen injected clock and reads the stored hash (app.platform.ctx.db)")("201 with the key once; list and read never show it; only its hash is stored anywhere", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const ownerId = await accountId(owner.token);
@@ -119,7 +120,7 @@ describe("minting", () => {
     expect(r.body.error.details[0].field).toMatch(/^policy/);
   });
 
-  test("expires_at must be a future ISO date; the key stops working at that instant", async () => {
+  inProcess("moves the injected clock to the key's expiry instant")("expires_at must be a future ISO date; the key stops working at that instant", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     for (const expires_at of ["yesterday", "2026-11-21 12:00", app.clock.iso(), new Date(app.clock.nowMs() - 1).toISOString()]) {
@@ -157,7 +158,7 @@ describe("minting", () => {
     expect((await mint("", ws.slug, { policy: [allow("workspace.read")] })).status).toBe(401);
   });
 
-  test("Idempotency-Key: the replay returns the same key id with key null, and no second key exists", async () => {
+  inProcess("searches every table of the store for the key (app.platform.ctx.db)")("Idempotency-Key: the replay returns the same key id with key null, and no second key exists", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const headers = { "idempotency-key": "mint-1" };
@@ -179,7 +180,7 @@ describe("minting", () => {
 });
 
 describe("the minter's policy is the ceiling", () => {
-  test("at mint time: 403 POLICY_EXCEEDS_MINTER for anything the minter's role does not cover", async () => {
+  inProcess("puts the minter into the workspace and changes their role by writing the members table (app.platform.ctx.db)")("at mint time: 403 POLICY_EXCEEDS_MINTER for anything the minter's role does not cover", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const admin = await signup(app);
@@ -200,7 +201,7 @@ describe("the minter's policy is the ceiling", () => {
     expect(m.body.error.code).toBe("FORBIDDEN");
   });
 
-  test("at use time: demoting the minter shrinks the key, removing them voids it, restoring restores it", async () => {
+  inProcess("puts the minter into the workspace and changes their role by writing the members table (app.platform.ctx.db)")("at use time: demoting the minter shrinks the key, removing them voids it, restoring restores it", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const admin = await signup(app);
@@ -228,7 +229,7 @@ describe("the minter's policy is the ceiling", () => {
     expect((await listKeys()).status).toBe(200);
   });
 
-  test("the same through the members routes: PATCH demotes, DELETE removes", async () => {
+  inProcess("puts the minter into the workspace and changes their role by writing the members table (app.platform.ctx.db)")("the same through the members routes: PATCH demotes, DELETE removes", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const admin = await signup(app);
@@ -247,7 +248,7 @@ describe("the minter's policy is the ceiling", () => {
     expect((await app.call("POST", "/platform/v1/introspect/api-key", { token: k.key })).body.policy).toEqual([]);
   });
 
-  test("a suspended minter's keys allow nothing", async () => {
+  inProcess("suspends the account through the service object (app.platform.accounts)")("a suspended minter's keys allow nothing", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const k = await mintOk(owner.token, ws.slug, [allow("workspace.read")]);
@@ -279,7 +280,7 @@ describe("using a key", () => {
     expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: owner.token })).status).toBe(200);
   });
 
-  test("last_used_at is recorded, at most once a minute", async () => {
+  inProcess("moves the injected clock across the once-a-minute write")("last_used_at is recorded, at most once a minute", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const k = await mintOk(owner.token, ws.slug, [allow("workspace.read")]);
@@ -337,7 +338,7 @@ describe("list, read, revoke", () => {
     expect((await app.call("GET", keysPath("no-such-workspace"), { token: owner.token })).status).toBe(404);
   });
 
-  test("revoke: 204, then the key is 401 everywhere; revoking again is 204; needs a session; audited", async () => {
+  inProcess("moves the injected clock and compares revoked_at with it")("revoke: 204, then the key is 401 everywhere; revoking again is 204; needs a session; audited", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const k = await mintOk(owner.token, ws.slug, [allow("workspace.read")]);

@@ -3,6 +3,7 @@ import { MINUTE } from "../../src/core/clock";
 import { encodeCursor } from "../../src/core/pagination";
 import { BUILTIN_ROLE_IDS, insertMember } from "../../src/services/platform/store/workspaces";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -54,7 +55,7 @@ async function history() {
 const actions = (r: { body: any }) => r.body.data.map((e: any) => e.action);
 
 describe("audit log", () => {
-  test("newest first, with actor, target, request metadata; mutations by sessions, keys and admins all recorded", async () => {
+  inProcess("builds a timed history by inserting members through the store and moving the injected clock (app.platform.ctx.db, app.clock.advance)")("newest first, with actor, target, request metadata; mutations by sessions, keys and admins all recorded", async () => {
     const h = await history();
     const r = await app.call("GET", logPath(h.ws.slug), { token: h.owner.token });
     expect(r.status).toBe(200);
@@ -75,7 +76,7 @@ describe("audit log", () => {
     expect(r.body.pagination).toEqual({ next_cursor: null, has_more: false });
   });
 
-  test("filters: actor, exact action, prefix pattern, since (inclusive), until (exclusive), combined", async () => {
+  inProcess("builds a timed history by inserting members through the store and moving the injected clock (app.platform.ctx.db, app.clock.advance)")("filters: actor, exact action, prefix pattern, since (inclusive), until (exclusive), combined", async () => {
     const h = await history();
     const q = async (query: string) => {
       const r = await app.call("GET", logPath(h.ws.slug, query), { token: h.owner.token });
@@ -162,7 +163,7 @@ describe("audit log", () => {
     expect([...seen].sort().reverse()).toEqual(seen);
   });
 
-  test("access: action audit.list; members without it 403; non-members and other workspaces' keys 404; no cross-workspace entries", async () => {
+  inProcess("builds a timed history by inserting members through the store and moving the injected clock (app.platform.ctx.db, app.clock.advance)")("access: action audit.list; members without it 403; non-members and other workspaces' keys 404; no cross-workspace entries", async () => {
     const h = await history();
     const other = await createWorkspace(app, h.owner.token);
     const member = await signup(app);

@@ -5,14 +5,17 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { signup, startTestApp, type TestApp } from "../helpers/app";
+import type { BinaryProcess } from "../helpers/binary";
 import { TEST_ENGINE } from "../helpers/engine";
+import { inProcess, ON_BINARY } from "../helpers/target";
 
 let app: TestApp;
 let operator: string;
 beforeAll(async () => {
   app = await startTestApp();
-  const boot = await app.platform.setup.bootstrap();
-  const r = await app.call("POST", "/platform/v1/auth/setup", { body: { email: "ops@example.com", username: "ops", password: "operator-password-1", setup_token: boot!.setupUrl!.split("#setup=")[1] } });
+  // The setup link of the first start: printed by the binary; in-process, the bootstrap `bunker serve` runs mints it.
+  const setupUrl = ON_BINARY ? /http\S*#setup=[A-Za-z0-9_-]+/.exec((app as unknown as { process: BinaryProcess }).process.output())![0] : (await app.platform.setup.bootstrap())!.setupUrl!;
+  const r = await app.call("POST", "/platform/v1/auth/setup", { body: { email: "ops@example.com", username: "ops", password: "operator-password-1", setup_token: setupUrl.split("#setup=")[1] } });
   expect(r.status).toBe(200);
   operator = r.body.access_token;
 });
@@ -28,7 +31,7 @@ test("operators only: 401 without a credential, 403 OPERATOR_REQUIRED for anothe
   expect(((await r.json()) as any).error.code).toBe("OPERATOR_REQUIRED");
 });
 
-test("SQLite: an attachment that opens with bun:sqlite and holds the accounts, no temp file left; PostgreSQL: 409 pointing to pg_dump", async () => {
+inProcess("counts the instance.backup.download audit row in the store (app.ctx.db); the download itself runs on the binary in platform/every-route")("SQLite: an attachment that opens with bun:sqlite and holds the accounts, no temp file left; PostgreSQL: 409 pointing to pg_dump", async () => {
   const r = await download(operator);
   if (TEST_ENGINE === "postgres") {
     expect(r.status).toBe(409);

@@ -1,3 +1,4 @@
+// source-only: reads the built-in roles straight from the store and the action registry (app.ctx); the roles as served are checked over HTTP in platform/roles and platform/every-route
 import { expect, test } from "bun:test";
 import { isValidActionPattern } from "../../src/access/policy";
 import { startTestApp } from "../helpers/app";

@@ -1,7 +1,8 @@
-import { expect, test } from "bun:test";
+import { expect } from "bun:test";
 import { startTestApp } from "../helpers/app";
+import { inProcess } from "../helpers/target";
 
-test("over real HTTP the client address reaches audit entries (Elysia gets the server)", async () => {
+inProcess("reads the account-level sign-in audit row from the store (app.ctx.db); no route serves account-level audit")("over real HTTP the client address reaches audit entries (Elysia gets the server)", async () => {
   const app = await startTestApp();
   const server = app.listen(0, "127.0.0.1");
   try {

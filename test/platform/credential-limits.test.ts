@@ -1,3 +1,4 @@
+// source-only: every test walks rate-limit windows on the injected clock (15-minute locks, per-minute bursts, Retry-After value by value) and sends from distinct loopback addresses the binary (bound to 127.0.0.1) does not listen on
 /**
  * Console credential attacks: password spraying from one client address (over real HTTP
  * from distinct loopback addresses, so the server sees them through requestIP), and the

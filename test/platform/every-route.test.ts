@@ -24,6 +24,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as OTPAuth from "otpauth";
 import { signup, startTestAppWithMail, type TestApp } from "../helpers/app";
+import type { BinaryProcess } from "../helpers/binary";
 import { TEST_ENGINE } from "../helpers/engine";
 import { startOidcProvider, type CallbackRequest, type OidcProvider } from "../helpers/oidc-provider";
 import type { SmtpSink } from "../helpers/smtp-sink";
@@ -70,8 +71,9 @@ afterAll(async () => {
 /** The one-time setup token of this start: printed by the binary; minted in-process by the bootstrap `bunker serve` runs. */
 async function setupToken(): Promise<string> {
   if (ON_BINARY) {
-    const m = /#setup=([A-Za-z0-9_-]{40,})/.exec(app.process!.output());
-    if (!m) throw new Error(`the binary printed no setup link:\n${app.process!.output().slice(-2000)}`);
+    const output = (app as unknown as { process: BinaryProcess }).process.output();
+    const m = /#setup=([A-Za-z0-9_-]{40,})/.exec(output);
+    if (!m) throw new Error(`the binary printed no setup link:\n${output.slice(-2000)}`);
     return m[1];
   }
   const boot = await app.platform.setup.bootstrap();

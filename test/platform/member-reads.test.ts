@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp } from "../helpers/auth";
 import { addMember, BUILTIN } from "../helpers/members";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ afterAll(() => app.stop());
 const memberPolicy = async () =>
   JSON.parse((await app.ctx.db.get<{ policy: string }>("SELECT policy FROM platform_roles WHERE id = ?", BUILTIN.member))!.policy)[0].actions as string[];
 
-test("the member role holds every read action of auth (but its audit log), tack, social, mail (but bodies), waitlist and trawl, and no write", async () => {
+inProcess("reads the member role's policy from the store and the action registry (app.ctx)")("the member role holds every read action of auth (but its audit log), tack, social, mail (but bodies), waitlist and trawl, and no write", async () => {
   const actions = await memberPolicy();
   const reads = app.ctx.actions
     .list()

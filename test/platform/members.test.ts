@@ -3,6 +3,7 @@ import { DAY } from "../../src/core/clock";
 import { createWorkspace, signup, startTestApp, startTestAppWithMail, type TestApp } from "../helpers/app";
 import { accountIdOf, addMember, auditActions, BUILTIN, P, queuedInviteToken } from "../helpers/members";
 import type { SmtpSink } from "../helpers/smtp-sink";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 let sink: SmtpSink;
@@ -28,7 +29,7 @@ async function ownerWithWorkspace() {
 }
 
 describe("invitations", () => {
-  test("invite -> real SMTP delivery -> accept: the new member is listed with the invited role", async () => {
+  inProcess("delivers the mail queue by hand, reads the stored token hash and audit rows (app.ctx) and compares joined_at with the frozen injected clock")("invite -> real SMTP delivery -> accept: the new member is listed with the invited role", async () => {
     const { owner, ws } = await ownerWithWorkspace();
     const bob = await signup(app);
     const r = await invite(owner.token, ws.slug, { email: bob.email.toUpperCase(), role_id: BUILTIN.admin });
@@ -61,12 +62,12 @@ describe("invitations", () => {
     expect(actions).toContain("member.join");
   });
 
-  test("email mismatch, unknown token, expired, revoked: one 404 INVITATION_NOT_FOUND", async () => {
+  inProcess("moves the injected clock 7 days for the expiry and reads audit rows from the store (auditActions)")("email mismatch, unknown token, expired, revoked: one 404 INVITATION_NOT_FOUND", async () => {
     const { owner, ws } = await ownerWithWorkspace();
     const carol = await signup(app);
     const mallory = await signup(app);
     await invite(owner.token, ws.slug, { email: carol.email });
-    const token = await queuedInviteToken(app, carol.email);
+    const token = await queuedInviteToken(app, carol.email, sink);
 
     const mismatch = await accept(mallory.token, token);
     const unknown = await accept(carol.token, "x".repeat(43));
@@ -76,7 +77,7 @@ describe("invitations", () => {
 
     const dave = await signup(app);
     const inv = await invite(owner.token, ws.slug, { email: dave.email });
-    const daveToken = await queuedInviteToken(app, dave.email);
+    const daveToken = await queuedInviteToken(app, dave.email, sink);
     const revoked = await app.call("DELETE", `${P}/workspaces/${ws.slug}/invitations/${inv.body.id}`, { token: owner.token });
     expect(revoked.status).toBe(204);
     expect((await app.call("DELETE", `${P}/workspaces/${ws.slug}/invitations/${inv.body.id}`, { token: owner.token })).status).toBe(404);
@@ -95,7 +96,7 @@ describe("invitations", () => {
     expect((await app.call("GET", `${P}/workspaces/${ws.slug}/invitations`, { token: await signin(owner) })).body.data).toEqual([]);
   });
 
-  test("accepting needs a signed-in human; an API key can invite (on behalf of its minter) but not accept", async () => {
+  inProcess("reads audit rows from the store (auditActions)")("accepting needs a signed-in human; an API key can invite (on behalf of its minter) but not accept", async () => {
     expect((await app.call("POST", `${P}/invitations/accept`, { body: { token: "abc" } })).status).toBe(401);
     const { owner, ws } = await ownerWithWorkspace();
     const minted = await app.call("POST", `${P}/workspaces/${ws.slug}/api-keys`, {
@@ -110,7 +111,7 @@ describe("invitations", () => {
     expect(r.status).toBe(201);
     expect(r.body.invited_by).toBe(await accountIdOf(app, owner.token));
     expect((await auditActions(app, ws.id)).at(-1)).toMatchObject({ action: "member.invite", actor_id: minted.body.id });
-    const byKey = await accept(key, await queuedInviteToken(app, henry.email));
+    const byKey = await accept(key, await queuedInviteToken(app, henry.email, sink));
     expect(byKey.status).toBe(403);
     expect(byKey.body.error.code).toBe("HUMAN_REQUIRED");
     // An owner invitation is beyond any key; admin is beyond this one's policy.
@@ -122,11 +123,11 @@ describe("invitations", () => {
     const { owner, ws } = await ownerWithWorkspace();
     const erin = await signup(app);
     const first = await invite(owner.token, ws.slug, { email: erin.email });
-    const oldToken = await queuedInviteToken(app, erin.email);
+    const oldToken = await queuedInviteToken(app, erin.email, sink);
     const second = await invite(owner.token, ws.slug, { email: erin.email, role_id: BUILTIN.admin });
     expect(second.status).toBe(201);
     expect(second.body.id).not.toBe(first.body.id);
-    const newToken = await queuedInviteToken(app, erin.email);
+    const newToken = await queuedInviteToken(app, erin.email, sink);
     expect(newToken).not.toBe(oldToken);
     const pending = (await app.call("GET", `${P}/workspaces/${ws.slug}/invitations`, { token: owner.token })).body.data;
     expect(pending.map((i: any) => i.id)).toEqual([second.body.id]);
@@ -138,22 +139,22 @@ describe("invitations", () => {
 
   test("existing members: inviting is 409 ALREADY_MEMBER, accepting is 409", async () => {
     const { owner, ws } = await ownerWithWorkspace();
-    const frank = await addMember(app, owner.token, ws.slug);
+    const frank = await addMember(app, owner.token, ws.slug, undefined, sink);
     const r = await invite(owner.token, ws.slug, { email: frank.email.toUpperCase() });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe("ALREADY_MEMBER");
     // An invitation sent before the person joined through another one.
     const gina = await signup(app);
     await invite(owner.token, ws.slug, { email: gina.email });
-    const t1 = await queuedInviteToken(app, gina.email);
+    const t1 = await queuedInviteToken(app, gina.email, sink);
     const other = await createWorkspace(app, owner.token);
     await invite(owner.token, other.slug, { email: gina.email });
-    expect((await accept(gina.token, await queuedInviteToken(app, gina.email))).status).toBe(201);
+    expect((await accept(gina.token, await queuedInviteToken(app, gina.email, sink))).status).toBe(201);
     expect((await accept(gina.token, t1)).status).toBe(201);
     expect((await invite(owner.token, ws.slug, { email: gina.email })).status).toBe(409);
   });
 
-  test("Idempotency-Key: a retry replays the answer and sends no second mail", async () => {
+  inProcess("counts the queued system mail in the store (app.ctx.mailer) to show no second mail was queued")("Idempotency-Key: a retry replays the answer and sends no second mail", async () => {
     const { owner, ws } = await ownerWithWorkspace();
     const email = `idem-${Date.now()}@example.com`;
     const headers = { "idempotency-key": `invite-${Date.now()}` };
@@ -186,10 +187,10 @@ describe("invitations", () => {
 
   test("member role gets 403 on member.create; only owners invite owners; admins can't invite above themselves", async () => {
     const { owner, ws } = await ownerWithWorkspace();
-    const plain = await addMember(app, owner.token, ws.slug);
+    const plain = await addMember(app, owner.token, ws.slug, undefined, sink);
     const r = await invite(plain.token, ws.slug, { email: "y@example.com" });
     expect(r.status).toBe(403);
-    const admin = await addMember(app, owner.token, ws.slug, BUILTIN.admin);
+    const admin = await addMember(app, owner.token, ws.slug, BUILTIN.admin, sink);
     const asOwner = await invite(admin.token, ws.slug, { email: "z@example.com", role_id: BUILTIN.owner });
     expect(asOwner.status).toBe(403);
     expect(asOwner.body.error.code).toBe("OWNER_REQUIRED");
@@ -216,7 +217,7 @@ describe("members", () => {
     expect(demote.body.error.code).toBe("LAST_OWNER");
 
     // With a second owner, the first may leave; then the second is the last one.
-    const second = await addMember(app, owner.token, ws.slug, BUILTIN.owner);
+    const second = await addMember(app, owner.token, ws.slug, BUILTIN.owner, sink);
     const removeLast = await removeMember(second.token, ws.slug, ownerMemberId);
     expect(removeLast.status).toBe(204);
     expect((await removeMember(second.token, ws.slug, second.memberId)).body.error.code).toBe("LAST_OWNER");
@@ -225,9 +226,9 @@ describe("members", () => {
     expect((await members(owner.token, ws.slug)).status).toBe(404);
   });
 
-  test("an owner may step down once another owner exists", async () => {
+  inProcess("reads audit rows from the store (auditActions)")("an owner may step down once another owner exists", async () => {
     const { owner, ws, ownerMemberId } = await ownerWithWorkspace();
-    const other = await addMember(app, owner.token, ws.slug);
+    const other = await addMember(app, owner.token, ws.slug, undefined, sink);
     expect((await setRole(owner.token, ws.slug, other.memberId, BUILTIN.owner)).body.role).toBe("owner");
     const down = await setRole(owner.token, ws.slug, ownerMemberId, BUILTIN.member);
     expect(down.status).toBe(200);
@@ -238,14 +239,14 @@ describe("members", () => {
 
   test("only owners grant or take away the owner role", async () => {
     const { owner, ws, ownerMemberId } = await ownerWithWorkspace();
-    const admin = await addMember(app, owner.token, ws.slug, BUILTIN.admin);
-    const plain = await addMember(app, owner.token, ws.slug);
+    const admin = await addMember(app, owner.token, ws.slug, BUILTIN.admin, sink);
+    const plain = await addMember(app, owner.token, ws.slug, undefined, sink);
     const grant = await setRole(admin.token, ws.slug, plain.memberId, BUILTIN.owner);
     expect(grant.status).toBe(403);
     expect(grant.body.error.code).toBe("OWNER_REQUIRED");
     const selfPromote = await setRole(admin.token, ws.slug, admin.memberId, BUILTIN.owner);
     expect(selfPromote.status).toBe(403);
-    const second = await addMember(app, owner.token, ws.slug, BUILTIN.owner);
+    const second = await addMember(app, owner.token, ws.slug, BUILTIN.owner, sink);
     expect((await setRole(admin.token, ws.slug, second.memberId, BUILTIN.member)).status).toBe(403);
     expect((await removeMember(admin.token, ws.slug, ownerMemberId)).body.error.code).toBe("OWNER_REQUIRED");
     // Admins manage non-owners freely.
@@ -253,10 +254,10 @@ describe("members", () => {
     expect((await removeMember(admin.token, ws.slug, plain.memberId)).status).toBe(204);
   });
 
-  test("a member without member.delete may leave but not remove others", async () => {
+  inProcess("reads audit rows from the store (auditActions)")("a member without member.delete may leave but not remove others", async () => {
     const { owner, ws } = await ownerWithWorkspace();
-    const a = await addMember(app, owner.token, ws.slug);
-    const b = await addMember(app, owner.token, ws.slug);
+    const a = await addMember(app, owner.token, ws.slug, undefined, sink);
+    const b = await addMember(app, owner.token, ws.slug, undefined, sink);
     expect((await removeMember(a.token, ws.slug, b.memberId)).status).toBe(403);
     expect((await setRole(a.token, ws.slug, a.memberId, BUILTIN.admin)).status).toBe(403);
     expect((await removeMember(a.token, ws.slug, a.memberId)).status).toBe(204);
@@ -268,7 +269,7 @@ describe("members", () => {
   test("another workspace's member ids, unknown workspaces and non-members are 404", async () => {
     const one = await ownerWithWorkspace();
     const two = await ownerWithWorkspace();
-    const x = await addMember(app, two.owner.token, two.ws.slug);
+    const x = await addMember(app, two.owner.token, two.ws.slug, undefined, sink);
     expect((await setRole(one.owner.token, one.ws.slug, x.memberId, BUILTIN.admin)).status).toBe(404);
     expect((await removeMember(one.owner.token, one.ws.slug, x.memberId)).status).toBe(404);
     expect((await members(one.owner.token, two.ws.slug)).status).toBe(404);
@@ -281,7 +282,7 @@ describe("members", () => {
 
   test("pagination: limit boundary, cursor walk, malformed cursor 400", async () => {
     const { owner, ws } = await ownerWithWorkspace();
-    for (let i = 0; i < 2; i++) await addMember(app, owner.token, ws.slug);
+    for (let i = 0; i < 2; i++) await addMember(app, owner.token, ws.slug, undefined, sink);
     const all = await members(owner.token, ws.slug, "?limit=3");
     expect(all.body.data).toHaveLength(3);
     expect(all.body.pagination).toEqual({ next_cursor: null, has_more: false });
@@ -308,7 +309,7 @@ describe("members", () => {
 
   test("every mutation is in the audit log (read through the audit route)", async () => {
     const { owner, ws } = await ownerWithWorkspace();
-    const m = await addMember(app, owner.token, ws.slug);
+    const m = await addMember(app, owner.token, ws.slug, undefined, sink);
     await setRole(owner.token, ws.slug, m.memberId, BUILTIN.admin);
     await removeMember(owner.token, ws.slug, m.memberId);
     const r = await app.call("GET", `${P}/workspaces/${ws.slug}/audit-log?action=member.*`, { token: owner.token });

@@ -10,6 +10,7 @@ import { MINUTE, SECOND } from "../../src/core/clock";
 import { totpCodeAt } from "../../src/core/totp";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { startOidcProvider, type CallbackRequest, type OidcProvider } from "../helpers/oidc-provider";
+import { inProcess, ON_BINARY } from "../helpers/target";
 
 let app: TestApp;
 let idp: OidcProvider;
@@ -23,7 +24,10 @@ afterAll(async () => {
   await app.stop();
   idp.stop();
 });
-beforeEach(() => app.clock.advance(16 * MINUTE));
+// Fresh sign-in and MFA budgets per test; the binary's few starts stay within its real-time budget.
+beforeEach(() => {
+  if (!ON_BINARY) app.clock.advance(16 * MINUTE);
+});
 
 let n = 0;
 const newPerson = () => ({ sub: `mfa-sub-${++n}-${Date.now()}`, email: `mfa-fed${n}-${Date.now()}@example.com`, email_verified: true, name: `Fed ${n}` });
@@ -53,7 +57,7 @@ async function federatedWithMfa() {
 }
 
 describe("callback with MFA", () => {
-  test("JSON client: the challenge with return_to instead of tokens (no cookie); verify finishes with method oauth+totp", async () => {
+  inProcess("moves the injected clock to the next TOTP step for every code (nextCode) and reads the sign-in audit row (app.ctx.db)")("JSON client: the challenge with return_to instead of tokens (no cookie); verify finishes with method oauth+totp", async () => {
     const u = await federatedWithMfa();
     const r = await send(await toCallback());
     expect(r.status).toBe(200);
@@ -68,7 +72,7 @@ describe("callback with MFA", () => {
     expect(JSON.parse(audit!.metadata)).toMatchObject({ method: "oauth+totp", provider: "idp_2" });
   });
 
-  test("browser navigation: 303 to return_to#mfa_token=<token>, no cookie; a recovery code finishes it", async () => {
+  inProcess("moves the injected clock to the next TOTP step for every code (nextCode)")("browser navigation: 303 to return_to#mfa_token=<token>, no cookie; a recovery code finishes it", async () => {
     const u = await federatedWithMfa();
     const r = await send(await toCallback(), { "sec-fetch-mode": "navigate", accept: "text/html,application/xhtml+xml,*/*;q=0.8" });
     expect(r.status).toBe(303);

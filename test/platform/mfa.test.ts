@@ -1,3 +1,4 @@
+// source-only: every test moves the injected clock: a fresh limit window per test (beforeEach), the next TOTP step for each code, 10-minute expiries and 15-minute locks; the MFA routes run on the binary in platform/every-route
 /**
  * MFA of console accounts over HTTP: enrolment and confirmation with real TOTP codes computed
  * from the secret, the sign-in challenge, verify and recover, the locks, recovery codes,

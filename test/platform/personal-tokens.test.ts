@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DAY, MINUTE } from "../../src/core/clock";
 import { hashToken } from "../../src/core/secrets";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -31,7 +32,7 @@ async function wholeDatabaseText(): Promise<string> {
 }
 
 describe("creating", () => {
-  test("201 with the token once (default 30 days); stored only as a hash; audited at account level", async () => {
+  inProcess("compares created_at/expires_at with the frozen injected clock and reads the stored hash and audit (app.platform.ctx.db)")("201 with the token once (default 30 days); stored only as a hash; audited at account level", async () => {
     const u = await signup(app);
     const r = await create(u.token, { name: "laptop" });
     expect(r.status).toBe(201);
@@ -58,7 +59,7 @@ describe("creating", () => {
     expect(entry).toMatchObject({ action: "personal_token.create", actor_type: "account", workspace_id: null, target_type: "personal_token" });
   });
 
-  test("expires_in_days 1 and 365 ok; 0, 366, 1.5 and null rejected; name 100 ok, 101 rejected", async () => {
+  inProcess("compares expires_at with the frozen injected clock (app.clock.nowMs)")("expires_in_days 1 and 365 ok; 0, 366, 1.5 and null rejected; name 100 ok, 101 rejected", async () => {
     const u = await signup(app);
     expect((await createOk(u.token, { expires_in_days: 1 })).expires_at).toBe(new Date(app.clock.nowMs() + DAY).toISOString());
     expect((await createOk(u.token, { expires_in_days: 365 })).expires_at).toBe(new Date(app.clock.nowMs() + 365 * DAY).toISOString());
@@ -120,7 +121,7 @@ describe("using a token", () => {
     expect(log.body.data[0].actor.type).toBe("personal_token");
   });
 
-  test("expires at expires_at: valid 1 ms before, 401 at the instant", async () => {
+  inProcess("moves the injected clock to 1 ms before and at the expiry instant")("expires at expires_at: valid 1 ms before, 401 at the instant", async () => {
     const u = await signup(app);
     const pat = await createOk(u.token, { expires_in_days: 1 });
     app.clock.advance(DAY - 1);
@@ -129,7 +130,7 @@ describe("using a token", () => {
     expect((await app.call("GET", "/platform/v1/introspect", { token: pat.token })).status).toBe(401);
   });
 
-  test("last_used_at is recorded on use, at most once a minute", async () => {
+  inProcess("moves the injected clock across the once-a-minute write and compares with it")("last_used_at is recorded on use, at most once a minute", async () => {
     const u = await signup(app);
     const pat = await createOk(u.token);
     const lastUsed = async () => (await app.call("GET", TOKENS, { token: u.token })).body.data.find((t: any) => t.id === pat.id).last_used_at;
@@ -145,7 +146,7 @@ describe("using a token", () => {
     expect(await lastUsed()).toBe(app.clock.iso());
   });
 
-  test("a suspended account's tokens stop working", async () => {
+  inProcess("suspends the account through the service object (app.platform.accounts)")("a suspended account's tokens stop working", async () => {
     const u = await signup(app);
     const pat = await createOk(u.token);
     const id = (await app.call("GET", "/platform/v1/introspect", { token: u.token })).body.account.id;
@@ -177,7 +178,7 @@ describe("listing and revoking", () => {
     expect((await app.call("GET", `${TOKENS}?limit=101`, { token: u.token })).status).toBe(400);
   });
 
-  test("revoke: 204 then 401; again 204; someone else's token 404; a PAT cannot revoke; audited", async () => {
+  inProcess("compares revoked_at with the moved injected clock and reads the audit table (app.platform.ctx.db)")("revoke: 204 then 401; again 204; someone else's token 404; a PAT cannot revoke; audited", async () => {
     const u = await signup(app);
     const other = await signup(app);
     const pat = await createOk(u.token);

@@ -10,6 +10,7 @@ import { platformChanged } from "../../src/services/platform/audit";
 import { PlatformReadCache } from "../../src/services/platform/read-cache";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
 import { BUILTIN, addMember } from "../helpers/members";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -85,7 +86,7 @@ describe("API-key principals and workspaces are cached, and every change is seen
     expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(401);
   });
 
-  test("a cached key still expires at its instant", async () => {
+  inProcess("moves the injected clock to the key's expiry instant")("a cached key still expires at its instant", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const k = await keyFor(owner.token, ws.slug, [allow("workspace.read")], { expires_at: new Date(app.clock.nowMs() + 10 * MINUTE).toISOString() });
@@ -94,7 +95,7 @@ describe("API-key principals and workspaces are cached, and every change is seen
     expect((await app.call("GET", `/platform/v1/workspaces/${ws.slug}`, { token: k.key })).status).toBe(401);
   });
 
-  test("last_used_at is still written at most once a minute", async () => {
+  inProcess("reads last_used_at from the store (app.ctx.db) while moving the injected clock")("last_used_at is still written at most once a minute", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const k = await keyFor(owner.token, ws.slug, [allow("workspace.read")]);
@@ -112,7 +113,7 @@ describe("API-key principals and workspaces are cached, and every change is seen
 });
 
 describe("PlatformReadCache", () => {
-  test("loads once per generation, never caches misses, stays bounded, and is bypassed inside a transaction", async () => {
+  inProcess("a unit test of the PlatformReadCache class on the in-process context (app.ctx)")("loads once per generation, never caches misses, stays bounded, and is bypassed inside a transaction", async () => {
     const db = app.ctx.db;
     const cache = new PlatformReadCache<{ v: number }>(app.ctx, 2);
     let loads = 0;
@@ -147,7 +148,7 @@ describe("PlatformReadCache", () => {
     expect(loads).toBe(n + 1);
   });
 
-  test("a load the generation moved under is answered but not kept", async () => {
+  inProcess("a unit test of the PlatformReadCache class on the in-process context (app.ctx)")("a load the generation moved under is answered but not kept", async () => {
     const db = app.ctx.db;
     const cache = new PlatformReadCache<{ v: number }>(app.ctx);
     let loads = 0;

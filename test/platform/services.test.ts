@@ -3,6 +3,7 @@ import { SERVICE_MODULES } from "../../src/app";
 import { ApiError } from "../../src/core/errors";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
 import { addMember, auditActions, BUILTIN, P } from "../helpers/members";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -26,7 +27,7 @@ async function guard(workspaceId: string, service: string) {
 }
 
 describe("service activation", () => {
-  test("the catalogue lists every service module (the 8 of the spec first); new workspaces get the default set", async () => {
+  inProcess("compares enabled_at with the frozen injected clock (app.clock.iso)")("the catalogue lists every service module (the 8 of the spec first); new workspaces get the default set", async () => {
     const u = await signup(app);
     const ws = await createWorkspace(app, u.token);
     const r = await services(u.token, ws.slug);
@@ -39,7 +40,7 @@ describe("service activation", () => {
     }
   });
 
-  test("platform cannot be disabled (400); enabling it is a no-op; unknown service 404", async () => {
+  inProcess("reads audit rows from the store (auditActions)")("platform cannot be disabled (400); enabling it is a no-op; unknown service 404", async () => {
     const u = await signup(app);
     const ws = await createWorkspace(app, u.token);
     const r = await disable(u.token, ws.slug, "platform");
@@ -53,7 +54,7 @@ describe("service activation", () => {
     expect((await auditActions(app, ws.id)).filter((a) => a.action.startsWith("service."))).toEqual([]);
   });
 
-  test("disable/enable shows in the list, both introspections and the requireService guard", async () => {
+  inProcess("calls the platform's requireService guard in-process (app.platform.authz) and compares enabled_at with the frozen injected clock")("disable/enable shows in the list, both introspections and the requireService guard", async () => {
     const u = await signup(app);
     const ws = await createWorkspace(app, u.token);
     expect(await guard(ws.id, "tack")).toBe("ok");
@@ -88,7 +89,7 @@ describe("service activation", () => {
     expect(audit.map((a) => [a.action, a.target_id])).toEqual([["service.disable", "tack"], ["service.enable", "tack"]]);
   });
 
-  test("members may look (service.list) but not switch (service.update); non-members get 404", async () => {
+  inProcess("calls the platform's requireService guard in-process (app.platform.authz)")("members may look (service.list) but not switch (service.update); non-members get 404", async () => {
     const owner = await signup(app);
     const ws = await createWorkspace(app, owner.token);
     const m = await addMember(app, owner.token, ws.slug, BUILTIN.member);
@@ -103,7 +104,7 @@ describe("service activation", () => {
     expect(await guard(ws.id, "auth")).toBe("ok");
   });
 
-  test("DEFAULT_SERVICES decides what a new workspace starts with; platform is listed as enabled regardless", async () => {
+  inProcess("compares enabled_at with the frozen injected clock (app.clock.iso)")("DEFAULT_SERVICES decides what a new workspace starts with; platform is listed as enabled regardless", async () => {
     const small = await startTestApp({ DEFAULT_SERVICES: "auth,mail" });
     try {
       const u = await signup(small);

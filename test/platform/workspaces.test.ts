@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -55,7 +56,7 @@ describe("workspaces", () => {
     expect((await app.call("DELETE", `/platform/v1/workspaces/${ws.slug}`, { token: stranger.token })).status).toBe(404);
   });
 
-  test("patch renames, changes settings, records workspace.renamed in the outbox; 409 on a taken slug", async () => {
+  inProcess("reads the workspace.renamed event from the outbox in the store (app.ctx.events)")("patch renames, changes settings, records workspace.renamed in the outbox; 409 on a taken slug", async () => {
     const u = await signup(app);
     const ws = await createWorkspace(app, u.token);
     const other = await createWorkspace(app, u.token);
