@@ -7,6 +7,7 @@ import * as OTPAuth from "otpauth";
 import { SECOND } from "../../src/core/clock";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { claimsOf, createAuthApp, signupEndUser, type TestAuthApp } from "../helpers/auth";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -20,7 +21,7 @@ const signin = (a: TestAuthApp, identifier: string, password: string, ua = "test
   app.call("POST", a.path("/auth/signin"), { body: { identifier, password }, headers: { "user-agent": ua } });
 
 describe("admin: a user's sessions", () => {
-  test("list the live ones newest first; revoke one (204): its refresh token and access token stop working; 404s", async () => {
+  inProcess("moves the injected clock between sign-ins to order the sessions and reads audit rows from the store (app.ctx.db)")("list the live ones newest first; revoke one (204): its refresh token and access token stop working; 404s", async () => {
     const a = await createAuthApp(app);
     const b = await createAuthApp(app);
     const u = await signupEndUser(app, a);
@@ -59,7 +60,7 @@ describe("admin: a user's sessions", () => {
 });
 
 describe("admin: MFA reset", () => {
-  test("removes the factors and recovery codes (204, audited): the next sign-in needs the password only", async () => {
+  inProcess("counts recovery codes and reads audit rows in the store (app.ctx.db)")("removes the factors and recovery codes (204, audited): the next sign-in needs the password only", async () => {
     const a = await createAuthApp(app);
     const u = await signupEndUser(app, a);
     const userId = claimsOf(u.access).sub as string;

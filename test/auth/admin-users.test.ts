@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp, signupEndUser, type TestAuthApp } from "../helpers/auth";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -41,7 +42,7 @@ async function addRole(a: TestAuthApp, name: string) {
 const signin = (a: TestAuthApp, identifier: string, password: string) => app.call("POST", a.path("/auth/signin"), { body: { identifier, password } });
 
 describe("admin users: create, read, list", () => {
-  test("create returns a PublicUser; duplicates are 409; bad input 400", async () => {
+  inProcess("writes App roles straight into the store (addRole: app.ctx.db)")("create returns a PublicUser; duplicates are 409; bad input 400", async () => {
     const a = await createAuthApp(app);
     await addRole(a, "editor");
     const u = await adminCreate(a, { email: "Ada@Example.com", username: "ada", password: "correct horse battery", display_name: "Ada", metadata: { plan: "pro" }, role: "editor", email_verified: true });
@@ -100,7 +101,7 @@ describe("admin users: create, read, list", () => {
 });
 
 describe("admin users: update and delete", () => {
-  test("profile fields, metadata replaced, user.updated with changed_fields, audit with the caller", async () => {
+  inProcess("reads webhook events after draining the outbox by hand (eventsOf: app.webhooks, app.ctx.db) and audit rows from the store")("profile fields, metadata replaced, user.updated with changed_fields, audit with the caller", async () => {
     const a = await createAuthApp(app);
     const u = await adminCreate(a, { email: "gina@example.com", username: "gina", metadata: { a: 1, b: 2 } });
     const p = await app.call("PATCH", users(a, u.id), { token: a.key, body: { display_name: "Gina", username: "gina2", metadata: { c: 3 } } });
@@ -138,7 +139,7 @@ describe("admin users: update and delete", () => {
     expect((await app.call("GET", users(a, h.id), { token: a.key })).body.display_name).toBeNull();
   });
 
-  test("email change unverifies; email_verified flips emit user.email_verified", async () => {
+  inProcess("reads webhook events after draining the outbox by hand (eventsOf: app.webhooks, app.ctx.db)")("email change unverifies; email_verified flips emit user.email_verified", async () => {
     const a = await createAuthApp(app);
     const u = await adminCreate(a, { email: "jane@example.com", password: "correct horse battery", email_verified: true });
     expect((await signin(a, "jane@example.com", "correct horse battery")).status).toBe(200);
@@ -163,7 +164,7 @@ describe("admin users: update and delete", () => {
     expect(upd.map((e) => [...e.changed_fields].sort())).toEqual([["email", "email_verified"], ["email_verified"], ["email"], ["email_verified"]]);
   });
 
-  test("role changes emit role.removed / role.assigned", async () => {
+  inProcess("writes App roles straight into the store (addRole) and reads webhook events after draining the outbox by hand (eventsOf: app.webhooks, app.ctx.db)")("role changes emit role.removed / role.assigned", async () => {
     const a = await createAuthApp(app);
     await addRole(a, "viewer");
     await addRole(a, "admin");
@@ -180,7 +181,7 @@ describe("admin users: update and delete", () => {
     expect(JSON.parse(Buffer.from(s.body.access_token.split(".")[1], "base64url").toString()).role).toBe("viewer");
   });
 
-  test("suspension revokes sessions: refresh fails 400; sign-in 403 ACCOUNT_SUSPENDED only after the right password", async () => {
+  inProcess("counts live sessions in the store (app.ctx.db), reads webhook events after draining the outbox by hand (eventsOf: app.webhooks, app.ctx.db) and audit rows from the store")("suspension revokes sessions: refresh fails 400; sign-in 403 ACCOUNT_SUSPENDED only after the right password", async () => {
     const a = await createAuthApp(app);
     const end = await signupEndUser(app, a);
     const s = await signin(a, end.username, end.password);
@@ -211,7 +212,7 @@ describe("admin users: update and delete", () => {
     expect(JSON.parse(audit.metadata).status).toEqual({ from: "active", to: "suspended" });
   });
 
-  test("delete: 204, then 404; user.deleted; sessions go with the user", async () => {
+  inProcess("reads webhook events after draining the outbox by hand (eventsOf: app.webhooks, app.ctx.db) and audit rows from the store")("delete: 204, then 404; user.deleted; sessions go with the user", async () => {
     const a = await createAuthApp(app);
     const end = await signupEndUser(app, a);
     const id = claimsSub(end.access);

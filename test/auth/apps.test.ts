@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkspace, ownerWithKey, signup, startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp, signupEndUser, claimsOf } from "../helpers/auth";
 import { HOUR, MINUTE } from "../../src/core/clock";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -127,7 +128,7 @@ describe("update and delete", () => {
     expect(r.status).toBe(400);
   });
 
-  test("delete removes the App and everything in it", async () => {
+  inProcess("counts the App's rows in every table of the store (app.ctx.db)")("delete removes the App and everything in it", async () => {
     const a = await createAuthApp(app);
     await signupEndUser(app, a);
     expect((await app.call("DELETE", `/auth/v1/apps/${a.id}`, { token: a.key })).status).toBe(204);
@@ -148,7 +149,7 @@ describe("update and delete", () => {
     expect((await app.call("GET", a.path("/me"), { token: u.access })).status).toBe(404);
   });
 
-  test("deleting an App, or its workspace, drops its webhook endpoints (they have no foreign key)", async () => {
+  inProcess("reads the webhook endpoint rows in the store (app.ctx.db)")("deleting an App, or its workspace, drops its webhook endpoints (they have no foreign key)", async () => {
     const count = async (scope: string) => (await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE scope_id = ?", scope))!.n;
     const hook = (path: string, token: string) => app.call("POST", `${path}/webhooks/endpoints`, { token, body: { url: "https://hooks.example.com/x" } });
     const a = await createAuthApp(app);
@@ -213,7 +214,7 @@ describe("JWKS and discovery", () => {
     });
   });
 
-  test("rotation: the new key signs, the old one stays published until its tokens expired", async () => {
+  inProcess("moves the injected clock past the old key's token lifetime")("rotation: the new key signs, the old one stays published until its tokens expired", async () => {
     const a = await createAuthApp(app);
     const before = await signupEndUser(app, a);
     const oldKid = (await app.call("GET", a.path("/.well-known/jwks.json"))).body.keys[0].kid;
@@ -234,7 +235,7 @@ describe("JWKS and discovery", () => {
     expect(claimsOf(after.access).iss).toBe(a.issuer);
   });
 
-  test("private keys are encrypted at rest", async () => {
+  inProcess("reads the stored key rows (app.ctx.db)")("private keys are encrypted at rest", async () => {
     const a = await createAuthApp(app);
     const row = (await app.ctx.db.get<{ private_enc: string }>("SELECT private_enc FROM auth_signing_keys WHERE app_id = ?", a.id))!;
     expect(row.private_enc.startsWith("v1.")).toBe(true);

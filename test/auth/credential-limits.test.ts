@@ -1,3 +1,4 @@
+// source-only: every test walks rate-limit windows on the injected clock (30 failures per address, the identifier lock, Retry-After value by value)
 /**
  * Credential attacks on an App: password spraying and code guessing spread over many
  * identifiers from one client address (over real HTTP from distinct loopback addresses, so

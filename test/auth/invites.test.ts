@@ -8,6 +8,7 @@ import { SECOND } from "../../src/core/clock";
 import { ownerWithKey, startTestAppWithMail, type TestApp } from "../helpers/app";
 import { claimsOf, createAuthApp, signupEndUser, type TestAuthApp } from "../helpers/auth";
 import type { SmtpSink } from "../helpers/smtp-sink";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 let sink: SmtpSink;
@@ -34,7 +35,7 @@ const signin = (identifier: string, password = PASSWORD, extra: Record<string, u
 const listInvites = (query = "") => app.call("GET", a.path(`/invites${query}`), { token: a.key });
 
 describe("create and accept", () => {
-  test("an emailed invite creates a verified account that signs in with the invite email", async () => {
+  inProcess("compares expires_at with the frozen injected clock, runs the mail job by hand and reads the stored hash and audit (app.ctx)")("an emailed invite creates a verified account that signs in with the invite email", async () => {
     const email = `${uniq("ada")}@example.com`;
     const created = await app.call("POST", a.path("/invites"), { token: a.key, body: { email, send_email: true, accept_url: "https://app.example.com/join?x=1" } });
     expect(created.status).toBe(201);
@@ -103,7 +104,7 @@ describe("create and accept", () => {
     expect(claimsOf(plain.body.access_token).role).toBeNull();
   });
 
-  test("a tenant invite adds the membership (with the invite's role) and the user can sign in to the tenant", async () => {
+  inProcess("reads the tenant.member.added event from the outbox in the store (app.ctx.db)")("a tenant invite adds the membership (with the invite's role) and the user can sign in to the tenant", async () => {
     const role = await app.call("POST", a.path("/roles"), { token: a.key, body: { name: uniq("member") } });
     const tenant = await app.call("POST", a.path("/tenants"), { token: a.key, body: { display_name: `Acme ${uniq()}` } });
     expect(tenant.status).toBe(201);
@@ -153,7 +154,7 @@ describe("409 and 410", () => {
     expect((await listInvites()).body.data.find((i: any) => i.id === inv.id)).toMatchObject({ status: "revoked" });
   });
 
-  test("expiry: accepted one second before expires_at, 410 INVITE_EXPIRED at it", async () => {
+  inProcess("moves the injected clock to the expiry instant")("expiry: accepted one second before expires_at, 410 INVITE_EXPIRED at it", async () => {
     const early = await invite({ email: `${uniq()}@example.com`, expires_in: 60 });
     const late = await invite({ email: `${uniq()}@example.com`, expires_in: 60 });
     app.clock.advance(59 * SECOND);
@@ -216,7 +217,7 @@ describe("validation, listing and access", () => {
     expect((await invite({ expires_in: 30 * 24 * 3600 })).status).toBe("active");
   });
 
-  test("cursor pages newest first and status filters", async () => {
+  inProcess("moves the injected clock between creations and past expiries")("cursor pages newest first and status filters", async () => {
     const b = await createAuthApp(app);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {

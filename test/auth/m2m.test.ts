@@ -3,6 +3,7 @@ import { createLocalJWKSet, jwtVerify } from "jose";
 import { openDatabase } from "../../src/core/db";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp, type TestAuthApp } from "../helpers/auth";
+import { inProcess, ON_BINARY } from "../helpers/target";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -45,7 +46,7 @@ async function auditRows(appId: string, action: string) {
 }
 
 describe("M2M client management", () => {
-  test("create shows the secret once; list and get never show it", async () => {
+  inProcess("reads the stored secret hash and audit rows (app.ctx.db, app.auth)")("create shows the secret once; list and get never show it", async () => {
     const a = await createAuthApp(app);
     const r = await app.call("POST", clientsPath(a), { token: a.key, body: { name: " reporting ", permissions: ["auth.user.read", "auth.user.*", "auth.user.read"] } });
     expect(r.status).toBe(201);
@@ -121,7 +122,7 @@ describe("M2M client management", () => {
     expect(patch.status).toBe(403);
   });
 
-  test("update, 404 for another workspace or unknown client, 401 without a credential", async () => {
+  inProcess("reads audit rows from the store after flushing the in-process token log (auditRows: app.auth, app.ctx.db)")("update, 404 for another workspace or unknown client, 401 without a credential", async () => {
     const a = await createAuthApp(app);
     const other = await createAuthApp(app);
     const c = await createClient(a, ["auth.user.read"]);
@@ -142,7 +143,7 @@ describe("M2M client management", () => {
 });
 
 describe("token endpoint (client_credentials, client_secret_post)", () => {
-  test("JSON and form-urlencoded both work; the token verifies against the JWKS", async () => {
+  inProcess("reads audit rows from the store after flushing the in-process token log (auditRows: app.auth, app.ctx.db)")("JSON and form-urlencoded both work; the token verifies against the JWKS", async () => {
     const a = await createAuthApp(app, { access_token_ttl: 7200, audience: "https://api.example.com" });
     const c = await createClient(a, ["auth.user.read", "auth.tenant.read"]);
     for (const as of ["json", "form"] as const) {
@@ -163,7 +164,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect(row.last_used_at).toBe(app.clock.iso());
   });
 
-  test("token exchanges are audited behind the answer: the audit-log API shows them at once, with the time and client of the exchange", async () => {
+  inProcess("holds and inspects the in-process write-behind token log and the store (app.auth, app.ctx)")("token exchanges are audited behind the answer: the audit-log API shows them at once, with the time and client of the exchange", async () => {
     const a = await createAuthApp(app);
     const c = await createClient(a, ["auth.user.read"]);
     const issuedAt = app.clock.iso();
@@ -181,7 +182,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect((await app.call("GET", `${clientsPath(a)}/${c.id}`, { token: a.key })).body.last_used_at).toBe(issuedAt);
   });
 
-  test("the token log commits on its own within a second", async () => {
+  inProcess("inspects the in-process write-behind token log (app.auth.m2m.tokenLog)")("the token log commits on its own within a second", async () => {
     const a = await createAuthApp(app);
     const c = await createClient(a, ["auth.user.read"]);
     expect((await tokenCall(a, grant(c))).status).toBe(200);
@@ -191,7 +192,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect((await app.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'", a.id))!.n).toBe(1);
   });
 
-  test("shutdown writes the token log before the database closes", async () => {
+  inProcess("inspects the in-process write-behind token log across app.stop (app.auth)")("shutdown writes the token log before the database closes", async () => {
     const own = await startTestApp();
     const a = await createAuthApp(own);
     const r = await own.call("POST", `/auth/v1/apps/${a.id}/m2m-clients`, { token: a.key, body: { name: "backend", permissions: ["auth.user.read"] } });
@@ -208,7 +209,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     }
   });
 
-  test("M2M bearer on /admin/users: granted permission allowed, missing one 403, another App's token 401", async () => {
+  inProcess("reads rows from the store (app.ctx.db)")("M2M bearer on /admin/users: granted permission allowed, missing one 403, another App's token 401", async () => {
     const a = await createAuthApp(app);
     const b = await createAuthApp(app);
     const c = await createClient(a, ["auth.user.list", "auth.user.read"]);
@@ -234,7 +235,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect((await tokenCall(b, grant(c))).status).toBe(401);
   });
 
-  test("client authentication and grant errors use the OAuth shape", async () => {
+  inProcess("reads audit rows from the store after flushing the in-process token log (auditRows: app.auth, app.ctx.db)")("client authentication and grant errors use the OAuth shape", async () => {
     const a = await createAuthApp(app);
     const c = await createClient(a, ["auth.user.read"]);
     const wrong = await tokenCall(a, grant({ ...c, client_secret: c.client_secret + "x" }));
@@ -289,7 +290,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     }
   });
 
-  test("rotate-secret: the old secret stops working at once, the new one works", async () => {
+  inProcess("compares rotated_at with the frozen injected clock")("rotate-secret: the old secret stops working at once, the new one works", async () => {
     const a = await createAuthApp(app);
     const c = await createClient(a, ["auth.user.read"]);
     const r = await app.call("POST", `${clientsPath(a)}/${c.id}/rotate-secret`, { token: a.key });
@@ -332,7 +333,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect((await raw(tok, "GET")).headers.get("allow")).toBe("POST");
   });
 
-  test("10 failed secrets a minute per client_id, then 429 even for the right secret", async () => {
+  inProcess("moves the injected clock through the one-minute window")("10 failed secrets a minute per client_id, then 429 even for the right secret", async () => {
     const a = await createAuthApp(app);
     const c = await createClient(a, ["auth.user.read"]);
     const other = await createClient(a, ["auth.user.read"]);
@@ -354,7 +355,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect((await tokenCall(a, grant({ client_id: "m2m_nobody", client_secret: "x" }))).status).toBe(429);
   });
 
-  test("delete: 204, the secret and the tokens already issued stop working", async () => {
+  inProcess("reads audit rows from the store after flushing the in-process token log (auditRows: app.auth, app.ctx.db)")("delete: 204, the secret and the tokens already issued stop working", async () => {
     const a = await createAuthApp(app);
     const c = await createClient(a, ["auth.user.list"]);
     const token = await m2mToken(a, c);
@@ -367,6 +368,12 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
   });
 });
 
+/** Rotation is compared at second precision (iat): on to the next second, of the injected clock or the binary's real one. */
+async function nextSecond() {
+  if (ON_BINARY) await Bun.sleep(1000 - (Date.now() % 1000) + 20);
+  else app.clock.advance(1000);
+}
+
 describe("issued M2M tokens follow their client on admin routes", () => {
   test("narrowed permissions 403, rotation kills older tokens, deletion kills all (401)", async () => {
     const a = await createAuthApp(app);
@@ -377,12 +384,12 @@ describe("issued M2M tokens follow their client on admin routes", () => {
     expect((await app.call("PATCH", `${clientsPath(a)}/${c.id}`, { token: a.key, body: { permissions: ["auth.user.read"] } })).status).toBe(200);
     expect((await app.call("GET", a.path("/admin/users"), { token: before })).status).toBe(403);
 
-    app.clock.advance(1000);
+    await nextSecond();
     const rotated = await app.call("POST", `${clientsPath(a)}/${c.id}/rotate-secret`, { token: a.key });
     expect(rotated.status).toBe(200);
     const u = await app.call("POST", a.path("/admin/users"), { token: a.key, body: { email: "m2m-target@example.com" } });
     expect((await app.call("GET", a.path(`/admin/users/${u.body.id}`), { token: before })).status).toBe(401);
-    app.clock.advance(1000);
+    await nextSecond();
     const after = await m2mToken(a, { client_id: c.client_id, client_secret: rotated.body.client_secret });
     expect((await app.call("GET", a.path(`/admin/users/${u.body.id}`), { token: after })).status).toBe(200);
 

@@ -1,3 +1,4 @@
+// source-only: TOTP steps, challenge and enrolment windows, send spacing and 15-minute locks are walked on the injected clock (totpUser moves it past the confirming step; nextMail runs the mail job by hand; audit rows read from the store); the MFA routes run on the binary in auth/every-route
 /**
  * MFA over real HTTP: TOTP codes from the independent `otpauth` library at the injected
  * clock's time, emailed codes read from a real SMTP sink.

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { claimsOf, createAuthApp, signupEndUser, type TestAuthApp, type TestEndUser } from "../helpers/auth";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 let a: TestAuthApp;
@@ -55,7 +56,7 @@ async function m2mToken(x: TestAuthApp, permissions: string[]) {
 }
 
 describe("permission catalogue", () => {
-  test("create, validation at the edges, duplicates, list pages", async () => {
+  inProcess("compares created_at with the frozen injected clock")("create, validation at the edges, duplicates, list pages", async () => {
     const x = await createAuthApp(app);
     const r = await perm(x, "doc.read", "Read documents");
     expect(r.status).toBe(201);
@@ -93,7 +94,7 @@ describe("permission catalogue", () => {
     expect((await adm(x, "GET", "/permissions?limit=101")).status).toBe(400);
   });
 
-  test("delete: 404 unknown, 409 while a role lists it (wildcards do not count), 204 after", async () => {
+  inProcess("reads audit rows from the store (app.ctx.db)")("delete: 404 unknown, 409 while a role lists it (wildcards do not count), 204 after", async () => {
     const x = await createAuthApp(app);
     await perm(x, "doc.read");
     await perm(x, "doc.write");
@@ -116,7 +117,7 @@ describe("permission catalogue", () => {
 });
 
 describe("roles", () => {
-  test("full CRUD with validation, case-insensitive names, wildcards and audit", async () => {
+  inProcess("compares created_at/updated_at with the frozen injected clock and reads audit rows from the store")("full CRUD with validation, case-insensitive names, wildcards and audit", async () => {
     const x = await createAuthApp(app);
     await perm(x, "doc.read");
     await perm(x, "doc.write");
@@ -218,7 +219,7 @@ describe("roles", () => {
 });
 
 describe("role membership", () => {
-  test("assign, change, clear: events, audit, and the next token's claims", async () => {
+  inProcess("reads role events and audit rows from the store (app.ctx.db)")("assign, change, clear: events, audit, and the next token's claims", async () => {
     const x = await createAuthApp(app);
     await perm(x, "doc.read");
     await perm(x, "doc.write");
@@ -265,7 +266,7 @@ describe("role membership", () => {
     ]);
   });
 
-  test("unknown role 400, unknown or foreign user 404, bad body 400", async () => {
+  inProcess("reads role events from the outbox in the store (app.ctx.db)")("unknown role 400, unknown or foreign user 404, bad body 400", async () => {
     const x = await createAuthApp(app);
     await role(x, "reader");
     const u = await newUser(x);
@@ -280,7 +281,7 @@ describe("role membership", () => {
     expect(await roleEvents(x)).toEqual([]);
   });
 
-  test("deleting a role in use: holders lose it, one role.removed each", async () => {
+  inProcess("reads role events from the outbox in the store (app.ctx.db)")("deleting a role in use: holders lose it, one role.removed each", async () => {
     const x = await createAuthApp(app);
     await perm(x, "doc.read");
     const reader = await role(x, "reader", ["doc.read"]);
@@ -311,7 +312,7 @@ describe("role membership", () => {
 });
 
 describe("admin callers", () => {
-  test("restricted key 403, another workspace's key 404, no credential 401, M2M token with the action", async () => {
+  inProcess("reads audit rows from the store (app.ctx.db)")("restricted key 403, another workspace's key 404, no credential 401, M2M token with the action", async () => {
     const minted = await app.call("POST", `/platform/v1/workspaces/${a.workspace.slug}/api-keys`, {
       token: a.session,
       body: { name: "roles-read", policy: [{ effect: "allow", actions: ["auth.role.read"], resources: ["*"] }] },
@@ -516,7 +517,7 @@ test("an independent verifier (jose remote JWKS over loopback) across a key rota
   }
 });
 
-test("expired tokens: valid one second before expires_in, then 401 / active:false", async () => {
+inProcess("moves the injected clock to one second before and at the token's expiry")("expired tokens: valid one second before expires_in, then 401 / active:false", async () => {
   const own = await startTestApp();
   try {
     const prev = app;

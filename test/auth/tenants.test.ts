@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from "../helpers/app";
 import { claimsOf, createAuthApp, signupEndUser, type TestAuthApp } from "../helpers/auth";
 import type { Receiver } from "../helpers/http-receiver";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";
+import { inProcess } from "../helpers/target";
 
 let app: TestApp;
 let receiver: Receiver;
@@ -40,7 +41,7 @@ async function makeRole(a: TestAuthApp, name: string) {
 const auditActions = (appId: string) => app.ctx.db.all<{ action: string; target_id: string | null }>("SELECT action, target_id FROM auth_audit WHERE app_id = ? ORDER BY id", appId);
 
 describe("tenant CRUD", () => {
-  test("create, read by UUID and display id, update, delete with the workspace key", async () => {
+  inProcess("compares created_at/updated_at with the frozen injected clock and moves it between writes")("create, read by UUID and display id, update, delete with the workspace key", async () => {
     const a = await createAuthApp(app);
     const c = await call(a, "POST", "/tenants", { display_name: "Acme Inc", metadata: { plan: "pro" } });
     expect(c.status).toBe(201);
@@ -153,7 +154,7 @@ describe("tenant CRUD", () => {
 });
 
 describe("listing", () => {
-  test("newest first, cursor pages, status filter, 400 for another status, bad limit or cursor", async () => {
+  inProcess("moves the injected clock between creations to order them")("newest first, cursor pages, status filter, 400 for another status, bad limit or cursor", async () => {
     const a = await createAuthApp(app);
     const made: any[] = [];
     for (let i = 1; i <= 5; i++) {
@@ -214,7 +215,7 @@ describe("listing", () => {
 });
 
 describe("members", () => {
-  test("add by accountId, inline by email (new or existing user), duplicates 409, list newest first with pages", async () => {
+  inProcess("compares joined_at with the frozen injected clock and moves it between joins")("add by accountId, inline by email (new or existing user), duplicates 409, list newest first with pages", async () => {
     const a = await createAuthApp(app);
     const t = await createTenant(a, { display_name: "Members Inc" });
     const u1 = await signupEndUser(app, a);
@@ -265,7 +266,7 @@ describe("members", () => {
     expect((await call(a, "GET", `/tenants/${t.id}/members?limit=101`)).status).toBe(400);
   });
 
-  test("bad member input: both or neither of accountId/email, unknown account, another App's account, bad email, unknown role, archived tenant", async () => {
+  inProcess("reads contacts from the store (app.ctx.db) to show nothing was created")("bad member input: both or neither of accountId/email, unknown account, another App's account, bad email, unknown role, archived tenant", async () => {
     const a = await createAuthApp(app);
     const b = await createAuthApp(app);
     const t = await createTenant(a, { display_name: "Strict" });
@@ -295,7 +296,7 @@ describe("members", () => {
     expect((await call(a, "POST", "/tenants/tnt_ffffffffffff/members", { accountId: sub(u) })).status).toBe(404);
   });
 
-  test("change a member's role and remove a member", async () => {
+  inProcess("reads role events from the outbox in the store (app.ctx.db)")("change a member's role and remove a member", async () => {
     const a = await createAuthApp(app);
     const t = await createTenant(a, { display_name: "Roles" });
     const adminRoleId = await makeRole(a, "admin");
@@ -332,7 +333,7 @@ describe("members", () => {
 });
 
 describe("sign-in with a tenant", () => {
-  test("members get tid and trole; non-members 403; display id accepted; suspended and archived tenants 403", async () => {
+  inProcess("moves the injected clock past the per-identifier sign-in burst limit")("members get tid and trole; non-members 403; display id accepted; suspended and archived tenants 403", async () => {
     const a = await createAuthApp(app);
     await makeRole(a, "owner");
     const t = await createTenant(a, { display_name: "Signin Co" });
@@ -402,7 +403,7 @@ describe("sign-in with a tenant", () => {
     expect((await call(a, "POST", "/auth/refresh", { refresh_token: kept.body.refresh_token }, null)).status).toBe(200);
   });
 
-  test("deleting a tenant removes its memberships only: the user still signs in", async () => {
+  inProcess("counts membership rows in the store (app.ctx.db)")("deleting a tenant removes its memberships only: the user still signs in", async () => {
     const a = await createAuthApp(app);
     const t = await createTenant(a, { display_name: "Doomed" });
     const keep = await createTenant(a, { display_name: "Kept" });
@@ -477,7 +478,7 @@ describe("authorization", () => {
 });
 
 describe("webhook events", () => {
-  test("tenant and member changes reach an App endpoint, signed, with changed_fields", async () => {
+  inProcess("drives the webhook engine by hand (app.webhooks) and counts outbox rows in the store")("tenant and member changes reach an App endpoint, signed, with changed_fields", async () => {
     const a = await createAuthApp(app);
     const ep = await app.call("POST", `/auth/v1/apps/${a.id}/webhooks/endpoints`, { token: a.key, body: { url: `${receiver.url}/auth-hook` } });
     expect(ep.status).toBe(201);

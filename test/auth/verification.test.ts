@@ -8,6 +8,7 @@ import { MINUTE, SECOND } from "../../src/core/clock";
 import { startTestApp, startTestAppWithMail, type TestApp } from "../helpers/app";
 import { claimsOf, createAuthApp, signupEndUser, type TestAuthApp } from "../helpers/auth";
 import type { SinkMessage, SmtpSink } from "../helpers/smtp-sink";
+import { ON_BINARY, inProcess } from "../helpers/target";
 
 let app: TestApp;
 let sink: SmtpSink;
@@ -26,10 +27,13 @@ const newUser = (target = a) => signupEndUser(app, target, { username: uniq("use
 
 /** Delivers queued mail and returns the newest message to `to` whose subject contains `about`. */
 async function lastMail(to: string, about: string, count = 1) {
-  await app.auth.verification.idle();
-  await app.ctx.mailer.deliverPending();
+  // In-process the test runs the mail job; the binary's scheduler sends on its own (every 5 s).
+  if (!ON_BINARY) {
+    await app.auth.verification.idle();
+    await app.ctx.mailer.deliverPending();
+  }
   const match = (m: SinkMessage) => m.to.includes(to) && m.subject.includes(about);
-  await sink.waitFor(() => sink.messages.filter(match).length >= count);
+  await sink.waitFor(() => sink.messages.filter(match).length >= count, 20_000);
   return sink.messages.filter(match).at(-1)!;
 }
 
@@ -39,7 +43,7 @@ const signin = (identifier: string, password: string, target = a) => app.call("P
 const wrong = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, "0");
 
 describe("verification codes", () => {
-  test("sign-up mails a code; verifying it makes the email a sign-in identifier", async () => {
+  inProcess("reads the user.email_verified event from the outbox in the store (app.ctx.db)")("sign-up mails a code; verifying it makes the email a sign-in identifier", async () => {
     const u = await newUser();
     const mail = await lastMail(u.email, "verification");
     expect(mail.headerFrom).toContain("no-reply");
@@ -67,7 +71,7 @@ describe("verification codes", () => {
     expect((await requestCode({ email: `${uniq("nobody")}@example.com` })).status).toBe(404);
   });
 
-  test("the returned code works; a newer code supersedes the older one and the sign-up mail", async () => {
+  inProcess("compares expires_at with the frozen injected clock and reads the stored code hash (app.ctx.db)")("the returned code works; a newer code supersedes the older one and the sign-up mail", async () => {
     const u = await newUser();
     const mailed = codeIn(await lastMail(u.email, "verification"));
     const first = await requestCode({ email: u.email });
@@ -106,7 +110,7 @@ describe("verification codes", () => {
     expect((await verifyEmail(u2.email, fresh)).status).toBe(200);
   });
 
-  test("codes live 15 minutes", async () => {
+  inProcess("moves the injected clock to the edge of the 15-minute lifetime")("codes live 15 minutes", async () => {
     const u1 = await newUser();
     const u2 = await newUser();
     const c1 = (await requestCode({ email: u1.email })).body.code;
@@ -132,7 +136,7 @@ describe("verification codes", () => {
     expect((await app.call("POST", a.path("/auth/send-verification-email"), { token: a.key, body: { email: u.email, user_id: "00000000-0000-7000-8000-000000000000" } })).status).toBe(404);
   });
 
-  test("phone codes: returned to the caller, verify-phone attaches the number as a verified phone", async () => {
+  inProcess("reads the stored phone contact (app.ctx.db) and compares verified_at with the frozen injected clock")("phone codes: returned to the caller, verify-phone attaches the number as a verified phone", async () => {
     const u = await newUser();
     const userId = claimsOf(u.access).sub;
     expect((await requestCode({ phone: "+14155550100" })).status).toBe(400); // a new number needs user_id
@@ -157,7 +161,7 @@ describe("verification codes", () => {
     expect((await app.call("POST", a.path("/auth/send-verification-email"), { body: { email: u.email } })).status).toBe(401);
   });
 
-  test("no sign-up mail when the App turns it off, or when mail is not set up", async () => {
+  inProcess("reads the system-mail queue in the store (app.ctx.mailer) to show nothing was queued")("no sign-up mail when the App turns it off, or when mail is not set up", async () => {
     const off = await createAuthApp(app, { send_verification_email: false });
     const u = await newUser(off);
     await app.ctx.mailer.deliverPending();
@@ -237,7 +241,7 @@ describe("password reset", () => {
     expect((await reset(u.email, fresh)).status).toBe(204);
   });
 
-  test("reset codes expire after 15 minutes", async () => {
+  inProcess("moves the injected clock past the 15-minute lifetime")("reset codes expire after 15 minutes", async () => {
     const u = await newUser();
     await requestReset(u.email);
     const code = codeIn(await lastMail(u.email, "password reset"));
@@ -245,7 +249,7 @@ describe("password reset", () => {
     expect((await reset(u.email, code)).status).toBe(400);
   });
 
-  test("at most 5 reset mails per address and hour; the 6th request is dropped silently", async () => {
+  inProcess("counts the queued system mail in the store (app.ctx.mailer) and moves the injected clock an hour")("at most 5 reset mails per address and hour; the 6th request is dropped silently", async () => {
     const u = await newUser();
     for (let i = 0; i < 6; i++) expect((await requestReset(u.email)).status).toBe(204);
     await app.auth.verification.idle();

@@ -1,3 +1,4 @@
+// source-only: every test starts with a fresh OAuth authorize budget (30 a minute per App and address) by moving the injected clock (beforeEach), and many move it through exchange-code and state expiry or read the audit table (app.ctx.db); the App OAuth routes run on the binary in auth/every-route
 /**
  * App end-user federated sign-in against real OpenID providers on loopback: web flow
  * (authorize -> provider -> callback 303 -> exchange), idp_1's native flow, linking rules,

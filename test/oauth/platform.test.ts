@@ -1,3 +1,4 @@
+// source-only: every test starts with a fresh per-address OAuth start budget (30 a minute) by moving the injected clock (beforeEach), and many move it through state expiry or read the store (app.ctx.db); the console OAuth routes run on the binary in platform/every-route
 /**
  * Console federated sign-in against real OpenID providers on loopback (test/helpers/
  * oidc-provider.ts): idp_1 posts its callback as a form (Apple-style), idp_2 redirects with
