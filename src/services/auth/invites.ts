@@ -122,7 +122,9 @@ export class InviteService {
     if (details.length) throw badRequest("Invalid invite", details);
 
     const code = `inv_${randomBase62(32)}`;
-    const now = this.ctx.clock.iso();
+    // One reading of the clock: expires_at is exactly the TTL after created_at, also on a real clock.
+    const nowMs = this.ctx.clock.nowMs();
+    const now = new Date(nowMs).toISOString();
     const row: store.InviteRow = {
       id: uuid(),
       app_id: app.id,
@@ -133,7 +135,7 @@ export class InviteService {
       tenant_id: tenant?.id ?? null,
       max_uses: maxUses,
       uses: 0,
-      expires_at: this.ctx.clock.nowMs() + ttl * SECOND,
+      expires_at: nowMs + ttl * SECOND,
       revoked_at: null,
       created_by: actor.id, // same convention as tenant members' invited_by
       created_at: now,

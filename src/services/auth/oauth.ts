@@ -161,13 +161,14 @@ export class AuthOAuth {
     );
     const user = await this.audited(app, p.id, meta, () => this.auth.identities.resolve(app, p.id, who, p.id === "idp_1" ? displayNameFromUserJson(b.user) : null, meta));
     const code = randomOAuthValue();
+    const now = this.ctx.clock.nowMs();
     await store.insertCode(this.ctx.db, {
       code_hash: hashToken(code),
       app_id: app.id,
       user_id: user.id,
       provider: p.id,
-      created_at: this.ctx.clock.iso(),
-      expires_at: this.ctx.clock.nowMs() + EXCHANGE_CODE_TTL_MS,
+      created_at: new Date(now).toISOString(),
+      expires_at: now + EXCHANGE_CODE_TTL_MS,
     });
     back.searchParams.append("auth_code", code);
     return back.href;

@@ -116,6 +116,7 @@ export class SessionService {
 
   /** Starts a session for a user whose sign-in is complete; returns the consumer token response. `within` runs in the session's transaction (audit, event). */
   async start(app: LoadedApp, user: store.UserView, opts: SessionStart, meta: RequestMeta | null, within?: (t: Sql) => Promise<void>): Promise<ConsumerTokens> {
+    const now = this.ctx.clock.nowMs();
     const session: store.SessionRow = {
       id: uuid(),
       app_id: app.id,
@@ -123,8 +124,8 @@ export class SessionService {
       tenant_id: opts.tenantId ?? null,
       amr: JSON.stringify(opts.amr ?? ["pwd"]),
       mfa_at: opts.mfaAt ?? null,
-      created_at: this.ctx.clock.iso(),
-      expires_at: this.ctx.clock.nowMs() + app.settings.refresh_token_ttl * 1000,
+      created_at: new Date(now).toISOString(),
+      expires_at: now + app.settings.refresh_token_ttl * 1000,
       revoked_at: null,
       ip: meta?.ip ?? null,
       user_agent: meta?.userAgent?.slice(0, 512) ?? null,

@@ -132,6 +132,7 @@ export class VerificationService implements SignupHook {
   /** Mints a fresh code for a target, superseding its older ones. Call inside the transaction that delivers it (`t`). */
   private async mint(t: Sql, app: LoadedApp, purpose: codes.CodePurpose, target: string, userId: string | null) {
     const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
+    const now = this.ctx.clock.nowMs();
     const row: codes.CodeRow = {
       id: uuid(),
       app_id: app.id,
@@ -139,8 +140,8 @@ export class VerificationService implements SignupHook {
       purpose,
       target,
       code_hash: this.hash(app.id, purpose, target, code),
-      created_at: this.ctx.clock.iso(),
-      expires_at: this.ctx.clock.nowMs() + CODE_TTL_MS,
+      created_at: new Date(now).toISOString(),
+      expires_at: now + CODE_TTL_MS,
       consumed_at: null,
       superseded_at: null,
     };

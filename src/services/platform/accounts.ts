@@ -281,12 +281,13 @@ export class AccountService {
       hash = this.codeHash(code);
     } while (await store.resetCodeInUse(this.ctx.db, hash));
     await tx(this.ctx.db, async (t) => {
+      const now = this.ctx.clock.nowMs();
       await store.insertPasswordReset(t, {
         id: uuid(),
         account_id: account.id,
         code_hash: hash,
-        created_at: this.ctx.clock.iso(),
-        expires_at: this.ctx.clock.nowMs() + RESET_TTL_MS,
+        created_at: new Date(now).toISOString(),
+        expires_at: now + RESET_TTL_MS,
       });
       await this.ctx.mailer.enqueue(t, {
         to: account.email,

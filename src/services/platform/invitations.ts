@@ -69,13 +69,15 @@ export class InvitationService {
       this.roles.assertCanGrant(access, role);
       if (await store.isMemberByEmail(t, ws.id, email)) throw conflict("This address already belongs to a member of the workspace", "ALREADY_MEMBER");
 
-      const now = this.ctx.clock.iso();
+      // One reading of the clock: expires_at is exactly the TTL after created_at, also on a real clock.
+      const nowMs = this.ctx.clock.nowMs();
+      const now = new Date(nowMs).toISOString();
       const replaced = await store.revokeOpenInvitationFor(t, ws.id, email, now);
       const token = randomToken(32);
       const id = uuid();
       // A key invites on behalf of the person who minted it; the audit entry names the key.
       const invitedBy = p.kind === "api_key" ? p.createdBy : p.accountId;
-      const expiresAt = this.ctx.clock.nowMs() + INVITATION_TTL_MS;
+      const expiresAt = nowMs + INVITATION_TTL_MS;
       await store.insertInvitation(t, { id, workspace_id: ws.id, email, role_id: role.id, token_hash: hashToken(token), invited_by: invitedBy, created_at: now, expires_at: expiresAt });
 
       const inviter = await accountById(t, invitedBy);

@@ -63,7 +63,9 @@ export class PersonalTokenService {
     }
     const minted = mintSecret(PAT_PREFIX);
     const id = uuid();
-    const expiresAt = this.ctx.clock.nowMs() + days * DAY;
+    // One reading of the clock: expires_at is exactly days after created_at, also on a real clock.
+    const now = this.ctx.clock.nowMs();
+    const expiresAt = now + days * DAY;
     return tx(this.ctx.db, async (t) => {
       await store.insertPersonalToken(t, {
         id,
@@ -72,7 +74,7 @@ export class PersonalTokenService {
         prefix: minted.prefix,
         last_four: minted.last_four,
         token_hash: minted.hash,
-        created_at: this.ctx.clock.iso(),
+        created_at: new Date(now).toISOString(),
         expires_at: expiresAt,
       });
       await audit(t, this.ctx, {
