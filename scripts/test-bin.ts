@@ -100,18 +100,42 @@ if (files.length === 0) {
   step("nothing to run against the binary");
   process.exit(0);
 }
-const run = spawnSync(bun, ["test", "--timeout", "60000", ...files.map((f) => (f.startsWith("/") || f.startsWith(".") ? f : `./${f}`))], {
-  cwd: root,
-  stdio: ["ignore", "inherit", "pipe"],
-  env: { ...process.env, BUNKER_TEST_BINARY: binary, BUNKER_TEST_ROUTES: routesFile, BUNKER_TEST_TALLY: tallyFile },
-  maxBuffer: 1 << 30,
-});
-// bun test writes its report on stderr: pass it through, and read its counts.
-const report = run.stderr?.toString() ?? "";
-process.stderr.write(report);
-const count = (what: string) => Number([...report.matchAll(new RegExp(`^\\s*(\\d+) ${what}$`, "gm"))].at(-1)?.[1] ?? 0);
-const passed = count("pass");
-const failed = count("fail");
+// The binary's tests mostly wait (for a process to start, for its scheduler's next tick), so
+// the files run in BUNKER_TEST_BIN_SHARDS bun processes side by side (default 3), each file
+// whole in one of them, dealt out by size so the shards end near together.
+const shards = Math.max(1, Math.min(files.length, Number(process.env.BUNKER_TEST_BIN_SHARDS ?? 3)));
+const groups: string[][] = Array.from({ length: shards }, () => []);
+const weights = new Array(shards).fill(0);
+for (const f of [...files].sort((a, b) => statSync(resolve(root, b)).size - statSync(resolve(root, a)).size)) {
+  const i = weights.indexOf(Math.min(...weights));
+  groups[i].push(f);
+  weights[i] += statSync(resolve(root, f)).size;
+}
+const started = performance.now();
+const results = await Promise.all(
+  groups.map(async (group, i) => {
+    const proc = Bun.spawn([bun, "test", "--timeout", "60000", ...group.map((f) => (f.startsWith("/") || f.startsWith(".") ? f : `./${f}`))], {
+      cwd: root,
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, BUNKER_TEST_BINARY: binary, BUNKER_TEST_ROUTES: routesFile, BUNKER_TEST_TALLY: tallyFile },
+    });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    step(`shard ${i + 1}/${shards} (${group.length} files) ended with ${code} after ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    return { out, err, code };
+  }),
+);
+// bun test writes its report on stderr: pass each shard's through, and sum their counts.
+const count = (report: string, what: string) => Number([...report.matchAll(new RegExp(`^\\s*(\\d+) ${what}$`, "gm"))].at(-1)?.[1] ?? 0);
+let passed = 0;
+let failed = 0;
+for (const r of results) {
+  process.stdout.write(r.out);
+  process.stderr.write(r.err);
+  passed += count(r.err, "pass");
+  failed += count(r.err, "fail");
+}
+const run = { status: results.every((r) => r.code === 0) ? 0 : 1 };
 
 // 3. What ran, what did not, and which routes were reached.
 console.log("");
