@@ -21,17 +21,18 @@
  * starts the app's scheduler the same way. Results are waited for with a deadline, never a
  * sleep. Timestamps are checked for shape and order, not against a clock.
  */
-import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import * as OTPAuth from "otpauth";
-import { Webhook } from "standardwebhooks";
 import { ownerWithKey, startTestAppWithMail, type TestApp } from "../helpers/app";
 import { claimsOf } from "../helpers/auth";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
 import { startOidcProvider, type CallbackRequest, type OidcProvider } from "../helpers/oidc-provider";
 import type { SinkMessage, SmtpSink } from "../helpers/smtp-sink";
 import { ON_BINARY } from "../helpers/target";
+import { totp, totpTime } from "../helpers/totp";
+import { until, verifyDelivery } from "../helpers/until";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -112,43 +113,13 @@ async function verifyJwt(token: string, issuer = a.issuer) {
   return (await jwtVerify(token, jwks, { issuer, currentDate: app.clock.now() })).payload;
 }
 
-const totp = (secret: string, atMs: number) =>
-  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: "SHA1", digits: 6, period: 30 }).generate({ timestamp: atMs });
-
-/**
- * The app's time for a run of TOTP codes. The server takes the previous, current and next
- * 30 s step, each once and in order; on the real clock this waits out the last 2 s of a step
- * so that the codes computed next stay in the server's window.
- */
-async function totpTime(): Promise<number> {
-  if (ON_BINARY) {
-    const left = 30_000 - (Date.now() % 30_000);
-    if (left < 2_000) await Bun.sleep(left + 100);
-  }
-  return app.clock.nowMs();
-}
-
 const sendCallback = (cb: CallbackRequest) =>
   cb.method === "GET" ? app.call("GET", cb.path) : app.call("POST", cb.path, { body: cb.form!.toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
 
-/** Standard Webhooks verification with the independent library, at the app's time (which signs). */
-function verifyWebhook(secret: string, req: ReceivedRequest): any {
-  setSystemTime(app.clock.now());
-  try {
-    return new Webhook(secret).verify(req.body, { "webhook-id": req.headers["webhook-id"], "webhook-timestamp": req.headers["webhook-timestamp"], "webhook-signature": req.headers["webhook-signature"] });
-  } finally {
-    setSystemTime();
-  }
-}
+const verifyWebhook = (secret: string, req: ReceivedRequest) => verifyDelivery(app, secret, req);
 const at = (path: string) => receiver.requests.filter((q) => q.path === path);
 
-async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`waitUntil: ${what} did not happen within ${timeoutMs} ms`);
-    await Bun.sleep(50);
-  }
-}
+const waitUntil = (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) => until(what, check, timeoutMs);
 
 // --- tests -------------------------------------------------------------------------------
 
@@ -299,7 +270,7 @@ describe("auth: every operation over HTTP", () => {
     const parsed = OTPAuth.URI.parse(e.body.otpauth_uri) as OTPAuth.TOTP;
     expect(parsed.secret.base32).toBe(e.body.secret);
 
-    const t0 = await totpTime();
+    const t0 = await totpTime(app);
     const c = await app.call("POST", a.path(`/me/mfa/factors/${e.body.id}/confirm`), { token: u.access, body: { code: totp(e.body.secret, t0 - 30_000) } });
     expect(c.status).toBe(200);
     expect(c.body.status).toBe("active");

@@ -3,6 +3,7 @@
  * a clean environment (nothing from the test runner leaks in), for start-up refusals,
  * backup and restore. On `npm run test:bin` the same commands run the compiled binary.
  */
+import { expect } from "bun:test";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { BINARY, freePort } from "./binary";
@@ -78,6 +79,30 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
       return code;
     },
   };
+}
+
+/** Exactly one line on stderr, and no stack trace anywhere: how a refused start reads. */
+export function expectOneLine(r: { stdout: string; stderr: string }, text: string) {
+  expect(r.stderr.trim().split("\n")).toHaveLength(1);
+  expect(r.stderr).toContain(text);
+  expect(r.stdout + r.stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+}
+
+export async function mustStart(env: Record<string, string>): Promise<ServerProcess> {
+  const s = await startServer(env);
+  if (!isRunning(s)) throw new Error(`expected a start, got exit ${s.exited}:\n${s.stdout}\n${s.stderr}`);
+  return s;
+}
+
+/** A start that must be refused: exit 1, and its output for the message checks. */
+export async function mustRefuse(env: Record<string, string>) {
+  const s = await startServer(env);
+  if (isRunning(s)) {
+    await s.stop();
+    throw new Error("expected a refusal, but the server started");
+  }
+  expect(s.exited).toBe(1);
+  return s;
 }
 
 export function isRunning(s: Awaited<ReturnType<typeof startServer>>): s is ServerProcess {

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lockDataDir } from "../../src/core/data-dir-lock";
-import { freePort, isRunning, runCli, startServer, type ServerProcess } from "../helpers/cli";
+import { expectOneLine, freePort, isRunning, mustRefuse, mustStart, runCli, startServer, type ServerProcess } from "../helpers/cli";
 import { startPgCluster } from "../helpers/pg-cluster";
 
 const work = mkdtempSync(join(tmpdir(), "bunker-lock-"));
@@ -18,29 +18,6 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 const T = 60_000;
 
 const inUse = (dir: string) => `DATA_DIR ${dir} is in use by another Bunker process (on SQLite a data directory belongs to one process at a time)`;
-
-/** Exactly one line on stderr, and no stack trace anywhere. */
-function expectOneLine(r: { stdout: string; stderr: string }, text: string) {
-  expect(r.stderr.trim().split("\n")).toHaveLength(1);
-  expect(r.stderr).toContain(text);
-  expect(r.stdout + r.stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
-}
-
-async function mustStart(env: Record<string, string>): Promise<ServerProcess> {
-  const s = await startServer(env);
-  if (!isRunning(s)) throw new Error(`expected a start, got exit ${s.exited}:\n${s.stdout}\n${s.stderr}`);
-  return s;
-}
-
-async function mustRefuse(env: Record<string, string>) {
-  const s = await startServer(env);
-  if (isRunning(s)) {
-    await s.stop();
-    throw new Error("expected a refusal, but the server started");
-  }
-  expect(s.exited).toBe(1);
-  return s;
-}
 
 describe("SQLite: one process per DATA_DIR", () => {
   test("a second serve on a DATA_DIR in use refuses with one line; the first keeps serving", async () => {

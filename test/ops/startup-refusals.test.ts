@@ -8,34 +8,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, isRunning, runCli, startServer, type ServerProcess } from "../helpers/cli";
+import { expectOneLine, freePort, isRunning, mustRefuse, mustStart, runCli, startServer, type ServerProcess } from "../helpers/cli";
 
 const work = mkdtempSync(join(tmpdir(), "bunker-refusals-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 const T = 60_000;
-
-/** Exactly one line on stderr, and no stack trace anywhere. */
-function expectOneLine(r: { stdout: string; stderr: string }, text: string) {
-  expect(r.stderr.trim().split("\n")).toHaveLength(1);
-  expect(r.stderr).toContain(text);
-  expect(r.stdout + r.stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
-}
-
-async function mustStart(env: Record<string, string>): Promise<ServerProcess> {
-  const s = await startServer(env);
-  if (!isRunning(s)) throw new Error(`expected a start, got exit ${s.exited}:\n${s.stdout}\n${s.stderr}`);
-  return s;
-}
-
-async function mustRefuse(env: Record<string, string>) {
-  const s = await startServer(env);
-  if (isRunning(s)) {
-    await s.stop();
-    throw new Error("expected a refusal, but the server started");
-  }
-  expect(s.exited).toBe(1);
-  return s;
-}
 
 describe("ports", () => {
   test("a second instance on a taken HTTP or SMTP port refuses to start; the first keeps its database", async () => {

@@ -29,6 +29,7 @@ import { TEST_ENGINE } from "../helpers/engine";
 import { startOidcProvider, type CallbackRequest, type OidcProvider } from "../helpers/oidc-provider";
 import type { SmtpSink } from "../helpers/smtp-sink";
 import { ON_BINARY } from "../helpers/target";
+import { totp, totpTime } from "../helpers/totp";
 
 const P = "/platform/v1";
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -85,23 +86,6 @@ async function mailTo(to: string, about: string, after = 0) {
   const match = (m: (typeof sink.messages)[number]) => m.to.includes(to.toLowerCase()) && m.subject.toLowerCase().includes(about);
   await sink.waitFor(() => sink.messages.filter(match).length > after, 20_000);
   return sink.messages.filter(match).at(-1)!;
-}
-
-/** A TOTP code as an authenticator app computes it, with the independent otpauth library. */
-const totp = (secret: string, atMs: number) =>
-  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: "SHA1", digits: 6, period: 30 }).generate({ timestamp: atMs });
-
-/**
- * The app's time for a run of TOTP codes. The server takes the previous, current and next
- * 30 s step, each once and in order; on the real clock this waits out the last 2 s of a step
- * so that the codes computed next stay in the server's window.
- */
-async function totpTime(): Promise<number> {
-  if (ON_BINARY) {
-    const left = 30_000 - (Date.now() % 30_000);
-    if (left < 2_000) await Bun.sleep(left + 100);
-  }
-  return app.clock.nowMs();
 }
 
 const signin = (identifier: string, password: string) => app.call("POST", `${P}/auth/signin`, { body: { identifier, password } });
@@ -388,7 +372,7 @@ describe("platform: every operation over HTTP", () => {
     const parsed = OTPAuth.URI.parse(e.body.otpauth_uri) as OTPAuth.TOTP;
     expect(parsed.secret.base32).toBe(e.body.secret);
 
-    const t0 = await totpTime();
+    const t0 = await totpTime(app);
     const c = await app.call("POST", `${P}/me/mfa/totp/${e.body.factor_id}/confirm`, { token: u.token, body: { code: totp(e.body.secret, t0 - 30_000) } });
     expect(c.status).toBe(200);
     expect(c.body.status).toBe("active");
@@ -433,7 +417,7 @@ describe("platform: every operation over HTTP", () => {
     // An account locked out of its authenticator: the operator resets its MFA.
     const w = await signup(app);
     const e2 = await app.call("POST", `${P}/me/mfa/totp`, { token: w.token, body: {} });
-    const t1 = await totpTime();
+    const t1 = await totpTime(app);
     expect((await app.call("POST", `${P}/me/mfa/totp/${e2.body.factor_id}/confirm`, { token: w.token, body: { code: totp(e2.body.secret, t1) } })).status).toBe(200);
     expect((await signin(w.username, w.password)).body.mfa_required).toBe(true);
     expect((await app.call("DELETE", `${P}/admin/accounts/${await accountId(w.token)}/mfa`, { token: u.token })).status).toBe(403);

@@ -9,10 +9,10 @@
  * rotated. HTTP only: runs in-process, on PostgreSQL and against the binary (where the
  * process's own engine delivers in the background; the test waits for the receiver).
  */
-import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
-import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
+import { until, verifyDelivery } from "../helpers/until";
 
 const B = "/tack/api/v1/workspaces";
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -33,24 +33,9 @@ afterAll(async () => {
 
 const call = (method: string, path: string, body?: unknown) => app.call(method, path, { token, body });
 
-/** Polls until `check` holds (background deliveries), with a deadline. */
-async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await Bun.sleep(50);
-  }
-}
+const waitUntil = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000) => until(what, check, timeoutMs);
 
-/** Verifies a delivery with the independent Standard Webhooks library, at the app's clock (frozen in-process, real on the binary). */
-function verify(secret: string, req: ReceivedRequest): any {
-  setSystemTime(new Date(app.clock.nowMs()));
-  try {
-    return new Webhook(secret).verify(req.body, { "webhook-id": req.headers["webhook-id"]!, "webhook-timestamp": req.headers["webhook-timestamp"]!, "webhook-signature": req.headers["webhook-signature"]! });
-  } finally {
-    setSystemTime();
-  }
-}
+const verify = (secret: string, req: ReceivedRequest) => verifyDelivery(app, secret, req);
 
 const at = (path: string) => receiver.requests.filter((r) => r.path === path);
 const typesAt = (path: string) => at(path).map((r) => JSON.parse(r.body).type as string);

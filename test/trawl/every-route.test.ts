@@ -14,14 +14,14 @@
  * `bunker serve` does. Either way the test waits for results over HTTP with a deadline.
  * Timestamps are checked for shape and order, not against a clock.
  */
-import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { Webhook } from "standardwebhooks";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
 import { ON_BINARY } from "../helpers/target";
 import { PRODUCT, startFixtureSite, type FixtureSite } from "./fixture-site";
 import { startLlmStub, type LlmStub } from "./llm-stub";
+import { until, verifyDelivery } from "../helpers/until";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const schema = { type: "object", properties: { name: { type: "string" }, price: { type: "number" }, currency: { type: "string" } }, required: ["name", "price"] };
@@ -55,26 +55,8 @@ afterAll(async () => {
 
 const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => app.call(method, path, { token, body, headers });
 
-/** Polls `fn` until it returns a truthy value (background work), with a deadline. */
-async function until<V>(what: string, fn: () => V | Promise<V>, timeoutMs = 20_000): Promise<NonNullable<Awaited<V>>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<Awaited<V>>;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await Bun.sleep(50);
-  }
-}
 
-/** Verifies a delivery with the independent Standard Webhooks library at the app's time (frozen in-process, real on the binary). */
-function verify(secret: string, req: ReceivedRequest): any {
-  setSystemTime(new Date(app.clock.nowMs()));
-  try {
-    return new Webhook(secret).verify(req.body, { "webhook-id": req.headers["webhook-id"]!, "webhook-timestamp": req.headers["webhook-timestamp"]!, "webhook-signature": req.headers["webhook-signature"]! });
-  } finally {
-    setSystemTime();
-  }
-}
+const verify = (secret: string, req: ReceivedRequest) => verifyDelivery(app, secret, req);
 /** X-Trawl-Signature, recomputed: `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed by the secret string>`. */
 function legacySigned(secret: string, req: ReceivedRequest) {
   const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(req.headers["x-trawl-signature"] ?? "");

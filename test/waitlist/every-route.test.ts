@@ -17,16 +17,16 @@
  * over HTTP (or at the sink and the receiver) with a deadline. Timestamps are checked for
  * shape and order, not against a clock.
  */
-import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { parse } from "csv-parse/sync";
-import { Webhook } from "standardwebhooks";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { startDnsServer, type TestDnsServer } from "../helpers/dns-server";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../helpers/http-receiver";
 import { activeDomain } from "../helpers/mail-sending";
 import { startSmtpSink, type SinkMessage, type SmtpSink } from "../helpers/smtp-sink";
 import { ON_BINARY } from "../helpers/target";
+import { until, verifyDelivery } from "../helpers/until";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -55,29 +55,11 @@ afterAll(async () => {
 const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => app.call(method, path, { token: owner.token, body, headers });
 const W = () => `/waitlist/v1/workspaces/${owner.ws.id}`;
 
-/** Polls `fn` until it returns a truthy value (background work), with a deadline. */
-async function until<V>(what: string, fn: () => V | Promise<V>, timeoutMs = 20_000): Promise<NonNullable<Awaited<V>>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<Awaited<V>>;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await Bun.sleep(50);
-  }
-}
 const mailTo = (to: string, subject: string): Promise<SinkMessage> => sink.waitFor((m) => m.to.includes(to) && m.subject.includes(subject), 20_000);
 /** The body of a mail as text (quoted-printable soft breaks and =3D undone). */
 const flat = (m: SinkMessage) => m.raw.replace(/=\r?\n/g, "").replace(/=3D/g, "=");
 
-/** Verifies a delivery with the independent Standard Webhooks library at the app's time (frozen in-process, real on the binary). */
-function verify(secret: string, req: ReceivedRequest): any {
-  setSystemTime(new Date(app.clock.nowMs()));
-  try {
-    return new Webhook(secret).verify(req.body, { "webhook-id": req.headers["webhook-id"]!, "webhook-timestamp": req.headers["webhook-timestamp"]!, "webhook-signature": req.headers["webhook-signature"]! });
-  } finally {
-    setSystemTime();
-  }
-}
+const verify = (secret: string, req: ReceivedRequest) => verifyDelivery(app, secret, req);
 const asWhsec = (legacySecret: string) => "whsec_" + Buffer.from(legacySecret, "utf8").toString("base64");
 /** X-Waitlist-Signature, recomputed: `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed by the secret string>`. */
 function legacySigned(secret: string, req: ReceivedRequest) {
