@@ -105,9 +105,8 @@ async function startOnce(bin: string, dataDir: string, env: Record<string, strin
       await drained;
       throw new Error(`bunker exited with ${proc.exitCode} before listening:\n${out.slice(-4000)}`);
     }
-    const m = /"msg":"bunker listening".*?"url":"http:\/\/[^"]*:(\d+)"/.exec(out);
-    if (m) {
-      port = Number(m[1]);
+    port = listeningPort(out);
+    if (port) {
       if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
     }
     if (Date.now() > deadline) {
@@ -140,6 +139,11 @@ async function startOnce(bin: string, dataDir: string, env: Record<string, strin
     },
     kill: () => end("SIGKILL"),
   };
+}
+
+/** The HTTP port a `serve` reported in its "bunker listening" line (it may have been given PORT=0), or 0 before it did. */
+export function listeningPort(output: string): number {
+  return Number(/"msg":"bunker listening".*?"url":"http:\/\/[^"]*:(\d+)"/.exec(output)?.[1] ?? 0);
 }
 
 /** Appends the (method, route template, status, count) series of a live process to BUNKER_TEST_ROUTES. */

@@ -6,7 +6,7 @@
 import { expect } from "bun:test";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
-import { BINARY, freePort } from "./binary";
+import { BINARY, freePort, listeningPort } from "./binary";
 
 export { freePort };
 
@@ -43,8 +43,9 @@ export interface ServerProcess {
  * result has `exited` with its code and output, for refusal tests).
  */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess | { exited: number; stdout: string; stderr: string }> {
-  const port = env.PORT ?? String(freePort());
-  const proc = Bun.spawn(bunkerCommand(["serve"]), { cwd: CWD, env: cliEnv({ PORT: port, ...env }), stdout: "pipe", stderr: "pipe" });
+  // PORT=0 unless a test names one: the process reports the port it got, so no other test
+  // can take a "free" port between our choosing it and the process binding it.
+  const proc = Bun.spawn(bunkerCommand(["serve"]), { cwd: CWD, env: cliEnv({ PORT: "0", ...env }), stdout: "pipe", stderr: "pipe" });
   let out = "";
   let err = "";
   const drain = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
@@ -52,7 +53,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     for await (const c of s) add(d.decode(c, { stream: true }));
   };
   const drained = Promise.all([drain(proc.stdout as ReadableStream<Uint8Array>, (t) => (out += t)), drain(proc.stderr as ReadableStream<Uint8Array>, (t) => (err += t))]);
-  const url = `http://127.0.0.1:${port}`;
+  let url = "";
   // Generous: on a loaded 2-core CI machine a cold `bun src/main.ts` has been seen to take over 20 s.
   const deadline = Date.now() + 45_000;
   for (;;) {
@@ -61,7 +62,11 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
       return { exited: proc.exitCode, stdout: out, stderr: err };
     }
     // The log line, not /healthz alone: another process may hold the same port.
-    if (out.includes('"msg":"bunker listening"') && (await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) break;
+    const port = listeningPort(out);
+    if (port && (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
+      url = `http://127.0.0.1:${port}`;
+      break;
+    }
     if (Date.now() > deadline) {
       proc.kill("SIGKILL");
       throw new Error(`server did not start within 45 s:\n${out}\n${err}`);
