@@ -9,6 +9,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expectOneLine, freePort, isRunning, mustRefuse, mustStart, runCli, startServer, type ServerProcess } from "../helpers/cli";
+import { until } from "../helpers/until";
 
 const work = mkdtempSync(join(tmpdir(), "bunker-refusals-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -97,7 +98,9 @@ describe("shutdown", () => {
     // A sign-in that announces 1 MB and sends 10 bytes: in flight, waiting for the rest.
     const sock = await Bun.connect({ hostname: "127.0.0.1", port: Number(port), socket: { data() {}, close() {} } });
     sock.write("POST /platform/v1/auth/signin HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n0123456789");
-    await Bun.sleep(100);
+    // In flight once the server handles it (on a loaded machine that is not "100 ms later"):
+    // the scrape counts itself, so 2 means the sign-in is in.
+    await until("the sign-in in flight", async () => /^bunker_http_requests_in_flight ([2-9]|\d\d)/m.test(await (await fetch(`${s.url}/metrics`)).text()), 10_000);
     const t0 = performance.now();
     s.proc.kill("SIGTERM");
     expect(await s.proc.exited).toBe(0);
