@@ -20,7 +20,9 @@ RUN npm run build \
 # --- runtime: glibc + libgcc, no shell, no package manager, runs as uid 65532 ---
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/bunker /bunker
-# An empty /data owned by the runtime user, so a fresh named volume is writable.
+# An empty /data owned by the runtime user, so a fresh named volume is writable. The binary
+# writes its embedded libvips to /data/runtime/ on the first image upload (and bun the sharp
+# addon to /tmp): neither may be mounted noexec, or uploads end image_processing_unavailable.
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
 ENV DATA_DIR=/data \
