@@ -103,7 +103,10 @@ async function startBinaryTestApp(env: Record<string, string>, dir: string): Pro
     base: proc.base,
     smtpPort: proc.smtpPort,
     call: caller((req) => fetch(req), proc.base),
-    handle: (req: Request) => fetch(new Request(proc.base + new URL(req.url).pathname + new URL(req.url).search, req), { redirect: "manual" }),
+    handle: (req: Request) => {
+      const { pathname, search } = new URL(req.url);
+      return fetch(new Request(proc.base + pathname + search, req), { redirect: "manual" });
+    },
     /** The process already listens: hand out its port (tests read `.port` and `.url`). */
     listen: () => ({ port: proc.port, url: new URL(proc.base + "/"), hostname: "127.0.0.1", stop: async () => {} }),
     stop: async () => {

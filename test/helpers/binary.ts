@@ -85,36 +85,9 @@ async function startOnce(bin: string, dataDir: string, env: Record<string, strin
     DATA_DIR: dataDir,
     ...env,
   };
-  const proc = Bun.spawn([bin, "serve"], { cwd, env: fullEnv, stdout: "pipe", stderr: "pipe" });
-  live.add(proc);
-  void proc.exited.then(() => live.delete(proc));
-  let out = "";
-  const add = (t: string) => {
-    out += t;
-    if (out.length > 2 * KEEP) out = out.slice(-KEEP);
-  };
-  const drain = async (s: ReadableStream<Uint8Array>) => {
-    const d = new TextDecoder();
-    for await (const c of s) add(d.decode(c, { stream: true }));
-  };
-  const drained = Promise.all([drain(proc.stdout as ReadableStream<Uint8Array>), drain(proc.stderr as ReadableStream<Uint8Array>)]);
-  const deadline = Date.now() + 45_000;
-  let port = 0;
-  for (;;) {
-    if (proc.exitCode !== null) {
-      await drained;
-      throw new Error(`bunker exited with ${proc.exitCode} before listening:\n${out.slice(-4000)}`);
-    }
-    port = listeningPort(out);
-    if (port) {
-      if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
-    }
-    if (Date.now() > deadline) {
-      proc.kill("SIGKILL");
-      throw new Error(`bunker did not start within 45 s:\n${out.slice(-4000)}`);
-    }
-    await Bun.sleep(15);
-  }
+  const started = await launchServe([bin, "serve"], fullEnv, cwd);
+  if ("exited" in started) throw new Error(`bunker exited with ${started.exited} before listening:\n${(started.stdout + started.stderr).slice(-4000)}`);
+  const { proc, port, drained, output } = started;
   const base = `http://127.0.0.1:${port}`;
   let ended: Promise<number> | null = null;
   const end = (signal: "SIGTERM" | "SIGKILL") => {
@@ -132,7 +105,7 @@ async function startOnce(bin: string, dataDir: string, env: Record<string, strin
     smtpPort,
     dataDir,
     proc,
-    output: () => out,
+    output,
     async stop() {
       if (proc.exitCode === null) await recordRoutes(base, env.METRICS_TOKEN);
       return end("SIGTERM");
@@ -144,6 +117,53 @@ async function startOnce(bin: string, dataDir: string, env: Record<string, strin
 /** The HTTP port a `serve` reported in its "bunker listening" line (it may have been given PORT=0), or 0 before it did. */
 export function listeningPort(output: string): number {
   return Number(/"msg":"bunker listening".*?"url":"http:\/\/[^"]*:(\d+)"/.exec(output)?.[1] ?? 0);
+}
+
+export interface Launched {
+  proc: ReturnType<typeof Bun.spawn>;
+  port: number;
+  /** Resolves once both output streams ended. */
+  drained: Promise<unknown>;
+  /** stdout then stderr so far (each capped to its last 256 KiB). */
+  output(): string;
+}
+
+/**
+ * Spawns a `serve` command line (the binary, or bun on the source) and waits until it logged
+ * "bunker listening" and /healthz answers on the port it reported (the log line, not /healthz
+ * alone: another process may hold a port); or until it exits, with its code and output (the
+ * refusal tests read these). The process is killed when the test runner exits.
+ */
+export async function launchServe(command: string[], env: Record<string, string>, cwd: string): Promise<Launched | { exited: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(command, { cwd, env, stdout: "pipe", stderr: "pipe" });
+  live.add(proc);
+  void proc.exited.then(() => live.delete(proc));
+  const text = { out: "", err: "" };
+  const drain = async (s: ReadableStream<Uint8Array>, key: "out" | "err") => {
+    const d = new TextDecoder();
+    for await (const c of s) {
+      text[key] += d.decode(c, { stream: true });
+      if (text[key].length > 2 * KEEP) text[key] = text[key].slice(-KEEP);
+    }
+  };
+  const drained = Promise.all([drain(proc.stdout as ReadableStream<Uint8Array>, "out"), drain(proc.stderr as ReadableStream<Uint8Array>, "err")]);
+  // Generous: on a loaded 2-core CI machine a cold `bun src/main.ts` has been seen to take over 20 s.
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    if (proc.exitCode !== null) {
+      await drained;
+      return { exited: proc.exitCode, stdout: text.out, stderr: text.err };
+    }
+    const port = listeningPort(text.out);
+    if (port && (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
+      return { proc, port, drained, output: () => text.out + text.err };
+    }
+    if (Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`bunker did not start within 45 s:\n${(text.out + text.err).slice(-4000)}`);
+    }
+    await Bun.sleep(15);
+  }
 }
 
 /** Appends the (method, route template, status, count) series of a live process to BUNKER_TEST_ROUTES. */

@@ -6,7 +6,7 @@
 import { expect } from "bun:test";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
-import { BINARY, freePort, listeningPort } from "./binary";
+import { BINARY, freePort, launchServe } from "./binary";
 
 export { freePort };
 
@@ -45,38 +45,13 @@ export interface ServerProcess {
 export async function startServer(env: Record<string, string>): Promise<ServerProcess | { exited: number; stdout: string; stderr: string }> {
   // PORT=0 unless a test names one: the process reports the port it got, so no other test
   // can take a "free" port between our choosing it and the process binding it.
-  const proc = Bun.spawn(bunkerCommand(["serve"]), { cwd: CWD, env: cliEnv({ PORT: "0", ...env }), stdout: "pipe", stderr: "pipe" });
-  let out = "";
-  let err = "";
-  const drain = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
-    const d = new TextDecoder();
-    for await (const c of s) add(d.decode(c, { stream: true }));
-  };
-  const drained = Promise.all([drain(proc.stdout as ReadableStream<Uint8Array>, (t) => (out += t)), drain(proc.stderr as ReadableStream<Uint8Array>, (t) => (err += t))]);
-  let url = "";
-  // Generous: on a loaded 2-core CI machine a cold `bun src/main.ts` has been seen to take over 20 s.
-  const deadline = Date.now() + 45_000;
-  for (;;) {
-    if (proc.exitCode !== null) {
-      await drained;
-      return { exited: proc.exitCode, stdout: out, stderr: err };
-    }
-    // The log line, not /healthz alone: another process may hold the same port.
-    const port = listeningPort(out);
-    if (port && (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
-      url = `http://127.0.0.1:${port}`;
-      break;
-    }
-    if (Date.now() > deadline) {
-      proc.kill("SIGKILL");
-      throw new Error(`server did not start within 45 s:\n${out}\n${err}`);
-    }
-    await Bun.sleep(50);
-  }
+  const started = await launchServe(bunkerCommand(["serve"]), cliEnv({ PORT: "0", ...env }), CWD);
+  if ("exited" in started) return started;
+  const { proc, port, drained, output } = started;
   return {
-    url,
+    url: `http://127.0.0.1:${port}`,
     proc,
-    output: () => out + err,
+    output,
     async stop() {
       proc.kill("SIGTERM");
       const code = await proc.exited;
