@@ -14,7 +14,7 @@ import { createApp, type BunkerApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { ManualClock } from "../../src/core/clock";
 import { testDatabaseUrl } from "./engine";
-import { type BinaryProcess, ON_BINARY, startBinary } from "./binary";
+import { type BinaryProcess, inProcessOnly, ON_BINARY, startBinary } from "./binary";
 
 export interface TestApp extends BunkerApp {
   clock: ManualClock;
@@ -93,9 +93,7 @@ class ProcessClock extends ManualClock {
 
 async function startBinaryTestApp(env: Record<string, string>, dir: string): Promise<TestApp> {
   const proc = await startBinary(env, { dataDir: dir });
-  const inProcessOnly = (name: string) => () => {
-    throw new Error(`source-only: app.${name} is the in-process app's; the binary is reached over HTTP only`);
-  };
+
   const app = {
     clock: new ProcessClock(),
     dir,
@@ -113,8 +111,7 @@ async function startBinaryTestApp(env: Record<string, string>, dir: string): Pro
       await proc.stop();
     },
   };
-  for (const name of ["app", "ctx", "platform", "auth", "webhooks", "webhookApi", "inbound"]) Object.defineProperty(app, name, { get: inProcessOnly(name), enumerable: false });
-  return app as unknown as TestApp;
+  return inProcessOnly(app, ["app", "ctx", "platform", "auth", "webhooks", "webhookApi", "inbound"], (name) => `app.${name} is the in-process app's; the binary is reached over HTTP only`) as unknown as TestApp;
 }
 
 let seq = 0;

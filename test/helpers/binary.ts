@@ -28,6 +28,22 @@ export function requireBinary(): string {
   return BINARY;
 }
 
+/**
+ * Makes `obj[name]` throw a "source-only: ..." error when read: a member that exists only
+ * in-process, on an object standing for the binary's process. `why` ends the message.
+ */
+export function inProcessOnly<T extends object>(obj: T, names: string[], why: (name: string) => string): T {
+  for (const name of names) {
+    Object.defineProperty(obj, name, {
+      get() {
+        throw new Error(`source-only: ${why(name)}`);
+      },
+      enumerable: false,
+    });
+  }
+  return obj;
+}
+
 export interface BinaryProcess {
   /** http://127.0.0.1:<port> */
   base: string;

@@ -10,7 +10,7 @@
 import { createTransport } from "nodemailer";
 import { SmtpListener, type SmtpListenerOptions } from "../../src/core/smtp-listener";
 import { ownerWithKey, startTestApp, type TestApp } from "./app";
-import { ON_BINARY } from "./binary";
+import { ON_BINARY, inProcessOnly } from "./binary";
 import { startDnsServer, type TestDnsServer } from "./dns-server";
 import { activeDomain } from "./mail-sending";
 
@@ -37,12 +37,7 @@ export async function startInbound(env: Record<string, string> = {}, listener: P
         await dns.stop();
       },
     };
-    Object.defineProperty(e, "smtp", {
-      get() {
-        throw new Error("source-only: on the binary the process's own SMTP listener is the MX (e.port); a listener of the test's own needs app.inbound");
-      },
-    });
-    return e as InboundEnv;
+    return inProcessOnly(e, ["smtp"], () => "on the binary the process's own SMTP listener is the MX (e.port); a listener of the test's own needs app.inbound") as unknown as InboundEnv;
   }
   app.webhooks.options.autoKick = false;
   // Messages carry the real date (nodemailer): the app's clock starts at the real time.

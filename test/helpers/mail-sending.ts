@@ -17,7 +17,7 @@ import { createMailResolver } from "../../src/services/mail/domains/dns";
 import type { MailParts } from "../../src/services/mail/part";
 import { DELIVER_JOB, type SendService } from "../../src/services/mail/sending/part";
 import { ownerWithKey, startTestApp, type TestApp } from "./app";
-import { ON_BINARY } from "./binary";
+import { ON_BINARY, inProcessOnly } from "./binary";
 import { startDnsServer, type TestDnsServer } from "./dns-server";
 
 export interface SendingEnv {
@@ -48,12 +48,7 @@ export async function startSendingApp(env: Record<string, string> = {}): Promise
         await dns.stop();
       },
     };
-    Object.defineProperty(e, "sending", {
-      get() {
-        throw new Error("source-only: the sending part lives in the process; the binary's delivery worker is kicked after every send and cannot be switched off");
-      },
-    });
-    return e as SendingEnv;
+    return inProcessOnly(e, ["sending"], () => "the sending part lives in the process; the binary's delivery worker is kicked after every send and cannot be switched off") as unknown as SendingEnv;
   }
   let sending!: SendService;
   const modules = SERVICE_MODULES.map((m) =>

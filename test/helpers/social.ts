@@ -1,6 +1,7 @@
 /** Community-service test helpers: an owner with a key and a community, actors, and the lane's paths. */
 import { ownerWithKey, type TestApp } from "./app";
 import { ON_BINARY } from "./binary";
+import { until } from "./until";
 
 let seq = 0;
 /** community id -> its owner's key, for eventsOf over HTTP on the binary. */
@@ -105,9 +106,5 @@ async function eventsOverHttp(app: TestApp, communityId: string, prefix: string)
  * binary's own scheduler does (webhook deliveries, asset processing): never a fixed sleep.
  */
 export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = "the condition"): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`waitUntil: ${what} did not hold within ${timeoutMs} ms`);
-    await Bun.sleep(50);
-  }
+  await until(what, check, timeoutMs);
 }
