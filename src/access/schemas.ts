@@ -2,7 +2,7 @@
  * API models every service shares (the house's one error body and one list envelope), so a
  * service imports them from here instead of from another service.
  */
-import { t } from "elysia";
+import { t } from "../core/schema";
 
 /** {"error": {"code", "message", "details"}}: the body of every 4xx and 5xx answer. */
 export const ErrorBody = t.Object({

@@ -1,5 +1,5 @@
 /** TypeBox models shared by the Auth routes and their OpenAPI description. */
-import { t } from "elysia";
+import { t } from "../../core/schema";
 import { JsonObject } from "../../access/schemas";
 export { CallbackFields, Identity } from "../platform/schemas";
 export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";

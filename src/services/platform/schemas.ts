@@ -1,5 +1,5 @@
 /** TypeBox models shared by the platform routes and their OpenAPI description. */
-import { t } from "elysia";
+import { t } from "../../core/schema";
 import { JsonObject, ListQuery, Pagination } from "../../access/schemas";
 
 export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";

@@ -7,7 +7,8 @@
  * and /communities/{community_id}/webhooks/...: event-types, endpoints, events, replay) are
  * mounted by mount() from the module's webhookScopes (module.ts).
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { callerKey, idempotent } from "../../access/idempotent";
 import { requirePrincipal, type PrincipalResolver } from "../../access/principal";

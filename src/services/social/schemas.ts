@@ -1,5 +1,5 @@
 /** TypeBox models of the community service, shared by its routes and the OpenAPI document. */
-import { t } from "elysia";
+import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX } from "./communities";
 import { SETTINGS } from "./settings";

@@ -9,7 +9,8 @@
  * answering (these records are whk_...). Every response carries Deprecation: true and
  * Sunset. Behaviour and decisions: webhooks.ts.
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { callerKey, idempotent, idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";

@@ -14,7 +14,8 @@
  * one parameter name per path position, so every route the card board mounts under
  * /tack/api/v1/workspaces/ must use :workspace_id too.
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";

@@ -1,5 +1,6 @@
 /** Routes of the extraction-job service: /trawl/v1/workspaces/{workspace_id}/jobs..., settings and usage. */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { callerKey, idempotent } from "../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";

@@ -1,5 +1,5 @@
 /** TypeBox models of the extraction-job routes, shared by the routes and the OpenAPI document. */
-import { t } from "elysia";
+import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { CREDIT_LIMIT_MAX, DESCRIPTION_MAX, STEPS, TIMEOUT, URLS_MAX } from "./service";
 

@@ -5,7 +5,8 @@
  * echoes an Origin on it (with Vary: Origin) and leaves others without the header (a browser
  * then refuses to read the answer; a sign-up from such an Origin is 403 ORIGIN_NOT_ALLOWED).
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../core/schema";
 import { requestMeta } from "../../access/http";
 import type { EntryService } from "./entries";
 import type { PublicConfig } from "./public";

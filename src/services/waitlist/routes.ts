@@ -3,7 +3,8 @@
  * waitlists, entries. The public routes are public-routes.ts; the workspace webhook routes are
  * mounted by mount() (module.ts webhookScopes).
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { callerKey, idempotent } from "../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";

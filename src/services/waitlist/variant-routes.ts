@@ -1,5 +1,6 @@
 /** Admin routes of a waitlist's variants and analytics (/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/...). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { requirePrincipal, type PrincipalResolver } from "../../access/principal";

@@ -9,7 +9,8 @@
  * are whk_...). Every response, errors included, carries Deprecation: true and
  * Sunset: Fri, 15 Jan 2027 00:00:00 GMT. Behaviour and decisions: legacy.ts.
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../core/schema";
 import { paramsOf } from "./routes";
 import { principalPlugin } from "../../access/http";
 import { idempotentWithSecret } from "../../access/idempotent";

@@ -3,7 +3,7 @@
  * auth_admin_users_endpoint). Callers: a workspace API key (or console credential) allowed
  * the auth.user.* action, or an M2M token of the App whose permissions cover it.
  */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { APP_ADMIN } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";

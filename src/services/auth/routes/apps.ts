@@ -1,5 +1,6 @@
 /** App management for platform principals: /auth/v1/apps (auth.app.* actions in the App's workspace). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 import { principalPlugin } from "../../../access/http";
 import { callerKey, idempotent } from "../../../access/idempotent";

@@ -1,5 +1,5 @@
 /** The per-App audit log: GET /:app_slug/v1/audit-log (action auth.audit.list). */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 import { sessionCookieOf } from "../../../access/http";
 import { APP_ADMIN } from "../../../access/openapi";

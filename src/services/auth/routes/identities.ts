@@ -1,5 +1,5 @@
 /** The signed-in end user's provider identities: /me/identities (bearer access token of the App). */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { APP_USER } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";

@@ -1,5 +1,5 @@
 /** Invites: admin create / list / revoke (auth.invite.*) and the public accept-invite. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { APP_ADMIN, PUBLIC } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import { INVITE_MAX_USES, INVITE_STATUSES, INVITE_TTL } from "../invites";

@@ -3,7 +3,8 @@
  * (auth.m2m.* actions), and the App's token endpoint /auth/{app_slug}/v1/oauth/token
  * (client_credentials with client_secret_post).
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin, requestMeta } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";

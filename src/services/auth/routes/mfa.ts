@@ -3,7 +3,7 @@
  * challenge's mfa_token) and the signed-in user's own factors, recovery codes and step-up
  * (/me/mfa/*, bearer access token). Rules and limits: see ../mfa.ts.
  */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { APP_USER, PUBLIC } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";

@@ -1,5 +1,5 @@
 /** Federated sign-in of end users: web flow (authorize, callback, exchange) and idp_1's native flow. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { PUBLIC } from "../../../access/openapi";
 import { redirect } from "../../../core/openapi";
 import type { CallbackInput } from "../../../core/oidc";

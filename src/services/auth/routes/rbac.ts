@@ -2,7 +2,8 @@
  * Roles, the permission catalogue, role membership and the token checks of an App
  * (/authorize, /verify, /oauth/introspect). Rules and decisions: see ../rbac.ts.
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 import { bearerFrom } from "../../../access/principal";
 import { APP_ADMIN, OPTIONAL_APP_TOKEN, PUBLIC } from "../../../access/openapi";

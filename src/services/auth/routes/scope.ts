@@ -3,7 +3,8 @@
  * App resolved from the slug (404 for an unknown App) plus request metadata. Each route
  * module builds its group with appGroup(auth) and adds its routes.
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { requestMeta } from "../../../access/http";
 import { secured, type Requirement } from "../../../access/openapi";
 import type { AuthService } from "../service";

@@ -1,5 +1,5 @@
 /** Public end-user routes of an App: sign-up, sign-in, refresh, logout. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { APP_SIGNUP, PUBLIC } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";

@@ -2,7 +2,7 @@
  * Tenants of an App and their members: /{app_slug}/v1/tenants. Callers: a workspace API key
  * (or M2M token of the App) allowed the named auth.tenant.* action.
  */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 import { APP_ADMIN } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";

@@ -1,5 +1,5 @@
 /** Verification codes (server-side callers with auth.verification.create), public verify, end-user password reset. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { APP_ADMIN, PUBLIC } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";

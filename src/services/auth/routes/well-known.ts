@@ -1,5 +1,6 @@
 /** The App's public key set and discovery document (no credential). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { PUBLIC } from "../../../access/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody } from "../schemas";

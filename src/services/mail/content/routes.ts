@@ -1,5 +1,6 @@
 /** Routes of the content part: /mail/v1/workspaces/{workspace_id}/brand and /templates... */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";

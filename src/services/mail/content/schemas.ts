@@ -1,5 +1,5 @@
 /** TypeBox models of the content part's routes (brand and templates). */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
 
 export { ErrorBody };

@@ -1,5 +1,5 @@
 /** TypeBox models of the mail domains part, shared by its routes and the OpenAPI document. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { ErrorBody } from "../../../access/schemas";
 import { FQDN_MAX } from "./fqdn";
 import { DNS_PROVIDER_MAX } from "./service";

@@ -1,5 +1,6 @@
 /** Route of the inbound part: /mail/v1/workspaces/{workspace_id}/inbound-reports (the bounce and complaint report log). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";

@@ -1,5 +1,5 @@
 /** TypeBox models of the mailboxes part (mailboxes and received messages). */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { ErrorBody, Pagination } from "../../../access/schemas";
 import { DISPLAY_NAME_MAX, FILTER_MAX, LIST_DEFAULT, LIST_MAX, LOCAL_PART_MAX, RETENTION_DEFAULT, RETENTION_MAX, RETENTION_MIN } from "./service";
 

@@ -3,7 +3,8 @@
  * (/messages, /messages/{id}, /body, export, settings, timeline), /deliverability and
  * /suppressions.
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";

@@ -1,5 +1,5 @@
 /** TypeBox models of the messages part (message log, settings, timeline, deliverability, suppressions). */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { ErrorBody, Pagination } from "../../../access/schemas";
 import { MAX_BLOCK_SIGNALS } from "./deliverability";
 import { LIST_DEFAULT, LIST_MAX, RECIPIENT_MAX, SUBJECT_CONTAINS_MAX, TEMPLATE_MAX } from "./query";

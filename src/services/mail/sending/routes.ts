@@ -2,7 +2,8 @@
  * Routes of the sending part, under /mail/v1/workspaces/{workspace_id}:
  * /templates/{name}/send, /send-batch, /test-send and /sending/settings.
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { callerKey, idempotent } from "../../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";

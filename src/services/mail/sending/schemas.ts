@@ -1,5 +1,5 @@
 /** TypeBox models of the sending part's routes (send, send-batch, test-send, send settings). */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject } from "../../../access/schemas";
 import { BATCH_MAX, HEADERS_MAX, RATE_MAX, TO_MAX } from "./service";
 

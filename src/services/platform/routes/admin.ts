@@ -1,5 +1,6 @@
 /** Operator routes: list accounts and change their status; download a backup of the database (SQLite). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { requireHuman } from "../../../access/principal";
 import { HUMAN_CALLER, secured } from "../../../access/openapi";

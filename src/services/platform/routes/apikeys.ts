@@ -1,5 +1,6 @@
 /** Workspace API key routes: mint, list, read, revoke. */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { idempotentWithSecret } from "../../../access/idempotent";
 import { requirePrincipal, requireSession } from "../../../access/principal";

@@ -1,5 +1,6 @@
 /** Public account routes: sign-up, sign-in, refresh, logout, password reset, first-run setup. */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin, requestMeta, SESSION_COOKIE, sessionCookieOf } from "../../../access/http";
 import { requireSession } from "../../../access/principal";
 import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";

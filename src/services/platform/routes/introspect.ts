@@ -1,5 +1,6 @@
 /** Introspection routes other services call to learn who a caller is. */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";

@@ -1,5 +1,6 @@
 /** Member and invitation routes: list, change role, remove/leave; invite, list, revoke, accept. */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { callerKey, idempotent } from "../../../access/idempotent";
 import { requireHuman, requirePrincipal, type Principal } from "../../../access/principal";

@@ -4,7 +4,8 @@
  * (/v1/me/mfa/*, console session) and the operators' reset (/v1/admin/accounts/:id/mfa).
  * Rules and limits: ../mfa.ts.
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin, requestMeta } from "../../../access/http";
 import { requireHuman, requireSession } from "../../../access/principal";
 import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";

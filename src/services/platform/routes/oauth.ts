@@ -1,5 +1,6 @@
 /** Console federated sign-in (start, callback) and the account's linked identities (/v1/me/identities). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin, requestMeta } from "../../../access/http";
 import { requireHuman, requireSession } from "../../../access/principal";
 import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";

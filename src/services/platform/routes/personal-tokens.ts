@@ -1,5 +1,6 @@
 /** Personal access token routes of the signed-in user: mint, list, revoke. */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { requireHuman, requireSession } from "../../../access/principal";
 import { HUMAN_CALLER, secured } from "../../../access/openapi";

@@ -1,5 +1,6 @@
 /** Workspace routes: create, list, read, update, delete, avatar. */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { callerKey, idempotent } from "../../../access/idempotent";
 import { requireHuman, requirePrincipal } from "../../../access/principal";

@@ -1,5 +1,5 @@
 /** Routes of actors and counters: /social/v1/communities/{community_id}/actors..., /counters. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { ActorParams, CommunityParams, errors, ErrorBody } from "../core/schemas";

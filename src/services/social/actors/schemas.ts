@@ -1,5 +1,5 @@
 /** TypeBox models of actors and counters. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { Actor, ItemError, Pagination } from "../core/schemas";
 
 export { Actor };

@@ -1,5 +1,6 @@
 /** Routes of assets: upload, read, and the signed (credential-free) rendition reads. */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { PUBLIC, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";

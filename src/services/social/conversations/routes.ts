@@ -1,5 +1,5 @@
 /** Routes of conversations: /conversations..., messages, read state, participants. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";

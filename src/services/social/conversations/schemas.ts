@@ -1,5 +1,5 @@
 /** TypeBox models of conversations and messages. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { Pagination } from "../core/schemas";
 
 export const Conversation = t.Object({

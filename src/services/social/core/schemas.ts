@@ -1,5 +1,5 @@
 /** TypeBox models shared by the customer-backend lane's parts. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
 
 export { ErrorBody, Pagination };

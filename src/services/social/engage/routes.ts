@@ -1,5 +1,5 @@
 /** Routes of reactions, bookmarks, reposts, views and viewers, votes and poll results. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";

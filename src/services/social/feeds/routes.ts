@@ -1,5 +1,5 @@
 /** Routes of feeds: /actors/{actor_id}/feeds/home and /feeds/discover. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { laneBase, type LaneRouteDeps } from "../core/routes";
 import { ActorParams, CommunityParams, errors, Pagination, PageQuery } from "../core/schemas";

@@ -1,5 +1,5 @@
 /** TypeBox models of the actor graph. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { Actor, Edge, ItemError, Pagination } from "../core/schemas";
 
 export { Edge };

@@ -1,5 +1,5 @@
 /** Routes of hashtags: /hashtags/{tag}, /search/hashtags, /actors/{actor_id}/hashtag-follows. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";

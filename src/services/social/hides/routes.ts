@@ -1,5 +1,5 @@
 /** Routes of hides: POST /hides, DELETE /hides/{src_actor_id}/{post_id}, GET /actors/{actor_id}/hides. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";

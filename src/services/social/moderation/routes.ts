@@ -1,5 +1,6 @@
 /** Routes of moderation: POST /flags (customer lane); queue, actions and keyword filters (admin lane). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";

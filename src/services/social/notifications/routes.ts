@@ -1,5 +1,5 @@
 /** Routes of the notification inbox: /actors/{actor_id}/notifications[/counts|/read|/seen]. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 import { requirePrincipal } from "../../../access/principal";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";

@@ -1,5 +1,5 @@
 /** Routes of posts: /posts, /posts/{post_id}, tags of a post. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";

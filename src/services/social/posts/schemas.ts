@@ -1,5 +1,5 @@
 /** TypeBox models of posts and tags. */
-import { t } from "elysia";
+import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 
 const AssetRef = t.Object({ asset_id: t.String({ description: "A ready asset of the community owned by the author" }), alt_text: t.Optional(t.Nullable(t.String({ description: "Up to 1000 characters" }))) });

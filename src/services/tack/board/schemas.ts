@@ -1,5 +1,6 @@
 /** TypeBox models of the card board's routes (requests, records, offset pages). */
-import { t, type TSchema } from "elysia";
+import type { TSchema } from "elysia";
+import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject } from "../../../access/schemas";
 import { PRIORITIES } from "./validate";
 

@@ -1,0 +1,26 @@
+/**
+ * The one schema builder of every route: Elysia's `t`, with JSON bodies typed exactly.
+ *
+ * Elysia's own `t.Integer` is a coercing union (an integer, or a string of digits decoded to
+ * one), so `{"max_steps": "5"}` passed a body schema, and every integer field was documented
+ * as `string | integer` in the OpenAPI (openapi-typescript typed ~570 fields `string | number`).
+ * Here `t.Integer` is TypeBox's plain integer: a JSON body or response takes a JSON number.
+ *
+ * Only query strings are parsed into numbers and booleans: Elysia already coerces `t.Number`
+ * and `t.Boolean` in a query; `t.QueryInteger` is the integer a query string carries (decoded
+ * from its digits), documented as `integer` by core/openapi.ts.
+ */
+import { t as elysiaT } from "elysia";
+import { Type, type IntegerOptions, type TInteger } from "@sinclair/typebox";
+
+interface StrictTypes {
+  /** A JSON integer (never a numeric string). */
+  Integer(options?: IntegerOptions): TInteger;
+  /** An integer query parameter: "20" decodes to 20; "2x" or "1.5" is a 400 naming the parameter. */
+  QueryInteger(options?: IntegerOptions): TInteger;
+}
+
+export const t: Omit<typeof elysiaT, "Integer"> & StrictTypes = Object.assign(Object.create(elysiaT), {
+  Integer: (options?: IntegerOptions) => Type.Integer(options),
+  QueryInteger: (options?: IntegerOptions) => elysiaT.Integer(options),
+});
