@@ -31,28 +31,28 @@ const positions = async (w: TestWaitlist) => {
 };
 
 describe("positions and referrals", () => {
-  test("referral boost arithmetic: effective = max(1, ordinal - boost*referrals), ties by time; self and foreign codes ignored", async () => {
+  test("referral boost arithmetic: effective = max(1, ordinal - boost*referrals), a boosted entry goes ahead on a tie; self and foreign codes ignored", async () => {
     const w = await createWaitlist(app, { settings: { referral_boost: 2 } });
     const e = await fill(w, 5);
-    // e5 refers two people: ordinal 5 - 2*2 = 1 -> ties with e1 (effective 1), e1 is older.
+    // e5 refers two people: ordinal 5 - 2*2 = 1 -> ties with e1 (effective 1) and goes ahead of it.
     tick();
     const r1 = await join(app, w, { email: "f1@example.com", referral_code: e[4]!.referral_code });
     expect(r1.body.position).toBe(6);
     tick();
     await join(app, w, { email: "f2@example.com", referral_code: e[4]!.referral_code });
     expect(await positions(w)).toEqual([
-      ["e1@example.com", 1], ["e5@example.com", 2], ["e2@example.com", 3], ["e3@example.com", 4], ["e4@example.com", 5], ["f1@example.com", 6], ["f2@example.com", 7],
+      ["e5@example.com", 1], ["e1@example.com", 2], ["e2@example.com", 3], ["e3@example.com", 4], ["e4@example.com", 5], ["f1@example.com", 6], ["f2@example.com", 7],
     ]);
     const e5 = await app.call("GET", `${w.base}/entries/${e[4]!.id}`, { token: w.token });
-    expect(e5.body).toMatchObject({ referral_count: 2, position: 2 });
+    expect(e5.body).toMatchObject({ referral_count: 2, position: 1 });
     // A repeat sign-up of the referrer shows the same numbers publicly.
     const pub = await join(app, w, { email: "e5@example.com" });
-    expect(pub.body).toMatchObject({ position: 2, referral_count: 2 });
+    expect(pub.body).toMatchObject({ position: 1, referral_count: 2 });
 
-    // Rejecting a referred entry stops its referral counting (5 - 2 = 3, after e3 by time); deleting the other too.
+    // Rejecting a referred entry stops its referral counting (5 - 2 = 3: ahead of e3); deleting the other too.
     const f1 = (await app.call("GET", `${w.base}/entries?q=f1@`, { token: w.token })).body.data[0];
     expect((await app.call("POST", `${w.base}/entries/${f1.id}/reject`, { token: w.token })).status).toBe(200);
-    expect((await app.call("GET", `${w.base}/entries/${e[4]!.id}`, { token: w.token })).body).toMatchObject({ referral_count: 1, position: 4 });
+    expect((await app.call("GET", `${w.base}/entries/${e[4]!.id}`, { token: w.token })).body).toMatchObject({ referral_count: 1, position: 3 });
     const f2 = (await app.call("GET", `${w.base}/entries?q=F2`, { token: w.token })).body.data[0];
     expect((await app.call("DELETE", `${w.base}/entries/${f2.id}`, { token: w.token })).status).toBe(204);
     expect((await app.call("GET", `${w.base}/entries/${e[4]!.id}`, { token: w.token })).body).toMatchObject({ referral_count: 0, position: 5 });
@@ -64,6 +64,71 @@ describe("positions and referrals", () => {
     expect(g.status).toBe(201);
     expect((await app.call("GET", `${w.base}/entries/${g.body.id}`, { token: w.token })).body.referred_by_entry_id).toBeNull();
     expect((await join(app, w, { email: "e1@example.com", referral_code: e[0]!.referral_code })).body.referral_count).toBe(0);
+  });
+
+  /**
+   * Every place that shows a position, for each pending entry: the admin list order (sort=position),
+   * the entry read, the public lookup (a repeat sign-up answers the entry's public view), the
+   * CSV export and bulk top. Returns the emails in list order after checking they all agree.
+   */
+  async function agreedOrder(w: TestWaitlist): Promise<string[]> {
+    const list = (await app.call("GET", `${w.base}/entries?status=pending&limit=200`, { token: w.token })).body.data as any[];
+    expect(list.map((x) => x.position)).toEqual(list.map((_, i) => i + 1));
+    const csv = parse((await app.call("GET", `${w.base}/entries/export.csv`, { token: w.token })).body as string, { columns: true }) as Record<string, string>[];
+    const csvPosition = new Map(csv.map((r) => [r.email, Number(r.position)]));
+    for (const x of list) {
+      expect((await app.call("GET", `${w.base}/entries/${x.id}`, { token: w.token })).body.position).toBe(x.position);
+      expect((await join(app, w, { email: x.email })).body.position).toBe(x.position);
+      expect(csvPosition.get(x.email)).toBe(x.position);
+    }
+    return list.map((x) => x.email.split("@")[0]);
+  }
+
+  test("boost 1: one referral passes exactly one entry; the entry, the public lookup, the list, the export agree", async () => {
+    const w = await createWaitlist(app, { settings: { referral_boost: 1 } });
+    const e = await fill(w, 4, "b");
+    expect(await agreedOrder(w)).toEqual(["b1", "b2", "b3", "b4"]);
+    tick();
+    await join(app, w, { email: "r1@example.com", referral_code: e[2]!.referral_code });
+    // b3: ordinal 3 - 1 = 2, the place of b2: it passes b2 and nobody else.
+    expect(await agreedOrder(w)).toEqual(["b1", "b3", "b2", "b4", "r1"]);
+    tick();
+    await join(app, w, { email: "r2@example.com", referral_code: e[2]!.referral_code });
+    // A second referral passes one more (b1).
+    expect(await agreedOrder(w)).toEqual(["b3", "b1", "b2", "b4", "r1", "r2"]);
+    // Bulk top picks by the same order.
+    const top = await app.call("POST", `${w.base}/entries/bulk`, { token: w.token, body: { action: "approve", top: 1 } });
+    expect(top.body.data.map((x: any) => x.email)).toEqual(["b3@example.com"]);
+  });
+
+  test("boost N passes N entries per referral, and nobody goes above position 1", async () => {
+    const w = await createWaitlist(app, { settings: { referral_boost: 3 } });
+    const e = await fill(w, 6, "n");
+    tick();
+    await join(app, w, { email: "s1@example.com", referral_code: e[5]!.referral_code });
+    // n6: 6 - 3 = 3: passes n3, n4, n5.
+    expect(await agreedOrder(w)).toEqual(["n1", "n2", "n6", "n3", "n4", "n5", "s1"]);
+    tick();
+    await join(app, w, { email: "s2@example.com", referral_code: e[5]!.referral_code });
+    // 6 - 6 = 0, kept at 1: first, and n1 second.
+    expect(await agreedOrder(w)).toEqual(["n6", "n1", "n2", "n3", "n4", "n5", "s1", "s2"]);
+    tick();
+    await join(app, w, { email: "s3@example.com", referral_code: e[4]!.referral_code });
+    // n5: 5 - 3 = 2; n6 (effective 1) stays ahead; two boosted entries keep their own order.
+    expect(await agreedOrder(w)).toEqual(["n6", "n1", "n5", "n2", "n3", "n4", "s1", "s2", "s3"]);
+
+    const big = await createWaitlist(app, { settings: { referral_boost: 1000 } });
+    const g = await fill(big, 3, "g");
+    tick();
+    await join(app, big, { email: "t1@example.com", referral_code: g[1]!.referral_code });
+    expect(await agreedOrder(big)).toEqual(["g2", "g1", "g3", "t1"]);
+
+    // Boost 0: referrals count but move nobody.
+    const none = await createWaitlist(app, { settings: { referral_boost: 0 } });
+    const z = await fill(none, 3, "z");
+    tick();
+    await join(app, none, { email: "u1@example.com", referral_code: z[2]!.referral_code });
+    expect(await agreedOrder(none)).toEqual(["z1", "z2", "z3", "u1"]);
   });
 
   test("admin list: filters, sort, cursor pages; approve/reject from pending only; PATCH; bulk top and ids (atomic)", async () => {

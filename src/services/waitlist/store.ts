@@ -205,25 +205,29 @@ export async function deleteEntry(db: Sql, r: { id: string; waitlist_id: string;
  * Positions of a waitlist's pending entries (the formula in README "Waitlist"):
  *   ordinal   = 1-based rank among pending entries by (created_at, id)
  *   effective = max(1, ordinal - referral_boost * referral_count)
- *   position  = 1-based rank by (effective, created_at, id)
- * One CTE both engines run (window functions), shared by every read that shows positions.
+ *   position  = 1-based rank by (effective, boosted first, created_at, id)
+ * "Boosted first": a referrer whose effective rank equals another entry's goes ahead of it, so a
+ * boost of N moves the referrer up N places per referral (with the tie going to the older entry,
+ * a boost of 1 moved nobody). One CTE both engines run (window functions), shared by every read
+ * that shows positions; `unboosted` is 0 for a boosted entry, 1 otherwise.
  */
-const POSITIONS = `WITH ord AS (
+const EFFECTIVE = `ord AS (
     SELECT id, created_at, referral_count, ROW_NUMBER() OVER (ORDER BY created_at, id) AS ordinal
       FROM waitlist_entries WHERE waitlist_id = $w AND status = 'pending'),
-  eff AS (SELECT id, created_at, CASE WHEN ordinal - $boost * referral_count < 1 THEN 1 ELSE ordinal - $boost * referral_count END AS effective FROM ord),
-  pos AS (SELECT id, ROW_NUMBER() OVER (ORDER BY effective, created_at, id) AS position FROM eff)`;
+  eff AS (SELECT id, created_at,
+      CASE WHEN ordinal - $boost * referral_count < 1 THEN 1 ELSE ordinal - $boost * referral_count END AS effective,
+      CASE WHEN $boost * referral_count > 0 THEN 0 ELSE 1 END AS unboosted FROM ord)`;
+const POSITIONS = `WITH ${EFFECTIVE},
+  pos AS (SELECT id, ROW_NUMBER() OVER (ORDER BY effective, unboosted, created_at, id) AS position FROM eff)`;
 
 /** One entry's position: the same order as POSITIONS, counted in one pass (no second sort). Null unless pending. */
 export async function positionOf(db: Sql, waitlistId: string, boost: number, id: string): Promise<number | null> {
   const r = await db.get<{ position: number; found: number }>(
-    `WITH ord AS (
-        SELECT id, created_at, referral_count, ROW_NUMBER() OVER (ORDER BY created_at, id) AS ordinal
-          FROM waitlist_entries WHERE waitlist_id = $w AND status = 'pending'),
-      eff AS (SELECT id, created_at, CASE WHEN ordinal - $boost * referral_count < 1 THEN 1 ELSE ordinal - $boost * referral_count END AS effective FROM ord),
-      me AS (SELECT id, created_at, effective FROM eff WHERE id = $id)
+    `WITH ${EFFECTIVE},
+      me AS (SELECT id, created_at, effective, unboosted FROM eff WHERE id = $id)
      SELECT COUNT(*) AS position, (SELECT COUNT(*) FROM me) AS found FROM eff, me
-      WHERE eff.effective < me.effective OR (eff.effective = me.effective AND (eff.created_at < me.created_at OR (eff.created_at = me.created_at AND eff.id <= me.id)))`,
+      WHERE eff.effective < me.effective OR (eff.effective = me.effective AND (eff.unboosted < me.unboosted OR (eff.unboosted = me.unboosted
+        AND (eff.created_at < me.created_at OR (eff.created_at = me.created_at AND eff.id <= me.id)))))`,
     { w: waitlistId, boost, id },
   );
   return r && Number(r.found) ? Number(r.position) : null;
