@@ -197,8 +197,8 @@ describe("read, update, delete", () => {
       app.clock.iso(),
     );
     const before = await app.call("GET", `${base(ws.id)}/endpoints/${ep.id}`, { token });
-    // enabled is the owner's switch (still on); status is the engine's verdict.
-    expect(before.body).toMatchObject({ enabled: true, status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 20, first_failure_at: "2026-11-20T10:00:00.000Z" });
+    // Auto-disabled reads enabled false until PATCH enabled:true (status says why).
+    expect(before.body).toMatchObject({ enabled: false, status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 20, first_failure_at: "2026-11-20T10:00:00.000Z" });
     const r = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: { enabled: true } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ enabled: true, status: "enabled", disabled_reason: null, consecutive_failures: 0, first_failure_at: null });

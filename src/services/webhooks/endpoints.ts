@@ -6,10 +6,12 @@
  * - The 11th endpoint of a scope is 409 ENDPOINT_LIMIT_REACHED.
  * - Signing secrets are stored encrypted with the master key; the plaintext is in the
  *   create and rotate-secret responses only, later reads show signing_secret_hint (last 4).
- * - Two independent fields, as the spec's record has them: `enabled` is the owner's switch
- *   (a manual pause is enabled:false) and `status` is the engine's verdict, enabled |
- *   auto_disabled (disabled_reason "failing" while auto_disabled, else null). An endpoint
- *   receives events only when enabled is true and status is enabled.
+ * - `enabled` reads true exactly when the endpoint receives events: false while paused
+ *   (PATCH enabled:false) and false while auto_disabled, until PATCH enabled:true (the spec's
+ *   "auto_disabled -> PATCH enabled true -> enabled"). `status` says which: enabled |
+ *   auto_disabled (disabled_reason "failing" while auto_disabled, else null), so a pause reads
+ *   enabled false with status enabled. The row keeps the owner's switch (enabled) and the
+ *   engine's verdict (status) apart; the views fold them, as the legacy and board records do.
  *   PATCH enabled:false pauses: enabled false, status unchanged, queued retries dropped
  *   (pending deliveries become not_sent), like an auto-disable does.
  *   PATCH enabled:true on a paused or auto_disabled endpoint sets enabled true and status
@@ -115,7 +117,7 @@ export class EndpointService {
       url: r.url,
       description: r.description,
       event_types: JSON.parse(r.event_types) as string[],
-      enabled: r.enabled === 1,
+      enabled: r.enabled === 1 && r.status === "enabled",
       status: r.status,
       signing_secret_hint: secret.slice(-4),
       consecutive_failures: r.consecutive_failures,

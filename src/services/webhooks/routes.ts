@@ -30,7 +30,7 @@ export const WebhookEndpoint = t.Object({
   url: t.String(),
   description: t.String(),
   event_types: t.Array(t.String(), { description: "Empty: every event type, including future ones" }),
-  enabled: t.Boolean({ description: "Your switch: false while paused (PATCH enabled:false). Events are delivered when enabled is true and status is enabled" }),
+  enabled: t.Boolean({ description: "True exactly when events are delivered: false while paused (PATCH enabled:false) or auto_disabled (see status), until PATCH enabled:true" }),
   status: t.Union([t.Literal("enabled"), t.Literal("auto_disabled")], {
     description: "auto_disabled after 20 consecutive failures or 24 h of only failures (disabled_reason failing); PATCH enabled:true brings it back",
   }),
