@@ -11,6 +11,8 @@ import { DAY, systemClock, type Clock } from "./core/clock";
 import { openDatabase, sqliteOf, SQLITE_FILE } from "./core/db";
 import { CacheBus } from "./core/cache-bus";
 import { EventOutbox } from "./core/events";
+import { CredentialGate } from "./core/credential-gate";
+import type { RouteInfo } from "./core/openapi";
 import { httpKernel } from "./core/http";
 import { Idempotency } from "./core/idempotency";
 import { RequestBodies } from "./core/request-body";
@@ -271,7 +273,7 @@ export async function createApp(
     // a card create). No response schema relies on an encode step (no t.Date and the like).
     encodeSchema: false,
   })
-    .use(httpKernel(ctx.log, ctx.metrics, bodies))
+    .use(httpKernel(ctx.log, ctx.metrics, bodies, new CredentialGate((): readonly RouteInfo[] => app.routes, SECURITY_SCHEMES)))
     .get("/healthz", () => ({ status: "ok", version: VERSION }), { detail: { hide: true } })
     .get("/readyz", async ({ set }) => {
       const db = await ctx.db.ping();

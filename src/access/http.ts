@@ -3,7 +3,10 @@
  * request, only on routes that sit behind this plugin) and request metadata for audit.
  */
 import { Elysia } from "elysia";
+import { unauthorized } from "../core/errors";
+import { routeSecurityOf } from "../core/http";
 import { andThen } from "../core/maybe-promise";
+import { PLATFORM_SCHEMES } from "./openapi";
 import { bearerFrom, type Principal, type PrincipalResolver } from "./principal";
 
 export interface RequestMeta {
@@ -50,12 +53,27 @@ export function sessionCookieOf(request: Request): string | null {
   return header ? new Bun.CookieMap(header).get(SESSION_COOKIE) : null;
 }
 
+/**
+ * True when the route takes platform credentials only: then a credential the platform does
+ * not know is refused here, before the input is validated. Where a route also takes another
+ * kind (an Auth App's M2M token, a publishable key), the handler decides.
+ */
+function platformOnly(request: Request): boolean {
+  const security = routeSecurityOf(request);
+  return !!security?.needed && security.requirements.every((req) => Object.keys(req).every((name) => PLATFORM_SCHEMES.has(name)));
+}
+
 export function principalPlugin(resolver: PrincipalResolver) {
+  // A derive, not a resolve: it runs in the transform phase, before Elysia validates the
+  // input, so an invalid credential is a 401 before any 400 (credential, validation, existence).
   // Not an async function: a cached API key or a verified token resolves without a promise.
-  return new Elysia({ name: "principal" }).resolve({ as: "scoped" }, ({ request, server }) => {
+  return new Elysia({ name: "principal" }).derive({ as: "scoped" }, ({ request, server }) => {
     // A bearer token wins over the cookie, so the cookie is only read without one.
     const bearer = bearerFrom(request.headers.get("authorization"));
     const meta = requestMeta(request, server);
-    return andThen(resolver.resolve(bearer, bearer ? null : sessionCookieOf(request)), (principal: Principal | null) => ({ principal, meta }));
+    return andThen(resolver.resolve(bearer, bearer ? null : sessionCookieOf(request)), (principal: Principal | null) => {
+      if (!principal && platformOnly(request)) throw unauthorized("Missing or invalid access token");
+      return { principal, meta };
+    });
   });
 }

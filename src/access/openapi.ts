@@ -22,6 +22,9 @@ type Scheme = keyof typeof SECURITY_SCHEMES;
 export type Requirement = Partial<Record<Scheme, string[]>>;
 const any = (...schemes: Scheme[]): Requirement[] => schemes.map((s) => ({ [s]: [] }));
 
+/** The schemes the platform's principal resolver answers (access/http.ts principalPlugin). */
+export const PLATFORM_SCHEMES: ReadonlySet<string> = new Set<Scheme>(["consoleToken", "apiKey", "consoleCookie"]);
+
 /** No credential. */
 export const PUBLIC: Requirement[] = [];
 /** Any platform principal: console session, personal token, workspace API key (policy decides). */

@@ -6,6 +6,7 @@ import { Elysia } from "elysia";
 import { ApiError, errorBody, invalidField } from "./errors";
 import type { Logger } from "./log";
 import type { Metrics } from "./metrics";
+import type { CredentialGate, RouteSecurity } from "./credential-gate";
 import { RequestBodies } from "./request-body";
 // Installs the date-time fast path before any schema is compiled.
 import "./formats";
@@ -21,7 +22,8 @@ function validationDetails(error: any): { field: string; reason: string }[] {
     const field = String(e.path ?? "").replace(/^\//, "").replaceAll("/", ".") || String(error?.type ?? "body");
     if (seen.has(field)) continue;
     seen.add(field);
-    details.push({ field, reason: e.summary ?? e.message ?? "invalid" });
+    // A missing required field reads "required" rather than TypeBox's "Expected ... but found: undefined".
+    details.push({ field, reason: e.value === undefined && all.length ? "required" : (e.summary ?? e.message ?? "invalid") });
   }
   return details;
 }
@@ -39,11 +41,18 @@ interface RequestState {
   id: string;
   /** Route template (`/auth/:app_slug/v1/me`), recorded by a hook once Elysia has matched one. */
   route: string | undefined;
+  /** What the matched route declares (credential-gate.ts), once the transform hook has run. */
+  security?: RouteSecurity;
 }
 
 /** The request id the kernel gave a request (the caller's x-request-id when well-formed); "" outside the kernel. */
 export function requestIdOf(request: Request): string {
   return (request as { [STATE]?: RequestState })[STATE]?.id ?? "";
+}
+
+/** The matched route's declared security (undefined before the transform hook or without a gate). */
+export function routeSecurityOf(request: Request): RouteSecurity | undefined {
+  return (request as { [STATE]?: RequestState })[STATE]?.security;
 }
 
 /** What Elysia's `wrap` hands the kernel: the app's (or one route's) request handler. */
@@ -54,7 +63,7 @@ const recordRoute = (request: Request, route: string | undefined) => {
   if (state && route) state.route = route;
 };
 
-export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBodies()) {
+export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBodies(), gate?: CredentialGate) {
   // The level is fixed for a logger's life: below info, no access-log fields are built at all.
   const accessLog = log.enabled("info");
   /**
@@ -107,8 +116,15 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     // Runs on every matched route before validation and handlers: records the template for
     // the access log and metrics. The router leaves a path parameter that is not
     // percent-encoded UTF-8 (%FF) as null, which no handler expects: refused here.
+    // Then the credential gate: a route that declares security answers 401 to a request that
+    // carries none of its credentials, before anything judges the input (credential-gate.ts).
     .onTransform({ as: "global" }, ({ params, request, route }) => {
       recordRoute(request, route);
+      if (gate) {
+        const state = (request as { [STATE]?: RequestState })[STATE];
+        const security = gate.check(request, route);
+        if (state) state.security = security;
+      }
       for (const name in params) if (params[name] === null) throw invalidField(name, "not valid percent-encoded UTF-8");
       // NUL (%00) in the path or query: PostgreSQL text cannot hold it, so neither engine sees one.
       if (request.url.includes("%00")) throw invalidField("url", "may not contain the NUL character (%00)");
