@@ -1,7 +1,7 @@
 /**
  * The fixture website of the extraction tests (and the bench): a real HTTP server on
  * 127.0.0.1 with a product page (JSON-LD + OpenGraph), a microdata product, an article, a
- * paginated listing (header tables, rel=next), a spec sheet (definition list and key/value
+ * paginated listing (header tables, rel=next) and one whose next page is gone, a spec sheet (definition list and key/value
  * table), a JSON endpoint, a redirect to a private address, a slow page, a huge page, an
  * image and a robots.txt. It records every request and which slow requests were aborted.
  */
@@ -141,6 +141,9 @@ export function startFixtureSite(): FixtureSite {
           return page(specsPage());
         case "/listing":
           return page(listingPage(Number(u.searchParams.get("page") ?? "1")));
+        case "/listing-dead-end":
+          // Page 1 of the listing whose "next" link leads to a page that is gone.
+          return page(listingPage(1).replace('href="/listing?page=2"', 'href="/listing-gone"'));
         case "/api/product":
           return page(JSON.stringify({ product: { name: PRODUCT.name, sku: PRODUCT.sku, price: PRODUCT.price } }), "application/json");
         case "/private-area":

@@ -6,10 +6,14 @@
  *
  * Links: pagination links (rel=next, "next" anchors) are always followed; links whose text
  * or path shares words with the description only while a required property is still empty.
- * Outcome: a result that validates succeeds (stopped_by "done", or "max_steps" with pages
- * left unread); otherwise STEP_LIMIT when pages were left unread, SCHEMA_UNSATISFIED when
- * every reachable page was read (naming the empty required properties), or the fetch error
- * (FETCH_FAILED, BLOCKED_BY_SSRF_GUARD) when no page could be read at all.
+ * Outcome: a job succeeds only on pages it read. When no page could be read at all it fails
+ * with the fetch error, whatever the schema (an empty result can satisfy a schema without
+ * required properties): BLOCKED_BY_SSRF_GUARD when every page was refused by the guard, else
+ * FETCH_FAILED (HTTP error, DNS, connection, robots.txt...), naming the URL and the reason; no
+ * URL at all is SCHEMA_UNSATISFIED. Otherwise a result that validates succeeds (stopped_by
+ * "done", or "max_steps" with pages left unread); else STEP_LIMIT when pages were left
+ * unread, or SCHEMA_UNSATISFIED when every reachable page was read (naming the empty
+ * required properties).
  */
 import type { ValidateFunction } from "ajv";
 import { describeErrors, missingRequired, type JsonObject } from "../schema";
@@ -81,7 +85,7 @@ export async function runJob(job: JobSpec, env: RunEnv): Promise<RunResult> {
   const sources: Record<string, string> = {};
   let repaired = false;
   let merged: JsonObject = {};
-  let firstError: FetchError | null = null;
+  const errors: FetchError[] = [];
   let read = 0;
 
   const enqueue = (urls: string[]) => {
@@ -110,7 +114,7 @@ export async function runJob(job: JobSpec, env: RunEnv): Promise<RunResult> {
     } catch (e) {
       progress.bytes_fetched = meter.bytes;
       if (!(e instanceof FetchError)) throw e;
-      firstError ??= e;
+      errors.push(e);
       pages.push({ url, status: null, extracted: false, error: `${e.code}: ${e.message}` });
       continue;
     } finally {
@@ -163,16 +167,22 @@ export async function runJob(job: JobSpec, env: RunEnv): Promise<RunResult> {
     }
   }
 
+  if (read === 0) throw nothingRead(errors, meta("error"));
   const left = queue.length > 0;
   if (env.validate(merged)) return { result: merged, meta: meta(left ? "max_steps" : "done") };
-  if (read === 0) {
-    if (firstError) throw new JobError(firstError.code, firstError.message, meta("error"));
-    throw new JobError("SCHEMA_UNSATISFIED", "the job has no suggested_urls to read", meta("error"));
-  }
   const missing = missingRequired(job.schema, merged);
   const why = missing.length ? `required properties stayed empty: ${missing.join(", ")}` : `the result does not match the schema: ${describeErrors(env.validate.errors).join("; ")}`;
   if (left) throw new JobError("STEP_LIMIT", `stopped after max_steps (${job.maxSteps}) pages with pages left to read; ${why}`, meta("max_steps"));
   throw new JobError("SCHEMA_UNSATISFIED", why, meta("done"));
+}
+
+/** The failure of a job that read no page: the first URL's reason for the code, and how many others failed. */
+function nothingRead(errors: FetchError[], meta: JsonObject): JobError {
+  if (!errors.length) return new JobError("SCHEMA_UNSATISFIED", "the job has no suggested_urls to read", meta);
+  const code = errors.every((e) => e.code === "BLOCKED_BY_SSRF_GUARD") ? "BLOCKED_BY_SSRF_GUARD" : "FETCH_FAILED";
+  const first = errors.find((e) => e.code === code)!;
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more unreadable page${errors.length > 2 ? "s" : ""}: see result_meta.pages)` : "";
+  return new JobError(code, `no page could be read: ${first.message}${more}`, meta);
 }
 
 /** Markdown of an HTML page; its plain text if the conversion fails on odd markup. */
