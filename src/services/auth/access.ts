@@ -6,7 +6,12 @@
  * - Administrative callers of App routes (tenants, users, roles, invites, verification
  *   codes, audit) name an action `auth.<resource>.<verb>` and may be:
  *     - a platform principal (workspace API key, console session or personal token) whose
- *       policy allows the action in the App's workspace; another workspace's key gets 404;
+ *       policy allows the action in the App's workspace; another workspace's key gets 404.
+ *       The console session may come as the `auth_token` cookie, as on platform routes: the
+ *       cookie is SameSite=Lax (no cookie on cross-site POST/PATCH/PUT/DELETE) and these
+ *       routes take JSON bodies only (415 for a form or text/plain post), so a cross-site page
+ *       can neither send the cookie with a write nor send a JSON write without a CORS preflight
+ *       that no route answers;
  *     - an M2M access token of this App (client_credentials) whose permissions cover the
  *       action. M2M clients are granted auth.* action names when they are created. The
  *       client is re-checked on each call: deleted, rotated after the token was issued, or
@@ -38,6 +43,15 @@ export interface M2mClaims extends JWTPayload {
   type: "m2m";
   client_id: string;
   permissions: string[];
+}
+
+/**
+ * What an administrative caller sent: the Authorization header and, only when that header
+ * holds no bearer token, the console's session cookie (a bearer wins, as on platform routes).
+ */
+export interface AdminCredentials {
+  authorization: string | null;
+  cookie: string | null;
 }
 
 export type AdminCaller = { kind: "platform"; principal: Principal; actor: AuthActor } | { kind: "m2m"; clientId: string; permissions: string[]; actor: AuthActor };
@@ -85,8 +99,8 @@ export class AppAccess {
   }
 
   /** An administrative caller allowed `action` on this App: 401 without a credential, 404 for another workspace, 403 without the action. */
-  async admin(app: LoadedApp, authorization: string | null | undefined, action: string, cookie: string | null = null): Promise<AdminCaller> {
-    const token = bearerFrom(authorization);
+  async admin(app: LoadedApp, credentials: AdminCredentials, action: string): Promise<AdminCaller> {
+    const token = bearerFrom(credentials.authorization);
     if (token && isRs256(token)) {
       const claims = await this.verify(app, token);
       if (!claims || claims.type !== "m2m") throw unauthorized("Missing or invalid access token");
@@ -100,7 +114,7 @@ export class AppAccess {
       if (!covers(m.permissions ?? []) || !covers(current)) throw forbidden(`Not allowed: ${action}`);
       return { kind: "m2m", clientId: m.client_id, permissions: m.permissions, actor: { type: "m2m_client", id: m.client_id } };
     }
-    const principal = await this.platform.resolve(token, cookie);
+    const principal = await this.platform.resolve(token, token ? null : credentials.cookie);
     if (!principal) throw unauthorized("Missing or invalid credentials");
     await this.apps.authorize(principal, app, action);
     return { kind: "platform", principal, actor: actorOfPrincipal(principal) };

@@ -27,7 +27,7 @@ import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
-import type { AppAccess } from "./access";
+import type { AdminCredentials, AppAccess } from "./access";
 import type { SessionService } from "./sessions";
 import { isEmail } from "./settings";
 import * as adminStore from "./store/admin-users";
@@ -60,8 +60,8 @@ export class AdminUserService {
     private readonly emit: EmitAuthEvent,
   ) {}
 
-  private caller(app: LoadedApp, authorization: string | null, action: string) {
-    return this.auth.access.admin(app, authorization, action);
+  private caller(app: LoadedApp, credentials: AdminCredentials, action: string) {
+    return this.auth.access.admin(app, credentials, action);
   }
 
   private async load(db: Sql, app: LoadedApp, id: string) {
@@ -70,8 +70,8 @@ export class AdminUserService {
     return u;
   }
 
-  async list(app: LoadedApp, authorization: string | null, q: { limit?: string; cursor?: string; q?: string }) {
-    await this.caller(app, authorization, "auth.user.list");
+  async list(app: LoadedApp, credentials: AdminCredentials, q: { limit?: string; cursor?: string; q?: string }) {
+    await this.caller(app, credentials, "auth.user.list");
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id: unknown }>(q.cursor)?.id;
     const search = q.q?.trim() || null;
@@ -80,14 +80,14 @@ export class AdminUserService {
     return buildPage(rows, limit, (r) => ({ id: r.id }), publicUser);
   }
 
-  async create(app: LoadedApp, authorization: string | null, body: NewUser, meta: RequestMeta) {
-    const c = await this.caller(app, authorization, "auth.user.create");
+  async create(app: LoadedApp, credentials: AdminCredentials, body: NewUser, meta: RequestMeta) {
+    const c = await this.caller(app, credentials, "auth.user.create");
     const view = await this.auth.users.create(app, body, c.actor, meta, "admin", { passwordRequired: false });
     return publicUser(view);
   }
 
-  async get(app: LoadedApp, authorization: string | null, id: string) {
-    await this.caller(app, authorization, "auth.user.read");
+  async get(app: LoadedApp, credentials: AdminCredentials, id: string) {
+    await this.caller(app, credentials, "auth.user.read");
     return publicUser(await this.load(this.ctx.db, app, id));
   }
 
@@ -120,8 +120,8 @@ export class AdminUserService {
     return { email, roleId };
   }
 
-  async update(app: LoadedApp, authorization: string | null, id: string, b: AdminUserPatch, meta: RequestMeta) {
-    const c = await this.caller(app, authorization, "auth.user.update");
+  async update(app: LoadedApp, credentials: AdminCredentials, id: string, b: AdminUserPatch, meta: RequestMeta) {
+    const c = await this.caller(app, credentials, "auth.user.update");
     await this.load(this.ctx.db, app, id);
     const { email, roleId } = await this.validatePatch(app, b);
     // argon2 must not run while the write lock is held.
@@ -207,8 +207,8 @@ export class AdminUserService {
   }
 
   /** The user's live sessions, newest first (at most ADMIN_SESSIONS_MAX). */
-  async sessions(app: LoadedApp, authorization: string | null, id: string) {
-    await this.caller(app, authorization, "auth.user.read");
+  async sessions(app: LoadedApp, credentials: AdminCredentials, id: string) {
+    await this.caller(app, credentials, "auth.user.read");
     await this.load(this.ctx.db, app, id);
     const rows = await adminStore.liveSessionsOfUser(this.ctx.db, app.id, id, this.ctx.clock.nowMs(), ADMIN_SESSIONS_MAX);
     return {
@@ -226,8 +226,8 @@ export class AdminUserService {
   }
 
   /** Revokes one live session of the user (its refresh token stops working; access tokens fail the session check). 404 when it is not a live session of this user. */
-  async revokeSession(app: LoadedApp, authorization: string | null, id: string, sessionId: string, meta: RequestMeta) {
-    const c = await this.caller(app, authorization, "auth.user.update");
+  async revokeSession(app: LoadedApp, credentials: AdminCredentials, id: string, sessionId: string, meta: RequestMeta) {
+    const c = await this.caller(app, credentials, "auth.user.update");
     await tx(this.ctx.db, async (t) => {
       await this.load(t, app, id);
       const now = this.ctx.clock.iso();
@@ -237,8 +237,8 @@ export class AdminUserService {
   }
 
   /** Admin MFA reset: removes every factor, recovery code and open MFA challenge of the user. Sessions stay. */
-  async resetMfa(app: LoadedApp, authorization: string | null, id: string, meta: RequestMeta) {
-    const c = await this.caller(app, authorization, "auth.user.update");
+  async resetMfa(app: LoadedApp, credentials: AdminCredentials, id: string, meta: RequestMeta) {
+    const c = await this.caller(app, credentials, "auth.user.update");
     await tx(this.ctx.db, async (t) => {
       await this.load(t, app, id);
       const factors = await adminStore.deleteUserMfa(t, app.id, id);
@@ -246,8 +246,8 @@ export class AdminUserService {
     });
   }
 
-  async remove(app: LoadedApp, authorization: string | null, id: string, meta: RequestMeta) {
-    const c = await this.caller(app, authorization, "auth.user.delete");
+  async remove(app: LoadedApp, credentials: AdminCredentials, id: string, meta: RequestMeta) {
+    const c = await this.caller(app, credentials, "auth.user.delete");
     await tx(this.ctx.db, async (t) => {
       const u = await this.load(t, app, id);
       const now = this.ctx.clock.iso();

@@ -14,7 +14,7 @@ import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagin
 import type { AppContext } from "../../context";
 import { parseIsoInstant } from "../platform/credentials";
 import type { LoadedApp } from "./apps";
-import type { AppAccess } from "./access";
+import type { AdminCredentials, AppAccess } from "./access";
 import { listAuthAudit, type AuditFilter, type AuthAuditRow } from "./store/audit";
 
 export const AUTH_AUDIT_DEFAULT_LIMIT = 50;
@@ -110,8 +110,8 @@ export class AuditQueryService {
    * One page of the App's log, for a workspace key / console session of the App's workspace
    * or an M2M token of the App allowed auth.audit.list (401 / 403, another workspace 404).
    */
-  async list(app: LoadedApp, authorization: string | null, cookie: string | null, q: AuthAuditQuery): Promise<Page<AuthAuditView>> {
-    await this.auth.access.admin(app, authorization, "auth.audit.list", cookie);
+  async list(app: LoadedApp, credentials: AdminCredentials, q: AuthAuditQuery): Promise<Page<AuthAuditView>> {
+    await this.auth.access.admin(app, credentials, "auth.audit.list");
     await this.auth.m2m.tokenLog.flush(); // token exchanges are written behind: show them all
     const limit = parseLimit(q.limit, AUTH_AUDIT_DEFAULT_LIMIT, AUTH_AUDIT_MAX_LIMIT);
     const filter = parseAuditFilter(q);

@@ -39,7 +39,7 @@ import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
-import type { AppAccess, AdminCaller, M2mClaims } from "./access";
+import type { AdminCaller, AdminCredentials, AppAccess, M2mClaims } from "./access";
 import type { SessionService } from "./sessions";
 import * as store from "./store/roles";
 import type { EmitAuthEvent, UserService } from "./users";
@@ -103,8 +103,8 @@ export class RbacService {
     private readonly emit: EmitAuthEvent,
   ) {}
 
-  private admin(app: LoadedApp, authorization: string | null, action: string): Promise<AdminCaller> {
-    return this.auth.access.admin(app, authorization, action);
+  private admin(app: LoadedApp, credentials: AdminCredentials, action: string): Promise<AdminCaller> {
+    return this.auth.access.admin(app, credentials, action);
   }
 
   private page<R, T>(rows: R[], limit: number, name: (r: R) => string, map: (r: R) => T) {
@@ -118,14 +118,14 @@ export class RbacService {
 
   // ------------------------------------------------------------ permission catalogue
 
-  async listPermissions(app: LoadedApp, authorization: string | null, q: { limit?: string; cursor?: string }) {
-    await this.admin(app, authorization, "auth.role.read");
+  async listPermissions(app: LoadedApp, credentials: AdminCredentials, q: { limit?: string; cursor?: string }) {
+    await this.admin(app, credentials, "auth.role.read");
     const limit = parseLimit(q.limit);
     return this.page(await store.listPermissions(this.ctx.db, app.id, this.after(q.cursor), limit + 1), limit, (r) => r.name, permissionView);
   }
 
-  async createPermission(app: LoadedApp, authorization: string | null, b: { name: string; description?: string | null }, meta: RequestMeta) {
-    const caller = await this.admin(app, authorization, "auth.role.create");
+  async createPermission(app: LoadedApp, credentials: AdminCredentials, b: { name: string; description?: string | null }, meta: RequestMeta) {
+    const caller = await this.admin(app, credentials, "auth.role.create");
     const details: ErrorDetail[] = [];
     if (!isPermissionName(b.name)) details.push({ field: "name", reason: `resource.action: two lowercase segments [a-z][a-z0-9_-]* joined by a dot, at most ${PERMISSION_MAX_LENGTH} characters` });
     const description = this.description(b.description, details);
@@ -142,8 +142,8 @@ export class RbacService {
     return permissionView(row);
   }
 
-  async deletePermission(app: LoadedApp, authorization: string | null, name: string, meta: RequestMeta) {
-    const caller = await this.admin(app, authorization, "auth.role.delete");
+  async deletePermission(app: LoadedApp, credentials: AdminCredentials, name: string, meta: RequestMeta) {
+    const caller = await this.admin(app, credentials, "auth.role.delete");
     await tx(this.ctx.db, async (t) => {
       if (!(await store.permissionByName(t, app.id, name))) throw notFound("Permission");
       const roles = await store.rolesUsingPermission(t, app.id, name);
@@ -199,19 +199,19 @@ export class RbacService {
     return r;
   }
 
-  async listRoles(app: LoadedApp, authorization: string | null, q: { limit?: string; cursor?: string }) {
-    await this.admin(app, authorization, "auth.role.read");
+  async listRoles(app: LoadedApp, credentials: AdminCredentials, q: { limit?: string; cursor?: string }) {
+    await this.admin(app, credentials, "auth.role.read");
     const limit = parseLimit(q.limit);
     return this.page(await store.listRoles(this.ctx.db, app.id, this.after(q.cursor), limit + 1), limit, (r) => r.name, roleView);
   }
 
-  async getRole(app: LoadedApp, authorization: string | null, id: string) {
-    await this.admin(app, authorization, "auth.role.read");
+  async getRole(app: LoadedApp, credentials: AdminCredentials, id: string) {
+    await this.admin(app, credentials, "auth.role.read");
     return roleView(await this.role(app, id));
   }
 
-  async createRole(app: LoadedApp, authorization: string | null, b: { name: string; description?: string | null; permissions?: string[] }, meta: RequestMeta) {
-    const caller = await this.admin(app, authorization, "auth.role.create");
+  async createRole(app: LoadedApp, credentials: AdminCredentials, b: { name: string; description?: string | null; permissions?: string[] }, meta: RequestMeta) {
+    const caller = await this.admin(app, credentials, "auth.role.create");
     const details: ErrorDetail[] = [];
     this.roleName(b.name, details);
     const description = this.description(b.description, details);
@@ -229,8 +229,8 @@ export class RbacService {
     return roleView(row);
   }
 
-  async updateRole(app: LoadedApp, authorization: string | null, id: string, b: { name?: string; description?: string | null; permissions?: string[] }, meta: RequestMeta) {
-    const caller = await this.admin(app, authorization, "auth.role.update");
+  async updateRole(app: LoadedApp, credentials: AdminCredentials, id: string, b: { name?: string; description?: string | null; permissions?: string[] }, meta: RequestMeta) {
+    const caller = await this.admin(app, credentials, "auth.role.update");
     const current = await this.role(app, id);
     const details: ErrorDetail[] = [];
     const name = b.name ?? current.name;
@@ -255,8 +255,8 @@ export class RbacService {
     return roleView({ ...current, ...next });
   }
 
-  async deleteRole(app: LoadedApp, authorization: string | null, id: string, meta: RequestMeta) {
-    const caller = await this.admin(app, authorization, "auth.role.delete");
+  async deleteRole(app: LoadedApp, credentials: AdminCredentials, id: string, meta: RequestMeta) {
+    const caller = await this.admin(app, credentials, "auth.role.delete");
     const role = await this.role(app, id);
     if (this.isDefaultRole(app, role)) throw conflict("This role is the App's default_role; change that setting before deleting it", "ROLE_IS_DEFAULT");
     const at = this.ctx.clock.iso();
@@ -278,8 +278,8 @@ export class RbacService {
   // ------------------------------------------------------------ membership
 
   /** Sets (or clears, with null) a user's app-wide role. */
-  async assignRole(app: LoadedApp, authorization: string | null, userId: string, roleName: string | null, meta: RequestMeta) {
-    const caller = await this.admin(app, authorization, "auth.user.update");
+  async assignRole(app: LoadedApp, credentials: AdminCredentials, userId: string, roleName: string | null, meta: RequestMeta) {
+    const caller = await this.admin(app, credentials, "auth.user.update");
     const user = await this.auth.users.get(app, userId);
     if (!user) throw notFound("User");
     const role = roleName === null ? null : await store.roleByName(this.ctx.db, app.id, roleName);

@@ -33,7 +33,7 @@ import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";
-import type { AppAccess } from "./access";
+import type { AdminCredentials, AppAccess } from "./access";
 import { roleByName } from "./store/roles";
 import * as store from "./store/tenants";
 import { contactByValue, userView } from "./store/users";
@@ -161,8 +161,8 @@ export class TenantService {
     return t;
   }
 
-  private async caller(app: LoadedApp, authorization: string | null, action: string): Promise<AuthActor> {
-    return (await this.auth.access.admin(app, authorization, action)).actor;
+  private async caller(app: LoadedApp, credentials: AdminCredentials, action: string): Promise<AuthActor> {
+    return (await this.auth.access.admin(app, credentials, action)).actor;
   }
 
   private audit(t: Sql, app: LoadedApp, action: string, actor: AuthActor, target: { type: string; id: string }, meta: RequestMeta, metadata?: Record<string, unknown>) {
@@ -189,8 +189,8 @@ export class TenantService {
 
   // --- tenants ----------------------------------------------------------------------------
 
-  async create(app: LoadedApp, authorization: string | null, b: NewTenant, meta: RequestMeta): Promise<TenantView> {
-    const actor = await this.caller(app, authorization, "auth.tenant.create");
+  async create(app: LoadedApp, credentials: AdminCredentials, b: NewTenant, meta: RequestMeta): Promise<TenantView> {
+    const actor = await this.caller(app, credentials, "auth.tenant.create");
     const details: ErrorDetail[] = [];
     checkName(b.display_name, details);
     const explicit = b.slug != null ? b.slug.toLowerCase() : null;
@@ -227,8 +227,8 @@ export class TenantService {
     });
   }
 
-  async list(app: LoadedApp, authorization: string | null, q: { limit?: string | number; cursor?: string; status?: string }) {
-    await this.caller(app, authorization, "auth.tenant.read");
+  async list(app: LoadedApp, credentials: AdminCredentials, q: { limit?: string | number; cursor?: string; status?: string }) {
+    await this.caller(app, credentials, "auth.tenant.read");
     const limit = parseLimit(q.limit);
     if (q.status !== undefined && !isStatus(q.status)) throw badRequest("Invalid status filter", [{ field: "status", reason: `one of ${TENANT_STATUSES.join(", ")}` }]);
     const after = decodeCursor<{ c: unknown; i: unknown }>(q.cursor);
@@ -237,13 +237,13 @@ export class TenantService {
     return buildPage(rows, limit, (r) => ({ c: r.created_at, i: r.id }), tenantView);
   }
 
-  async get(app: LoadedApp, authorization: string | null, ref: string) {
-    await this.caller(app, authorization, "auth.tenant.read");
+  async get(app: LoadedApp, credentials: AdminCredentials, ref: string) {
+    await this.caller(app, credentials, "auth.tenant.read");
     return tenantView(await this.tenant(app, ref));
   }
 
-  async update(app: LoadedApp, authorization: string | null, ref: string, b: TenantPatch, meta: RequestMeta): Promise<TenantView> {
-    const actor = await this.caller(app, authorization, "auth.tenant.update");
+  async update(app: LoadedApp, credentials: AdminCredentials, ref: string, b: TenantPatch, meta: RequestMeta): Promise<TenantView> {
+    const actor = await this.caller(app, credentials, "auth.tenant.update");
     const current = await this.tenant(app, ref);
     const details: ErrorDetail[] = [];
     if (b.display_name !== undefined) checkName(b.display_name, details);
@@ -282,8 +282,8 @@ export class TenantService {
     });
   }
 
-  async remove(app: LoadedApp, authorization: string | null, ref: string, meta: RequestMeta) {
-    const actor = await this.caller(app, authorization, "auth.tenant.delete");
+  async remove(app: LoadedApp, credentials: AdminCredentials, ref: string, meta: RequestMeta) {
+    const actor = await this.caller(app, credentials, "auth.tenant.delete");
     const tenant = await this.tenant(app, ref);
     await tx(this.db, async (t) => {
       const now = this.ctx.clock.iso();
@@ -296,8 +296,8 @@ export class TenantService {
 
   // --- members ----------------------------------------------------------------------------
 
-  async members(app: LoadedApp, authorization: string | null, ref: string, q: { limit?: string | number; cursor?: string }) {
-    await this.caller(app, authorization, "auth.tenant.read");
+  async members(app: LoadedApp, credentials: AdminCredentials, ref: string, q: { limit?: string | number; cursor?: string }) {
+    await this.caller(app, credentials, "auth.tenant.read");
     const t = await this.tenant(app, ref);
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ j: unknown; i: unknown }>(q.cursor);
@@ -314,8 +314,8 @@ export class TenantService {
     return r;
   }
 
-  async addMember(app: LoadedApp, authorization: string | null, ref: string, b: NewMember, meta: RequestMeta): Promise<MemberView> {
-    const actor = await this.caller(app, authorization, "auth.tenant.members.add");
+  async addMember(app: LoadedApp, credentials: AdminCredentials, ref: string, b: NewMember, meta: RequestMeta): Promise<MemberView> {
+    const actor = await this.caller(app, credentials, "auth.tenant.members.add");
     const tenant = await this.tenant(app, ref);
     const accountId = b.accountId ?? b.account_id ?? null;
     if ((accountId === null) === (b.email == null)) {
@@ -360,8 +360,8 @@ export class TenantService {
     return m;
   }
 
-  async updateMember(app: LoadedApp, authorization: string | null, ref: string, accountId: string, b: { role: string | null }, meta: RequestMeta): Promise<MemberView> {
-    const actor = await this.caller(app, authorization, "auth.tenant.members.add");
+  async updateMember(app: LoadedApp, credentials: AdminCredentials, ref: string, accountId: string, b: { role: string | null }, meta: RequestMeta): Promise<MemberView> {
+    const actor = await this.caller(app, credentials, "auth.tenant.members.add");
     const tenant = await this.tenant(app, ref);
     const m = await this.member(tenant, accountId);
     const role = await this.role(app, b.role);
@@ -377,8 +377,8 @@ export class TenantService {
     });
   }
 
-  async removeMember(app: LoadedApp, authorization: string | null, ref: string, accountId: string, meta: RequestMeta) {
-    const actor = await this.caller(app, authorization, "auth.tenant.members.remove");
+  async removeMember(app: LoadedApp, credentials: AdminCredentials, ref: string, accountId: string, meta: RequestMeta) {
+    const actor = await this.caller(app, credentials, "auth.tenant.members.remove");
     const tenant = await this.tenant(app, ref);
     const m = await this.member(tenant, accountId);
     await tx(this.db, async (t) => {

@@ -8,7 +8,7 @@ import { APP_ADMIN } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination, PublicUser } from "../schemas";
-import { appGroup, authz } from "./scope";
+import { adminCredentials, appGroup } from "./scope";
 
 const tags = ["Auth: admin users"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
@@ -29,13 +29,13 @@ const auth401 = "Authorization: Bearer <workspace API key> or <M2M access token 
 export function adminUsersRoutes(auth: AuthService) {
   const { adminUsers } = auth;
   return appGroup(auth, APP_ADMIN)
-    .get("/admin/users", ({ app, request, query }) => adminUsers.list(app, authz(request), query), {
+    .get("/admin/users", ({ app, request, query }) => adminUsers.list(app, adminCredentials(request), query), {
       query: t.Composite([ListQuery, t.Object({ q: t.Optional(t.String({ description: "Substring of the username or an email / phone, any case" })) })]),
       response: { 200: t.Object({ data: t.Array(PublicUser), pagination: Pagination }), ...errors },
       detail: { tags, summary: "List users (action auth.user.list)", description: `Creation order, cursor pages. ${auth401}` },
     })
     .post("/admin/users", async ({ app, request, body, meta, set }) => {
-      const user = await adminUsers.create(app, authz(request), body, meta);
+      const user = await adminUsers.create(app, adminCredentials(request), body, meta);
       set.status = 201;
       return user;
     }, {
@@ -51,12 +51,12 @@ export function adminUsersRoutes(auth: AuthService) {
       response: { 201: PublicUser, ...errors, 409: ErrorBody },
       detail: { tags, summary: "Create a user (action auth.user.create)", description: `409 EMAIL_TAKEN / USERNAME_TAKEN. Sends user.created. ${auth401}` },
     })
-    .get("/admin/users/:user_id", ({ app, request, params }) => adminUsers.get(app, authz(request), params.user_id), {
+    .get("/admin/users/:user_id", ({ app, request, params }) => adminUsers.get(app, adminCredentials(request), params.user_id), {
       params: userParams,
       response: { 200: PublicUser, ...errors },
       detail: { tags, summary: "Read a user (action auth.user.read)", description: "404 for an unknown id or another App's user." },
     })
-    .patch("/admin/users/:user_id", ({ app, request, params, body, meta }) => adminUsers.update(app, authz(request), params.user_id, body, meta), {
+    .patch("/admin/users/:user_id", ({ app, request, params, body, meta }) => adminUsers.update(app, adminCredentials(request), params.user_id, body, meta), {
       params: userParams,
       body: t.Object({
         display_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
@@ -76,20 +76,20 @@ export function adminUsersRoutes(auth: AuthService) {
       },
     })
     .delete("/admin/users/:user_id", async ({ app, request, params, meta, set }) => {
-      await adminUsers.remove(app, authz(request), params.user_id, meta);
+      await adminUsers.remove(app, adminCredentials(request), params.user_id, meta);
       set.status = 204;
     }, {
       params: userParams,
       response: errors,
       detail: { tags, responses: noContent(), summary: "Delete a user with their sessions, contacts and memberships (action auth.user.delete)", description: "204. Sends user.deleted. Access tokens already issued run out." },
     })
-    .get("/admin/users/:user_id/sessions", ({ app, request, params }) => adminUsers.sessions(app, authz(request), params.user_id), {
+    .get("/admin/users/:user_id/sessions", ({ app, request, params }) => adminUsers.sessions(app, adminCredentials(request), params.user_id), {
       params: userParams,
       response: { 200: t.Object({ data: t.Array(AdminSession) }), ...errors },
       detail: { tags, summary: "List a user's live sessions (action auth.user.read)", description: "Live = not revoked, not expired; newest first, at most 100. 404 for an unknown user." },
     })
     .delete("/admin/users/:user_id/sessions/:session_id", async ({ app, request, params, meta, set }) => {
-      await adminUsers.revokeSession(app, authz(request), params.user_id, params.session_id, meta);
+      await adminUsers.revokeSession(app, adminCredentials(request), params.user_id, params.session_id, meta);
       set.status = 204;
     }, {
       params: t.Object({ app_slug: t.String(), user_id: t.String(), session_id: t.String() }),
@@ -97,7 +97,7 @@ export function adminUsersRoutes(auth: AuthService) {
       detail: { tags, responses: noContent(), summary: "Revoke one session of a user (action auth.user.update)", description: "204. Its refresh token stops working and its access tokens fail the session check (/me, introspection). 404 when the session is not a live session of this user. Audited (user.session.revoke)." },
     })
     .delete("/admin/users/:user_id/mfa", async ({ app, request, params, meta, set }) => {
-      await adminUsers.resetMfa(app, authz(request), params.user_id, meta);
+      await adminUsers.resetMfa(app, adminCredentials(request), params.user_id, meta);
       set.status = 204;
     }, {
       params: userParams,

@@ -1,12 +1,11 @@
 /** The per-App audit log: GET /:app_slug/v1/audit-log (action auth.audit.list). */
 import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
-import { sessionCookieOf } from "../../../access/http";
 import { APP_ADMIN } from "../../../access/openapi";
 import { AUTH_AUDIT_DEFAULT_LIMIT, AUTH_AUDIT_MAX_LIMIT } from "../audit-log";
 import type { AuthService } from "../service";
 import { ErrorBody, Pagination } from "../schemas";
-import { appGroup, authz } from "./scope";
+import { adminCredentials, appGroup } from "./scope";
 
 const tags = ["Auth: audit"];
 
@@ -39,7 +38,7 @@ const AuditQuery = t.Object({
 export function auditRoutes(auth: AuthService) {
   return appGroup(auth, APP_ADMIN).get(
     "/audit-log",
-    ({ app, request, query }) => auth.auditLog.list(app, authz(request), sessionCookieOf(request), query),
+    ({ app, request, query }) => auth.auditLog.list(app, adminCredentials(request), query),
     {
       query: AuditQuery,
       response: { 200: t.Object({ data: t.Array(AuditEntry), pagination: Pagination }), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },

@@ -5,7 +5,7 @@ import { noContent } from "../../../core/openapi";
 import { INVITE_MAX_USES, INVITE_STATUSES, INVITE_TTL } from "../invites";
 import type { AuthService } from "../service";
 import { ConsumerTokens, ErrorBody, ListQuery, Pagination } from "../schemas";
-import { appGroup, authz } from "./scope";
+import { adminCredentials, appGroup } from "./scope";
 
 const tags = ["Auth: invites"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
@@ -29,7 +29,7 @@ export function invitesRoutes(auth: AuthService) {
   const { invites, access } = auth;
   return appGroup(auth, APP_ADMIN)
     .post("/invites", async ({ app, request, body, meta, set }) => {
-      const caller = await access.admin(app, authz(request), "auth.invite.create");
+      const caller = await access.admin(app, adminCredentials(request), "auth.invite.create");
       const created = await invites.create(app, caller.actor, body, meta);
       set.status = 201;
       return created;
@@ -47,7 +47,7 @@ export function invitesRoutes(auth: AuthService) {
       detail: { tags, summary: "Create an invite (action auth.invite.create)", description: "Workspace API key, console session or M2M token. The code (inv_...) is only in this answer. 409 EMAIL_TAKEN when the address already has an account." },
     })
     .get("/invites", async ({ app, request, query }) => {
-      await access.admin(app, authz(request), "auth.invite.list");
+      await access.admin(app, adminCredentials(request), "auth.invite.list");
       return invites.list(app, query);
     }, {
       query: t.Composite([ListQuery, t.Object({ status: t.Optional(t.String({ description: INVITE_STATUSES.join(" | ") })) })]),
@@ -55,7 +55,7 @@ export function invitesRoutes(auth: AuthService) {
       detail: { tags, summary: "List invites, newest first (action auth.invite.list)" },
     })
     .delete("/invites/:invite_id", async ({ app, request, params, meta, set }) => {
-      const caller = await access.admin(app, authz(request), "auth.invite.delete");
+      const caller = await access.admin(app, adminCredentials(request), "auth.invite.delete");
       await invites.revoke(app, caller.actor, params.invite_id, meta);
       set.status = 204;
     }, {

@@ -11,7 +11,7 @@ import { andThen } from "../../../core/maybe-promise";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination } from "../schemas";
 import { DESCRIPTION_MAX, PERMISSION_MAX_LENGTH, ROLE_PERMISSIONS_MAX, TOKEN_MAX_LENGTH } from "../rbac";
-import { appGroup, appSlugParams, authz, tokenCheckGroup } from "./scope";
+import { adminCredentials, appGroup, appSlugParams, authz, tokenCheckGroup } from "./scope";
 
 const tags = ["Auth: roles and permissions"];
 const checkTags = ["Auth: token checks"];
@@ -63,13 +63,13 @@ function adminRoutes(auth: AuthService) {
   const { rbac } = auth;
   return appGroup(auth, APP_ADMIN)
     // ---------------------------------------------------------------- permission catalogue
-    .get("/permissions", ({ app, request, query }) => rbac.listPermissions(app, authz(request), query), {
+    .get("/permissions", ({ app, request, query }) => rbac.listPermissions(app, adminCredentials(request), query), {
       query: ListQuery,
       response: { 200: t.Object({ data: t.Array(Permission), pagination: Pagination }), ...adminErrors },
       detail: { tags, summary: "List the App's permission catalogue (action auth.role.read)", description: `Name order, cursor pages. ${adminNote}` },
     })
     .post("/permissions", async ({ app, request, body, meta, set }) => {
-      const p = await rbac.createPermission(app, authz(request), body, meta);
+      const p = await rbac.createPermission(app, adminCredentials(request), body, meta);
       set.status = 201;
       return p;
     }, {
@@ -82,7 +82,7 @@ function adminRoutes(auth: AuthService) {
       },
     })
     .delete("/permissions/:name", async ({ app, request, params, meta, set }) => {
-      await rbac.deletePermission(app, authz(request), params.name, meta);
+      await rbac.deletePermission(app, adminCredentials(request), params.name, meta);
       set.status = 204;
     }, {
       params: t.Composite([appSlugParams, t.Object({ name: t.String() })]),
@@ -94,13 +94,13 @@ function adminRoutes(auth: AuthService) {
       },
     })
     // ---------------------------------------------------------------- roles
-    .get("/roles", ({ app, request, query }) => rbac.listRoles(app, authz(request), query), {
+    .get("/roles", ({ app, request, query }) => rbac.listRoles(app, adminCredentials(request), query), {
       query: ListQuery,
       response: { 200: t.Object({ data: t.Array(Role), pagination: Pagination }), ...adminErrors },
       detail: { tags, summary: "List the App's roles (action auth.role.read)", description: `Name order (case-insensitive), cursor pages. ${adminNote}` },
     })
     .post("/roles", async ({ app, request, body, meta, set }) => {
-      const r = await rbac.createRole(app, authz(request), body, meta);
+      const r = await rbac.createRole(app, adminCredentials(request), body, meta);
       set.status = 201;
       return r;
     }, {
@@ -112,12 +112,12 @@ function adminRoutes(auth: AuthService) {
         description: `name: 1-64 letters, digits, _ . : -, starting with a letter or digit; unique per App regardless of case (409 ROLE_NAME_TAKEN). permissions: at most ${ROLE_PERMISSIONS_MAX} entries, each a registered permission, resource.* (every action of a resource, also future ones) or *; duplicates are folded, the list is stored sorted.`,
       },
     })
-    .get("/roles/:role_id", ({ app, request, params }) => rbac.getRole(app, authz(request), params.role_id), {
+    .get("/roles/:role_id", ({ app, request, params }) => rbac.getRole(app, adminCredentials(request), params.role_id), {
       params: roleParams,
       response: { 200: Role, ...adminErrors },
       detail: { tags, summary: "Read a role (action auth.role.read)" },
     })
-    .patch("/roles/:role_id", ({ app, request, params, body, meta }) => rbac.updateRole(app, authz(request), params.role_id, body, meta), {
+    .patch("/roles/:role_id", ({ app, request, params, body, meta }) => rbac.updateRole(app, adminCredentials(request), params.role_id, body, meta), {
       params: roleParams,
       body: t.Object({ name: t.Optional(t.String({ maxLength: 256 })), description: Description, permissions: t.Optional(PermissionList) }),
       response: { 200: Role, ...adminErrors, 409: ErrorBody },
@@ -128,7 +128,7 @@ function adminRoutes(auth: AuthService) {
       },
     })
     .delete("/roles/:role_id", async ({ app, request, params, meta, set }) => {
-      await rbac.deleteRole(app, authz(request), params.role_id, meta);
+      await rbac.deleteRole(app, adminCredentials(request), params.role_id, meta);
       set.status = 204;
     }, {
       params: roleParams,
@@ -140,7 +140,7 @@ function adminRoutes(auth: AuthService) {
       },
     })
     // ---------------------------------------------------------------- membership
-    .put("/users/:user_id/role", ({ app, request, params, body, meta }) => rbac.assignRole(app, authz(request), params.user_id, body.role, meta), {
+    .put("/users/:user_id/role", ({ app, request, params, body, meta }) => rbac.assignRole(app, adminCredentials(request), params.user_id, body.role, meta), {
       params: t.Composite([appSlugParams, t.Object({ user_id: t.String() })]),
       body: t.Object({ role: t.Nullable(t.String({ maxLength: 256, description: "Role name (case-insensitive), or null to remove the app-wide role" })) }),
       response: { 200: t.Object({ user_id: t.String(), role: t.Nullable(t.String()) }), ...adminErrors },

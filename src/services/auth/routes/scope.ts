@@ -5,7 +5,9 @@
  */
 import { Elysia } from "elysia";
 import { t } from "../../../core/schema";
-import { requestMeta } from "../../../access/http";
+import { requestMeta, sessionCookieOf } from "../../../access/http";
+import { bearerFrom } from "../../../access/principal";
+import type { AdminCredentials } from "../access";
 import { secured, type Requirement } from "../../../access/openapi";
 import type { AuthService } from "../service";
 
@@ -46,3 +48,9 @@ export function tokenCheckGroup(auth: AuthService, security: Requirement[]) {
 
 /** The `Authorization` header, for AppAccess.endUser / admin. */
 export const authz = (request: Request) => request.headers.get("authorization");
+
+/** The caller's credentials for AppAccess.admin: the cookie is read only without a bearer token. */
+export function adminCredentials(request: Request): AdminCredentials {
+  const authorization = authz(request);
+  return { authorization, cookie: bearerFrom(authorization) ? null : sessionCookieOf(request) };
+}

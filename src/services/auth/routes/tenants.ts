@@ -8,7 +8,7 @@ import { APP_ADMIN } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, Pagination } from "../schemas";
-import { appGroup, authz } from "./scope";
+import { adminCredentials, appGroup } from "./scope";
 
 const tags = ["Auth: tenants"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
@@ -44,13 +44,13 @@ const page = <T extends ReturnType<typeof t.Object>>(item: T) => t.Object({ data
 export function tenantsRoutes(auth: AuthService) {
   const { tenants } = auth;
   return appGroup(auth, APP_ADMIN)
-    .get("/tenants", ({ app, request, query }) => tenants.list(app, authz(request), query), {
+    .get("/tenants", ({ app, request, query }) => tenants.list(app, adminCredentials(request), query), {
       query: t.Composite([ListQuery, t.Object({ status: t.Optional(t.String({ description: "active | suspended | archived" })) })]),
       response: { 200: page(Tenant), ...errors },
       detail: { tags, summary: "List tenants (action auth.tenant.read)", description: "Newest first (created_at descending), cursor pages; status filters. 400 for another status." },
     })
     .post("/tenants", async ({ app, request, body, meta, set }) => {
-      const r = await tenants.create(app, authz(request), body, meta);
+      const r = await tenants.create(app, adminCredentials(request), body, meta);
       set.status = 201;
       return r;
     }, {
@@ -66,12 +66,12 @@ export function tenantsRoutes(auth: AuthService) {
         description: "Without slug, one is derived from display_name (lower case, other characters to hyphens) and a random suffix is added on collision. An explicit slug already used in the App (any case) is 409 SLUG_TAKEN.",
       },
     })
-    .get("/tenants/:tenant_id", ({ app, request, params }) => tenants.get(app, authz(request), params.tenant_id), {
+    .get("/tenants/:tenant_id", ({ app, request, params }) => tenants.get(app, adminCredentials(request), params.tenant_id), {
       params: tenantParams,
       response: { 200: Tenant, ...errors },
       detail: { tags, summary: "Read a tenant by UUID or tnt_ display id (action auth.tenant.read)" },
     })
-    .patch("/tenants/:tenant_id", ({ app, request, params, body, meta }) => tenants.update(app, authz(request), params.tenant_id, body, meta), {
+    .patch("/tenants/:tenant_id", ({ app, request, params, body, meta }) => tenants.update(app, adminCredentials(request), params.tenant_id, body, meta), {
       params: tenantParams,
       body: t.Object({
         display_name: t.Optional(t.String({ maxLength: 200 })),
@@ -87,20 +87,20 @@ export function tenantsRoutes(auth: AuthService) {
       },
     })
     .delete("/tenants/:tenant_id", async ({ app, request, params, meta, set }) => {
-      await tenants.remove(app, authz(request), params.tenant_id, meta);
+      await tenants.remove(app, adminCredentials(request), params.tenant_id, meta);
       set.status = 204;
     }, {
       params: tenantParams,
       detail: { tags, responses: noContent(), summary: "Delete a tenant (action auth.tenant.delete)", description: "204. Memberships go with it and sessions signed in to it are revoked; the accounts stay." },
     })
-    .get("/tenants/:tenant_id/members", ({ app, request, params, query }) => tenants.members(app, authz(request), params.tenant_id, query), {
+    .get("/tenants/:tenant_id/members", ({ app, request, params, query }) => tenants.members(app, adminCredentials(request), params.tenant_id, query), {
       params: tenantParams,
       query: ListQuery,
       response: { 200: page(Member), ...errors },
       detail: { tags, summary: "List a tenant's members (action auth.tenant.read)", description: "Most recently joined first, cursor pages." },
     })
     .post("/tenants/:tenant_id/members", async ({ app, request, params, body, meta, set }) => {
-      const r = await tenants.addMember(app, authz(request), params.tenant_id, body, meta);
+      const r = await tenants.addMember(app, adminCredentials(request), params.tenant_id, body, meta);
       set.status = 201;
       return r;
     }, {
@@ -120,14 +120,14 @@ export function tenantsRoutes(auth: AuthService) {
         description: "Exactly one of accountId or email. 404 for an accountId that is not a user of this App; 409 ALREADY_MEMBER; 409 TENANT_ARCHIVED.",
       },
     })
-    .patch("/tenants/:tenant_id/members/:account_id", ({ app, request, params, body, meta }) => tenants.updateMember(app, authz(request), params.tenant_id, params.account_id, body, meta), {
+    .patch("/tenants/:tenant_id/members/:account_id", ({ app, request, params, body, meta }) => tenants.updateMember(app, adminCredentials(request), params.tenant_id, params.account_id, body, meta), {
       params: memberParams,
       body: t.Object({ role: t.Nullable(t.String({ description: "Role name of the App, or null to clear the tenant role" })) }),
       response: { 200: Member, ...errors },
       detail: { tags, summary: "Change a member's tenant role (action auth.tenant.members.add)", description: "Takes effect in tokens issued from then on (sign-in, refresh)." },
     })
     .delete("/tenants/:tenant_id/members/:account_id", async ({ app, request, params, meta, set }) => {
-      await tenants.removeMember(app, authz(request), params.tenant_id, params.account_id, meta);
+      await tenants.removeMember(app, adminCredentials(request), params.tenant_id, params.account_id, meta);
       set.status = 204;
     }, {
       params: memberParams,

@@ -4,7 +4,7 @@ import { APP_ADMIN, PUBLIC } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody } from "../schemas";
-import { appGroup, authz } from "./scope";
+import { adminCredentials, appGroup } from "./scope";
 
 const tags = ["Auth: verification"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
@@ -23,7 +23,7 @@ export function verificationRoutes(auth: AuthService) {
   const { verification, access } = auth;
   return appGroup(auth, PUBLIC)
     .post("/auth/request-verification", async ({ app, request, body, meta, set }) => {
-      const caller = await access.admin(app, authz(request), "auth.verification.create");
+      const caller = await access.admin(app, adminCredentials(request), "auth.verification.create");
       set.status = 201;
       return verification.requestVerification(app, caller, body, meta);
     }, {
@@ -41,7 +41,7 @@ export function verificationRoutes(auth: AuthService) {
       },
     })
     .post("/auth/send-verification-email", async ({ app, request, body, meta, set }) => {
-      const caller = await access.admin(app, authz(request), "auth.verification.create");
+      const caller = await access.admin(app, adminCredentials(request), "auth.verification.create");
       set.status = 202;
       return verification.sendVerificationEmail(app, caller, body, meta);
     }, {
