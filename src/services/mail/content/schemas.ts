@@ -1,6 +1,8 @@
 /** TypeBox models of the content part's routes (brand and templates). */
 import { t } from "../../../core/schema";
-import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
+import { ErrorBody, Pagination } from "../../../access/schemas";
+import { StrictObject } from "../json-object";
+import { BODY_MAX, NAME_RE, SUBJECT_MAX } from "./service";
 
 export { ErrorBody };
 
@@ -31,10 +33,14 @@ export const Brand = t.Object({
   raw: t.Object(nullableAll, { description: "User-set values only; null means not customised" }),
 });
 
-/** PUT /brand: every field optional; omitted or null resets to the default. Checked in brand.ts (one detail per problem). */
+/**
+ * PUT /brand: every field optional; omitted or null resets to the default. Checked in brand.ts
+ * (one detail per problem, unknown fields named too: kept through the normaliser by the
+ * additionalProperties schema, where `true` lets TypeBox's Clean drop them unseen).
+ */
 export const BrandPut = t.Object(
   Object.fromEntries(Object.keys(brandTokens).map((k) => [k, t.Optional(t.Unknown())])) as Record<keyof typeof brandTokens, ReturnType<typeof t.Optional>>,
-  { additionalProperties: true, description: "Brand tokens (see the Brand resolved object); omitted fields reset to the defaults" },
+  { additionalProperties: t.Unknown(), description: "Brand tokens (see the Brand resolved object); omitted fields reset to the defaults" },
 );
 
 const kind = t.Union([t.Literal("template"), t.Literal("layout"), t.Literal("partial")]);
@@ -46,7 +52,7 @@ const templateFields = {
   subject: t.String(),
   body_html: t.String(),
   body_text: t.String({ description: "As given, or derived from body_html when omitted" }),
-  variables_schema: t.Nullable(t.Object({ version: t.Literal(1), vars: JsonObject() })),
+  variables_schema: t.Nullable(t.Object({ version: t.Literal(1), vars: StrictObject() })),
   tags: t.Array(t.String()),
   created_at: t.String(),
   updated_at: t.String(),
@@ -60,15 +66,20 @@ export const TemplateListItem = t.Object({
 });
 export const TemplateList = t.Object({ data: t.Array(TemplateListItem), pagination: Pagination });
 
+/**
+ * POST /templates. The spec's required fields (name, subject, body_html) and every field's
+ * type are checked here, all problems in one 400; the service checks what depends on other
+ * fields (subject by kind, tag count after de-duplication, the variables_schema shape).
+ */
 export const TemplateUpsert = t.Object(
   {
-    name: t.Optional(t.Unknown({ description: "[a-z0-9_-]{1,64}, required" })),
-    kind: t.Optional(t.Unknown({ description: "template (default), layout or partial; fixed after the first create" })),
-    subject: t.Optional(t.Unknown({ description: 'Required; "" for layouts and partials' })),
-    body_html: t.Optional(t.Unknown({ description: "Required: Handlebars HTML" })),
-    body_text: t.Optional(t.Unknown({ description: "Handlebars text; derived from the HTML when omitted" })),
-    variables_schema: t.Optional(t.Unknown({ description: "{version: 1, vars: {name: {type, required, default, options}}} or null" })),
-    tags: t.Optional(t.Unknown({ description: "string[]" })),
+    name: t.String({ pattern: NAME_RE.source, description: "1-64 of lowercase letters, digits, underscore and hyphen" }),
+    kind: t.Optional(t.Union([t.Literal("template"), t.Literal("layout"), t.Literal("partial")], { description: "template (default), layout or partial; fixed after the first create" })),
+    subject: t.String({ maxLength: SUBJECT_MAX, description: 'Required; "" for layouts and partials' }),
+    body_html: t.String({ minLength: 1, maxLength: BODY_MAX, description: "Handlebars HTML" }),
+    body_text: t.Optional(t.Nullable(t.String({ maxLength: BODY_MAX, description: "Handlebars text; derived from the HTML when omitted or null" }))),
+    variables_schema: t.Optional(t.Nullable(StrictObject({ description: "{version: 1, vars: {name: {type, required, default, options}}} or null" }))),
+    tags: t.Optional(t.Nullable(t.Array(t.String({ pattern: "^[a-z0-9_-]{1,64}$" }), { description: "At most 20 distinct tags, each 1-64 of lowercase letters, digits, underscore and hyphen" }))),
   },
   { additionalProperties: true },
 );
@@ -84,15 +95,15 @@ export const TemplateListQuery = t.Object({
 export const Tags = t.Object({ data: t.Array(t.String()) });
 export const Variables = t.Object({ data: t.Array(t.String(), { description: "Detected expressions, dotted paths, first-occurrence order" }) });
 
-export const RenderBody = t.Object({ data: t.Optional(t.Unknown({ description: "Required: object of template variables" })) }, { additionalProperties: true });
+export const RenderBody = t.Object({ data: StrictObject({ description: "Template variables (validated against the template's variables_schema)" }) }, { additionalProperties: true });
 export const Rendered = t.Object({ subject: t.String(), html: t.String(), text: t.String() });
 
 export const DraftBody = t.Object(
   {
-    subject: t.Optional(t.Unknown({ description: "string" })),
-    body_html: t.Optional(t.Unknown({ description: "Required: Handlebars HTML" })),
-    body_text: t.Optional(t.Unknown({ description: "string; derived when omitted" })),
-    data: t.Optional(t.Unknown({ description: "object of variables" })),
+    subject: t.Optional(t.Nullable(t.String({ maxLength: SUBJECT_MAX }))),
+    body_html: t.String({ maxLength: BODY_MAX, description: "Handlebars HTML" }),
+    body_text: t.Optional(t.Nullable(t.String({ maxLength: BODY_MAX, description: "Derived from the HTML when omitted" }))),
+    data: t.Optional(t.Nullable(StrictObject({ description: "Template variables" }))),
   },
   { additionalProperties: true },
 );

@@ -64,7 +64,7 @@ export const ForgetQuery = t.Object({ recipient: t.Optional(t.String({ descripti
 export const Deleted = t.Object({ deleted: t.Integer({ description: "Messages removed, with their bodies" }) });
 
 export const Settings = t.Object({ workspace_id: t.String(), redact_bodies: t.Boolean({ description: "When on, bodies are never stored and /body answers nulls (default false)" }) });
-export const SettingsPatch = t.Object({ redact_bodies: t.Optional(t.Boolean()) });
+export const SettingsPatch = t.Object({ redact_bodies: t.Boolean() });
 
 export const TimelineQuery = t.Object({
   granularity: t.Optional(t.String({ description: "Required: day" })),
