@@ -238,14 +238,14 @@ describe("access", () => {
     expect((await s.call("POST", "/actors", { external_id: "x" }, { "idempotency-key": "bad key!" })).status).toBe(400);
   });
 
-  test("another workspace's community and actors are 404; unknown ids 404", async () => {
+  test("another workspace's community and actors are 404; unknown ids 404, malformed 400", async () => {
     const s = await communitySetup(app);
     const other = await communitySetup(app);
     const a = await s.actor();
     expect((await app.call("GET", `${s.base}/actors/${a.id}`, { token: other.token })).status).toBe(404);
     expect((await app.call("POST", `${s.base}/actors`, { token: other.token, body: { external_id: "x" } })).status).toBe(404);
     expect((await other.call("GET", `/actors/${a.id}`)).status).toBe(404);
-    expect((await s.call("GET", "/actors/not-a-uuid")).status).toBe(404);
+    expect((await s.call("GET", "/actors/not-a-uuid")).status).toBe(400);
     expect((await app.call("GET", "/social/v1/communities/0192f201-1111-7aaa-8bbb-0c0d0e0f1a1b/actors", { token: s.token })).status).toBe(404);
   });
 

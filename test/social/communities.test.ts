@@ -299,7 +299,7 @@ describe("update", () => {
 });
 
 describe("access", () => {
-  test("another workspace's community, an unknown id or a non-UUID id is 404, also for its owner", async () => {
+  test("another workspace's community or an unknown id is 404, also for its owner; a non-UUID id is 400", async () => {
     const a = await ownerWithKey(app);
     const b = await ownerWithKey(app);
     const c = await create(a.token, a.ws.id);
@@ -313,7 +313,9 @@ describe("access", () => {
     expect((await app.call("GET", `${base(a.ws.id)}/${c.id}`, { token: b.token })).status).toBe(404);
     expect((await app.call("GET", base(a.ws.id), { token: b.token })).status).toBe(404);
     expect((await app.call("GET", `${base(a.ws.id)}/${crypto.randomUUID()}`, { token: a.token })).status).toBe(404);
-    expect((await app.call("GET", `${base(a.ws.id)}/not-a-uuid`, { token: a.token })).status).toBe(404);
+    const malformed = await app.call("GET", `${base(a.ws.id)}/not-a-uuid`, { token: a.token });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details[0].field).toBe("community_id");
     expect((await app.call("GET", `${base(crypto.randomUUID())}`, { token: a.token })).status).toBe(404);
     expect((await app.call("GET", `${base(a.ws.id)}/${c.id}`, { token: a.token })).status).toBe(200);
   });

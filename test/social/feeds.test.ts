@@ -142,7 +142,8 @@ describe("hides", () => {
     expect((await allPages(s, `/actors/${me.id}/hides`, 1)).map((e) => e.dst_post_id)).toEqual([p2.id, p1.id]);
     expect((await s.call("DELETE", `/hides/${me.id}/${p1.id}`)).status).toBe(204);
     expect((await s.call("DELETE", `/hides/${me.id}/${p1.id}`)).status).toBe(204);
-    expect((await s.call("DELETE", `/hides/nope/nope`)).status).toBe(204);
+    expect((await s.call("DELETE", `/hides/${crypto.randomUUID()}/${crypto.randomUUID()}`)).status).toBe(204);
+    expect((await s.call("DELETE", `/hides/nope/nope`)).status).toBe(400);
     expect(await ids(`/actors/${me.id}/feeds/home`)).toEqual([p1.id]);
   });
 });

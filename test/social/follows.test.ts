@@ -61,14 +61,15 @@ describe("follow", () => {
     expect(self.body.error.code).toBe("CANNOT_FOLLOW_SELF");
   });
 
-  inProcess("compares deleted_at with the injected clock")("unfollow: 204 always; counters back; edge.follow.deleted", async () => {
+  inProcess("compares deleted_at with the injected clock")("unfollow: 204 always (400 for a malformed id); counters back; edge.follow.deleted", async () => {
     const s = await communitySetup(app);
     const a = await s.actor();
     const b = await s.actor();
     await s.call("POST", "/follows", { actor_id: a.id, dst_actor_id: b.id });
     expect((await s.call("DELETE", `/follows/${a.id}/${b.id}`)).status).toBe(204);
     expect((await s.call("DELETE", `/follows/${a.id}/${b.id}`)).status).toBe(204);
-    expect((await s.call("DELETE", `/follows/${UNKNOWN}/nope`)).status).toBe(204);
+    expect((await s.call("DELETE", `/follows/${UNKNOWN}/${UNKNOWN}`)).status).toBe(204);
+    expect((await s.call("DELETE", `/follows/${UNKNOWN}/nope`)).status).toBe(400);
     expect(await s.counters(a.id)).toMatchObject({ following_count: 0 });
     expect(await s.counters(b.id)).toMatchObject({ follower_count: 0 });
     const ev = await eventsOf(app, s.cid, "edge.");

@@ -491,10 +491,16 @@ describe("routes and access", () => {
     const { token, session, ws, community } = await setup();
     const hook = await createHook(token, community.id);
     const stranger = await ownerWithKey(app);
-    for (const path of [hooks(community.id), `${hooks(community.id)}/${hook.id}`, `${hooks(community.id)}/endpoints`, `${hooks(crypto.randomUUID())}`, "/social/v1/communities/not-a-uuid/webhooks"]) {
+    for (const path of [hooks(community.id), `${hooks(community.id)}/${hook.id}`, `${hooks(community.id)}/endpoints`, `${hooks(crypto.randomUUID())}`]) {
       const r = await app.call("GET", path, { token: stranger.token });
       expect(r.status).toBe(404);
       expect(r.body.error.message).toBe("Community not found");
+    }
+    // A malformed id is a validation error before any lookup, here and on the shared routes.
+    for (const path of ["/social/v1/communities/not-a-uuid/webhooks", "/social/v1/communities/not-a-uuid/webhooks/endpoints"]) {
+      const r = await app.call("GET", path, { token: stranger.token });
+      expect(r.status).toBe(400);
+      expect(r.body.error.details[0].field).toBe("community_id");
     }
     expect((await app.call("GET", hooks(community.id))).status).toBe(401);
 

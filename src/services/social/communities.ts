@@ -25,7 +25,8 @@ import type { Principal } from "../../access/principal";
 import { tx, type Sql } from "../../core/db";
 import { isUniqueViolation } from "../../core/store/sql";
 import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
-import { isUuid, uuid } from "../../core/ids";
+import { uuid } from "../../core/ids";
+import { checkUuid } from "./core/schemas";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import { audit } from "../platform/audit";
@@ -131,18 +132,18 @@ export class CommunityService {
   }
 
   private async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<store.CommunityRow> {
-    const r = isUuid(id) ? await store.communityInWorkspace(db, workspaceId, id) : null;
+    const r = await store.communityInWorkspace(db, workspaceId, checkUuid(id, "community_id"));
     if (!r) throw notFound("Community");
     return r;
   }
 
   /**
    * A community addressed by id alone (/social/v1/communities/{community_id}/...): the caller
-   * needs `action` in its workspace and the workspace must have social enabled. Unknown,
-   * or in a workspace the caller has no access to: 404.
+   * needs `action` in its workspace and the workspace must have social enabled. Malformed:
+   * 400; unknown, or in a workspace the caller has no access to: 404.
    */
   async forPrincipal(p: Principal, communityId: string, action: string): Promise<store.CommunityRow> {
-    const r = isUuid(communityId) ? await store.communityById(this.ctx.db, communityId) : null;
+    const r = await store.communityById(this.ctx.db, checkUuid(communityId, "community_id"));
     if (!r) throw notFound("Community");
     try {
       await this.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: r.workspace_id }, action);
@@ -177,12 +178,10 @@ export class CommunityService {
     return v;
   }
 
-  /** app_id: null or the UUID of an Auth App of this workspace not yet connected to a community. */
   /** app_id: null or the UUID of an Auth App of this workspace (read before the transaction: the App directory reads on its own). */
   private async appId(workspaceId: string, v: unknown): Promise<string | null> {
     if (v === undefined || v === null) return null;
-    if (typeof v !== "string" || !isUuid(v)) throw invalidField("app_id", "must be the id (UUID) of an Auth App");
-    const id = v.toLowerCase();
+    const id = checkUuid(v, "app_id");
     if (this.hooks.apps) {
       const app = await this.hooks.apps.byId(id);
       if (!app || app.workspaceId !== workspaceId) throw notFound("App");

@@ -30,6 +30,7 @@ import { hashtagRoutes } from "./hashtags/routes";
 import type { HashtagService } from "./hashtags/service";
 import { Community, CommunityCreate, CommunityList, CommunityListQuery, CommunityPatch, ErrorBody } from "./schemas";
 import { communityWebhookRoutes } from "./webhook-routes";
+import { Uuid } from "./core/schemas";
 import type { CommunityWebhookService } from "./webhooks";
 // Community part 2 (content).
 import { contentRoutes, type ContentParts } from "./content";
@@ -51,8 +52,8 @@ export const COMMUNITY_SCOPE_PREFIX = "/social/v1/communities/:community_id";
 
 const tags = ["Community: communities"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const wsParams = t.Object({ workspace_id: t.String() });
-const communityParams = t.Object({ workspace_id: t.String(), community_id: t.String() });
+const wsParams = t.Object({ workspace_id: Uuid() });
+const communityParams = t.Object({ workspace_id: Uuid(), community_id: Uuid() });
 
 function communityRoutes(communities: CommunityService, deps: { principals: PrincipalResolver; idempotency: Idempotency }) {
   return new Elysia({ prefix: "/social/v1/workspaces/:workspace_id/communities" })

@@ -3,6 +3,7 @@ import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX } from "./communities";
 import { SETTINGS } from "./settings";
+import { Uuid } from "./core/schemas";
 
 export { ErrorBody, Pagination };
 
@@ -37,7 +38,7 @@ export const CommunityCreate = t.Object({
   slug: t.String({ maxLength: 63, description: "3-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit; unique in the workspace" }),
   display_name: t.String({ description: `1-${DISPLAY_NAME_MAX} characters after trimming` }),
   description: t.Optional(t.Nullable(t.String({ maxLength: DESCRIPTION_MAX }))),
-  app_id: t.Optional(t.Nullable(t.String({ description: "Id of an Auth App of this workspace to connect (one community per App)" }))),
+  app_id: t.Optional(t.Nullable(Uuid("Id of an Auth App of this workspace to connect (one community per App)"))),
   settings: t.Optional(SettingsInput),
 });
 
@@ -49,7 +50,7 @@ export const CommunityPatch = t.Object({
 });
 
 export const CommunityListQuery = t.Object({
-  limit: t.Optional(t.String({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
+  limit: t.Optional(t.QueryInteger({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
   cursor: t.Optional(t.String({ description: "next_cursor of the previous page; it keeps that page's q and status" })),
   q: t.Optional(t.String({ description: `Case-insensitive substring of the display name or slug (% and _ literal); at most ${Q_MAX} characters` })),
   status: t.Optional(t.String({ description: "active | suspended | archived" })),

@@ -2,7 +2,7 @@
 import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
-import { ActorParams, CommunityParams, errors, ErrorBody } from "../core/schemas";
+import { ActorParams, CommunityParams, errors, ErrorBody, Uuid } from "../core/schemas";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
 import {
   Actor,
@@ -58,7 +58,7 @@ export function actorRoutes(actors: ActorService, deps: LaneRouteDeps) {
       detail: { tags, summary: "List actors, newest first, or those named by ids (action social.list)", description: "With ids (at most 100 uuids): those actors in request order, unknown ids omitted, has_more false." },
     })
     .get("/actors/by-external/:external_id", (c) => actors.byExternal(requirePrincipal(c.principal), c.params.community_id, c.params.external_id), {
-      params: t.Object({ community_id: t.String(), external_id: t.String() }),
+      params: t.Object({ community_id: Uuid(), external_id: t.String({ description: "The customer's id (free text, up to 256 characters)" }) }),
       response: { 200: Actor, ...errors },
       detail: { tags, summary: "Read an actor by external_id (action social.read)" },
     })

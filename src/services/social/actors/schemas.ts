@@ -27,9 +27,9 @@ export const ByExternalResult = t.Object({ data: t.Array(Actor, { description: "
 
 export const ActorList = t.Object({ data: t.Array(Actor), pagination: Pagination });
 export const ActorListQuery = t.Object({
-  limit: t.Optional(t.String({ description: "1-200, default 50" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-200, default 50" })),
   cursor: t.Optional(t.String()),
-  ids: t.Optional(t.String({ description: "Comma-separated actor uuids (at most 100): those actors in request order, unknown ids omitted; limit and cursor ignored" })),
+  ids: t.Optional(t.String({ description: "Comma-separated actor uuids (at most 100): those actors in request order, unknown ids omitted; limit and cursor ignored. A malformed id is 400 naming ids" })),
 });
 
 export const ActorPatch = t.Object({
@@ -50,5 +50,5 @@ export const Counters = t.Object({
   blocks_count: t.Integer({ description: "Actors this actor blocks" }),
   updated_at: t.String(),
 });
-export const CountersQuery = t.Object({ actor_ids: t.String({ description: "Comma-separated actor uuids, at most 100, de-duplicated" }) });
+export const CountersQuery = t.Object({ actor_ids: t.String({ description: "Comma-separated actor uuids, at most 100, de-duplicated; a malformed id is 400 naming actor_ids" }) });
 export const CountersMany = t.Object({ data: t.Array(Counters), missing: t.Array(t.String()) });

@@ -217,7 +217,7 @@ export class ActorService {
     return actorView(await this.lane.actor(this.db, c.id, actorId));
   }
 
-  async list(p: Principal, communityId: string, q: { limit?: string; cursor?: string; ids?: string }): Promise<Page<ActorView>> {
+  async list(p: Principal, communityId: string, q: { limit?: number; cursor?: string; ids?: string }): Promise<Page<ActorView>> {
     const c = await this.lane.community(p, communityId, "social.list");
     const ids = idList(q.ids, "ids", false);
     if (ids) {

@@ -5,7 +5,7 @@ import { PUBLIC, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, LANE_PREFIX, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { CommunityParams, ErrorBody, errors } from "../core/schemas";
+import { CommunityParams, ErrorBody, errors, laneParams, Uuid } from "../core/schemas";
 import { ASSET_MAX_BYTES, type AssetService } from "./service";
 
 const tags = ["Community: assets"];
@@ -36,7 +36,7 @@ export function assetRoutes(assets: AssetService, deps: LaneRouteDeps) {
       await assets.receiveUpload(c.params.community_id, c.params.asset_id, c.query, c.request);
       c.set.status = 204;
     }, {
-      params: t.Object({ community_id: t.String(), asset_id: t.String() }),
+      params: laneParams("asset_id"),
       query: t.Object({ expires: t.Optional(t.String()), sig: t.Optional(t.String()) }),
       parse: "none",
       response: { 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody },
@@ -49,7 +49,7 @@ export function assetRoutes(assets: AssetService, deps: LaneRouteDeps) {
       },
     })
     .get("/assets/:asset_id/renditions/:name", (c) => assets.rendition(c.params.community_id, c.params.asset_id, c.params.name, c.query), {
-      params: t.Object({ community_id: t.String(), asset_id: t.String(), name: t.String() }),
+      params: t.Object({ ...laneParams("asset_id").properties, name: t.String() }),
       query: t.Object({ expires: t.Optional(t.String()), sig: t.Optional(t.String()) }),
       response: { 403: ErrorBody, 404: ErrorBody },
       detail: {
@@ -71,18 +71,18 @@ export function assetRoutes(assets: AssetService, deps: LaneRouteDeps) {
           description: "Fields actor_id (owner) and file. 201 with status processing; the scheduler makes the renditions and emits asset.ready or asset.failed (failure_reason).",
           requestBody: {
             required: true,
-            content: { "multipart/form-data": { schema: { type: "object", required: ["actor_id", "file"], properties: { actor_id: { type: "string" }, file: { type: "string", format: "binary" } } } } },
+            content: { "multipart/form-data": { schema: { type: "object", required: ["actor_id", "file"], properties: { actor_id: Uuid("Owner (active)"), file: { type: "string", format: "binary" } } } } },
           },
         },
       })
       .post("/assets/uploads", (c) => write(deps, c, 201, (p) => assets.createUpload(p, c.params.community_id, c.body)), {
         params: CommunityParams,
-        body: t.Object({ actor_id: t.String({ description: "Owner (uuid, active)" }) }),
+        body: t.Object({ actor_id: Uuid("Owner (active)") }),
         response: { 201: t.Object({ asset: Asset, upload_url: t.String({ description: "Signed; PUT the bytes here within 15 minutes" }), upload_method: t.String(), upload_expires_at: t.String(), max_bytes: t.Integer() }), ...errors, 409: ErrorBody },
         detail: { tags, summary: "Two-step upload, step 1: an asset in status uploading and its signed upload URL (action social.create)", description: IDEMPOTENT.trim() },
       })
       .get("/assets/:asset_id", (c) => assets.get(requirePrincipal(c.principal), c.params.community_id, c.params.asset_id), {
-        params: t.Object({ community_id: t.String(), asset_id: t.String() }),
+        params: laneParams("asset_id"),
         response: { 200: Asset, ...errors },
         detail: { tags, summary: "Read an asset with freshly signed rendition URLs (action social.read)" },
       }),

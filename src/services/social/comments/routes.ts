@@ -3,13 +3,10 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ErrorBody, errors, Pagination, PageQuery, writeErrors } from "../core/schemas";
+import { AssetRef, CommentParams, ErrorBody, errors, Pagination, PageQuery, PostParams, Uuid, writeErrors } from "../core/schemas";
 import type { CommentService } from "./service";
 
 const tags = ["Community: comments"];
-const PostParams = t.Object({ community_id: t.String(), post_id: t.String() });
-const CommentParams = t.Object({ community_id: t.String(), post_id: t.String(), comment_id: t.String() });
-const AssetRef = t.Object({ asset_id: t.String(), alt_text: t.Optional(t.Nullable(t.String())) });
 
 export const Comment = t.Object({
   id: t.String(),
@@ -35,9 +32,9 @@ export function commentRoutes(comments: CommentService, deps: LaneRouteDeps) {
     .post("/posts/:post_id/comments", (c) => write(deps, c, 201, (p) => comments.create(p, c.params.community_id, c.params.post_id, c.body)), {
       params: PostParams,
       body: t.Object({
-        actor_id: t.String({ description: "Author uuid (active)" }),
+        actor_id: Uuid("Author (active)"),
         body: t.String({ description: "1-10000 characters after trim" }),
-        parent_id: t.Optional(t.Nullable(t.String({ description: "Comment replied to; below the depth cap the reply joins its parent's level" }))),
+        parent_id: t.Optional(t.Nullable(Uuid("Comment replied to; below the depth cap the reply joins its parent's level"))),
         visibility: t.Optional(t.String({ description: "public (default) | author_only" })),
         assets: t.Optional(t.Array(AssetRef, { description: "At most 20 ready assets owned by the author" })),
       }),
@@ -52,16 +49,16 @@ export function commentRoutes(comments: CommentService, deps: LaneRouteDeps) {
       params: PostParams,
       query: t.Object({
         ...PageQuery.properties,
-        parent_id: t.Optional(t.String({ description: "List this comment's replies, oldest first" })),
-        requester_id: t.Optional(t.String({ description: "Viewer uuid" })),
-        actor_id: t.Optional(t.String({ description: "Viewer uuid (same as requester_id)" })),
+        parent_id: t.Optional(Uuid("List this comment's replies, oldest first")),
+        requester_id: t.Optional(Uuid("Viewer")),
+        actor_id: t.Optional(Uuid("Viewer (same as requester_id)")),
       }),
       response: { 200: t.Object({ data: t.Array(Comment), pagination: Pagination }), ...errors },
       detail: { tags, summary: "Top-level comments (pinned first, then newest first) or a parent's replies (oldest first) (action social.list)" },
     })
     .get("/posts/:post_id/comments/:comment_id", (c) => comments.get(requirePrincipal(c.principal), c.params.community_id, c.params.post_id, c.params.comment_id, c.query), {
       params: CommentParams,
-      query: t.Object({ actor_id: t.Optional(t.String({ description: "Viewer uuid" })) }),
+      query: t.Object({ actor_id: t.Optional(Uuid("Viewer")) }),
       response: { 200: Comment, ...errors },
       detail: { tags, summary: "Read a comment (action social.read)", description: "404 when the viewer (or, without actor_id, the public) may not see it." },
     })
@@ -72,7 +69,7 @@ export function commentRoutes(comments: CommentService, deps: LaneRouteDeps) {
         status: t.Optional(t.String({ description: "published | hidden | removed" })),
         visibility: t.Optional(t.String()),
         pinned: t.Optional(t.Boolean({ description: "Pin or unpin a top-level comment; needs actor_id = the post author" })),
-        actor_id: t.Optional(t.String({ description: "Who pins (the post author)" })),
+        actor_id: t.Optional(Uuid("Who pins (the post author)")),
       }),
       response: { 200: Comment, ...writeErrors, 422: ErrorBody },
       detail: { tags, summary: "Edit a comment (action social.update)", description: "Emits comment.updated with changed_fields." + IDEMPOTENT },
@@ -87,7 +84,7 @@ export function commentRoutes(comments: CommentService, deps: LaneRouteDeps) {
     })
     .post("/posts/:post_id/comments/:comment_id/approve", (c) => write(deps, c, 200, (p) => comments.approve(p, c.params.community_id, c.params.post_id, c.params.comment_id, c.body)), {
       params: CommentParams,
-      body: t.Object({ approver_actor_id: t.String({ description: "Must be the post's author" }) }),
+      body: t.Object({ approver_actor_id: Uuid("Must be the post's author") }),
       response: { 200: Comment, ...writeErrors },
       detail: { tags, summary: "The post author approves a pending comment (action social.update)", description: "No-op when already published; 403 NOT_POST_AUTHOR; 409 NOT_PENDING for hidden or removed comments." + IDEMPOTENT },
     });

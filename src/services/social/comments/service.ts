@@ -158,7 +158,7 @@ export class CommentService {
     });
   }
 
-  async list(pr: Principal, communityId: string, postId: string, q: { limit?: string; cursor?: string; parent_id?: string; actor_id?: string; requester_id?: string }) {
+  async list(pr: Principal, communityId: string, postId: string, q: { limit?: number; cursor?: string; parent_id?: string; actor_id?: string; requester_id?: string }) {
     const cm = await this.lane.community(pr, communityId, "social.list");
     const post = await this.posts.live(this.db, cm.id, postId);
     const viewerId = optionalViewer(q);

@@ -3,7 +3,7 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { CommunityParams, ErrorBody, errors, PageQuery } from "../core/schemas";
+import { CommunityParams, ErrorBody, errors, PageQuery, Uuid } from "../core/schemas";
 import { Conversation, ConversationCreate, ConversationListQuery, ConversationPage, ConversationParams, Message, MessageCreate, MessagePage, ParticipantParams } from "./schemas";
 import type { ConversationService } from "./service";
 
@@ -14,7 +14,7 @@ export function conversationRoutes(conversations: ConversationService, deps: Lan
   return laneBase(deps)
     .get("/conversations/unread-count", (c) => conversations.unreadCount(requirePrincipal(c.principal), c.params.community_id, c.query), {
       params: CommunityParams,
-      query: t.Object({ actor_id: t.String({ description: "uuid" }) }),
+      query: t.Object({ actor_id: Uuid("The participant") }),
       response: { 200: t.Object({ count: t.Integer() }), ...errors },
       detail: { tags, summary: "How many of the actor's conversations have unread messages (action social.read)", description: "Muted conversations are not counted. Exact: by message sequence, not timestamps." },
     })
@@ -53,13 +53,13 @@ export function conversationRoutes(conversations: ConversationService, deps: Lan
     })
     .post("/conversations/:conversation_id/read", (c) => write(deps, c, 200, (p) => conversations.read(p, c.params.community_id, c.params.conversation_id, c.body)), {
       params: ConversationParams,
-      body: t.Object({ actor_id: t.String() }),
+      body: t.Object({ actor_id: Uuid("The participant") }),
       response: { 200: Conversation, ...writeErrors },
       detail: { tags, summary: "Mark the conversation read for a participant (action social.update)", description: "Sets last_read_at; the conversation no longer counts as unread for that actor." + IDEMPOTENT },
     })
     .post("/conversations/:conversation_id/participants", (c) => write(deps, c, 200, (p) => conversations.addParticipants(p, c.params.community_id, c.params.conversation_id, c.body)), {
       params: ConversationParams,
-      body: t.Object({ actor_id: t.String({ description: "The participant adding (uuid)" }), actor_ids: t.Array(t.String(), { description: "Actors to add" }) }),
+      body: t.Object({ actor_id: Uuid("The participant adding"), actor_ids: t.Array(Uuid(), { description: "Actors to add" }) }),
       response: { 200: Conversation, ...writeErrors },
       detail: { tags, summary: "Add participants to a group (action social.update)", description: "422 NOT_A_GROUP for direct, GROUP_TOO_LARGE over the cap; 409 BLOCKED for a block between the adder and a new member." + IDEMPOTENT },
     })

@@ -1,6 +1,6 @@
 /** TypeBox models of conversations and messages. */
 import { t } from "../../../core/schema";
-import { Pagination } from "../core/schemas";
+import { AssetRef, laneParams, Pagination, Uuid } from "../core/schemas";
 
 export const Conversation = t.Object({
   id: t.String(),
@@ -19,17 +19,17 @@ export const Conversation = t.Object({
 export const ConversationPage = t.Object({ data: t.Array(Conversation), pagination: Pagination });
 
 export const ConversationCreate = t.Object({
-  actor_id: t.String({ description: "Creator (uuid)" }),
+  actor_id: Uuid("Creator"),
   kind: t.Optional(t.String({ description: "direct (default) | group" })),
-  recipient_actor_id: t.Optional(t.String({ description: "Required for direct" })),
-  actor_ids: t.Optional(t.Array(t.String(), { description: "Required for group: the members besides the creator; the group may hold max_group_conversation_size participants, creator included" })),
+  recipient_actor_id: t.Optional(Uuid("Required for direct")),
+  actor_ids: t.Optional(t.Array(Uuid(), { description: "Required for group: the members besides the creator; the group may hold max_group_conversation_size participants, creator included" })),
   name: t.Optional(t.Nullable(t.String({ description: "Group only, up to 100 characters" }))),
 });
 
 export const ConversationListQuery = t.Object({
-  actor_id: t.String({ description: "Viewer (uuid)" }),
+  actor_id: Uuid("Viewer"),
   status: t.Optional(t.String({ description: "inbox (default): not from restricted actors; requests: only those; all" })),
-  limit: t.Optional(t.String({ description: "1-200, default 50" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-200, default 50" })),
   cursor: t.Optional(t.String()),
 });
 
@@ -46,10 +46,10 @@ export const Message = t.Object({
 });
 export const MessagePage = t.Object({ data: t.Array(Message), pagination: Pagination });
 export const MessageCreate = t.Object({
-  actor_id: t.String({ description: "Sender (uuid), a participant" }),
+  actor_id: Uuid("Sender, a participant"),
   body: t.String({ description: "1-10000 characters after trimming" }),
-  assets: t.Optional(t.Array(t.Object({ asset_id: t.String(), alt_text: t.Optional(t.Nullable(t.String())) }), { description: "Up to 20" })),
+  assets: t.Optional(t.Array(AssetRef, { description: "Up to 20" })),
 });
 
-export const ConversationParams = t.Object({ community_id: t.String(), conversation_id: t.String() });
-export const ParticipantParams = t.Object({ community_id: t.String(), conversation_id: t.String(), actor_id: t.String() });
+export const ConversationParams = laneParams("conversation_id");
+export const ParticipantParams = laneParams("conversation_id", "actor_id");

@@ -27,7 +27,8 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, forbidden, invalidField, notFound } from "../../../core/errors";
 import { isUuid, uuid } from "../../../core/ids";
 import type { WebhookEngine } from "../../webhooks/engine";
-import { actorIdField, isObject, page, pageArgs, type Lane } from "../core/common";
+import { isObject, page, pageArgs, type Lane } from "../core/common";
+import { checkUuid } from "../core/schemas";
 import { blocked } from "../graph/follows";
 import { blockBetween } from "../graph/store";
 import { parseSettings } from "../settings";
@@ -113,7 +114,7 @@ export class ConversationService {
   /** The conversation and the acting participant (actor of the community, member of the conversation). */
   private async asParticipant(db: Sql, communityId: string, id: string, actorId: unknown, field = "actor_id") {
     const conv = await this.conversation(db, communityId, id);
-    const actor = await this.lane.actor(db, communityId, actorIdField(actorId, field), field);
+    const actor = await this.lane.actor(db, communityId, checkUuid(actorId, field), field);
     const p = await store.participant(db, conv.id, actor.id);
     if (!p) throw notParticipant();
     return { conv, actor, p };
@@ -128,14 +129,14 @@ export class ConversationService {
     const o = isObject(body) ? body : {};
     const kind = o.kind === undefined || o.kind === null ? "direct" : o.kind;
     if (kind !== "direct" && kind !== "group") throw invalidField("kind", "direct or group");
-    const creatorId = actorIdField(o.actor_id, "actor_id");
+    const creatorId = checkUuid(o.actor_id, "actor_id");
     if (kind === "direct") {
       if (o.name !== undefined && o.name !== null) throw invalidField("name", "only groups have a name");
-      return this.createDirect(c, creatorId, actorIdField(o.recipient_actor_id, "recipient_actor_id"));
+      return this.createDirect(c, creatorId, checkUuid(o.recipient_actor_id, "recipient_actor_id"));
     }
     if (!Array.isArray(o.actor_ids)) throw invalidField("actor_ids", "required for a group: the members besides the creator");
     if (o.actor_ids.length > 1000) throw invalidField("actor_ids", "at most 1000 ids");
-    const members = [...new Set(o.actor_ids.map((v, i) => actorIdField(v, `actor_ids[${i}]`)))].filter((id) => id !== creatorId);
+    const members = [...new Set(o.actor_ids.map((v, i) => checkUuid(v, `actor_ids[${i}]`)))].filter((id) => id !== creatorId);
     if (members.length === 0) throw invalidField("actor_ids", "at least one member besides the creator");
     let name: string | null = null;
     if (o.name !== undefined && o.name !== null) {
@@ -180,11 +181,11 @@ export class ConversationService {
     return this.view(this.db, await this.conversation(this.db, c.id, id));
   }
 
-  async list(p: Principal, communityId: string, q: { actor_id?: string; status?: string; limit?: string; cursor?: string }) {
+  async list(p: Principal, communityId: string, q: { actor_id?: string; status?: string; limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
     const folder = q.status === undefined || q.status === "" ? "inbox" : q.status;
     if (!(FOLDERS as readonly string[]).includes(folder)) throw invalidField("status", FOLDERS.join(", "));
-    const a = await this.lane.actor(this.db, c.id, actorIdField(q.actor_id, "actor_id"));
+    const a = await this.lane.actor(this.db, c.id, checkUuid(q.actor_id, "actor_id"));
     const { limit, after } = pageArgs(q);
     const rows = await store.conversationsOf(this.db, a.id, folder as store.Folder, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.activity_at, id: r.id }), (r) => r);
@@ -194,7 +195,7 @@ export class ConversationService {
 
   async unreadCount(p: Principal, communityId: string, q: { actor_id?: string }) {
     const c = await this.lane.community(p, communityId, "social.read");
-    const a = await this.lane.actor(this.db, c.id, actorIdField(q.actor_id, "actor_id"));
+    const a = await this.lane.actor(this.db, c.id, checkUuid(q.actor_id, "actor_id"));
     return { count: await store.unreadCount(this.db, a.id) };
   }
 
@@ -220,7 +221,7 @@ export class ConversationService {
     });
   }
 
-  async messages(p: Principal, communityId: string, id: string, q: { limit?: string; cursor?: string }) {
+  async messages(p: Principal, communityId: string, id: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
     const conv = await this.conversation(this.db, c.id, id);
     const { limit, after } = pageArgs(q);
@@ -251,7 +252,7 @@ export class ConversationService {
     const c = await this.lane.community(p, communityId, "social.update");
     const o = isObject(body) ? body : {};
     if (!Array.isArray(o.actor_ids) || o.actor_ids.length < 1 || o.actor_ids.length > 1000) throw invalidField("actor_ids", "1-1000 actor uuids");
-    const ids = [...new Set(o.actor_ids.map((v, i) => actorIdField(v, `actor_ids[${i}]`)))];
+    const ids = [...new Set(o.actor_ids.map((v, i) => checkUuid(v, `actor_ids[${i}]`)))];
     const cap = this.groupCap(c);
     return tx(this.db, async (t) => {
       const { conv, actor } = await this.asParticipant(t, c.id, id, o.actor_id);

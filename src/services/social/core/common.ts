@@ -7,6 +7,7 @@ import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";
 import { ApiError, badRequest, invalidField, notFound } from "../../../core/errors";
 import { isUuid } from "../../../core/ids";
+import { checkUuid } from "./schemas";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import type { AppContext } from "../../../context";
 import type { CommunityService } from "../communities";
@@ -33,13 +34,9 @@ export class Lane {
     return this.communities.forPrincipal(p, communityId, action);
   }
 
-  /** An actor of the community, on `db`; unknown, malformed or another community's: 404. */
+  /** An actor of the community, on `db`: 400 naming `field` when malformed; unknown or another community's: 404. */
   async actor(db: Sql, communityId: string, id: unknown, field = "actor_id"): Promise<ActorRow> {
-    if (typeof id !== "string" || !isUuid(id)) {
-      if (typeof id !== "string") throw invalidField(field, "required (actor uuid)");
-      throw notFound("Actor");
-    }
-    const a = await actorById(db, id.toLowerCase());
+    const a = await actorById(db, checkUuid(id, field));
     if (!a || a.community_id !== communityId) throw notFound("Actor");
     return a;
   }
@@ -52,12 +49,6 @@ export async function actorPair(db: Sql, communityId: string, a: string, b: stri
   const y = rows.find((r) => r.id === b);
   if (!x || !y) throw notFound("Actor");
   return [x, y];
-}
-
-/** A required actor uuid in a body: 400 when missing or not a uuid (spec: "400 invalid ids"). */
-export function actorIdField(v: unknown, field: string): string {
-  if (typeof v !== "string" || !isUuid(v)) throw invalidField(field, "required, an actor uuid");
-  return v.toLowerCase();
 }
 
 export const badCursor = (reason = "not a cursor issued by this API; restart from the first page") =>

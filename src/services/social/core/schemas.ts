@@ -1,18 +1,49 @@
 /** TypeBox models shared by the customer-backend lane's parts. */
+import type { TString } from "@sinclair/typebox";
 import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
+import { invalidField } from "../../../core/errors";
+import { isUuid } from "../../../core/ids";
 
 export { ErrorBody, Pagination };
 
 export const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 export const writeErrors = { ...errors, 409: ErrorBody };
 
-export const CommunityParams = t.Object({ community_id: t.String() });
-export const ActorParams = t.Object({ community_id: t.String(), actor_id: t.String() });
-export const PairParams = t.Object({ community_id: t.String(), src_actor_id: t.String(), dst_actor_id: t.String() });
+/**
+ * Every id the community API issued as a UUID (communities, workspaces, actors, posts,
+ * comments, assets, conversations, flags, keywords, notifications), in a path, a query or a
+ * body: documented as format uuid, and a malformed value is 400 VALIDATION_ERROR naming the
+ * field before anything is looked up (a well-formed unknown id is then 404). The pattern is
+ * what makes it strict: Elysia's "uuid" format checker also takes a "urn:uuid:" prefix.
+ */
+export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+export const Uuid = (description?: string) => t.String({ format: "uuid", pattern: UUID_PATTERN, ...(description === undefined ? {} : { description }) });
+
+/** The same rule where no schema sees the value (a multipart field, a scope resolved for shared routes): the id lowercased, or 400 naming `field`. */
+export function checkUuid(v: unknown, field: string): string {
+  if (typeof v !== "string") throw invalidField(field, "required: a UUID");
+  if (!isUuid(v)) throw invalidField(field, "must be a UUID");
+  return v.toLowerCase();
+}
+
+/** Path parameters of the customer-backend lane: community_id and the named ids, all UUIDs. */
+export function laneParams<K extends string>(...ids: K[]) {
+  const props = { community_id: Uuid(), ...Object.fromEntries(ids.map((k) => [k, Uuid()])) } as { community_id: TString } & Record<K, TString>;
+  return t.Object(props);
+}
+
+export const CommunityParams = laneParams();
+export const ActorParams = laneParams("actor_id");
+export const PairParams = laneParams("src_actor_id", "dst_actor_id");
+export const PostParams = laneParams("post_id");
+export const CommentParams = laneParams("post_id", "comment_id");
+
+/** An attachment of a post, comment or message: a ready asset of the community owned by the author. */
+export const AssetRef = t.Object({ asset_id: Uuid("A ready asset of the community owned by the author"), alt_text: t.Optional(t.Nullable(t.String({ description: "Up to 1000 characters" }))) });
 
 export const PageQuery = t.Object({
-  limit: t.Optional(t.String({ description: "1-200, default 50" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-200, default 50" })),
   cursor: t.Optional(t.String({ description: "next_cursor of the previous page (opaque base64url); legacy raw-id cursors are 400 INVALID_CURSOR" })),
 });
 

@@ -3,14 +3,12 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, CommunityParams, ErrorBody, errors, Pagination, PageQuery, writeErrors } from "../core/schemas";
+import { ActorParams, CommentParams, CommunityParams, ErrorBody, errors, laneParams, Pagination, PageQuery, PostParams, Uuid, writeErrors } from "../core/schemas";
 import { Post } from "../posts/schemas";
 import { REACTION_TYPES, type EngageService } from "./service";
 
 const tags = ["Community: reactions, bookmarks, reposts, views, polls"];
-const PostParams = t.Object({ community_id: t.String(), post_id: t.String() });
-const CommentParams = t.Object({ community_id: t.String(), post_id: t.String(), comment_id: t.String() });
-const ReactionBody = t.Object({ actor_id: t.String({ description: "Reacting actor (uuid, active)" }), type: t.String({ description: `One of ${REACTION_TYPES.join(", ")}` }) });
+const ReactionBody = t.Object({ actor_id: Uuid("Reacting actor (active)"), type: t.String({ description: `One of ${REACTION_TYPES.join(", ")}` }) });
 const ReactionResult = t.Object({
   reaction: t.Object({ target_type: t.String({ description: "post | comment" }), target_id: t.String(), actor_id: t.String(), type: t.String(), created_at: t.String() }),
   created: t.Boolean({ description: "false when the actor had already reacted with this type" }),
@@ -38,7 +36,7 @@ export function engageRoutes(engage: EngageService, deps: LaneRouteDeps) {
       await engage.unreact(requirePrincipal(c.principal), c.params.community_id, c.params.post_id, null, c.params.actor_id, c.params.type);
       c.set.status = 204;
     }, {
-      params: t.Object({ community_id: t.String(), post_id: t.String(), actor_id: t.String(), type: t.String() }),
+      params: t.Object({ ...laneParams("post_id", "actor_id").properties, type: t.String() }),
       response: errors,
       detail: { tags, summary: "Remove a post reaction (action social.delete); 204 always for a live post", responses: noContent() },
     })
@@ -52,13 +50,13 @@ export function engageRoutes(engage: EngageService, deps: LaneRouteDeps) {
       await engage.unreact(requirePrincipal(c.principal), c.params.community_id, c.params.post_id, c.params.comment_id, c.params.actor_id, c.params.type);
       c.set.status = 204;
     }, {
-      params: t.Object({ community_id: t.String(), post_id: t.String(), comment_id: t.String(), actor_id: t.String(), type: t.String() }),
+      params: t.Object({ ...laneParams("post_id", "comment_id", "actor_id").properties, type: t.String() }),
       response: errors,
       detail: { tags, summary: "Remove a comment reaction (action social.delete); 204", responses: noContent() },
     })
     .post("/bookmarks", (c) => write(deps, c, 201, (p) => engage.bookmark(p, c.params.community_id, c.body)), {
       params: CommunityParams,
-      body: t.Object({ actor_id: t.String(), post_id: t.String({ description: "A post the actor can see" }) }),
+      body: t.Object({ actor_id: Uuid(), post_id: Uuid("A post the actor can see") }),
       response: { 201: t.Object({ ...Bookmark.properties, created: t.Boolean() }), ...writeErrors },
       detail: { tags, summary: "Bookmark a post (action social.create); idempotent", description: "Bookmarks are private to their actor." + IDEMPOTENT },
     })
@@ -66,7 +64,7 @@ export function engageRoutes(engage: EngageService, deps: LaneRouteDeps) {
       await engage.unbookmark(requirePrincipal(c.principal), c.params.community_id, c.params.actor_id, c.params.post_id);
       c.set.status = 204;
     }, {
-      params: t.Object({ community_id: t.String(), actor_id: t.String(), post_id: t.String() }),
+      params: laneParams("actor_id", "post_id"),
       response: errors,
       detail: { tags, summary: "Remove a bookmark (action social.delete); 204 always", responses: noContent() },
     })
@@ -78,7 +76,7 @@ export function engageRoutes(engage: EngageService, deps: LaneRouteDeps) {
     })
     .post("/posts/:post_id/reposts", (c) => write(deps, c, 201, (p) => engage.repost(p, c.params.community_id, c.params.post_id, c.body)), {
       params: PostParams,
-      body: t.Object({ actor_id: t.String({ description: "Reposting actor (uuid, active)" }) }),
+      body: t.Object({ actor_id: Uuid("Reposting actor (active)") }),
       response: { 201: t.Object({ post: Post, created: t.Boolean() }), ...writeErrors, 422: ErrorBody },
       detail: { tags, summary: "Repost a post (action social.create)", description: "Emits repost.created (data.source_post_id). 422 NOT_REPOSTABLE unless published and public; 409 BLOCKED." + IDEMPOTENT },
     })
@@ -86,7 +84,7 @@ export function engageRoutes(engage: EngageService, deps: LaneRouteDeps) {
       await engage.unrepost(requirePrincipal(c.principal), c.params.community_id, c.params.post_id, c.params.actor_id);
       c.set.status = 204;
     }, {
-      params: t.Object({ community_id: t.String(), post_id: t.String(), actor_id: t.String() }),
+      params: laneParams("post_id", "actor_id"),
       response: errors,
       detail: { tags, summary: "Undo the actor's repost of this post (action social.delete); 204", description: "Soft-deletes the repost with post.deleted; 204 when there was none.", responses: noContent() },
     })
@@ -98,19 +96,19 @@ export function engageRoutes(engage: EngageService, deps: LaneRouteDeps) {
     })
     .post("/posts/:post_id/views", (c) => write(deps, c, 204, (p) => engage.view(p, c.params.community_id, c.params.post_id, c.body)), {
       params: PostParams,
-      body: t.Object({ viewer_actor_id: t.String() }),
+      body: t.Object({ viewer_actor_id: Uuid() }),
       response: { ...writeErrors },
       detail: { tags, summary: "Record a view (action social.create); 204 recorded or already existed", description: "404 when the viewer cannot see the post." + IDEMPOTENT, responses: noContent() },
     })
     .get("/posts/:post_id/viewers", (c) => engage.viewers(requirePrincipal(c.principal), c.params.community_id, c.params.post_id, c.query), {
       params: PostParams,
-      query: t.Object({ ...PageQuery.properties, requester_id: t.String({ description: "Must be the post's author" }) }),
+      query: t.Object({ ...PageQuery.properties, requester_id: Uuid("Must be the post's author") }),
       response: { 200: t.Object({ data: t.Array(Viewer), pagination: Pagination }), ...errors },
       detail: { tags, summary: "Viewers of a post, newest view first (action social.list)", description: "403 NOT_POST_AUTHOR for anyone but the author." },
     })
     .post("/posts/:post_id/votes", (c) => write(deps, c, 204, (p) => engage.vote(p, c.params.community_id, c.params.post_id, c.body)), {
       params: PostParams,
-      body: t.Object({ actor_id: t.String(), option_index: t.Number({ description: "Zero-based index into the poll's options" }) }),
+      body: t.Object({ actor_id: Uuid(), option_index: t.Number({ description: "Zero-based index into the poll's options" }) }),
       response: { ...writeErrors, 422: ErrorBody },
       detail: {
         tags,

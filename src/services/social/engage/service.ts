@@ -121,7 +121,7 @@ export class EngageService {
     await store.removeBookmark(this.db, c.id, actorId.toLowerCase(), postId.toLowerCase());
   }
 
-  async bookmarks(pr: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string }) {
+  async bookmarks(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     const actor = await this.lane.actor(this.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
@@ -173,7 +173,7 @@ export class EngageService {
     });
   }
 
-  async reposts(pr: Principal, communityId: string, postId: string, q: { limit?: string; cursor?: string }) {
+  async reposts(pr: Principal, communityId: string, postId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     const src = await this.posts.live(this.db, c.id, postId);
     const { limit, after } = pageArgs(q);
@@ -194,7 +194,7 @@ export class EngageService {
     });
   }
 
-  async viewers(pr: Principal, communityId: string, postId: string, q: { requester_id?: string; limit?: string; cursor?: string }) {
+  async viewers(pr: Principal, communityId: string, postId: string, q: { requester_id?: string; limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     if (q.requester_id === undefined) throw invalidField("requester_id", "required: the post author's uuid");
     const post = await this.posts.live(this.db, c.id, postId);

@@ -2,7 +2,7 @@
 import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { laneBase, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, CommunityParams, errors, Pagination, PageQuery } from "../core/schemas";
+import { ActorParams, CommunityParams, errors, Pagination, PageQuery, Uuid } from "../core/schemas";
 import { Post } from "../posts/schemas";
 import type { FeedService } from "./service";
 
@@ -27,7 +27,7 @@ export function feedRoutes(feeds: FeedService, deps: LaneRouteDeps) {
         ...PageQuery.properties,
         ranking: t.Optional(t.String({ description: "latest (default) | hot | top" })),
         window: t.Optional(t.String({ description: "hot and top: 1h | 24h | 7d (default) | 30d | all" })),
-        actor_id: t.Optional(t.String({ description: "Viewer uuid: applies its mutes and blocks" })),
+        actor_id: t.Optional(Uuid("Viewer: applies its mutes and blocks")),
       }),
       response: { 200: FeedPage, ...errors },
       detail: {

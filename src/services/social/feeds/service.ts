@@ -61,7 +61,7 @@ export class FeedService {
     return this.lane.ctx.db;
   }
 
-  async home(pr: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string }) {
+  async home(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     const viewer = await this.lane.actor(this.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
@@ -96,7 +96,7 @@ export class FeedService {
     return { data: await postViews(this.db, pg.data), pagination: pg.pagination };
   }
 
-  async discover(pr: Principal, communityId: string, q: { limit?: string; cursor?: string; ranking?: string; window?: string; actor_id?: string }) {
+  async discover(pr: Principal, communityId: string, q: { limit?: number; cursor?: string; ranking?: string; window?: string; actor_id?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     const ranking = q.ranking ?? "latest";
     if (!["latest", "hot", "top"].includes(ranking)) throw invalidField("ranking", "latest, hot or top");

@@ -18,7 +18,8 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import { bumpCounter } from "../actors/store";
-import { actorIdField, isObject, jsonObject, page, pageArgs, type Lane } from "../core/common";
+import { isObject, jsonObject, page, pageArgs, type Lane } from "../core/common";
+import { checkUuid } from "../core/schemas";
 import { blocked, type FollowService } from "./follows";
 import * as store from "./store";
 import { edgeView, type EdgeView } from "./views";
@@ -48,8 +49,8 @@ export class EdgeService {
   async create(p: Principal, communityId: string, kind: PlainKind, body: unknown): Promise<{ edge: EdgeView; created: boolean }> {
     const c = await this.lane.community(p, communityId, "social.create");
     const o = isObject(body) ? body : {};
-    const srcId = actorIdField(o.src_actor_id, "src_actor_id");
-    const dstId = actorIdField(o.dst_actor_id, "dst_actor_id");
+    const srcId = checkUuid(o.src_actor_id, "src_actor_id");
+    const dstId = checkUuid(o.dst_actor_id, "dst_actor_id");
     const payload = jsonObject(o.payload, "payload");
     return tx(this.db, async (t) => {
       const src = await this.lane.actor(t, c.id, srcId, "src_actor_id");
@@ -86,8 +87,8 @@ export class EdgeService {
   async addCloseFriend(p: Principal, communityId: string, body: unknown): Promise<void> {
     const c = await this.lane.community(p, communityId, "social.create");
     const o = isObject(body) ? body : {};
-    const ownerId = actorIdField(o.owner_actor_id, "owner_actor_id");
-    const memberId = actorIdField(o.member_actor_id, "member_actor_id");
+    const ownerId = checkUuid(o.owner_actor_id, "owner_actor_id");
+    const memberId = checkUuid(o.member_actor_id, "member_actor_id");
     await tx(this.db, async (t) => {
       const owner = await this.lane.actor(t, c.id, ownerId, "owner_actor_id");
       const member = await this.lane.actor(t, c.id, memberId, "member_actor_id");
@@ -102,7 +103,7 @@ export class EdgeService {
     await store.deleteCloseFriend(this.db, c.id, owner.toLowerCase(), member.toLowerCase());
   }
 
-  async closeFriends(p: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string }) {
+  async closeFriends(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
     const a = await this.lane.actor(this.db, c.id, actorId);
     const { limit, after } = pageArgs(q);

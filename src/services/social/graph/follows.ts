@@ -22,7 +22,8 @@ import { uuid } from "../../../core/ids";
 import type { Page } from "../../../core/pagination";
 import type { WebhookEngine } from "../../webhooks/engine";
 import { bumpCounter } from "../actors/store";
-import { actorIdField, actorPair, batchItems, expandArg, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
+import { actorPair, batchItems, expandArg, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
+import { checkUuid } from "../core/schemas";
 import * as store from "./store";
 import { edgeView, expandEdges, type EdgeView } from "./views";
 
@@ -53,7 +54,7 @@ export async function moveFollowCounters(t: Sql, src: string, dst: string, delta
 
 function followInput(v: unknown, prefix = ""): FollowInput {
   const o = isObject(v) ? v : {};
-  return { src: actorIdField(o.actor_id, `${prefix}actor_id`), dst: actorIdField(o.dst_actor_id, `${prefix}dst_actor_id`), payload: jsonObject(o.payload, `${prefix}payload`) };
+  return { src: checkUuid(o.actor_id, `${prefix}actor_id`), dst: checkUuid(o.dst_actor_id, `${prefix}dst_actor_id`), payload: jsonObject(o.payload, `${prefix}payload`) };
 }
 
 export class FollowService {
@@ -164,7 +165,7 @@ export class FollowService {
     await store.deleteRequest(this.db, c.id, dstId.toLowerCase(), srcId.toLowerCase());
   }
 
-  async requests(p: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string }) {
+  async requests(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
     const a = await this.lane.actor(this.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
@@ -179,16 +180,16 @@ export class FollowService {
     }));
   }
 
-  async following(p: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string; expand?: string }): Promise<Page<EdgeView>> {
+  async following(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string; expand?: string }): Promise<Page<EdgeView>> {
     return this.edgePage(p, communityId, actorId, q, "out", "follow");
   }
 
-  async followers(p: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string; expand?: string }): Promise<Page<EdgeView>> {
+  async followers(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string; expand?: string }): Promise<Page<EdgeView>> {
     return this.edgePage(p, communityId, actorId, q, "in", "follow");
   }
 
   /** A page of an actor's edges of one kind: outgoing (expand dst_actor) or incoming (expand src_actor), newest first. */
-  async edgePage(p: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string; expand?: string }, dir: "in" | "out", kind: store.EdgeKind): Promise<Page<EdgeView>> {
+  async edgePage(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string; expand?: string }, dir: "in" | "out", kind: store.EdgeKind): Promise<Page<EdgeView>> {
     const c = await this.lane.community(p, communityId, "social.list");
     const side = dir === "out" ? "dst_actor" : "src_actor";
     const expand = expandArg(q.expand, side);

@@ -1,6 +1,6 @@
 /** TypeBox models of the actor graph. */
 import { t } from "../../../core/schema";
-import { Actor, Edge, ItemError, Pagination } from "../core/schemas";
+import { Actor, Edge, ItemError, laneParams, Pagination, Uuid } from "../core/schemas";
 
 export { Edge };
 
@@ -17,8 +17,8 @@ export const EdgePage = t.Object({ data: t.Array(ExpandedEdge), pagination: Pagi
 export const EdgeResult = t.Object({ edge: Edge, created: t.Boolean() });
 
 export const FollowBody = t.Object({
-  actor_id: t.String({ description: "Follower (uuid)" }),
-  dst_actor_id: t.String({ description: "Followed actor (uuid)" }),
+  actor_id: Uuid("Follower"),
+  dst_actor_id: Uuid("Followed actor"),
   payload: PayloadIn,
 });
 export const FollowResult = t.Object({
@@ -36,7 +36,7 @@ export const FollowBatchResult = t.Object({
   failed: t.Integer(),
 });
 
-export const RequestParams = t.Object({ community_id: t.String(), dst_actor_id: t.String(), src_actor_id: t.String() });
+export const RequestParams = laneParams("dst_actor_id", "src_actor_id");
 export const FollowRequestPage = t.Object({
   data: t.Array(
     t.Object({
@@ -53,19 +53,19 @@ export const FollowRequestPage = t.Object({
 
 export const EdgePageQuery = (side: string) =>
   t.Object({
-    limit: t.Optional(t.String({ description: "1-200, default 50" })),
+    limit: t.Optional(t.QueryInteger({ description: "1-200, default 50" })),
     cursor: t.Optional(t.String({ description: "Opaque next_cursor; legacy raw-id cursors are 400 INVALID_CURSOR" })),
     expand: t.Optional(t.String({ description: `${side} adds the other actor to each edge; anything else is 400 INVALID_EXPAND` })),
   });
 
 export const ActorEdgeBody = t.Object({
-  src_actor_id: t.String({ description: "Acting actor (uuid)" }),
-  dst_actor_id: t.String({ description: "Target actor (uuid)" }),
+  src_actor_id: Uuid("Acting actor"),
+  dst_actor_id: Uuid("Target actor"),
   payload: PayloadIn,
 });
 
-export const CloseFriendBody = t.Object({ owner_actor_id: t.String(), member_actor_id: t.String() });
-export const CloseFriendParams = t.Object({ community_id: t.String(), owner_actor_id: t.String(), member_actor_id: t.String() });
+export const CloseFriendBody = t.Object({ owner_actor_id: Uuid(), member_actor_id: Uuid() });
+export const CloseFriendParams = laneParams("owner_actor_id", "member_actor_id");
 export const CloseFriendPage = t.Object({
   data: t.Array(
     t.Object({

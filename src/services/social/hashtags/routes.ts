@@ -3,7 +3,7 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, CommunityParams, ErrorBody, errors, PageQuery, Pagination } from "../core/schemas";
+import { ActorParams, CommunityParams, ErrorBody, errors, laneParams, PageQuery, Pagination, Uuid } from "../core/schemas";
 import type { HashtagService } from "./service";
 
 const tags = ["Community: hashtags"];
@@ -14,13 +14,13 @@ const HashtagFollow = t.Object({ actor_id: t.String(), community_id: t.String(),
 export function hashtagRoutes(hashtags: HashtagService, deps: LaneRouteDeps) {
   return laneBase(deps)
     .get("/hashtags/:tag", (c) => hashtags.get(requirePrincipal(c.principal), c.params.community_id, c.params.tag), {
-      params: t.Object({ community_id: t.String(), tag: t.String() }),
+      params: t.Object({ community_id: Uuid(), tag: t.String() }),
       response: { 200: Hashtag, ...errors },
       detail: { tags, summary: "Read a hashtag of the directory (action social.read)", description: "The tag is normalised (leading # and case ignored); 400 INVALID_TAG when it cannot be a tag; 404 when not in the directory." },
     })
     .get("/search/hashtags", (c) => hashtags.search(requirePrincipal(c.principal), c.params.community_id, c.query), {
       params: CommunityParams,
-      query: t.Object({ q: t.String({ description: "Prefix, 1-32 characters (normalised: lowercase, leading # dropped)" }), limit: t.Optional(t.String({ description: "1-200, default 50" })) }),
+      query: t.Object({ q: t.String({ description: "Prefix, 1-32 characters (normalised: lowercase, leading # dropped)" }), limit: t.Optional(t.QueryInteger({ description: "1-200, default 50" })) }),
       response: { 200: t.Object({ data: t.Array(Hashtag) }), ...errors },
       detail: { tags, summary: "Hashtags starting with q, alphabetical (action social.read)" },
     })
@@ -40,7 +40,7 @@ export function hashtagRoutes(hashtags: HashtagService, deps: LaneRouteDeps) {
       await hashtags.unfollow(requirePrincipal(c.principal), c.params.community_id, c.params.actor_id, c.params.tag);
       c.set.status = 204;
     }, {
-      params: t.Object({ community_id: t.String(), actor_id: t.String(), tag: t.String() }),
+      params: t.Object({ ...laneParams("actor_id").properties, tag: t.String() }),
       response: errors,
       detail: { tags, summary: "Unfollow a hashtag (action social.delete); 204 always", responses: noContent() },
     });

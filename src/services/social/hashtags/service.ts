@@ -41,7 +41,7 @@ export class HashtagService {
     return hashtagView(r);
   }
 
-  async search(p: Principal, communityId: string, q: { q?: string; limit?: string }) {
+  async search(p: Principal, communityId: string, q: { q?: string; limit?: number }) {
     const c = await this.lane.community(p, communityId, "social.read");
     const limit = parseLimit(q.limit, PAGE_DEFAULT, PAGE_MAX);
     const raw = q.q ?? "";
@@ -73,7 +73,7 @@ export class HashtagService {
     if (tag) await store.unfollowHashtag(this.db, c.id, actorId.toLowerCase(), tag);
   }
 
-  async follows(p: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string }) {
+  async follows(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
     const a = await this.lane.actor(this.db, c.id, actorId);
     const { limit, after } = pageArgs(q);

@@ -3,7 +3,7 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, CommunityParams, Edge, errors, Pagination, PageQuery, Payload, writeErrors } from "../core/schemas";
+import { ActorParams, CommunityParams, Edge, errors, laneParams, Pagination, PageQuery, Payload, Uuid, writeErrors } from "../core/schemas";
 import type { HideService } from "./service";
 
 const tags = ["Community: hides"];
@@ -14,10 +14,10 @@ export function hideRoutes(hides: HideService, deps: LaneRouteDeps) {
     .post("/hides", (c) => write(deps, c, 201, (p) => hides.hide(p, c.params.community_id, c.body)), {
       params: CommunityParams,
       body: t.Object({
-        src_actor_id: t.Optional(t.String({ description: "The hiding actor (or actor_id)" })),
-        actor_id: t.Optional(t.String()),
-        post_id: t.Optional(t.String({ description: "The post to hide (or dst_post_id)" })),
-        dst_post_id: t.Optional(t.String()),
+        src_actor_id: t.Optional(Uuid("The hiding actor (or actor_id)")),
+        actor_id: t.Optional(Uuid()),
+        post_id: t.Optional(Uuid("The post to hide (or dst_post_id)")),
+        dst_post_id: t.Optional(Uuid()),
         payload: t.Optional(Payload),
       }),
       response: { 201: t.Object({ edge: HideEdge, created: t.Boolean() }), ...writeErrors },
@@ -27,7 +27,7 @@ export function hideRoutes(hides: HideService, deps: LaneRouteDeps) {
       await hides.unhide(requirePrincipal(c.principal), c.params.community_id, c.params.src_actor_id, c.params.post_id);
       c.set.status = 204;
     }, {
-      params: t.Object({ community_id: t.String(), src_actor_id: t.String(), post_id: t.String() }),
+      params: laneParams("src_actor_id", "post_id"),
       response: errors,
       detail: { tags, summary: "Unhide (action social.delete); 204 always", responses: noContent() },
     })

@@ -45,7 +45,7 @@ export class HideService {
     await deleteHide(this.db, c.id, src.toLowerCase(), postId.toLowerCase());
   }
 
-  async list(pr: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string }) {
+  async list(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.posts.lane.community(pr, communityId, "social.list");
     const a = await this.posts.lane.actor(this.db, c.id, actorId);
     const { limit, after } = pageArgs(q);

@@ -7,11 +7,11 @@ import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { CommunityParams, ErrorBody, errors, Pagination, PageQuery, writeErrors } from "../core/schemas";
+import { CommunityParams, ErrorBody, errors, Pagination, PageQuery, Uuid, writeErrors } from "../core/schemas";
 import { ACTIONS, REASONS, type ModerationService } from "./service";
 
 const tags = ["Community: moderation"];
-const AdminParams = t.Object({ workspace_id: t.String(), community_id: t.String() });
+const AdminParams = t.Object({ workspace_id: Uuid(), community_id: Uuid() });
 
 const Flag = t.Object({
   id: t.String(),
@@ -50,9 +50,9 @@ export function flagRoutes(moderation: ModerationService, deps: LaneRouteDeps) {
   return laneBase(deps).post("/flags", (c) => write(deps, c, 201, (p) => moderation.flag(p, c.params.community_id, c.body)), {
     params: CommunityParams,
     body: t.Object({
-      reporter_actor_id: t.String(),
+      reporter_actor_id: Uuid(),
       target_type: t.String({ description: "post | comment | actor" }),
-      target_id: t.String(),
+      target_id: Uuid("The post, comment or actor"),
       reason: t.String({ description: REASONS.filter((r) => r !== "keyword_filter").join(" | ") }),
       note: t.Optional(t.Nullable(t.String({ description: "Up to 2000 characters" }))),
     }),
@@ -99,8 +99,8 @@ export function moderationAdminRoutes(moderation: ModerationService, deps: LaneR
       body: t.Object({
         action: t.String({ description: ACTIONS.join(" | ") }),
         target_type: t.Optional(t.String({ description: "post | comment | actor (or give flag_id)" })),
-        target_id: t.Optional(t.String()),
-        flag_id: t.Optional(t.Nullable(t.String({ description: "Act on this flag's target" }))),
+        target_id: t.Optional(Uuid("The post, comment or actor")),
+        flag_id: t.Optional(t.Nullable(Uuid("Act on this flag's target"))),
         reason: t.Optional(t.Nullable(t.String())),
         moderator_external_id: t.Optional(t.Nullable(t.String())),
         shadow: t.Optional(t.Boolean({ description: "ban: shadow-ban instead of suspending" })),
@@ -128,7 +128,7 @@ export function moderationAdminRoutes(moderation: ModerationService, deps: LaneR
       await moderation.removeKeyword(requirePrincipal(c.principal), c.params.workspace_id, c.params.community_id, c.params.keyword_id);
       c.set.status = 204;
     }, {
-      params: t.Object({ workspace_id: t.String(), community_id: t.String(), keyword_id: t.String() }),
+      params: t.Object({ ...AdminParams.properties, keyword_id: Uuid() }),
       response: errors,
       detail: { tags, summary: "Remove a keyword filter (action social.update); 204 always", responses: noContent() },
     });

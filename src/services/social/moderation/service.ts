@@ -122,7 +122,7 @@ export class ModerationService {
     });
   }
 
-  async queue(pr: Principal, workspaceId: string, communityId: string, q: { limit?: string; cursor?: string }) {
+  async queue(pr: Principal, workspaceId: string, communityId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.adminCommunity(pr, workspaceId, communityId, "social.list");
     const { limit, after } = pageArgs(q);
     const rows = await store.queue(this.db, c.id, after, limit + 1);

@@ -3,7 +3,7 @@ import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 import { requirePrincipal } from "../../../access/principal";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, errors, Pagination, PageQuery, writeErrors } from "../core/schemas";
+import { ActorParams, errors, Pagination, PageQuery, Uuid, writeErrors } from "../core/schemas";
 import type { NotificationService } from "./service";
 
 const tags = ["Community: notifications"];
@@ -24,7 +24,7 @@ const Notification = t.Object({
   updated_at: t.String({ description: "Latest activity" }),
 });
 const Counts = { unread_count: t.Integer({ description: "Unread groups" }), unseen_count: t.Integer({ description: "Unseen groups" }) };
-const MarkBody = t.Object({ ids: t.Optional(t.Nullable(t.Array(t.String(), { description: "Up to 200 notification ids; omitted: all" }))) });
+const MarkBody = t.Object({ ids: t.Optional(t.Nullable(t.Array(Uuid(), { description: "Up to 200 notification ids; omitted: all" }))) });
 const MarkResult = t.Object({ updated: t.Integer(), ...Counts });
 
 export function notificationRoutes(notifications: NotificationService, deps: LaneRouteDeps) {

@@ -27,7 +27,7 @@ export class NotificationService {
     return this.lane.ctx.db;
   }
 
-  async list(pr: Principal, communityId: string, actorId: string, q: { limit?: string; cursor?: string }) {
+  async list(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     const a = await this.lane.actor(this.db, c.id, actorId);
     const { limit, after } = pageArgs(q);

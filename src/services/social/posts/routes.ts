@@ -3,12 +3,12 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { CommunityParams, errors, Pagination, PageQuery, writeErrors, ErrorBody } from "../core/schemas";
+import { CommunityParams, errors, laneParams, Pagination, PageQuery, PostParams, Uuid, writeErrors, ErrorBody } from "../core/schemas";
 import { Post, PostCreate, PostPatch, Tag } from "./schemas";
 import type { PostService } from "./service";
 
 const tags = ["Community: posts"];
-export const PostParams = t.Object({ community_id: t.String(), post_id: t.String() });
+const TagParams = laneParams("post_id", "actor_id");
 
 export function postRoutes(posts: PostService, deps: LaneRouteDeps) {
   return laneBase(deps)
@@ -26,13 +26,13 @@ export function postRoutes(posts: PostService, deps: LaneRouteDeps) {
     })
     .get("/posts", (c) => posts.list(requirePrincipal(c.principal), c.params.community_id, c.query), {
       params: CommunityParams,
-      query: t.Object({ ...PageQuery.properties, author_id: t.Optional(t.String({ description: "Only this author's posts (uuid)" })) }),
+      query: t.Object({ ...PageQuery.properties, author_id: t.Optional(Uuid("Only this author's posts")) }),
       response: { 200: t.Object({ data: t.Array(Post), pagination: Pagination }), ...errors },
       detail: { tags, summary: "Published, non-expired, public posts, newest first (action social.list)", description: "Private and shadow-banned authors' posts and moderated posts are left out." },
     })
     .get("/posts/:post_id", (c) => posts.get(requirePrincipal(c.principal), c.params.community_id, c.params.post_id, c.query), {
       params: PostParams,
-      query: t.Object({ actor_id: t.Optional(t.String({ description: "Viewer uuid: 404 unless the viewer may see the post" })) }),
+      query: t.Object({ actor_id: t.Optional(Uuid("Viewer: 404 unless the viewer may see the post")) }),
       response: { 200: Post, ...errors },
       detail: { tags, summary: "Read a post (action social.read)", description: "Without actor_id the backend reads any live post (drafts included). Soft-deleted posts and expired stories are 404." },
     })
@@ -56,12 +56,12 @@ export function postRoutes(posts: PostService, deps: LaneRouteDeps) {
       detail: { tags, summary: "Tags (@mentions) of a post (action social.read)" },
     })
     .post("/posts/:post_id/tags/:actor_id/approve", (c) => write(deps, c, 200, (p) => posts.decideTag(p, c.params.community_id, c.params.post_id, c.params.actor_id, "approved")), {
-      params: t.Object({ community_id: t.String(), post_id: t.String(), actor_id: t.String() }),
+      params: TagParams,
       response: { 200: Tag, ...writeErrors },
       detail: { tags, summary: "The tagged actor approves its tag (action social.update)", description: "Idempotent." + IDEMPOTENT },
     })
     .post("/posts/:post_id/tags/:actor_id/decline", (c) => write(deps, c, 200, (p) => posts.decideTag(p, c.params.community_id, c.params.post_id, c.params.actor_id, "declined")), {
-      params: t.Object({ community_id: t.String(), post_id: t.String(), actor_id: t.String() }),
+      params: TagParams,
       response: { 200: Tag, ...writeErrors },
       detail: { tags, summary: "The tagged actor declines its tag (action social.update)", description: "Idempotent." + IDEMPOTENT },
     });

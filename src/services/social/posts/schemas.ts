@@ -1,8 +1,8 @@
 /** TypeBox models of posts and tags. */
 import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
+import { AssetRef, Uuid } from "../core/schemas";
 
-const AssetRef = t.Object({ asset_id: t.String({ description: "A ready asset of the community owned by the author" }), alt_text: t.Optional(t.Nullable(t.String({ description: "Up to 1000 characters" }))) });
 
 export const Post = t.Object({
   id: t.String(),
@@ -34,7 +34,7 @@ export const Post = t.Object({
 });
 
 export const PostCreate = t.Object({
-  actor_id: t.String({ description: "Author (uuid); must be active" }),
+  actor_id: Uuid("Author; must be active"),
   kind: t.Optional(t.String({ description: "text (default) | link | image | quote | story | poll" })),
   body: t.Optional(t.Nullable(t.String({ description: "Up to 10000 characters after trim; required for text" }))),
   status: t.Optional(t.String({ description: "published (default) | draft | scheduled" })),
@@ -42,7 +42,7 @@ export const PostCreate = t.Object({
   visibility: t.Optional(t.String({ description: "public (default) | followers | close_friends" })),
   attributes: t.Optional(t.Unknown({ description: "Object: url (link, required), poll {question 1-300, options 2-10 labels of 1-100, closes_at?} (poll, required)" })),
   assets: t.Optional(t.Array(AssetRef, { description: "Up to 20; image posts need at least one" })),
-  quote_post_id: t.Optional(t.Nullable(t.String({ description: "Required for quote: a post the author can see" }))),
+  quote_post_id: t.Optional(t.Nullable(Uuid("Required for quote: a post the author can see"))),
 });
 
 export const PostPatch = t.Object({

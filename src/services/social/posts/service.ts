@@ -184,7 +184,7 @@ export class PostService {
     return postView(this.db, await this.live(this.db, c.id, id));
   }
 
-  async list(pr: Principal, communityId: string, q: { limit?: string; cursor?: string; author_id?: string }) {
+  async list(pr: Principal, communityId: string, q: { limit?: number; cursor?: string; author_id?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     const { limit, after } = pageArgs(q);
     let author: string | null = null;
