@@ -131,7 +131,7 @@ describe("create", () => {
     expect(fields(over)).toEqual(["json_schema"]);
   });
 
-  test("webhook_id: a legacy webhook of the workspace, else 404 naming it", async () => {
+  test("webhook_id: a legacy webhook of the workspace; malformed 400 naming it, unknown or another workspace's 404 naming it", async () => {
     const { token, ws } = await ownerWithKey(app);
     const other = await ownerWithKey(app);
     const hook = await app.call("POST", `${base(ws.id)}/webhooks`, { token, body: { url: "https://hooks.example/x" } });
@@ -140,7 +140,13 @@ describe("create", () => {
     const ok = await post(token, ws.id, jobBody({ webhook_id: hook.body.id }));
     expect(ok.status).toBe(201);
     expect(ok.body.webhook_id).toBe(hook.body.id);
-    for (const id of ["whk_nope", otherHook.body.id]) {
+    for (const id of ["whk_nope", `ep_${"0".repeat(32)}`, `whk_${"A".repeat(32)}`, 42]) {
+      const r = await post(token, ws.id, jobBody({ webhook_id: id }));
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe("VALIDATION_ERROR");
+      expect(fields(r)).toEqual(["webhook_id"]);
+    }
+    for (const id of [`whk_${"0".repeat(32)}`, otherHook.body.id]) {
       const r = await post(token, ws.id, jobBody({ webhook_id: id }));
       expect(r.status).toBe(404);
       expect(r.body.error.message).toContain(id);
@@ -192,6 +198,42 @@ describe("list, get, cancel", () => {
     expect(again.body.error.code).toBe("JOB_NOT_CANCELLABLE");
     const events = await app.call("GET", `${base(ws.id)}/webhooks/events`, { token });
     expect(events.status).toBe(200);
+  });
+
+  test("malformed ids are 400 naming the field; well-formed unknown ones 404; a body without its required fields 400 naming each", async () => {
+    const { token, ws } = await ownerWithKey(app);
+    const unknownJob = `job_${"0".repeat(32)}`;
+    for (const bad of ["nope", "job_nope", `job_${"0".repeat(31)}`, `job_${"A".repeat(32)}`]) {
+      for (const [method, path] of [["GET", `${base(ws.id)}/jobs/${bad}`], ["POST", `${base(ws.id)}/jobs/${bad}/cancel`]] as const) {
+        const r = await app.call(method, path, { token });
+        expect([path, r.status, r.body.error.code, fields(r)]).toEqual([path, 400, "VALIDATION_ERROR", ["id"]]);
+      }
+    }
+    for (const [method, path] of [["GET", `${base(ws.id)}/jobs/${unknownJob}`], ["POST", `${base(ws.id)}/jobs/${unknownJob}/cancel`]] as const) {
+      const r = await app.call(method, path, { token });
+      expect([path, r.status, r.body.error.code]).toEqual([path, 404, "NOT_FOUND"]);
+    }
+    const unknownWs = "00000000-0000-7000-8000-000000000000";
+    for (const [method, path, body] of [
+      ["GET", "/jobs", undefined],
+      ["POST", "/jobs", jobBody()],
+      ["GET", `/jobs/${unknownJob}`, undefined],
+      ["POST", `/jobs/${unknownJob}/cancel`, undefined],
+      ["GET", "/extraction-settings", undefined],
+      ["PUT", "/extraction-settings", { monthly_credit_limit: 5 }],
+      ["GET", "/usage", undefined],
+    ] as const) {
+      const bad = await app.call(method, `${base("not-a-workspace")}${path}`, { token, body });
+      expect([method, path, bad.status, fields(bad)]).toEqual([method, path, 400, ["workspace_id"]]);
+      const unknown = await app.call(method, `${base(unknownWs)}${path}`, { token, body });
+      expect([method, path, unknown.status]).toEqual([method, path, 404]);
+    }
+    const empty = await post(token, ws.id, {});
+    expect(empty.status).toBe(400);
+    expect(empty.body.error.details).toEqual(expect.arrayContaining([{ field: "json_schema", reason: "required" }, { field: "description", reason: "required" }]));
+    const noLimit = await app.call("PUT", `${base(ws.id)}/extraction-settings`, { token, body: {} });
+    expect(noLimit.status).toBe(400);
+    expect(noLimit.body.error.details).toEqual([{ field: "monthly_credit_limit", reason: "required" }]);
   });
 
   test("another workspace's job is 404 everywhere; without the service 403", async () => {

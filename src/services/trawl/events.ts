@@ -7,7 +7,7 @@ import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../web
 import type { EventTypeInfo } from "../webhooks/types";
 
 const job = (over: Record<string, unknown> = {}) => ({
-  id: "job_0192f500a1b27c3d8e4f",
+  id: "job_0192f500a1b27c3d8e4f5a6b7c8d9e0f",
   workspace_id: "ws_0192f0c4e5b87d21a9c3",
   status: "queued",
   json_schema: { type: "object", properties: { tiers: { type: "array", items: { type: "object", properties: { name: { type: "string" }, price_usd: { type: "number" } } } } }, required: ["tiers"] },

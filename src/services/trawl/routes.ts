@@ -1,19 +1,16 @@
 /** Routes of the extraction-job service: /trawl/v1/workspaces/{workspace_id}/jobs..., settings and usage. */
 import { Elysia } from "elysia";
-import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { callerKey, idempotent } from "../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { requirePrincipal } from "../../access/principal";
 import type { ServiceDeps } from "../module";
-import { ErrorBody, Job, JobCreate, JobList, JobListQuery, Settings, SettingsPut, Usage, UsageQuery } from "./schemas";
+import { ErrorBody, Job, JobCreate, JobList, JobListQuery, JobParams as jobParams, Settings, SettingsPut, Usage, UsageQuery, WorkspaceParams as wsParams } from "./schemas";
 import { DESCRIPTION_MAX, STEPS, TIMEOUT, URLS_MAX, type JobService, type JobView } from "./service";
 
 const BASE = "/trawl/v1/workspaces/:workspace_id";
 const tags = ["Extraction jobs"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const wsParams = t.Object({ workspace_id: t.String() });
-const jobParams = t.Object({ workspace_id: t.String(), id: t.String() });
 
 export function jobRoutes(svc: JobService, deps: ServiceDeps) {
   return new Elysia({ name: "trawl-routes" })

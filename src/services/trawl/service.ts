@@ -31,6 +31,9 @@ export const LIST_DEFAULT = 20;
 export const LIST_MAX = 100;
 export const CREDIT_LOW_RATIO = 0.9;
 export const CREDIT_LIMIT_MAX = 1_000_000_000;
+/** Ids as core/ids prefixedId makes them: the prefix and the 32 hex digits of a UUIDv7. */
+export const JOB_ID = /^job_[0-9a-f]{32}$/;
+export const WEBHOOK_ID = /^whk_[0-9a-f]{32}$/;
 
 export interface UsageView {
   steps: number;
@@ -164,7 +167,7 @@ export class JobService {
     const tier = input.model_tier ?? "standard";
     if (typeof tier !== "string" || !(TIERS as readonly string[]).includes(tier)) details.push({ field: "model_tier", reason: "standard or pro" });
     const webhookId = input.webhook_id ?? null;
-    if (webhookId !== null && typeof webhookId !== "string") details.push({ field: "webhook_id", reason: "must be a webhook id (whk_...)" });
+    if (webhookId !== null && (typeof webhookId !== "string" || !WEBHOOK_ID.test(webhookId))) details.push({ field: "webhook_id", reason: "must be a webhook id (whk_ followed by 32 hex digits)" });
     if (details.length) throw badRequest("Invalid extraction job", details);
     if (webhookId !== null) {
       const hook = await this.deps.webhooks.legacy.row(this.ctx.db, { product: "trawl", scopeId: ws.id }, webhookId as string).catch(() => null);
@@ -211,7 +214,7 @@ export class JobService {
     return view;
   }
 
-  async list(p: Principal, workspaceId: string, q: { status?: string; cursor?: string; limit?: string }): Promise<Page<JobView>> {
+  async list(p: Principal, workspaceId: string, q: { status?: string; cursor?: string; limit?: number }): Promise<Page<JobView>> {
     const ws = await this.workspace(p, workspaceId, "trawl.job.read");
     const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
     let status: JobStatus | null = null;
