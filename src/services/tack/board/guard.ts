@@ -2,8 +2,10 @@
  * What every card-board route shares: the caller, the per-key rate limits with their
  * X-RateLimit-* headers, and the card-board error body.
  *
- * - The caller is resolved in a transform hook (derive), before body validation, so a
- *   request refused for a bad body still counts and still carries the headers.
+ * - The caller is resolved and counted in an onRequest hook, for every request under
+ *   /tack/api (matched route or not): before the body is read and before the app's credential
+ *   gate, so a request refused for a missing credential, an unreadable, too large or non-JSON
+ *   body, a bad field or an unknown route still counts and still carries the headers.
  * - Rate limits (spec: 200 writes, 600 reads, 30 batch operations per minute per API key):
  *   GET is a read, POST .../cards/batch-move a batch operation, anything else a write.
  *   The core rate limiter (a sliding log of the last minute, shared by every node) counts
@@ -18,7 +20,6 @@
 import { Elysia } from "elysia";
 import { requestMeta, sessionCookieOf } from "../../../access/http";
 import { bearerFrom, type Principal } from "../../../access/principal";
-import { ApiError } from "../../../core/errors";
 import { EXACT_LIMIT_MAX } from "../../../core/ratelimit";
 import type { ServiceDeps } from "../../module";
 
@@ -35,50 +36,73 @@ export function rateClassOf(method: string, path: string): RateClass {
 const keyOf = (p: Principal | null, ip: string | null) =>
   p ? (p.kind === "api_key" ? `key:${p.keyId}` : `acct:${p.accountId}`) : `ip:${ip ?? "unknown"}`;
 
+/** The card board's base path: every response under it carries the rate-limit headers. */
+const BASE = "/tack/api";
+const underBase = (url: string) => {
+  const path = url.indexOf("/", url.indexOf("//") + 2);
+  return path >= 0 && url.startsWith(BASE, path) && (url.length === path + BASE.length || "/?#".includes(url[path + BASE.length]!));
+};
+
+interface Counted {
+  principal: Principal | null;
+  headers: Record<string, string>;
+}
+
 export function boardGuard(deps: ServiceDeps) {
   const { ctx, platform } = deps;
   const limits = ctx.config.tackRateLimits;
+  // What onRequest found for a request, read back by the derive and by mapResponse.
+  const counted = new WeakMap<Request, Counted>();
   return new Elysia({ name: "tack-board-guard" })
-    .derive({ as: "scoped" }, async ({ request, server, set }) => {
+    .onRequest(async ({ request, server, set }) => {
+      if (!underBase(request.url) || counted.has(request)) return;
       const bearer = bearerFrom(request.headers.get("authorization"));
       const principal: Principal | null = await platform.authz.resolve(bearer, bearer ? null : sessionCookieOf(request));
-      const meta = requestMeta(request, server);
+      const state: Counted = { principal, headers: {} };
+      counted.set(request, state);
       const cls = rateClassOf(request.method, new URL(request.url).pathname);
       const limit = limits[cls];
-      if (limit > 0) {
-        const key = `tack:${cls}:${keyOf(principal, principal ? null : meta.ip)}`;
-        const hit = await ctx.ratelimit.hit(key, limit, RATE_WINDOW_MS);
-        // Until a counted request leaves the window; above the limiter's exact-log ceiling (a
-        // counter per fixed window, core/ratelimit.ts), until the current window ends.
-        const resetMs = !hit.allowed
-          ? hit.retryAfterMs
-          : limit > EXACT_LIMIT_MAX
-            ? RATE_WINDOW_MS - (ctx.clock.nowMs() % RATE_WINDOW_MS)
-            : await ctx.ratelimit.waitMs(key, Math.max(1, hit.count), RATE_WINDOW_MS);
-        const headers: Record<string, string> = {
-          "x-ratelimit-limit": String(limit),
-          "x-ratelimit-remaining": String(Math.max(0, limit - hit.count)),
-          "x-ratelimit-reset": String(Math.ceil(resetMs / 1000)),
-        };
-        if (!hit.allowed) {
-          headers["retry-after"] = String(Math.max(1, Math.ceil(hit.retryAfterMs / 1000)));
-          Object.assign(set.headers, headers);
-          throw new ApiError(429, "RATE_LIMITED", `Rate limit of ${limit} ${cls === "batch" ? "batch operations" : cls} per minute exceeded for this key`, undefined, headers);
-        }
-        Object.assign(set.headers, headers);
+      if (limit <= 0) return;
+      const key = `tack:${cls}:${keyOf(principal, principal ? null : requestMeta(request, server).ip)}`;
+      const hit = await ctx.ratelimit.hit(key, limit, RATE_WINDOW_MS);
+      // Until a counted request leaves the window; above the limiter's exact-log ceiling (a
+      // counter per fixed window, core/ratelimit.ts), until the current window ends.
+      const resetMs = !hit.allowed
+        ? hit.retryAfterMs
+        : limit > EXACT_LIMIT_MAX
+          ? RATE_WINDOW_MS - (ctx.clock.nowMs() % RATE_WINDOW_MS)
+          : await ctx.ratelimit.waitMs(key, Math.max(1, hit.count), RATE_WINDOW_MS);
+      const headers = state.headers;
+      headers["x-ratelimit-limit"] = String(limit);
+      headers["x-ratelimit-remaining"] = String(Math.max(0, limit - hit.count));
+      headers["x-ratelimit-reset"] = String(Math.ceil(resetMs / 1000));
+      if (!hit.allowed) headers["retry-after"] = String(Math.max(1, Math.ceil(hit.retryAfterMs / 1000)));
+      Object.assign(set.headers, headers);
+      // Answered here, in the card-board body: an error thrown from onRequest reaches no mapResponse.
+      if (!hit.allowed) {
+        const message = `Rate limit of ${limit} ${cls === "batch" ? "batch operations" : cls} per minute exceeded for this key`;
+        return new Response(JSON.stringify({ error: { code: "RATE_LIMITED", message, details: [] } }), { status: 429, headers: { "content-type": "application/json", ...headers } });
       }
-      return { principal, meta };
     })
-    // Errors become a fresh Response in the kernel's onError: copy the headers onto it and
-    // give its body the card-board shape (details always present).
-    .mapResponse({ as: "scoped" }, async ({ set, responseValue: res }) => {
+    .derive({ as: "scoped" }, async ({ request, server }) => {
+      const meta = requestMeta(request, server);
+      const state = counted.get(request);
+      if (state) return { principal: state.principal, meta };
+      const bearer = bearerFrom(request.headers.get("authorization"));
+      return { principal: await platform.authz.resolve(bearer, bearer ? null : sessionCookieOf(request)), meta };
+    })
+    // Errors become a fresh Response in the kernel's onError (the app's credential gate, the
+    // body reader and an unknown route included): copy the headers onto it and give its body
+    // the card-board shape (details always present). Global: those never reach a scoped hook.
+    .mapResponse({ as: "global" }, async ({ request, responseValue: res }) => {
+      const state = counted.get(request);
+      if (!state) return;
       if (!(res instanceof Response)) {
         // An error body that reaches here as a value (Elysia serialises it afterwards).
         const err = (res as { error?: { code?: unknown; details?: unknown } } | null)?.error;
         if (err && typeof err === "object" && typeof err.code === "string" && !Array.isArray(err.details)) err.details = [];
         return;
       }
-      const headers = set.headers as Record<string, string | undefined>;
       let out = res;
       if (res.status >= 400 && (res.headers.get("content-type") ?? "").includes("application/json")) {
         const body = (await res.clone().json().catch(() => null)) as { error?: { details?: unknown } } | null;
@@ -88,10 +112,10 @@ export function boardGuard(deps: ServiceDeps) {
         }
       }
       try {
-        for (const k of RL_HEADERS) if (headers[k] !== undefined) out.headers.set(k, headers[k]!);
+        for (const k of RL_HEADERS) if (state.headers[k] !== undefined) out.headers.set(k, state.headers[k]!);
       } catch {
         out = new Response(out.body, out);
-        for (const k of RL_HEADERS) if (headers[k] !== undefined) out.headers.set(k, headers[k]!);
+        for (const k of RL_HEADERS) if (state.headers[k] !== undefined) out.headers.set(k, state.headers[k]!);
       }
       return out;
     });
