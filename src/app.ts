@@ -272,6 +272,11 @@ export async function createApp(
     // otherwise sends every response through TypeBox's dynamic Value.Encode (about a sixth of
     // a card create). No response schema relies on an encode step (no t.Date and the like).
     encodeSchema: false,
+    // Input is validated as sent: Elysia's default normalizer (exact-mirror) rebuilt a nested
+    // object field from whatever it was given before validating, so `"metadata": "abc"` became
+    // {"0":"a","1":"b","2":"c"} and `"settings": "x"` an empty, valid object. TypeBox's Clean
+    // only removes properties the schema does not declare, and leaves a wrong type to fail.
+    normalize: "typebox",
   })
     .use(httpKernel(ctx.log, ctx.metrics, bodies, new CredentialGate((): readonly RouteInfo[] => app.routes, SECURITY_SCHEMES)))
     .get("/healthz", () => ({ status: "ok", version: VERSION }), { detail: { hide: true } })

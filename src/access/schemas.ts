@@ -17,12 +17,15 @@ export const ErrorBody = t.Object({
 export const Pagination = t.Object({ next_cursor: t.Nullable(t.String()), has_more: t.Boolean() });
 
 /** Query of a cursor-paged list. */
-export const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()) });
+export const ListQuery = t.Object({ limit: t.Optional(t.QueryInteger()), cursor: t.Optional(t.String()) });
 
 /**
- * Any JSON object (settings, metadata, claims, payloads). An open object rather than
- * `t.Record(t.String(), t.Unknown())`: the same values pass, but TypeBox's compiled check of
- * a Record walks Object.entries with a key pattern on every request and every response
- * (about a microsecond for a token's claims), where this one checks "is an object" once.
+ * Any JSON object (settings, metadata, claims, payloads), and nothing else: a string, array
+ * or null fails as "Expected object" naming the field. The additional properties are a schema
+ * (`t.Unknown()`), not `true`: Elysia cleans input and output with TypeBox's Clean, which
+ * keeps no key that only `additionalProperties: true` allows (the object arrived empty).
+ * An open object rather than `t.Record(t.String(), t.Unknown())`: the same values pass, but
+ * TypeBox's compiled check of a Record walks Object.entries with a key pattern on every request
+ * and every response, where this one checks "is an object" once.
  */
-export const JsonObject = (options: { description?: string } = {}) => t.Object({}, { ...options, additionalProperties: true });
+export const JsonObject = (options: { description?: string } = {}) => t.Object({}, { ...options, additionalProperties: t.Unknown() });

@@ -131,7 +131,11 @@ export function toOpenApi30Schema(input: unknown): any {
     if (!Array.isArray(s[key])) continue;
     const variants = s[key].filter((v: any) => !isNullSchema(v));
     if (variants.length < s[key].length) nullable = true;
-    const converted = variants.map(toOpenApi30Schema);
+    let converted = variants.map(toOpenApi30Schema);
+    // A query string's number or boolean (t.QueryInteger, Elysia's query coercion): digits or
+    // the typed value. The wire form of a query is always text, so the typed value is the type.
+    const typed = converted.filter((v: any) => !(v.type === "string" && CODED_FORMATS.has(v.format)));
+    if (typed.length === 1 && converted.length === 2) converted = typed;
     const literalType = converted.every((v: any) => Array.isArray(v.enum) && Object.keys(v).every((k) => k === "enum" || k === "type" || k === "description"))
       ? new Set(converted.map((v: any) => v.type))
       : null;
@@ -166,8 +170,28 @@ export function toOpenApi30Schema(input: unknown): any {
   if (out.type === "array" && out.items === undefined) out.items = {};
   if (out.type === undefined && (out.properties || out.additionalProperties !== undefined) && !out.anyOf) out.type = "object";
 
-  if (nullable) out.nullable = true;
+  if (nullable) markNullable(out);
   return out;
+}
+
+/** String formats that stand for a typed value carried as text (Elysia's coercing unions). */
+const CODED_FORMATS = new Set(["integer", "numeric", "boolean"]);
+
+/**
+ * 3.0 `nullable` needs a `type` beside it. A union takes it on each variant (a $ref variant
+ * cannot carry siblings: a null alternative is added instead); a schema with no type at all
+ * (any JSON value) already admits null and says so in words only.
+ */
+function markNullable(out: Record<string, any>) {
+  if (out.type !== undefined) {
+    out.nullable = true;
+    return;
+  }
+  const key = Array.isArray(out.anyOf) ? "anyOf" : Array.isArray(out.oneOf) ? "oneOf" : null;
+  if (!key) return;
+  const variants = out[key].map((v: any) => (v.$ref || v.type === undefined ? v : { ...v, nullable: true }));
+  if (variants.some((v: any) => v.$ref || v.type === undefined)) variants.push({ type: "string", nullable: true, enum: [null] });
+  out[key] = variants;
 }
 
 // --- Routes -> operations --------------------------------------------------------------------
