@@ -53,6 +53,7 @@ import m0072 from "./0072_waitlist_counters_to_core.sql" with { type: "text" };
 import m0080 from "./0080_trawl_jobs.sql" with { type: "text" };
 import m0081 from "./0081_trawl_claim_indexes.sql" with { type: "text" };
 import m0095 from "./0095_member_service_reads.sql" with { type: "text" };
+import m0096 from "./0096_waitlist_invite_outcome.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -113,6 +114,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0080_trawl_jobs", sql: m0080 },
   { name: "0081_trawl_claim_indexes", sql: m0081 },
   { name: "0095_member_service_reads", sql: m0095 },
+  { name: "0096_waitlist_invite_outcome", sql: m0096 },
 ];
 
 /** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */

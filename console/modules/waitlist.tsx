@@ -12,7 +12,7 @@ import { go } from "../lib/router";
 import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, Section, Table, Tabs, useLoad, when } from "../lib/ui";
 
 const wsBase = (p: ScreenProps) => `/waitlist/v1/workspaces/${p.ws.id}`;
-const tone = (s: string) => (["open", "approved"].includes(s) ? "ok" : ["rejected", "closed"].includes(s) ? "bad" : s === "pending" ? "info" : "warn");
+const tone = (s: string) => (["open", "approved", "sent"].includes(s) ? "ok" : ["rejected", "closed", "failed"].includes(s) ? "bad" : s === "pending" ? "info" : "warn");
 /** Status moves the API allows (README "Waitlist" > Statuses). */
 const MOVES: Record<string, string[]> = { draft: ["open"], open: ["paused", "closed"], paused: ["open", "closed"], closed: ["open"] };
 
@@ -170,7 +170,7 @@ function Entries({ base, onChange }: { base: string; onChange: () => void }) {
             { label: "Name", cell: (e: any) => e.name ?? "—" },
             { label: "Status", cell: (e: any) => <Badge text={e.status} tone={tone(e.status)} /> },
             { label: "Referrals", cell: (e: any) => e.referral_count },
-            { label: "Invited", cell: (e: any) => (e.invited_at ? `${e.invited_to_app_slug ?? ""} ${when(e.invited_at)}` : "—") },
+            { label: "Invite", cell: (e: any) => <InviteCell invite={e.invite} /> },
             { label: "Joined", cell: (e: any) => when(e.created_at) },
             {
               label: "",
@@ -186,6 +186,21 @@ function Entries({ base, onChange }: { base: string; onChange: () => void }) {
         />
       </Section>
     </>
+  );
+}
+
+/** An approved entry's Auth invite: status and App; the error's code and message while it failed or is retried. */
+function InviteCell({ invite }: { invite: { status: string; app_slug: string | null; attempts: number; error: { code: string; message: string } | null; updated_at: string | null } | null }) {
+  if (!invite) return <>—</>;
+  return (
+    <span data-testid="entry-invite" title={`${invite.attempts} attempt${invite.attempts === 1 ? "" : "s"}, ${when(invite.updated_at)}`}>
+      <Badge text={invite.status} tone={tone(invite.status)} /> {invite.app_slug ?? ""}
+      {invite.error && (
+        <span class={invite.status === "failed" ? "error inline-error" : "muted inline-error"}>
+          <code>{invite.error.code}</code> {invite.error.message}
+        </span>
+      )}
+    </span>
   );
 }
 

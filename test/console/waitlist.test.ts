@@ -1,11 +1,13 @@
 /**
  * Console journey, waitlists: a waitlist created and opened from the page, two sign-ups
- * through the public API, one approved from its row and the other rejected in bulk (the API
- * then holds both decisions), the analytics charts, the settings saved, the CSV export link.
+ * through the public API, one approved from its row (its Auth invite refused, with the reason
+ * in the row) and the other rejected in bulk (the API then holds both decisions), the
+ * analytics charts, the settings saved, the CSV export link.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { journey, SIGNED_OUT, unexpected } from "../helpers/browser";
 import { field, operatorInWorkspace, screen, startConsole, type ConsoleFixture } from "../helpers/console-app";
+import { until } from "../helpers/until";
 
 const T = 60_000;
 let f: ConsoleFixture;
@@ -41,9 +43,21 @@ test("console: waitlist created, opened, entries approved and rejected", async (
     await page.getByTestId("entry-counts").getByText("2 in all: 2 pending").waitFor();
     await cp.shot("waitlist-entries");
 
-    // Approve Ada from her row; reject Bob through the bulk action on the selection.
-    await entries.locator("tr", { hasText: "ada@example.com" }).getByRole("button", { name: "Approve" }).click();
-    await entries.locator("tr", { hasText: "ada@example.com" }).getByText("approved", { exact: true }).waitFor();
+    // Approved entries are invited into the workspace's Auth App, where Ada already is a user.
+    expect((await f.app.call("POST", "/auth/v1/apps", { token, body: { workspace_id: ws.id, slug: "beta-app", display_name: "Beta App" } })).status).toBe(201);
+    expect((await f.app.call("POST", "/auth/beta-app/v1/admin/users", { token, body: { email: "ada@example.com", password: "correct horse battery" } })).status).toBe(201);
+    expect((await f.app.call("PUT", `${base}/waitlist/settings`, { token, body: { default_auth_app_slug: "beta-app" } })).body.default_auth_app_slug).toBe("beta-app");
+
+    // Approve Ada from her row: the invite is pending, then (the job runs after the approval) failed, and the row says why.
+    const ada = entries.locator("tr", { hasText: "ada@example.com" });
+    await ada.getByRole("button", { name: "Approve" }).click();
+    await ada.getByText("approved", { exact: true }).waitFor();
+    await until("Ada's refused invite in her row", async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return /failed.*EMAIL_TAKEN/.test((await ada.getByTestId("entry-invite").textContent({ timeout: 2000 }).catch(() => "")) ?? "");
+    });
+    await ada.getByTestId("entry-invite").getByText("A user with this email already exists").waitFor();
+    await cp.shot("waitlist-invite-failed");
     await page.getByRole("checkbox", { name: "Select bob@example.com" }).check();
     await page.getByRole("button", { name: "Reject selected" }).click();
     await page.getByRole("status").getByText("Rejected 1 entry.").waitFor();

@@ -97,13 +97,14 @@ export class EntryService {
   async decide(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, to: "approved" | "rejected"): Promise<store.EntryRow> {
     const now = this.ctx.clock.iso();
     if (!(await store.decideEntry(t, w.id, r.id, to, now))) throw conflict(`The entry is ${r.status}; only pending entries can be ${to}`, "ENTRY_NOT_PENDING");
+    // Before the read: queuing an approval's invite sets the entry's invite to pending.
+    await this.notify(t, w, r, to);
     const after = (await store.entryById(t, w.id, r.id))!;
     await this.emitEntry(t, w, s, to === "approved" ? "entry.approved" : "entry.rejected", after);
     if (to === "rejected" && r.referred_by_entry_id) {
       const referrer = await store.entryById(t, w.id, r.referred_by_entry_id);
       if (referrer) await this.referralChanged(t, w, referrer, -1);
     }
-    await this.notify(t, w, after, to);
     return after;
   }
 

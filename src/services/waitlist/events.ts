@@ -22,10 +22,16 @@ const entry = (over: Record<string, unknown> = {}) => ({
   invited_at: null,
   invited_to_app_slug: null,
   metadata: { utm_source: "newsletter" },
+  custom_fields: {},
+  utm: { source: "newsletter", medium: null, campaign: null },
+  variant_id: null,
+  invite: null,
   created_at: T0,
   updated_at: T0,
   ...over,
 });
+
+const invite = (over: Record<string, unknown>) => ({ status: "sent", app_slug: "acme-app", attempts: 1, error: null, updated_at: T1, ...over });
 
 const EVENTS: EventTypeInfo[] = [
   { type: "entry.created", description: "Someone joined a waitlist (status pending).", example: entry() },
@@ -34,16 +40,32 @@ const EVENTS: EventTypeInfo[] = [
     description: "A waitlist entry's fields, position or referral count changed.",
     example: { ...entry({ position: 17, referral_count: 3, updated_at: T1 }), changes: { position: { from: 42, to: 17 }, referral_count: { from: 2, to: 3 } } },
   },
-  { type: "entry.approved", description: "A waitlist entry was approved.", example: entry({ status: "approved", updated_at: T1 }) },
+  {
+    type: "entry.approved",
+    description: "A waitlist entry was approved. With an Auth App in the workspace's waitlist settings, its invite is pending (entry.invited or entry.invite_failed follows).",
+    example: entry({ status: "approved", position: null, invite: invite({ status: "pending", attempts: 0 }), updated_at: T1 }),
+  },
   {
     type: "entry.rejected",
     description: "A waitlist entry was rejected.",
-    example: entry({ status: "rejected", updated_at: T1 }),
+    example: entry({ status: "rejected", position: null, updated_at: T1 }),
   },
   {
     type: "entry.invited",
     description: "An approved entry was sent an invitation to an Auth app.",
-    example: entry({ status: "approved", invited_at: T1, invited_to_app_slug: "acme-app", updated_at: T1 }),
+    example: entry({ status: "approved", position: null, invited_at: T1, invited_to_app_slug: "acme-app", invite: invite({ status: "sent" }), updated_at: T1 }),
+  },
+  {
+    type: "entry.invite_failed",
+    description:
+      "The Auth invite of an approved entry was given up: at once when the Auth App refused it (invite.error.code as the Auth API gives it, e.g. EMAIL_TAKEN: " +
+      "the email is already a user of the App), after 8 attempts for other failures. The approval stands; no approved mail is sent.",
+    example: entry({
+      status: "approved",
+      position: null,
+      invite: invite({ status: "failed", error: { code: "EMAIL_TAKEN", message: "A user with this email already exists" } }),
+      updated_at: T1,
+    }),
   },
   {
     type: "entry.deleted",

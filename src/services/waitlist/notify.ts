@@ -8,10 +8,15 @@
  * - welcome / rejected: the welcome / rejected template when notifications_via_mail is on.
  * A failure never touches the entry's decision: the row is retried with exponential backoff
  * (30 s doubling, at most 1 h apart) up to MAX_ATTEMPTS, then marked failed with last_error.
+ * The invite's outcome is also kept on the entry (its `invite`: pending, sent, failed with the
+ * error), because the outbox is not visible to API users: a refusal by the Auth App (a 4xx such
+ * as EMAIL_TAKEN) cannot succeed on a retry, so it fails the row at once; a failed invite emits
+ * entry.invite_failed (and no approved mail goes out: it would carry no invite).
  * Mail is at-least-once: a crash between queueing the mail and marking the row repeats it.
  */
 import { HOUR, MINUTE, SECOND } from "../../core/clock";
 import { tx, type Sql } from "../../core/db";
+import { ApiError } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import type { AppContext } from "../../context";
 import type { ServiceDeps } from "../module";
@@ -39,7 +44,41 @@ export async function enqueueNotification(t: Sql, ctx: AppContext, notifier: Not
   if (!mail && !(n.kind === "approved" && s?.default_auth_app_slug)) return;
   const now = ctx.clock.iso();
   await store.insertNotification(t, { id: uuid(), ...n, due: ctx.clock.nowMs(), at: now });
+  if (n.kind === "approved" && s?.default_auth_app_slug) {
+    await store.updateEntry(t, n.entry_id, { ...inviteState("pending", 0, null, now), invite_app_slug: s.default_auth_app_slug }, now);
+  }
   t.afterCommit(() => notifier.kick());
+}
+
+/** The invite columns of an entry for an outcome (the app slug apart). */
+const inviteState = (status: store.InviteStatus, attempts: number, error: InviteFailure | null, at: string): Partial<store.EntryRow> => ({
+  invite_status: status,
+  invite_attempts: attempts,
+  invite_error_code: error?.code ?? null,
+  invite_error_message: error?.message ?? null,
+  invite_updated_at: at,
+});
+
+/**
+ * Why an invite was not made: `permanent` when the Auth App refused it (a 4xx other than 408
+ * and 429: the same request cannot succeed later), else temporary (retried). Anything but an
+ * API refusal shows as INTERNAL_ERROR with a fixed message; the log has the original.
+ */
+export class InviteFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly permanent: boolean,
+    readonly original: unknown = null,
+  ) {
+    super(message);
+  }
+
+  static from(e: unknown): InviteFailure {
+    if (e instanceof InviteFailure) return e;
+    if (e instanceof ApiError) return new InviteFailure(e.code, e.message, e.status >= 400 && e.status < 500 && e.status !== 408 && e.status !== 429, e);
+    return new InviteFailure("INTERNAL_ERROR", "The Auth invite could not be created (an internal error; retried with backoff)", false, e);
+  }
 }
 
 export const notificationsOf = store.notificationsOf;
@@ -71,20 +110,47 @@ export class NotificationWorker implements Notifier {
     return handled;
   }
 
-  private async finish(id: string, fields: { state: string; next?: number; error?: string | null }): Promise<void> {
-    await store.finishNotification(this.ctx.db, id, fields.state, fields.next ?? this.ctx.clock.nowMs(), fields.error ?? null, this.ctx.clock.iso());
+  private async finish(db: Sql, id: string, fields: { state: string; next?: number; error?: string | null }): Promise<void> {
+    await store.finishNotification(db, id, fields.state, fields.next ?? this.ctx.clock.nowMs(), fields.error ?? null, this.ctx.clock.iso());
   }
 
   private async handle(n: NotificationRow): Promise<void> {
     try {
       await this.carryOut(n);
-      await this.finish(n.id, { state: "done" });
+      await this.finish(this.ctx.db, n.id, { state: "done" });
     } catch (e) {
-      const message = (e as Error).message ?? String(e);
-      const final = n.attempts >= MAX_ATTEMPTS;
+      const invite = e instanceof InviteFailure ? e : null;
+      const cause = invite?.original ?? e;
+      const message = (cause as Error)?.message ?? String(cause);
+      const final = !!invite?.permanent || n.attempts >= MAX_ATTEMPTS;
       const delay = Math.min(HOUR, 30 * SECOND * 2 ** (n.attempts - 1));
-      await this.finish(n.id, { state: final ? "failed" : "pending", next: this.ctx.clock.nowMs() + delay, error: message.slice(0, 500) });
-      this.ctx.log.warn("waitlist notification failed", { id: n.id, kind: n.kind, attempts: n.attempts, final, error: message });
+      await tx(this.ctx.db, async (t) => {
+        await this.finish(t, n.id, { state: final ? "failed" : "pending", next: this.ctx.clock.nowMs() + delay, error: message.slice(0, 500) });
+        if (invite) await this.inviteFailed(t, n, invite, final);
+      });
+      this.ctx.log.warn("waitlist notification failed", { id: n.id, kind: n.kind, attempts: n.attempts, final, error: message, ...(invite ? { invite_error: invite.code } : {}) });
+    }
+  }
+
+  /** In t: the entry shows the failed attempt (still pending while it is retried); a final one emits entry.invite_failed. */
+  private async inviteFailed(t: Sql, n: NotificationRow, failure: InviteFailure, final: boolean): Promise<void> {
+    const w = await store.waitlistById(t, n.waitlist_id);
+    const entry = w ? await store.entryById(t, w.id, n.entry_id) : null;
+    if (!w || !entry) return;
+    const at = this.ctx.clock.iso();
+    await store.updateEntry(t, entry.id, inviteState(final ? "failed" : "pending", n.attempts, failure, at), at);
+    if (final) await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.invite_failed", entryView((await store.entryById(t, w.id, entry.id))!, null));
+  }
+
+  /** The Auth invite for an entry, through the bridge; every failure as an InviteFailure. */
+  private async createInvite(workspaceId: string, appSlug: string | null, email: string) {
+    if (!appSlug) throw new InviteFailure("AUTH_APP_NOT_SET", "The workspace's waitlist settings no longer name an Auth App (default_auth_app_slug)", true);
+    try {
+      const app = await this.bridges.app(workspaceId, appSlug);
+      if (!app) throw new InviteFailure("AUTH_APP_NOT_FOUND", `Auth App ${appSlug} is not an App of this workspace`, true);
+      return { app, invite: await this.bridges.invite(app, email) };
+    } catch (e) {
+      throw InviteFailure.from(e);
     }
   }
 
@@ -96,15 +162,14 @@ export class NotificationWorker implements Notifier {
     const s = await store.settingsOf(db, n.workspace_id);
     let code = n.invite_code ? this.ctx.secretBox.decrypt(n.invite_code) : null;
     let appSlug = entry.invited_to_app_slug;
-    if (n.kind === "approved" && s?.default_auth_app_slug && !entry.invited_at) {
-      const app = await this.bridges.app(n.workspace_id, s.default_auth_app_slug);
-      if (!app) throw new Error(`Auth App ${s.default_auth_app_slug} is not an App of this workspace`);
-      const invite = await this.bridges.invite(app, entry.email);
+    // An entry whose invite is pending is invited even if the settings dropped the App since (it then fails, visibly).
+    if (n.kind === "approved" && !entry.invited_at && (s?.default_auth_app_slug || entry.invite_status === "pending")) {
+      const { app, invite } = await this.createInvite(n.workspace_id, s?.default_auth_app_slug ?? null, entry.email);
       code = invite.code;
       appSlug = app.slug;
       await tx(db, async (t) => {
         const at = this.ctx.clock.iso();
-        await store.updateEntry(t, entry.id, { invited_at: at, invited_to_app_slug: app.slug }, at);
+        await store.updateEntry(t, entry.id, { invited_at: at, invited_to_app_slug: app.slug, invite_app_slug: app.slug, ...inviteState("sent", n.attempts, null, at) }, at);
         await store.keepInviteCode(t, n.id, this.ctx.secretBox.encrypt(invite.code));
         const after = (await store.entryById(t, w.id, entry.id))!;
         await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.invited", entryView(after, null));

@@ -75,6 +75,30 @@ export const WaitlistPatch = t.Object({ display_name: t.Optional(t.String()), de
 export const StatusBody = t.Object({ status: t.String({ description: "draft | open | paused | closed" }) });
 export const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()), status: t.Optional(t.String()) });
 
+export const Invite = t.Object(
+  {
+    status: t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("failed")], {
+      description:
+        "pending: being created (retried with backoff after a temporary failure; error then holds the last one) | " +
+        "sent: the Auth App holds a single-use invite for the email (invited_at; the code goes out in the approved mail when notifications_via_mail) | " +
+        "failed: given up, see error (at once when the Auth App refuses, e.g. EMAIL_TAKEN; after 8 attempts otherwise); entry.invite_failed was emitted",
+    }),
+    app_slug: t.Nullable(t.String({ description: "The Auth App the invite is for (the workspace's default_auth_app_slug at approval)" })),
+    attempts: t.Integer({ description: "Attempts made so far" }),
+    error: t.Nullable(
+      t.Object(
+        {
+          code: t.String({ description: "The refusal's code as the Auth API gives it (e.g. EMAIL_TAKEN: the email is already a user of the App), AUTH_APP_NOT_FOUND, AUTH_APP_NOT_SET, or INTERNAL_ERROR" }),
+          message: t.String(),
+        },
+        { description: "Why the last attempt failed; null once sent" },
+      ),
+    ),
+    updated_at: t.Nullable(t.String()),
+  },
+  { description: "The Auth invite of an approved entry when the workspace's waitlist settings name an Auth App (default_auth_app_slug); null otherwise" },
+);
+
 export const Entry = t.Object({
   id: t.String(),
   waitlist_id: t.String(),
@@ -94,6 +118,7 @@ export const Entry = t.Object({
   custom_fields: JsonObject(),
   utm: t.Object({ source: Str, medium: Str, campaign: Str }),
   variant_id: Str,
+  invite: t.Nullable(Invite),
   created_at: t.String(),
   updated_at: t.String(),
 });

@@ -27,7 +27,7 @@ import { isUniqueViolation } from "../../core/store/sql";
 import type { EntryService } from "./entries";
 import { type CustomField, type WaitlistSettings } from "./settings";
 import * as store from "./store";
-import type { ClientInfo, PublicEntry } from "./views";
+import { NO_INVITE, type ClientInfo, type PublicEntry } from "./views";
 
 export const EMAIL_MAX = 254;
 export const NAME_MAX = 200;
@@ -175,7 +175,7 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
           referral_code: randomBase62(8), referral_count: 0, referred_by_entry_id: referrer?.id ?? null,
           status: "pending", invited_at: null, invited_to_app_slug: null, metadata: JSON.stringify(metadata), custom_fields: JSON.stringify(custom),
           utm_source: utm.source, utm_medium: utm.medium, utm_campaign: utm.campaign, variant_id: variantId, client_hash: clientHash,
-          decided_at: null, created_at: now, updated_at: now,
+          decided_at: null, created_at: now, updated_at: now, ...NO_INVITE,
         };
         await store.insertEntry(t, r);
         if (referrer) await svc.referralChanged(t, w, referrer, +1);

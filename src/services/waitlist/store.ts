@@ -130,7 +130,16 @@ export interface EntryRow {
   decided_at: string | null;
   created_at: string;
   updated_at: string;
+  invite_status: InviteStatus | null;
+  invite_app_slug: string | null;
+  invite_attempts: number;
+  invite_error_code: string | null;
+  invite_error_message: string | null;
+  invite_updated_at: string | null;
 }
+
+/** The approved entry's Auth invite (null: none for this entry). */
+export type InviteStatus = "pending" | "sent" | "failed";
 
 /** An entry with its computed position (null unless pending). */
 export type PositionedEntry = EntryRow & { position: number | null };
@@ -139,9 +148,11 @@ export type PositionedEntry = EntryRow & { position: number | null };
 export async function insertEntry(db: Sql, r: EntryRow): Promise<void> {
   await db.run(
     `INSERT INTO waitlist_entries (id, waitlist_id, workspace_id, email, name, interest, referrer, referral_code, referral_count, referred_by_entry_id, status,
-       invited_at, invited_to_app_slug, metadata, custom_fields, utm_source, utm_medium, utm_campaign, variant_id, client_hash, decided_at, created_at, updated_at)
+       invited_at, invited_to_app_slug, metadata, custom_fields, utm_source, utm_medium, utm_campaign, variant_id, client_hash, decided_at, created_at, updated_at,
+       invite_status, invite_app_slug, invite_attempts, invite_error_code, invite_error_message, invite_updated_at)
      VALUES ($id, $waitlist_id, $workspace_id, $email, $name, $interest, $referrer, $referral_code, $referral_count, $referred_by_entry_id, $status,
-       $invited_at, $invited_to_app_slug, $metadata, $custom_fields, $utm_source, $utm_medium, $utm_campaign, $variant_id, $client_hash, $decided_at, $created_at, $updated_at)`,
+       $invited_at, $invited_to_app_slug, $metadata, $custom_fields, $utm_source, $utm_medium, $utm_campaign, $variant_id, $client_hash, $decided_at, $created_at, $updated_at,
+       $invite_status, $invite_app_slug, $invite_attempts, $invite_error_code, $invite_error_message, $invite_updated_at)`,
     { ...r },
   );
   await bumpStats(db, r.waitlist_id, 1, r.status === "pending" ? 1 : 0);
@@ -185,7 +196,10 @@ export const recentFromClient = async (db: Sql, waitlistId: string, clientHash: 
 export const bumpReferrals = (db: Sql, id: string, delta: number, at: string) =>
   db.run("UPDATE waitlist_entries SET referral_count = referral_count + ?, updated_at = ? WHERE id = ?", delta, at, id);
 
-const ENTRY_PATCHABLE = ["name", "interest", "metadata", "status", "invited_at", "invited_to_app_slug", "decided_at"] as const;
+const ENTRY_PATCHABLE = [
+  "name", "interest", "metadata", "status", "invited_at", "invited_to_app_slug", "decided_at",
+  "invite_status", "invite_app_slug", "invite_attempts", "invite_error_code", "invite_error_message", "invite_updated_at",
+] as const;
 export const updateEntry = (db: Sql, id: string, patch: Partial<EntryRow>, at: string) => updateById(db, "waitlist_entries", id, patch, ENTRY_PATCHABLE, at);
 
 /** Sets status only when the entry is still pending (approve, reject); returns 1 when it moved (and counts it). */
