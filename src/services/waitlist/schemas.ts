@@ -88,7 +88,7 @@ export const Invite = t.Object(
     error: t.Nullable(
       t.Object(
         {
-          code: t.String({ description: "The refusal's code as the Auth API gives it (e.g. EMAIL_TAKEN: the email is already a user of the App), AUTH_APP_NOT_FOUND, AUTH_APP_NOT_SET, or INTERNAL_ERROR" }),
+          code: t.String({ description: "The refusal's code as the Auth API gives it (e.g. EMAIL_TAKEN: the email is already a user of the App), AUTH_APP_NOT_FOUND, AUTH_APP_NOT_SET, INTERNAL_ERROR; INVITE_FAILED for failures recorded before this field existed" }),
           message: t.String(),
         },
         { description: "Why the last attempt failed; null once sent" },
