@@ -63,7 +63,7 @@ export const JobCreate = t.Object({
 export const JobListQuery = t.Object({
   status: t.Optional(t.String({ description: "queued | running | succeeded | failed | cancelled" })),
   cursor: t.Optional(t.String()),
-  limit: t.Optional(t.String({ description: "1-100, default 20" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-100, default 20" })),
 });
 
 export const Settings = t.Object({
