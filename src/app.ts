@@ -208,7 +208,7 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], deps: Omit<S
     if (m.webhooks) {
       const product = m.webhooks.product;
       for (const scope of m.webhookScopes?.(s, full) ?? []) {
-        const opts = { product, prefix: scope.prefix, resolve: scope.resolve, tag: scope.tag };
+        const opts = { product, prefix: scope.prefix, resolve: scope.resolve, tag: scope.tag, params: scope.params };
         app.use(webhookRoutes(shared, opts));
         if (scope.legacyRoutes) app.use(legacyWebhookRoutes(legacy, { ...opts, tag: undefined }));
       }

@@ -105,6 +105,14 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     );
   };
 
+  /** The credential gate, once per request (the parse hook runs only for requests with a body). */
+  const guard = (request: Request, route: string | undefined) => {
+    const state = (request as { [STATE]?: RequestState })[STATE];
+    if (!gate || (state && state.security)) return;
+    const security = gate.check(request, route);
+    if (state) state.security = security;
+  };
+
   return new Elysia({ name: "http-kernel" })
     .error({ ApiError })
     .wrap((handle) => (request: Request) => serve(handle as unknown as Handle, request))
@@ -112,7 +120,11 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     // Destructured, not `(ctx) => bodies.parse(ctx)`: Elysia infers from the source of hooks
     // which request parts to prepare on every route of the app, and a context handed whole
     // to a function counts as reading all (headers copied, cookies and query parsed, /healthz too).
-    .onParse({ as: "global" }, ({ request, path }) => bodies.parse(request, path))
+    // The credential gate first: a body is not judged for a caller who has not said who they are.
+    .onParse({ as: "global" }, ({ request, path, route }) => {
+      guard(request, route);
+      return bodies.parse(request, path);
+    })
     // Runs on every matched route before validation and handlers: records the template for
     // the access log and metrics. The router leaves a path parameter that is not
     // percent-encoded UTF-8 (%FF) as null, which no handler expects: refused here.
@@ -120,11 +132,7 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     // carries none of its credentials, before anything judges the input (credential-gate.ts).
     .onTransform({ as: "global" }, ({ params, request, route }) => {
       recordRoute(request, route);
-      if (gate) {
-        const state = (request as { [STATE]?: RequestState })[STATE];
-        const security = gate.check(request, route);
-        if (state) state.security = security;
-      }
+      guard(request, route);
       for (const name in params) if (params[name] === null) throw invalidField(name, "not valid percent-encoded UTF-8");
       // NUL (%00) in the path or query: PostgreSQL text cannot hold it, so neither engine sees one.
       if (request.url.includes("%00")) throw invalidField("url", "may not contain the NUL character (%00)");

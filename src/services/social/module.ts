@@ -7,6 +7,7 @@ import { ActorService } from "./actors/service";
 import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities";
 import { ConversationService } from "./conversations/service";
 import { Lane } from "./core/common";
+import { Uuid } from "./core/schemas";
 import { EdgeService } from "./graph/edges";
 import { FollowService } from "./graph/follows";
 import { HashtagService } from "./hashtags/service";
@@ -51,7 +52,7 @@ export const socialModule = defineService({
   },
   webhookScopes: (social, d) => [
     { prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "social"), tag: "Community: workspace webhooks" },
-    { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks" },
+    { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks", params: { community_id: Uuid() } },
   ],
   jobs: (social) => contentJobs(social),
   routes: (social, d) => socialRoutes(social, { principals: d.platform.authz, idempotency: d.ctx.idempotency, catalogue: d.webhooks.api.catalogue }),

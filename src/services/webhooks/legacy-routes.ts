@@ -128,8 +128,8 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
   const tags = [opts.tag ?? `${legacy.api.catalogue.label(product)}: webhooks (deprecated)`];
   const read = `${product}.webhooks.read`;
   const write = `${product}.webhooks.write`;
-  const scopeParams = paramsOf(opts.prefix);
-  const idParams = paramsOf(opts.prefix, "id");
+  const scopeParams = paramsOf(opts.prefix, [], opts.params);
+  const idParams = paramsOf(opts.prefix, ["id"], opts.params);
   const deprecated = `Deprecated: answers with Deprecation: true and Sunset: ${LEGACY_SUNSET}. Use {scope}/webhooks/endpoints instead.`;
   const detail = (summary: string, description?: string) => ({
     tags,
@@ -155,7 +155,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
       }, {
         params: scopeParams,
         query: t.Object({
-          limit: t.Optional(t.String({ description: `1-${LEGACY_LIST_MAX}, default ${LEGACY_LIST_DEFAULT}` })),
+          limit: t.Optional(t.QueryInteger({ description: `1-${LEGACY_LIST_MAX}, default ${LEGACY_LIST_DEFAULT}` })),
           cursor: t.Optional(t.String({ description: "next_cursor of the previous page" })),
         }),
         response: { 200: LegacyList, ...errors },
@@ -210,7 +210,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
         return legacy.deliveries(scope, c.params.id, c.query);
       }, {
         params: idParams,
-        query: t.Object({ limit: t.Optional(t.String({ description: `1-${DELIVERIES_MAX}, default ${DELIVERIES_DEFAULT}` })) }),
+        query: t.Object({ limit: t.Optional(t.QueryInteger({ description: `1-${DELIVERIES_MAX}, default ${DELIVERIES_DEFAULT}` })) }),
         response: { 200: t.Object({ data: t.Array(DeliveryAttempt) }), ...errors },
         detail: detail(`Recent delivery attempts, newest first (action ${read})`, "Every attempt: scheduled, retries, tests and replays."),
       })

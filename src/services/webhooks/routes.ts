@@ -7,7 +7,7 @@
  * and the events log (list, read, replay). Auth apps and communities mount the same way
  * with their own resolver.
  */
-import { Elysia } from "elysia";
+import { Elysia, type TString } from "elysia";
 import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { idempotentWithSecret } from "../../access/idempotent";
@@ -110,7 +110,7 @@ const EventsQuery = t.Object({
   endpoint_id: t.Optional(t.String()),
   type: t.Optional(t.String()),
   status: t.Optional(t.String({ description: DELIVERY_STATUSES.join(" | ") })),
-  limit: t.Optional(t.String({ description: "1-100, default 20" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-100, default 20" })),
   cursor: t.Optional(t.String()),
 });
 
@@ -131,13 +131,15 @@ export interface WebhookRouteOptions {
   resolve: ScopeResolver;
   /** OpenAPI tag; default "<Product>: webhooks". */
   tag?: string;
+  /** Schemas of the prefix's parameters that are more than a string (a UUID): validated and documented. */
+  params?: Record<string, TString>;
 }
 
 
-/** TypeBox object of every ":name" in the prefix plus the route's own parameters. */
-export function paramsOf(prefix: string, ...own: string[]) {
+/** TypeBox object of every ":name" in the prefix plus the route's own parameters (strings unless `schemas` says). */
+export function paramsOf(prefix: string, own: string[] = [], schemas: Record<string, TString> = {}) {
   const names = [...prefix.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
-  return t.Object(Object.fromEntries([...names, ...own].map((n) => [n, t.String()])));
+  return t.Object(Object.fromEntries([...names, ...own].map((n): [string, TString] => [n, schemas[n] ?? t.String()])));
 }
 
 /** Idempotency keys belong to the caller: a person (any of their sessions) or one API key. */
@@ -150,8 +152,8 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
   const tags = [opts.tag ?? `${webhooks.catalogue.label(product)}: webhooks`];
   const read = `${product}.webhooks.read`;
   const write = `${product}.webhooks.write`;
-  const scopeParams = paramsOf(opts.prefix);
-  const idParams = paramsOf(opts.prefix, "id");
+  const scopeParams = paramsOf(opts.prefix, [], opts.params);
+  const idParams = paramsOf(opts.prefix, ["id"], opts.params);
 
   type Ctx = { principal: Principal | null; params: Record<string, string> };
   const auth = async (c: Ctx, access: Access) => {
