@@ -1,7 +1,7 @@
 /** TypeBox models shared by the Auth routes and their OpenAPI description. */
 import { t } from "../../core/schema";
 import { JsonObject } from "../../access/schemas";
-export { CallbackFields, Identity } from "../platform/schemas";
+export { CallbackFields, formOrJsonBody, Identity } from "../platform/schemas";
 export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 
 export const ConsumerTokens = t.Object({

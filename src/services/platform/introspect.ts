@@ -32,15 +32,15 @@ export class IntrospectService {
     if (p.kind === "api_key") {
       const w = await ws.workspaceById(this.ctx.db, p.workspaceId);
       return {
-        is_authenticated: true,
-        principal: { type: "api_key", id: p.keyId, workspace_id: p.workspaceId, created_by: p.createdBy },
+        is_authenticated: true as const,
+        principal: { type: "api_key" as const, id: p.keyId, workspace_id: p.workspaceId, created_by: p.createdBy },
         account: null,
         workspaces: w ? [{ id: w.id, slug: w.slug, display_name: w.display_name, role: "api_key", services: await ws.enabledServices(this.ctx.db, w.id), avatar_url: this.workspaces.avatarUrl(w) }] : [],
       };
     }
     return {
-      is_authenticated: true,
-      principal: { type: p.kind === "session" ? "user" : "personal_token", id: p.accountId, ...(p.kind === "session" ? { session_id: p.sessionId } : { token_id: p.tokenId }) },
+      is_authenticated: true as const,
+      principal: p.kind === "session" ? { type: "user" as const, id: p.accountId, session_id: p.sessionId } : { type: "personal_token" as const, id: p.accountId, token_id: p.tokenId },
       ...(await this.accountView(p.accountId)),
     };
   }

@@ -1,6 +1,8 @@
 /** TypeBox models shared by the platform routes and their OpenAPI description. */
 import { t } from "../../core/schema";
+import type { TSchema } from "elysia";
 import { JsonObject, ListQuery, Pagination } from "../../access/schemas";
+import { FORM_TYPE, JSON_TYPE } from "../../core/request-body";
 
 export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 
@@ -60,6 +62,43 @@ export const Workspace = t.Object({
 });
 
 export const WorkspaceList = t.Object({ data: t.Array(Workspace), pagination: Pagination });
+
+const accountFields = {
+  id: t.String({ format: "uuid" }),
+  email: t.String(),
+  username: t.String(),
+  display_name: t.Nullable(t.String()),
+  status: t.UnionEnum(["active", "suspended", "deactivated", "blocked"]),
+  is_operator: t.Boolean(),
+  created_at: t.String({ format: "date-time" }),
+};
+
+/** An account as the operator routes show it. */
+export const OperatorAccount = t.Object({ ...accountFields, updated_at: t.String({ format: "date-time" }) });
+export const OperatorAccountList = t.Object({ data: t.Array(OperatorAccount), pagination: Pagination });
+
+/** GET /v1/introspect: who is calling, and the workspaces they reach. */
+export const Introspection = t.Object({
+  is_authenticated: t.Literal(true),
+  principal: t.Union([
+    t.Object({ type: t.Literal("user"), id: t.String({ format: "uuid", description: "Account id" }), session_id: t.String({ format: "uuid" }) }),
+    t.Object({ type: t.Literal("personal_token"), id: t.String({ format: "uuid", description: "Account id" }), token_id: t.String({ format: "uuid" }) }),
+    t.Object({ type: t.Literal("api_key"), id: t.String({ format: "uuid", description: "API key id" }), workspace_id: t.String({ format: "uuid" }), created_by: t.String({ format: "uuid" }) }),
+  ]),
+  account: t.Nullable(t.Object(accountFields), { description: "null for a workspace API key" }),
+  workspaces: t.Array(
+    t.Object({
+      id: t.String({ format: "uuid" }),
+      slug: t.String(),
+      display_name: t.String(),
+      role: t.String({ description: "The account's role in the workspace; api_key for a workspace API key" }),
+      services: t.Array(t.String()),
+      avatar_url: t.Nullable(t.String()),
+    }),
+    { description: "A workspace API key: its own workspace only" },
+  ),
+});
+
 export const WorkspaceCreate = t.Object({ slug: t.String({ maxLength: 63 }), display_name: t.String({ maxLength: 100 }) });
 export const WorkspacePatch = t.Object({
   display_name: t.Optional(t.String({ maxLength: 100 })),
@@ -217,6 +256,12 @@ export const WorkspaceServiceItem = t.Object({
   description: t.String(),
 });
 export const WorkspaceServiceList = t.Object({ data: t.Array(WorkspaceServiceItem) });
+
+/**
+ * `detail.requestBody` of a route whose module lists it with OAUTH_FORM_TYPES: the same fields
+ * as a form post or as JSON (the generator alone would document JSON only).
+ */
+export const formOrJsonBody = (schema: TSchema) => ({ required: true, content: { [FORM_TYPE]: { schema }, [JSON_TYPE]: { schema } } });
 
 /** What a provider sends back: query string (idp_2, idp_3) or form post (idp_1); JSON is accepted too. */
 export const CallbackFields = t.Object({

@@ -28,8 +28,11 @@ export function validateDisplayName(v: unknown, field = "display_name"): string 
   return s;
 }
 
+/** What an avatar may be (and is served as). */
+export const AVATAR_TYPES = ["image/png", "image/jpeg", "image/webp"] as const;
+
 /** Image type from the first bytes, never from the declared content type. */
-export function sniffImage(b: Uint8Array): "image/png" | "image/jpeg" | "image/webp" | null {
+export function sniffImage(b: Uint8Array): (typeof AVATAR_TYPES)[number] | null {
   if (b.length >= 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47 && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) return "image/png";
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return "image/jpeg";
   if (b.length >= 12 && String.fromCharCode(...b.subarray(0, 4)) === "RIFF" && String.fromCharCode(...b.subarray(8, 12)) === "WEBP") return "image/webp";

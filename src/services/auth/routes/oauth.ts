@@ -4,7 +4,7 @@ import { PUBLIC } from "../../../access/openapi";
 import { redirect } from "../../../core/openapi";
 import type { CallbackInput } from "../../../core/oidc";
 import type { AuthService } from "../service";
-import { CallbackFields, ConsumerTokens, ErrorBody, MfaChallenge } from "../schemas";
+import { CallbackFields, ConsumerTokens, ErrorBody, formOrJsonBody, MfaChallenge } from "../schemas";
 import { appGroup } from "./scope";
 
 const tags = ["Auth: federated sign-in"];
@@ -60,7 +60,7 @@ export function oauthRoutes(auth: AuthService) {
       params: providerParams, query: CallbackFields, detail: { tags, summary: "Provider redirect (query string, idp_2 / idp_3)", description: CALLBACK_DOC, responses: CALLBACK_REDIRECT },
     })
     .post("/auth/oauth/:provider/callback", (c) => callback(c, c.body), {
-      params: providerParams, body: CallbackFields, detail: { tags, summary: "Provider redirect (form post, idp_1)", description: CALLBACK_DOC, responses: CALLBACK_REDIRECT },
+      params: providerParams, body: CallbackFields, detail: { tags, summary: "Provider redirect (form post, idp_1)", description: CALLBACK_DOC, requestBody: formOrJsonBody(CallbackFields), responses: CALLBACK_REDIRECT },
     })
     .post("/auth/oauth/:provider", ({ app, params, body, meta, set }) => {
       set.headers["cache-control"] = "no-store";

@@ -9,7 +9,7 @@ import { bearerFrom } from "../../../access/principal";
 import { APP_ADMIN, OPTIONAL_APP_TOKEN, PUBLIC } from "../../../access/openapi";
 import { andThen } from "../../../core/maybe-promise";
 import type { AuthService } from "../service";
-import { ErrorBody, ListQuery, Pagination } from "../schemas";
+import { ErrorBody, formOrJsonBody, ListQuery, Pagination } from "../schemas";
 import { DESCRIPTION_MAX, PERMISSION_MAX_LENGTH, ROLE_PERMISSIONS_MAX, TOKEN_MAX_LENGTH } from "../rbac";
 import { adminCredentials, appGroup, appSlugParams, authz, tokenCheckGroup } from "./scope";
 
@@ -36,6 +36,7 @@ const PermissionList = t.Array(t.String({ maxLength: 256 }), {
 });
 const roleParams = t.Composite([appSlugParams, t.Object({ role_id: t.String() })]);
 const Token = t.String({ maxLength: TOKEN_MAX_LENGTH });
+const IntrospectionRequest = t.Object({ token: Token, token_type_hint: t.Optional(t.String({ maxLength: 64 })) });
 
 const Introspection = t.Object({
   active: t.Boolean(),
@@ -181,11 +182,12 @@ function tokenCheckRoutes(auth: AuthService) {
       },
     })
     .post("/oauth/introspect", ({ app, body }) => andThen(app, (a) => rbac.introspect(a, body.token)), {
-      body: t.Object({ token: Token, token_type_hint: t.Optional(t.String({ maxLength: 64 })) }),
+      body: IntrospectionRequest,
       response: { 200: Introspection, 400: ErrorBody, 404: ErrorBody },
       detail: {
         tags: checkTags,
         security: PUBLIC,
+        requestBody: formOrJsonBody(IntrospectionRequest),
         summary: "Token introspection (RFC 7662)",
         description:
           "Body application/x-www-form-urlencoded or JSON: token (required), token_type_hint (ignored: only access tokens are introspected; refresh tokens answer active:false). No caller credential is required: App tokens are self-contained JWTs verifiable by anyone against the public JWKS, so introspection reveals nothing an offline verifier could not learn; an Authorization header is ignored so authenticating RFC clients work too. Invalid, expired or another App's tokens: 200 {active:false}; so are tokens that are revoked although their signature still verifies: an end-user token whose session ended (logout, refresh-token reuse, password reset or change, status change) and an M2M token whose client was deleted or rotated since (one primary-key read). Active: sub, client_id (M2M), scope (permissions space-joined), exp, iat, iss, aud, jti, token_type Bearer, role, permissions, type, tid/trole.",

@@ -27,6 +27,23 @@ export function discoveryDocument(issuer: string) {
   };
 }
 
+const url = (description: string) => t.String({ format: "uri", description });
+const DiscoveryDocument = t.Object({
+  issuer: url("<auth_base_url>/<app_slug>: the iss of the App's tokens"),
+  jwks_uri: url("The App's public signing keys"),
+  token_endpoint: url("client_credentials grant"),
+  introspection_endpoint: url("RFC 7662 token introspection"),
+  userinfo_endpoint: url("The signed-in end user (/me)"),
+  auth_verify_endpoint: url("Verify an access token"),
+  auth_authorize_endpoint: url("Does a token grant a permission?"),
+  auth_admin_users_endpoint: url("Admin user CRUD"),
+  grant_types_supported: t.Array(t.String()),
+  response_types_supported: t.Array(t.String()),
+  token_endpoint_auth_methods_supported: t.Array(t.String()),
+  id_token_signing_alg_values_supported: t.Array(t.String()),
+  subject_types_supported: t.Array(t.String()),
+});
+
 const Jwk = t.Object({ kid: t.String(), kty: t.Literal("RSA"), alg: t.Literal("RS256"), use: t.Literal("sig"), n: t.String(), e: t.String() });
 
 export function wellKnownRoutes(auth: AuthService) {
@@ -41,5 +58,5 @@ export function wellKnownRoutes(auth: AuthService) {
     .get("/.well-known/openid-configuration", ({ app, set }) => {
       set.headers["cache-control"] = "public, max-age=3600";
       return discoveryDocument(app.issuer);
-    }, { detail: { tags, summary: "Discovery document (OAuth 2.0 / OIDC subset)" } });
+    }, { response: { 200: DiscoveryDocument, 404: ErrorBody }, detail: { tags, summary: "Discovery document (OAuth 2.0 / OIDC subset)" } });
 }

@@ -6,7 +6,7 @@ import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import type { Platform } from "../service";
-import { ErrorBody, PolicyStatement } from "../schemas";
+import { ErrorBody, Introspection, PolicyStatement } from "../schemas";
 
 const tags = ["Platform: introspection"];
 
@@ -15,6 +15,7 @@ export function introspectRoutes(platform: Platform) {
     .use(principalPlugin(platform.authz))
     .guard(secured(PLATFORM_CALLER))
     .get("", ({ principal }) => platform.introspect.current(requirePrincipal(principal)), {
+      response: { 200: Introspection, 401: ErrorBody },
       detail: { tags, summary: "Current caller: principal, account, workspaces with role and services" },
     })
     .get("/workspaces/:workspace_id", ({ principal, params }) => platform.introspect.workspace(requirePrincipal(principal), params.workspace_id), {

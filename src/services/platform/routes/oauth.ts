@@ -7,7 +7,7 @@ import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { noContent, redirect } from "../../../core/openapi";
 import type { CallbackInput } from "../../../core/oidc";
 import type { Platform } from "../service";
-import { CallbackFields, ErrorBody, Identity, MfaChallenge, TokenResponse } from "../schemas";
+import { CallbackFields, ErrorBody, formOrJsonBody, Identity, MfaChallenge, TokenResponse } from "../schemas";
 import { sessionCookie } from "./auth";
 
 const tags = ["Platform: federated sign-in"];
@@ -116,7 +116,7 @@ export function oauthRoutes(platform: Platform) {
         })
         .post("/callback", (c) => callback(c, c.body), {
           params: providerParams, body: CallbackFields, response: { 200: Result, ...errors },
-          detail: { tags, summary: "Provider redirect (form post, idp_1) or a client relaying it: finish the sign-in", description: CALLBACK_DOC, responses: BROWSER_REDIRECT },
+          detail: { tags, summary: "Provider redirect (form post, idp_1) or a client relaying it: finish the sign-in", description: CALLBACK_DOC, requestBody: formOrJsonBody(CallbackFields), responses: BROWSER_REDIRECT },
         }),
     )
     .use(principalPlugin(platform.authz))

@@ -7,6 +7,7 @@ import { requireHuman, requirePrincipal } from "../../../access/principal";
 import { HUMAN_CALLER, PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
+import { AVATAR_TYPES } from "../workspaces";
 import { ErrorBody, ListQuery, Workspace, WorkspaceCreate, WorkspaceList, WorkspacePatch } from "../schemas";
 
 const tags = ["Platform: workspaces"];
@@ -19,7 +20,13 @@ export function workspaceRoutes(platform: Platform) {
     .get("/avatars/:workspace_id", async ({ params }) => {
       const a = await workspaces.avatar(params.workspace_id);
       return new Response(a.data as Uint8Array<ArrayBuffer>, { headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" } });
-    }, { detail: { tags, summary: "Workspace avatar image (public; URL changes with each upload)" } })
+    }, {
+      detail: {
+        tags,
+        summary: "Workspace avatar image (public; URL changes with each upload)",
+        responses: { 200: { description: "The image as uploaded (PNG, JPEG or WEBP), cacheable for a year", content: Object.fromEntries(AVATAR_TYPES.map((type) => [type, { schema: { type: "string" as const, format: "binary" } }])) } },
+      },
+    })
     .use(principalPlugin(platform.authz))
     .guard(secured(PLATFORM_CALLER))
     .post("/workspaces", (c) => {
