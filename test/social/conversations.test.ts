@@ -120,9 +120,13 @@ describe("messages and unread", () => {
     const s = await communitySetup(app);
     const [a, b, c] = [await s.actor(), await s.actor(), await s.actor()];
     const g = (await s.call("POST", "/conversations", { actor_id: a.id, kind: "group", actor_ids: [b.id, c.id] })).body;
-    const m = await s.call("POST", `/conversations/${g.id}/messages`, { actor_id: a.id, body: "  hello  ", assets: [{ asset_id: UNKNOWN, alt_text: "pic" }] });
+    // An attachment must be a ready asset of the sender (as for posts and comments).
+    const unknownAsset = await s.call("POST", `/conversations/${g.id}/messages`, { actor_id: a.id, body: "hello", assets: [{ asset_id: UNKNOWN, alt_text: "pic" }] });
+    expect(unknownAsset.status).toBe(422);
+    expect(unknownAsset.body.error.code).toBe("INVALID_ASSET");
+    const m = await s.call("POST", `/conversations/${g.id}/messages`, { actor_id: a.id, body: "  hello  " });
     expect(m.status).toBe(201);
-    expect(m.body).toEqual({ id: expect.any(String), conversation_id: g.id, community_id: s.cid, sender_actor_id: a.id, body: "hello", assets: [{ asset_id: UNKNOWN, alt_text: "pic" }], created_at: app.clock.iso() });
+    expect(m.body).toEqual({ id: expect.any(String), conversation_id: g.id, community_id: s.cid, sender_actor_id: a.id, body: "hello", assets: [], created_at: app.clock.iso() });
     app.clock.advance(1000);
     await send(s, g.id, b.id, "second");
     const ev = await eventsOf(app, s.cid, "dm.");

@@ -51,7 +51,7 @@ export const socialModule = defineService({
     };
   },
   webhookScopes: (social, d) => [
-    { prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "social"), tag: "Community: workspace webhooks" },
+    { prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "social"), tag: "Community: workspace webhooks", params: { workspace_id: Uuid() } },
     { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks", params: { community_id: Uuid() } },
   ],
   jobs: (social) => contentJobs(social),

@@ -129,7 +129,7 @@ export function socialRoutes(social: SocialService, deps: { principals: Principa
     .use(
       communityWebhookRoutes(
         { webhooks: social.webhooks, ...routeDeps },
-        { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks (spec 3 records)" },
+        { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks (spec 3 records)", params: { community_id: Uuid() } },
       ),
     );
 }

@@ -10,9 +10,8 @@
  * Sunset. Behaviour and decisions: webhooks.ts.
  */
 import { Elysia } from "elysia";
-import type { TObject, TString } from "@sinclair/typebox";
+import type { TString } from "@sinclair/typebox";
 import { t } from "../../core/schema";
-import { Uuid } from "./core/schemas";
 import { principalPlugin } from "../../access/http";
 import { callerKey, idempotent, idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
@@ -88,14 +87,6 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody 
 /** Writes also answer 409 (cap, disabled, in flight, IDEMPOTENCY_KEY_REUSE). */
 const writeErrors = { ...errors, 409: ErrorBody };
 
-/**
- * The scope's community_id is a UUID (400 when malformed); the webhook and delivery ids are
- * prefixed handles (whk_..., dlv_... or att_...), looked up as given (404 when unknown).
- */
-function withUuids<T extends TObject<Record<string, TString>>>(params: T): T {
-  return "community_id" in params.properties ? (t.Object({ ...params.properties, community_id: Uuid() }) as unknown as T) : params;
-}
-
 // ------------------------------------------------------------------ factory
 
 export interface CommunityWebhookRouteDeps {
@@ -109,6 +100,12 @@ export interface CommunityWebhookRouteOptions {
   prefix: string;
   resolve: ScopeResolver;
   tag?: string;
+  /**
+   * Schemas of the prefix's parameters that are more than a string (the community_id UUID:
+   * 400 when malformed). The webhook and delivery ids are prefixed handles (whk_..., dlv_...
+   * or att_...), looked up as given (404 when unknown).
+   */
+  params?: Record<string, TString>;
 }
 
 export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: CommunityWebhookRouteOptions) {
@@ -117,8 +114,8 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
   const tags = [opts.tag ?? "Community: webhooks"];
   const read = webhookAction("social", "read");
   const write = webhookAction("social", "write");
-  const scopeParams = withUuids(paramsOf(opts.prefix));
-  const idParams = withUuids(paramsOf(opts.prefix, "id"));
+  const scopeParams = paramsOf(opts.prefix, [], opts.params);
+  const idParams = paramsOf(opts.prefix, ["id"], opts.params);
   const note = `Deprecated route shape: answers with Deprecation: true and Sunset: ${LEGACY_SUNSET}; {scope}/webhooks/endpoints is the successor.`;
   const detail = (summary: string, description?: string) => ({ tags, summary, description: description ? `${description} ${note}` : note });
 
@@ -218,7 +215,7 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
       const { principal, scope } = await auth(c, "write");
       return once(c, principal, 202, () => webhooks.redeliver(scope, c.params.id, c.params.delivery_id));
     }, {
-      params: withUuids(paramsOf(opts.prefix, "id", "delivery_id")),
+      params: paramsOf(opts.prefix, ["id", "delivery_id"], opts.params),
       response: { 202: Queued, ...writeErrors },
       detail: detail(
         `Send a delivery again: the same bytes and event id (action ${write}); 202`,

@@ -27,7 +27,7 @@ import { blockBetween } from "../graph/store";
 import { holdFlag, screen } from "../moderation/keywords";
 import { addActivity } from "../notifications/store";
 import * as input from "../posts/input";
-import type { PostService } from "../posts/service";
+import { checkAssets, type PostService } from "../posts/service";
 import * as postStore from "../posts/store";
 import { parseSettings } from "../settings";
 import * as store from "./store";
@@ -122,7 +122,7 @@ export class CommentService {
       if (await blockBetween(t, author.id, post.actor_id)) throw blocked();
       const p = await this.posts.visibleTo(t, cm.id, post.id, author.id);
       if (p.status !== "published") throw new ApiError(409, "POST_NOT_PUBLISHED", "Only published posts take comments");
-      await this.posts.checkAssets(t, cm.id, author.id, assets);
+      await checkAssets(t, cm.id, author.id, assets);
       let parent: store.CommentRow | null = null;
       if (o.parent_id !== undefined && o.parent_id !== null) {
         if (typeof o.parent_id !== "string") throw invalidField("parent_id", "a comment uuid");

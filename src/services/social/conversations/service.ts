@@ -11,9 +11,11 @@
  *   for blocks between other members. name up to 100 characters, groups only.
  * - Participants: the actor in actor_id of messages, read, mute and participant changes must
  *   be a participant, else 403 NOT_A_PARTICIPANT. Any participant may add members to a group;
- *   leaving is DELETE .../participants/{actor_id} (groups only; 422 for direct).
+ *   leaving is DELETE .../participants/{actor_id} (groups only; 422 for direct; 404 for an
+ *   unknown actor, 204 for one that is not a participant).
  * - Messages: body 1-10000 characters after trimming (stored trimmed); assets up to 20
- *   {asset_id, alt_text} stored as given (checked against assets once they exist, part 2).
+ *   {asset_id, alt_text}, each a ready asset of the community owned by the sender (else 422
+ *   INVALID_ASSET, as for posts and comments).
  *   Sending marks the conversation read for the sender. dm.message.created carries
  *   recipient_actor_ids (every other participant, muted ones included).
  * - Unread count: conversations not muted by the actor whose message number (message_seq)
@@ -27,6 +29,7 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, forbidden, invalidField, notFound } from "../../../core/errors";
 import { isUuid, uuid } from "../../../core/ids";
 import type { WebhookEngine } from "../../webhooks/engine";
+import { checkAssets } from "../posts/service";
 import { isObject, page, pageArgs, type Lane } from "../core/common";
 import { checkUuid } from "../core/schemas";
 import { blocked } from "../graph/follows";
@@ -79,16 +82,14 @@ const messageView = (m: store.MessageRow) => ({
   created_at: m.created_at,
 });
 
-function assetsOf(v: unknown): string {
-  if (v === undefined || v === null) return "[]";
+function assetsOf(v: unknown): { asset_id: string; alt_text: string | null }[] {
+  if (v === undefined || v === null) return [];
   if (!Array.isArray(v) || v.length > ASSETS_MAX) throw invalidField("assets", `an array of at most ${ASSETS_MAX} {asset_id, alt_text}`);
-  return JSON.stringify(
-    v.map((a, i) => {
-      if (!isObject(a) || typeof a.asset_id !== "string" || !isUuid(a.asset_id)) throw invalidField(`assets[${i}].asset_id`, "required, an asset uuid");
-      if (a.alt_text !== undefined && a.alt_text !== null && (typeof a.alt_text !== "string" || a.alt_text.length > 1000)) throw invalidField(`assets[${i}].alt_text`, "a string of at most 1000 characters");
-      return { asset_id: a.asset_id.toLowerCase(), alt_text: (a.alt_text as string | undefined) ?? null };
-    }),
-  );
+  return v.map((a, i) => {
+    if (!isObject(a) || typeof a.asset_id !== "string" || !isUuid(a.asset_id)) throw invalidField(`assets[${i}].asset_id`, "required, an asset uuid");
+    if (a.alt_text !== undefined && a.alt_text !== null && (typeof a.alt_text !== "string" || a.alt_text.length > 1000)) throw invalidField(`assets[${i}].alt_text`, "a string of at most 1000 characters");
+    return { asset_id: a.asset_id.toLowerCase(), alt_text: (a.alt_text as string | undefined) ?? null };
+  });
 }
 
 export class ConversationService {
@@ -208,11 +209,12 @@ export class ConversationService {
     const assets = assetsOf(o.assets);
     return tx(this.db, async (t) => {
       const { conv, actor } = await this.asParticipant(t, c.id, id, o.actor_id);
+      await checkAssets(t, c.id, actor.id, assets);
       const parts = await store.participantsOf(t, conv.id);
       const recipients = parts.map((x) => x.actor_id).filter((x) => x !== actor.id);
       if (conv.kind === "direct") for (const r of recipients) if (await blockBetween(t, actor.id, r)) throw blocked();
       const now = this.lane.ctx.clock.iso();
-      const m: store.MessageRow = { id: uuid(), conversation_id: conv.id, community_id: c.id, sender_actor_id: actor.id, body: text, assets, created_at: now };
+      const m: store.MessageRow = { id: uuid(), conversation_id: conv.id, community_id: c.id, sender_actor_id: actor.id, body: text, assets: JSON.stringify(assets), created_at: now };
       await store.insertMessage(t, m);
       await store.markRead(t, conv.id, actor.id, now);
       const view = messageView(m);
@@ -277,7 +279,8 @@ export class ConversationService {
     await tx(this.db, async (t) => {
       const conv = await this.conversation(t, c.id, id);
       if (conv.kind !== "group") throw unprocessable("A direct conversation cannot be left", "NOT_A_GROUP");
-      if (isUuid(actorId)) await store.removeParticipant(t, conv.id, actorId.toLowerCase());
+      const a = await this.lane.actor(t, c.id, actorId);
+      await store.removeParticipant(t, conv.id, a.id);
     });
   }
 }

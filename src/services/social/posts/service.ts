@@ -32,6 +32,14 @@ import * as store from "./store";
 import { newPostView, postView, postViews, type PostView } from "./views";
 import { canSee, isLive, publiclyVisible } from "./visibility";
 
+/** Attachments of a post, comment or message: each a ready asset of the community owned by `owner`, else 422 INVALID_ASSET. */
+export async function checkAssets(t: Sql, communityId: string, owner: string, assets: { asset_id: string }[]): Promise<void> {
+  if (assets.length === 0) return;
+  const ok = await store.readyAssets(t, communityId, owner, assets.map((a) => a.asset_id));
+  const bad = assets.findIndex((a) => !ok.has(a.asset_id));
+  if (bad >= 0) throw new ApiError(422, "INVALID_ASSET", "Every asset must be a ready asset of this community owned by the author", [{ field: `assets[${bad}].asset_id`, reason: "not a ready asset owned by the author" }]);
+}
+
 export class PostService {
   constructor(
     readonly lane: Lane,
@@ -89,7 +97,7 @@ export class PostService {
     return tx(this.db, async (t) => {
       const author = await this.writer(t, c.id, o.actor_id);
       const held = await screen(t, c.id, [text, JSON.stringify(attributes.poll ?? null)]);
-      await this.checkAssets(t, c.id, author.id, assets);
+      await checkAssets(t, c.id, author.id, assets);
       if (quoteId !== null) await this.visibleTo(t, c.id, quoteId, author.id);
       const row: store.PostRow = {
         id: uuid(),
@@ -127,13 +135,6 @@ export class PostService {
       await this.emit(t, c.id, "post.created", view);
       return view;
     });
-  }
-
-  async checkAssets(t: Sql, communityId: string, owner: string, assets: input.AssetRef[]): Promise<void> {
-    if (assets.length === 0) return;
-    const ok = await store.readyAssets(t, communityId, owner, assets.map((a) => a.asset_id));
-    const bad = assets.findIndex((a) => !ok.has(a.asset_id));
-    if (bad >= 0) throw new ApiError(422, "INVALID_ASSET", "Every asset must be a ready asset of this community owned by the author", [{ field: `assets[${bad}].asset_id`, reason: "not a ready asset owned by the author" }]);
   }
 
   /** Mentioned actors (other than the author), by external id. */
@@ -187,11 +188,8 @@ export class PostService {
   async list(pr: Principal, communityId: string, q: { limit?: number; cursor?: string; author_id?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     const { limit, after } = pageArgs(q);
-    let author: string | null = null;
-    if (q.author_id !== undefined) {
-      if (!isUuid(q.author_id)) throw invalidField("author_id", "an actor uuid");
-      author = q.author_id.toLowerCase();
-    }
+    // A filter by an actor that does not exist is 404, like every other unknown id.
+    const author = q.author_id === undefined ? null : (await this.lane.actor(this.db, c.id, q.author_id, "author_id")).id;
     const rows = await store.publicPosts(this.db, c.id, this.now(), author, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.published_at as string, id: r.id }), (r) => r);
     return { data: await postViews(this.db, pg.data), pagination: pg.pagination };
@@ -213,7 +211,7 @@ export class PostService {
       let assets = JSON.parse(cur.assets) as input.AssetRef[];
       if (o.assets !== undefined) {
         assets = input.assetRefs(o.assets);
-        await this.checkAssets(t, c.id, cur.actor_id, assets);
+        await checkAssets(t, c.id, cur.actor_id, assets);
         next.assets = JSON.stringify(assets);
       }
       input.checkContent(cur.kind, next.body, assets, cur.quote_post_id);
