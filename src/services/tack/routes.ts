@@ -94,7 +94,7 @@ export function tackWebhookRoutes(
   const read = `${TACK}.webhooks.read`;
   const write = `${TACK}.webhooks.write`;
   const scopeParams = paramsOf(TACK_SCOPE_PREFIX);
-  const idParams = paramsOf(TACK_SCOPE_PREFIX, "webhook_id");
+  const idParams = paramsOf(TACK_SCOPE_PREFIX, ["webhook_id"]);
   const workspaceNote = "{workspace} is the workspace id or name; another workspace's, unknown or foreign workspaces answer 404.";
 
   type Ctx = { principal: Principal | null; params: Record<string, string> };
@@ -114,8 +114,8 @@ export function tackWebhookRoutes(
     }, {
       params: scopeParams,
       query: t.Object({
-        limit: t.Optional(t.String({ description: `1-${TACK_LIST_MAX}, default ${TACK_LIST_DEFAULT}` })),
-        offset: t.Optional(t.String({ description: "default 0" })),
+        limit: t.Optional(t.QueryInteger({ description: `1-${TACK_LIST_MAX}, default ${TACK_LIST_DEFAULT}` })),
+        offset: t.Optional(t.QueryInteger({ description: "default 0" })),
       }),
       response: { 200: TackWebhookList, ...errors },
       detail: {

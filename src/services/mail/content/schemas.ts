@@ -88,7 +88,7 @@ export const TemplateListQuery = t.Object({
   kind: t.Optional(t.String({ description: "template, layout or partial; other values are ignored" })),
   tags: t.Optional(t.String({ description: "Comma list; a template with any of them matches" })),
   search: t.Optional(t.String({ description: "Case-insensitive substring of the name" })),
-  limit: t.Optional(t.String({ description: "Default 20; values over 100 are clamped to 100" })),
+  limit: t.Optional(t.QueryInteger({ description: "Default 20; values over 100 are clamped to 100" })),
   cursor: t.Optional(t.String()),
 });
 

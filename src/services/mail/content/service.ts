@@ -336,10 +336,10 @@ export class ContentService {
     });
   }
 
-  async list(p: Principal, workspaceId: string, q: { kind?: string; tags?: string; search?: string; limit?: string; cursor?: string }): Promise<Page<TemplateListItem>> {
+  async list(p: Principal, workspaceId: string, q: { kind?: string; tags?: string; search?: string; limit?: number; cursor?: string }): Promise<Page<TemplateListItem>> {
     const ws = await this.workspace(p, workspaceId, "mail.template.read");
     let limit = LIST_DEFAULT;
-    if (q.limit !== undefined && q.limit !== "") {
+    if (q.limit !== undefined) {
       const n = Number(q.limit);
       if (!Number.isInteger(n) || n < 1) throw badRequest("limit must be a positive integer", [{ field: "limit", reason: `integer from 1 (values over ${LIST_MAX} are clamped to ${LIST_MAX})` }]);
       limit = Math.min(n, LIST_MAX);

@@ -31,7 +31,7 @@ export function inboundRoutes(svc: InboundService, deps: ServiceDeps) {
     .guard(secured(PLATFORM_CALLER))
     .get("/mail/v1/workspaces/:workspace_id/inbound-reports", (c) => svc.listReports(requirePrincipal(c.principal), c.params.workspace_id, c.query), {
       params: t.Object({ workspace_id: t.String() }),
-      query: t.Object({ kind: t.Optional(t.String({ description: "dsn | arf | unparsed" })), limit: t.Optional(t.String({ description: "1-100, default 20" })), cursor: t.Optional(t.String()) }),
+      query: t.Object({ kind: t.Optional(t.String({ description: "dsn | arf | unparsed" })), limit: t.Optional(t.QueryInteger({ description: "1-100, default 20" })), cursor: t.Optional(t.String()) }),
       response: { 200: ReportList, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       detail: {
         tags: ["Mail: messages"],

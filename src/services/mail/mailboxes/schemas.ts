@@ -37,7 +37,7 @@ export const MailboxPatch = t.Object({
 });
 
 export const MailboxListQuery = t.Object({
-  limit: t.Optional(t.String({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
+  limit: t.Optional(t.QueryInteger({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
   cursor: t.Optional(t.String()),
   domain_id: t.Optional(t.String()),
   status: t.Optional(t.String({ description: "active | disabled" })),
@@ -90,6 +90,6 @@ export const ReceivedListQuery = t.Object({
   since: t.Optional(t.String({ description: "Received at or after (YYYY-MM-DD or ISO 8601 date-time)" })),
   until: t.Optional(t.String({ description: "Received before (YYYY-MM-DD or ISO 8601 date-time)" })),
   unread: t.Optional(t.String({ description: "true | false" })),
-  limit: t.Optional(t.String({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
+  limit: t.Optional(t.QueryInteger({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
   cursor: t.Optional(t.String({ description: "next_cursor of the previous page; it keeps that page's filters" })),
 });

@@ -53,7 +53,7 @@ const filterQuery = {
 };
 
 export const MessageListQuery = t.Object({
-  limit: t.Optional(t.String({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
+  limit: t.Optional(t.QueryInteger({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
   cursor: t.Optional(t.String({ description: "next_cursor of the previous page; it keeps that page's filters" })),
   ...filterQuery,
 });
@@ -78,7 +78,7 @@ export const Timeline = t.Object({
   points: t.Array(t.Object({ date: t.String({ description: "YYYY-MM-DD (UTC)" }), count: t.Integer() })),
 });
 
-export const DeliverabilityQuery = t.Object({ window_days: t.Optional(t.String({ description: `1-${WINDOW_MAX}, default ${WINDOW_DEFAULT}` })) });
+export const DeliverabilityQuery = t.Object({ window_days: t.Optional(t.QueryInteger({ description: `1-${WINDOW_MAX}, default ${WINDOW_DEFAULT}` })) });
 export const Deliverability = t.Object({
   verdict: lit(["no_data", "unconfirmed", "healthy", "at_risk", "blocked"] as const, "no_data | unconfirmed | healthy | at_risk | blocked (thresholds: README)"),
   window_days: t.Integer(),
@@ -102,7 +102,7 @@ export const Suppression = t.Object({
 });
 export const SuppressionList = t.Object({ data: t.Array(Suppression), pagination: Pagination });
 export const SuppressionListQuery = t.Object({
-  limit: t.Optional(t.String({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
+  limit: t.Optional(t.QueryInteger({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
   cursor: t.Optional(t.String()),
   reason: t.Optional(t.String({ description: SUPPRESSION_REASONS.join(" | ") })),
 });

@@ -144,7 +144,7 @@ export class MessageService {
     return this.stats.timeline(p, workspaceId, q);
   }
 
-  deliverability(p: Principal, workspaceId: string, q: { window_days?: string }) {
+  deliverability(p: Principal, workspaceId: string, q: { window_days?: number }) {
     return this.stats.deliverability(p, workspaceId, q);
   }
 

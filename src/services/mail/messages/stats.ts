@@ -48,10 +48,10 @@ export class MessageStats {
     return { granularity: "day" as const, metric: metric as "sent" | "bounced", points };
   }
 
-  async deliverability(p: Principal, workspaceId: string, q: { window_days?: string }): Promise<DeliverabilityView> {
+  async deliverability(p: Principal, workspaceId: string, q: { window_days?: number }): Promise<DeliverabilityView> {
     const ws = await this.c.workspace(p, workspaceId, "mail.message.read");
     let days = WINDOW_DEFAULT;
-    if (q.window_days !== undefined && q.window_days !== "") {
+    if (q.window_days !== undefined) {
       days = Number(q.window_days);
       if (!Number.isInteger(days) || days < 1 || days > WINDOW_MAX) throw invalidField("window_days", `integer 1-${WINDOW_MAX}`);
     }

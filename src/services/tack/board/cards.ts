@@ -30,8 +30,8 @@ export interface CardQuery {
   completed?: string;
   q?: string;
   include_archived?: string;
-  limit?: string;
-  offset?: string;
+  limit?: number;
+  offset?: number;
 }
 
 interface Move {
@@ -330,14 +330,14 @@ export class Cards {
     });
   }
 
-  async comments(c: Caller, wsRef: string, projectRef: string, id: string, q: { limit?: string; offset?: string }) {
+  async comments(c: Caller, wsRef: string, projectRef: string, id: string, q: { limit?: number; offset?: number }) {
     const { limit, offset } = offsetPage(q);
     const { card } = await this.card(this.db, c, wsRef, projectRef, id);
     const { total, rows } = await cs.pageComments(this.db, card.id, limit, offset);
     return { data: rows.map(commentView), pagination: pagination(total, limit, offset, rows.length) };
   }
 
-  async activity(c: Caller, wsRef: string, projectRef: string, cardId: string | undefined, q: { action?: string; since?: string; limit?: string; offset?: string }) {
+  async activity(c: Caller, wsRef: string, projectRef: string, cardId: string | undefined, q: { action?: string; since?: string; limit?: number; offset?: number }) {
     const { limit, offset } = offsetPage(q);
     const v = new Checks();
     const since = q.since !== undefined ? v.dateTime("since", q.since) : undefined;

@@ -21,12 +21,12 @@ const Iso = (description: string) => t.Nullable(t.String({ description }));
 export const OffsetPagination = t.Object({ total: t.Integer(), limit: t.Integer(), offset: t.Integer(), has_more: t.Boolean() });
 export const PageOf = <T extends TSchema>(item: T) => t.Object({ data: t.Array(item), pagination: OffsetPagination });
 export const PageQuery = t.Object({
-  limit: t.Optional(t.String({ description: "1-100, default 50" })),
-  offset: t.Optional(t.String({ description: "default 0" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-100, default 50" })),
+  offset: t.Optional(t.QueryInteger({ description: "default 0" })),
 });
 export const ArchivedQuery = t.Object({
-  limit: t.Optional(t.String({ description: "1-100, default 50" })),
-  offset: t.Optional(t.String({ description: "default 0" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-100, default 50" })),
+  offset: t.Optional(t.QueryInteger({ description: "default 0" })),
   include_archived: t.Optional(t.String({ description: "true: archived items too" })),
 });
 
@@ -152,12 +152,12 @@ export const CardListQuery = t.Object({
   completed: t.Optional(t.String({ description: "true or false" })),
   q: t.Optional(t.String({ description: "Full text over titles and bodies: every word must match as a prefix; ranked by relevance (title weighs more)" })),
   include_archived: t.Optional(t.String({ description: "true: archived cards too" })),
-  limit: t.Optional(t.String({ description: "1-100, default 50" })),
-  offset: t.Optional(t.String({ description: "default 0" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-100, default 50" })),
+  offset: t.Optional(t.QueryInteger({ description: "default 0" })),
 });
 export const ActivityQuery = t.Object({
   action: t.Optional(t.String({ description: "Only this action, e.g. card.moved" })),
   since: t.Optional(t.String({ description: "ISO 8601: entries at or after it" })),
-  limit: t.Optional(t.String({ description: "1-100, default 50" })),
-  offset: t.Optional(t.String({ description: "default 0" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-100, default 50" })),
+  offset: t.Optional(t.QueryInteger({ description: "default 0" })),
 });

@@ -98,7 +98,7 @@ export class Board {
     return workspaceView(row);
   }
 
-  async listWorkspaces(c: Caller, q: { limit?: string; offset?: string; include_archived?: string }) {
+  async listWorkspaces(c: Caller, q: { limit?: number; offset?: number; include_archived?: string }) {
     const { limit, offset } = offsetPage(q);
     const { total, rows } = await store.pageWorkspaces(this.db, c.owner, q.include_archived === "true", limit, offset);
     return { data: rows.map(workspaceView), pagination: pagination(total, limit, offset, rows.length) };
@@ -171,7 +171,7 @@ export class Board {
     });
   }
 
-  async listProjects(c: Caller, wsRef: string, q: { limit?: string; offset?: string; include_archived?: string }) {
+  async listProjects(c: Caller, wsRef: string, q: { limit?: number; offset?: number; include_archived?: string }) {
     const { limit, offset } = offsetPage(q);
     const ws = await this.workspace(this.db, c, wsRef);
     const { total, rows } = await store.pageProjects(this.db, ws.id, q.include_archived === "true", limit, offset);
@@ -310,7 +310,7 @@ export class Board {
     });
   }
 
-  async listLabels(c: Caller, wsRef: string, q: { limit?: string; offset?: string }) {
+  async listLabels(c: Caller, wsRef: string, q: { limit?: number; offset?: number }) {
     const { limit, offset } = offsetPage(q);
     const ws = await this.workspace(this.db, c, wsRef);
     const { total, rows } = await store.pageLabels(this.db, ws.id, limit, offset);
