@@ -11,7 +11,7 @@
 import type { RequestMeta } from "../../access/http";
 import type { Principal } from "../../access/principal";
 import { tx, type Sql } from "../../core/db";
-import { badRequest, conflict, invalidField, notFound } from "../../core/errors";
+import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
 import { isUuid, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { audit } from "../platform/audit";
@@ -19,7 +19,7 @@ import { enqueueNotification, type NotificationKind } from "./notify";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import * as store from "./store";
 import { entryView, type ClientInfo, type EntryView, type PublicEntry } from "./views";
-import type { WaitlistService } from "./waitlists";
+import { uuidParam, type WaitlistService } from "./waitlists";
 
 export const ENTRY_STATUSES = ["pending", "approved", "rejected"] as const;
 export const ENTRY_LIST_DEFAULT = 50;
@@ -110,8 +110,9 @@ export class EntryService {
 
   // ------------------------------------------------------------------ admin
 
+  /** An entry of the waitlist by an id scoped() checked. */
   private async entryIn(db: Sql, w: store.WaitlistRow, id: string): Promise<store.EntryRow> {
-    const r = isUuid(id) ? await store.entryById(db, w.id, id.toLowerCase()) : null;
+    const r = await store.entryById(db, w.id, uuidParam("entry_id", id));
     if (!r) throw notFound("Entry");
     return r;
   }
@@ -149,13 +150,13 @@ export class EntryService {
   }
 
   async get(p: Principal, workspaceId: string, waitlistId: string, id: string): Promise<EntryView> {
-    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read");
+    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read", { entry_id: id });
     const r = await this.entryIn(this.ctx.db, w, id);
     return entryView(r, await store.positionOf(this.ctx.db, w.id, parseWaitlistSettings(w.settings).referral_boost, r.id));
   }
 
   async update(p: Principal, workspaceId: string, waitlistId: string, id: string, b: { name?: unknown; interest?: unknown; metadata?: unknown }, meta?: RequestMeta): Promise<EntryView> {
-    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
+    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", { entry_id: id });
     const s = parseWaitlistSettings(w.settings);
     const patch: Partial<store.EntryRow> = {};
     if (b.name !== undefined) {
@@ -190,7 +191,7 @@ export class EntryService {
   }
 
   async remove(p: Principal, workspaceId: string, waitlistId: string, id: string, meta?: RequestMeta): Promise<void> {
-    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
+    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", { entry_id: id });
     await tx(this.ctx.db, async (t) => {
       const r = await this.entryIn(t, w, id);
       await store.deleteEntry(t, r);
@@ -204,7 +205,7 @@ export class EntryService {
   }
 
   async decideOne(p: Principal, workspaceId: string, waitlistId: string, id: string, to: "approved" | "rejected", meta?: RequestMeta): Promise<EntryView> {
-    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
+    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", { entry_id: id });
     const s = parseWaitlistSettings(w.settings);
     return tx(this.ctx.db, async (t) => {
       const r = await this.entryIn(t, w, id);
@@ -224,13 +225,15 @@ export class EntryService {
     if (b.entry_ids !== undefined) {
       const ids = b.entry_ids;
       if (!Array.isArray(ids) || ids.length < 1 || ids.length > BULK_MAX || !ids.every((x) => typeof x === "string")) throw invalidField("entry_ids", `1-${BULK_MAX} entry ids`);
+      const bad = ids.find((x) => !isUuid(x));
+      if (bad !== undefined) throw invalidField("entry_ids", `${JSON.stringify(bad.slice(0, 64))} is not a UUID`);
     } else if (typeof b.top !== "number" || !Number.isInteger(b.top) || b.top < 1 || b.top > BULK_MAX) throw invalidField("top", `integer 1-${BULK_MAX}: the first N pending entries by position`);
     return tx(this.ctx.db, async (t) => {
       const ids = b.entry_ids !== undefined ? [...new Set((b.entry_ids as string[]).map((x) => x.toLowerCase()))] : await store.topPendingIds(t, w.id, s.referral_boost, b.top as number);
       const rows: store.EntryRow[] = [];
       for (const id of ids) {
-        const r = isUuid(id) ? await store.entryById(t, w.id, id) : null;
-        if (!r) throw badRequest("Unknown entry", [{ field: "entry_ids", reason: `${id} is not an entry of this waitlist` }], "NOT_FOUND");
+        const r = await store.entryById(t, w.id, id);
+        if (!r) throw new ApiError(404, "NOT_FOUND", `Entry ${id} not found`, [{ field: "entry_ids", reason: `${id} is not an entry of this waitlist` }]);
         rows.push(r);
       }
       const notPending = rows.filter((r) => r.status !== "pending");

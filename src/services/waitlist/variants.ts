@@ -16,7 +16,7 @@ import type { Principal } from "../../access/principal";
 import { DAY } from "../../core/clock";
 import { tx } from "../../core/db";
 import { conflict, invalidField, notFound } from "../../core/errors";
-import { isUuid, uuid } from "../../core/ids";
+import { uuid } from "../../core/ids";
 import { isUniqueViolation } from "../../core/store/sql";
 import { audit } from "../platform/audit";
 import type { PublicConfig } from "./public";
@@ -116,11 +116,11 @@ export class VariantService {
   }
 
   async update(p: Principal, workspaceId: string, waitlistId: string, id: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
-    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update");
+    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update", { variant_id: id });
     const f = fields(b, false);
     try {
       return await tx(this.ctx.db, async (t) => {
-        const r = isUuid(id) ? await store.variantById(t, waitlist.id, id.toLowerCase()) : null;
+        const r = await store.variantById(t, waitlist.id, id.toLowerCase());
         if (!r) throw notFound("Variant");
         if (Object.keys(f).length === 0) return view(r);
         if (f.name !== undefined && (await store.variantNameTaken(t, waitlist.id, f.name, r.id))) throw conflict(`A variant named "${f.name}" exists`, "VARIANT_NAME_TAKEN");
@@ -136,9 +136,9 @@ export class VariantService {
   }
 
   async remove(p: Principal, workspaceId: string, waitlistId: string, id: string, meta?: RequestMeta): Promise<void> {
-    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update");
+    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update", { variant_id: id });
     await tx(this.ctx.db, async (t) => {
-      const r = isUuid(id) ? await store.variantById(t, waitlist.id, id.toLowerCase()) : null;
+      const r = await store.variantById(t, waitlist.id, id.toLowerCase());
       if (!r) throw notFound("Variant");
       await store.deleteVariant(t, r.id);
       await this.ctx.caches.changed(t, PUBLIC_TOPIC);

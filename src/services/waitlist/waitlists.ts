@@ -87,6 +87,12 @@ export const waitlistView = (r: store.WaitlistRow): WaitlistView => ({
 export const isStatus = (v: unknown): v is store.WaitlistStatus => typeof v === "string" && (STATUSES as readonly string[]).includes(v);
 const createdBy = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
 
+/** A UUID id of the path or body, lower-cased; 400 VALIDATION_ERROR naming `field` otherwise. */
+export function uuidParam(field: string, id: string): string {
+  if (!isUuid(id)) throw invalidField(field, "must be a UUID");
+  return id.toLowerCase();
+}
+
 export class WaitlistService {
   constructor(
     readonly deps: ServiceDeps,
@@ -105,14 +111,20 @@ export class WaitlistService {
   }
 
   async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<store.WaitlistRow> {
-    const r = isUuid(id) ? await store.waitlistInWorkspace(db, workspaceId, id.toLowerCase()) : null;
+    const r = await store.waitlistInWorkspace(db, workspaceId, uuidParam("waitlist_id", id));
     if (!r) throw notFound("Waitlist");
     return r;
   }
 
-  /** The workspace and a waitlist of it, for the routes under /waitlists/{waitlist_id}. */
-  async scoped(p: Principal, workspaceId: string, waitlistId: string, action: string) {
+  /**
+   * The workspace and a waitlist of it, for the routes under /waitlists/{waitlist_id}. In the
+   * house order: the credential (403), then every id of the path is well-formed (400 naming it:
+   * the waitlist's and those in `ids`, e.g. {entry_id}), then the waitlist exists (404).
+   */
+  async scoped(p: Principal, workspaceId: string, waitlistId: string, action: string, ids: Record<string, string> = {}) {
     const ws = await this.workspace(p, workspaceId, action);
+    uuidParam("waitlist_id", waitlistId);
+    for (const [field, id] of Object.entries(ids)) uuidParam(field, id);
     return { ws, waitlist: await this.inWorkspace(this.ctx.db, ws.id, waitlistId) };
   }
 
