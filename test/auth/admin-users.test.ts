@@ -73,7 +73,7 @@ describe("admin users: create, read, list", () => {
     const g = await app.call("GET", users(a, u.id), { token: a.key });
     expect([g.status, g.body.id]).toEqual([200, u.id]);
     expect((await app.call("GET", users(b, u.id), { token: b.key })).status).toBe(404);
-    expect((await app.call("GET", users(a, "not-a-uuid"), { token: a.key })).status).toBe(404);
+    expect((await app.call("GET", users(a, "not-a-uuid"), { token: a.key })).status).toBe(400); // malformed: 400 naming user_id
     // App B's key on App A's route: another workspace, so the App itself is 404.
     expect((await app.call("GET", users(a, u.id), { token: b.key })).status).toBe(404);
     expect((await app.call("GET", users(a, u.id))).status).toBe(401);

@@ -163,7 +163,7 @@ describe("roles", () => {
     // Read
     expect((await adm(x, "GET", `/roles/${id}`)).body).toEqual(c.body);
     expect((await adm(x, "GET", "/roles/00000000-0000-7000-8000-000000000000")).status).toBe(404);
-    expect((await adm(x, "GET", "/roles/not-a-uuid")).status).toBe(404);
+    expect((await adm(x, "GET", "/roles/not-a-uuid")).status).toBe(400); // malformed: 400 naming role_id
     expect((await adm(b, "GET", `/roles/${id}`)).status).toBe(404); // another App's role
 
     // List: case-insensitive name order, cursor pages

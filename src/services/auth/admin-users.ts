@@ -22,7 +22,8 @@
 import type { RequestMeta } from "../../access/http";
 import { tx, type Sql } from "../../core/db";
 import { badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
-import { isUuid, uuid } from "../../core/ids";
+import { uuid } from "../../core/ids";
+import { uuidRef } from "./refs";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
@@ -228,10 +229,12 @@ export class AdminUserService {
   /** Revokes one live session of the user (its refresh token stops working; access tokens fail the session check). 404 when it is not a live session of this user. */
   async revokeSession(app: LoadedApp, credentials: AdminCredentials, id: string, sessionId: string, meta: RequestMeta) {
     const c = await this.caller(app, credentials, "auth.user.update");
+    uuidRef("user_id", id);
+    uuidRef("session_id", sessionId);
     await tx(this.ctx.db, async (t) => {
       await this.load(t, app, id);
       const now = this.ctx.clock.iso();
-      if (!isUuid(sessionId) || !(await adminStore.revokeUserSession(t, app.id, id, sessionId, now, this.ctx.clock.nowMs()))) throw notFound("Session");
+      if (!(await adminStore.revokeUserSession(t, app.id, id, sessionId, now, this.ctx.clock.nowMs()))) throw notFound("Session");
       await recordAuthAudit(t, this.ctx, app.id, { action: "user.session.revoke", actor: c.actor, target: { type: "user", id }, meta, metadata: { session_id: sessionId } });
     });
   }

@@ -28,6 +28,7 @@ import type { RequestMeta } from "../../access/http";
 import { tx, type Sql } from "../../core/db";
 import { isUniqueViolation } from "../../core/store/sql";
 import { badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
+import { tenantRef, uuidRef } from "./refs";
 import { displayId, randomHex, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
@@ -156,7 +157,7 @@ export class TenantService {
 
   /** The App's tenant by UUID or tnt_ display id; another App's tenant is 404 like an unknown one. */
   private async tenant(app: LoadedApp, ref: string) {
-    const t = await store.tenantByRef(this.db, app.id, ref);
+    const t = await store.tenantByRef(this.db, app.id, tenantRef("tenant_id", ref));
     if (!t) throw notFound("Tenant");
     return t;
   }
@@ -362,6 +363,8 @@ export class TenantService {
 
   async updateMember(app: LoadedApp, credentials: AdminCredentials, ref: string, accountId: string, b: { role: string | null }, meta: RequestMeta): Promise<MemberView> {
     const actor = await this.caller(app, credentials, "auth.tenant.members.add");
+    tenantRef("tenant_id", ref);
+    uuidRef("account_id", accountId);
     const tenant = await this.tenant(app, ref);
     const m = await this.member(tenant, accountId);
     const role = await this.role(app, b.role);
@@ -379,6 +382,8 @@ export class TenantService {
 
   async removeMember(app: LoadedApp, credentials: AdminCredentials, ref: string, accountId: string, meta: RequestMeta) {
     const actor = await this.caller(app, credentials, "auth.tenant.members.remove");
+    tenantRef("tenant_id", ref);
+    uuidRef("account_id", accountId);
     const tenant = await this.tenant(app, ref);
     const m = await this.member(tenant, accountId);
     await tx(this.db, async (t) => {
