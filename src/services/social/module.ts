@@ -1,7 +1,7 @@
 /** The community service (social) as a module (spec 3): communities, their webhooks, actors, the social graph and conversations. */
 import type { Sql } from "../../core/db";
 import type { AuthService } from "../auth/service";
-import { defineService } from "../module";
+import { defineService, type WebhookScopeMount } from "../module";
 import { workspaceScope } from "../webhooks/scopes";
 import { ActorService } from "./actors/service";
 import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities";
@@ -50,7 +50,7 @@ export const socialModule = defineService({
       dropWebhooks,
     };
   },
-  webhookScopes: (social, d) => [
+  webhookScopes: (social, d): WebhookScopeMount[] => [
     { prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "social"), tag: "Community: workspace webhooks", params: { workspace_id: Uuid() } },
     { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks", params: { community_id: Uuid() } },
   ],
