@@ -12,7 +12,8 @@
  * docs/architecture.md has the checklist for adding a service.
  */
 import type { BodyRoute } from "../core/request-body";
-import type { Elysia, TString } from "elysia";
+import type { Elysia } from "elysia";
+import type { TString } from "@sinclair/typebox";
 import type { AppContext } from "../context";
 import type { OutboxEvent } from "../core/events";
 import type { Sql } from "../core/db";
@@ -56,7 +57,7 @@ export interface WebhookScopeMount {
   /** Also the deprecated {scope}/webhooks and {scope}/webhooks/{id} routes (until 15 January 2027). */
   legacyRoutes?: boolean;
   /** Schemas of the prefix's parameters that are more than a string (a UUID): validated and documented. */
-  params?: Record<string, TString>;
+  params?: Partial<Record<string, TString>>;
 }
 
 /** What any Elysia instance is to mount(). */

@@ -51,7 +51,7 @@ test("a client generated from the document type-checks strictly and runs a flow 
   const { runFlow } = await import("./client/flow");
   const session = await createOperator(app);
   const steps = await runFlow({
-    baseUrl: app.process ? app.base : "http://localhost",
+    baseUrl: app.process ? app.base! : "http://localhost",
     fetch: app.process ? undefined : (request: Request) => app.handle(request),
     session,
     unique: Date.now().toString(36),

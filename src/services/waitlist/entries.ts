@@ -117,7 +117,7 @@ export class EntryService {
     return r;
   }
 
-  async list(p: Principal, workspaceId: string, waitlistId: string, q: { limit?: string; cursor?: string; status?: string; q?: string; sort?: string }): Promise<Page<EntryView>> {
+  async list(p: Principal, workspaceId: string, waitlistId: string, q: { limit?: number; cursor?: string; status?: string; q?: string; sort?: string }): Promise<Page<EntryView>> {
     const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read");
     const s = parseWaitlistSettings(w.settings);
     const limit = parseLimit(q.limit, ENTRY_LIST_DEFAULT, ENTRY_LIST_MAX);

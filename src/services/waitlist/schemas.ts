@@ -73,7 +73,7 @@ export const WaitlistCreate = t.Object({
 });
 export const WaitlistPatch = t.Object({ display_name: t.Optional(t.String()), description: t.Optional(Str), settings: t.Optional(SettingsInput) });
 export const StatusBody = t.Object({ status: t.String({ description: "draft | open | paused | closed" }) });
-export const ListQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()), status: t.Optional(t.String()) });
+export const ListQuery = t.Object({ limit: t.Optional(t.QueryInteger()), cursor: t.Optional(t.String()), status: t.Optional(t.String()) });
 
 export const Invite = t.Object(
   {
@@ -124,7 +124,7 @@ export const Entry = t.Object({
 });
 export const EntryList = t.Object({ data: t.Array(Entry), pagination: Pagination });
 export const EntryListQuery = t.Object({
-  limit: t.Optional(t.String({ description: "1-200, default 50" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-200, default 50" })),
   cursor: t.Optional(t.String()),
   status: t.Optional(t.String({ description: "pending | approved | rejected" })),
   q: t.Optional(t.String({ description: "Case-insensitive substring of email or name" })),

@@ -190,7 +190,7 @@ export class WaitlistService {
     return v;
   }
 
-  async list(p: Principal, workspaceId: string, q: { limit?: string; cursor?: string; status?: string }): Promise<Page<WaitlistView>> {
+  async list(p: Principal, workspaceId: string, q: { limit?: number; cursor?: string; status?: string }): Promise<Page<WaitlistView>> {
     const ws = await this.workspace(p, workspaceId, "waitlist.list");
     const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
     const status = q.status === undefined || q.status === "" ? null : q.status;

@@ -11,6 +11,7 @@
  */
 import { Elysia } from "elysia";
 import { t } from "../../core/schema";
+import type { TString } from "@sinclair/typebox";
 import { paramsOf } from "./routes";
 import { principalPlugin } from "../../access/http";
 import { idempotentWithSecret } from "../../access/idempotent";
@@ -119,6 +120,8 @@ export interface LegacyWebhookRouteOptions {
   resolve: ScopeResolver;
   /** OpenAPI tag; default "<Product>: webhooks (deprecated)". */
   tag?: string;
+  /** Schemas of the prefix's parameters that are more than a string (a UUID). */
+  params?: Partial<Record<string, TString>>;
 }
 
 export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWebhookRouteOptions) {

@@ -7,7 +7,8 @@
  * and the events log (list, read, replay). Auth apps and communities mount the same way
  * with their own resolver.
  */
-import { Elysia, type TString } from "elysia";
+import { Elysia } from "elysia";
+import type { TString } from "@sinclair/typebox";
 import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { idempotentWithSecret } from "../../access/idempotent";
@@ -132,12 +133,12 @@ export interface WebhookRouteOptions {
   /** OpenAPI tag; default "<Product>: webhooks". */
   tag?: string;
   /** Schemas of the prefix's parameters that are more than a string (a UUID): validated and documented. */
-  params?: Record<string, TString>;
+  params?: Partial<Record<string, TString>>;
 }
 
 
 /** TypeBox object of every ":name" in the prefix plus the route's own parameters (strings unless `schemas` says). */
-export function paramsOf(prefix: string, own: string[] = [], schemas: Record<string, TString> = {}) {
+export function paramsOf(prefix: string, own: string[] = [], schemas: Partial<Record<string, TString>> = {}) {
   const names = [...prefix.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
   return t.Object(Object.fromEntries([...names, ...own].map((n): [string, TString] => [n, schemas[n] ?? t.String()])));
 }

@@ -1,7 +1,6 @@
 /** TypeBox models of the content part's routes (brand and templates). */
 import { t } from "../../../core/schema";
-import { ErrorBody, Pagination } from "../../../access/schemas";
-import { StrictObject } from "../json-object";
+import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
 import { BODY_MAX, NAME_RE, SUBJECT_MAX } from "./service";
 
 export { ErrorBody };
@@ -52,7 +51,7 @@ const templateFields = {
   subject: t.String(),
   body_html: t.String(),
   body_text: t.String({ description: "As given, or derived from body_html when omitted" }),
-  variables_schema: t.Nullable(t.Object({ version: t.Literal(1), vars: StrictObject() })),
+  variables_schema: t.Nullable(t.Object({ version: t.Literal(1), vars: JsonObject() })),
   tags: t.Array(t.String()),
   created_at: t.String(),
   updated_at: t.String(),
@@ -78,7 +77,7 @@ export const TemplateUpsert = t.Object(
     subject: t.String({ maxLength: SUBJECT_MAX, description: 'Required; "" for layouts and partials' }),
     body_html: t.String({ minLength: 1, maxLength: BODY_MAX, description: "Handlebars HTML" }),
     body_text: t.Optional(t.Nullable(t.String({ maxLength: BODY_MAX, description: "Handlebars text; derived from the HTML when omitted or null" }))),
-    variables_schema: t.Optional(t.Nullable(StrictObject({ description: "{version: 1, vars: {name: {type, required, default, options}}} or null" }))),
+    variables_schema: t.Optional(t.Nullable(JsonObject({ description: "{version: 1, vars: {name: {type, required, default, options}}} or null" }))),
     tags: t.Optional(t.Nullable(t.Array(t.String({ pattern: "^[a-z0-9_-]{1,64}$" }), { description: "At most 20 distinct tags, each 1-64 of lowercase letters, digits, underscore and hyphen" }))),
   },
   { additionalProperties: true },
@@ -95,7 +94,7 @@ export const TemplateListQuery = t.Object({
 export const Tags = t.Object({ data: t.Array(t.String()) });
 export const Variables = t.Object({ data: t.Array(t.String(), { description: "Detected expressions, dotted paths, first-occurrence order" }) });
 
-export const RenderBody = t.Object({ data: StrictObject({ description: "Template variables (validated against the template's variables_schema)" }) }, { additionalProperties: true });
+export const RenderBody = t.Object({ data: JsonObject({ description: "Template variables (validated against the template's variables_schema)" }) }, { additionalProperties: true });
 export const Rendered = t.Object({ subject: t.String(), html: t.String(), text: t.String() });
 
 export const DraftBody = t.Object(
@@ -103,7 +102,7 @@ export const DraftBody = t.Object(
     subject: t.Optional(t.Nullable(t.String({ maxLength: SUBJECT_MAX }))),
     body_html: t.String({ maxLength: BODY_MAX, description: "Handlebars HTML" }),
     body_text: t.Optional(t.Nullable(t.String({ maxLength: BODY_MAX, description: "Derived from the HTML when omitted" }))),
-    data: t.Optional(t.Nullable(StrictObject({ description: "Template variables" }))),
+    data: t.Optional(t.Nullable(JsonObject({ description: "Template variables" }))),
   },
   { additionalProperties: true },
 );

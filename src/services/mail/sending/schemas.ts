@@ -1,14 +1,13 @@
 /** TypeBox models of the sending part's routes (send, send-batch, test-send, send settings). */
 import { t } from "../../../core/schema";
-import { ErrorBody } from "../../../access/schemas";
-import { StrictObject } from "../json-object";
+import { ErrorBody, JsonObject } from "../../../access/schemas";
 import { BATCH_MAX, HEADERS_MAX, RATE_MAX, TO_MAX } from "./service";
 
 export { ErrorBody };
 
 const from = t.String({ description: 'Sender: "addr@domain" or "Name <addr@domain>" on an active sending domain of the workspace', examples: ["Acme <hello@mail.acme.example>"] });
 const to = t.Union([t.String({ description: "One email address" }), t.Array(t.String(), { minItems: 1, maxItems: TO_MAX, description: `Up to ${TO_MAX} addresses (one message each)` })]);
-const data = StrictObject({ description: "Template variables (validated against the template's variables_schema)" });
+const data = JsonObject({ description: "Template variables (validated against the template's variables_schema)" });
 const headers = t.Record(t.String(), t.String(), {
   description: `Up to ${HEADERS_MAX} extra headers, e.g. {"List-Unsubscribe": "<https://acme.example/u/1>"}; headers the service writes itself (From, To, Subject, Message-ID, Date, Content-*, DKIM-Signature...) are refused`,
 });

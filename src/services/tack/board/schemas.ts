@@ -1,17 +1,12 @@
 /** TypeBox models of the card board's routes (requests, records, offset pages). */
 import type { TSchema } from "elysia";
 import { t } from "../../../core/schema";
-import { ErrorBody } from "../../../access/schemas";
+import { ErrorBody, JsonObject } from "../../../access/schemas";
 import { PRIORITIES } from "./validate";
 
 export { ErrorBody };
 
-/**
- * A JSON object and nothing else, kept whole: Elysia cleans a body with TypeBox's Clean before
- * validating it, and Clean keeps no key that only `additionalProperties: true` allows (the
- * metadata arrived empty); an additionalProperties schema keeps them all.
- */
-const Metadata = t.Object({}, { additionalProperties: t.Unknown(), description: "JSON object, at most 16 KB" });
+const Metadata = JsonObject({ description: "JSON object, at most 16 KB" });
 const Name = t.String({ description: "Slug: 1-64 of a-z, 0-9 and '-', unique in its parent (409 NAME_TAKEN)" });
 const DisplayName = t.String({ description: "1-200 characters; default: the name" });
 const Position = t.Integer({ description: "0-based target index; larger values mean the end; the others shift" });
