@@ -66,12 +66,12 @@ export class AdminUserService {
   }
 
   private async load(db: Sql, app: LoadedApp, id: string) {
-    const u = await store.userView(db, app.id, id);
+    const u = await store.userView(db, app.id, uuidRef("user_id", id));
     if (!u) throw notFound("User");
     return u;
   }
 
-  async list(app: LoadedApp, credentials: AdminCredentials, q: { limit?: string; cursor?: string; q?: string }) {
+  async list(app: LoadedApp, credentials: AdminCredentials, q: { limit?: number; cursor?: string; q?: string }) {
     await this.caller(app, credentials, "auth.user.list");
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id: unknown }>(q.cursor)?.id;

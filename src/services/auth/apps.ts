@@ -226,7 +226,7 @@ export class AppService {
     return this.view((await this.byId(id))!);
   }
 
-  async list(p: Principal, q: { workspace_id?: string; limit?: string; cursor?: string }) {
+  async list(p: Principal, q: { workspace_id?: string; limit?: number; cursor?: string }) {
     const workspaceId = await this.workspaceFor(p, q.workspace_id, "auth.app.list");
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;

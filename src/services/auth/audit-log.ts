@@ -29,7 +29,7 @@ export interface AuthAuditQuery {
   outcome?: string;
   since?: string;
   until?: string;
-  limit?: string;
+  limit?: number;
   cursor?: string;
 }
 

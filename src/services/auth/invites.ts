@@ -165,7 +165,7 @@ export class InviteService {
     });
   }
 
-  async list(app: LoadedApp, q: { limit?: string; cursor?: string; status?: string }) {
+  async list(app: LoadedApp, q: { limit?: number; cursor?: string; status?: string }) {
     const limit = parseLimit(q.limit);
     const status = q.status ? (q.status as store.InviteStatus) : null;
     if (status !== null && !INVITE_STATUSES.includes(status)) throw invalidField("status", `one of ${INVITE_STATUSES.join(", ")}`);

@@ -188,7 +188,7 @@ export class M2mService {
     return { ...view(row), client_secret: secret };
   }
 
-  async list(p: Principal, appId: string, q: { limit?: string; cursor?: string }) {
+  async list(p: Principal, appId: string, q: { limit?: number; cursor?: string }) {
     await this.tokenLog.flush();
     const app = await this.auth.apps.forPrincipal(p, appId, "auth.m2m.list");
     const limit = parseLimit(q.limit);

@@ -280,7 +280,7 @@ export class MfaService implements MfaGate {
     return recovery ? { ...view, recovery_codes: recovery } : view;
   }
 
-  async list(app: LoadedApp, authorization: string | null, q: { limit?: string; cursor?: string }) {
+  async list(app: LoadedApp, authorization: string | null, q: { limit?: number; cursor?: string }) {
     const { user } = await this.me(app, authorization);
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id?: unknown }>(q.cursor);

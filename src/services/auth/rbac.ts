@@ -119,7 +119,7 @@ export class RbacService {
 
   // ------------------------------------------------------------ permission catalogue
 
-  async listPermissions(app: LoadedApp, credentials: AdminCredentials, q: { limit?: string; cursor?: string }) {
+  async listPermissions(app: LoadedApp, credentials: AdminCredentials, q: { limit?: number; cursor?: string }) {
     await this.admin(app, credentials, "auth.role.read");
     const limit = parseLimit(q.limit);
     return this.page(await store.listPermissions(this.ctx.db, app.id, this.after(q.cursor), limit + 1), limit, (r) => r.name, permissionView);
@@ -195,12 +195,12 @@ export class RbacService {
   }
 
   private async role(app: LoadedApp, id: string) {
-    const r = await store.roleById(this.ctx.db, app.id, id);
+    const r = await store.roleById(this.ctx.db, app.id, uuidRef("role_id", id));
     if (!r) throw notFound("Role");
     return r;
   }
 
-  async listRoles(app: LoadedApp, credentials: AdminCredentials, q: { limit?: string; cursor?: string }) {
+  async listRoles(app: LoadedApp, credentials: AdminCredentials, q: { limit?: number; cursor?: string }) {
     await this.admin(app, credentials, "auth.role.read");
     const limit = parseLimit(q.limit);
     return this.page(await store.listRoles(this.ctx.db, app.id, this.after(q.cursor), limit + 1), limit, (r) => r.name, roleView);

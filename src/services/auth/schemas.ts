@@ -14,9 +14,9 @@ export const ConsumerTokens = t.Object({
 export const MfaChallenge = t.Object({
   mfa_required: t.Literal(true),
   mfa_token: t.String({ format: "uuid" }),
-  factors: t.Array(t.Object({ id: t.String({ format: "uuid" }), type: t.String({ description: "totp | email" }) }, { additionalProperties: true })),
+  factors: t.Array(t.Object({ id: t.String({ format: "uuid" }), type: t.String({ description: "totp | email" }) }, { additionalProperties: t.Unknown() })),
   expires_at: t.Optional(t.String({ format: "date-time" })),
-}, { additionalProperties: true });
+}, { additionalProperties: t.Unknown() });
 
 export const PublicUser = t.Object({
   id: t.String({ format: "uuid" }),

@@ -20,7 +20,7 @@ export interface AuditQuery {
   action?: string;
   since?: string;
   until?: string;
-  limit?: string;
+  limit?: number;
   cursor?: string;
 }
 

@@ -108,7 +108,7 @@ export class InvitationService {
   }
 
   /** Pending invitations only: accepted, revoked and expired ones are history (see the audit log). */
-  async list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
+  async list(p: Principal, slug: string, q: { limit?: number; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "member.list");

@@ -36,7 +36,7 @@ export class MemberService {
     };
   }
 
-  async list(p: Principal, slug: string, q: { limit?: string; cursor?: string }) {
+  async list(p: Principal, slug: string, q: { limit?: number; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "member.list");

@@ -89,7 +89,7 @@ export class PersonalTokenService {
     });
   }
 
-  async list(p: Human, q: { limit?: string; cursor?: string }) {
+  async list(p: Human, q: { limit?: number; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     const rows = await store.listPersonalTokens(this.ctx.db, p.accountId, typeof after === "string" ? after : null, limit + 1);

@@ -179,7 +179,7 @@ export const AuditQuery = t.Object({
   action: t.Optional(t.String({ description: 'Exact action ("apikey.create") or prefix pattern ("apikey.*")' })),
   since: t.Optional(t.String({ description: "ISO 8601; entries at or after" })),
   until: t.Optional(t.String({ description: "ISO 8601; entries strictly before" })),
-  limit: t.Optional(t.String({ description: "1-200, default 50" })),
+  limit: t.Optional(t.QueryInteger({ description: "1-200, default 50" })),
   cursor: t.Optional(t.String()),
 });
 
@@ -225,7 +225,7 @@ export const InvitationAccepted = t.Object({
  * reject them: a misspelled restriction must fail, never be silently dropped.
  */
 export const PolicyInput = t.Array(
-  t.Object({ effect: t.String(), actions: t.Array(t.String()), resources: t.Array(t.String()) }, { additionalProperties: true }),
+  t.Object({ effect: t.String(), actions: t.Array(t.String()), resources: t.Array(t.String()) }, { additionalProperties: t.Unknown() }),
   { description: "Policy statements; actions must be registered actions or prefix patterns, and must not exceed the caller's own policy" },
 );
 export const Role = t.Object({

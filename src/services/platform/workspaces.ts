@@ -115,7 +115,7 @@ export class WorkspaceService {
     );
   }
 
-  async list(p: Principal, q: { limit?: string; cursor?: string }) {
+  async list(p: Principal, q: { limit?: number; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     if (p.kind === "api_key") {

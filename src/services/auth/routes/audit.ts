@@ -31,7 +31,7 @@ const AuditQuery = t.Object({
   outcome: t.Optional(t.String({ description: "success | failure" })),
   since: t.Optional(t.String({ description: "ISO 8601 date or date-time; entries at or after" })),
   until: t.Optional(t.String({ description: "ISO 8601 date or date-time; entries strictly before" })),
-  limit: t.Optional(t.String({ description: `1-${AUTH_AUDIT_MAX_LIMIT}, default ${AUTH_AUDIT_DEFAULT_LIMIT}` })),
+  limit: t.Optional(t.QueryInteger({ description: `1-${AUTH_AUDIT_MAX_LIMIT}, default ${AUTH_AUDIT_DEFAULT_LIMIT}` })),
   cursor: t.Optional(t.String()),
 });
 
