@@ -5,7 +5,8 @@
  */
 import { Elysia } from "elysia";
 import { ActionRegistry } from "./access/actions";
-import { SECURITY_SCHEMES } from "./access/openapi";
+import { PUBLIC, SECURITY_SCHEMES } from "./access/openapi";
+import { t } from "./core/schema";
 import { ConfigError, type Config } from "./config";
 import { DAY, systemClock, type Clock } from "./core/clock";
 import { openDatabase, sqliteOf, SQLITE_FILE } from "./core/db";
@@ -245,6 +246,9 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], deps: Omit<S
   return mounted;
 }
 
+const OPERATIONS = ["Operations"];
+const Readiness = t.Object({ status: t.Union([t.Literal("ready"), t.Literal("not_ready")]), checks: t.Object({ db: t.Boolean(), scheduler: t.Boolean() }) });
+
 export async function createApp(
   config: Config,
   opts: { clock?: Clock; log?: Logger; webhooks?: Partial<WebhookEngineOptions>; modules?: readonly ServiceModule<any>[] } = {},
@@ -279,14 +283,20 @@ export async function createApp(
     normalize: "typebox",
   })
     .use(httpKernel(ctx.log, ctx.metrics, bodies, new CredentialGate((): readonly RouteInfo[] => app.routes, SECURITY_SCHEMES)))
-    .get("/healthz", () => ({ status: "ok", version: VERSION }), { detail: { hide: true } })
+    .get("/healthz", () => ({ status: "ok" as const, version: VERSION }), {
+      response: t.Object({ status: t.Literal("ok"), version: t.String() }),
+      detail: { tags: OPERATIONS, security: PUBLIC, summary: "Liveness: the process answers HTTP" },
+    })
     .get("/readyz", async ({ set }) => {
       const db = await ctx.db.ping();
       const scheduler = ctx.scheduler.isRunning();
       if (!db || !scheduler) set.status = 503;
-      return { status: db && scheduler ? "ready" : "not_ready", checks: { db, scheduler } };
-    }, { detail: { hide: true } })
-    .use(metricsRoute(ctx.metrics, ctx.config.metricsToken))
+      return { status: db && scheduler ? ("ready" as const) : ("not_ready" as const), checks: { db, scheduler } };
+    }, {
+      response: { 200: Readiness, 503: Readiness },
+      detail: { tags: OPERATIONS, security: PUBLIC, summary: "Readiness: the database answers and the scheduler runs (503 otherwise)" },
+    })
+    .use(metricsRoute(ctx.metrics, ctx.config.metricsToken, { tags: OPERATIONS, security: [{}, { metricsToken: [] }] }))
     .get("/", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
     .use(adminConsole());
 

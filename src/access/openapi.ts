@@ -10,12 +10,13 @@
  */
 
 export const SECURITY_SCHEMES = {
-  consoleToken: { type: "http", scheme: "bearer", description: "Console access token (from sign-in) or personal access token (pat_...)." },
-  apiKey: { type: "http", scheme: "bearer", description: "Workspace API key (svc_live_...): acts in its own workspace, within its policy." },
+  consoleToken: { type: "http", scheme: "bearer", bearerFormat: "opaque console token or pat_...", description: "Console access token (from sign-in) or personal access token (pat_...)." },
+  apiKey: { type: "http", scheme: "bearer", bearerFormat: "svc_live_...", description: "Workspace API key (svc_live_...): acts in its own workspace, within its policy." },
   consoleCookie: { type: "apiKey", in: "cookie", name: "auth_token", description: "The console's session cookie, set by sign-in (same value as the access token)." },
   appUserToken: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Access token of an end user of this Auth App (RS256, issuer <auth_base_url>/<app_slug>)." },
-  publishableKey: { type: "http", scheme: "bearer", description: "An Auth App's publishable key (pk_...): sign-up from a browser or mobile app." },
+  publishableKey: { type: "http", scheme: "bearer", bearerFormat: "pk_...", description: "An Auth App's publishable key (pk_...): sign-up from a browser or mobile app." },
   m2mToken: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "M2M access token of this Auth App (client_credentials grant)." },
+  metricsToken: { type: "http", scheme: "bearer", description: "METRICS_TOKEN, when the operator set one (GET /metrics is open otherwise)." },
 } as const;
 
 type Scheme = keyof typeof SECURITY_SCHEMES;

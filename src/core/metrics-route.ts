@@ -9,7 +9,8 @@ import { ApiError } from "./errors";
 import type { Metrics } from "./metrics";
 import { safeEqual } from "./secrets";
 
-export function metricsRoute(metrics: Metrics, token: string | null) {
+/** `detail`: the operation's OpenAPI tags and security (the app names the schemes). */
+export function metricsRoute(metrics: Metrics, token: string | null, detail: { tags?: string[]; security?: Record<string, string[]>[] } = {}) {
   const expected = token ? `Bearer ${token}` : null;
   return new Elysia({ name: "metrics-route" }).get(
     "/metrics",
@@ -19,7 +20,14 @@ export function metricsRoute(metrics: Metrics, token: string | null) {
       }
       return new Response(await metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
     },
-    { detail: { hide: true } },
+    {
+      detail: {
+        ...detail,
+        summary: "Prometheus metrics (text exposition format 0.0.4)",
+        description: "With METRICS_TOKEN set, only Authorization: Bearer <METRICS_TOKEN> reads it (401 otherwise).",
+        responses: { 200: { description: "Metrics", content: { "text/plain": { schema: { type: "string" } } } } },
+      },
+    },
   );
 }
 

@@ -21,6 +21,8 @@ export interface ServiceDescription {
   title: string;
   version: string;
   description?: string;
+  /** Headers on every response of the service's operations (errors included), as OpenAPI header objects. */
+  responseHeaders?: Record<string, { description: string; schema: Record<string, unknown> }>;
 }
 
 /** The part of an Elysia route this module reads (`app.routes` entries). */
@@ -302,19 +304,51 @@ function operationOf(route: RouteInfo, template: string) {
   if (parameters.length) op.parameters = parameters;
   if (requestBody) op.requestBody = requestBody;
   op.responses = responses;
+  declareKernelHeaders(op);
   return op;
 }
 
 /** Every documented operation of the routes, keyed by path template then method. */
-export function pathsOf(routes: readonly RouteInfo[]) {
+export function pathsOf(routes: readonly RouteInfo[], services: readonly ServiceDescription[] = []) {
   const paths: Record<string, Record<string, any>> = {};
   for (const route of routes) {
     const method = route.method.toLowerCase();
     if (!METHODS.has(method) || route.hooks?.detail?.hide === true || route.path.includes("*")) continue;
     const template = toTemplate(route.path);
-    (paths[template] ??= {})[method] = operationOf(route, template);
+    const op = operationOf(route, template);
+    for (const s of services) if (s.responseHeaders && template.startsWith(s.prefix + "/")) addResponseHeaders(op, s.responseHeaders);
+    (paths[template] ??= {})[method] = op;
   }
   return paths;
+}
+
+function addResponseHeaders(op: Record<string, any>, headers: Record<string, unknown>) {
+  for (const r of Object.values<any>(op.responses)) r.headers = { ...headers, ...r.headers };
+}
+
+/**
+ * The headers the kernel's helpers add, declared where they apply: Idempotency-Key on the
+ * operations that say they accept it (the house sentence "Accepts Idempotency-Key" in their
+ * description, which every such route carries) with Idempotent-Replay on their successes,
+ * and Retry-After on the answers that may be a 429.
+ */
+export const ACCEPTS_IDEMPOTENCY_KEY = "Accepts Idempotency-Key";
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: "1-256 of letters, digits, _ - :. A retry with the same key within 24 h answers the first response (Idempotent-Replay: true); the same key with another body is 409 IDEMPOTENCY_KEY_REUSE.",
+  schema: { type: "string", minLength: 1, maxLength: 256, pattern: "^[A-Za-z0-9_:-]+$" },
+};
+const REPLAY_HEADER = { "Idempotent-Replay": { description: "true when this is the stored answer of an earlier request with the same Idempotency-Key", schema: { type: "string", enum: ["true"] } } };
+const RETRY_AFTER = { "Retry-After": { description: "On a 429: seconds to wait before trying again", schema: { type: "integer" } } };
+
+function declareKernelHeaders(op: Record<string, any>) {
+  if (typeof op.description === "string" && op.description.includes(ACCEPTS_IDEMPOTENCY_KEY)) {
+    op.parameters = [...(op.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
+    for (const [status, r] of Object.entries<any>(op.responses)) if (/^2/.test(status)) r.headers = { ...REPLAY_HEADER, ...r.headers };
+  }
+  for (const status of ["429", "default"]) if (op.responses[status]) op.responses[status].headers = { ...RETRY_AFTER, ...op.responses[status].headers };
 }
 
 function usedSchemes(paths: OpenApiDocument["paths"], schemes: Record<string, unknown>) {
@@ -335,7 +369,7 @@ function document(info: OpenApiDocument["info"], paths: OpenApiDocument["paths"]
 
 /** The whole instance's document and one per service (paths under its prefix). */
 export function buildOpenApiDocuments(routes: readonly RouteInfo[], opts: OpenApiOptions) {
-  const paths = pathsOf(routes);
+  const paths = pathsOf(routes, opts.services);
   const full = document(opts.info, paths, opts);
   const services = new Map<string, OpenApiDocument>();
   for (const s of opts.services) {

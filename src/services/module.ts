@@ -12,6 +12,7 @@
  * docs/architecture.md has the checklist for adding a service.
  */
 import type { BodyRoute } from "../core/request-body";
+import type { ServiceDescription } from "../core/openapi";
 import type { Elysia } from "elysia";
 import type { TString } from "@sinclair/typebox";
 import type { AppContext } from "../context";
@@ -75,7 +76,7 @@ export interface ServiceModule<S = unknown> {
   /** Mount root of its routes; its OpenAPI document is `${prefix}/openapi.json`. None: no HTTP surface of its own. */
   prefix?: string;
   /** Metadata of that document (the version is the spec's, e.g. v0.1.0). */
-  openapi?: { title: string; description: string; version: string };
+  openapi?: { title: string; description: string; version: string; responseHeaders?: ServiceDescription["responseHeaders"] };
   /**
    * Routes whose request body is not a JSON object of at most MAX_BODY_BYTES (the kernel's
    * rule for every other route): uploads with a larger cap, form posts. Full paths.

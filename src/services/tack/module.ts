@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import { defineService } from "../module";
 import { TACK_ACTIONS } from "./actions";
 import { cardRoutes } from "./board/card-routes";
-import { boardGuard } from "./board/guard";
+import { boardGuard, RATE_LIMIT_HEADERS } from "./board/guard";
 import { Cards } from "./board/cards";
 import { dropSearchRows } from "./board/cards-store";
 import { boardRoutes } from "./board/routes";
@@ -23,7 +23,7 @@ export const tackModule = defineService({
   description: "Card board: workspaces, projects, lists and cards",
   prefix: "/tack",
   // The spec gives the board no description version, only "/v1 below /api": v1.0.0.
-  openapi: { title: "Bunker card board", description: "Card board: workspaces, projects, lists, cards, labels, comments and activity (paths under /tack/api/v1).", version: "v1.0.0" },
+  openapi: { title: "Bunker card board", description: "Card board: workspaces, projects, lists, cards, labels, comments and activity (paths under /tack/api/v1).", version: "v1.0.0", responseHeaders: RATE_LIMIT_HEADERS },
   actions: TACK_ACTIONS,
   webhooks: TACK_WEBHOOKS,
   create: (d) => {

@@ -26,6 +26,13 @@ import type { ServiceDeps } from "../../module";
 export const RATE_WINDOW_MS = 60_000;
 const RL_HEADERS = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"] as const;
 
+/** The headers as the OpenAPI declares them on every card-board response (when the limit is on). */
+export const RATE_LIMIT_HEADERS = {
+  "X-RateLimit-Limit": { description: "Requests allowed per minute for this key and request class (absent when the limit is off)", schema: { type: "integer" } },
+  "X-RateLimit-Remaining": { description: "Requests left in the current window", schema: { type: "integer" } },
+  "X-RateLimit-Reset": { description: "Unix time (seconds) when the window frees a request", schema: { type: "integer" } },
+};
+
 export type RateClass = "writes" | "reads" | "batch";
 
 export function rateClassOf(method: string, path: string): RateClass {
