@@ -15,6 +15,7 @@ import { MAIL_WEBHOOKS } from "./events";
 import { messagesPart } from "./messages/part";
 import { sendingPart } from "./sending/part";
 import type { MailPart, MailParts } from "./part";
+import { Uuid } from "./schemas";
 
 /** In creation order: a part may use those before it. */
 const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart, sendingPart, mailboxesPart, inboundPart];
@@ -48,5 +49,5 @@ export const mailModule = defineService({
   },
   // The MX: the SMTP listener hands RCPT checks and accepted messages to the inbound part.
   inbound: (parts) => (parts.inbound as InboundService).handler(),
-  webhookScopes: (_, d) => [{ prefix: "/mail/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "mail"), legacyRoutes: true }],
+  webhookScopes: (_, d) => [{ prefix: "/mail/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "mail"), legacyRoutes: true, params: { workspace_id: Uuid("The workspace's id") } }],
 });

@@ -15,9 +15,9 @@ export class MailPartContext {
     return this.d.ctx;
   }
 
-  /** The workspace, once `p` may do `action` in it and mail is switched on for it. */
+  /** The workspace, once `p` may do `action` in it and mail is switched on for it; its id a UUID of any case (the route schema's check). */
   async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.d.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "mail");
+    const { workspace } = await this.d.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, action, "mail");
     return workspace;
   }
 

@@ -12,14 +12,14 @@ import type { RequestMeta } from "../../access/http";
 import type { Principal } from "../../access/principal";
 import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
-import { isUuid, uuid } from "../../core/ids";
+import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { audit } from "../platform/audit";
 import { enqueueNotification, type NotificationKind } from "./notify";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import * as store from "./store";
 import { entryView, type ClientInfo, type EntryView, type PublicEntry } from "./views";
-import { uuidParam, type WaitlistService } from "./waitlists";
+import type { WaitlistService } from "./waitlists";
 
 export const ENTRY_STATUSES = ["pending", "approved", "rejected"] as const;
 export const ENTRY_LIST_DEFAULT = 50;
@@ -69,7 +69,7 @@ export class EntryService {
   }
 
   async variantOf(waitlistId: string, id: string) {
-    return isUuid(id) ? store.variantById(this.ctx.db, waitlistId, id.toLowerCase()) : null;
+    return store.variantById(this.ctx.db, waitlistId, id.toLowerCase());
   }
 
   async emitEntry(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, type: string, r: store.EntryRow, extra: Record<string, unknown> = {}, fresh = false): Promise<void> {
@@ -110,27 +110,17 @@ export class EntryService {
 
   // ------------------------------------------------------------------ admin
 
-  /** An entry of the waitlist by an id scoped() checked. */
+  /** An entry of the waitlist by an id the route schema let through (a UUID of any case). */
   private async entryIn(db: Sql, w: store.WaitlistRow, id: string): Promise<store.EntryRow> {
-    const r = await store.entryById(db, w.id, uuidParam("entry_id", id));
+    const r = await store.entryById(db, w.id, id.toLowerCase());
     if (!r) throw notFound("Entry");
     return r;
   }
 
   async list(p: Principal, workspaceId: string, waitlistId: string, q: { limit?: number; cursor?: string; status?: string; q?: string; sort?: string }): Promise<Page<EntryView>> {
-    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read");
+    const { waitlist: w, input } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read", () => listQuery(q));
+    const { limit, status, sort, text, c } = input;
     const s = parseWaitlistSettings(w.settings);
-    const limit = parseLimit(q.limit, ENTRY_LIST_DEFAULT, ENTRY_LIST_MAX);
-    const status = q.status ? q.status : null;
-    if (status !== null && !isEntryStatus(status)) throw invalidField("status", `one of ${ENTRY_STATUSES.join(", ")}`);
-    const sort = q.sort ?? "position";
-    if (sort !== "position" && sort !== "created_at") throw invalidField("sort", "position or created_at");
-    const text = q.q ? q.q : null;
-    if (text !== null && text.length > Q_MAX) throw invalidField("q", `at most ${Q_MAX} characters`);
-    const c = decodeCursor<{ c?: unknown; id?: unknown; p?: unknown; k?: unknown }>(q.cursor);
-    if (c && (typeof c.c !== "string" || typeof c.id !== "string" || c.k !== `${sort}|${status}|${text}`)) {
-      throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor of this list with these filters (status, q, sort)" }], "INVALID_CURSOR");
-    }
     const rows = await store.listEntries(this.ctx.db, {
       waitlistId: w.id,
       boost: s.referral_boost,
@@ -150,27 +140,17 @@ export class EntryService {
   }
 
   async get(p: Principal, workspaceId: string, waitlistId: string, id: string): Promise<EntryView> {
-    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read", { entry_id: id });
+    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read");
     const r = await this.entryIn(this.ctx.db, w, id);
     return entryView(r, await store.positionOf(this.ctx.db, w.id, parseWaitlistSettings(w.settings).referral_boost, r.id));
   }
 
   async update(p: Principal, workspaceId: string, waitlistId: string, id: string, b: { name?: unknown; interest?: unknown; metadata?: unknown }, meta?: RequestMeta): Promise<EntryView> {
-    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", { entry_id: id });
+    const { ws, waitlist: w, input: patch } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", () => entryPatch(b));
     const s = parseWaitlistSettings(w.settings);
-    const patch: Partial<store.EntryRow> = {};
-    if (b.name !== undefined) {
-      if (b.name !== null && (typeof b.name !== "string" || b.name.length > 200)) throw invalidField("name", "a string of at most 200 characters, or null");
-      patch.name = b.name as string | null;
-    }
-    if (b.interest !== undefined) {
-      if (b.interest !== null && (typeof b.interest !== "string" || b.interest.length > 500)) throw invalidField("interest", "a string of at most 500 characters, or null");
-      patch.interest = b.interest as string | null;
-    }
     return tx(this.ctx.db, async (t) => {
       const r = await this.entryIn(t, w, id);
       if (b.metadata !== undefined) {
-        if (typeof b.metadata !== "object" || b.metadata === null || Array.isArray(b.metadata)) throw invalidField("metadata", "must be an object (merged into the entry's metadata; a null value removes a key)");
         const merged: Record<string, unknown> = { ...JSON.parse(r.metadata) };
         for (const [k, v] of Object.entries(b.metadata as Record<string, unknown>)) {
           if (v === null) delete merged[k];
@@ -191,7 +171,7 @@ export class EntryService {
   }
 
   async remove(p: Principal, workspaceId: string, waitlistId: string, id: string, meta?: RequestMeta): Promise<void> {
-    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", { entry_id: id });
+    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
     await tx(this.ctx.db, async (t) => {
       const r = await this.entryIn(t, w, id);
       await store.deleteEntry(t, r);
@@ -205,7 +185,7 @@ export class EntryService {
   }
 
   async decideOne(p: Principal, workspaceId: string, waitlistId: string, id: string, to: "approved" | "rejected", meta?: RequestMeta): Promise<EntryView> {
-    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", { entry_id: id });
+    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
     const s = parseWaitlistSettings(w.settings);
     return tx(this.ctx.db, async (t) => {
       const r = await this.entryIn(t, w, id);
@@ -217,17 +197,8 @@ export class EntryService {
 
   /** POST .../entries/bulk: all or nothing; every named entry must exist and be pending. */
   async bulk(p: Principal, workspaceId: string, waitlistId: string, b: { action?: unknown; entry_ids?: unknown; top?: unknown }, meta?: RequestMeta) {
-    const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
+    const { ws, waitlist: w, input: to } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", () => bulkAction(b));
     const s = parseWaitlistSettings(w.settings);
-    if (b.action !== "approve" && b.action !== "reject") throw invalidField("action", "approve or reject");
-    const to = b.action === "approve" ? "approved" : "rejected";
-    if ((b.entry_ids === undefined) === (b.top === undefined)) throw badRequest("Give entry_ids or top, not both", [{ field: "entry_ids", reason: "exactly one of entry_ids and top" }]);
-    if (b.entry_ids !== undefined) {
-      const ids = b.entry_ids;
-      if (!Array.isArray(ids) || ids.length < 1 || ids.length > BULK_MAX || !ids.every((x) => typeof x === "string")) throw invalidField("entry_ids", `1-${BULK_MAX} entry ids`);
-      const bad = ids.find((x) => !isUuid(x));
-      if (bad !== undefined) throw invalidField("entry_ids", `${JSON.stringify(bad.slice(0, 64))} is not a UUID`);
-    } else if (typeof b.top !== "number" || !Number.isInteger(b.top) || b.top < 1 || b.top > BULK_MAX) throw invalidField("top", `integer 1-${BULK_MAX}: the first N pending entries by position`);
     return tx(this.ctx.db, async (t) => {
       const ids = b.entry_ids !== undefined ? [...new Set((b.entry_ids as string[]).map((x) => x.toLowerCase()))] : await store.topPendingIds(t, w.id, s.referral_boost, b.top as number);
       const rows: store.EntryRow[] = [];
@@ -244,4 +215,47 @@ export class EntryService {
       return { action: b.action as string, count: out.length, data: out };
     });
   }
+}
+
+/** The list's query (400 naming the parameter); checked before the waitlist is looked up. */
+function listQuery(q: { limit?: number; cursor?: string; status?: string; q?: string; sort?: string }) {
+  const limit = parseLimit(q.limit, ENTRY_LIST_DEFAULT, ENTRY_LIST_MAX);
+  const status = q.status ? q.status : null;
+  if (status !== null && !isEntryStatus(status)) throw invalidField("status", `one of ${ENTRY_STATUSES.join(", ")}`);
+  const sort = q.sort ?? "position";
+  if (sort !== "position" && sort !== "created_at") throw invalidField("sort", "position or created_at");
+  const text = q.q ? q.q : null;
+  if (text !== null && text.length > Q_MAX) throw invalidField("q", `at most ${Q_MAX} characters`);
+  const c = decodeCursor<{ c?: unknown; id?: unknown; p?: unknown; k?: unknown }>(q.cursor);
+  if (c && (typeof c.c !== "string" || typeof c.id !== "string" || c.k !== `${sort}|${status}|${text}`)) {
+    throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor of this list with these filters (status, q, sort)" }], "INVALID_CURSOR");
+  }
+  return { limit, status, sort: sort as "position" | "created_at", text, c };
+}
+
+/** An entry PATCH's name and interest, and metadata's type (its merged size needs the entry). */
+function entryPatch(b: { name?: unknown; interest?: unknown; metadata?: unknown }): Partial<store.EntryRow> {
+  const patch: Partial<store.EntryRow> = {};
+  if (b.name !== undefined) {
+    if (b.name !== null && (typeof b.name !== "string" || b.name.length > 200)) throw invalidField("name", "a string of at most 200 characters, or null");
+    patch.name = b.name as string | null;
+  }
+  if (b.interest !== undefined) {
+    if (b.interest !== null && (typeof b.interest !== "string" || b.interest.length > 500)) throw invalidField("interest", "a string of at most 500 characters, or null");
+    patch.interest = b.interest as string | null;
+  }
+  if (b.metadata !== undefined && (typeof b.metadata !== "object" || b.metadata === null || Array.isArray(b.metadata))) {
+    throw invalidField("metadata", "must be an object (merged into the entry's metadata; a null value removes a key)");
+  }
+  return patch;
+}
+
+/** A bulk body: the decision, and entry_ids (their shape is the route schema's) or top. */
+function bulkAction(b: { action?: unknown; entry_ids?: unknown; top?: unknown }): "approved" | "rejected" {
+  if (b.action !== "approve" && b.action !== "reject") throw invalidField("action", "approve or reject");
+  if ((b.entry_ids === undefined) === (b.top === undefined)) throw badRequest("Give entry_ids or top, not both", [{ field: "entry_ids", reason: "exactly one of entry_ids and top" }]);
+  if (b.entry_ids === undefined && (typeof b.top !== "number" || !Number.isInteger(b.top) || b.top < 1 || b.top > BULK_MAX)) {
+    throw invalidField("top", `integer 1-${BULK_MAX}: the first N pending entries by position`);
+  }
+  return b.action === "approve" ? "approved" : "rejected";
 }

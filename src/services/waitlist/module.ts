@@ -17,6 +17,7 @@ import { PublicConfig, VIEWS_JOB } from "./public";
 import { publicRoutes } from "./public-routes";
 import { emitReferralUpdates, REFERRALS_JOB } from "./referrals";
 import { adminRoutes } from "./routes";
+import { Uuid } from "./schemas";
 import * as store from "./store";
 import { variantRoutes } from "./variant-routes";
 import { VariantService } from "./variants";
@@ -68,5 +69,5 @@ export const waitlistModule = defineService({
     await s.waitlists.ctx.caches.changed(t, PUBLIC_TOPIC);
   },
   stop: (s) => s.publicConfig.flushViews(),
-  webhookScopes: (_, d) => [{ prefix: "/waitlist/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "waitlist"), legacyRoutes: true }],
+  webhookScopes: (_, d) => [{ prefix: "/waitlist/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "waitlist"), legacyRoutes: true, params: { workspace_id: Uuid("The workspace's id") } }],
 });

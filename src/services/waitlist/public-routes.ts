@@ -6,7 +6,6 @@
  * then refuses to read the answer; a sign-up from such an Origin is 403 ORIGIN_NOT_ALLOWED).
  */
 import { Elysia } from "elysia";
-import { t } from "../../core/schema";
 import { requestMeta } from "../../access/http";
 import type { EntryService } from "./entries";
 import type { PublicConfig } from "./public";
@@ -15,7 +14,7 @@ import type { WaitlistSettings } from "./settings";
 import { signup } from "./signup";
 
 const BASE = "/waitlist/v1/waitlists/:workspace_slug/:waitlist_slug";
-const params = t.Object({ workspace_slug: t.String(), waitlist_slug: t.String() });
+const params = S.PublicParams;
 const tags = ["Waitlist: public"];
 const errors = { 400: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody };
 export const PUBLIC_MAX_AGE = 30;

@@ -4,7 +4,6 @@
  * mounted by mount() (module.ts webhookScopes).
  */
 import { Elysia } from "elysia";
-import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { callerKey, idempotent } from "../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
@@ -17,9 +16,9 @@ import * as S from "./schemas";
 import type { WaitlistService, WaitlistView } from "./waitlists";
 
 const errors = { 400: S.ErrorBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody };
-const wsParams = t.Object({ workspace_id: t.String() });
-const wlParams = t.Object({ workspace_id: t.String(), waitlist_id: t.String() });
-const entryParams = t.Object({ workspace_id: t.String(), waitlist_id: t.String(), entry_id: t.String() });
+const wsParams = S.WorkspaceParams;
+const wlParams = S.WaitlistParams;
+const entryParams = S.EntryParams;
 const WS = "/waitlist/v1/workspaces/:workspace_id";
 const WL = `${WS}/waitlists/:waitlist_id`;
 

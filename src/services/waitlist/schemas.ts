@@ -1,10 +1,29 @@
 /** TypeBox models of the waitlist service (routes and OpenAPI). */
 import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
+import { BULK_MAX } from "./entries";
 
 export { ErrorBody, Pagination };
 
 const Str = t.Nullable(t.String());
+
+/**
+ * Ids and slugs as the routes take them: a malformed one is 400 VALIDATION_ERROR naming the
+ * field before anything is looked up (a well-formed one that names nothing is then 404), and
+ * the OpenAPI shows the shape. Every waitlist row id is a UUID (any case; stored lower-case).
+ * The pattern makes it strict: Elysia's "uuid" format alone also takes a "urn:uuid:" prefix.
+ */
+export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+export const Uuid = (description?: string) => t.String({ format: "uuid", pattern: UUID_PATTERN, ...(description === undefined ? {} : { description }) });
+/** The public routes' slugs, matched ignoring case: a workspace's (platform rule, 1-63) and a waitlist's (2-63). */
+const WorkspaceSlug = t.String({ pattern: "^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$", maxLength: 63, description: "The workspace's slug (or the one it had before its last rename)" });
+const WaitlistSlug = t.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9-]{0,61}[A-Za-z0-9]$", description: "The waitlist's slug" });
+
+export const WorkspaceParams = t.Object({ workspace_id: Uuid("The workspace's id") });
+export const WaitlistParams = t.Object({ workspace_id: Uuid("The workspace's id"), waitlist_id: Uuid() });
+export const EntryParams = t.Object({ workspace_id: Uuid("The workspace's id"), waitlist_id: Uuid(), entry_id: Uuid() });
+export const VariantParams = t.Object({ workspace_id: Uuid("The workspace's id"), waitlist_id: Uuid(), variant_id: Uuid() });
+export const PublicParams = t.Object({ workspace_slug: WorkspaceSlug, waitlist_slug: WaitlistSlug });
 
 export const WorkspaceSettings = t.Object({
   workspace_id: t.String(),
@@ -21,11 +40,16 @@ export const WorkspaceSettings = t.Object({
   updated_at: t.Nullable(t.String({ description: "null while no explicit settings row exists" })),
 });
 
-export const WorkspaceSettingsPut = JsonObject({
-  description:
-    "Any of default_sender_domain_id, default_sender_address, default_auth_app_slug, brand_name, brand_logo_url, primary_color, notifications_via_mail, " +
-    "welcome_template_name, approved_template_name, rejected_template_name. Absent fields keep their value; null clears one.",
-});
+/** Checked in workspace-settings.ts (one detail per problem; unknown and read-only keys named too, so they pass the schema). */
+export const WorkspaceSettingsPut = t.Object(
+  { default_sender_domain_id: t.Optional(t.Nullable(Uuid("An active sending mail domain of the workspace; null clears"))) },
+  {
+    additionalProperties: t.Unknown(),
+    description:
+      "Any of default_sender_domain_id, default_sender_address, default_auth_app_slug, brand_name, brand_logo_url, primary_color, notifications_via_mail, " +
+      "welcome_template_name, approved_template_name, rejected_template_name. Absent fields keep their value; null clears one.",
+  },
+);
 
 const CustomField = t.Object({
   name: t.String(),
@@ -138,7 +162,7 @@ export const EntryPatch = t.Object({
 });
 export const BulkBody = t.Object({
   action: t.String({ description: "approve | reject" }),
-  entry_ids: t.Optional(t.Array(t.String(), { description: "1-500 entry ids" })),
+  entry_ids: t.Optional(t.Array(Uuid(), { minItems: 1, maxItems: BULK_MAX, description: `1-${BULK_MAX} entry ids` })),
   top: t.Optional(t.Integer({ description: "The first N (1-500) pending entries by position" })),
 });
 export const BulkResult = t.Object({ action: t.String(), count: t.Integer(), data: t.Array(Entry) });
@@ -167,7 +191,7 @@ export const SignupBody = t.Object({
   referral_code: t.Optional(Str),
   custom_fields: t.Optional(JsonObject()),
   utm: t.Optional(t.Object({ source: t.Optional(Str), medium: t.Optional(Str), campaign: t.Optional(Str) })),
-  variant_id: t.Optional(Str),
+  variant_id: t.Optional(t.Nullable(t.String({ pattern: `^$|${UUID_PATTERN}`, description: "The variant the page showed (a UUID); empty or null: none" }))),
   website: t.Optional(t.Unknown({ description: "Honeypot: leave empty (hidden field)" })),
 });
 export const PublicEntry = t.Object({

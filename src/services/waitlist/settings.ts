@@ -99,8 +99,17 @@ function customFields(v: unknown, details: ErrorDetail[]): CustomField[] {
 
 /** Applies an input object to `base`; 400 listing every bad key. */
 export function applyWaitlistSettings(base: WaitlistSettings, input: unknown): WaitlistSettings {
+  return { ...base, ...settingsPatch(input) };
+}
+
+/**
+ * The settings an input object sets (null: back to the default, or null where a key allows it);
+ * 400 listing every bad key. No key's rule depends on the stored settings, so it is checked
+ * before the waitlist is looked up.
+ */
+export function settingsPatch(input: unknown): Partial<WaitlistSettings> {
   if (typeof input !== "object" || input === null || Array.isArray(input)) throw badRequest("settings must be an object", [{ field: "settings", reason: "must be an object" }]);
-  const out: WaitlistSettings = { ...base };
+  const out: Partial<WaitlistSettings> = {};
   const d = defaultWaitlistSettings();
   const details: ErrorDetail[] = [];
   for (const [k, v] of Object.entries(input as Record<string, unknown>)) {

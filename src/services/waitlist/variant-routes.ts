@@ -1,6 +1,5 @@
 /** Admin routes of a waitlist's variants and analytics (/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/...). */
 import { Elysia } from "elysia";
-import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { requirePrincipal, type PrincipalResolver } from "../../access/principal";
@@ -9,8 +8,8 @@ import * as S from "./schemas";
 import type { VariantService } from "./variants";
 
 const errors = { 400: S.ErrorBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody };
-const wlParams = t.Object({ workspace_id: t.String(), waitlist_id: t.String() });
-const vParams = t.Object({ workspace_id: t.String(), waitlist_id: t.String(), variant_id: t.String() });
+const wlParams = S.WaitlistParams;
+const vParams = S.VariantParams;
 const WL = "/waitlist/v1/workspaces/:workspace_id/waitlists/:waitlist_id";
 const tags = ["Waitlist: variants and analytics"];
 

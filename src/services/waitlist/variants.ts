@@ -92,8 +92,7 @@ export class VariantService {
   }
 
   async create(p: Principal, workspaceId: string, waitlistId: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
-    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update");
-    const f = fields(b, true);
+    const { ws, waitlist, input: f } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update", () => fields(b, true));
     const now = this.ctx.clock.iso();
     const row: store.VariantRow = {
       id: uuid(), waitlist_id: waitlist.id, name: f.name!, display_name: f.display_name ?? null, description: f.description ?? null, cta_text: f.cta_text ?? null,
@@ -116,8 +115,7 @@ export class VariantService {
   }
 
   async update(p: Principal, workspaceId: string, waitlistId: string, id: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
-    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update", { variant_id: id });
-    const f = fields(b, false);
+    const { ws, waitlist, input: f } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update", () => fields(b, false));
     try {
       return await tx(this.ctx.db, async (t) => {
         const r = await store.variantById(t, waitlist.id, id.toLowerCase());
@@ -136,7 +134,7 @@ export class VariantService {
   }
 
   async remove(p: Principal, workspaceId: string, waitlistId: string, id: string, meta?: RequestMeta): Promise<void> {
-    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update", { variant_id: id });
+    const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update");
     await tx(this.ctx.db, async (t) => {
       const r = await store.variantById(t, waitlist.id, id.toLowerCase());
       if (!r) throw notFound("Variant");
@@ -146,8 +144,8 @@ export class VariantService {
     });
   }
 
-  async analytics(p: Principal, workspaceId: string, waitlistId: string, q: { since?: string; until?: string }) {
-    const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.read");
+  /** The analytics range (400 naming since or until); no stored record needed. */
+  private range(q: { since?: string; until?: string }) {
     const today = new Date(this.ctx.clock.nowMs()).toISOString().slice(0, 10);
     const until = q.until || today;
     const since = q.since || new Date(Date.parse(`${until}T00:00:00Z`) - 29 * DAY).toISOString().slice(0, 10);
@@ -155,6 +153,12 @@ export class VariantService {
     const days = Math.round((Date.parse(`${until}T00:00:00Z`) - Date.parse(`${since}T00:00:00Z`)) / DAY) + 1;
     if (days < 1) throw invalidField("until", "must not be before since");
     if (days > RANGE_MAX_DAYS) throw invalidField("since", `the range is at most ${RANGE_MAX_DAYS} days`);
+    return { since, until, days };
+  }
+
+  async analytics(p: Principal, workspaceId: string, waitlistId: string, q: { since?: string; until?: string }) {
+    const { waitlist: w, input } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.read", () => this.range(q));
+    const { since, until, days } = input;
     await this.publicConfig.flushViews();
     const from = `${since}T00:00:00.000Z`;
     const to = new Date(Date.parse(`${until}T00:00:00Z`) + DAY).toISOString();

@@ -14,7 +14,7 @@ import type { RequestMeta } from "../../access/http";
 import type { Principal } from "../../access/principal";
 import { tx, type Sql } from "../../core/db";
 import { conflict, invalidField, notFound } from "../../core/errors";
-import { isUuid, uuid } from "../../core/ids";
+import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { isUniqueViolation } from "../../core/store/sql";
 import type { AppContext } from "../../context";
@@ -22,7 +22,7 @@ import type { ServiceDeps } from "../module";
 import { audit } from "../platform/audit";
 import type { Bridges } from "./bridges";
 import type { Notifier } from "./notify";
-import { applyWaitlistSettings, defaultWaitlistSettings, parseWaitlistSettings, type WaitlistSettings } from "./settings";
+import { applyWaitlistSettings, defaultWaitlistSettings, parseWaitlistSettings, settingsPatch, type WaitlistSettings } from "./settings";
 import * as store from "./store";
 import { putSettings, readSettings, type WorkspaceSettingsView } from "./workspace-settings";
 
@@ -87,11 +87,6 @@ export const waitlistView = (r: store.WaitlistRow): WaitlistView => ({
 export const isStatus = (v: unknown): v is store.WaitlistStatus => typeof v === "string" && (STATUSES as readonly string[]).includes(v);
 const createdBy = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);
 
-/** A UUID id of the path or body, lower-cased; 400 VALIDATION_ERROR naming `field` otherwise. */
-export function uuidParam(field: string, id: string): string {
-  if (!isUuid(id)) throw invalidField(field, "must be a UUID");
-  return id.toLowerCase();
-}
 
 export class WaitlistService {
   constructor(
@@ -104,28 +99,30 @@ export class WaitlistService {
     return this.deps.ctx;
   }
 
-  /** Workspace of an admin route: 404/403 from the platform; 403 when the waitlist service is off. */
+  /**
+   * Workspace of an admin route: 404/403 from the platform; 403 when the waitlist service is off.
+   * Ids come here as the route schemas let them through: UUIDs of any case (rows hold them lower-case).
+   */
   async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.deps.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "waitlist");
+    const { workspace } = await this.deps.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, action, "waitlist");
     return workspace;
   }
 
   async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<store.WaitlistRow> {
-    const r = await store.waitlistInWorkspace(db, workspaceId, uuidParam("waitlist_id", id));
+    const r = await store.waitlistInWorkspace(db, workspaceId, id.toLowerCase());
     if (!r) throw notFound("Waitlist");
     return r;
   }
 
   /**
-   * The workspace and a waitlist of it, for the routes under /waitlists/{waitlist_id}. In the
-   * house order: the credential (403), then every id of the path is well-formed (400 naming it:
-   * the waitlist's and those in `ids`, e.g. {entry_id}), then the waitlist exists (404).
+   * The workspace and a waitlist of it, for the routes under /waitlists/{waitlist_id}, in the
+   * house order: the credential (403; the ids' shapes are the route schema's), then `check`,
+   * the input rules that need no stored record (400), then the waitlist exists (404).
    */
-  async scoped(p: Principal, workspaceId: string, waitlistId: string, action: string, ids: Record<string, string> = {}) {
+  async scoped<T = void>(p: Principal, workspaceId: string, waitlistId: string, action: string, check?: () => T) {
     const ws = await this.workspace(p, workspaceId, action);
-    uuidParam("waitlist_id", waitlistId);
-    for (const [field, id] of Object.entries(ids)) uuidParam(field, id);
-    return { ws, waitlist: await this.inWorkspace(this.ctx.db, ws.id, waitlistId) };
+    const input = check?.() as T;
+    return { ws, waitlist: await this.inWorkspace(this.ctx.db, ws.id, waitlistId), input };
   }
 
   private publicChanged(t: Sql) {
@@ -211,9 +208,10 @@ export class WaitlistService {
     const patch: Partial<store.WaitlistRow> = {};
     if (input.display_name !== undefined) patch.display_name = this.displayName(input.display_name);
     if (input.description !== undefined) patch.description = this.description(input.description);
+    const settings = input.settings === undefined ? undefined : settingsPatch(input.settings);
     return tx(this.ctx.db, async (t) => {
       const r = await this.inWorkspace(t, ws.id, id);
-      if (input.settings !== undefined) patch.settings = JSON.stringify(applyWaitlistSettings(parseWaitlistSettings(r.settings), input.settings));
+      if (settings !== undefined) patch.settings = JSON.stringify({ ...parseWaitlistSettings(r.settings), ...settings });
       if (Object.keys(patch).length === 0) return waitlistView(r);
       await store.updateWaitlist(t, r.id, patch, this.ctx.clock.iso());
       await this.publicChanged(t);

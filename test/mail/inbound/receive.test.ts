@@ -93,8 +93,11 @@ describe("receiving into a mailbox", () => {
     expect(att.headers.get("content-type")).toBe("image/png");
     expect(att.headers.get("content-disposition")).toBe(`attachment; filename="logo _big_.png"; filename*=UTF-8''logo%20%22big%22.png`);
     expect(Buffer.from(await att.arrayBuffer()).equals(png)).toBe(true);
-    for (const bad of ["2", "-1", "x", "00000000"]) {
-      expect((await e.app.call("GET", `${w.base}/mailboxes/${box.id}/messages/${m.id}/attachments/${bad}`, { token: w.token })).status).toBe(404);
+    // Beyond the manifest: 404; not a position at all: 400 naming it.
+    expect((await e.app.call("GET", `${w.base}/mailboxes/${box.id}/messages/${m.id}/attachments/2`, { token: w.token })).status).toBe(404);
+    for (const bad of ["-1", "x", "00000000"]) {
+      const r = await e.app.call("GET", `${w.base}/mailboxes/${box.id}/messages/${m.id}/attachments/${bad}`, { token: w.token });
+      expect([bad, r.status, r.body.error.details[0].field]).toEqual([bad, 400, "position"]);
     }
 
     expect((await e.app.call("POST", `${w.base}/mailboxes/${box.id}/messages/${m.id}/read`, { token: w.token })).status).toBe(204);

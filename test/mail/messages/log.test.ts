@@ -111,7 +111,7 @@ describe("list", () => {
 });
 
 describe("one message", () => {
-  inProcess("queues messages through the in-process MessageService")("GET by id; another workspace's id, an unknown id and a non-uuid answer 404", async () => {
+  inProcess("queues messages through the in-process MessageService")("GET by id; another workspace's id and an unknown id answer 404, a non-uuid 400", async () => {
     const one = await ownerWithKey(app);
     const two = await ownerWithKey(app);
     const m = await queueOne(svc, one.ws.id);
@@ -125,7 +125,7 @@ describe("one message", () => {
       expect(x.body.error.code).toBe("NOT_FOUND");
     }
     expect((await app.call("GET", `${base(one.ws.id)}/0192f400-1a2b-7c3d-8e4f-5a6b7c8d9e0f`, { token: one.token })).status).toBe(404);
-    expect((await app.call("GET", `${base(one.ws.id)}/nope`, { token: one.token })).status).toBe(404);
+    expect((await app.call("GET", `${base(one.ws.id)}/nope`, { token: one.token })).status).toBe(400);
     // Another workspace's key can't reach this workspace at all.
     expect((await app.call("GET", `${base(one.ws.id)}/${m.id}`, { token: two.token })).status).toBe(404);
     expect((await app.call("GET", base(one.ws.id), { token: two.token })).status).toBe(404);

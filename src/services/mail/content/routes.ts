@@ -1,19 +1,19 @@
 /** Routes of the content part: /mail/v1/workspaces/{workspace_id}/brand and /templates... */
 import { Elysia } from "elysia";
-import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import type { ServiceDeps } from "../../module";
+import { TemplateParams, WorkspaceParams } from "../schemas";
 import { Brand, BrandPut, DraftBody, ErrorBody, LintResult, RenderBody, Rendered, Tags, Template, TemplateList, TemplateListQuery, TemplateUpsert, Variables } from "./schemas";
 import type { ContentService, DraftInput, TemplateInput } from "./service";
 
 const brandTags = ["Mail: brand"];
 const tplTags = ["Mail: templates"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const ws = t.Object({ workspace_id: t.String() });
-const named = t.Object({ workspace_id: t.String(), name: t.String() });
+const ws = WorkspaceParams;
+const named = TemplateParams;
 const draftErrors =
   "400 VALIDATION_ERROR (one detail per problem), TEMPLATE_SYNTAX_ERROR, TEMPLATE_RECURSION (a template that includes itself, directly or through partials), TEMPLATE_PARTIAL_NOT_FOUND or TEMPLATE_RENDER_ERROR.";
 

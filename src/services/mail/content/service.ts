@@ -159,6 +159,7 @@ export type SendRenderer = (data: Record<string, unknown>, opts: { missing: "err
  * the workspace's layouts and partials and the brand are read once. Same errors.
  */
 export async function sendRenderer(db: Sql, workspaceId: string, name: string): Promise<SendRenderer> {
+  // Names also come from other services (the waitlist's settings), past no route schema.
   const row = NAME_RE.test(name) ? await store.templateByName(db, workspaceId, name) : null;
   if (!row) throw notFound("Template");
   if (row.kind !== "template") throw badRequest(`${name} is a ${row.kind}: only templates of kind template can be sent`, [{ field: "name", reason: "kind must be template" }], "TEMPLATE_NOT_SENDABLE");
@@ -316,8 +317,9 @@ export class ContentService {
     return view((await store.templateByName(this.ctx.db, ws.id, v.name))!);
   }
 
+  /** A template of the path: the route schema holds its name to NAME_RE. */
   private async byName(db: Sql, workspaceId: string, name: string): Promise<store.TemplateRow> {
-    const row = NAME_RE.test(name) ? await store.templateByName(db, workspaceId, name) : null;
+    const row = await store.templateByName(db, workspaceId, name);
     if (!row) throw notFound("Template");
     return row;
   }

@@ -5,7 +5,6 @@
  */
 import type { Sql } from "../../../core/db";
 import { notFound } from "../../../core/errors";
-import { isUuid } from "../../../core/ids";
 import { MailPartContext } from "../part-context";
 import { dnsInstructions, type CheckResults, type DnsInstruction } from "./records";
 import * as store from "./store";
@@ -84,8 +83,9 @@ export class DomainsContext extends MailPartContext {
     };
   }
 
+  /** A domain of the path: a UUID of any case (the route schema's check). */
   async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<store.DomainRow> {
-    const r = isUuid(id) ? await store.domainInWorkspace(db, workspaceId, id.toLowerCase()) : null;
+    const r = await store.domainInWorkspace(db, workspaceId, id.toLowerCase());
     if (!r) throw notFound("Domain");
     return r;
   }

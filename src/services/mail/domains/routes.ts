@@ -1,19 +1,19 @@
 /** Routes of the mail domains part: /mail/v1/workspaces/{workspace_id}/domains... */
 import { Elysia } from "elysia";
-import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { callerKey, idempotent } from "../../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import type { ServiceDeps } from "../../module";
+import { DomainParams, WorkspaceParams } from "../schemas";
 import { Domain, DomainCreate, DomainList, DomainPatch, ErrorBody } from "./schemas";
 import type { DomainService, DomainView } from "./service";
 
 const tags = ["Mail: domains"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const wsParams = t.Object({ workspace_id: t.String() });
-const domainParams = t.Object({ workspace_id: t.String(), domain_id: t.String() });
+const wsParams = WorkspaceParams;
+const domainParams = DomainParams;
 
 export function domainRoutes(domains: DomainService, deps: ServiceDeps) {
   return new Elysia({ prefix: "/mail/v1/workspaces/:workspace_id/domains" })

@@ -6,6 +6,7 @@ import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { ErrorBody, Pagination } from "../../../access/schemas";
 import type { ServiceDeps } from "../../module";
+import { WorkspaceParams } from "../schemas";
 import type { InboundService } from "./service";
 
 const N = t.Nullable;
@@ -30,7 +31,7 @@ export function inboundRoutes(svc: InboundService, deps: ServiceDeps) {
     .use(principalPlugin(deps.platform.authz))
     .guard(secured(PLATFORM_CALLER))
     .get("/mail/v1/workspaces/:workspace_id/inbound-reports", (c) => svc.listReports(requirePrincipal(c.principal), c.params.workspace_id, c.query), {
-      params: t.Object({ workspace_id: t.String() }),
+      params: WorkspaceParams,
       query: t.Object({ kind: t.Optional(t.String({ description: "dsn | arf | unparsed" })), limit: t.Optional(t.QueryInteger({ description: "1-100, default 20" })), cursor: t.Optional(t.String()) }),
       response: { 200: ReportList, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       detail: {

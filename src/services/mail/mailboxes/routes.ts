@@ -1,22 +1,22 @@
 /** Routes of the mailboxes part: /mail/v1/workspaces/{workspace_id}/mailboxes... */
 import { Elysia } from "elysia";
-import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { callerKey, idempotent } from "../../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import type { ServiceDeps } from "../../module";
+import { AttachmentParams, MailboxParams, ReceivedParams, WorkspaceParams } from "../schemas";
 import { ErrorBody, Mailbox, MailboxCreate, MailboxList, MailboxListQuery, MailboxPatch, Received, ReceivedList, ReceivedListQuery } from "./schemas";
 import { contentDisposition, type MailboxService, type MailboxView } from "./service";
 
 const boxTags = ["Mail: mailboxes"];
 const msgTags = ["Mail: received messages"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const wsParams = t.Object({ workspace_id: t.String() });
-const boxParams = t.Object({ workspace_id: t.String(), id: t.String() });
-const msgParams = t.Object({ workspace_id: t.String(), id: t.String(), mid: t.String() });
-const attParams = t.Object({ workspace_id: t.String(), id: t.String(), mid: t.String(), position: t.String() });
+const wsParams = WorkspaceParams;
+const boxParams = MailboxParams;
+const msgParams = ReceivedParams;
+const attParams = AttachmentParams;
 const binary = (description: string, type = "application/octet-stream") => ({ 200: { description, content: { [type]: { schema: { type: "string" as const, format: "binary" } } } } });
 
 export function mailboxRoutes(svc: MailboxService, deps: ServiceDeps) {

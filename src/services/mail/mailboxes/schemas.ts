@@ -1,6 +1,7 @@
 /** TypeBox models of the mailboxes part (mailboxes and received messages). */
 import { t } from "../../../core/schema";
 import { ErrorBody, Pagination } from "../../../access/schemas";
+import { Uuid } from "../schemas";
 import { DISPLAY_NAME_MAX, FILTER_MAX, LIST_DEFAULT, LIST_MAX, LOCAL_PART_MAX, RETENTION_DEFAULT, RETENTION_MAX, RETENTION_MIN } from "./service";
 
 export { ErrorBody };
@@ -24,7 +25,7 @@ export const Mailbox = t.Object({
 export const MailboxList = t.Object({ data: t.Array(Mailbox), pagination: Pagination });
 
 export const MailboxCreate = t.Object({
-  domain_id: t.String({ description: "A domain of the workspace with intent receive or send_receive" }),
+  domain_id: Uuid("A domain of the workspace with intent receive or send_receive"),
   local_part: t.String({ description: `RFC 5321 dot-string, 1-${LOCAL_PART_MAX} characters; unique per domain ignoring case` }),
   display_name: t.Optional(N(t.String({ maxLength: DISPLAY_NAME_MAX * 4 }))),
   retention_days: t.Optional(t.Integer({ description: `${RETENTION_MIN}-${RETENTION_MAX}, default ${RETENTION_DEFAULT}` })),
@@ -39,7 +40,7 @@ export const MailboxPatch = t.Object({
 export const MailboxListQuery = t.Object({
   limit: t.Optional(t.QueryInteger({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
   cursor: t.Optional(t.String()),
-  domain_id: t.Optional(t.String()),
+  domain_id: t.Optional(Uuid("Only the mailboxes of this domain")),
   status: t.Optional(t.String({ description: "active | disabled" })),
 });
 

@@ -18,7 +18,7 @@ import { isAllowedByAll } from "../../../access/policy";
 import type { Principal } from "../../../access/principal";
 import { tx, type Sql } from "../../../core/db";
 import { ApiError, badRequest, conflict, invalidField, notFound } from "../../../core/errors";
-import { isUuid, uuid } from "../../../core/ids";
+import { uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
 import type { ServiceDeps } from "../../module";
@@ -139,11 +139,12 @@ export class MailboxService {
   }
 
   private access(p: Principal, workspaceId: string, action: string) {
-    return this.d.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "mail");
+    return this.d.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, action, "mail");
   }
 
+  /** Ids here passed the route schemas (mail/schemas.ts): UUIDs of any case. */
   private async mailbox(db: Sql, workspaceId: string, id: string): Promise<MailboxRow> {
-    const r = isUuid(id) ? await store.mailboxInWorkspace(db, workspaceId, id.toLowerCase()) : null;
+    const r = await store.mailboxInWorkspace(db, workspaceId, id.toLowerCase());
     if (!r) throw notFound("Mailbox");
     return r;
   }
@@ -223,11 +224,10 @@ export class MailboxService {
     meta?: RequestMeta,
   ): Promise<MailboxView> {
     const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.write");
-    if (typeof input.domain_id !== "string" || input.domain_id === "") throw invalidField("domain_id", "required");
     const local = validLocalPart(input.local_part);
     const display = input.display_name === undefined ? null : this.displayName(input.display_name);
     const retention = input.retention_days === undefined ? RETENTION_DEFAULT : this.retention(input.retention_days);
-    const domain = await this.domains.domainById(this.ctx.db, ws.id, input.domain_id);
+    const domain = await this.domains.domainById(this.ctx.db, ws.id, input.domain_id as string);
     if (!domain) throw notFound("Domain");
     if (domain.intent === "send") throw new ApiError(400, "DOMAIN_NOT_RECEIVING", `The domain ${domain.fqdn} has intent send; mailboxes need intent receive or send_receive`, [{ field: "domain_id", reason: "domain does not receive mail" }]);
     const exists = () => conflict(`${local}@${domain.fqdn} already exists`, "MAILBOX_EXISTS");
@@ -264,10 +264,9 @@ export class MailboxService {
   async list(p: Principal, workspaceId: string, q: { limit?: unknown; cursor?: string; domain_id?: string; status?: string }): Promise<Page<MailboxView>> {
     const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.read");
     const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
-    let domainId = q.domain_id === undefined || q.domain_id === "" ? null : q.domain_id.toLowerCase();
+    let domainId = q.domain_id === undefined ? null : q.domain_id.toLowerCase();
     let status = q.status === undefined || q.status === "" ? null : q.status;
     if (status !== null && !(MAILBOX_STATUSES as readonly string[]).includes(status)) throw invalidField("status", MAILBOX_STATUSES.join(" or "));
-    if (domainId !== null && !isUuid(domainId)) throw invalidField("domain_id", "a domain id (uuid)");
     const c = decodeCursor<{ s?: unknown; d?: unknown; st?: unknown }>(q.cursor);
     if (c) {
       if (typeof c.s !== "number") throw badCursor("not a cursor issued by this API");
@@ -371,7 +370,7 @@ export class MailboxService {
   private async message(p: Principal, workspaceId: string, mailboxId: string, id: string, action: string) {
     const access = await this.access(p, workspaceId, action);
     const box = await this.mailbox(this.ctx.db, access.workspace.id, mailboxId);
-    const r = isUuid(id) ? await store.receivedInMailbox(this.ctx.db, box.id, id.toLowerCase()) : null;
+    const r = await store.receivedInMailbox(this.ctx.db, box.id, id.toLowerCase());
     if (!r) throw notFound("Message");
     return { access, box, r };
   }
@@ -403,7 +402,7 @@ export class MailboxService {
 
   /** One attachment of a stored message, read back from the .eml (body access). */
   async attachment(p: Principal, workspaceId: string, mailboxId: string, id: string, position: string): Promise<{ filename: string | null; contentType: string; data: Uint8Array }> {
-    const pos = /^\d{1,4}$/.test(position) ? Number(position) : -1;
+    const pos = Number(position);
     const { row, data } = await this.raw(p, workspaceId, mailboxId, id);
     const manifest = JSON.parse(row.attachments) as AttachmentInfo[];
     const info = manifest.find((a) => a.position === pos);

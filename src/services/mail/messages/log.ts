@@ -5,7 +5,6 @@
 import type { Principal } from "../../../access/principal";
 import { tx, type Sql } from "../../../core/db";
 import { invalidField, notFound } from "../../../core/errors";
-import { isUuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { readBody } from "./bodies";
 import type { MailPartContext } from "../part-context";
@@ -39,8 +38,9 @@ export class MessageLog {
     return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id, f }), (r) => messageView(r));
   }
 
+  /** A message of the path: a UUID of any case (the route schema's check). */
   private async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<MessageRow> {
-    const r = isUuid(id) ? await store.messageInWorkspace(db, workspaceId, id.toLowerCase()) : null;
+    const r = await store.messageInWorkspace(db, workspaceId, id.toLowerCase());
     if (!r) throw notFound("Message");
     return r;
   }

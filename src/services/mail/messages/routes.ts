@@ -4,12 +4,12 @@
  * /suppressions.
  */
 import { Elysia } from "elysia";
-import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import type { ServiceDeps } from "../../module";
+import { MessageParams, SuppressionParams, WorkspaceParams } from "../schemas";
 import {
   Deleted,
   Deliverability,
@@ -37,9 +37,9 @@ const BASE = "/mail/v1/workspaces/:workspace_id";
 const logTags = ["Mail: messages"];
 const supTags = ["Mail: suppressions"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const wsParams = t.Object({ workspace_id: t.String() });
-const idParams = t.Object({ workspace_id: t.String(), id: t.String() });
-const emailParams = t.Object({ workspace_id: t.String(), email: t.String() });
+const wsParams = WorkspaceParams;
+const idParams = MessageParams;
+const emailParams = SuppressionParams;
 
 export function messageRoutes(svc: MessageService, deps: ServiceDeps) {
   return new Elysia({ name: "mail-messages-routes" })

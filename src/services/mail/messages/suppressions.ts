@@ -14,7 +14,7 @@ import { SUPPRESSION_REASONS, type SuppressionReason, type SuppressionRow } from
 import { foldEmail, suppressionView, type SuppressionView } from "./views";
 
 export const EMAIL_MAX = 254;
-const EMAIL_RE = /^[^\s@<>(),;:"\\]+@[^\s@<>(),;:"\\]+\.[^\s@<>(),;:"\\]+$/;
+export const EMAIL_RE = /^[^\s@<>(),;:"\\]+@[^\s@<>(),;:"\\]+\.[^\s@<>(),;:"\\]+$/;
 
 const isReason = (v: unknown): v is SuppressionReason => typeof v === "string" && (SUPPRESSION_REASONS as readonly string[]).includes(v);
 

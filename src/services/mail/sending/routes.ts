@@ -3,20 +3,20 @@
  * /templates/{name}/send, /send-batch, /test-send and /sending/settings.
  */
 import { Elysia } from "elysia";
-import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { callerKey, idempotent } from "../../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import type { ServiceDeps } from "../../module";
+import { TemplateParams, WorkspaceParams } from "../schemas";
 import { BatchBody, BatchResult, ErrorBody, SendAccepted, SendBody, SendSettings, SendSettingsPatch, TestSendBody } from "./schemas";
 import { BATCH_MAX, DEFAULT_RATE_PER_SECOND, TO_MAX, type BatchResult as BatchView, type SendResult, type SendService } from "./service";
 
 const BASE = "/mail/v1/workspaces/:workspace_id";
 const tags = ["Mail: sending"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const named = t.Object({ workspace_id: t.String(), name: t.String() });
-const wsParams = t.Object({ workspace_id: t.String() });
+const named = TemplateParams;
+const wsParams = WorkspaceParams;
 const rateNote =
   `Rate limit per workspace, counted in messages over a sliding second (default ${DEFAULT_RATE_PER_SECOND}, PATCH /sending/settings): 429 RATE_LIMITED with Retry-After, ` +
   "X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (seconds); accepted requests carry the X-RateLimit headers too.";

@@ -35,7 +35,7 @@ import { uuid } from "../../../core/ids";
 import { validateIdempotencyKey } from "../../../core/idempotency";
 import type { ServiceDeps } from "../../module";
 import { MailPartContext } from "../part-context";
-import { renderForSend, sendRenderer, type SendRenderer } from "../content/part";
+import { renderForSend, sendRenderer } from "../content/part";
 import type { DomainService, SendDomain } from "../domains/part";
 import type { MessageService, QueueInput } from "../messages/service";
 import type { MessageRow } from "../messages/store";
@@ -305,8 +305,10 @@ export class SendService {
     const subject = this.subject(body.subject);
     const headers = this.headers(body.headers);
     const data = this.data(body.data, true);
+    // The path's template first: an unknown one is 404 before checks of other records (the sender's domain).
+    const renderer = await sendRenderer(this.ctx.db, ws.id, name);
     const s = await this.sender(ws.id, body.from, "from");
-    const r = await renderForSend(this.ctx.db, ws.id, name, data, { missing: "error" });
+    const r = renderer(data, { missing: "error" });
     await this.rejectSuppressed(ws.id, to);
     const rate = await this.takeSlots(ws.id, to.length);
     const finalSubject = subject ?? r.subject;
@@ -342,8 +344,9 @@ export class SendService {
     const ws = await this.workspace(p, workspaceId, "mail.send");
     const to = this.recipients(body.to);
     const data = this.data(body.data, false);
+    const renderer = await sendRenderer(this.ctx.db, ws.id, name);
     const s = await this.sender(ws.id, body.from, "from");
-    const r = await renderForSend(this.ctx.db, ws.id, name, data, { missing: "placeholder" });
+    const r = renderer(data, { missing: "placeholder" });
     const subject = `${TEST_PREFIX}${r.subject}`;
     const sd: SendData = { template: r.template_name, data, missing: "placeholder", subject_prefix: TEST_PREFIX, from_name: s.name };
     const batchId = uuid();
@@ -366,9 +369,9 @@ export class SendService {
     const results: BatchRowResult[] = [];
     const pending: { index: number; input: QueueInput; key: string | null }[] = [];
     const seenKeys = new Map<string, number>();
-    // The template, layouts, partials and brand read once, at the first row that renders.
-    let renderer: Promise<SendRenderer> | null = null;
-    const renderRow = async (data: Record<string, unknown>) => (await (renderer ??= sendRenderer(this.ctx.db, ws.id, name)))(data, { missing: "error" });
+    // The template, layouts, partials and brand read once, before the rows: an unknown template is a 404 for the whole batch.
+    const renderer = await sendRenderer(this.ctx.db, ws.id, name);
+    const renderRow = (data: Record<string, unknown>) => renderer(data, { missing: "error" });
     const replayOf = new Map<number, number>();
     for (const [index, raw] of list.entries()) {
       try {
