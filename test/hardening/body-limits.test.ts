@@ -156,12 +156,17 @@ describe("request-body caps and media types", () => {
       f.append("file", new Blob([new Uint8Array(bytes)]), "a.png");
       return f;
     };
-    // Over the JSON cap but within the avatar's: reaches the route (401: no credential).
-    const within = await fetch(`${base}/platform/v1/workspaces/nope/avatar`, { method: "POST", body: form(2 * MiB) });
+    // A credential is judged before any body: without one, even 3 MB is a 401 and is not read.
+    const anonymous = await fetch(`${base}/platform/v1/workspaces/nope/avatar`, { method: "POST", body: form(3 * MiB) });
+    expectErrorBody(anonymous, await anonymous.json(), 401, "UNAUTHORIZED");
+    // With one (here not a valid one: that is judged after the body reader), the caps apply.
+    const authorization = "Bearer not-a-real-token";
+    // Over the JSON cap but within the avatar's: reaches the route (401: the token is unknown).
+    const within = await fetch(`${base}/platform/v1/workspaces/nope/avatar`, { method: "POST", headers: { authorization }, body: form(2 * MiB) });
     expect(within.status).toBe(401);
-    const over = await fetch(`${base}/platform/v1/workspaces/nope/avatar`, { method: "POST", body: form(3 * MiB) });
+    const over = await fetch(`${base}/platform/v1/workspaces/nope/avatar`, { method: "POST", headers: { authorization }, body: form(3 * MiB) });
     expectErrorBody(over, await over.json(), 413, "PAYLOAD_TOO_LARGE");
-    const json = await post("/platform/v1/workspaces/nope/avatar", "{}", "application/json");
+    const json = await post("/platform/v1/workspaces/nope/avatar", "{}", "application/json", { headers: { "content-type": "application/json", authorization } });
     expectErrorBody(json, json.body, 415, "UNSUPPORTED_MEDIA_TYPE");
   });
 });

@@ -29,7 +29,7 @@ const EXPECTED: Record<Product, string[]> = {
     "card.created", "card.updated", "card.moved", "card.completed", "card.reopened", "card.archived", "comment.created",
     "list.created", "list.updated", "list.deleted", "project.created", "project.archived",
   ],
-  waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.deleted", "waitlist.status_changed"],
+  waitlist: ["entry.created", "entry.updated", "entry.approved", "entry.rejected", "entry.invited", "entry.invite_failed", "entry.deleted", "waitlist.status_changed"],
   social: SOCIAL_21,
   mail: [
     "email.sent", "email.delivered", "email.delivery_delayed", "email.bounced", "email.complained", "email.failed",
