@@ -144,8 +144,10 @@ describe("two-step upload", () => {
     const g = (await s.call("GET", `/assets/${r.body.asset.id}`)).body;
     expect(g).toMatchObject({ status: "ready", width: 800, height: 600 });
     expect(g.renditions.map((x: any) => [x.name, x.width, x.height])).toEqual([["thumb", 200, 150], ["small", 640, 480], ["large", 800, 600], ["webp", 800, 600]]);
-    // The upload URL cannot read renditions, and it expires after 15 minutes.
-    expect((await fetchPath(r.body.upload_url.replace("/upload?", "/renditions/upload?"))).status).toBe(403);
+    // The upload URL cannot read renditions ("upload" is not a rendition name: 400), and it expires after 15 minutes.
+    const asRendition = await fetchPath(r.body.upload_url.replace("/upload?", "/renditions/upload?"));
+    expect(asRendition.status).toBe(400);
+    expect((await asRendition.json()).error.details.map((d: { field: string }) => d.field)).toEqual(["name"]);
     const late = await s.call("POST", "/assets/uploads", { actor_id: a.id });
     app.clock.advance(15 * 60_000);
     const expired = await put(late.body.upload_url, img);

@@ -1,7 +1,7 @@
 /**
  * Hashtags over HTTP: tag normalisation, the directory (fed here through useHashtags, the
  * store function posts will call), prefix search, hashtag follows (idempotent, refresh,
- * newest first, 204-always unfollow), actions.
+ * newest first, 204-always unfollow of a well-formed tag), actions.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { useHashtags } from "../../src/services/social/hashtags/store";
@@ -39,9 +39,13 @@ describe("directory", () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ community_id: s.cid, tag: "meetup", first_used_at: new Date(app.clock.nowMs() - 1000).toISOString(), post_count: 2 });
     expect((await s.call("GET", "/hashtags/unknown")).status).toBe(404);
-    const bad = await s.call("GET", "/hashtags/no-dash");
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe("INVALID_TAG");
+    // What cannot be a tag is 400 naming it: the route's pattern refuses ASCII punctuation, the
+    // normalisation what a pattern cannot tell (non-ASCII characters that are not letters, over 64).
+    for (const [raw, code] of [["no-dash", "VALIDATION_ERROR"], [encodeURIComponent("emoji🎉"), "INVALID_TAG"], ["a".repeat(65), "INVALID_TAG"]]) {
+      const bad = await s.call("GET", `/hashtags/${raw}`);
+      expect({ raw, status: bad.status, code: bad.body.error.code, fields: bad.body.error.details.map((d: { field: string }) => d.field) }).toEqual({ raw, status: 400, code, fields: ["tag"] });
+    }
+    expect((await s.call("GET", `/hashtags/${encodeURIComponent("東京")}`)).status).toBe(404);
     expect((await s.call("GET", "/search/hashtags?q=me")).body.data.map((h: any) => h.tag)).toEqual(["mead", "meet", "meetup"]);
     expect((await s.call("GET", "/search/hashtags?q=ME&limit=1")).body.data.map((h: any) => h.tag)).toEqual(["mead"]);
     expect((await s.call("GET", "/search/hashtags?q=%23mee")).body.data.map((h: any) => h.tag)).toEqual(["meet", "meetup"]);
@@ -57,7 +61,7 @@ describe("directory", () => {
 });
 
 describe("hashtag follows", () => {
-  inProcess("feeds the directory through app.ctx.db and compares followed_at with the injected clock as it moves")("201 follow (tag must exist), idempotent with followed_at refreshed, newest first, 204 always unfollow", async () => {
+  inProcess("feeds the directory through app.ctx.db and compares followed_at with the injected clock as it moves")("201 follow (tag must exist), idempotent with followed_at refreshed, newest first, 204 always unfollow (400 for what cannot be a tag)", async () => {
     const s = await communitySetup(app);
     const a = await s.actor();
     await useHashtags(app.ctx.db, s.cid, ["books", "cats"], app.clock.iso());
@@ -77,7 +81,9 @@ describe("hashtag follows", () => {
     expect((await s.call("POST", `/actors/0192f201-1111-7aaa-8bbb-0c0d0e0f1a1b/hashtag-follows`, { tag: "books" })).status).toBe(404);
     expect((await s.call("DELETE", `/actors/${a.id}/hashtag-follows/%23BOOKS`)).status).toBe(204);
     expect((await s.call("DELETE", `/actors/${a.id}/hashtag-follows/books`)).status).toBe(204);
-    expect((await s.call("DELETE", `/actors/${a.id}/hashtag-follows/not-a-tag`)).status).toBe(204);
+    expect((await s.call("DELETE", `/actors/${a.id}/hashtag-follows/nevertagged`)).status).toBe(204);
+    expect((await s.call("DELETE", `/actors/${a.id}/hashtag-follows/not-a-tag`)).status).toBe(400);
+    expect((await s.call("DELETE", `/actors/${a.id}/hashtag-follows/${encodeURIComponent("emoji🎉")}`)).status).toBe(400);
     expect((await s.call("GET", `/actors/${a.id}/hashtag-follows`)).body.data.map((f: any) => f.tag)).toEqual(["cats"]);
     const reader = await keyWith(app, s, ["social.read", "social.list"]);
     expect((await app.call("POST", `${s.base}/actors/${a.id}/hashtag-follows`, { token: reader, body: { tag: "cats" } })).status).toBe(403);

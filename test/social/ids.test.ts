@@ -271,6 +271,82 @@ describe("every id of every route: malformed 400 naming the field, well-formed u
   });
 });
 
+/**
+ * Path parameters that are not UUIDs: the community's webhook records (whk_...) and their
+ * deliveries (dlv_... or att_...), hashtags, reaction types, rendition names and external ids.
+ * Each is sent outside its declared shape (400 VALIDATION_ERROR naming exactly it) and in shape
+ * but naming nothing (404, or the route's documented answer).
+ */
+describe("named and prefixed path parameters: malformed 400 naming the parameter, well-formed unknown 404", () => {
+  const hook: { id?: string } = {};
+  beforeAll(async () => {
+    const r = await s.call("POST", "/webhooks", { url: "https://example.com/ids-hook" });
+    if (r.status !== 201) throw new Error(`webhook create: ${r.status} ${JSON.stringify(r.body)}`);
+    hook.id = r.body.id;
+  });
+  const WHK = `whk_${"0".repeat(32)}`;
+  const DLV = `dlv_${"0".repeat(32)}`;
+
+  /** [method, lane path with {param} where the value goes, param, malformed, well-formed unknown, its answer, body, anonymous] */
+  type Case = [string, (v: string) => string, string, string, string, number, unknown?, true?];
+  const cases = (): Case[] => [
+    ...(
+      [
+        ["GET", ""],
+        ["PATCH", "", { disabled: false }],
+        ["DELETE", ""],
+        ["POST", "/rotate-secret"],
+        ["GET", "/deliveries"],
+        ["POST", "/test"],
+        ["POST", `/deliveries/${DLV}/redeliver`],
+      ] as [string, string, unknown?][]
+    ).flatMap(([m, tail, body]): Case[] => [
+      [m, (v) => `/webhooks/${v}${tail}`, "id", "whk_nope", WHK, 404, body],
+      [m, (v) => `/webhooks/${v}${tail}`, "id", `ep_${"0".repeat(32)}`, WHK, 404, body],
+    ]),
+    ["POST", (v) => `/webhooks/${hook.id}/deliveries/${v}/redeliver`, "delivery_id", "dlv_nope", DLV, 404],
+    ["POST", (v) => `/webhooks/${hook.id}/deliveries/${v}/redeliver`, "delivery_id", `evt_${"0".repeat(32)}`, `att_${"0".repeat(32)}`, 404],
+    ["GET", (v) => `/hashtags/${v}`, "tag", "no-dash", "nothere", 404],
+    ["GET", (v) => `/hashtags/${v}`, "tag", "two%20words", "%23NotHere", 404],
+    ["DELETE", (v) => `/actors/${fx.A}/hashtag-follows/${v}`, "tag", "not-a-tag", "nevertagged", 204],
+    ["DELETE", (v) => `/posts/${fx.P}/reactions/${fx.A}/${v}`, "type", "meh", "wow", 204],
+    ["DELETE", (v) => `/posts/${fx.P}/comments/${fx.C}/reactions/${fx.A}/${v}`, "type", "LIKE", "wow", 204],
+    ["GET", (v) => `/assets/${fx.X}/renditions/${v}?expires=9999999999&sig=00`, "name", "upload", "thumb", 403, undefined, true],
+    ["GET", (v) => `/actors/by-external/${v}`, "external_id", "x".repeat(257), "x".repeat(256), 404],
+  ];
+
+  test("each parameter, each route", async () => {
+    for (const [m, path, field, malformed, unknown, want, body, anon] of cases()) {
+      const token = anon ? undefined : s.token;
+      const bad = await app.call(m, `${s.base}${path(malformed)}`, { token, body });
+      expect({ m, field, malformed, status: bad.status, code: bad.body?.error?.code, fields: bad.body?.error?.details?.map((d: { field: string }) => d.field) }).toEqual({
+        m,
+        field,
+        malformed,
+        status: 400,
+        code: "VALIDATION_ERROR",
+        fields: [field],
+      });
+      const ok = await app.call(m, `${s.base}${path(unknown)}`, { token, body });
+      expect({ m, field, unknown, status: ok.status }).toEqual({ m, field, unknown, status: want });
+    }
+  });
+
+  test("body fields of the same shapes: a tag, a reaction type (required), an external id", async () => {
+    for (const [path, body, field] of [
+      [`/actors/${fx.A}/hashtag-follows`, { tag: "bad tag" }, "tag"],
+      [`/posts/${fx.P}/reactions`, { actor_id: fx.B, type: "meh" }, "type"],
+      // Required, with no default: a reaction without a type is not a like.
+      [`/posts/${fx.P}/reactions`, { actor_id: fx.B }, "type"],
+      ["/actors", { external_id: "x".repeat(257) }, "external_id"],
+      ["/actors", { external_id: "" }, "external_id"],
+    ] as const) {
+      const r = await s.call("POST", path, body);
+      expect({ path, status: r.status, fields: r.body.error?.details?.map((d: { field: string }) => d.field) }).toEqual({ path, status: 400, fields: [field] });
+    }
+  });
+});
+
 describe("OpenAPI", () => {
   test("ids are documented as format uuid in paths, queries and bodies", async () => {
     const doc = (await app.call("GET", "/social/openapi.json")).body;
@@ -282,5 +358,35 @@ describe("OpenAPI", () => {
     const body = op("/social/v1/communities/{community_id}/posts/{post_id}/comments/{comment_id}/approve", "post").requestBody.content["application/json"].schema;
     const resolved = body.$ref ? doc.components.schemas[body.$ref.split("/").pop()] : body;
     expect(resolved.properties.approver_actor_id).toMatchObject({ type: "string", format: "uuid" });
+  });
+
+  test("the other path parameters declare their shape: prefixed ids by pattern, names by enum or pattern, external ids by length", async () => {
+    const doc = (await app.call("GET", "/social/openapi.json")).body;
+    const param = (path: string, method: string, name: string) => doc.paths[`/social/v1/communities/{community_id}${path}`][method].parameters.find((x: any) => x.name === name).schema;
+    expect(param("/webhooks/{id}", "get", "id")).toMatchObject({ type: "string", pattern: "^whk_[0-9a-f]{32}$" });
+    expect(param("/webhooks/{id}/deliveries/{delivery_id}/redeliver", "post", "delivery_id")).toMatchObject({ type: "string", pattern: "^(dlv|att)_[0-9a-f]{32}$" });
+    const tag = "^#?[0-9A-Za-z_\\u0080-\\uffff]+$";
+    expect(param("/hashtags/{tag}", "get", "tag")).toMatchObject({ type: "string", pattern: tag });
+    expect(param("/actors/{actor_id}/hashtag-follows/{tag}", "delete", "tag")).toMatchObject({ type: "string", pattern: tag });
+    expect(param("/posts/{post_id}/reactions/{actor_id}/{type}", "delete", "type").enum).toEqual(["like", "love", "haha", "wow", "sad", "angry", "celebrate", "insightful"]);
+    expect(param("/assets/{asset_id}/renditions/{name}", "get", "name").enum).toEqual(["thumb", "small", "large", "webp"]);
+    expect(param("/actors/by-external/{external_id}", "get", "external_id")).toMatchObject({ type: "string", minLength: 1, maxLength: 256 });
+  });
+
+  test("ids in responses are documented as format uuid", async () => {
+    const doc = (await app.call("GET", "/social/openapi.json")).body;
+    const resolve = (x: any): any => (x?.$ref ? resolve(doc.components.schemas[x.$ref.split("/").pop()]) : x);
+    const ok = (path: string, method: string, status: string) => resolve(doc.paths[path][method].responses[status].content["application/json"].schema);
+    const lane = "/social/v1/communities/{community_id}";
+    const actor = ok(`${lane}/actors/{actor_id}`, "get", "200");
+    expect(actor.properties.id).toMatchObject({ type: "string", format: "uuid" });
+    expect(actor.properties.community_id).toMatchObject({ type: "string", format: "uuid" });
+    const post = ok(`${lane}/posts/{post_id}`, "get", "200");
+    for (const k of ["id", "actor_id"]) expect(post.properties[k]).toMatchObject({ format: "uuid" });
+    expect(resolve(post.properties.mentions).items).toMatchObject({ format: "uuid" });
+    const community = ok("/social/v1/workspaces/{workspace_id}/communities/{community_id}", "get", "200");
+    expect(community.properties.workspace_id).toMatchObject({ format: "uuid" });
+    expect(JSON.stringify(community.properties.app_id)).toContain('"format":"uuid"');
+    expect(ok(`${lane}/webhooks/{id}`, "get", "200").properties.community_id).toMatchObject({ format: "uuid" });
   });
 });

@@ -335,14 +335,18 @@ describe("delivery", () => {
     app.clock.advance(MINUTE);
     expect((await app.call("POST", `${hooks(community.id)}/${hook.id}/deliveries/${attempt.delivery_id}/redeliver`, { token })).status).toBe(202);
 
-    // Unknown ids, and another subscriber's delivery, are 404.
+    // Unknown ids, and another subscriber's delivery, are 404; a malformed one is 400.
     const other = await createHook(token, community.id, { event_types: ["post.created"] });
-    for (const ref of ["dlv_nope", attempt.delivery_id]) {
-      const target = ref === "dlv_nope" ? hook.id : other.id;
+    const unknown = `dlv_${"0".repeat(32)}`;
+    for (const ref of [unknown, attempt.delivery_id]) {
+      const target = ref === unknown ? hook.id : other.id;
       const nf = await app.call("POST", `${hooks(community.id)}/${target}/deliveries/${ref}/redeliver`, { token });
       expect(nf.status).toBe(404);
       expect(nf.headers.get("deprecation")).toBe("true");
     }
+    const malformed = await app.call("POST", `${hooks(community.id)}/${hook.id}/deliveries/dlv_nope/redeliver`, { token });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details.map((d: { field: string }) => d.field)).toEqual(["delivery_id"]);
   });
 
   inProcess("grows the in-process event catalogue (app.webhookApi) and emits through the in-process engine")("types added to the catalogue later never fire for an existing subscriber until it subscribes", async () => {
@@ -465,9 +469,9 @@ describe("routes and access", () => {
     const other = await setup();
     expect((await app.call("GET", `${hooks(other.community.id)}/${hook.id}`, { token: other.token })).status).toBe(404);
     expect((await app.call("PATCH", `${hooks(other.community.id)}/${hook.id}`, { token: other.token, body: { disabled: true } })).status).toBe(404);
-    // A shared-route endpoint is not a record of this surface.
+    // A shared-route endpoint (ep_...) is not a record of this surface: not even the shape of one.
     const shared = await app.call("POST", `${hooks(community.id)}/endpoints`, { token, body: { url: `${receiver.url}/shared` } });
-    expect((await app.call("GET", `${hooks(community.id)}/${shared.body.id}`, { token })).status).toBe(404);
+    expect((await app.call("GET", `${hooks(community.id)}/${shared.body.id}`, { token })).status).toBe(400);
     // One failed delivery waiting for its retry.
     receiver.setHandler(() => new Response("down", { status: 503 }));
     const pending = await emit(community.id, "post.created", { id: "p1" });

@@ -3,7 +3,7 @@ import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX } from "./communities";
 import { SETTINGS } from "./settings";
-import { Uuid } from "./core/schemas";
+import { Uuid, UuidOut } from "./core/schemas";
 
 export { ErrorBody, Pagination };
 
@@ -20,12 +20,12 @@ const SettingsInput = JsonObject({
 });
 
 export const Community = t.Object({
-  id: t.String({ description: "UUID" }),
-  workspace_id: t.String(),
+  id: UuidOut(),
+  workspace_id: UuidOut(),
   slug: t.String(),
   display_name: t.String(),
   description: t.Nullable(t.String()),
-  app_id: t.Nullable(t.String({ description: "Connected Auth App" })),
+  app_id: t.Nullable(UuidOut("Connected Auth App")),
   settings: Settings,
   status: Status,
   created_at: t.String(),

@@ -25,14 +25,24 @@ import { deprecationHeaders } from "../webhooks/legacy-routes";
 import { paramsOf } from "../webhooks/routes";
 import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "../webhooks/scopes";
 import { MAX_ENDPOINTS_PER_SCOPE } from "../webhooks/types";
+import { UuidOut } from "./core/schemas";
 import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./webhooks";
 
 // ------------------------------------------------------------------ schemas
 
+/**
+ * The handles of these records, as WebhookService writes them (core/ids.ts prefixedId: the
+ * prefix, then a UUIDv7's 32 lowercase hex digits). A malformed one is 400 VALIDATION_ERROR
+ * naming the parameter before anything is looked up; a well-formed unknown one is 404.
+ */
+export const WEBHOOK_RECORD_ID_PATTERN = "^whk_[0-9a-f]{32}$";
+export const DELIVERY_REF_PATTERN = "^(dlv|att)_[0-9a-f]{32}$";
+const WebhookRecordId = t.String({ pattern: WEBHOOK_RECORD_ID_PATTERN, description: "A webhook record of the community (whk_...)" });
+const DeliveryRef = t.String({ pattern: DELIVERY_REF_PATTERN, description: "A deliveries item's delivery_id (dlv_...), or the item's own id (att_...)" });
 
 export const CommunityWebhook = t.Object({
   id: t.String({ description: "whk_..." }),
-  community_id: t.String(),
+  community_id: UuidOut(),
   url: t.String(),
   event_types: t.Array(t.String(), { description: "Exactly the types delivered; types added to the catalogue later are not included until subscribed" }),
   disabled: t.Boolean({ description: "Paused (PATCH disabled:true) or auto-disabled after 20 consecutive failures or 24 h of only failures" }),
@@ -102,8 +112,7 @@ export interface CommunityWebhookRouteOptions {
   tag?: string;
   /**
    * Schemas of the prefix's parameters that are more than a string (the community_id UUID:
-   * 400 when malformed). The webhook and delivery ids are prefixed handles (whk_..., dlv_...
-   * or att_...), looked up as given (404 when unknown).
+   * 400 when malformed). The routes' own id and delivery_id are WebhookRecordId and DeliveryRef.
    */
   params?: Record<string, TString>;
 }
@@ -114,8 +123,9 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
   const tags = [opts.tag ?? "Community: webhooks"];
   const read = webhookAction("social", "read");
   const write = webhookAction("social", "write");
-  const scopeParams = paramsOf(opts.prefix, [], opts.params);
-  const idParams = paramsOf(opts.prefix, ["id"], opts.params);
+  const schemas = { ...opts.params, id: WebhookRecordId, delivery_id: DeliveryRef };
+  const scopeParams = paramsOf(opts.prefix, [], schemas);
+  const idParams = paramsOf(opts.prefix, ["id"], schemas);
   const note = `Deprecated route shape: answers with Deprecation: true and Sunset: ${LEGACY_SUNSET}; {scope}/webhooks/endpoints is the successor.`;
   const detail = (summary: string, description?: string) => ({ tags, summary, description: description ? `${description} ${note}` : note });
 
@@ -215,7 +225,7 @@ export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: Co
       const { principal, scope } = await auth(c, "write");
       return once(c, principal, 202, () => webhooks.redeliver(scope, c.params.id, c.params.delivery_id));
     }, {
-      params: paramsOf(opts.prefix, ["id", "delivery_id"], opts.params),
+      params: paramsOf(opts.prefix, ["id", "delivery_id"], schemas),
       response: { 202: Queued, ...writeErrors },
       detail: detail(
         `Send a delivery again: the same bytes and event id (action ${write}); 202`,

@@ -18,6 +18,7 @@ import {
   Counters,
   CountersMany,
   CountersQuery,
+  ExternalId,
 } from "./schemas";
 import type { ActorService } from "./service";
 
@@ -58,7 +59,7 @@ export function actorRoutes(actors: ActorService, deps: LaneRouteDeps) {
       detail: { tags, summary: "List actors, newest first, or those named by ids (action social.list)", description: "With ids (at most 100 uuids): those actors in request order, unknown ids omitted, has_more false." },
     })
     .get("/actors/by-external/:external_id", (c) => actors.byExternal(requirePrincipal(c.principal), c.params.community_id, c.params.external_id), {
-      params: t.Object({ community_id: Uuid(), external_id: t.String({ description: "The customer's id (free text, up to 256 characters)" }) }),
+      params: t.Object({ community_id: Uuid(), external_id: ExternalId() }),
       response: { 200: Actor, ...errors },
       detail: { tags, summary: "Read an actor by external_id (action social.read)" },
     })

@@ -1,20 +1,32 @@
 /** TypeBox models of actors and counters. */
 import { t } from "../../../core/schema";
-import { Actor, ItemError, Pagination } from "../core/schemas";
+import { Actor, ItemError, Pagination, UuidOut } from "../core/schemas";
+import { EXTERNAL_ID_MAX } from "./service";
 
 export { Actor };
 
-export const ActorUpsert = t.Object({
-  external_id: t.String({ description: "1-256 characters; the upsert key" }),
+/**
+ * The customer's own id of an actor (free text): the upsert key and the by-external path
+ * parameter. Over EXTERNAL_ID_MAX characters is 400 VALIDATION_ERROR naming the field.
+ */
+export const ExternalId = (description = `The customer's id, unique per community: free text, 1-${EXTERNAL_ID_MAX} characters`) =>
+  t.String({ minLength: 1, maxLength: EXTERNAL_ID_MAX, description });
+
+const upsertFields = {
   display_name: t.Optional(t.Nullable(t.String({ description: "Up to 200 characters" }))),
   avatar_url: t.Optional(t.Nullable(t.String({ description: "http(s) URL, up to 2048 characters" }))),
   metadata: t.Optional(t.Unknown({ description: "Free-form JSON object (up to 16 KiB) or null" })),
   is_private: t.Optional(t.Boolean({ description: "Changed only when sent" })),
-});
+};
+
+export const ActorUpsert = t.Object({ external_id: ExternalId(`1-${EXTERNAL_ID_MAX} characters; the upsert key`), ...upsertFields });
 
 export const ActorUpsertResult = t.Object({ actor: Actor, created: t.Boolean({ description: "true on first call, false on update" }) });
 
-export const ActorBatch = t.Object({ actors: t.Array(ActorUpsert, { description: "1-200 items" }) });
+/** Items are checked by the service, which names a bad one by its index (actors[1].external_id). */
+export const ActorBatch = t.Object({
+  actors: t.Array(t.Object({ external_id: t.String({ description: `1-${EXTERNAL_ID_MAX} characters; the upsert key` }), ...upsertFields }), { description: "1-200 items" }),
+});
 
 export const ActorBatchResult = t.Object({
   data: t.Array(t.Object({ index: t.Integer(), success: t.Boolean(), actor: t.Nullable(Actor), created: t.Nullable(t.Boolean()), error: ItemError })),
@@ -41,8 +53,8 @@ export const ActorPatch = t.Object({
 });
 
 export const Counters = t.Object({
-  actor_id: t.String(),
-  community_id: t.String(),
+  actor_id: UuidOut(),
+  community_id: UuidOut(),
   follower_count: t.Integer(),
   following_count: t.Integer(),
   post_count: t.Integer({ description: "Published posts" }),
@@ -51,4 +63,4 @@ export const Counters = t.Object({
   updated_at: t.String(),
 });
 export const CountersQuery = t.Object({ actor_ids: t.String({ description: "Comma-separated actor uuids, at most 100, de-duplicated; a malformed id is 400 naming actor_ids" }) });
-export const CountersMany = t.Object({ data: t.Array(Counters), missing: t.Array(t.String()) });
+export const CountersMany = t.Object({ data: t.Array(Counters), missing: t.Array(UuidOut(), { description: "The requested ids no actor has" }) });

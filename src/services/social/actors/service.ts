@@ -207,7 +207,8 @@ export class ActorService {
 
   async byExternal(p: Principal, communityId: string, ext: string): Promise<ActorView> {
     const c = await this.lane.community(p, communityId, "social.read");
-    const r = ext.length >= 1 && ext.length <= EXTERNAL_ID_MAX ? await store.actorByExternal(this.db, c.id, ext) : null;
+    // The route's schema bounds ext (1-EXTERNAL_ID_MAX characters).
+    const r = await store.actorByExternal(this.db, c.id, ext);
     if (!r) throw notFound("Actor");
     return actorView(r);
   }

@@ -5,15 +5,18 @@ import { PUBLIC, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, LANE_PREFIX, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { CommunityParams, ErrorBody, errors, laneParams, Uuid } from "../core/schemas";
-import { ASSET_MAX_BYTES, type AssetService } from "./service";
+import { CommunityParams, ErrorBody, errors, laneParams, OneOf, Uuid, UuidOut } from "../core/schemas";
+import { ASSET_MAX_BYTES, RENDITION_NAMES, type AssetService } from "./service";
 
 const tags = ["Community: assets"];
 
+/** A rendition's name, in an asset and in the path of its signed URL (the upload URL's "upload" is none: 400). */
+const RenditionName = OneOf(RENDITION_NAMES, "The rendition");
+
 const Asset = t.Object({
-  id: t.String(),
-  community_id: t.String(),
-  owner_actor_id: t.String(),
+  id: UuidOut(),
+  community_id: UuidOut(),
+  owner_actor_id: UuidOut(),
   kind: t.String({ description: "image" }),
   status: t.String({ description: "uploading (two-step, waiting for the bytes) | processing | ready | failed" }),
   content_type: t.Nullable(t.String({ description: "Sniffed from the bytes once processed" })),
@@ -23,7 +26,7 @@ const Asset = t.Object({
   duration_s: t.Nullable(t.Number()),
   failure_reason: t.Nullable(t.String({ description: "unsupported_format | corrupt_image | missing_upload | image_processing_unavailable" })),
   renditions: t.Array(
-    t.Object({ name: t.String({ description: "thumb | small | large | webp" }), url: t.String({ description: "Signed, expires after 1 h" }), content_type: t.String(), width: t.Integer(), height: t.Integer(), byte_size: t.Integer() }),
+    t.Object({ name: RenditionName, url: t.String({ description: "Signed, expires after 1 h" }), content_type: t.String(), width: t.Integer(), height: t.Integer(), byte_size: t.Integer() }),
   ),
   created_at: t.String(),
   updated_at: t.String(),
@@ -49,7 +52,7 @@ export function assetRoutes(assets: AssetService, deps: LaneRouteDeps) {
       },
     })
     .get("/assets/:asset_id/renditions/:name", (c) => assets.rendition(c.params.community_id, c.params.asset_id, c.params.name, c.query), {
-      params: t.Object({ ...laneParams("asset_id").properties, name: t.String() }),
+      params: t.Object({ ...laneParams("asset_id").properties, name: RenditionName }),
       query: t.Object({ expires: t.Optional(t.String()), sig: t.Optional(t.String()) }),
       response: { 403: ErrorBody, 404: ErrorBody },
       detail: {

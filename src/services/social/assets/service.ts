@@ -18,7 +18,7 @@ import type Sharp from "sharp";
 import type { Principal } from "../../../access/principal";
 import { tx } from "../../../core/db";
 import { ApiError, badRequest, forbidden, notFound } from "../../../core/errors";
-import { isUuid, uuid } from "../../../core/ids";
+import { uuid } from "../../../core/ids";
 import { loadSharp } from "../../../core/sharp-runtime";
 import { dialect } from "../../../core/store/sql";
 import type { PostService } from "../posts/service";
@@ -34,6 +34,8 @@ export const RENDITIONS = [
   { name: "large", size: 1600, format: "same" },
   { name: "webp", size: 1600, format: "webp" },
 ] as const;
+export const RENDITION_NAMES = RENDITIONS.map((r) => r.name) as [(typeof RENDITIONS)[number]["name"], ...(typeof RENDITIONS)[number]["name"][]];
+export type RenditionName = (typeof RENDITION_NAMES)[number];
 const EXT: Record<string, string> = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp", "image/gif": "gif", "image/avif": "avif" };
 
 export class AssetService {
@@ -119,7 +121,7 @@ export class AssetService {
   /** Two-step upload, step 2: the bytes, PUT to the signed URL (no credential); once. */
   async receiveUpload(communityId: string, id: string, q: { expires?: string; sig?: string }, request: Request): Promise<void> {
     this.checkSignature(communityId, id, "upload", q);
-    const r = isUuid(id) && isUuid(communityId) ? await store.assetById(this.ctx.db, communityId.toLowerCase(), id.toLowerCase()) : null;
+    const r = await store.assetById(this.ctx.db, communityId.toLowerCase(), id.toLowerCase());
     if (!r) throw notFound("Asset");
     if (r.status !== "uploading") throw new ApiError(409, "ALREADY_UPLOADED", "The bytes of this asset were already received");
     const bytes = new Uint8Array(await request.arrayBuffer());
@@ -143,16 +145,16 @@ export class AssetService {
 
   async get(pr: Principal, communityId: string, id: string) {
     const c = await this.posts.lane.community(pr, communityId, "social.read");
-    const r = isUuid(id) ? await store.assetById(this.ctx.db, c.id, id.toLowerCase()) : null;
+    const r = await store.assetById(this.ctx.db, c.id, id.toLowerCase());
     if (!r) throw notFound("Asset");
     return this.view(r);
   }
 
   /** Serves a rendition to whoever holds an unexpired signed URL. */
-  async rendition(communityId: string, id: string, name: string, q: { expires?: string; sig?: string }): Promise<Response> {
-    if (name === "upload") throw forbidden("Invalid signature", "INVALID_SIGNATURE");
+  async rendition(communityId: string, id: string, name: RenditionName, q: { expires?: string; sig?: string }): Promise<Response> {
+    // name is never "upload" (the route's schema: RENDITION_NAMES), so an upload URL's signature reads nothing.
     const expires = this.checkSignature(communityId, id, name, q);
-    const r = isUuid(id) && isUuid(communityId) ? await store.assetById(this.ctx.db, communityId.toLowerCase(), id.toLowerCase()) : null;
+    const r = await store.assetById(this.ctx.db, communityId.toLowerCase(), id.toLowerCase());
     const rend = r ? (JSON.parse(r.renditions) as store.Rendition[]).find((x) => x.name === name) : undefined;
     const obj = rend ? await this.ctx.objects.get(rend.key) : null;
     if (!rend || !obj) throw notFound("Rendition");

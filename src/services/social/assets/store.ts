@@ -1,5 +1,6 @@
 /** SQL of uploaded assets. */
 import type { Sql } from "../../../core/db";
+import type { RenditionName } from "./service";
 
 export interface AssetRow {
   id: string;
@@ -21,7 +22,7 @@ export interface AssetRow {
 }
 
 export interface Rendition {
-  name: string;
+  name: RenditionName;
   key: string;
   content_type: string;
   width: number;

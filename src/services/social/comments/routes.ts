@@ -3,17 +3,17 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { AssetRef, CommentParams, ErrorBody, errors, Pagination, PageQuery, PostParams, Uuid, writeErrors } from "../core/schemas";
+import { AssetRef, CommentParams, ErrorBody, errors, Pagination, PageQuery, PostParams, Uuid, UuidOut, writeErrors } from "../core/schemas";
 import type { CommentService } from "./service";
 
 const tags = ["Community: comments"];
 
 export const Comment = t.Object({
-  id: t.String(),
-  community_id: t.String(),
-  post_id: t.String(),
-  parent_id: t.Nullable(t.String({ description: "null for top-level" })),
-  actor_id: t.String({ description: "Author" }),
+  id: UuidOut(),
+  community_id: UuidOut(),
+  post_id: UuidOut(),
+  parent_id: t.Nullable(UuidOut("null for top-level")),
+  actor_id: UuidOut("Author"),
   body: t.String({ description: "1-10000 characters after trim" }),
   depth: t.Integer({ description: "0 top-level; capped by the community setting max_comment_depth" }),
   status: t.String({ description: "published | pending_approval | hidden | removed" }),
@@ -21,7 +21,7 @@ export const Comment = t.Object({
   reaction_counts: t.Record(t.String(), t.Integer()),
   pinned: t.Boolean(),
   pinned_at: t.Nullable(t.String()),
-  assets: t.Array(t.Object({ asset_id: t.String(), alt_text: t.Nullable(t.String()) })),
+  assets: t.Array(t.Object({ asset_id: UuidOut(), alt_text: t.Nullable(t.String()) })),
   deleted_at: t.Nullable(t.String()),
   created_at: t.String(),
   updated_at: t.String(),

@@ -18,7 +18,7 @@
 import type { Principal } from "../../../access/principal";
 import { tx, type Sql } from "../../../core/db";
 import { ApiError, forbidden, invalidField, notFound } from "../../../core/errors";
-import { isUuid, uuid } from "../../../core/ids";
+import { uuid } from "../../../core/ids";
 import { encodeCursor } from "../../../core/pagination";
 import { bumpCounter } from "../actors/store";
 import { badCursor, isObject, pageArgs, type Keyset } from "../core/common";
@@ -85,7 +85,7 @@ export class CommentService {
 
   /** A live comment of a live post (404 otherwise). */
   private async comment(db: Sql, post: postStore.PostRow, id: string): Promise<store.CommentRow> {
-    const c = isUuid(id) ? await store.commentById(db, post.id, id.toLowerCase()) : null;
+    const c = await store.commentById(db, post.id, id.toLowerCase());
     if (!c || c.deleted_at !== null) throw notFound("Comment");
     return c;
   }

@@ -1,15 +1,15 @@
 /** TypeBox models of conversations and messages. */
 import { t } from "../../../core/schema";
-import { AssetRef, laneParams, Pagination, Uuid } from "../core/schemas";
+import { AssetRef, laneParams, Pagination, Uuid, UuidOut } from "../core/schemas";
 
 export const Conversation = t.Object({
-  id: t.String(),
-  community_id: t.String(),
+  id: UuidOut(),
+  community_id: UuidOut(),
   kind: t.String({ description: "direct | group" }),
   name: t.Nullable(t.String({ description: "null for direct" })),
-  created_by: t.Nullable(t.String({ description: "Group founder; null for direct" })),
+  created_by: t.Nullable(UuidOut("Group founder; null for direct")),
   participants: t.Array(
-    t.Object({ actor_id: t.String(), joined_at: t.String(), last_read_at: t.Nullable(t.String()), muted: t.Boolean(), role: t.String({ description: "member" }) }),
+    t.Object({ actor_id: UuidOut(), joined_at: t.String(), last_read_at: t.Nullable(t.String()), muted: t.Boolean(), role: t.String({ description: "member" }) }),
     { description: "By join time ascending" },
   ),
   created_at: t.String(),
@@ -33,13 +33,13 @@ export const ConversationListQuery = t.Object({
   cursor: t.Optional(t.String()),
 });
 
-const Asset = t.Object({ asset_id: t.String(), alt_text: t.Nullable(t.String()) });
+const Asset = t.Object({ asset_id: UuidOut(), alt_text: t.Nullable(t.String()) });
 
 export const Message = t.Object({
-  id: t.String(),
-  conversation_id: t.String(),
-  community_id: t.String(),
-  sender_actor_id: t.Nullable(t.String({ description: "null once the sender was deleted" })),
+  id: UuidOut(),
+  conversation_id: UuidOut(),
+  community_id: UuidOut(),
+  sender_actor_id: t.Nullable(UuidOut("null once the sender was deleted")),
   body: t.String(),
   assets: t.Array(Asset),
   created_at: t.String(),

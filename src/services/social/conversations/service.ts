@@ -107,7 +107,7 @@ export class ConversationService {
   }
 
   private async conversation(db: Sql, communityId: string, id: string): Promise<store.ConversationRow> {
-    const c = isUuid(id) ? await store.conversationById(db, communityId, id.toLowerCase()) : null;
+    const c = await store.conversationById(db, communityId, id.toLowerCase());
     if (!c) throw notFound("Conversation");
     return c;
   }

@@ -4,6 +4,7 @@ import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
 import { invalidField } from "../../../core/errors";
 import { isUuid } from "../../../core/ids";
+import { TAG_MAX } from "../hashtags/tags";
 
 export { ErrorBody, Pagination };
 
@@ -19,6 +20,35 @@ export const writeErrors = { ...errors, 409: ErrorBody };
  */
 export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
 export const Uuid = (description?: string) => t.String({ format: "uuid", pattern: UUID_PATTERN, ...(description === undefined ? {} : { description }) });
+
+/**
+ * A UUID the API wrote itself, in a response: format uuid tells a generated client what it
+ * holds (no pattern: these come from the database, not from a caller).
+ */
+export const UuidOut = (description?: string) => t.String({ format: "uuid", ...(description === undefined ? {} : { description }) });
+
+/**
+ * One of a fixed set of strings (a reaction type, a rendition name), documented as an enum:
+ * anything else is 400 VALIDATION_ERROR naming the field. Elysia's t.UnionEnum also sets the
+ * first value as default, which would fill a missing required field with it (a reaction sent
+ * without a type became a like): the default is dropped.
+ */
+export function OneOf<const T extends readonly [string, ...string[]]>(values: T, description: string) {
+  const s = t.UnionEnum(values, { description });
+  delete (s as { default?: unknown }).default;
+  return s;
+}
+
+/**
+ * A hashtag as a caller writes it (path or body): an optional leading # and then letters,
+ * digits and underscores. JSON Schema patterns carry no Unicode classes here (TypeBox builds
+ * them without the u flag), so the pattern admits ASCII word characters and any non-ASCII
+ * character; hashtags/tags.ts then applies the full rule (NFC, lowercase, 1-64 Unicode letters,
+ * digits or underscores) and answers 400 INVALID_TAG naming the field for what it refuses.
+ */
+export const TAG_PATTERN = "^#?[0-9A-Za-z_\\u0080-\\uffff]+$";
+export const HashtagName = (description = `A hashtag: an optional leading # (%23 in a path), then 1-${TAG_MAX} Unicode letters, digits or underscores; case and Unicode composition do not matter (stored lowercase, NFC). Anything else is 400 (VALIDATION_ERROR, or INVALID_TAG for non-ASCII characters that are not letters or digits)`) =>
+  t.String({ minLength: 1, pattern: TAG_PATTERN, description });
 
 /** The same rule where no schema sees the value (a multipart field, a scope resolved for shared routes): the id lowercased, or 400 naming `field`. */
 export function checkUuid(v: unknown, field: string): string {
@@ -54,8 +84,8 @@ export const ItemError = t.Nullable(
 );
 
 export const Actor = t.Object({
-  id: t.String({ description: "uuid" }),
-  community_id: t.String(),
+  id: UuidOut(),
+  community_id: UuidOut(),
   external_id: t.String({ description: "The customer's id, unique per community, up to 256 characters" }),
   display_name: t.Nullable(t.String()),
   avatar_url: t.Nullable(t.String()),
@@ -70,12 +100,12 @@ export const Actor = t.Object({
 });
 
 export const Edge = t.Object({
-  id: t.String(),
-  community_id: t.String(),
+  id: UuidOut(),
+  community_id: UuidOut(),
   kind: t.String({ description: "follow | mute | block | restrict" }),
-  src_actor_id: t.String(),
-  dst_actor_id: t.String(),
-  dst_post_id: t.Nullable(t.String({ description: "null for actor edges" })),
+  src_actor_id: UuidOut(),
+  dst_actor_id: UuidOut(),
+  dst_post_id: t.Nullable(UuidOut("null for actor edges")),
   payload: JsonObject(),
   created_at: t.String(),
 });

@@ -3,21 +3,23 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, CommentParams, CommunityParams, ErrorBody, errors, laneParams, Pagination, PageQuery, PostParams, Uuid, writeErrors } from "../core/schemas";
+import { ActorParams, CommentParams, CommunityParams, ErrorBody, errors, laneParams, OneOf, Pagination, PageQuery, PostParams, Uuid, UuidOut, writeErrors } from "../core/schemas";
 import { Post } from "../posts/schemas";
 import { REACTION_TYPES, type EngageService } from "./service";
 
 const tags = ["Community: reactions, bookmarks, reposts, views, polls"];
-const ReactionBody = t.Object({ actor_id: Uuid("Reacting actor (active)"), type: t.String({ description: `One of ${REACTION_TYPES.join(", ")}` }) });
+/** A reaction type, in the body of a reaction and in the path of its removal (anything else is 400 naming type). */
+const ReactionType = OneOf(REACTION_TYPES, "The reaction");
+const ReactionBody = t.Object({ actor_id: Uuid("Reacting actor (active)"), type: ReactionType });
 const ReactionResult = t.Object({
-  reaction: t.Object({ target_type: t.String({ description: "post | comment" }), target_id: t.String(), actor_id: t.String(), type: t.String(), created_at: t.String() }),
+  reaction: t.Object({ target_type: t.String({ description: "post | comment" }), target_id: UuidOut("The post or comment"), actor_id: UuidOut(), type: t.String(), created_at: t.String() }),
   created: t.Boolean({ description: "false when the actor had already reacted with this type" }),
   reaction_counts: t.Record(t.String(), t.Integer()),
 });
-const Bookmark = t.Object({ actor_id: t.String(), post_id: t.String(), created_at: t.String() });
-const Viewer = t.Object({ viewer_actor_id: t.String(), viewer_external_id: t.String(), viewer_display_name: t.Nullable(t.String()), viewer_avatar_url: t.Nullable(t.String()), viewed_at: t.String() });
+const Bookmark = t.Object({ actor_id: UuidOut(), post_id: UuidOut(), created_at: t.String() });
+const Viewer = t.Object({ viewer_actor_id: UuidOut(), viewer_external_id: t.String(), viewer_display_name: t.Nullable(t.String()), viewer_avatar_url: t.Nullable(t.String()), viewed_at: t.String() });
 const PollResults = t.Object({
-  post_id: t.String(),
+  post_id: UuidOut(),
   question: t.String(),
   options: t.Array(t.Object({ index: t.Integer(), label: t.String(), count: t.Integer() }), { description: "Every option, zero-filled" }),
   total_votes: t.Integer(),
@@ -36,7 +38,7 @@ export function engageRoutes(engage: EngageService, deps: LaneRouteDeps) {
       await engage.unreact(requirePrincipal(c.principal), c.params.community_id, c.params.post_id, null, c.params.actor_id, c.params.type);
       c.set.status = 204;
     }, {
-      params: t.Object({ ...laneParams("post_id", "actor_id").properties, type: t.String() }),
+      params: t.Object({ ...laneParams("post_id", "actor_id").properties, type: ReactionType }),
       response: errors,
       detail: { tags, summary: "Remove a post reaction (action social.delete); 204 always for a live post", responses: noContent() },
     })
@@ -50,7 +52,7 @@ export function engageRoutes(engage: EngageService, deps: LaneRouteDeps) {
       await engage.unreact(requirePrincipal(c.principal), c.params.community_id, c.params.post_id, c.params.comment_id, c.params.actor_id, c.params.type);
       c.set.status = 204;
     }, {
-      params: t.Object({ ...laneParams("post_id", "comment_id", "actor_id").properties, type: t.String() }),
+      params: t.Object({ ...laneParams("post_id", "comment_id", "actor_id").properties, type: ReactionType }),
       response: errors,
       detail: { tags, summary: "Remove a comment reaction (action social.delete); 204", responses: noContent() },
     })

@@ -20,7 +20,7 @@
 import type { Principal } from "../../../access/principal";
 import { tx } from "../../../core/db";
 import { ApiError, forbidden, invalidField, notFound } from "../../../core/errors";
-import { isUuid, uuid } from "../../../core/ids";
+import { uuid } from "../../../core/ids";
 import { isObject, page, pageArgs } from "../core/common";
 import { blocked } from "../graph/follows";
 import { blockBetween } from "../graph/store";
@@ -32,12 +32,9 @@ import { newPostView, postView, postViews, type PostView } from "../posts/views"
 import { effectiveVisibility } from "../posts/visibility";
 import * as store from "./store";
 
+/** The reaction types; the routes' schema (ReactionType) refuses any other with 400 naming type. */
 export const REACTION_TYPES = ["like", "love", "haha", "wow", "sad", "angry", "celebrate", "insightful"] as const;
-
-const reactionType = (v: unknown) => {
-  if (typeof v !== "string" || !(REACTION_TYPES as readonly string[]).includes(v)) throw invalidField("type", `one of ${REACTION_TYPES.join(", ")}`);
-  return v;
-};
+export type ReactionTypeName = (typeof REACTION_TYPES)[number];
 
 export class EngageService {
   constructor(private readonly posts: PostService) {}
@@ -52,18 +49,17 @@ export class EngageService {
 
   // ------------------------------------------------------------------ reactions
 
-  async react(pr: Principal, communityId: string, postId: string, commentId: string | null, body: unknown) {
+  async react(pr: Principal, communityId: string, postId: string, commentId: string | null, body: { actor_id: string; type: ReactionTypeName }) {
     const c = await this.lane.community(pr, communityId, "social.create");
-    const o = isObject(body) ? body : {};
-    const type = reactionType(o.type);
+    const type = body.type;
     const now = this.posts.now();
     return tx(this.db, async (t) => {
-      const actor = await this.posts.writer(t, c.id, o.actor_id);
+      const actor = await this.posts.writer(t, c.id, body.actor_id);
       const post = await this.posts.live(t, c.id, postId);
       let targetAuthor = post.actor_id;
       let comment: commentStore.CommentRow | null | undefined;
       if (commentId !== null) {
-        comment = isUuid(commentId) ? await commentStore.commentById(t, post.id, commentId.toLowerCase()) : undefined;
+        comment = await commentStore.commentById(t, post.id, commentId.toLowerCase());
         if (!comment || !commentStore.visibleTo(comment, actor.id, post.actor_id)) throw notFound("Comment");
         targetAuthor = comment.actor_id;
       }
@@ -84,13 +80,13 @@ export class EngageService {
     });
   }
 
-  async unreact(pr: Principal, communityId: string, postId: string, commentId: string | null, actorId: string, type: string): Promise<void> {
+  async unreact(pr: Principal, communityId: string, postId: string, commentId: string | null, actorId: string, type: ReactionTypeName): Promise<void> {
     const c = await this.lane.community(pr, communityId, "social.delete");
     await tx(this.db, async (t) => {
       const post = await this.posts.live(t, c.id, postId);
       let targetId = post.id;
       if (commentId !== null) {
-        const cm = isUuid(commentId) ? await commentStore.commentById(t, post.id, commentId.toLowerCase()) : undefined;
+        const cm = await commentStore.commentById(t, post.id, commentId.toLowerCase());
         if (!cm) throw notFound("Comment");
         targetId = cm.id;
       }

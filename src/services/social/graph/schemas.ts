@@ -1,6 +1,6 @@
 /** TypeBox models of the actor graph. */
 import { t } from "../../../core/schema";
-import { Actor, Edge, ItemError, laneParams, Pagination, Uuid } from "../core/schemas";
+import { Actor, Edge, ItemError, laneParams, Pagination, Uuid, UuidOut } from "../core/schemas";
 
 export { Edge };
 
@@ -40,8 +40,8 @@ export const RequestParams = laneParams("dst_actor_id", "src_actor_id");
 export const FollowRequestPage = t.Object({
   data: t.Array(
     t.Object({
-      request_id: t.String(),
-      src_actor_id: t.String(),
+      request_id: UuidOut(),
+      src_actor_id: UuidOut(),
       src_external_id: t.String(),
       src_display_name: t.Nullable(t.String()),
       src_avatar_url: t.Nullable(t.String()),
@@ -69,8 +69,8 @@ export const CloseFriendParams = laneParams("owner_actor_id", "member_actor_id")
 export const CloseFriendPage = t.Object({
   data: t.Array(
     t.Object({
-      owner_actor_id: t.String(),
-      member_actor_id: t.String(),
+      owner_actor_id: UuidOut(),
+      member_actor_id: UuidOut(),
       member_external_id: t.String(),
       member_display_name: t.Nullable(t.String()),
       member_avatar_url: t.Nullable(t.String()),

@@ -3,20 +3,20 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, CommunityParams, ErrorBody, errors, laneParams, PageQuery, Pagination, Uuid } from "../core/schemas";
+import { ActorParams, CommunityParams, ErrorBody, errors, laneParams, PageQuery, Pagination, HashtagName, Uuid, UuidOut } from "../core/schemas";
 import type { HashtagService } from "./service";
 
 const tags = ["Community: hashtags"];
 
-const Hashtag = t.Object({ community_id: t.String(), tag: t.String({ description: "Lowercase, no leading #" }), first_used_at: t.String(), post_count: t.Integer() });
-const HashtagFollow = t.Object({ actor_id: t.String(), community_id: t.String(), tag: t.String(), followed_at: t.String() });
+const Hashtag = t.Object({ community_id: UuidOut(), tag: t.String({ description: "Lowercase, no leading #" }), first_used_at: t.String(), post_count: t.Integer() });
+const HashtagFollow = t.Object({ actor_id: UuidOut(), community_id: UuidOut(), tag: t.String(), followed_at: t.String() });
 
 export function hashtagRoutes(hashtags: HashtagService, deps: LaneRouteDeps) {
   return laneBase(deps)
     .get("/hashtags/:tag", (c) => hashtags.get(requirePrincipal(c.principal), c.params.community_id, c.params.tag), {
-      params: t.Object({ community_id: Uuid(), tag: t.String() }),
+      params: t.Object({ community_id: Uuid(), tag: HashtagName() }),
       response: { 200: Hashtag, ...errors },
-      detail: { tags, summary: "Read a hashtag of the directory (action social.read)", description: "The tag is normalised (leading # and case ignored); 400 INVALID_TAG when it cannot be a tag; 404 when not in the directory." },
+      detail: { tags, summary: "Read a hashtag of the directory (action social.read)", description: "The tag is normalised (leading # and case ignored); 400 when it cannot be a tag; 404 when not in the directory." },
     })
     .get("/search/hashtags", (c) => hashtags.search(requirePrincipal(c.principal), c.params.community_id, c.query), {
       params: CommunityParams,
@@ -32,7 +32,7 @@ export function hashtagRoutes(hashtags: HashtagService, deps: LaneRouteDeps) {
     })
     .post("/actors/:actor_id/hashtag-follows", (c) => write(deps, c, 201, (p) => hashtags.follow(p, c.params.community_id, c.params.actor_id, c.body)), {
       params: ActorParams,
-      body: t.Object({ tag: t.String({ description: "Must already be in the community's directory (404 otherwise)" }) }),
+      body: t.Object({ tag: HashtagName("A hashtag (leading # and case ignored) that must already be in the community's directory (404 otherwise); one that cannot be a tag is 400") }),
       response: { 201: HashtagFollow, ...errors, 409: ErrorBody },
       detail: { tags, summary: "Follow a hashtag (action social.create)", description: "Idempotent: following again refreshes followed_at." + IDEMPOTENT },
     })
@@ -40,8 +40,8 @@ export function hashtagRoutes(hashtags: HashtagService, deps: LaneRouteDeps) {
       await hashtags.unfollow(requirePrincipal(c.principal), c.params.community_id, c.params.actor_id, c.params.tag);
       c.set.status = 204;
     }, {
-      params: t.Object({ ...laneParams("actor_id").properties, tag: t.String() }),
+      params: t.Object({ ...laneParams("actor_id").properties, tag: HashtagName() }),
       response: errors,
-      detail: { tags, summary: "Unfollow a hashtag (action social.delete); 204 always", responses: noContent() },
+      detail: { tags, summary: "Unfollow a hashtag (action social.delete); 204 always for a well-formed tag (400 for one that cannot be a tag)", responses: noContent() },
     });
 }

@@ -3,12 +3,15 @@
  *
  * Decisions the spec leaves open:
  * - A tag in a path or body may carry its leading # and any case: it is normalised
- *   (hashtags/tags.ts). A tag that cannot be valid (empty, over 64, other characters) is
- *   400 INVALID_TAG; a valid one not in the directory is 404.
+ *   (hashtags/tags.ts). A tag that cannot be valid is 400 naming the field: VALIDATION_ERROR
+ *   from the route's schema (ASCII other than letters, digits and _; core/schemas.ts Tag),
+ *   INVALID_TAG from normalizeTag (over 64, non-ASCII characters that are not letters or
+ *   digits); a valid one not in the directory is 404.
  * - Search q is normalised the same way (a leading # and upper case are accepted), 1-32
  *   characters; limit 1-200, default 50; alphabetical by code point.
  * - Hashtag follows page newest first (followed_at, refreshed by following again).
- * - DELETE of a hashtag follow is 204 always, for any tag text.
+ * - DELETE of a hashtag follow is 204 always for a valid tag (followed or not, known actor
+ *   or not); a tag that cannot be valid is 400 like on the other routes.
  */
 import type { Principal } from "../../../access/principal";
 import { tx } from "../../../core/db";
@@ -70,7 +73,8 @@ export class HashtagService {
   async unfollow(p: Principal, communityId: string, actorId: string, raw: string): Promise<void> {
     const c = await this.lane.community(p, communityId, "social.delete");
     const tag = normalizeTag(raw);
-    if (tag) await store.unfollowHashtag(this.db, c.id, actorId.toLowerCase(), tag);
+    if (!tag) throw invalidTag("tag");
+    await store.unfollowHashtag(this.db, c.id, actorId.toLowerCase(), tag);
   }
 
   async follows(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {

@@ -3,11 +3,11 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, CommunityParams, Edge, errors, laneParams, Pagination, PageQuery, Payload, Uuid, writeErrors } from "../core/schemas";
+import { ActorParams, CommunityParams, Edge, errors, laneParams, Pagination, PageQuery, Payload, Uuid, UuidOut, writeErrors } from "../core/schemas";
 import type { HideService } from "./service";
 
 const tags = ["Community: hides"];
-const HideEdge = t.Object({ ...Edge.properties, kind: t.String({ description: "hide" }), dst_post_id: t.String({ description: "The hidden post" }), dst_actor_id: t.String({ description: "The post's author" }) });
+const HideEdge = t.Object({ ...Edge.properties, kind: t.String({ description: "hide" }), dst_post_id: UuidOut("The hidden post"), dst_actor_id: UuidOut("The post's author") });
 
 export function hideRoutes(hides: HideService, deps: LaneRouteDeps) {
   return laneBase(deps)

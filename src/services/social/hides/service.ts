@@ -9,7 +9,7 @@
 import type { Principal } from "../../../access/principal";
 import { tx } from "../../../core/db";
 import { invalidField } from "../../../core/errors";
-import { isUuid, uuid } from "../../../core/ids";
+import { uuid } from "../../../core/ids";
 import { isObject, jsonObject, page, pageArgs } from "../core/common";
 import type { PostService } from "../posts/service";
 import { deleteHide, hideOf, hidesOf, insertHide, type HideRow } from "./store";
@@ -41,7 +41,6 @@ export class HideService {
 
   async unhide(pr: Principal, communityId: string, src: string, postId: string): Promise<void> {
     const c = await this.posts.lane.community(pr, communityId, "social.delete");
-    if (!isUuid(src) || !isUuid(postId)) return;
     await deleteHide(this.db, c.id, src.toLowerCase(), postId.toLowerCase());
   }
 

@@ -7,19 +7,19 @@ import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { CommunityParams, ErrorBody, errors, Pagination, PageQuery, Uuid, writeErrors } from "../core/schemas";
+import { CommunityParams, ErrorBody, errors, Pagination, PageQuery, Uuid, UuidOut, writeErrors } from "../core/schemas";
 import { ACTIONS, REASONS, type ModerationService } from "./service";
 
 const tags = ["Community: moderation"];
 const AdminParams = t.Object({ workspace_id: Uuid(), community_id: Uuid() });
 
 const Flag = t.Object({
-  id: t.String(),
-  community_id: t.String(),
-  reporter_actor_id: t.Nullable(t.String({ description: "null for flags raised by a keyword filter" })),
+  id: UuidOut(),
+  community_id: UuidOut(),
+  reporter_actor_id: t.Nullable(UuidOut("null for flags raised by a keyword filter")),
   target_type: t.String({ description: "post | comment | actor" }),
-  target_id: t.String(),
-  target_actor_id: t.Nullable(t.String({ description: "The author, or the actor flagged" })),
+  target_id: UuidOut(),
+  target_actor_id: t.Nullable(UuidOut("The author, or the actor flagged")),
   reason: t.String(),
   note: t.Nullable(t.String()),
   status: t.String({ description: "open | resolved | dismissed" }),
@@ -29,13 +29,13 @@ const Flag = t.Object({
 });
 
 const Action = t.Object({
-  id: t.String(),
-  community_id: t.String(),
+  id: UuidOut(),
+  community_id: UuidOut(),
   action: t.String({ description: ACTIONS.join(" | ") }),
   target_type: t.String(),
-  target_id: t.String(),
-  target_actor_id: t.Nullable(t.String()),
-  flag_id: t.Nullable(t.String()),
+  target_id: UuidOut(),
+  target_actor_id: t.Nullable(UuidOut()),
+  flag_id: t.Nullable(UuidOut()),
   moderator_actor_id: t.Null(),
   moderator_external_id: t.Nullable(t.String()),
   reason: t.Nullable(t.String()),
@@ -44,7 +44,7 @@ const Action = t.Object({
   created_at: t.String(),
 });
 
-const Keyword = t.Object({ id: t.String(), community_id: t.String(), keyword: t.String(), action: t.String({ description: "block | hold" }), created_at: t.String() });
+const Keyword = t.Object({ id: UuidOut(), community_id: UuidOut(), keyword: t.String(), action: t.String({ description: "block | hold" }), created_at: t.String() });
 
 export function flagRoutes(moderation: ModerationService, deps: LaneRouteDeps) {
   return laneBase(deps).post("/flags", (c) => write(deps, c, 201, (p) => moderation.flag(p, c.params.community_id, c.body)), {
@@ -77,8 +77,8 @@ export function moderationAdminRoutes(moderation: ModerationService, deps: LaneR
           data: t.Array(
             t.Object({
               target_type: t.String(),
-              target_id: t.String(),
-              target_actor_id: t.Nullable(t.String()),
+              target_id: UuidOut(),
+              target_actor_id: t.Nullable(UuidOut()),
               flag_count: t.Integer(),
               reporter_count: t.Integer(),
               reasons: t.Record(t.String(), t.Integer()),

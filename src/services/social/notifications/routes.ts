@@ -3,20 +3,20 @@ import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
 import { requirePrincipal } from "../../../access/principal";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, errors, Pagination, PageQuery, Uuid, writeErrors } from "../core/schemas";
+import { ActorParams, errors, Pagination, PageQuery, Uuid, UuidOut, writeErrors } from "../core/schemas";
 import type { NotificationService } from "./service";
 
 const tags = ["Community: notifications"];
 
 const Notification = t.Object({
-  id: t.String(),
-  actor_id: t.String({ description: "Recipient" }),
+  id: UuidOut(),
+  actor_id: UuidOut("Recipient"),
   type: t.String({ description: "follow | follow_request | follow_request_approved | reaction | comment | reply | mention | tag | repost | vote | moderation" }),
   target_type: t.String({ description: "post | comment | actor" }),
-  target_id: t.String(),
+  target_id: UuidOut(),
   activity_count: t.Integer({ description: "Activities in the group" }),
   actor_count: t.Integer({ description: "Distinct actors in the group" }),
-  latest_actor_ids: t.Array(t.String(), { description: "Up to 5, most recent first" }),
+  latest_actor_ids: t.Array(UuidOut(), { description: "Up to 5, most recent first" }),
   data: JsonObject({ description: "Of the latest activity" }),
   is_read: t.Boolean(),
   is_seen: t.Boolean(),

@@ -1,24 +1,24 @@
 /** TypeBox models of posts and tags. */
 import { t } from "../../../core/schema";
 import { JsonObject } from "../../../access/schemas";
-import { AssetRef, Uuid } from "../core/schemas";
+import { AssetRef, Uuid, UuidOut } from "../core/schemas";
 
 
 export const Post = t.Object({
-  id: t.String(),
-  community_id: t.String(),
-  actor_id: t.String({ description: "Author" }),
+  id: UuidOut(),
+  community_id: UuidOut(),
+  actor_id: UuidOut("Author"),
   kind: t.String({ description: "text | link | image | quote | story | poll | repost" }),
   status: t.String({ description: "draft | scheduled | published" }),
   visibility: t.String({ description: "public | followers | close_friends, as written" }),
   effective_visibility: t.String({ description: "What applies: a private author's public posts count as followers" }),
   body: t.Nullable(t.String()),
   attributes: JsonObject({ description: "Free-form; url for link posts, poll {question, options, closes_at} for polls" }),
-  assets: t.Array(t.Object({ asset_id: t.String(), alt_text: t.Nullable(t.String()) })),
+  assets: t.Array(t.Object({ asset_id: UuidOut(), alt_text: t.Nullable(t.String()) })),
   hashtags: t.Array(t.String(), { description: "Normalised tags parsed from body" }),
-  mentions: t.Array(t.String(), { description: "Actor ids @mentioned in body (by external_id)" }),
-  quote_post_id: t.Nullable(t.String()),
-  source_post_id: t.Nullable(t.String({ description: "Reposts: the original post" })),
+  mentions: t.Array(UuidOut(), { description: "Ids of the actors @mentioned in body (written by external_id)" }),
+  quote_post_id: t.Nullable(UuidOut()),
+  source_post_id: t.Nullable(UuidOut("Reposts: the original post")),
   reaction_counts: t.Record(t.String(), t.Integer(), { description: "Reaction type -> count (types with a count only)" }),
   reaction_count: t.Integer(),
   comment_count: t.Integer({ description: "Published, live comments" }),
@@ -55,11 +55,11 @@ export const PostPatch = t.Object({
 });
 
 export const Tag = t.Object({
-  id: t.String(),
-  community_id: t.String(),
-  post_id: t.String(),
-  tagger_actor_id: t.String(),
-  tagged_actor_id: t.String(),
+  id: UuidOut(),
+  community_id: UuidOut(),
+  post_id: UuidOut(),
+  tagger_actor_id: UuidOut(),
+  tagged_actor_id: UuidOut(),
   status: t.String({ description: "pending | approved | declined" }),
   created_at: t.String(),
   updated_at: t.String(),
