@@ -170,7 +170,7 @@ describe("invitations", () => {
     expect(c.body.error.code).toBe("IDEMPOTENCY_KEY_REUSE");
   });
 
-  test("validation: bad email 400, another workspace's or unknown role 404", async () => {
+  test("validation: bad email or malformed role_id 400, another workspace's or unknown role 404", async () => {
     const { owner, ws } = await ownerWithWorkspace();
     const bad = await invite(owner.token, ws.slug, { email: "not-an-email" });
     expect(bad.status).toBe(400);
@@ -182,7 +182,9 @@ describe("invitations", () => {
     });
     expect(foreignRole.status).toBe(201);
     expect((await invite(owner.token, ws.slug, { email: "x@example.com", role_id: foreignRole.body.id })).status).toBe(404);
-    expect((await invite(owner.token, ws.slug, { email: "x@example.com", role_id: "nope" })).status).toBe(404);
+    expect((await invite(owner.token, ws.slug, { email: "x@example.com", role_id: crypto.randomUUID() })).status).toBe(404);
+    // A role_id that is no UUID at all is malformed input, not an unknown role.
+    expect((await invite(owner.token, ws.slug, { email: "x@example.com", role_id: "nope" })).status).toBe(400);
   });
 
   test("member role gets 403 on member.create; only owners invite owners; admins can't invite above themselves", async () => {

@@ -178,7 +178,7 @@ describe("listing and revoking", () => {
     expect((await app.call("GET", `${TOKENS}?limit=101`, { token: u.token })).status).toBe(400);
   });
 
-  inProcess("compares revoked_at with the moved injected clock and reads the audit table (app.platform.ctx.db)")("revoke: 204 then 401; again 204; someone else's token 404; a PAT cannot revoke; audited", async () => {
+  inProcess("compares revoked_at with the moved injected clock and reads the audit table (app.platform.ctx.db)")("revoke: 204 then 401; again 204; someone else's or an unknown token 404, a malformed id 400; a PAT cannot revoke; audited", async () => {
     const u = await signup(app);
     const other = await signup(app);
     const pat = await createOk(u.token);
@@ -196,7 +196,8 @@ describe("listing and revoking", () => {
     expect((await app.call("GET", "/platform/v1/introspect", { token: pat.token })).status).toBe(401);
     expect((await app.call("GET", "/platform/v1/introspect", { token: spare.token })).status).toBe(200);
     expect((await app.call("DELETE", `${TOKENS}/${pat.id}`, { token: u.token })).status).toBe(204);
-    expect((await app.call("DELETE", `${TOKENS}/not-a-token`, { token: u.token })).status).toBe(404);
+    expect((await app.call("DELETE", `${TOKENS}/${crypto.randomUUID()}`, { token: u.token })).status).toBe(404);
+    expect((await app.call("DELETE", `${TOKENS}/not-a-token`, { token: u.token })).status).toBe(400);
     const list = await app.call("GET", TOKENS, { token: u.token });
     expect(list.body.data.find((t: any) => t.id === pat.id).revoked_at).toBe(app.clock.iso());
 

@@ -23,7 +23,6 @@ import type { RequestMeta } from "../../access/http";
 import { tx, type Sql } from "../../core/db";
 import { badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { uuid } from "../../core/ids";
-import { uuidRef } from "./refs";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
@@ -66,7 +65,7 @@ export class AdminUserService {
   }
 
   private async load(db: Sql, app: LoadedApp, id: string) {
-    const u = await store.userView(db, app.id, uuidRef("user_id", id));
+    const u = await store.userView(db, app.id, id);
     if (!u) throw notFound("User");
     return u;
   }
@@ -123,8 +122,9 @@ export class AdminUserService {
 
   async update(app: LoadedApp, credentials: AdminCredentials, id: string, b: AdminUserPatch, meta: RequestMeta) {
     const c = await this.caller(app, credentials, "auth.user.update");
-    await this.load(this.ctx.db, app, id);
+    // The body is judged before the user is looked up: a bad field is 400 even for an unknown user.
     const { email, roleId } = await this.validatePatch(app, b);
+    await this.load(this.ctx.db, app, id);
     // argon2 must not run while the write lock is held.
     const passwordHash = b.password !== undefined ? await this.ctx.passwords.hash(b.password) : undefined;
     return tx(this.ctx.db, async (db) => {
@@ -229,8 +229,6 @@ export class AdminUserService {
   /** Revokes one live session of the user (its refresh token stops working; access tokens fail the session check). 404 when it is not a live session of this user. */
   async revokeSession(app: LoadedApp, credentials: AdminCredentials, id: string, sessionId: string, meta: RequestMeta) {
     const c = await this.caller(app, credentials, "auth.user.update");
-    uuidRef("user_id", id);
-    uuidRef("session_id", sessionId);
     await tx(this.ctx.db, async (t) => {
       await this.load(t, app, id);
       const now = this.ctx.clock.iso();

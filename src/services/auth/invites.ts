@@ -24,7 +24,6 @@ import { SECOND } from "../../core/clock";
 import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, invalidField, notFound, type ErrorDetail } from "../../core/errors";
 import { randomBase62, uuid } from "../../core/ids";
-import { uuidRef } from "./refs";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { hashToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
@@ -176,7 +175,6 @@ export class InviteService {
   }
 
   async revoke(app: LoadedApp, actor: AuthActor, id: string, meta: RequestMeta) {
-    uuidRef("invite_id", id);
     await tx(this.ctx.db, async (t) => {
       if (!(await store.revokeInvite(t, app.id, id, this.ctx.clock.iso()))) throw notFound("Invite");
       await recordAuthAudit(t, this.ctx, app.id, { action: "invite.revoke", actor, target: { type: "invite", id }, meta });

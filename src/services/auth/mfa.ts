@@ -245,11 +245,12 @@ export class MfaService implements MfaGate {
 
   async confirm(app: LoadedApp, authorization: string | null, factorId: string, code: string, meta: RequestMeta) {
     const { user } = await this.me(app, authorization);
-    const f = isUuid(factorId) ? await store.factorOf(this.ctx.db, app.id, user.id, factorId) : null;
+    // The input is judged before the factor is looked up: a malformed code is 400 even for an unknown factor.
+    if (!CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
+    const f = await store.factorOf(this.ctx.db, app.id, user.id, factorId);
     if (!f || f.disabled_at) throw notFound("MFA factor");
     if (f.confirmed_at) throw conflict("This factor is already confirmed", "FACTOR_ALREADY_CONFIRMED");
     if (Date.parse(f.created_at) + MFA_LIMITS.pendingTtlMs <= this.ctx.clock.nowMs()) throw badRequest("The enrolment has expired: enrol the factor again", undefined, "ENROLMENT_EXPIRED");
-    if (!CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
 
     const step = f.type === "totp" ? await this.totpStep(f, code) : null;
     const ok = f.type === "totp" ? step !== null : safeEqual(await generateHOTP(this.seed(f), 0), code);
@@ -291,7 +292,7 @@ export class MfaService implements MfaGate {
 
   async disable(app: LoadedApp, authorization: string | null, factorId: string, meta: RequestMeta) {
     const { user } = await this.me(app, authorization);
-    const f = isUuid(factorId) ? await store.factorOf(this.ctx.db, app.id, user.id, factorId) : null;
+    const f = await store.factorOf(this.ctx.db, app.id, user.id, factorId);
     if (!f) throw notFound("MFA factor");
     await tx(this.ctx.db, async (t) => {
       if (!(await store.disableFactor(t, f.id, this.ctx.clock.iso()))) return;

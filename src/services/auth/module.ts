@@ -4,6 +4,7 @@ import { defineService } from "../module";
 import { AUTH_ACTIONS } from "./actions";
 import { AUTH_WEBHOOKS } from "./events";
 import { authRoutes } from "./routes";
+import { Uuid } from "./schemas";
 import { AuthService } from "./service";
 import { appWebhookScope } from "./webhook-scope";
 
@@ -24,7 +25,7 @@ export const authModule = defineService({
   webhooks: AUTH_WEBHOOKS,
   create: (d) => new AuthService(d.ctx, d.platform, d.webhooks.engine, d.webhooks.api),
   // Auth Apps: /auth/v1/apps/{app_id}/webhooks/... (shared and legacy routes).
-  webhookScopes: (auth) => [{ prefix: "/auth/v1/apps/:app_id", resolve: appWebhookScope(auth), legacyRoutes: true }],
+  webhookScopes: (auth) => [{ prefix: "/auth/v1/apps/:app_id", resolve: appWebhookScope(auth), legacyRoutes: true, params: { app_id: Uuid("The App's id") } }],
   routes: (auth) => authRoutes(auth),
   jobs: (auth) => [{ name: "auth.purge", schedule: "0 23 * * * *", run: () => auth.purge() }],
   stop: async (auth) => {

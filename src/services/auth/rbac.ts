@@ -34,7 +34,6 @@ import { tx } from "../../core/db";
 import { isUniqueViolation } from "../../core/store/sql";
 import { ApiError, badRequest, conflict, notFound, unauthorized, type ErrorDetail } from "../../core/errors";
 import { uuid } from "../../core/ids";
-import { uuidRef } from "./refs";
 import { andThen, type MaybePromise } from "../../core/maybe-promise";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
@@ -195,7 +194,7 @@ export class RbacService {
   }
 
   private async role(app: LoadedApp, id: string) {
-    const r = await store.roleById(this.ctx.db, app.id, uuidRef("role_id", id));
+    const r = await store.roleById(this.ctx.db, app.id, id);
     if (!r) throw notFound("Role");
     return r;
   }
@@ -281,7 +280,7 @@ export class RbacService {
   /** Sets (or clears, with null) a user's app-wide role. */
   async assignRole(app: LoadedApp, credentials: AdminCredentials, userId: string, roleName: string | null, meta: RequestMeta) {
     const caller = await this.admin(app, credentials, "auth.user.update");
-    const user = await this.auth.users.get(app, uuidRef("user_id", userId));
+    const user = await this.auth.users.get(app, userId);
     if (!user) throw notFound("User");
     const role = roleName === null ? null : await store.roleByName(this.ctx.db, app.id, roleName);
     if (roleName !== null && !role) throw badRequest("No such role in this App", [{ field: "role", reason: "must name a role of this App, or be null" }]);

@@ -28,13 +28,13 @@ import type { RequestMeta } from "../../access/http";
 import { tx, type Sql } from "../../core/db";
 import { isUniqueViolation } from "../../core/store/sql";
 import { badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
-import { tenantRef, uuidRef } from "./refs";
 import { displayId, randomHex, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";
 import type { AdminCredentials, AppAccess } from "./access";
+import { isEmail } from "./settings";
 import { roleByName } from "./store/roles";
 import * as store from "./store/tenants";
 import { contactByValue, userView } from "./store/users";
@@ -157,7 +157,7 @@ export class TenantService {
 
   /** The App's tenant by UUID or tnt_ display id; another App's tenant is 404 like an unknown one. */
   private async tenant(app: LoadedApp, ref: string) {
-    const t = await store.tenantByRef(this.db, app.id, tenantRef("tenant_id", ref));
+    const t = await store.tenantByRef(this.db, app.id, ref);
     if (!t) throw notFound("Tenant");
     return t;
   }
@@ -245,7 +245,7 @@ export class TenantService {
 
   async update(app: LoadedApp, credentials: AdminCredentials, ref: string, b: TenantPatch, meta: RequestMeta): Promise<TenantView> {
     const actor = await this.caller(app, credentials, "auth.tenant.update");
-    const current = await this.tenant(app, ref);
+    // The body is judged before the tenant is looked up (credential, then input, then existence).
     const details: ErrorDetail[] = [];
     if (b.display_name !== undefined) checkName(b.display_name, details);
     const slug = b.slug !== undefined ? b.slug.toLowerCase() : undefined;
@@ -256,6 +256,7 @@ export class TenantService {
       else pushMetadata(b.metadata, details);
     }
     if (details.length) throw badRequest("Invalid tenant", details);
+    const current = await this.tenant(app, ref);
 
     const next: Partial<Pick<store.TenantRow, "slug" | "display_name" | "status" | "metadata">> = {};
     if (b.display_name !== undefined && b.display_name.trim() !== current.display_name) next.display_name = b.display_name.trim();
@@ -317,12 +318,14 @@ export class TenantService {
 
   async addMember(app: LoadedApp, credentials: AdminCredentials, ref: string, b: NewMember, meta: RequestMeta): Promise<MemberView> {
     const actor = await this.caller(app, credentials, "auth.tenant.members.add");
-    const tenant = await this.tenant(app, ref);
+    // The body is judged before the tenant is looked up (credential, then input, then existence).
     const accountId = b.accountId ?? b.account_id ?? null;
     if ((accountId === null) === (b.email == null)) {
       throw badRequest("Give exactly one of accountId or email", [{ field: accountId === null ? "accountId" : "email", reason: "exactly one of accountId or email is required" }]);
     }
+    if (b.email != null && !isEmail(b.email.trim().toLowerCase())) throw badRequest("Invalid member", [{ field: "email", reason: "must be a valid email address" }]);
     const role = await this.role(app, b.role);
+    const tenant = await this.tenant(app, ref);
     if (tenant.status === "archived") throw conflict("This tenant is archived", "TENANT_ARCHIVED");
 
     return tx(this.db, async (t) => {
@@ -363,11 +366,9 @@ export class TenantService {
 
   async updateMember(app: LoadedApp, credentials: AdminCredentials, ref: string, accountId: string, b: { role: string | null }, meta: RequestMeta): Promise<MemberView> {
     const actor = await this.caller(app, credentials, "auth.tenant.members.add");
-    tenantRef("tenant_id", ref);
-    uuidRef("account_id", accountId);
+    const role = await this.role(app, b.role);
     const tenant = await this.tenant(app, ref);
     const m = await this.member(tenant, accountId);
-    const role = await this.role(app, b.role);
     if ((role?.id ?? null) === m.role_id) return memberView(m);
     return tx(this.db, async (t) => {
       await store.setMemberRole(t, m.id, role?.id ?? null);
@@ -382,8 +383,6 @@ export class TenantService {
 
   async removeMember(app: LoadedApp, credentials: AdminCredentials, ref: string, accountId: string, meta: RequestMeta) {
     const actor = await this.caller(app, credentials, "auth.tenant.members.remove");
-    tenantRef("tenant_id", ref);
-    uuidRef("account_id", accountId);
     const tenant = await this.tenant(app, ref);
     const m = await this.member(tenant, accountId);
     await tx(this.db, async (t) => {

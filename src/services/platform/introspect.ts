@@ -4,7 +4,6 @@
  */
 import { policyCovers, type Policy } from "../../access/policy";
 import type { Principal } from "../../access/principal";
-import { isUuid } from "../../core/ids";
 import { unauthorized } from "../../core/errors";
 import { type MaybePromise } from "../../core/maybe-promise";
 import type { AppContext } from "../../context";
@@ -93,7 +92,6 @@ export class IntrospectService {
   /** Members get their role and policy; everyone else the same answer whether or not the workspace exists. */
   async workspace(p: Principal, workspaceId: string) {
     const nothing = { is_member: false, role: {}, policy: [] as Policy, services: [] as string[] };
-    if (!isUuid(workspaceId)) return nothing;
     const eff = await this.authz.effectivePolicies(this.ctx.db, p, workspaceId);
     if (!eff) return nothing;
     const services = await ws.enabledServices(this.ctx.db, workspaceId);

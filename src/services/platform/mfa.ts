@@ -190,12 +190,13 @@ export class PlatformMfa {
   }
 
   async confirm(accountId: string, factorId: string, rawCode: string, meta: RequestMeta) {
-    const f = isUuid(factorId) ? await store.factorOf(this.ctx.db, accountId, factorId) : null;
+    // The input is judged before the factor is looked up: a malformed code is 400 even for an unknown factor.
+    const code = rawCode.trim();
+    if (!TOTP_CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
+    const f = await store.factorOf(this.ctx.db, accountId, factorId);
     if (!f || f.disabled_at) throw notFound("MFA factor");
     if (f.confirmed_at) throw conflict("This factor is already confirmed", "FACTOR_ALREADY_CONFIRMED");
     if (Date.parse(f.created_at) + PLATFORM_MFA.pendingTtlMs <= this.ctx.clock.nowMs()) throw badRequest("The enrolment has expired: enrol the factor again", undefined, "ENROLMENT_EXPIRED");
-    const code = rawCode.trim();
-    if (!TOTP_CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
     const step = await this.totpStep(f, code);
     const failKey = `platform:mfa-confirm:${f.id}`;
     if (step === null) {
@@ -221,7 +222,7 @@ export class PlatformMfa {
   }
 
   async disable(accountId: string, factorId: string, b: { code?: string | null }, meta: RequestMeta): Promise<void> {
-    const f = isUuid(factorId) ? await store.factorOf(this.ctx.db, accountId, factorId) : null;
+    const f = await store.factorOf(this.ctx.db, accountId, factorId);
     if (!f) throw notFound("MFA factor");
     const outcome = await tx(this.ctx.db, async (t) => {
       const enabled = await store.enabledFactors(t, accountId);
@@ -256,7 +257,7 @@ export class PlatformMfa {
 
   /** Operator reset of another account's MFA. */
   async reset(operatorId: string, accountId: string, meta: RequestMeta): Promise<{ factors_disabled: number }> {
-    if (!isUuid(accountId) || !(await accounts.accountById(this.ctx.db, accountId))) throw notFound("Account");
+    if (!(await accounts.accountById(this.ctx.db, accountId))) throw notFound("Account");
     // Your own factors go through DELETE /me/mfa/{id} with a code: a stolen operator session alone must not strip them.
     if (accountId === operatorId) throw badRequest("Operators cannot reset their own MFA: disable the factor with a code or a recovery code", [{ field: "account_id", reason: "is you" }]);
     return tx(this.ctx.db, async (t) => {

@@ -1,10 +1,37 @@
 /** TypeBox models shared by the platform routes and their OpenAPI description. */
 import { t } from "../../core/schema";
 import type { TSchema } from "elysia";
+import type { TString } from "@sinclair/typebox";
 import { JsonObject, ListQuery, Pagination } from "../../access/schemas";
 import { FORM_TYPE, JSON_TYPE } from "../../core/request-body";
 
 export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
+
+// --- Ids a caller names (path, query or body): shared by the Platform and Auth routes --------
+
+/**
+ * A UUID: format uuid for the document, and a strict pattern because Elysia's "uuid" format
+ * checker also takes a "urn:uuid:" prefix. A malformed id is then 400 VALIDATION_ERROR naming
+ * its field before anything is looked up; a well-formed unknown one is the lookup's 404.
+ */
+export const UUID_BODY = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
+export const UUID_PATTERN = `^${UUID_BODY}$`;
+export const Uuid = (description?: string) => t.String({ format: "uuid", pattern: UUID_PATTERN, ...(description === undefined ? {} : { description }) });
+
+/** A workspace slug (workspaces.ts validateSlug): 1-63 lowercase letters and digits, separated by single hyphens. */
+export const WORKSPACE_SLUG_PATTERN = "^[a-z0-9]+(?:-[a-z0-9]+)*$";
+export const WORKSPACE_SLUG_MAX = 63;
+export const WorkspaceSlug = t.String({
+  pattern: WORKSPACE_SLUG_PATTERN,
+  maxLength: WORKSPACE_SLUG_MAX,
+  description: "The workspace's slug (not its id): 1-63 lowercase letters and digits, separated by single hyphens",
+});
+
+/** Path parameters of a workspace's routes: workspace_slug and the named UUID ids. */
+export function workspaceParams<K extends string>(...ids: K[]) {
+  const props = { workspace_slug: WorkspaceSlug, ...Object.fromEntries(ids.map((k) => [k, Uuid()])) } as { workspace_slug: TString } & Record<K, TString>;
+  return t.Object(props);
+}
 
 export const TokenResponse = t.Object({
   access_token: t.String({ description: "JWT access token" }),
@@ -175,7 +202,7 @@ export const AuditEntry = t.Object({
 });
 export const AuditList = t.Object({ data: t.Array(AuditEntry), pagination: Pagination });
 export const AuditQuery = t.Object({
-  actor_id: t.Optional(t.String({ description: "Account id (sessions and personal tokens) or API key id" })),
+  actor_id: t.Optional(Uuid("Account id (sessions and personal tokens) or API key id")),
   action: t.Optional(t.String({ description: 'Exact action ("apikey.create") or prefix pattern ("apikey.*")' })),
   since: t.Optional(t.String({ description: "ISO 8601; entries at or after" })),
   until: t.Optional(t.String({ description: "ISO 8601; entries strictly before" })),
@@ -196,7 +223,7 @@ export const Member = t.Object({
   joined_at: t.String({ format: "date-time" }),
 });
 export const MemberList = t.Object({ data: t.Array(Member), pagination: Pagination });
-export const MemberPatch = t.Object({ role_id: t.String({ maxLength: 64, description: "A built-in role or a custom role of this workspace" }) });
+export const MemberPatch = t.Object({ role_id: Uuid("A built-in role or a custom role of this workspace") });
 
 export const Invitation = t.Object({
   id: t.String({ format: "uuid" }),
@@ -210,7 +237,7 @@ export const Invitation = t.Object({
 export const InvitationList = t.Object({ data: t.Array(Invitation), pagination: Pagination });
 export const InvitationCreate = t.Object({
   email: t.String({ maxLength: 254 }),
-  role_id: t.Optional(t.String({ maxLength: 64, description: "Defaults to the built-in member role" })),
+  role_id: t.Optional(Uuid("Defaults to the built-in member role")),
 });
 export const InvitationAccept = t.Object({ token: t.String({ minLength: 1, maxLength: 256, description: "The token from the invitation mail" }) });
 export const InvitationAccepted = t.Object({

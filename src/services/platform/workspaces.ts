@@ -10,13 +10,14 @@ import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "./audit";
 import type { Authz } from "./authz";
 import * as store from "./store/workspaces";
+import { WORKSPACE_SLUG_MAX, WORKSPACE_SLUG_PATTERN } from "./schemas";
 
-export const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const SLUG_RE = new RegExp(WORKSPACE_SLUG_PATTERN);
 export const AVATAR_MAX_BYTES = 2 * 1024 * 1024;
 const SETTINGS_MAX_BYTES = 16 * 1024;
 
 export function validateSlug(slug: unknown, field = "slug"): string {
-  if (typeof slug !== "string" || !SLUG_RE.test(slug) || slug.length > 63) {
+  if (typeof slug !== "string" || !SLUG_RE.test(slug) || slug.length > WORKSPACE_SLUG_MAX) {
     throw badRequest("Invalid slug", [{ field, reason: "1-63 lowercase letters and digits, separated by single hyphens" }], "INVALID_SLUG");
   }
   return slug;

@@ -7,12 +7,12 @@ import { t } from "../../../core/schema";
 import { APP_ADMIN } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
-import { ErrorBody, ListQuery, Pagination, PublicUser } from "../schemas";
-import { adminCredentials, appGroup } from "./scope";
+import { appParams, ErrorBody, ListQuery, Pagination, PublicUser } from "../schemas";
+import { adminCredentials, appGroup, appSlugParams } from "./scope";
 
 const tags = ["Auth: admin users"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const userParams = t.Object({ app_slug: t.String(), user_id: t.String() });
+const userParams = appParams(["user_id"]);
 const Metadata = t.Unknown({ description: "Customer-controlled JSON object, at most 16 KiB (checked by the service: a schema record would let Elysia coerce an array into an object)" });
 const AdminSession = t.Object({
   id: t.String(),
@@ -30,6 +30,7 @@ export function adminUsersRoutes(auth: AuthService) {
   const { adminUsers } = auth;
   return appGroup(auth, APP_ADMIN)
     .get("/admin/users", ({ app, request, query }) => adminUsers.list(app, adminCredentials(request), query), {
+      params: appSlugParams,
       query: t.Composite([ListQuery, t.Object({ q: t.Optional(t.String({ description: "Substring of the username or an email / phone, any case" })) })]),
       response: { 200: t.Object({ data: t.Array(PublicUser), pagination: Pagination }), ...errors },
       detail: { tags, summary: "List users (action auth.user.list)", description: `Creation order, cursor pages. ${auth401}` },
@@ -39,6 +40,7 @@ export function adminUsersRoutes(auth: AuthService) {
       set.status = 201;
       return user;
     }, {
+      params: appSlugParams,
       body: t.Object({
         email: t.String({ maxLength: 254 }),
         username: t.Optional(t.String({ maxLength: 64, description: "Derived from the email when absent" })),
@@ -92,7 +94,7 @@ export function adminUsersRoutes(auth: AuthService) {
       await adminUsers.revokeSession(app, adminCredentials(request), params.user_id, params.session_id, meta);
       set.status = 204;
     }, {
-      params: t.Object({ app_slug: t.String(), user_id: t.String(), session_id: t.String() }),
+      params: appParams(["user_id", "session_id"]),
       response: errors,
       detail: { tags, responses: noContent(), summary: "Revoke one session of a user (action auth.user.update)", description: "204. Its refresh token stops working and its access tokens fail the session check (/me, introspection). 404 when the session is not a live session of this user. Audited (user.session.revoke)." },
     })

@@ -8,10 +8,10 @@ import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
-import { App, ErrorBody, ListQuery, Pagination } from "../schemas";
+import { App, ErrorBody, ListQuery, Pagination, Uuid } from "../schemas";
 
 const tags = ["Auth: apps"];
-const idParam = t.Object({ app_id: t.String() });
+const idParam = t.Object({ app_id: Uuid() });
 const Settings = t.Optional(JsonObject({ description: "Any of the App settings; unknown keys are 400" }));
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
@@ -25,7 +25,7 @@ export function appRoutes(auth: AuthService) {
       return idempotent(auth.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: await apps.create(p, c.body, c.meta) }));
     }, {
       body: t.Object({
-        workspace_id: t.Optional(t.String({ description: "Required for a signed-in user; a workspace API key defaults to its workspace" })),
+        workspace_id: t.Optional(Uuid("Required for a signed-in user; a workspace API key defaults to its workspace")),
         slug: t.String({ maxLength: 63, description: "3-63 lowercase letters, digits, hyphens; route words like v1 are refused" }),
         display_name: t.Optional(t.String({ maxLength: 200 })),
         displayName: t.Optional(t.String({ maxLength: 200, description: "Alias of display_name" })),
@@ -35,7 +35,7 @@ export function appRoutes(auth: AuthService) {
       detail: { tags, summary: "Create an App (action auth.app.create); generates its RS256 signing key and publishable key", description: "Accepts Idempotency-Key." },
     })
     .get("", ({ principal, query }) => apps.list(requirePrincipal(principal), query), {
-      query: t.Composite([ListQuery, t.Object({ workspace_id: t.Optional(t.String()) })]),
+      query: t.Composite([ListQuery, t.Object({ workspace_id: t.Optional(Uuid("Required for a signed-in user; a workspace API key defaults to its workspace")) })]),
       response: { 200: t.Object({ data: t.Array(App), pagination: Pagination }), ...errors },
       detail: { tags, summary: "List a workspace's Apps (action auth.app.list; cursor pages, creation order)" },
     })

@@ -5,7 +5,7 @@ import { APP_ADMIN } from "../../../access/openapi";
 import { AUTH_AUDIT_DEFAULT_LIMIT, AUTH_AUDIT_MAX_LIMIT } from "../audit-log";
 import type { AuthService } from "../service";
 import { ErrorBody, Pagination } from "../schemas";
-import { adminCredentials, appGroup } from "./scope";
+import { adminCredentials, appGroup, appSlugParams } from "./scope";
 
 const tags = ["Auth: audit"];
 
@@ -40,6 +40,7 @@ export function auditRoutes(auth: AuthService) {
     "/audit-log",
     ({ app, request, query }) => auth.auditLog.list(app, adminCredentials(request), query),
     {
+      params: appSlugParams,
       query: AuditQuery,
       response: { 200: t.Object({ data: t.Array(AuditEntry), pagination: Pagination }), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       detail: {

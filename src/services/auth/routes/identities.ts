@@ -3,8 +3,8 @@ import { t } from "../../../core/schema";
 import { APP_USER } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
-import { ErrorBody, Identity, Pagination } from "../schemas";
-import { appGroup, authz } from "./scope";
+import { appParams, ErrorBody, Identity, Pagination } from "../schemas";
+import { appGroup, appSlugParams, authz } from "./scope";
 
 const tags = ["Auth: me"];
 
@@ -12,6 +12,7 @@ export function identitiesRoutes(auth: AuthService) {
   const { identities } = auth;
   return appGroup(auth, APP_USER)
     .get("/me/identities", ({ app, request }) => identities.list(app, authz(request)), {
+      params: appSlugParams,
       response: { 200: t.Object({ data: t.Array(Identity), pagination: Pagination }), 401: ErrorBody, 404: ErrorBody },
       detail: { tags, summary: "Provider identities linked to the signed-in user (all of them, one page)" },
     })
@@ -19,7 +20,7 @@ export function identitiesRoutes(auth: AuthService) {
       await identities.unlink(app, authz(request), params.identity_id, meta);
       set.status = 204;
     }, {
-      params: t.Object({ app_slug: t.String(), identity_id: t.String() }),
+      params: appParams(["identity_id"]),
       detail: { tags, responses: noContent(), summary: "Unlink a provider identity", description: "204; 404 for an identity of another user; 409 LAST_SIGN_IN_METHOD when it is the user's only way to sign in (no password, no other identity)." },
     });
 }

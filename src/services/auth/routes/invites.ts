@@ -4,8 +4,8 @@ import { APP_ADMIN, PUBLIC } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import { INVITE_MAX_USES, INVITE_STATUSES, INVITE_TTL } from "../invites";
 import type { AuthService } from "../service";
-import { ConsumerTokens, ErrorBody, ListQuery, Pagination } from "../schemas";
-import { adminCredentials, appGroup } from "./scope";
+import { appParams, ConsumerTokens, ErrorBody, ListQuery, Pagination, TenantRef } from "../schemas";
+import { adminCredentials, appGroup, appSlugParams } from "./scope";
 
 const tags = ["Auth: invites"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
@@ -34,10 +34,11 @@ export function invitesRoutes(auth: AuthService) {
       set.status = 201;
       return created;
     }, {
+      params: appSlugParams,
       body: t.Object({
         email: t.Optional(t.Nullable(t.String({ maxLength: 254 }))),
         role: t.Optional(t.Nullable(t.String({ maxLength: 100 }))),
-        tenant_id: t.Optional(t.Nullable(t.String({ maxLength: 64, description: "Tenant UUID or tnt_ display id" }))),
+        tenant_id: t.Optional(t.Nullable(TenantRef())),
         max_uses: t.Optional(t.Integer({ minimum: 1, maximum: INVITE_MAX_USES, description: "Default 1; must be 1 when email is set" })),
         expires_in: t.Optional(t.Integer({ minimum: INVITE_TTL.min, maximum: INVITE_TTL.max, description: "Seconds; default 7 days" })),
         send_email: t.Optional(t.Boolean({ description: "Mail the code to email (with the App's mail_from sender)" })),
@@ -50,6 +51,7 @@ export function invitesRoutes(auth: AuthService) {
       await access.admin(app, adminCredentials(request), "auth.invite.list");
       return invites.list(app, query);
     }, {
+      params: appSlugParams,
       query: t.Composite([ListQuery, t.Object({ status: t.Optional(t.String({ description: INVITE_STATUSES.join(" | ") })) })]),
       response: { 200: t.Object({ data: t.Array(Invite), pagination: Pagination }), ...errors },
       detail: { tags, summary: "List invites, newest first (action auth.invite.list)" },
@@ -59,10 +61,11 @@ export function invitesRoutes(auth: AuthService) {
       await invites.revoke(app, caller.actor, params.invite_id, meta);
       set.status = 204;
     }, {
-      params: t.Object({ app_slug: t.String(), invite_id: t.String() }),
+      params: appParams(["invite_id"]),
       detail: { tags, responses: noContent(), summary: "Revoke an invite (action auth.invite.delete)", description: "204; idempotent. Accepting a revoked invite answers 410 INVITE_REVOKED." },
     })
     .post("/auth/accept-invite", ({ app, body, meta }) => invites.accept(app, body, meta), {
+      params: appSlugParams,
       body: t.Object({
         code: t.String({ maxLength: 64, description: "The invite code (inv_...)" }),
         password: t.String({ maxLength: 1024, description: "Must satisfy the App's password policy" }),

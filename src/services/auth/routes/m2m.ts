@@ -11,14 +11,18 @@ import { PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { requestIdOf } from "../../../core/http";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
-import { ErrorBody, ListQuery, Pagination } from "../schemas";
+import { ErrorBody, ListQuery, M2mClientRef, Pagination, Uuid } from "../schemas";
 import { oauthError, type TokenAnswer } from "../m2m";
-import { appSlugParams } from "./scope";
 
 const tags = ["Auth: M2M clients"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const appParams = t.Object({ app_id: t.String() });
-const clientParams = t.Object({ app_id: t.String(), id: t.String({ description: "The client's id or its client_id (m2m_...)" }) });
+const appIdParams = t.Object({ app_id: Uuid() });
+const clientParams = t.Object({ app_id: Uuid(), id: M2mClientRef });
+/**
+ * The token endpoint's app_slug stays a plain string: an OAuth client reads only the OAuth
+ * error shape there, and any slug that names no App is 401 invalid_client.
+ */
+const tokenRouteParams = t.Object({ app_slug: t.String() });
 const Permissions = t.Array(t.String(), {
   maxItems: 50,
   description: 'auth.* action names ("auth.user.read") or prefix patterns ("auth.user.*"); nothing covering auth.m2m.* or auth.app.*, and only actions the caller holds itself',
@@ -46,13 +50,13 @@ function managementRoutes(auth: AuthService) {
       set.status = 201;
       return created;
     }, {
-      params: appParams,
+      params: appIdParams,
       body: t.Object({ name: t.String({ maxLength: 200 }), permissions: Permissions }),
       response: { 201: ClientWithSecret, ...errors },
       detail: { tags, summary: "Create an M2M client (action auth.m2m.create)", description: "The answer carries client_secret once. No Idempotency-Key: a replay would need the plaintext secret stored." },
     })
     .get("", ({ principal, params, query }) => m2m.list(requirePrincipal(principal), params.app_id, query), {
-      params: appParams,
+      params: appIdParams,
       query: ListQuery,
       response: { 200: t.Object({ data: t.Array(Client), pagination: Pagination }), ...errors },
       detail: { tags, summary: "List M2M clients (action auth.m2m.list; cursor pages, creation order; never the secret)" },
@@ -146,7 +150,7 @@ function tokenRoute(auth: AuthService) {
     }
     return send(set, answer);
   }, {
-    params: appSlugParams,
+    params: tokenRouteParams,
     parse: "none",
     detail: {
       tags,
@@ -189,7 +193,7 @@ function tokenRoute(auth: AuthService) {
       429: OAuthError,
     },
   }).all("/oauth/token", ({ set }) => send(set, oauthError(405, "invalid_request", "The token endpoint takes POST", { allow: "POST" })), {
-    params: appSlugParams,
+    params: tokenRouteParams,
     detail: { hide: true },
   });
 }

@@ -5,7 +5,7 @@ import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, PublicUser } from "../schemas";
 import { andThen } from "../../../core/maybe-promise";
-import { authz, tokenCheckGroup } from "./scope";
+import { appSlugParams, authz, tokenCheckGroup } from "./scope";
 
 const tags = ["Auth: me"];
 const Me = t.Composite([
@@ -28,10 +28,12 @@ export function meRoutes(auth: AuthService) {
   // tokenCheckGroup: a cached App and an already verified token cost no promise on GET /me.
   return tokenCheckGroup(auth, APP_USER)
     .get("/me", ({ app, request }) => andThen(app, (a) => me.get(a, authz(request))), {
+      params: appSlugParams,
       response: { 200: Me, 401: ErrorBody, 404: ErrorBody },
       detail: { tags, summary: "The signed-in user's profile, tenants and MFA state" },
     })
     .patch("/me", async ({ app, request, body, meta }) => me.update(await app, authz(request), body, meta), {
+      params: appSlugParams,
       body: t.Object({
         display_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
         username: t.Optional(t.String({ maxLength: 64 })),
@@ -45,6 +47,7 @@ export function meRoutes(auth: AuthService) {
       await me.changePassword(await app, authz(request), body, meta);
       set.status = 204;
     }, {
+      params: appSlugParams,
       body: t.Object({ current_password: t.String({ maxLength: 1024 }), new_password: t.String({ maxLength: 1024 }) }),
       detail: { tags, responses: noContent(), summary: "Change the password", description: "204; every other session of the user is revoked, this one stays. 400 INVALID_PASSWORD for a wrong current password; the 5th wrong one within 15 minutes answers 429." },
     });

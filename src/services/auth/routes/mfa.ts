@@ -7,8 +7,8 @@ import { t } from "../../../core/schema";
 import { APP_USER, PUBLIC } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
-import { ConsumerTokens, ErrorBody, ListQuery, Pagination } from "../schemas";
-import { appGroup, authz } from "./scope";
+import { appParams, ConsumerTokens, ErrorBody, ListQuery, Pagination, Uuid } from "../schemas";
+import { appGroup, appSlugParams, authz } from "./scope";
 
 const signinTags = ["Auth: sign-in"];
 const meTags = ["Auth: MFA"];
@@ -33,7 +33,7 @@ const EnrolledFactor = t.Composite([
 const ConfirmedFactor = t.Composite([Factor, t.Object({ recovery_codes: t.Optional(t.Array(t.String(), { description: "Only when this is the user's first enabled factor; shown once" })) })]);
 const RecoveryCodes = t.Object({ recovery_codes: t.Array(t.String({ description: "16 hex characters; hyphens and case are ignored when entered" })) });
 
-const FactorParams = t.Object({ app_slug: t.String(), id: t.String() });
+const FactorParams = appParams(["id"]);
 const Code = t.String({ maxLength: 64 });
 const MfaToken = t.String({ maxLength: 64, description: "mfa_token of the sign-in challenge" });
 
@@ -44,7 +44,8 @@ export function mfaRoutes(auth: AuthService) {
   const { mfa } = auth;
   return appGroup(auth, APP_USER)
     .post("/auth/mfa/send-code", ({ app, body, meta }) => mfa.sendCode(app, body, meta), {
-      body: t.Object({ mfa_token: MfaToken, factor_id: t.String({ maxLength: 64, description: "An email factor listed in the challenge" }) }),
+      params: appSlugParams,
+      body: t.Object({ mfa_token: MfaToken, factor_id: Uuid("An email factor listed in the challenge") }),
       response: { 200: t.Object({ email_masked: t.String(), code_expires_at: t.String({ format: "date-time" }) }), ...publicErrors },
       detail: {
         tags: signinTags,
@@ -54,6 +55,7 @@ export function mfaRoutes(auth: AuthService) {
       },
     })
     .post("/auth/mfa/verify", ({ app, body, meta }) => mfa.verify(app, body, meta), {
+      params: appSlugParams,
       body: t.Object({ mfa_token: MfaToken, code: Code }),
       response: { 200: ConsumerTokens, ...publicErrors },
       detail: {
@@ -64,6 +66,7 @@ export function mfaRoutes(auth: AuthService) {
       },
     })
     .post("/auth/mfa/recover", ({ app, body, meta }) => mfa.recover(app, body, meta), {
+      params: appSlugParams,
       body: t.Object({ mfa_token: MfaToken, recovery_code: t.String({ maxLength: 64, description: "16 hex characters, hyphens optional, any case" }) }),
       response: { 200: ConsumerTokens, ...publicErrors },
       detail: {
@@ -74,6 +77,7 @@ export function mfaRoutes(auth: AuthService) {
       },
     })
     .get("/me/mfa/factors", ({ app, request, query }) => mfa.list(app, authz(request), query), {
+      params: appSlugParams,
       query: ListQuery,
       response: { 200: t.Object({ data: t.Array(Factor), pagination: Pagination }), ...meErrors },
       detail: { tags: meTags, summary: "List the signed-in user's MFA factors (all states, creation order)" },
@@ -83,6 +87,7 @@ export function mfaRoutes(auth: AuthService) {
       set.status = 201;
       return factor;
     }, {
+      params: appSlugParams,
       body: t.Object({
         type: t.Union([t.Literal("totp"), t.Literal("email")]),
         name: t.Optional(t.Nullable(t.String({ maxLength: 100 }))),
@@ -118,10 +123,12 @@ export function mfaRoutes(auth: AuthService) {
       },
     })
     .post("/me/mfa/recovery-codes/regenerate", ({ app, request, meta }) => mfa.regenerateRecoveryCodes(app, authz(request), meta), {
+      params: appSlugParams,
       response: { 200: RecoveryCodes, ...meErrors },
       detail: { tags: meTags, summary: "Replace every recovery code with 10 new ones (shown once)", description: "400 MFA_NOT_ENROLLED without an enabled factor." },
     })
     .post("/me/mfa/step-up", ({ app, request, body, meta }) => mfa.stepUp(app, authz(request), body, meta), {
+      params: appSlugParams,
       body: t.Object({ code: t.String({ maxLength: 64, description: "6-digit authenticator code or 16-hex recovery code" }) }),
       response: { 200: t.Object({ amr: t.Array(t.String()), mfa_at: t.String({ format: "date-time" }) }), ...meErrors },
       detail: {

@@ -4,11 +4,12 @@ import { PUBLIC } from "../../../access/openapi";
 import { redirect } from "../../../core/openapi";
 import type { CallbackInput } from "../../../core/oidc";
 import type { AuthService } from "../service";
-import { CallbackFields, ConsumerTokens, ErrorBody, formOrJsonBody, MfaChallenge } from "../schemas";
-import { appGroup } from "./scope";
+import { appParams, CallbackFields, ConsumerTokens, ErrorBody, formOrJsonBody, MfaChallenge } from "../schemas";
+import { appGroup, appSlugParams } from "./scope";
 
 const tags = ["Auth: federated sign-in"];
-const providerParams = t.Object({ app_slug: t.String(), provider: t.String({ maxLength: 40, description: "idp_1, idp_2 or idp_3 (configured in the App's oauth_providers)" }) });
+// provider stays a plain string: one that is not configured is 400 UNKNOWN_OAUTH_PROVIDER naming it.
+const providerParams = appParams([], { provider: t.String({ maxLength: 40, description: "idp_1, idp_2 or idp_3 (configured in the App's oauth_providers)" }) });
 const TokensOrChallenge = t.Union([ConsumerTokens, MfaChallenge]);
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
@@ -32,6 +33,7 @@ export function oauthRoutes(auth: AuthService) {
       set.headers["cache-control"] = "no-store";
       return oauth.exchange(app, body.code, meta);
     }, {
+      params: appSlugParams,
       body: t.Object({ code: t.String({ maxLength: 512, description: "The auth_code from the callback redirect" }) }),
       response: { 200: TokensOrChallenge, ...errors },
       detail: {

@@ -9,7 +9,7 @@ import { bearerFrom } from "../../../access/principal";
 import { APP_ADMIN, OPTIONAL_APP_TOKEN, PUBLIC } from "../../../access/openapi";
 import { andThen } from "../../../core/maybe-promise";
 import type { AuthService } from "../service";
-import { ErrorBody, formOrJsonBody, ListQuery, Pagination } from "../schemas";
+import { appParams, ErrorBody, formOrJsonBody, ListQuery, Pagination } from "../schemas";
 import { DESCRIPTION_MAX, PERMISSION_MAX_LENGTH, ROLE_PERMISSIONS_MAX, TOKEN_MAX_LENGTH } from "../rbac";
 import { adminCredentials, appGroup, appSlugParams, authz, tokenCheckGroup } from "./scope";
 
@@ -34,7 +34,7 @@ const PermissionList = t.Array(t.String({ maxLength: 256 }), {
   maxItems: 1000,
   description: `At most ${ROLE_PERMISSIONS_MAX} entries: registered permissions, resource.* or *`,
 });
-const roleParams = t.Composite([appSlugParams, t.Object({ role_id: t.String() })]);
+const roleParams = appParams(["role_id"]);
 const Token = t.String({ maxLength: TOKEN_MAX_LENGTH });
 const IntrospectionRequest = t.Object({ token: Token, token_type_hint: t.Optional(t.String({ maxLength: 64 })) });
 
@@ -65,6 +65,7 @@ function adminRoutes(auth: AuthService) {
   return appGroup(auth, APP_ADMIN)
     // ---------------------------------------------------------------- permission catalogue
     .get("/permissions", ({ app, request, query }) => rbac.listPermissions(app, adminCredentials(request), query), {
+      params: appSlugParams,
       query: ListQuery,
       response: { 200: t.Object({ data: t.Array(Permission), pagination: Pagination }), ...adminErrors },
       detail: { tags, summary: "List the App's permission catalogue (action auth.role.read)", description: `Name order, cursor pages. ${adminNote}` },
@@ -74,6 +75,7 @@ function adminRoutes(auth: AuthService) {
       set.status = 201;
       return p;
     }, {
+      params: appSlugParams,
       body: t.Object({ name: t.String({ maxLength: 256 }), description: Description }),
       response: { 201: Permission, ...adminErrors, 409: ErrorBody },
       detail: {
@@ -86,7 +88,7 @@ function adminRoutes(auth: AuthService) {
       await rbac.deletePermission(app, adminCredentials(request), params.name, meta);
       set.status = 204;
     }, {
-      params: t.Composite([appSlugParams, t.Object({ name: t.String() })]),
+      params: appParams([], { name: t.String({ description: "The permission's name (resource.action)" }) }),
       response: { 204: t.Void(), ...adminErrors, 409: ErrorBody },
       detail: {
         tags,
@@ -96,6 +98,7 @@ function adminRoutes(auth: AuthService) {
     })
     // ---------------------------------------------------------------- roles
     .get("/roles", ({ app, request, query }) => rbac.listRoles(app, adminCredentials(request), query), {
+      params: appSlugParams,
       query: ListQuery,
       response: { 200: t.Object({ data: t.Array(Role), pagination: Pagination }), ...adminErrors },
       detail: { tags, summary: "List the App's roles (action auth.role.read)", description: `Name order (case-insensitive), cursor pages. ${adminNote}` },
@@ -105,6 +108,7 @@ function adminRoutes(auth: AuthService) {
       set.status = 201;
       return r;
     }, {
+      params: appSlugParams,
       body: t.Object({ name: t.String({ maxLength: 256 }), description: Description, permissions: t.Optional(PermissionList) }),
       response: { 201: Role, ...adminErrors, 409: ErrorBody },
       detail: {
@@ -142,7 +146,7 @@ function adminRoutes(auth: AuthService) {
     })
     // ---------------------------------------------------------------- membership
     .put("/users/:user_id/role", ({ app, request, params, body, meta }) => rbac.assignRole(app, adminCredentials(request), params.user_id, body.role, meta), {
-      params: t.Composite([appSlugParams, t.Object({ user_id: t.String() })]),
+      params: appParams(["user_id"]),
       body: t.Object({ role: t.Nullable(t.String({ maxLength: 256, description: "Role name (case-insensitive), or null to remove the app-wide role" })) }),
       response: { 200: t.Object({ user_id: t.String(), role: t.Nullable(t.String()) }), ...adminErrors },
       detail: {
@@ -161,6 +165,7 @@ function tokenCheckRoutes(auth: AuthService) {
   const { rbac } = auth;
   return tokenCheckGroup(auth, APP_ADMIN)
     .post("/authorize", ({ app, request, body }) => andThen(app, (a) => rbac.authorize(a, body.token ?? bearerFrom(authz(request)), body.permission)), {
+      params: appSlugParams,
       body: t.Object({ token: t.Optional(Token), permission: t.String({ maxLength: 256 }) }),
       response: { 200: t.Object({ allowed: t.Boolean(), role: t.Nullable(t.String()) }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       detail: {
@@ -172,6 +177,7 @@ function tokenCheckRoutes(auth: AuthService) {
       },
     })
     .post("/verify", ({ app, request, body }) => andThen(app, (a) => rbac.verify(a, body?.token ?? bearerFrom(authz(request)))), {
+      params: appSlugParams,
       body: t.Optional(t.Object({ token: t.Optional(Token) })),
       response: { 200: t.Object({ valid: t.Literal(true), claims: JsonObject() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       detail: {
@@ -182,6 +188,7 @@ function tokenCheckRoutes(auth: AuthService) {
       },
     })
     .post("/oauth/introspect", ({ app, body }) => andThen(app, (a) => rbac.introspect(a, body.token)), {
+      params: appSlugParams,
       body: IntrospectionRequest,
       response: { 200: Introspection, 400: ErrorBody, 404: ErrorBody },
       detail: {

@@ -4,14 +4,15 @@
  * module builds its group with appGroup(auth) and adds its routes.
  */
 import { Elysia } from "elysia";
-import { t } from "../../../core/schema";
 import { requestMeta, sessionCookieOf } from "../../../access/http";
 import { bearerFrom } from "../../../access/principal";
 import type { AdminCredentials } from "../access";
 import { secured, type Requirement } from "../../../access/openapi";
 import type { AuthService } from "../service";
+import { appParams } from "../schemas";
 
-export const appSlugParams = t.Object({ app_slug: t.String() });
+/** The group's own parameter, for its routes that take no other: app_slug in its shape (schemas.ts AppSlug). */
+export const appSlugParams = appParams();
 
 const slugOf = (params: unknown) => (params as { app_slug: string }).app_slug;
 

@@ -3,8 +3,8 @@ import { t } from "../../../core/schema";
 import { APP_SIGNUP, PUBLIC } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
-import { ConsumerTokens, ErrorBody, MfaChallenge } from "../schemas";
-import { appGroup, authz } from "./scope";
+import { ConsumerTokens, ErrorBody, MfaChallenge, TenantRef } from "../schemas";
+import { appGroup, appSlugParams, authz } from "./scope";
 
 const tags = ["Auth: sign-in"];
 const RefreshBody = t.Object({ refresh_token: t.String({ maxLength: 4096 }) });
@@ -12,6 +12,7 @@ const RefreshBody = t.Object({ refresh_token: t.String({ maxLength: 4096 }) });
 export function sessionRoutes(auth: AuthService) {
   return appGroup(auth, PUBLIC)
     .post("/auth/signup", ({ app, request, body, meta }) => auth.signin.signup(app, authz(request), body, meta), {
+      params: appSlugParams,
       body: t.Object({
         username: t.String({ minLength: 3, maxLength: 64, description: "Unique in the App; letters, digits, dot, underscore, hyphen" }),
         email: t.String({ maxLength: 254 }),
@@ -28,10 +29,11 @@ export function sessionRoutes(auth: AuthService) {
       },
     })
     .post("/auth/signin", ({ app, body, meta }) => auth.signin.signin(app, body, meta), {
+      params: appSlugParams,
       body: t.Object({
         identifier: t.String({ maxLength: 254, description: "Username or verified primary email" }),
         password: t.String({ maxLength: 1024 }),
-        tenant_id: t.Optional(t.Nullable(t.String({ description: "Tenant UUID or tnt_ display id; tokens then carry tid and trole" }))),
+        tenant_id: t.Optional(t.Nullable(TenantRef("Tenant UUID or tnt_ display id; tokens then carry tid and trole"))),
       }),
       response: { 200: t.Union([ConsumerTokens, MfaChallenge]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
       detail: {
@@ -41,6 +43,7 @@ export function sessionRoutes(auth: AuthService) {
       },
     })
     .post("/auth/refresh", ({ app, body }) => auth.sessions.refresh(app, body.refresh_token), {
+      params: appSlugParams,
       body: RefreshBody,
       response: { 200: ConsumerTokens, 400: ErrorBody, 404: ErrorBody },
       detail: { tags, summary: "Rotate the refresh token", description: "The presented token is revoked; presenting a rotated token again revokes the whole session." },
@@ -49,6 +52,7 @@ export function sessionRoutes(auth: AuthService) {
       await auth.sessions.logout(app, body.refresh_token);
       set.status = 204;
     }, {
+      params: appSlugParams,
       body: RefreshBody,
       detail: { tags, responses: noContent(), summary: "End the session of a refresh token", description: "204. Access tokens already issued stay valid until they expire." },
     });

@@ -7,13 +7,13 @@ import { JsonObject } from "../../../access/schemas";
 import { APP_ADMIN } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
-import { ErrorBody, ListQuery, Pagination } from "../schemas";
-import { adminCredentials, appGroup } from "./scope";
+import { appParams, ErrorBody, ListQuery, Pagination, TenantRef, Uuid } from "../schemas";
+import { adminCredentials, appGroup, appSlugParams } from "./scope";
 
 const tags = ["Auth: tenants"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
-const tenantParams = t.Object({ app_slug: t.String(), tenant_id: t.String({ description: "Tenant UUID or tnt_ display id" }) });
-const memberParams = t.Object({ app_slug: t.String(), tenant_id: t.String({ description: "Tenant UUID or tnt_ display id" }), account_id: t.String() });
+const tenantParams = appParams([], { tenant_id: TenantRef() });
+const memberParams = appParams(["account_id"], { tenant_id: TenantRef() });
 // Not t.Record: Elysia coerces a JSON array into an object for it. The service checks the shape.
 const Metadata = t.Unknown({ description: "Customer-controlled JSON object, at most 16 KiB of JSON" });
 
@@ -45,6 +45,7 @@ export function tenantsRoutes(auth: AuthService) {
   const { tenants } = auth;
   return appGroup(auth, APP_ADMIN)
     .get("/tenants", ({ app, request, query }) => tenants.list(app, adminCredentials(request), query), {
+      params: appSlugParams,
       query: t.Composite([ListQuery, t.Object({ status: t.Optional(t.String({ description: "active | suspended | archived" })) })]),
       response: { 200: page(Tenant), ...errors },
       detail: { tags, summary: "List tenants (action auth.tenant.read)", description: "Newest first (created_at descending), cursor pages; status filters. 400 for another status." },
@@ -54,6 +55,7 @@ export function tenantsRoutes(auth: AuthService) {
       set.status = 201;
       return r;
     }, {
+      params: appSlugParams,
       body: t.Object({
         display_name: t.String({ maxLength: 200 }),
         slug: t.Optional(t.Nullable(t.String({ maxLength: 63, description: "1-63 of [a-z0-9-] (lower-cased); derived from display_name when omitted" }))),
@@ -106,8 +108,8 @@ export function tenantsRoutes(auth: AuthService) {
     }, {
       params: tenantParams,
       body: t.Object({
-        accountId: t.Optional(t.Nullable(t.String({ description: "Id of an existing user of the App" }))),
-        account_id: t.Optional(t.Nullable(t.String({ description: "Alias of accountId" }))),
+        accountId: t.Optional(t.Nullable(Uuid("Id of an existing user of the App"))),
+        account_id: t.Optional(t.Nullable(Uuid("Alias of accountId"))),
         email: t.Optional(t.Nullable(t.String({ maxLength: 254, description: "Adds the App's user with this email, or creates one (no password) when there is none" }))),
         display_name: t.Optional(t.Nullable(t.String({ maxLength: 200, description: "For an account created inline" }))),
         username: t.Optional(t.Nullable(t.String({ maxLength: 64, description: "For an account created inline; derived from the email when omitted" }))),

@@ -3,8 +3,8 @@ import { t } from "../../../core/schema";
 import { APP_ADMIN, PUBLIC } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
-import { ErrorBody } from "../schemas";
-import { adminCredentials, appGroup } from "./scope";
+import { ErrorBody, Uuid } from "../schemas";
+import { adminCredentials, appGroup, appSlugParams } from "./scope";
 
 const tags = ["Auth: verification"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
@@ -27,10 +27,11 @@ export function verificationRoutes(auth: AuthService) {
       set.status = 201;
       return verification.requestVerification(app, caller, body, meta);
     }, {
+      params: appSlugParams,
       body: t.Object({
         email: t.Optional(t.Nullable(t.String({ maxLength: 254 }))),
         phone: t.Optional(t.Nullable(t.String({ maxLength: 32, description: "E.164, e.g. +14155550123" }))),
-        user_id: t.Optional(t.Nullable(t.String({ maxLength: 64, description: "Owner of the contact; required for a phone number no user has yet" }))),
+        user_id: t.Optional(t.Nullable(Uuid("Owner of the contact; required for a phone number no user has yet"))),
       }),
       response: { 201: t.Object({ ...Issued, channel: t.Union([t.Literal("email"), t.Literal("phone")]), code: t.String({ description: "6 digits: deliver it yourself (SMS is not built)" }) }), ...errors, 409: ErrorBody },
       detail: {
@@ -45,19 +46,22 @@ export function verificationRoutes(auth: AuthService) {
       set.status = 202;
       return verification.sendVerificationEmail(app, caller, body, meta);
     }, {
+      params: appSlugParams,
       body: t.Object({
         email: t.Optional(t.Nullable(t.String({ maxLength: 254 }))),
-        user_id: t.Optional(t.Nullable(t.String({ maxLength: 64, description: "Without email: the user's primary email" }))),
+        user_id: t.Optional(t.Nullable(Uuid("Without email: the user's primary email"))),
       }),
       response: { 202: t.Object(Issued), ...errors },
       detail: { tags, security: APP_ADMIN, summary: "Mint a verification code and mail it (action auth.verification.create)", description: "202 once the mail is queued; the code is not returned." },
     })
     .post("/auth/verify-email", ({ app, body, meta }) => verification.verifyEmail(app, body, meta), {
+      params: appSlugParams,
       body: t.Object({ email: t.String({ maxLength: 254 }), code: Code }),
       response: { 200: Verified, ...verifyErrors },
       detail: { tags, summary: "Verify an email address with its code (public)", description: `A verified primary email can sign in. ${codeRules}` },
     })
     .post("/auth/verify-phone", ({ app, body, meta }) => verification.verifyPhone(app, body, meta), {
+      params: appSlugParams,
       body: t.Object({ phone: t.String({ maxLength: 32 }), code: Code }),
       response: { 200: Verified, ...verifyErrors },
       detail: { tags, summary: "Verify a phone number with its code (public)", description: `A number minted with user_id becomes a verified phone of that user. ${codeRules}` },
@@ -66,6 +70,7 @@ export function verificationRoutes(auth: AuthService) {
       verification.requestPasswordReset(app, body.email, meta);
       set.status = 204;
     }, {
+      params: appSlugParams,
       body: t.Object({ email: t.String({ maxLength: 254 }) }),
       detail: { tags: ["Auth: sign-in"], responses: noContent(), summary: "Mail a 6-digit password reset code", description: "Always 204 with no body, whether or not the address has an account; at most 5 mails per address and hour." },
     })
@@ -73,6 +78,7 @@ export function verificationRoutes(auth: AuthService) {
       await verification.resetPassword(app, body, meta);
       set.status = 204;
     }, {
+      params: appSlugParams,
       body: t.Object({ email: t.String({ maxLength: 254 }), code: Code, new_password: t.String({ maxLength: 1024, description: "Must satisfy the App's password policy" }) }),
       detail: { tags: ["Auth: sign-in"], responses: noContent(), summary: "Set a new password with the mailed code", description: `204; revokes every session of the user. ${codeRules}` },
     });

@@ -4,7 +4,7 @@ import { t } from "../../../core/schema";
 import { PUBLIC } from "../../../access/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody } from "../schemas";
-import { appGroup } from "./scope";
+import { appGroup, appSlugParams } from "./scope";
 
 const tags = ["Auth: keys and discovery"];
 
@@ -52,11 +52,12 @@ export function wellKnownRoutes(auth: AuthService) {
       set.headers["cache-control"] = "public, max-age=3600";
       return auth.keys.jwks(app.id);
     }, {
+      params: appSlugParams,
       response: { 200: t.Object({ keys: t.Array(Jwk) }), 404: ErrorBody },
       detail: { tags, summary: "The App's public signing keys (cacheable for 1 hour; re-fetch on an unknown kid)" },
     })
     .get("/.well-known/openid-configuration", ({ app, set }) => {
       set.headers["cache-control"] = "public, max-age=3600";
       return discoveryDocument(app.issuer);
-    }, { response: { 200: DiscoveryDocument, 404: ErrorBody }, detail: { tags, summary: "Discovery document (OAuth 2.0 / OIDC subset)" } });
+    }, { params: appSlugParams, response: { 200: DiscoveryDocument, 404: ErrorBody }, detail: { tags, summary: "Discovery document (OAuth 2.0 / OIDC subset)" } });
 }

@@ -14,7 +14,7 @@ import { audit } from "../audit";
 import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import type { Platform } from "../service";
 import * as store from "../store/accounts";
-import { ErrorBody, ListQuery, OperatorAccount, OperatorAccountList } from "../schemas";
+import { ErrorBody, ListQuery, OperatorAccount, OperatorAccountList, Uuid } from "../schemas";
 
 const tags = ["Platform: operator"];
 const STATUS_BY_VERB = { suspend: "suspended", deactivate: "deactivated", block: "blocked", reactivate: "active" } as const;
@@ -69,7 +69,7 @@ export function adminRoutes(platform: Platform) {
       const status = STATUS_BY_VERB[params.verb as keyof typeof STATUS_BY_VERB];
       return view(await platform.accounts.setStatus(op.accountId, params.account_id, status, meta));
     }, {
-      params: t.Object({ account_id: t.String(), verb: t.Union([t.Literal("suspend"), t.Literal("deactivate"), t.Literal("block"), t.Literal("reactivate")]) }),
+      params: t.Object({ account_id: Uuid(), verb: t.Union([t.Literal("suspend"), t.Literal("deactivate"), t.Literal("block"), t.Literal("reactivate")]) }),
       response: { 200: OperatorAccount, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       detail: { tags, summary: "Suspend, deactivate, block or reactivate an account (operators). Any status but active revokes its sessions." },
     })

@@ -7,11 +7,11 @@ import { requirePrincipal, requireSession } from "../../../access/principal";
 import { HUMAN_CALLER, PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
-import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, ErrorBody, ListQuery } from "../schemas";
+import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, ErrorBody, ListQuery, workspaceParams } from "../schemas";
 
 const tags = ["Platform: API keys"];
-const slugParam = t.Object({ workspace_slug: t.String() });
-const keyParams = t.Object({ workspace_slug: t.String(), key_id: t.String() });
+const slugParam = workspaceParams();
+const keyParams = workspaceParams("key_id");
 
 export function apiKeyRoutes(platform: Platform) {
   const { apiKeys } = platform;

@@ -5,7 +5,7 @@ import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import type { Platform } from "../service";
-import { AuditList, AuditQuery, ErrorBody } from "../schemas";
+import { AuditList, AuditQuery, ErrorBody, workspaceParams } from "../schemas";
 
 const tags = ["Platform: audit"];
 
@@ -14,7 +14,7 @@ export function auditRoutes(platform: Platform) {
     .use(principalPlugin(platform.authz))
     .guard(secured(PLATFORM_CALLER))
     .get("/workspaces/:workspace_slug/audit-log", ({ principal, params, query }) => platform.auditLog.list(requirePrincipal(principal), params.workspace_slug, query), {
-      params: t.Object({ workspace_slug: t.String() }),
+      params: workspaceParams(),
       query: AuditQuery,
       response: { 200: AuditList, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       detail: {

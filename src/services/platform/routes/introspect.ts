@@ -6,7 +6,7 @@ import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import type { Platform } from "../service";
-import { ErrorBody, Introspection, PolicyStatement } from "../schemas";
+import { ErrorBody, Introspection, PolicyStatement, Uuid } from "../schemas";
 
 const tags = ["Platform: introspection"];
 
@@ -19,6 +19,7 @@ export function introspectRoutes(platform: Platform) {
       detail: { tags, summary: "Current caller: principal, account, workspaces with role and services" },
     })
     .get("/workspaces/:workspace_id", ({ principal, params }) => platform.introspect.workspace(requirePrincipal(principal), params.workspace_id), {
+      params: t.Object({ workspace_id: Uuid("The workspace's id") }),
       response: {
         200: t.Object({
           id: t.Optional(t.String()),

@@ -7,12 +7,12 @@ import { requireHuman, requirePrincipal, type Principal } from "../../../access/
 import { HUMAN_CALLER, PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
-import { ErrorBody, Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, InvitationList, ListQuery, Member, MemberList, MemberPatch } from "../schemas";
+import { ErrorBody, Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, InvitationList, ListQuery, Member, MemberList, MemberPatch, workspaceParams } from "../schemas";
 
 const tags = ["Platform: members"];
-const slugParam = t.Object({ workspace_slug: t.String() });
-const memberParams = t.Object({ workspace_slug: t.String(), member_id: t.String() });
-const invitationParams = t.Object({ workspace_slug: t.String(), invitation_id: t.String() });
+const slugParam = workspaceParams();
+const memberParams = workspaceParams("member_id");
+const invitationParams = workspaceParams("invitation_id");
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
 /** Idempotency keys are per caller: a person, or one API key. */

@@ -12,7 +12,7 @@ import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { forbidden } from "../../../core/errors";
 import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
-import { ErrorBody, MfaFactor, RecoveryCodes, TokenResponse } from "../schemas";
+import { ErrorBody, MfaFactor, RecoveryCodes, TokenResponse, Uuid } from "../schemas";
 import { sessionCookie } from "./auth";
 
 const signinTags = ["Platform: auth"];
@@ -20,7 +20,7 @@ const tags = ["Platform: MFA"];
 const MfaToken = t.String({ maxLength: 64, description: "mfa_token of the sign-in challenge" });
 const publicErrors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
 const meErrors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody };
-const FactorParams = t.Object({ factor_id: t.String({ maxLength: 64 }) });
+const FactorParams = t.Object({ factor_id: Uuid() });
 
 const VERIFY_DOC =
   "Finishes a sign-in that answered mfa_required (password sign-in or a provider callback) exactly like a password sign-in: the same token body and auth_token cookie, the session lasting the session_duration given at sign-in. " +
@@ -131,7 +131,7 @@ export function mfaRoutes(platform: Platform) {
       await mfa.reset(op.accountId, params.account_id, meta);
       set.status = 204;
     }, {
-      params: t.Object({ account_id: t.String({ maxLength: 64 }) }),
+      params: t.Object({ account_id: Uuid() }),
       detail: {
         tags: ["Platform: operator"],
         responses: noContent(),

@@ -7,7 +7,7 @@ import { HUMAN_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { noContent, redirect } from "../../../core/openapi";
 import type { CallbackInput } from "../../../core/oidc";
 import type { Platform } from "../service";
-import { CallbackFields, ErrorBody, formOrJsonBody, Identity, MfaChallenge, TokenResponse } from "../schemas";
+import { CallbackFields, ErrorBody, formOrJsonBody, Identity, MfaChallenge, TokenResponse, Uuid } from "../schemas";
 import { sessionCookie } from "./auth";
 
 const tags = ["Platform: federated sign-in"];
@@ -134,7 +134,7 @@ export function oauthRoutes(platform: Platform) {
       await oauth.unlink(p.accountId, params.identity_id, meta);
       set.status = 204;
     }, {
-      params: t.Object({ identity_id: t.String() }),
+      params: t.Object({ identity_id: Uuid() }),
       detail: { tags, summary: "Unlink a provider identity", responses: noContent(), description: "Console session only. 204; 404 for an identity of another account; 409 LAST_SIGN_IN_METHOD when it is the account's only way to sign in (no password, no other identity)." },
     });
 }

@@ -6,7 +6,7 @@ import { requireHuman, requireSession } from "../../../access/principal";
 import { HUMAN_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
-import { ErrorBody, ListQuery, PersonalTokenCreate, PersonalTokenCreated, PersonalTokenList } from "../schemas";
+import { ErrorBody, ListQuery, PersonalTokenCreate, PersonalTokenCreated, PersonalTokenList, Uuid } from "../schemas";
 
 const tags = ["Platform: personal access tokens"];
 
@@ -41,7 +41,7 @@ export function personalTokenRoutes(platform: Platform) {
       await personalTokens.revoke(requireSession(principal, "Revoking a personal access token"), params.token_id, meta);
       set.status = 204;
     }, {
-      params: t.Object({ token_id: t.String() }),
+      params: t.Object({ token_id: Uuid() }),
       detail: { tags, responses: noContent(), summary: "Revoke one of your personal access tokens (console session only; 204, also when already revoked; 404 when not yours)" },
     });
 }

@@ -6,11 +6,11 @@ import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
-import { ErrorBody, ListQuery, Role, RoleCreate, RoleList, RolePatch } from "../schemas";
+import { ErrorBody, ListQuery, Role, RoleCreate, RoleList, RolePatch, workspaceParams } from "../schemas";
 
 const tags = ["Platform: roles"];
-const slugParam = t.Object({ workspace_slug: t.String() });
-const roleParams = t.Object({ workspace_slug: t.String(), role_id: t.String() });
+const slugParam = workspaceParams();
+const roleParams = workspaceParams("role_id");
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 const within = "The policy must use registered actions and stay within your own policy (403 ROLE_EXCEEDS_CALLER).";
 

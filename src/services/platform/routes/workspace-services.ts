@@ -5,10 +5,10 @@ import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import type { Platform } from "../service";
-import { ErrorBody, WorkspaceServiceItem, WorkspaceServiceList } from "../schemas";
+import { ErrorBody, WorkspaceServiceItem, WorkspaceServiceList, workspaceParams } from "../schemas";
 
 const tags = ["Platform: services"];
-const serviceParams = t.Object({ workspace_slug: t.String(), service: t.String() });
+const serviceParams = t.Composite([workspaceParams(), t.Object({ service: t.String() })]);
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
 export function workspaceServiceRoutes(platform: Platform) {
@@ -17,7 +17,7 @@ export function workspaceServiceRoutes(platform: Platform) {
     .use(principalPlugin(platform.authz))
     .guard(secured(PLATFORM_CALLER))
     .get("", ({ principal, params }) => workspaceServices.list(requirePrincipal(principal), params.workspace_slug), {
-      params: t.Object({ workspace_slug: t.String() }),
+      params: workspaceParams(),
       response: { 200: WorkspaceServiceList, ...errors },
       detail: { tags, summary: "The service catalogue with each service's state in this workspace (action service.list)" },
     })

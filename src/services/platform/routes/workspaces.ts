@@ -8,10 +8,10 @@ import { HUMAN_CALLER, PLATFORM_CALLER, PUBLIC, secured } from "../../../access/
 import { noContent } from "../../../core/openapi";
 import type { Platform } from "../service";
 import { AVATAR_TYPES } from "../workspaces";
-import { ErrorBody, ListQuery, Workspace, WorkspaceCreate, WorkspaceList, WorkspacePatch } from "../schemas";
+import { ErrorBody, ListQuery, Uuid, Workspace, WorkspaceCreate, WorkspaceList, WorkspacePatch, workspaceParams } from "../schemas";
 
 const tags = ["Platform: workspaces"];
-const slugParam = t.Object({ workspace_slug: t.String() });
+const slugParam = workspaceParams();
 
 export function workspaceRoutes(platform: Platform) {
   const { workspaces } = platform;
@@ -21,6 +21,7 @@ export function workspaceRoutes(platform: Platform) {
       const a = await workspaces.avatar(params.workspace_id);
       return new Response(a.data as Uint8Array<ArrayBuffer>, { headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" } });
     }, {
+      params: t.Object({ workspace_id: Uuid("The workspace's id") }),
       detail: {
         tags,
         summary: "Workspace avatar image (public; URL changes with each upload)",
