@@ -184,7 +184,7 @@ describe("read, update, delete", () => {
     const same = await app.call("PATCH", `${base(ws.id)}/endpoints/${ep.id}`, { token, body: {} });
     expect(same.status).toBe(200);
     expect(same.body).toEqual(r.body);
-    expect((await app.call("PATCH", `${base(ws.id)}/endpoints/ep_nope`, { token, body: {} })).status).toBe(404);
+    expect((await app.call("PATCH", `${base(ws.id)}/endpoints/ep_${"0".repeat(32)}`, { token, body: {} })).status).toBe(404);
   });
 
   inProcess("writes an auto-disabled endpoint through the store (app.ctx.db)")("PATCH enabled:true on an auto_disabled endpoint clears the failure streak", async () => {

@@ -250,7 +250,7 @@ describe("events log and replay", () => {
     expect(one.body.attempts.find((x: any) => x.endpoint_id === b.id).response_body).toBe("down");
 
     expect((await app.call("GET", `${base(ws.id)}/events/${old.id}`, { token })).status).toBe(404);
-    expect((await app.call("GET", `${base(ws.id)}/events/evt_nope`, { token })).status).toBe(404);
+    expect((await app.call("GET", `${base(ws.id)}/events/evt_${"0".repeat(32)}`, { token })).status).toBe(404);
     expect((await app.call("GET", `${base(ws.id, "waitlist")}/events/${ids[0]}`, { token })).status).toBe(404);
     const other = await owner();
     expect((await app.call("GET", `${base(other.ws.id)}/events/${ids[0]}`, { token: other.token })).status).toBe(404);
@@ -310,7 +310,7 @@ describe("events log and replay", () => {
     const other = await owner();
     const foreign = await createEndpoint(other.token, other.ws.id);
     expect((await app.call("POST", `${base(ws.id)}/events/${id}/replay?endpoint_id=${foreign.id}`, { token })).status).toBe(404);
-    expect((await app.call("POST", `${base(ws.id)}/events/evt_missing/replay`, { token })).status).toBe(404);
+    expect((await app.call("POST", `${base(ws.id)}/events/evt_${"0".repeat(32)}/replay`, { token })).status).toBe(404);
   });
 });
 

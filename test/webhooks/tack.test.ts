@@ -388,7 +388,7 @@ describe("update and delete", () => {
 
     expect((await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { url: "gopher://x" } })).status).toBe(400);
     expect((await app.call("PATCH", `${base(ws.id)}/${hook.id}`, { token, body: { active: "no" } })).status).toBe(400);
-    expect((await app.call("PATCH", `${base(ws.id)}/whk_nope`, { token, body: { active: false } })).status).toBe(404);
+    expect((await app.call("PATCH", `${base(ws.id)}/whk_${"0".repeat(32)}`, { token, body: { active: false } })).status).toBe(404);
     expect((await app.call("GET", `${base(ws.id)}/${hook.id}`, { token })).body.url).toBe(`${receiver.url}/moved`);
   });
 

@@ -15,7 +15,7 @@ import { boardRoutes } from "./board/routes";
 import { Board } from "./board/service";
 import { workspaceIdsOfOwner } from "./board/store";
 import { TACK_WEBHOOKS } from "./events";
-import { TACK_SCOPE_PREFIX, tackWebhookRoutes } from "./routes";
+import { TACK_SCOPE_PARAMS, TACK_SCOPE_PREFIX, tackWebhookRoutes } from "./routes";
 import { TackWebhookService, tackWorkspaceScope } from "./webhooks";
 
 export const tackModule = defineService({
@@ -38,7 +38,7 @@ export const tackModule = defineService({
     }
     await dropSearchRows(t, { ownerWorkspaceId: workspaceId });
   },
-  webhookScopes: (tack) => [{ prefix: TACK_SCOPE_PREFIX, resolve: tack.scope }],
+  webhookScopes: (tack) => [{ prefix: TACK_SCOPE_PREFIX, resolve: tack.scope, params: TACK_SCOPE_PARAMS }],
   routes: (tack, d) =>
     new Elysia({ name: "tack-routes" })
       .use(boardRoutes(tack.board, d))

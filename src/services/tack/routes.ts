@@ -24,13 +24,17 @@ import type { Idempotency } from "../../core/idempotency";
 import { noContent } from "../../core/openapi";
 import { ErrorBody } from "../../access/schemas";
 import type { boardGuard } from "./board/guard";
+import { WorkspaceRef } from "./board/schemas";
 import { URL_MAX } from "../webhooks/endpoints";
+import { EndpointId } from "../webhooks/ids";
 import { paramsOf } from "../webhooks/routes";
 import type { Access, ScopeResolver } from "../webhooks/scopes";
 import { MAX_ENDPOINTS_PER_SCOPE } from "../webhooks/types";
 import { SECRET_MAX, SECRET_MIN, TACK, TACK_LIST_DEFAULT, TACK_LIST_MAX, type TackWebhookService } from "./webhooks";
 
 export const TACK_SCOPE_PREFIX = "/tack/api/v1/workspaces/:workspace_id";
+/** The scope's parameter: the board workspace's name or id (here and on the shared routes, module.ts). */
+export const TACK_SCOPE_PARAMS = { workspace_id: WorkspaceRef };
 
 // ------------------------------------------------------------------ schemas
 
@@ -93,8 +97,8 @@ export function tackWebhookRoutes(
   const tags = ["Card board: webhooks"];
   const read = `${TACK}.webhooks.read`;
   const write = `${TACK}.webhooks.write`;
-  const scopeParams = paramsOf(TACK_SCOPE_PREFIX);
-  const idParams = paramsOf(TACK_SCOPE_PREFIX, ["webhook_id"]);
+  const scopeParams = paramsOf(TACK_SCOPE_PREFIX, [], TACK_SCOPE_PARAMS);
+  const idParams = paramsOf(TACK_SCOPE_PREFIX, ["webhook_id"], { ...TACK_SCOPE_PARAMS, webhook_id: EndpointId("whk_... (registered here) or ep_... (created through /webhooks/endpoints), followed by 32 hex digits") });
   const workspaceNote = "{workspace} is the workspace id or name; another workspace's, unknown or foreign workspaces answer 404.";
 
   type Ctx = { principal: Principal | null; params: Record<string, string> };

@@ -16,6 +16,7 @@ import { TRAWL_WEBHOOKS } from "./events";
 import { PAGE_MAX_BYTES } from "./pipeline/fetch";
 import { LlmClient } from "./pipeline/llm";
 import { jobRoutes } from "./routes";
+import { WorkspaceId } from "./schemas";
 import { JobService } from "./service";
 import { TrawlWorker } from "./worker";
 
@@ -51,5 +52,5 @@ export const trawlModule = defineService({
   routes: (s, d) => jobRoutes(s.jobs, d),
   jobs: (s) => [{ name: TRAWL_WORKER_JOB, schedule: "* * * * * *", run: async () => void (await s.worker.tick()) }],
   stop: (s) => s.worker.stop(),
-  webhookScopes: (_, d) => [{ prefix: "/trawl/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "trawl"), legacyRoutes: true }],
+  webhookScopes: (_, d) => [{ prefix: "/trawl/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "trawl"), legacyRoutes: true, params: { workspace_id: WorkspaceId } }],
 });

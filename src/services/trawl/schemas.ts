@@ -1,13 +1,17 @@
 /** TypeBox models of the extraction-job routes, shared by the routes and the OpenAPI document. */
 import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
-import { CREDIT_LIMIT_MAX, DESCRIPTION_MAX, JOB_ID, STEPS, TIMEOUT, URLS_MAX, WEBHOOK_ID } from "./service";
+import { LegacyWebhookId } from "../webhooks/ids";
+import { CREDIT_LIMIT_MAX, DESCRIPTION_MAX, JOB_ID, STEPS, TIMEOUT, URLS_MAX } from "./service";
 
 export { ErrorBody };
 
 // Ids are checked at the boundary: a malformed one is a 400 naming its field, and only a
 // well-formed id that matches nothing is a 404.
-const WorkspaceId = t.String({ format: "uuid", description: "The workspace's id (UUID)" });
+/** Elysia's "uuid" format also takes a "urn:uuid:" prefix: the pattern keeps it strict. */
+export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+/** The workspace's id, in the job routes and the webhook scope (module.ts). */
+export const WorkspaceId = t.String({ format: "uuid", pattern: UUID_PATTERN, description: "The workspace's id (UUID)" });
 export const WorkspaceParams = t.Object({ workspace_id: WorkspaceId });
 export const JobParams = t.Object({ workspace_id: WorkspaceId, id: t.String({ pattern: JOB_ID.source, description: "job_ followed by 32 hex digits" }) });
 
@@ -54,7 +58,7 @@ export const JobCreate = t.Object({
   json_schema: JsonObject({ description: "JSON Schema (draft 2020-12, or draft-07 when $schema says so): root type object, at most 64 KB, local $ref only" }),
   description: t.String({ description: `What to extract, 1-${DESCRIPTION_MAX} characters` }),
   suggested_urls: t.Optional(t.Array(t.String(), { description: `Up to ${URLS_MAX} absolute http(s) URLs` })),
-  webhook_id: t.Optional(t.Nullable(t.String({ pattern: WEBHOOK_ID.source, description: "A legacy webhook (whk_ followed by 32 hex digits) of the workspace; 404 when none has this id" }))),
+  webhook_id: t.Optional(t.Nullable(LegacyWebhookId("A legacy webhook (whk_ followed by 32 hex digits) of the workspace; 404 when none has this id"))),
   max_steps: t.Optional(t.Integer({ description: `${STEPS.min}-${STEPS.max}, default ${STEPS.def}` })),
   timeout_s: t.Optional(t.Integer({ description: `${TIMEOUT.min}-${TIMEOUT.max}, default ${TIMEOUT.def}` })),
   model_tier: t.Optional(t.String({ description: "standard (default) | pro" })),

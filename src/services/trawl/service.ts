@@ -33,7 +33,6 @@ export const CREDIT_LOW_RATIO = 0.9;
 export const CREDIT_LIMIT_MAX = 1_000_000_000;
 /** Ids as core/ids prefixedId makes them: the prefix and the 32 hex digits of a UUIDv7. */
 export const JOB_ID = /^job_[0-9a-f]{32}$/;
-export const WEBHOOK_ID = /^whk_[0-9a-f]{32}$/;
 
 export interface UsageView {
   steps: number;
@@ -166,8 +165,8 @@ export class JobService {
     const timeoutS = intIn(input.timeout_s, "timeout_s", TIMEOUT, details);
     const tier = input.model_tier ?? "standard";
     if (typeof tier !== "string" || !(TIERS as readonly string[]).includes(tier)) details.push({ field: "model_tier", reason: "standard or pro" });
+    // Its shape is the route's schema (a legacy webhook id); whether it exists is looked up below.
     const webhookId = input.webhook_id ?? null;
-    if (webhookId !== null && (typeof webhookId !== "string" || !WEBHOOK_ID.test(webhookId))) details.push({ field: "webhook_id", reason: "must be a webhook id (whk_ followed by 32 hex digits)" });
     if (details.length) throw badRequest("Invalid extraction job", details);
     if (webhookId !== null) {
       const hook = await this.deps.webhooks.legacy.row(this.ctx.db, { product: "trawl", scopeId: ws.id }, webhookId as string).catch(() => null);

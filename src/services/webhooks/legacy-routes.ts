@@ -6,13 +6,14 @@
  * mounts {prefix}/webhooks (list, create) and {prefix}/webhooks/:id (read, update, delete,
  * deliveries, rotate-secret, test). Static segments win over :id in Elysia's router, so the
  * shared {prefix}/webhooks/endpoints, /events and /event-types keep answering (legacy ids
- * are whk_...). Every response, errors included, carries Deprecation: true and
+ * are whk_...: any other {id} is 400 naming it, an unknown whk_ id 404). Every response, errors included, carries Deprecation: true and
  * Sunset: Fri, 15 Jan 2027 00:00:00 GMT. Behaviour and decisions: legacy.ts.
  */
 import { Elysia } from "elysia";
 import { t } from "../../core/schema";
 import type { TString } from "@sinclair/typebox";
 import { paramsOf } from "./routes";
+import { LegacyWebhookId } from "./ids";
 import { principalPlugin } from "../../access/http";
 import { idempotentWithSecret } from "../../access/idempotent";
 import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
@@ -132,7 +133,8 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
   const read = `${product}.webhooks.read`;
   const write = `${product}.webhooks.write`;
   const scopeParams = paramsOf(opts.prefix, [], opts.params);
-  const idParams = paramsOf(opts.prefix, ["id"], opts.params);
+  // Only legacy records answer here: an ep_ id (the shared surface's) is malformed.
+  const idParams = paramsOf(opts.prefix, ["id"], { ...opts.params, id: LegacyWebhookId() });
   const deprecated = `Deprecated: answers with Deprecation: true and Sunset: ${LEGACY_SUNSET}. Use {scope}/webhooks/endpoints instead.`;
   const detail = (summary: string, description?: string) => ({
     tags,

@@ -18,7 +18,8 @@
  * Decisions the spec leaves open:
  * - Legacy and shared endpoints share the cap of 10 per scope (409 ENDPOINT_LIMIT_REACHED).
  *   The shared surface ({scope}/webhooks/endpoints) also lists and manages legacy rows; this
- *   surface only shows legacy rows (a shared endpoint's id here is 404).
+ *   surface only shows legacy rows (a shared endpoint's ep_ id here is 400 naming id: not a
+ *   legacy id; the route's schema says so before any lookup).
  * - The record has exactly the spec's fields: id, workspace_id, url, active, failure_count,
  *   last_status_code, last_attempt_at, auto_disabled_at, first_failure_at, created_at
  *   (signing_secret on create and rotate only). Create takes url and active, PATCH url and

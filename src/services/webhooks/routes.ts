@@ -19,6 +19,7 @@ import type { Idempotency } from "../../core/idempotency";
 import { ErrorBody, JsonObject, ListQuery, Pagination } from "../../access/schemas";
 import { DESCRIPTION_MAX, GRACE_DEFAULT_HOURS, GRACE_MAX_HOURS, URL_MAX, type EventTypeSource } from "./endpoints";
 import { DELIVERY_STATUSES } from "./events-log";
+import { EndpointId, EventId } from "./ids";
 import { registerWebhookActions, type Access, type ScopeResolver } from "./scopes";
 import type { WebhookService } from "./service";
 import { MAX_ENDPOINTS_PER_SCOPE, type Product } from "./types";
@@ -108,7 +109,7 @@ const Attempt = t.Object({
 const EventDetail = t.Composite([Event, t.Object({ payload: t.Unknown({ description: "The envelope as delivered: {id, type, created_at, data}" }), attempts: t.Array(Attempt) })]);
 
 const EventsQuery = t.Object({
-  endpoint_id: t.Optional(t.String()),
+  endpoint_id: t.Optional(EndpointId("Only this endpoint's deliveries (ep_... or whk_...)")),
   type: t.Optional(t.String()),
   status: t.Optional(t.String({ description: DELIVERY_STATUSES.join(" | ") })),
   limit: t.Optional(t.QueryInteger({ description: "1-100, default 20" })),
@@ -154,7 +155,8 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
   const read = `${product}.webhooks.read`;
   const write = `${product}.webhooks.write`;
   const scopeParams = paramsOf(opts.prefix, [], opts.params);
-  const idParams = paramsOf(opts.prefix, ["id"], opts.params);
+  const endpointParams = paramsOf(opts.prefix, ["id"], { ...opts.params, id: EndpointId() });
+  const eventParams = paramsOf(opts.prefix, ["id"], { ...opts.params, id: EventId() });
 
   type Ctx = { principal: Principal | null; params: Record<string, string> };
   const auth = async (c: Ctx, access: Access) => {
@@ -205,7 +207,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
       const { scope } = await auth(c, "read");
       return webhooks.endpoints.get(scope, c.params.id);
     }, {
-      params: idParams,
+      params: endpointParams,
       response: { 200: WebhookEndpoint, ...errors },
       detail: { tags, summary: `Read a webhook endpoint (action ${read})` },
     })
@@ -213,7 +215,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
       const { principal, scope } = await auth(c, "write");
       return webhooks.endpoints.update(webhooks.ctx.db, scope, c.params.id, c.body, { principal, meta: c.meta });
     }, {
-      params: idParams,
+      params: endpointParams,
       body: EndpointPatch,
       response: { 200: WebhookEndpoint, ...errors },
       detail: {
@@ -229,14 +231,14 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
       await webhooks.endpoints.remove(webhooks.ctx.db, scope, c.params.id, { principal, meta: c.meta });
       c.set.status = 204;
     }, {
-      params: idParams,
+      params: endpointParams,
       detail: { tags, summary: `Delete a webhook endpoint (action ${write}); 204, its queued retries and attempt log are dropped`, responses: noContent() },
     })
     .post("/endpoints/:id/test", async (c) => {
       const { scope } = await auth(c, "write");
       return webhooks.endpoints.test(scope, c.params.id, c.body?.event_type);
     }, {
-      params: idParams,
+      params: endpointParams,
       body: TestBody,
       response: { 200: TestResult, ...errors },
       detail: {
@@ -250,7 +252,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
       const r = await webhooks.endpoints.rotateSecret(scope, c.params.id, c.body?.grace_hours, { principal, meta: c.meta });
       return { ...r.view, signing_secret: r.secret };
     }, {
-      params: idParams,
+      params: endpointParams,
       body: RotateBody,
       response: { 200: WebhookEndpointWithSecret, ...errors },
       detail: {
@@ -276,7 +278,7 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
       const { scope } = await auth(c, "read");
       return webhooks.events.get(scope, c.params.id);
     }, {
-      params: idParams,
+      params: eventParams,
       response: { 200: EventDetail, ...errors },
       detail: { tags, summary: `One event with its payload and every attempt (status code, latency, first 1 KiB of the response) (action ${read})` },
     })
@@ -284,8 +286,8 @@ export function webhookRoutes(deps: WebhookRouteDeps, opts: WebhookRouteOptions)
       const { scope } = await auth(c, "write");
       return webhooks.events.replay(scope, c.params.id, c.query.endpoint_id || undefined);
     }, {
-      params: idParams,
-      query: t.Object({ endpoint_id: t.Optional(t.String()) }),
+      params: eventParams,
+      query: t.Object({ endpoint_id: t.Optional(EndpointId("Only to this endpoint of the scope")) }),
       response: { 200: ReplayResult, ...errors },
       detail: {
         tags,

@@ -2,7 +2,7 @@
 import type { TSchema } from "elysia";
 import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject } from "../../../access/schemas";
-import { PRIORITIES } from "./validate";
+import { NAME_RE, PRIORITIES } from "./validate";
 
 export { ErrorBody };
 
@@ -24,6 +24,31 @@ export const ArchivedQuery = t.Object({
   offset: t.Optional(t.QueryInteger({ description: "default 0" })),
   include_archived: t.Optional(t.String({ description: "true: archived items too" })),
 });
+
+// ------------------------------------------------------------------ ids and names
+
+/**
+ * What a {workspace}, {project}, {list}, {label} or {card_id} may be, checked before any
+ * lookup (malformed: 400 naming the parameter; well-formed but unknown: 404). Ids are
+ * core/ids prefixedId handles (the prefix, "_" and 32 hex digits); names are slugs (no
+ * underscore), so the two never collide. Board workspaces moved from the platform scope
+ * (migration 0061) have ws_ and the platform UUID's 32 hex digits, the same shape.
+ */
+const NAME = NAME_RE.source.slice(1, -1);
+const idOf = (prefix: string) => `${prefix}_[0-9a-f]{32}`;
+export const refPattern = (prefix: string) => `^(${idOf(prefix)}|${NAME})$`;
+const Ref = (prefix: string, what: string) => t.String({ pattern: refPattern(prefix), description: `The ${what}'s name (a slug) or id (${prefix}_...)` });
+export const WorkspaceRef = Ref("ws", "board workspace");
+export const ProjectRef = Ref("proj", "project");
+export const ListRef = Ref("list", "list");
+export const LabelRef = Ref("lbl", "label");
+export const CardId = t.String({ pattern: `^${idOf("card")}$`, description: "card_ followed by 32 hex digits" });
+
+export const WorkspaceParams = t.Object({ workspace_id: WorkspaceRef });
+export const ProjectParams = t.Object({ workspace_id: WorkspaceRef, project: ProjectRef });
+export const ListParams = t.Object({ workspace_id: WorkspaceRef, project: ProjectRef, list: ListRef });
+export const LabelParams = t.Object({ workspace_id: WorkspaceRef, label: LabelRef });
+export const CardParams = t.Object({ workspace_id: WorkspaceRef, project: ProjectRef, card_id: CardId });
 
 // ------------------------------------------------------------------ records
 
@@ -122,9 +147,12 @@ export const LabelPatch = t.Object({ name: t.Optional(Name), color: t.Optional(t
 
 const cardFields = {
   body: t.Optional(t.String({ description: "Markdown, at most 50,000 characters" })),
-  list: t.Optional(t.String({ description: "List name or id; default on create: the first list" })),
+  list: t.Optional(t.String({ pattern: ListRef.pattern, description: "List name or id; default on create: the first list" })),
   priority: t.Optional(t.String({ description: "urgent, high, medium, low or none (default)" })),
-  assignees: t.Optional(t.Array(t.String(), { description: "usr_... ids, at most 20" })),
+  // User ids are the caller's handles, nothing the board looks up: checked by the card rules
+  // (cards.ts) with the other fields, not by the schema, which would hide the checks that need
+  // a lookup (unknown labels and lists) of the same request. The same for the assignee filter.
+  assignees: t.Optional(t.Array(t.String({ description: "usr_... id" }), { description: "usr_... ids, at most 20" })),
   labels: t.Optional(t.Array(t.String(), { description: "Workspace label names (unknown: 400), at most 20; replaces the set on update" })),
   due_at: t.Optional(t.Nullable(t.String({ description: "ISO 8601; null clears" }))),
   metadata: t.Optional(Metadata),
@@ -132,7 +160,7 @@ const cardFields = {
 };
 export const CardCreate = t.Object({ title: t.String({ description: "1-500 characters" }), ...cardFields });
 export const CardPatch = t.Object({ title: t.Optional(t.String({ description: "1-500 characters" })), ...cardFields });
-export const CardMove = t.Object({ list: t.Optional(t.String({ description: "Target list name or id; default: the card's list" })), position: t.Optional(Position) });
+export const CardMove = t.Object({ list: t.Optional(t.String({ pattern: ListRef.pattern, description: "Target list name or id; default: the card's list" })), position: t.Optional(Position) });
 export const BatchMove = t.Object({
   moves: t.Array(t.Object({ card_id: t.String(), list: t.Optional(t.String()), position: t.Optional(Position) }), { description: "1-100 moves, applied in order, all or nothing" }),
 });
@@ -140,7 +168,7 @@ export const BatchMoved = t.Object({ data: t.Array(Card, { description: "The mov
 export const CommentCreate = t.Object({ body: t.String({ description: "Markdown, 1-10,000 characters" }) });
 
 export const CardListQuery = t.Object({
-  list: t.Optional(t.String({ description: "List name or id" })),
+  list: t.Optional(ListRef),
   label: t.Optional(t.Union([t.String(), t.Array(t.String())], { description: "Label name; repeatable, all must match" })),
   priority: t.Optional(t.String({ description: PRIORITIES.join(", ") })),
   assignee: t.Optional(t.String({ description: "usr_... id" })),
