@@ -13,13 +13,11 @@ import { prefixedId } from "../../../core/ids";
 import type { Sql } from "../../../core/db";
 import { lockKey } from "../../../core/store/sql";
 import * as cs from "./cards-store";
-import { Board, diff, type Caller } from "./service";
+import { Board, diff, has, type Body, type Caller } from "./service";
 import * as store from "./store";
 import { BODY_MAX, Checks, COMMENT_MAX, flag, offsetPage, pagination, searchWords, TITLE_MAX } from "./validate";
 import { activityView, cardView, commentView, type CardView } from "./views";
 
-type Body = Record<string, unknown>;
-const has = (b: Body, k: string) => b[k] !== undefined;
 export const BATCH_MOVE_MAX = 100;
 
 export interface CardQuery {
@@ -39,6 +37,64 @@ interface Move {
   to_list: string;
   from_position: number;
   to_position: number;
+}
+
+// ------------------------------------------------------------------ input rules
+// The pure checks of each body, as in service.ts: before the lookups, and by body-rules.ts.
+
+export function cardInput(v: Checks, b: Body) {
+  return {
+    title: v.text("title", b.title, 1, TITLE_MAX),
+    body: has(b, "body") ? v.text("body", b.body, 0, BODY_MAX) : "",
+    priority: has(b, "priority") ? v.priority("priority", b.priority) : "none",
+    assignees: has(b, "assignees") ? v.assignees("assignees", b.assignees) : [],
+    labels: has(b, "labels") ? v.labels("labels", b.labels) : [],
+    due: has(b, "due_at") ? v.dateTime("due_at", b.due_at) : null,
+    metadata: has(b, "metadata") ? v.metadata("metadata", b.metadata) : "{}",
+    position: has(b, "position") ? v.position("position", b.position) : undefined,
+  };
+}
+
+export function cardPatch(v: Checks, b: Body) {
+  const patch: Partial<cs.CardRow> = {};
+  if (has(b, "title")) patch.title = v.text("title", b.title, 1, TITLE_MAX);
+  if (has(b, "body")) patch.body = v.text("body", b.body, 0, BODY_MAX);
+  if (has(b, "priority")) patch.priority = v.priority("priority", b.priority);
+  const assignees = has(b, "assignees") ? v.assignees("assignees", b.assignees) : undefined;
+  if (assignees) patch.assignees = JSON.stringify(assignees);
+  const labels = has(b, "labels") ? v.labels("labels", b.labels) : undefined;
+  if (has(b, "due_at")) patch.due_at = v.dateTime("due_at", b.due_at) ?? (b.due_at === null ? null : undefined);
+  if (has(b, "metadata")) patch.metadata = v.metadata("metadata", b.metadata);
+  const position = has(b, "position") ? v.position("position", b.position) : undefined;
+  return { patch, assignees, labels, position };
+}
+
+export function moveInput(v: Checks, b: Body) {
+  const position = has(b, "position") ? v.position("position", b.position) : undefined;
+  if (!has(b, "list") && position === undefined && !v.details.length) v.fail("list", "give list, position or both");
+  return position;
+}
+
+export function batchMoveInput(v: Checks, b: Body): Body[] {
+  const moves = Array.isArray(b.moves) ? (b.moves as Body[]) : [];
+  if (!Array.isArray(b.moves) || !moves.length) v.fail("moves", `an array of 1-${BATCH_MOVE_MAX} {card_id, list, position}`);
+  else if (moves.length > BATCH_MOVE_MAX) v.fail("moves", `at most ${BATCH_MOVE_MAX} moves per request`);
+  return moves;
+}
+
+/** One batch item's own checks: an object, a string card_id, a valid position (false: not an object). */
+export function batchItemInput(v: Checks, m: unknown, i: number): { position: number | undefined } | false {
+  const f = `moves[${i}]`;
+  if (m === null || typeof m !== "object" || Array.isArray(m)) return !!v.fail(f, "must be an object {card_id, list, position}");
+  const item = m as Body;
+  if (typeof item.card_id !== "string") v.fail(`${f}.card_id`, "a card id");
+  return { position: item.position === undefined ? undefined : v.position(`${f}.position`, item.position) };
+}
+
+export function commentInput(v: Checks, b: Body) {
+  const body = v.text("body", b.body, 1, COMMENT_MAX);
+  if (body !== undefined && !body.trim()) v.fail("body", "must not be blank");
+  return body;
 }
 
 export class Cards {
@@ -112,14 +168,7 @@ export class Cards {
 
   async create(c: Caller, wsRef: string, projectRef: string, b: Body) {
     const v = new Checks();
-    const title = v.text("title", b.title, 1, TITLE_MAX);
-    const body = has(b, "body") ? v.text("body", b.body, 0, BODY_MAX) : "";
-    const priority = has(b, "priority") ? v.priority("priority", b.priority) : "none";
-    const assignees = has(b, "assignees") ? v.assignees("assignees", b.assignees) : [];
-    const labels = has(b, "labels") ? v.labels("labels", b.labels) : [];
-    const due = has(b, "due_at") ? v.dateTime("due_at", b.due_at) : null;
-    const metadata = has(b, "metadata") ? v.metadata("metadata", b.metadata) : "{}";
-    const position = has(b, "position") ? v.position("position", b.position) : undefined;
+    const { title, body, priority, assignees, labels, due, metadata, position } = cardInput(v, b);
     return this.board.write(async (t) => {
       const { ws, project } = await this.board.project(t, c, wsRef, projectRef, true);
       let list: store.ListRow | undefined;
@@ -177,16 +226,7 @@ export class Cards {
 
   async update(c: Caller, wsRef: string, projectRef: string, id: string, b: Body) {
     const v = new Checks();
-    const patch: Partial<cs.CardRow> = {};
-    if (has(b, "title")) patch.title = v.text("title", b.title, 1, TITLE_MAX);
-    if (has(b, "body")) patch.body = v.text("body", b.body, 0, BODY_MAX);
-    if (has(b, "priority")) patch.priority = v.priority("priority", b.priority);
-    const assignees = has(b, "assignees") ? v.assignees("assignees", b.assignees) : undefined;
-    if (assignees) patch.assignees = JSON.stringify(assignees);
-    const labels = has(b, "labels") ? v.labels("labels", b.labels) : undefined;
-    if (has(b, "due_at")) patch.due_at = v.dateTime("due_at", b.due_at) ?? (b.due_at === null ? null : undefined);
-    if (has(b, "metadata")) patch.metadata = v.metadata("metadata", b.metadata);
-    const position = has(b, "position") ? v.position("position", b.position) : undefined;
+    const { patch, assignees, labels, position } = cardPatch(v, b);
     return this.board.write(async (t) => {
       const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id, true);
       const list = has(b, "list") ? await this.targetList(t, v, project.id, b.list, "list") : undefined;
@@ -240,8 +280,7 @@ export class Cards {
 
   async move(c: Caller, wsRef: string, projectRef: string, id: string, b: Body) {
     const v = new Checks();
-    const position = has(b, "position") ? v.position("position", b.position) : undefined;
-    if (!has(b, "list") && position === undefined && !v.details.length) v.fail("list", "give list, position or both");
+    const position = moveInput(v, b);
     return this.board.write(async (t) => {
       const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id, true);
       const list = has(b, "list") ? await this.targetList(t, v, project.id, b.list, "list") : await store.listByRef(t, project.id, card.list_id);
@@ -255,9 +294,7 @@ export class Cards {
   /** All or nothing: every item is checked first; one bad item is a 400 naming it, nothing moves. */
   async batchMove(c: Caller, wsRef: string, projectRef: string, b: Body) {
     const v = new Checks();
-    const moves = Array.isArray(b.moves) ? (b.moves as Body[]) : [];
-    if (!Array.isArray(b.moves) || !moves.length) v.fail("moves", `an array of 1-${BATCH_MOVE_MAX} {card_id, list, position}`);
-    else if (moves.length > BATCH_MOVE_MAX) v.fail("moves", `at most ${BATCH_MOVE_MAX} moves per request`);
+    const moves = batchMoveInput(v, b);
     v.done();
     return this.board.write(async (t) => {
       const { ws, project } = await this.board.project(t, c, wsRef, projectRef, true);
@@ -267,18 +304,18 @@ export class Cards {
       const plan: { card: cs.CardRow; list: store.ListRow; position: number | undefined }[] = [];
       for (const [i, m] of moves.entries()) {
         const f = `moves[${i}]`;
-        if (m === null || typeof m !== "object") {
-          v.fail(f, "must be an object {card_id, list, position}");
-          continue;
-        }
+        const item = batchItemInput(v, m, i);
+        if (!item) continue;
+        // A card_id that is no string was named by batchItemInput.
         const card = typeof m.card_id === "string" ? cards.get(m.card_id) : undefined;
-        if (!card) v.fail(`${f}.card_id`, typeof m.card_id === "string" ? `no card "${m.card_id}" in this project` : "a card id");
-        else if (card.archived_at) v.fail(`${f}.card_id`, "the card is archived");
-        else if (seen.has(card.id)) v.fail(`${f}.card_id`, "moves the same card twice");
+        if (typeof m.card_id === "string") {
+          if (!card) v.fail(`${f}.card_id`, `no card "${m.card_id}" in this project`);
+          else if (card.archived_at) v.fail(`${f}.card_id`, "the card is archived");
+          else if (seen.has(card.id)) v.fail(`${f}.card_id`, "moves the same card twice");
+        }
         if (card) seen.add(card.id);
         const list = m.list === undefined && card ? await store.listByRef(t, project.id, card.list_id) : await this.targetList(t, v, project.id, m.list, `${f}.list`);
-        const position = m.position === undefined ? undefined : v.position(`${f}.position`, m.position);
-        if (card && list) plan.push({ card, list, position });
+        if (card && list) plan.push({ card, list, position: item.position });
       }
       v.done();
       const at = this.clock.iso();
@@ -315,8 +352,7 @@ export class Cards {
 
   async comment(c: Caller, wsRef: string, projectRef: string, id: string, b: Body) {
     const v = new Checks();
-    const body = v.text("body", b.body, 1, COMMENT_MAX);
-    if (body !== undefined && !body.trim()) v.fail("body", "must not be blank");
+    const body = commentInput(v, b);
     v.done();
     return this.board.write(async (t) => {
       // Comments are allowed on archived cards (a note on why), not in archived projects.

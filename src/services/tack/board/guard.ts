@@ -16,12 +16,16 @@
  *   Configurable (TACK_RATE_WRITES / _READS / _BATCH); 0 switches one off (no headers).
  * - Errors: {error: {code, message, details: [{field, reason}]}} with `details` always
  *   present (empty when there is nothing to point at), as the spec's card-board body has it.
+ *   A body the route's schema refused also gets the details of the board's own rules
+ *   (body-rules.ts), so that one 400 names every bad field.
  */
 import { Elysia } from "elysia";
 import { requestMeta, sessionCookieOf } from "../../../access/http";
 import { bearerFrom, type Principal } from "../../../access/principal";
+import type { ErrorDetail } from "../../../core/errors";
 import { EXACT_LIMIT_MAX } from "../../../core/ratelimit";
 import type { ServiceDeps } from "../../module";
+import { withBodyRules } from "./body-rules";
 
 export const RATE_WINDOW_MS = 60_000;
 const RL_HEADERS = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"] as const;
@@ -101,7 +105,8 @@ export function boardGuard(deps: ServiceDeps) {
     // Errors become a fresh Response in the kernel's onError (the app's credential gate, the
     // body reader and an unknown route included): copy the headers onto it and give its body
     // the card-board shape (details always present). Global: those never reach a scoped hook.
-    .mapResponse({ as: "global" }, async ({ request, responseValue: res }) => {
+    // On an error the context also holds code, error (a ValidationError: type, value) and route.
+    .mapResponse({ as: "global" }, async ({ request, responseValue: res, code, error, route }: { request: Request; responseValue: unknown; code?: unknown; error?: unknown; route?: string }) => {
       const state = counted.get(request);
       if (!state) return;
       if (!(res instanceof Response)) {
@@ -113,7 +118,11 @@ export function boardGuard(deps: ServiceDeps) {
       let out = res;
       if (res.status >= 400 && (res.headers.get("content-type") ?? "").includes("application/json")) {
         const body = (await res.clone().json().catch(() => null)) as { error?: { details?: unknown } } | null;
-        if (body?.error && !Array.isArray(body.error.details)) {
+        // A body the route's schema refused: the board's rules name their fields too.
+        const refused = code === "VALIDATION" && (error as { type?: unknown } | undefined)?.type === "body" && Array.isArray(body?.error?.details);
+        const merged = refused ? withBodyRules(request.method, route, (error as { value?: unknown }).value, body!.error!.details as ErrorDetail[]) : undefined;
+        if (merged) out = new Response(JSON.stringify(merged), { status: res.status, headers: res.headers });
+        else if (body?.error && !Array.isArray(body.error.details)) {
           body.error.details = [];
           out = new Response(JSON.stringify(body), { status: res.status, headers: res.headers });
         }

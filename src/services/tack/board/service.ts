@@ -29,8 +29,85 @@ export interface Caller {
   actorId: string;
 }
 
-type Body = Record<string, unknown>;
-const has = (b: Body, k: string) => b[k] !== undefined;
+export type Body = Record<string, unknown>;
+export const has = (b: Body, k: string) => b[k] !== undefined;
+
+// ------------------------------------------------------------------ input rules
+//
+// The pure checks of each write's body (no lookups): the service runs them before its
+// lookups, and body-rules.ts runs them too when the route's schema already refused the body,
+// so that one 400 names every bad field.
+
+export function workspaceInput(v: Checks, b: Body) {
+  const name = v.name("name", b.name);
+  const display = has(b, "display_name") ? v.displayName("display_name", b.display_name) : name;
+  const metadata = has(b, "metadata") ? v.metadata("metadata", b.metadata) : "{}";
+  return { name, display, metadata };
+}
+
+export function workspacePatch(v: Checks, b: Body) {
+  const patch: Partial<store.WorkspaceRow> = {};
+  if (has(b, "name")) patch.name = v.name("name", b.name);
+  if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
+  if (has(b, "metadata")) patch.metadata = v.metadata("metadata", b.metadata);
+  return patch;
+}
+
+export function projectInput(v: Checks, b: Body) {
+  const name = v.name("name", b.name);
+  const display = has(b, "display_name") ? v.displayName("display_name", b.display_name) : name;
+  const lists: { name: string; display_name: string }[] = [];
+  if (has(b, "lists")) {
+    if (!Array.isArray(b.lists)) v.fail("lists", "must be an array of {name, display_name}");
+    else if (b.lists.length > LISTS_MAX) v.fail("lists", `at most ${LISTS_MAX} lists`);
+    else {
+      const seen = new Set<string>();
+      b.lists.forEach((l: any, i: number) => {
+        const ln = v.name(`lists[${i}].name`, l?.name);
+        const ld = l?.display_name !== undefined ? v.displayName(`lists[${i}].display_name`, l.display_name) : ln;
+        if (ln && seen.has(ln)) v.fail(`lists[${i}].name`, "repeats an earlier list's name");
+        if (ln) seen.add(ln);
+        if (ln && ld) lists.push({ name: ln, display_name: ld });
+      });
+    }
+  }
+  return { name, display, lists };
+}
+
+export function projectPatch(v: Checks, b: Body) {
+  const patch: Partial<store.ProjectRow> = {};
+  if (has(b, "name")) patch.name = v.name("name", b.name);
+  if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
+  return patch;
+}
+
+export function listInput(v: Checks, b: Body) {
+  const name = v.name("name", b.name);
+  const display = has(b, "display_name") ? v.displayName("display_name", b.display_name) : name;
+  const position = has(b, "position") ? v.position("position", b.position) : undefined;
+  return { name, display, position };
+}
+
+export function listPatch(v: Checks, b: Body) {
+  const patch: Partial<store.ListRow> = {};
+  if (has(b, "name")) patch.name = v.name("name", b.name);
+  if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
+  const position = has(b, "position") ? v.position("position", b.position) : undefined;
+  return { patch, position };
+}
+
+export function labelInput(v: Checks, b: Body) {
+  const name = v.name("name", b.name);
+  const color = has(b, "color") ? v.color("color", b.color) : "#9ca3af";
+  return { name, color };
+}
+
+export function labelPatch(v: Checks, b: Body) {
+  const patch: Partial<store.LabelRow> = {};
+  if (has(b, "name")) patch.name = v.name("name", b.name);
+  if (has(b, "color")) patch.color = v.color("color", b.color);
+  return patch;
+}
 
 export class Board {
   constructor(readonly deps: ServiceDeps) {}
@@ -88,9 +165,7 @@ export class Board {
 
   async createWorkspace(c: Caller, b: Body) {
     const v = new Checks();
-    const name = v.name("name", b.name);
-    const display = has(b, "display_name") ? v.displayName("display_name", b.display_name) : name;
-    const metadata = has(b, "metadata") ? v.metadata("metadata", b.metadata) : "{}";
+    const { name, display, metadata } = workspaceInput(v, b);
     v.done();
     const at = this.clock.iso();
     const row: store.WorkspaceRow = { id: prefixedId("ws"), owner_workspace_id: c.owner, name: name!, display_name: display!, metadata: metadata!, archived_at: null, created_at: at, updated_at: at };
@@ -110,10 +185,7 @@ export class Board {
 
   async updateWorkspace(c: Caller, ref: string, b: Body) {
     const v = new Checks();
-    const patch: Partial<store.WorkspaceRow> = {};
-    if (has(b, "name")) patch.name = v.name("name", b.name);
-    if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
-    if (has(b, "metadata")) patch.metadata = v.metadata("metadata", b.metadata);
+    const patch = workspacePatch(v, b);
     v.done();
     return this.write(async (t) => {
       const ws = await this.workspace(t, c, ref, true);
@@ -138,23 +210,7 @@ export class Board {
 
   async createProject(c: Caller, wsRef: string, b: Body) {
     const v = new Checks();
-    const name = v.name("name", b.name);
-    const display = has(b, "display_name") ? v.displayName("display_name", b.display_name) : name;
-    const lists: { name: string; display_name: string }[] = [];
-    if (has(b, "lists")) {
-      if (!Array.isArray(b.lists)) v.fail("lists", "must be an array of {name, display_name}");
-      else if (b.lists.length > LISTS_MAX) v.fail("lists", `at most ${LISTS_MAX} lists`);
-      else {
-        const seen = new Set<string>();
-        b.lists.forEach((l: any, i: number) => {
-          const ln = v.name(`lists[${i}].name`, l?.name);
-          const ld = l?.display_name !== undefined ? v.displayName(`lists[${i}].display_name`, l.display_name) : ln;
-          if (ln && seen.has(ln)) v.fail(`lists[${i}].name`, "repeats an earlier list's name");
-          if (ln) seen.add(ln);
-          if (ln && ld) lists.push({ name: ln, display_name: ld });
-        });
-      }
-    }
+    const { name, display, lists } = projectInput(v, b);
     v.done();
     return this.write(async (t) => {
       const ws = await this.workspace(t, c, wsRef, true);
@@ -186,9 +242,7 @@ export class Board {
 
   async updateProject(c: Caller, wsRef: string, ref: string, b: Body) {
     const v = new Checks();
-    const patch: Partial<store.ProjectRow> = {};
-    if (has(b, "name")) patch.name = v.name("name", b.name);
-    if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
+    const patch = projectPatch(v, b);
     v.done();
     return this.write(async (t) => {
       const { project } = await this.project(t, c, wsRef, ref, true);
@@ -223,9 +277,7 @@ export class Board {
 
   async createList(c: Caller, wsRef: string, projectRef: string, b: Body) {
     const v = new Checks();
-    const name = v.name("name", b.name);
-    const display = has(b, "display_name") ? v.displayName("display_name", b.display_name) : name;
-    const position = has(b, "position") ? v.position("position", b.position) : undefined;
+    const { name, display, position } = listInput(v, b);
     v.done();
     return this.write(async (t) => {
       const { ws, project } = await this.project(t, c, wsRef, projectRef, true);
@@ -255,10 +307,7 @@ export class Board {
 
   async updateList(c: Caller, wsRef: string, projectRef: string, ref: string, b: Body) {
     const v = new Checks();
-    const patch: Partial<store.ListRow> = {};
-    if (has(b, "name")) patch.name = v.name("name", b.name);
-    if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
-    const position = has(b, "position") ? v.position("position", b.position) : undefined;
+    const { patch, position } = listPatch(v, b);
     v.done();
     return this.write(async (t) => {
       const { ws, project, list } = await this.list(t, c, wsRef, projectRef, ref, true);
@@ -298,8 +347,7 @@ export class Board {
 
   async createLabel(c: Caller, wsRef: string, b: Body) {
     const v = new Checks();
-    const name = v.name("name", b.name);
-    const color = has(b, "color") ? v.color("color", b.color) : "#9ca3af";
+    const { name, color } = labelInput(v, b);
     v.done();
     return this.write(async (t) => {
       const ws = await this.workspace(t, c, wsRef, true);
@@ -330,9 +378,7 @@ export class Board {
 
   async updateLabel(c: Caller, wsRef: string, ref: string, b: Body) {
     const v = new Checks();
-    const patch: Partial<store.LabelRow> = {};
-    if (has(b, "name")) patch.name = v.name("name", b.name);
-    if (has(b, "color")) patch.color = v.color("color", b.color);
+    const patch = labelPatch(v, b);
     v.done();
     return this.write(async (t) => {
       const label = await this.label(t, c, wsRef, ref, true);

@@ -30,9 +30,15 @@ export class Checks {
 
   /** Throws the collected problems, if any. */
   done(): void {
-    if (!this.details.length) return;
+    const e = this.error();
+    if (e) throw e;
+  }
+
+  /** The 400 VALIDATION_ERROR listing the collected problems; undefined without any. */
+  error(): ApiError | undefined {
+    if (!this.details.length) return undefined;
     const fields = [...new Set(this.details.map((d) => d.field))].join(", ");
-    throw new ApiError(400, "VALIDATION_ERROR", `Invalid ${fields}`, this.details);
+    return new ApiError(400, "VALIDATION_ERROR", `Invalid ${fields}`, this.details);
   }
 
   name(field: string, v: unknown): string | undefined {
