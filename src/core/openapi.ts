@@ -372,8 +372,17 @@ export function buildOpenApiDocuments(routes: readonly RouteInfo[], opts: OpenAp
   const paths = pathsOf(routes, opts.services);
   const full = document(opts.info, paths, opts);
   const services = new Map<string, OpenApiDocument>();
+  // Routes served for older clients that a service's own document leaves out (`detail.unlisted`):
+  // they stay in the whole instance's document, marked deprecated.
+  const unlisted = new Set(routes.filter((r) => r.hooks?.detail?.unlisted === true).map((r) => `${r.method.toLowerCase()} ${toTemplate(r.path)}`));
+  const listed = (path: string, ops: Record<string, any>) => Object.fromEntries(Object.entries(ops).filter(([method]) => !unlisted.has(`${method} ${path}`)));
   for (const s of opts.services) {
-    const own = Object.fromEntries(Object.entries(paths).filter(([p]) => p.startsWith(s.prefix + "/")));
+    const own = Object.fromEntries(
+      Object.entries(paths)
+        .filter(([p]) => p.startsWith(s.prefix + "/"))
+        .map(([p, ops]): [string, Record<string, any>] => [p, listed(p, ops)])
+        .filter(([, ops]) => Object.keys(ops).length > 0),
+    );
     services.set(s.prefix, document({ title: s.title, version: s.version, ...(s.description ? { description: s.description } : {}) }, own, opts));
   }
   return { full, services };

@@ -136,20 +136,54 @@ export function unknownValue(p: Schema, known: Record<string, string>): string {
   const s = p.schema ?? {};
   if (s.format === "uuid") return UNKNOWN_UUID;
   if (s.enum?.length) return String(s.enum[0]);
-  if (typeof s.pattern === "string") return fromPattern(s.pattern) ?? "unknown-0000";
+  if (s.format !== "uuid" && typeof s.pattern === "string") return fromPattern(s.pattern) ?? "unknown-0000";
   return "unknown-0000";
 }
 
 /**
  * A value of the id patterns the API declares: `^<literal><class>{n}$` (e.g. job_ and 32 hex
- * digits); classes start from their first character. Other patterns: undefined.
+ * digits), with the literal possibly a group of alternatives (`^(ep|whk)_[0-9a-f]{32}$`), or
+ * a top-level choice of such patterns (an id or a slug): the first alternative that is one.
+ * A class stands for its first character. Other patterns: undefined.
  */
-function fromPattern(pattern: string): string | undefined {
-  const m = /^\^([A-Za-z0-9_-]*)\[([^\]]+)\]\{(\d+)\}\$$/.exec(pattern);
+export function fromPattern(pattern: string): string | undefined {
+  const whole = /^\^\((.*)\)\$$/.exec(pattern);
+  if (whole) {
+    for (const alt of topLevel(whole[1])) {
+      const v = fromPattern(`^${alt}$`);
+      if (v !== undefined) return v;
+    }
+  }
+  const m = /^\^(?:\(([A-Za-z0-9_|-]+)\))?([A-Za-z0-9_-]*)\[([^\]]+)\]\{(\d+)\}\$$/.exec(pattern);
   if (!m) return undefined;
-  const first = m[2][0];
-  return m[1] + first.repeat(Number(m[3]));
+  const prefix = (m[1]?.split("|")[0] ?? "") + m[2];
+  return prefix + m[3][0].repeat(Number(m[4]));
 }
+
+/** The alternatives of a regex body at its top level (not inside groups or classes). */
+function topLevel(body: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let start = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === "\\") i++;
+    else if (inClass) inClass = c !== "]";
+    else if (c === "[") inClass = true;
+    else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "|" && depth === 0) {
+      out.push(body.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(body.slice(start));
+  return out;
+}
+
+/** A well-formed unknown value can be made for this parameter. */
+const sampleable = (s: Schema) => s.format === "uuid" || (!s.enum && (!s.pattern || fromPattern(s.pattern) !== undefined));
 
 export function casesOf(o: Operation, known: Record<string, string>): Case[] {
   const params: Schema[] = o.op.parameters ?? [];
@@ -198,7 +232,7 @@ export function casesOf(o: Operation, known: Record<string, string>): Case[] {
 
   // Names from a fixed list (an enum: providers, verbs) are not ids: nothing to be unknown.
   const pathParams = params.filter((x) => x.in === "path" && !known[x.name]);
-  const ids = pathParams.every((x) => !x.schema?.enum && (!x.schema?.pattern || fromPattern(x.schema.pattern)));
+  const ids = pathParams.every((x) => sampleable(x.schema ?? {}));
   if (!o.op.requestBody && pathParams.length && ids && !params.some((x) => x.in === "query" && x.required)) {
     cases.push({ kind: "unknown_id", expect: 404, url: base, credential: true, label: `${label} unknown ids` });
   }
