@@ -173,6 +173,10 @@ test("input before existence: an invalid body is 400 also where the addressed te
   expect(shape(await app.call("PATCH", unknownTenant, { token: a.key, body: { status: "sleeping" } }))).toMatchObject({ status: 400, fields: ["status"] });
   expect(shape(await app.call("PATCH", `${unknownTenant}/members/${crypto.randomUUID()}`, { token: a.key, body: { role: "no-such-role" } }))).toMatchObject({ status: 400, fields: ["role"] });
   expect(shape(await app.call("PATCH", a.path(`/admin/users/${crypto.randomUUID()}`), { token: a.key, body: { email: "not an email" } }))).toMatchObject({ status: 400, fields: ["email"] });
+  expect(shape(await app.call("PATCH", a.path(`/roles/${crypto.randomUUID()}`), { token: a.key, body: { name: "no spaces allowed" } }))).toMatchObject({ status: 400, fields: ["name"] });
+  const client = `/auth/v1/apps/${a.id}/m2m-clients/${crypto.randomUUID()}`;
+  expect(shape(await app.call("PATCH", client, { token: a.key, body: { permissions: ["auth.*"] } }))).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+  expect((await app.call("PATCH", client, { token: a.key, body: { permissions: ["auth.user.read"] } })).status).toBe(404);
   const user = await signupEndUser(app, a);
   expect(shape(await app.call("POST", a.path(`/me/mfa/factors/${crypto.randomUUID()}/confirm`), { token: user.access, body: { code: "12" } }))).toMatchObject({ status: 400, fields: ["code"] });
   // The same bodies, valid, reach the lookup: 404.

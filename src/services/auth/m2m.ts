@@ -205,9 +205,12 @@ export class M2mService {
 
   async update(p: Principal, appId: string, ref: string, b: { name?: unknown; permissions?: unknown }, meta: RequestMeta) {
     const app = await this.auth.apps.forPrincipal(p, appId, "auth.m2m.update");
+    // The body is judged before the client is looked up: a bad field is 400 even for an unknown client.
+    const newName = b.name === undefined ? undefined : this.checkName(b.name);
+    const newPermissions = b.permissions === undefined ? undefined : this.checkPermissions(b.permissions);
     const row = await this.load(app, ref);
-    const name = b.name === undefined ? row.name : this.checkName(b.name);
-    const permissions = b.permissions === undefined ? (JSON.parse(row.permissions) as string[]) : this.checkPermissions(b.permissions);
+    const name = newName ?? row.name;
+    const permissions = newPermissions ?? (JSON.parse(row.permissions) as string[]);
     if (b.permissions !== undefined) await this.assertCallerHolds(p, app, permissions);
     const fields = (["name", "permissions"] as const).filter((k) => b[k] !== undefined);
     await tx(this.ctx.db, async (t) => {

@@ -231,13 +231,16 @@ export class RbacService {
 
   async updateRole(app: LoadedApp, credentials: AdminCredentials, id: string, b: { name?: string; description?: string | null; permissions?: string[] }, meta: RequestMeta) {
     const caller = await this.admin(app, credentials, "auth.role.update");
-    const current = await this.role(app, id);
+    // The body is judged before the role is looked up: a bad field is 400 even for an unknown role.
     const details: ErrorDetail[] = [];
-    const name = b.name ?? current.name;
     if (b.name !== undefined) this.roleName(b.name, details);
-    const description = b.description !== undefined ? this.description(b.description, details) : current.description;
-    const permissions = b.permissions !== undefined ? await this.permissionList(app, b.permissions, details) : (JSON.parse(current.permissions) as string[]);
+    const newDescription = b.description !== undefined ? this.description(b.description, details) : undefined;
+    const newPermissions = b.permissions !== undefined ? await this.permissionList(app, b.permissions, details) : undefined;
     if (details.length) throw badRequest("Invalid role", details);
+    const current = await this.role(app, id);
+    const name = b.name ?? current.name;
+    const description = newDescription ?? current.description;
+    const permissions = newPermissions ?? (JSON.parse(current.permissions) as string[]);
     const renamed = name !== current.name;
     if (renamed && name.toLowerCase() !== current.name.toLowerCase() && this.isDefaultRole(app, current)) {
       throw conflict("This role is the App's default_role; change that setting before renaming it", "ROLE_IS_DEFAULT");
