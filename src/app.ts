@@ -211,7 +211,7 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], deps: Omit<S
       for (const scope of m.webhookScopes?.(s, full) ?? []) {
         const opts = { product, prefix: scope.prefix, resolve: scope.resolve, tag: scope.tag, params: scope.params };
         app.use(webhookRoutes(shared, opts));
-        if (scope.legacyRoutes) app.use(legacyWebhookRoutes(legacy, { ...opts, tag: undefined }));
+        if (scope.legacyRoutes) app.use(legacyWebhookRoutes(legacy, { ...opts, tag: undefined, unlisted: scope.legacyRoutes === "unlisted" }));
       }
     }
     const routes = m.routes?.(s, full);

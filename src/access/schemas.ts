@@ -29,3 +29,11 @@ export const ListQuery = t.Object({ limit: t.Optional(t.QueryInteger()), cursor:
  * and every response, where this one checks "is an object" once.
  */
 export const JsonObject = (options: { description?: string } = {}) => t.Object({}, { ...options, additionalProperties: t.Unknown() });
+
+/**
+ * A UUID and nothing else: `format: uuid` documents it; the pattern refuses what Elysia's uuid
+ * format also lets through (a `urn:uuid:` prefix). Upper-case hex is accepted (services
+ * lower-case before lookups). A malformed one is a 400 naming the field, before any lookup.
+ */
+export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+export const Uuid = (description?: string) => t.String({ format: "uuid", pattern: UUID_PATTERN, ...(description === undefined ? {} : { description }) });

@@ -55,8 +55,13 @@ export interface WebhookScopeMount {
   resolve: ScopeResolver;
   /** OpenAPI tag; default "<label>: webhooks". */
   tag?: string;
-  /** Also the deprecated {scope}/webhooks and {scope}/webhooks/{id} routes (until 15 January 2027). */
-  legacyRoutes?: boolean;
+  /**
+   * Also the deprecated {scope}/webhooks and {scope}/webhooks/{id} routes (until 15 January 2027).
+   * "unlisted": served, and documented in /docs/json only, not in the service's own document:
+   * for products whose contract never listed them (their `{id}` overlaps `endpoints/{id}`, and a
+   * client generated from the service's document has no use for them).
+   */
+  legacyRoutes?: boolean | "unlisted";
   /** Schemas of the prefix's parameters that are more than a string (a UUID): validated and documented. */
   params?: Partial<Record<string, TString>>;
 }

@@ -49,5 +49,5 @@ export const mailModule = defineService({
   },
   // The MX: the SMTP listener hands RCPT checks and accepted messages to the inbound part.
   inbound: (parts) => (parts.inbound as InboundService).handler(),
-  webhookScopes: (_, d) => [{ prefix: "/mail/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "mail"), legacyRoutes: true, params: { workspace_id: Uuid("The workspace's id") } }],
+  webhookScopes: (_, d) => [{ prefix: "/mail/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "mail"), legacyRoutes: "unlisted", params: { workspace_id: Uuid("The workspace's id") } }],
 });

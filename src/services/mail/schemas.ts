@@ -8,14 +8,14 @@ import type { TString } from "@sinclair/typebox";
 import { t } from "../../core/schema";
 import { NAME_RE } from "./content/service";
 import { EMAIL_MAX, EMAIL_RE } from "./messages/suppressions";
+import { UUID_PATTERN, Uuid } from "../../access/schemas";
+export { UUID_PATTERN, Uuid };
 
 /**
  * Every mail row id (domains, messages, mailboxes, received messages) and the workspace's id
  * are UUIDs, any case (rows hold them lower-case). The pattern makes the check strict: Elysia's
  * "uuid" format alone also takes a "urn:uuid:" prefix.
  */
-export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
-export const Uuid = (description?: string) => t.String({ format: "uuid", pattern: UUID_PATTERN, ...(description === undefined ? {} : { description }) });
 
 const WorkspaceId = Uuid("The workspace's id");
 /** A template's name, the key of the /templates/{name} routes (the rule a template is saved under). */

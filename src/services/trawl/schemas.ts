@@ -3,15 +3,16 @@ import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { LegacyWebhookId } from "../webhooks/ids";
 import { CREDIT_LIMIT_MAX, DESCRIPTION_MAX, JOB_ID, STEPS, TIMEOUT, URLS_MAX } from "./service";
+import { UUID_PATTERN, Uuid } from "../../access/schemas";
+export { UUID_PATTERN, Uuid };
 
 export { ErrorBody };
 
 // Ids are checked at the boundary: a malformed one is a 400 naming its field, and only a
 // well-formed id that matches nothing is a 404.
 /** Elysia's "uuid" format also takes a "urn:uuid:" prefix: the pattern keeps it strict. */
-export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
 /** The workspace's id, in the job routes and the webhook scope (module.ts). */
-export const WorkspaceId = t.String({ format: "uuid", pattern: UUID_PATTERN, description: "The workspace's id (UUID)" });
+export const WorkspaceId = Uuid("The workspace's id (UUID)");
 export const WorkspaceParams = t.Object({ workspace_id: WorkspaceId });
 export const JobParams = t.Object({ workspace_id: WorkspaceId, id: t.String({ pattern: JOB_ID.source, description: "job_ followed by 32 hex digits" }) });
 

@@ -69,5 +69,5 @@ export const waitlistModule = defineService({
     await s.waitlists.ctx.caches.changed(t, PUBLIC_TOPIC);
   },
   stop: (s) => s.publicConfig.flushViews(),
-  webhookScopes: (_, d) => [{ prefix: "/waitlist/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "waitlist"), legacyRoutes: true, params: { workspace_id: Uuid("The workspace's id") } }],
+  webhookScopes: (_, d) => [{ prefix: "/waitlist/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "waitlist"), legacyRoutes: "unlisted", params: { workspace_id: Uuid("The workspace's id") } }],
 });

@@ -2,6 +2,8 @@
 import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { BULK_MAX } from "./entries";
+import { UUID_PATTERN, Uuid } from "../../access/schemas";
+export { UUID_PATTERN, Uuid };
 
 export { ErrorBody, Pagination };
 
@@ -13,8 +15,6 @@ const Str = t.Nullable(t.String());
  * the OpenAPI shows the shape. Every waitlist row id is a UUID (any case; stored lower-case).
  * The pattern makes it strict: Elysia's "uuid" format alone also takes a "urn:uuid:" prefix.
  */
-export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
-export const Uuid = (description?: string) => t.String({ format: "uuid", pattern: UUID_PATTERN, ...(description === undefined ? {} : { description }) });
 /** The public routes' slugs, matched ignoring case: a workspace's (platform rule, 1-63) and a waitlist's (2-63). */
 const WorkspaceSlug = t.String({ pattern: "^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$", maxLength: 63, description: "The workspace's slug (or the one it had before its last rename)" });
 const WaitlistSlug = t.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9-]{0,61}[A-Za-z0-9]$", description: "The waitlist's slug" });

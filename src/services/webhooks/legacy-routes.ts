@@ -121,6 +121,8 @@ export interface LegacyWebhookRouteOptions {
   resolve: ScopeResolver;
   /** OpenAPI tag; default "<Product>: webhooks (deprecated)". */
   tag?: string;
+  /** Documented in /docs/json only, not in the product's own document (core/openapi.ts `unlisted`). */
+  unlisted?: boolean;
   /** Schemas of the prefix's parameters that are more than a string (a UUID). */
   params?: Partial<Record<string, TString>>;
 }
@@ -141,6 +143,7 @@ export function legacyWebhookRoutes(deps: LegacyWebhookRouteDeps, opts: LegacyWe
     summary,
     description: description ? `${description} ${deprecated}` : deprecated,
     deprecated: true,
+    ...(opts.unlisted ? { unlisted: true } : {}),
   });
 
   type Ctx = { principal: Principal | null; params: Record<string, string> };

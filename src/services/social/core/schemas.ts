@@ -5,6 +5,8 @@ import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
 import { invalidField } from "../../../core/errors";
 import { isUuid } from "../../../core/ids";
 import { TAG_MAX } from "../hashtags/tags";
+import { UUID_PATTERN, Uuid } from "../../../access/schemas";
+export { UUID_PATTERN, Uuid };
 
 export { ErrorBody, Pagination };
 
@@ -18,8 +20,6 @@ export const writeErrors = { ...errors, 409: ErrorBody };
  * field before anything is looked up (a well-formed unknown id is then 404). The pattern is
  * what makes it strict: Elysia's "uuid" format checker also takes a "urn:uuid:" prefix.
  */
-export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
-export const Uuid = (description?: string) => t.String({ format: "uuid", pattern: UUID_PATTERN, ...(description === undefined ? {} : { description }) });
 
 /**
  * A UUID the API wrote itself, in a response: format uuid tells a generated client what it
