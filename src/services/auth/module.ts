@@ -25,7 +25,7 @@ export const authModule = defineService({
   webhooks: AUTH_WEBHOOKS,
   create: (d) => new AuthService(d.ctx, d.platform, d.webhooks.engine, d.webhooks.api),
   // Auth Apps: /auth/v1/apps/{app_id}/webhooks/... (shared and legacy routes).
-  webhookScopes: (auth) => [{ prefix: "/auth/v1/apps/:app_id", resolve: appWebhookScope(auth), legacyRoutes: true, params: { app_id: Uuid("The App's id") } }],
+  webhookScopes: (auth) => [{ prefix: "/auth/v1/apps/:app_id", resolve: appWebhookScope(auth), legacyRoutes: "unlisted", params: { app_id: Uuid("The App's id") } }],
   routes: (auth) => authRoutes(auth),
   jobs: (auth) => [{ name: "auth.purge", schedule: "0 23 * * * *", run: () => auth.purge() }],
   stop: async (auth) => {
