@@ -2,21 +2,16 @@
 import { t } from "../../core/schema";
 import type { TSchema } from "elysia";
 import type { TString } from "@sinclair/typebox";
-import { JsonObject, ListQuery, Pagination } from "../../access/schemas";
+import { JsonObject, ListQuery, Pagination, UUID_PATTERN, Uuid } from "../../access/schemas";
 import { FORM_TYPE, JSON_TYPE } from "../../core/request-body";
 
 export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 
 // --- Ids a caller names (path, query or body): shared by the Platform and Auth routes --------
 
-/**
- * A UUID: format uuid for the document, and a strict pattern because Elysia's "uuid" format
- * checker also takes a "urn:uuid:" prefix. A malformed id is then 400 VALIDATION_ERROR naming
- * its field before anything is looked up; a well-formed unknown one is the lookup's 404.
- */
-export const UUID_BODY = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
-export const UUID_PATTERN = `^${UUID_BODY}$`;
-export const Uuid = (description?: string) => t.String({ format: "uuid", pattern: UUID_PATTERN, ...(description === undefined ? {} : { description }) });
+/** The house UUID (access/schemas.ts); UUID_BODY is its pattern without anchors, to build "a UUID or ..." patterns. */
+export { Uuid };
+export const UUID_BODY = UUID_PATTERN.slice(1, -1);
 
 /** A workspace slug (workspaces.ts validateSlug): 1-63 lowercase letters and digits, separated by single hyphens. */
 export const WORKSPACE_SLUG_PATTERN = "^[a-z0-9]+(?:-[a-z0-9]+)*$";
