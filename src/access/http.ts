@@ -63,6 +63,15 @@ function platformOnly(request: Request): boolean {
   return !!security?.needed && security.requirements.every((req) => Object.keys(req).every((name) => PLATFORM_SCHEMES.has(name)));
 }
 
+/**
+ * The principal a route's derive found, or 401 when there is none and the route takes platform
+ * credentials only: called in the transform phase, it answers before the input is validated.
+ */
+export function knownPlatformCaller(request: Request, principal: Principal | null): Principal | null {
+  if (!principal && platformOnly(request)) throw unauthorized("Missing or invalid access token");
+  return principal;
+}
+
 export function principalPlugin(resolver: PrincipalResolver) {
   // A derive, not a resolve: it runs in the transform phase, before Elysia validates the
   // input, so an invalid credential is a 401 before any 400 (credential, validation, existence).
@@ -71,9 +80,6 @@ export function principalPlugin(resolver: PrincipalResolver) {
     // A bearer token wins over the cookie, so the cookie is only read without one.
     const bearer = bearerFrom(request.headers.get("authorization"));
     const meta = requestMeta(request, server);
-    return andThen(resolver.resolve(bearer, bearer ? null : sessionCookieOf(request)), (principal: Principal | null) => {
-      if (!principal && platformOnly(request)) throw unauthorized("Missing or invalid access token");
-      return { principal, meta };
-    });
+    return andThen(resolver.resolve(bearer, bearer ? null : sessionCookieOf(request)), (principal: Principal | null) => ({ principal: knownPlatformCaller(request, principal), meta }));
   });
 }

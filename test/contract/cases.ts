@@ -3,7 +3,8 @@
  * client that read only the document may send wrong, and what the document then promises.
  *
  * - credential: a secured operation called with no credential and an invalid body (wrong
- *   types, or not JSON at all) is 401 (the credential is judged before the input);
+ *   types, or not JSON at all) is 401 (the credential is judged before the input); so is a
+ *   token that is nobody's, where the declared schemes are platform credentials or M2M tokens;
  * - wrong type, missing required field, out of range, for each top-level JSON body property
  *   and each typed query parameter: 400 VALIDATION_ERROR whose details name that field;
  * - malformed id: a path parameter with a declared format or pattern, given a value outside
@@ -33,10 +34,15 @@ export interface Case {
   contentType?: string;
   /** false: send no credential. */
   credential: boolean;
+  /** A bearer token to send instead of the operation's credential. */
+  token?: string;
   label: string;
 }
 
 export const UNKNOWN_UUID = "00000000-0000-4000-8000-00000000abcd";
+
+/** Schemes whose token the server judges before the input (not an App user's or a publishable key). */
+const JUDGED_FIRST = new Set(["consoleToken", "apiKey", "consoleCookie", "m2mToken"]);
 
 /** A value the schema accepts, as far as its keywords tell (patterns are not generated). */
 export function sample(s: Schema | undefined, depth = 0): unknown {
@@ -195,10 +201,15 @@ export function casesOf(o: Operation, known: Record<string, string>): Case[] {
   const label = `${o.method.toUpperCase()} ${o.path}`;
   const valid = body ? (sample(body) as Record<string, unknown>) : undefined;
 
+  const invalidBody = body ? { __bad: true, ...Object.fromEntries(Object.keys(body.properties ?? {}).map((k) => [k, { not: "valid" }])) } : undefined;
   if (secured) {
-    cases.push({ kind: "credential", expect: 401, url: base, body: body ? { __bad: true, ...Object.fromEntries(Object.keys(body.properties ?? {}).map((k) => [k, { not: "valid" }])) } : undefined, credential: false, label });
+    cases.push({ kind: "credential", expect: 401, url: base, body: invalidBody, credential: false, label });
     // Not even JSON: still a 401, the body is not read for a caller without a credential.
     if (json) cases.push({ kind: "credential", expect: 401, url: base, body: "{not json", credential: false, label: `${label} (unparseable body)` });
+    // A token that is nobody's, where every declared credential is one the server can judge
+    // without the input (platform callers, and M2M tokens, which are JWTs): 401 before any 400.
+    const judged = (o.op.security as Schema[]).every((r) => Object.keys(r).every((name) => JUDGED_FIRST.has(name)));
+    if (judged) cases.push({ kind: "credential", expect: 401, url: base, body: invalidBody, credential: false, token: "not-a-real-token", label: `${label} (unknown token)` });
   }
 
   if (body?.properties) {

@@ -55,7 +55,7 @@ describe("every documented operation keeps its contract", () => {
       for (const c of casesOf(o, known)) {
         counts[c.kind] = (counts[c.kind] ?? 0) + 1;
         const headers = c.contentType ? { "content-type": c.contentType } : undefined;
-        const r = await app.call(o.method.toUpperCase(), c.url, { body: c.body, headers, token: c.credential ? token : undefined });
+        const r = await app.call(o.method.toUpperCase(), c.url, { body: c.body, headers, token: c.token ?? (c.credential ? token : undefined) });
         const exception = EXCEPTIONS[`${c.kind} ${o.method.toUpperCase()} ${o.path}`];
         if (exception) {
           counts.documented_exception = (counts.documented_exception ?? 0) + 1;

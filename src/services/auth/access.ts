@@ -98,6 +98,17 @@ export class AppAccess {
     });
   }
 
+  /**
+   * False when the credential can already be known to be no administrative caller of any
+   * App: not an App-signed token (an M2M token is judged with its App, in `admin`), and no
+   * platform principal either. Lets the routes answer 401 before they validate the input.
+   */
+  knownCaller(credentials: AdminCredentials): MaybePromise<boolean> {
+    const token = bearerFrom(credentials.authorization);
+    if (token && isRs256(token)) return true;
+    return andThen(this.platform.resolve(token, token ? null : credentials.cookie), (principal) => principal !== null);
+  }
+
   /** An administrative caller allowed `action` on this App: 401 without a credential, 404 for another workspace, 403 without the action. */
   async admin(app: LoadedApp, credentials: AdminCredentials, action: string): Promise<AdminCaller> {
     const token = bearerFrom(credentials.authorization);

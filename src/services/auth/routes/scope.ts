@@ -6,8 +6,11 @@
 import { Elysia } from "elysia";
 import { requestMeta, sessionCookieOf } from "../../../access/http";
 import { bearerFrom } from "../../../access/principal";
+import { unauthorized } from "../../../core/errors";
+import { routeSecurityOf } from "../../../core/http";
+import { andThen } from "../../../core/maybe-promise";
 import type { AdminCredentials } from "../access";
-import { secured, type Requirement } from "../../../access/openapi";
+import { PLATFORM_SCHEMES, secured, type Requirement } from "../../../access/openapi";
 import type { AuthService } from "../service";
 import { appParams } from "../schemas";
 
@@ -24,11 +27,29 @@ const slugOf = (params: unknown) => (params as { app_slug: string }).app_slug;
  */
 export function appGroup(auth: AuthService, security: Requirement[]) {
   return new Elysia({ prefix: "/:app_slug/v1" })
+    .derive(({ request }) => adminCredentialFirst(auth, request))
     .resolve(async ({ params, request, server }) => ({
       app: await auth.apps.bySlug(slugOf(params)),
       meta: requestMeta(request, server),
     }))
     .guard(secured(security));
+}
+
+/** The schemes of an administrative route: platform callers and the App's M2M tokens. */
+const ADMIN_SCHEMES: ReadonlySet<string> = new Set([...PLATFORM_SCHEMES, "m2mToken"]);
+
+/**
+ * Credential before input on administrative routes: a derive runs before Elysia validates, so
+ * a credential that is no caller at all (an unknown platform token, a stale cookie) is a 401
+ * before any 400, as on platform routes. An M2M token needs its App to be judged: `admin` does.
+ */
+function adminCredentialFirst(auth: AuthService, request: Request) {
+  const security = routeSecurityOf(request);
+  if (!security?.needed || !security.requirements.every((req) => Object.keys(req).every((name) => ADMIN_SCHEMES.has(name)))) return {};
+  return andThen(auth.access.knownCaller(adminCredentials(request)), (known) => {
+    if (!known) throw unauthorized("Missing or invalid credentials");
+    return {};
+  });
 }
 
 /**

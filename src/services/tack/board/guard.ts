@@ -20,7 +20,7 @@
  *   (body-rules.ts), so that one 400 names every bad field.
  */
 import { Elysia } from "elysia";
-import { requestMeta, sessionCookieOf } from "../../../access/http";
+import { knownPlatformCaller, requestMeta, sessionCookieOf } from "../../../access/http";
 import { bearerFrom, type Principal } from "../../../access/principal";
 import type { ErrorDetail } from "../../../core/errors";
 import { EXACT_LIMIT_MAX } from "../../../core/ratelimit";
@@ -98,9 +98,10 @@ export function boardGuard(deps: ServiceDeps) {
     .derive({ as: "scoped" }, async ({ request, server }) => {
       const meta = requestMeta(request, server);
       const state = counted.get(request);
-      if (state) return { principal: state.principal, meta };
+      // An unknown credential is a 401 here, before the board validates the input.
+      if (state) return { principal: knownPlatformCaller(request, state.principal), meta };
       const bearer = bearerFrom(request.headers.get("authorization"));
-      return { principal: await platform.authz.resolve(bearer, bearer ? null : sessionCookieOf(request)), meta };
+      return { principal: knownPlatformCaller(request, await platform.authz.resolve(bearer, bearer ? null : sessionCookieOf(request))), meta };
     })
     // Errors become a fresh Response in the kernel's onError (the app's credential gate, the
     // body reader and an unknown route included): copy the headers onto it and give its body
