@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { createAuthApp, type TestAuthApp } from "../helpers/auth";
+import { appAdminOperations, createAuthApp, type TestAuthApp } from "../helpers/auth";
 
 let app: TestApp;
 let a: TestAuthApp;
@@ -15,16 +15,7 @@ let ops: { method: string; path: string; body: Record<string, unknown> | undefin
 beforeAll(async () => {
   app = await startTestApp();
   a = await createAuthApp(app);
-  const doc = (await app.call("GET", "/auth/openapi.json")).body;
-  ops = [];
-  for (const [path, item] of Object.entries<any>(doc.paths)) {
-    if (!path.startsWith("/auth/{app_slug}/v1/")) continue;
-    for (const [method, op] of Object.entries<any>(item)) {
-      if (!(op.security ?? []).some((s: object) => "consoleCookie" in s)) continue;
-      const schema = op.requestBody?.content?.["application/json"]?.schema;
-      ops.push({ method: method.toUpperCase(), path, body: schema ? requiredOnly(schema) : undefined });
-    }
-  }
+  ops = (await appAdminOperations(app)).map(({ method, path, schema }) => ({ method, path, body: schema ? requiredOnly(schema) : undefined }));
 });
 afterAll(() => app.stop());
 

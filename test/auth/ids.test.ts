@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { createAuthApp, signupEndUser, type TestAuthApp } from "../helpers/auth";
+import { appAdminOperations, createAuthApp, signupEndUser, type TestAuthApp } from "../helpers/auth";
 
 let app: TestApp;
 let a: TestAuthApp;
@@ -23,19 +23,13 @@ const NAMES = new Set(["app_slug", "name"]);
 beforeAll(async () => {
   app = await startTestApp();
   a = await createAuthApp(app);
-  const doc = (await app.call("GET", "/auth/openapi.json")).body;
   ops = [];
-  for (const [path, item] of Object.entries<any>(doc.paths)) {
-    if (!path.startsWith("/auth/{app_slug}/v1/")) continue;
+  for (const { method, path, schema } of await appAdminOperations(app)) {
     const ids = [...path.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]).filter((p) => !NAMES.has(p));
     if (!ids.length) continue;
-    for (const [method, op] of Object.entries<any>(item)) {
-      if (!(op.security ?? []).some((s: object) => "consoleCookie" in s)) continue;
-      const schema = op.requestBody?.content?.["application/json"]?.schema;
-      // Required fields only, null where allowed: the ids are what is under test.
-      const body = schema ? Object.fromEntries((schema.required ?? []).map((f: string) => [f, schema.properties[f].nullable ? null : "x"])) : undefined;
-      ops.push({ method: method.toUpperCase(), path, ids, body });
-    }
+    // Required fields only, null where allowed: the ids are what is under test.
+    const body = schema ? Object.fromEntries((schema.required ?? []).map((f: string) => [f, schema.properties[f].nullable ? null : "x"])) : undefined;
+    ops.push({ method, path, ids, body });
   }
 });
 afterAll(() => app.stop());

@@ -55,3 +55,21 @@ export async function signupEndUser(app: TestApp, a: TestAuthApp, over: Partial<
 
 /** Decodes a JWT payload without verifying (tests verify separately with jose). */
 export const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString("utf8"));
+
+/**
+ * The App-scoped administrative operations of the served Auth document: every
+ * /auth/{app_slug}/v1/ operation that declares the console cookie, with its JSON body schema.
+ * Tests that walk them take the document's own list, so an operation added later is covered.
+ */
+export async function appAdminOperations(app: TestApp): Promise<{ method: string; path: string; schema: any }[]> {
+  const doc = (await app.call("GET", "/auth/openapi.json")).body;
+  const ops: { method: string; path: string; schema: any }[] = [];
+  for (const [path, item] of Object.entries<any>(doc.paths)) {
+    if (!path.startsWith("/auth/{app_slug}/v1/")) continue;
+    for (const [method, op] of Object.entries<any>(item)) {
+      if (!(op.security ?? []).some((s: object) => "consoleCookie" in s)) continue;
+      ops.push({ method: method.toUpperCase(), path, schema: op.requestBody?.content?.["application/json"]?.schema });
+    }
+  }
+  return ops;
+}

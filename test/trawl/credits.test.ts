@@ -2,25 +2,18 @@
  * Usage accounting and the monthly credit limit: settings at their bounds, usage per month,
  * credits.low once at 90%, 402 CREDIT_LIMIT_REACHED at 100%, a new month starts afresh.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { DAY } from "../../src/core/clock";
 import { creditsOf } from "../../src/services/trawl/service";
-import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
-import { inProcess, ON_BINARY } from "../helpers/target";
-import { startFixtureSite, type FixtureSite } from "./fixture-site";
-import { base, createJob, jobBody, runUntilFinal } from "./helpers";
+import { ownerWithKey, type TestApp } from "../helpers/app";
+import { inProcess } from "../helpers/target";
+import type { FixtureSite } from "./fixture-site";
+import { base, createJob, jobBody, runUntilFinal, useSiteAndApp } from "./helpers";
 
+const shared = useSiteAndApp();
 let app: TestApp;
 let site: FixtureSite;
-beforeAll(async () => {
-  site = startFixtureSite();
-  app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-  if (!ON_BINARY) app.webhooks.options.autoKick = false;
-});
-afterAll(async () => {
-  await app.stop();
-  await site.stop();
-});
+beforeAll(() => void ({ app, site } = shared));
 
 const listing = { type: "object", properties: { items: { type: "array", items: { type: "object", properties: { name: { type: "string" }, price: { type: "number" } } } } }, required: ["items"] };
 

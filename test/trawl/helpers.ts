@@ -1,6 +1,8 @@
 /** Shared setup of the extraction-job tests: an owner with an all-actions key, job calls, waiting for a final state. */
-import type { TestApp } from "../helpers/app";
+import { afterAll, beforeAll } from "bun:test";
+import { startTestApp, type TestApp } from "../helpers/app";
 import { ON_BINARY } from "../helpers/binary";
+import { startFixtureSite, type FixtureSite } from "./fixture-site";
 
 export const base = (wsId: string) => `/trawl/v1/workspaces/${wsId}`;
 
@@ -46,4 +48,23 @@ export async function waitFor(app: TestApp, token: string, wsId: string, id: str
     if (Date.now() > until) throw new Error(`job ${id}: condition not met after ${timeoutMs} ms (status ${r.body.status})`);
     await Bun.sleep(20);
   }
+}
+
+/**
+ * The app and fixture site most extraction test files share, started before the file's tests
+ * and stopped after: private targets allowed (the site is on loopback); in-process, webhook
+ * deliveries wait for the test to pump them.
+ */
+export function useSiteAndApp(): { readonly app: TestApp; readonly site: FixtureSite } {
+  const shared = {} as { app: TestApp; site: FixtureSite };
+  beforeAll(async () => {
+    shared.site = startFixtureSite();
+    shared.app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
+    if (!ON_BINARY) shared.app.webhooks.options.autoKick = false;
+  });
+  afterAll(async () => {
+    await shared.app?.stop();
+    await shared.site?.stop();
+  });
+  return shared;
 }

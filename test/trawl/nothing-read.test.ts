@@ -4,24 +4,17 @@
  * empty result would satisfy its schema (no required properties); it costs no credit and
  * emits job.failed. One page read and a later link gone still succeeds.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { ON_BINARY } from "../helpers/target";
 import { until } from "../helpers/until";
-import { LISTING_ITEMS, startFixtureSite, type FixtureSite } from "./fixture-site";
-import { base, createJob, runUntilFinal } from "./helpers";
+import { LISTING_ITEMS, type FixtureSite } from "./fixture-site";
+import { base, createJob, runUntilFinal, useSiteAndApp } from "./helpers";
 
+const shared = useSiteAndApp();
 let app: TestApp;
 let site: FixtureSite;
-beforeAll(async () => {
-  site = startFixtureSite();
-  app = await startTestApp({ ALLOW_PRIVATE_TARGETS: "true" });
-  if (!ON_BINARY) app.webhooks.options.autoKick = false;
-});
-afterAll(async () => {
-  await app.stop();
-  await site.stop();
-});
+beforeAll(() => void ({ app, site } = shared));
 
 /** No required property: `{}` validates, so only the outcome rule keeps such a job from succeeding on nothing. */
 const OPTIONAL = { type: "object", properties: { name: { type: "string" }, price: { type: "number" } } };
