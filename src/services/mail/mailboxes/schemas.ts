@@ -90,7 +90,7 @@ export const ReceivedListQuery = t.Object({
   subject: t.Optional(t.String({ description: `Case-insensitive substring of the subject; at most ${FILTER_MAX} characters` })),
   since: t.Optional(t.String({ description: "Received at or after (YYYY-MM-DD or ISO 8601 date-time)" })),
   until: t.Optional(t.String({ description: "Received before (YYYY-MM-DD or ISO 8601 date-time)" })),
-  unread: t.Optional(t.String({ description: "true | false" })),
+  unread: t.Optional(t.Boolean({ description: "true: unread only; false: read only" })),
   limit: t.Optional(t.QueryInteger({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
   cursor: t.Optional(t.String({ description: "next_cursor of the previous page; it keeps that page's filters" })),
 });

@@ -92,7 +92,7 @@ export interface ReceivedQuery {
   subject?: string;
   since?: string;
   until?: string;
-  unread?: string;
+  unread?: boolean;
   limit?: unknown;
   cursor?: string;
 }
@@ -333,11 +333,7 @@ export class MailboxService {
       };
       const from = opt(x.from, "from");
       const subject = opt(x.subject, "subject");
-      let unread: boolean | null = null;
-      if (x.unread !== undefined && x.unread !== "") {
-        if (x.unread !== "true" && x.unread !== "false") details.push({ field: "unread", reason: "true or false" });
-        else unread = x.unread === "true";
-      }
+      const unread: boolean | null = x.unread ?? null;
       if (details.length) throw badRequest("Invalid message filters", details);
       const since = parseDateParam(x.since, "since");
       const until = parseDateParam(x.until, "until");

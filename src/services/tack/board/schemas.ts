@@ -22,7 +22,7 @@ export const PageQuery = t.Object({
 export const ArchivedQuery = t.Object({
   limit: t.Optional(t.QueryInteger({ description: "1-100, default 50" })),
   offset: t.Optional(t.QueryInteger({ description: "default 0" })),
-  include_archived: t.Optional(t.String({ description: "true: archived items too" })),
+  include_archived: t.Optional(t.Boolean({ description: "true: archived items too" })),
 });
 
 // ------------------------------------------------------------------ ids and names
@@ -172,7 +172,8 @@ export const CardListQuery = t.Object({
   label: t.Optional(t.Union([t.String(), t.Array(t.String())], { description: "Label name; repeatable, all must match" })),
   priority: t.Optional(t.String({ description: PRIORITIES.join(", ") })),
   assignee: t.Optional(t.String({ description: "usr_... id" })),
-  completed: t.Optional(t.String({ description: "true or false" })),
+  // Strings checked with the other filters (validate.ts flag), so one 400 names every bad filter, lookups included.
+  completed: t.Optional(t.String({ description: "true: completed cards only; false: open ones only" })),
   q: t.Optional(t.String({ description: "Full text over titles and bodies: every word must match as a prefix; ranked by relevance (title weighs more)" })),
   include_archived: t.Optional(t.String({ description: "true: archived cards too" })),
   limit: t.Optional(t.QueryInteger({ description: "1-100, default 50" })),

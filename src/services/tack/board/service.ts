@@ -173,9 +173,9 @@ export class Board {
     return workspaceView(row);
   }
 
-  async listWorkspaces(c: Caller, q: { limit?: number; offset?: number; include_archived?: string }) {
+  async listWorkspaces(c: Caller, q: { limit?: number; offset?: number; include_archived?: boolean }) {
     const { limit, offset } = offsetPage(q);
-    const { total, rows } = await store.pageWorkspaces(this.db, c.owner, q.include_archived === "true", limit, offset);
+    const { total, rows } = await store.pageWorkspaces(this.db, c.owner, q.include_archived === true, limit, offset);
     return { data: rows.map(workspaceView), pagination: pagination(total, limit, offset, rows.length) };
   }
 
@@ -227,10 +227,10 @@ export class Board {
     });
   }
 
-  async listProjects(c: Caller, wsRef: string, q: { limit?: number; offset?: number; include_archived?: string }) {
+  async listProjects(c: Caller, wsRef: string, q: { limit?: number; offset?: number; include_archived?: boolean }) {
     const { limit, offset } = offsetPage(q);
     const ws = await this.workspace(this.db, c, wsRef);
-    const { total, rows } = await store.pageProjects(this.db, ws.id, q.include_archived === "true", limit, offset);
+    const { total, rows } = await store.pageProjects(this.db, ws.id, q.include_archived === true, limit, offset);
     const lists = await store.listsOfProjects(this.db, rows.map((r) => r.id));
     return { data: rows.map((r) => projectView(r, lists.get(r.id)!)), pagination: pagination(total, limit, offset, rows.length) };
   }
