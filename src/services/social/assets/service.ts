@@ -22,20 +22,14 @@ import { uuid } from "../../../core/ids";
 import { loadSharp } from "../../../core/sharp-runtime";
 import { dialect } from "../../../core/store/sql";
 import type { PostService } from "../posts/service";
+import { RENDITIONS, type RenditionName } from "./renditions";
 import * as store from "./store";
 
 export const ASSET_MAX_BYTES = 10 * 1024 * 1024;
 export const ASSET_URL_TTL_S = 3600;
 export const UPLOAD_URL_TTL_S = 900;
 const FORMATS: Record<string, string> = { jpeg: "image/jpeg", png: "image/png", webp: "image/webp", gif: "image/gif", heif: "image/avif" };
-export const RENDITIONS = [
-  { name: "thumb", size: 200, format: "same" },
-  { name: "small", size: 640, format: "same" },
-  { name: "large", size: 1600, format: "same" },
-  { name: "webp", size: 1600, format: "webp" },
-] as const;
-export const RENDITION_NAMES = RENDITIONS.map((r) => r.name) as [(typeof RENDITIONS)[number]["name"], ...(typeof RENDITIONS)[number]["name"][]];
-export type RenditionName = (typeof RENDITION_NAMES)[number];
+export { RENDITIONS, RENDITION_NAMES, type RenditionName } from "./renditions";
 const EXT: Record<string, string> = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp", "image/gif": "gif", "image/avif": "avif" };
 
 export class AssetService {

@@ -1,6 +1,6 @@
 /** SQL of uploaded assets. */
 import type { Sql } from "../../../core/db";
-import type { RenditionName } from "./service";
+import type { RenditionName } from "./renditions";
 
 export interface AssetRow {
   id: string;
