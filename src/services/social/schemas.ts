@@ -53,5 +53,5 @@ export const CommunityListQuery = t.Object({
   limit: t.Optional(t.QueryInteger({ description: `1-${LIST_MAX}, default ${LIST_DEFAULT}` })),
   cursor: t.Optional(t.String({ description: "next_cursor of the previous page; it keeps that page's q and status" })),
   q: t.Optional(t.String({ description: `Case-insensitive substring of the display name or slug (% and _ literal); at most ${Q_MAX} characters` })),
-  status: t.Optional(t.String({ description: "active | suspended | archived" })),
+  status: t.Optional(t.UnionEnum(["active", "suspended", "archived"])),
 });

@@ -111,7 +111,7 @@ const EventDetail = t.Composite([Event, t.Object({ payload: t.Unknown({ descript
 const EventsQuery = t.Object({
   endpoint_id: t.Optional(EndpointId("Only this endpoint's deliveries (ep_... or whk_...)")),
   type: t.Optional(t.String()),
-  status: t.Optional(t.String({ description: DELIVERY_STATUSES.join(" | ") })),
+  status: t.Optional(t.UnionEnum(DELIVERY_STATUSES)),
   limit: t.Optional(t.QueryInteger({ description: "1-100, default 20" })),
   cursor: t.Optional(t.String()),
 });

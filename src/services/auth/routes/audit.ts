@@ -28,7 +28,7 @@ const AuditQuery = t.Object({
   action: t.Optional(t.String({ description: 'Exact action ("user.signin") or prefix pattern ("user.*")' })),
   actor_id: t.Optional(t.String({ description: "User id, M2M client id, account id or API key id" })),
   target_id: t.Optional(t.String()),
-  outcome: t.Optional(t.String({ description: "success | failure" })),
+  outcome: t.Optional(t.UnionEnum(["success", "failure"])),
   since: t.Optional(t.String({ description: "ISO 8601 date or date-time; entries at or after" })),
   until: t.Optional(t.String({ description: "ISO 8601 date or date-time; entries strictly before" })),
   limit: t.Optional(t.QueryInteger({ description: `1-${AUTH_AUDIT_MAX_LIMIT}, default ${AUTH_AUDIT_DEFAULT_LIMIT}` })),

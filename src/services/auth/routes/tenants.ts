@@ -12,6 +12,7 @@ import { adminCredentials, appGroup, appSlugParams } from "./scope";
 
 const tags = ["Auth: tenants"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+const TenantStatus = t.UnionEnum(["active", "suspended", "archived"]);
 const tenantParams = appParams([], { tenant_id: TenantRef() });
 const memberParams = appParams(["account_id"], { tenant_id: TenantRef() });
 // Not t.Record: Elysia coerces a JSON array into an object for it. The service checks the shape.
@@ -46,7 +47,7 @@ export function tenantsRoutes(auth: AuthService) {
   return appGroup(auth, APP_ADMIN)
     .get("/tenants", ({ app, request, query }) => tenants.list(app, adminCredentials(request), query), {
       params: appSlugParams,
-      query: t.Composite([ListQuery, t.Object({ status: t.Optional(t.String({ description: "active | suspended | archived" })) })]),
+      query: t.Composite([ListQuery, t.Object({ status: t.Optional(TenantStatus) })]),
       response: { 200: page(Tenant), ...errors },
       detail: { tags, summary: "List tenants (action auth.tenant.read)", description: "Newest first (created_at descending), cursor pages; status filters. 400 for another status." },
     })
@@ -78,7 +79,7 @@ export function tenantsRoutes(auth: AuthService) {
       body: t.Object({
         display_name: t.Optional(t.String({ maxLength: 200 })),
         slug: t.Optional(t.String({ maxLength: 63 })),
-        status: t.Optional(t.String({ description: "active | suspended | archived" })),
+        status: t.Optional(TenantStatus),
         metadata: t.Optional(Metadata),
       }),
       response: { 200: Tenant, ...errors, 409: ErrorBody },

@@ -29,14 +29,10 @@ export const UuidOut = (description?: string) => t.String({ format: "uuid", ...(
 
 /**
  * One of a fixed set of strings (a reaction type, a rendition name), documented as an enum:
- * anything else is 400 VALIDATION_ERROR naming the field. Elysia's t.UnionEnum also sets the
- * first value as default, which would fill a missing required field with it (a reaction sent
- * without a type became a like): the default is dropped.
+ * anything else is 400 VALIDATION_ERROR naming the field; no default (core/schema.ts).
  */
 export function OneOf<const T extends readonly [string, ...string[]]>(values: T, description: string) {
-  const s = t.UnionEnum(values, { description });
-  delete (s as { default?: unknown }).default;
-  return s;
+  return t.UnionEnum(values, { description });
 }
 
 /**
