@@ -22,6 +22,12 @@ export const randomHex = (bytes: number) => randomBytes(bytes).toString("hex");
 /** e.g. prefixedId("evt") -> evt_01J... (UUIDv7 without dashes keeps time order). */
 export const prefixedId = (prefix: string) => `${prefix}_${uuid().replaceAll("-", "")}`;
 
+/**
+ * The anchored pattern (JSON Schema / RegExp source) of what prefixedId makes with one of
+ * `prefixes`: the prefix, "_" and 32 lowercase hex digits.
+ */
+export const prefixedIdPattern = (...prefixes: string[]) => `^${prefixes.length === 1 ? prefixes[0] : `(${prefixes.join("|")})`}_[0-9a-f]{32}$`;
+
 /** Short display id, e.g. displayId("tnt") -> tnt_1a2b3c4d5e6f. */
 export const displayId = (prefix: string, hexChars = 12) => `${prefix}_${randomHex(Math.ceil(hexChars / 2)).slice(0, hexChars)}`;
 

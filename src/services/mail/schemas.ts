@@ -11,12 +11,7 @@ import { EMAIL_MAX, EMAIL_RE } from "./messages/suppressions";
 import { UUID_PATTERN, Uuid } from "../../access/schemas";
 export { UUID_PATTERN, Uuid };
 
-/**
- * Every mail row id (domains, messages, mailboxes, received messages) and the workspace's id
- * are UUIDs, any case (rows hold them lower-case). The pattern makes the check strict: Elysia's
- * "uuid" format alone also takes a "urn:uuid:" prefix.
- */
-
+/** Every mail row id (domains, messages, mailboxes, received messages) and the workspace's id are UUIDs, any case (rows hold them lower-case). */
 const WorkspaceId = Uuid("The workspace's id");
 /** A template's name, the key of the /templates/{name} routes (the rule a template is saved under). */
 const TemplateName = t.String({ pattern: NAME_RE.source, description: "1-64 of lowercase letters, digits, underscore and hyphen" });

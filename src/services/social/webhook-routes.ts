@@ -11,6 +11,7 @@
  */
 import { Elysia } from "elysia";
 import type { TString } from "@sinclair/typebox";
+import { prefixedIdPattern } from "../../core/ids";
 import { t } from "../../core/schema";
 import { principalPlugin } from "../../access/http";
 import { callerKey, idempotent, idempotentWithSecret } from "../../access/idempotent";
@@ -22,6 +23,7 @@ import { ErrorBody, Pagination } from "../../access/schemas";
 import { URL_MAX } from "../webhooks/endpoints";
 import { LEGACY_SUNSET } from "../webhooks/legacy";
 import { deprecationHeaders } from "../webhooks/legacy-routes";
+import { LegacyWebhookId } from "../webhooks/ids";
 import { paramsOf } from "../webhooks/routes";
 import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "../webhooks/scopes";
 import { MAX_ENDPOINTS_PER_SCOPE } from "../webhooks/types";
@@ -35,10 +37,8 @@ import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityW
  * prefix, then a UUIDv7's 32 lowercase hex digits). A malformed one is 400 VALIDATION_ERROR
  * naming the parameter before anything is looked up; a well-formed unknown one is 404.
  */
-export const WEBHOOK_RECORD_ID_PATTERN = "^whk_[0-9a-f]{32}$";
-export const DELIVERY_REF_PATTERN = "^(dlv|att)_[0-9a-f]{32}$";
-const WebhookRecordId = t.String({ pattern: WEBHOOK_RECORD_ID_PATTERN, description: "A webhook record of the community (whk_...)" });
-const DeliveryRef = t.String({ pattern: DELIVERY_REF_PATTERN, description: "A deliveries item's delivery_id (dlv_...), or the item's own id (att_...)" });
+const WebhookRecordId = LegacyWebhookId("A webhook record of the community (whk_...)");
+const DeliveryRef = t.String({ pattern: prefixedIdPattern("dlv", "att"), description: "A deliveries item's delivery_id (dlv_...), or the item's own id (att_...)" });
 
 export const CommunityWebhook = t.Object({
   id: t.String({ description: "whk_..." }),

@@ -10,7 +10,6 @@ export { ErrorBody };
 
 // Ids are checked at the boundary: a malformed one is a 400 naming its field, and only a
 // well-formed id that matches nothing is a 404.
-/** Elysia's "uuid" format also takes a "urn:uuid:" prefix: the pattern keeps it strict. */
 /** The workspace's id, in the job routes and the webhook scope (module.ts). */
 export const WorkspaceId = Uuid("The workspace's id (UUID)");
 export const WorkspaceParams = t.Object({ workspace_id: WorkspaceId });

@@ -14,7 +14,7 @@
 import type { Principal } from "../../access/principal";
 import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
-import { prefixedId } from "../../core/ids";
+import { prefixedId, prefixedIdPattern } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import type { ServiceDeps } from "../module";
 import { SchemaCompiler, isObject } from "./schema";
@@ -32,7 +32,7 @@ export const LIST_MAX = 100;
 export const CREDIT_LOW_RATIO = 0.9;
 export const CREDIT_LIMIT_MAX = 1_000_000_000;
 /** Ids as core/ids prefixedId makes them: the prefix and the 32 hex digits of a UUIDv7. */
-export const JOB_ID = /^job_[0-9a-f]{32}$/;
+export const JOB_ID = new RegExp(prefixedIdPattern("job"));
 
 export interface UsageView {
   steps: number;

@@ -9,12 +9,10 @@ export { ErrorBody, Pagination };
 
 const Str = t.Nullable(t.String());
 
-/**
- * Ids and slugs as the routes take them: a malformed one is 400 VALIDATION_ERROR naming the
- * field before anything is looked up (a well-formed one that names nothing is then 404), and
- * the OpenAPI shows the shape. Every waitlist row id is a UUID (any case; stored lower-case).
- * The pattern makes it strict: Elysia's "uuid" format alone also takes a "urn:uuid:" prefix.
- */
+// Ids and slugs as the routes take them: a malformed one is 400 VALIDATION_ERROR naming the
+// field before anything is looked up (a well-formed one that names nothing is then 404).
+// Every waitlist row id is a UUID (any case; stored lower-case).
+
 /** The public routes' slugs, matched ignoring case: a workspace's (platform rule, 1-63) and a waitlist's (2-63). */
 const WorkspaceSlug = t.String({ pattern: "^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$", maxLength: 63, description: "The workspace's slug (or the one it had before its last rename)" });
 const WaitlistSlug = t.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9-]{0,61}[A-Za-z0-9]$", description: "The waitlist's slug" });

@@ -8,15 +8,14 @@
  * Every route that takes one declares it: a malformed id is 400 VALIDATION_ERROR naming the
  * field before the scope is resolved, a well-formed one that matches nothing 404.
  */
+import { prefixedIdPattern } from "../../core/ids";
 import { t } from "../../core/schema";
 
-const hex = "[0-9a-f]{32}";
-
 /** Any endpoint of a scope: the shared surface lists and manages the legacy records too. */
-export const ENDPOINT_ID = new RegExp(`^(ep|whk)_${hex}$`);
+export const ENDPOINT_ID = new RegExp(prefixedIdPattern("ep", "whk"));
 /** A legacy webhook record. */
-export const LEGACY_WEBHOOK_ID = new RegExp(`^whk_${hex}$`);
-export const EVENT_ID = new RegExp(`^evt_${hex}$`);
+export const LEGACY_WEBHOOK_ID = new RegExp(prefixedIdPattern("whk"));
+export const EVENT_ID = new RegExp(prefixedIdPattern("evt"));
 
 export const EndpointId = (description = "An endpoint id: ep_... or whk_... (a legacy record), followed by 32 hex digits") =>
   t.String({ pattern: ENDPOINT_ID.source, description });

@@ -13,13 +13,9 @@ export { ErrorBody, Pagination };
 export const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 export const writeErrors = { ...errors, 409: ErrorBody };
 
-/**
- * Every id the community API issued as a UUID (communities, workspaces, actors, posts,
- * comments, assets, conversations, flags, keywords, notifications), in a path, a query or a
- * body: documented as format uuid, and a malformed value is 400 VALIDATION_ERROR naming the
- * field before anything is looked up (a well-formed unknown id is then 404). The pattern is
- * what makes it strict: Elysia's "uuid" format checker also takes a "urn:uuid:" prefix.
- */
+// Every id the community API issued (communities, workspaces, actors, posts, comments, assets,
+// conversations, flags, keywords, notifications) is a UUID, taken in a path, a query or a body
+// as `Uuid` (access/schemas.ts): malformed is 400 naming the field before any lookup.
 
 /**
  * A UUID the API wrote itself, in a response: format uuid tells a generated client what it

@@ -1,5 +1,6 @@
 /** TypeBox models of the card board's routes (requests, records, offset pages). */
 import type { TSchema } from "elysia";
+import { prefixedIdPattern } from "../../../core/ids";
 import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject } from "../../../access/schemas";
 import { NAME_RE, PRIORITIES } from "./validate";
@@ -35,7 +36,7 @@ export const ArchivedQuery = t.Object({
  * (migration 0061) have ws_ and the platform UUID's 32 hex digits, the same shape.
  */
 const NAME = NAME_RE.source.slice(1, -1);
-const idOf = (prefix: string) => `${prefix}_[0-9a-f]{32}`;
+const idOf = (prefix: string) => prefixedIdPattern(prefix).slice(1, -1);
 export const refPattern = (prefix: string) => `^(${idOf(prefix)}|${NAME})$`;
 const Ref = (prefix: string, what: string) => t.String({ pattern: refPattern(prefix), description: `The ${what}'s name (a slug) or id (${prefix}_...)` });
 export const WorkspaceRef = Ref("ws", "board workspace");

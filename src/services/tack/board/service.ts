@@ -45,10 +45,16 @@ export function workspaceInput(v: Checks, b: Body) {
   return { name, display, metadata };
 }
 
-export function workspacePatch(v: Checks, b: Body) {
-  const patch: Partial<store.WorkspaceRow> = {};
+/** The name and display_name of a PATCH, each only when sent (workspaces, projects, lists). */
+function namesPatch(v: Checks, b: Body) {
+  const patch: { name?: string; display_name?: string } = {};
   if (has(b, "name")) patch.name = v.name("name", b.name);
   if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
+  return patch;
+}
+
+export function workspacePatch(v: Checks, b: Body) {
+  const patch: Partial<store.WorkspaceRow> = namesPatch(v, b);
   if (has(b, "metadata")) patch.metadata = v.metadata("metadata", b.metadata);
   return patch;
 }
@@ -74,11 +80,8 @@ export function projectInput(v: Checks, b: Body) {
   return { name, display, lists };
 }
 
-export function projectPatch(v: Checks, b: Body) {
-  const patch: Partial<store.ProjectRow> = {};
-  if (has(b, "name")) patch.name = v.name("name", b.name);
-  if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
-  return patch;
+export function projectPatch(v: Checks, b: Body): Partial<store.ProjectRow> {
+  return namesPatch(v, b);
 }
 
 export function listInput(v: Checks, b: Body) {
@@ -89,9 +92,7 @@ export function listInput(v: Checks, b: Body) {
 }
 
 export function listPatch(v: Checks, b: Body) {
-  const patch: Partial<store.ListRow> = {};
-  if (has(b, "name")) patch.name = v.name("name", b.name);
-  if (has(b, "display_name")) patch.display_name = v.displayName("display_name", b.display_name);
+  const patch: Partial<store.ListRow> = namesPatch(v, b);
   const position = has(b, "position") ? v.position("position", b.position) : undefined;
   return { patch, position };
 }
