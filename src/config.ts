@@ -71,6 +71,19 @@ export interface Config {
   argon2TimeCost: number;
   /** Request-body cap of JSON routes, bytes (MAX_BODY_BYTES); uploads declare their own in app.ts. */
   maxBodyBytes: number;
+  /**
+   * Slow request bodies (HTTP_BODY_TIMEOUT_MS, HTTP_BODY_MIN_RATE): a body gets this long, plus
+   * one second per `bodyMinRate` bytes received, to arrive; then 408 and the connection closes.
+   */
+  bodyTimeoutMs: number;
+  bodyMinRate: number;
+  /** Requests one client address may have in progress at once (HTTP_MAX_REQUESTS_PER_CLIENT); more answer 429. 0: no cap. */
+  maxRequestsPerClient: number;
+  /**
+   * Reverse proxies (TRUSTED_PROXIES: IPs or CIDRs) whose X-Forwarded-For names the client:
+   * requests from them count against the address the header gives, not the proxy's.
+   */
+  trustedProxies: string[];
   // Waitlist service (issue 16).
   /** Public sign-ups one client address may make per waitlist per minute (WAITLIST_SIGNUPS_PER_IP_PER_MINUTE, default 20). */
   waitlistSignupsPerIpPerMinute: number;
@@ -100,6 +113,15 @@ function isDnsServer(s: string): boolean {
   const m = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(s) ?? /^([0-9.]+)(?::(\d{1,5}))?$/.exec(s) ?? /^([0-9a-fA-F:]+)()$/.exec(s);
   if (!m || isIP(m[1]) === 0) return false;
   return !m[2] || (Number(m[2]) >= 1 && Number(m[2]) <= 65535);
+}
+
+/** "ip" or "ip/prefix". */
+function isCidr(s: string): boolean {
+  const [ip, bits, extra] = s.split("/");
+  const v = isIP(ip);
+  if (v === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (v === 4 ? 32 : 128);
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -208,6 +230,9 @@ export function loadConfig(env: Env = process.env): Config {
   const metricsToken = env.METRICS_TOKEN || null;
   if (metricsToken !== null && metricsToken.length < 16) problems.push("METRICS_TOKEN must be at least 16 characters");
 
+  const trustedProxies = str("TRUSTED_PROXIES", "").split(",").map((s) => s.trim()).filter(Boolean);
+  for (const p of trustedProxies) if (!isCidr(p)) problems.push(`TRUSTED_PROXIES: "${p}" is not an IP address or CIDR range (10.0.0.0/8, ::1)`);
+
   const databaseUrl = url("DATABASE_URL", env.DATABASE_URL || null, ["postgres:", "postgresql:"]);
 
   const objectStore = str("OBJECT_STORE", env.S3_BUCKET ? "s3" : "local");
@@ -250,6 +275,10 @@ export function loadConfig(env: Env = process.env): Config {
     argon2MemoryKiB: int("ARGON2_MEMORY_KIB", 19456, 1024, 1048576),
     argon2TimeCost: int("ARGON2_TIME_COST", 2, 1, 10),
     maxBodyBytes: int("MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    bodyTimeoutMs: int("HTTP_BODY_TIMEOUT_MS", 10_000, 100, 3_600_000),
+    bodyMinRate: int("HTTP_BODY_MIN_RATE", 1024, 1, 1024 * 1024 * 1024),
+    maxRequestsPerClient: int("HTTP_MAX_REQUESTS_PER_CLIENT", 256, 0, 1_000_000),
+    trustedProxies,
     // Waitlist service (issue 16).
     waitlistSignupsPerIpPerMinute: int("WAITLIST_SIGNUPS_PER_IP_PER_MINUTE", 20, 1, 1_000_000),
     env: envName as Config["env"],
