@@ -22,6 +22,12 @@ export interface Config {
    * on PostgreSQL other nodes also hear a NOTIFY, and this is the bound when one is missed.
    */
   cacheTtlMs: number;
+  /**
+   * This node's name (NODE_ID), stable across restarts: work it had claimed when it stopped
+   * (mail it was sending, webhook deliveries) is reclaimed at its next start instead of
+   * waiting out the claim's lease. null: the name kept in DATA_DIR (made once).
+   */
+  nodeId: string | null;
   publicUrl: string;
   masterKey: string | null;
   /** Inbound SMTP port; null when SMTP_PORT=off (or 0): no listener. */
@@ -230,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
   const metricsToken = env.METRICS_TOKEN || null;
   if (metricsToken !== null && metricsToken.length < 16) problems.push("METRICS_TOKEN must be at least 16 characters");
 
+  if (env.NODE_ID && !/^[A-Za-z0-9._-]{1,64}$/.test(env.NODE_ID)) problems.push(`NODE_ID must be 1 to 64 letters, digits, dots, dashes or underscores (got "${env.NODE_ID}")`);
   const trustedProxies = str("TRUSTED_PROXIES", "").split(",").map((s) => s.trim()).filter(Boolean);
   for (const p of trustedProxies) if (!isCidr(p)) problems.push(`TRUSTED_PROXIES: "${p}" is not an IP address or CIDR range (10.0.0.0/8, ::1)`);
 
@@ -245,6 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     pgPoolSize: int("PG_POOL_SIZE", 10, 1, 200),
     cacheTtlMs: int("CACHE_TTL_MS", 5_000, 0, 300_000),
+    nodeId: env.NODE_ID || null,
     publicUrl,
     masterKey,
     smtpPort,
