@@ -170,6 +170,7 @@ describe("validation before existence", () => {
       ["PATCH", `${gone}/variants/${UNKNOWN}`, { weight: -1 }, "weight"],
       ["PATCH", `${w.base}/variants/${UNKNOWN}`, { weight: -1 }, "weight"],
       ["GET", `${gone}/analytics?since=yesterday`, undefined, "since"],
+      ["GET", `${gone}/analytics?until=2026-02-30`, undefined, "until"],
     ];
     for (const [method, path, body, field] of cases) {
       const r = await app.call(method, path, { token: w.token, body });

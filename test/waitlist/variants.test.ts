@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { inProcess } from "../helpers/target";
 import { createWaitlist, join } from "../helpers/waitlist";
 
 let app: TestApp;
@@ -64,5 +65,48 @@ describe("analytics", () => {
     expect((await app.call("GET", `${w.base}/analytics?since=2026-01-01&until=2026-12-31`, { token: w.token })).body.daily).toHaveLength(365);
     expect((await app.call("GET", `${w.base}/analytics?since=2025-01-01&until=2026-12-31`, { token: w.token })).status).toBe(400);
     expect((await app.call("GET", `${w.base}/analytics?since=yesterday`, { token: w.token })).status).toBe(400);
+  });
+
+  test("since and until are real calendar dates YYYY-MM-DD: anything else is 400 naming the field, and the OpenAPI says so", async () => {
+    const w = await createWaitlist(app);
+    const get = (qs: string) => app.call("GET", `${w.base}/analytics?${qs}`, { token: w.token });
+    const bad = ["-1", "null", "true", "0", "1e309", "99999999999999999999", "", "%20", "2026-02-30", "2026-02-29", "2025-04-31", "2026-13-01", "2026-00-10", "2026-01-00", "2026-1-05", "0000-01-01", "+02026-01-01", "275760-09-13", "2026-01-01T00:00:00Z", "x".repeat(500)];
+    for (const field of ["since", "until"]) {
+      for (const v of bad) {
+        const r = await get(`${field}=${v}`);
+        expect([field, v, r.status, r.body.error?.code, r.body.error?.details?.map((d: any) => d.field)]).toEqual([field, v, 400, "VALIDATION_ERROR", [field]]);
+      }
+    }
+    // The edges of the calendar that exist: leap days, month ends, the first and last years.
+    for (const [since, until, days] of [["2028-02-29", "2028-03-01", 2], ["2000-02-29", "2000-02-29", 1], ["2026-04-30", "2026-05-01", 2], ["0001-01-01", "0001-01-31", 31], ["9999-12-31", "9999-12-31", 1]] as const) {
+      const r = await get(`since=${since}&until=${until}`);
+      expect([since, until, r.status, r.body.daily?.length, r.body.daily?.[0]?.date, r.body.daily?.at(-1)?.date]).toEqual([since, until, 200, days, since, until]);
+    }
+    // The default range ends at until; it starts no earlier than 0001-01-01.
+    expect((await get("until=2026-03-01")).body).toMatchObject({ since: "2026-01-31", until: "2026-03-01" });
+    expect((await get("until=0001-01-10")).body).toMatchObject({ since: "0001-01-01", until: "0001-01-10" });
+    // The range rules are unchanged: until before since names until, over 366 days names since.
+    expect((await get("since=2026-03-02&until=2026-03-01")).body.error.details).toEqual([{ field: "until", reason: "must not be before since" }]);
+    expect((await get("since=2024-01-01&until=2024-12-31")).body.daily).toHaveLength(366);
+    expect((await get("since=2024-01-01&until=2025-01-01")).body.error.details[0].field).toBe("since");
+
+    const doc = await app.call("GET", "/docs/json");
+    const params = doc.body.paths["/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/analytics"].get.parameters;
+    for (const name of ["since", "until"]) expect(params.find((p: any) => p.name === name).schema).toMatchObject({ type: "string", format: "date", pattern: expect.any(String) });
+  });
+
+  inProcess("sets the clock to the last minute of a day")("a sign-up in the last second of until counts in the range, on 9999-12-31 too", async () => {
+    const w = await createWaitlist(app);
+    const before = app.clock.nowMs();
+    try {
+      for (const day of ["2026-11-21", "9999-12-31"]) {
+        app.clock.set(Date.parse(`${day}T23:59:59.999Z`));
+        expect((await join(app, w, { email: `late-${day}@example.com` })).status).toBe(201);
+        const r = await app.call("GET", `${w.base}/analytics?since=${day}&until=${day}`, { token: w.token });
+        expect([day, r.status, r.body.totals?.signups, r.body.daily]).toEqual([day, 200, 1, [{ date: day, signups: 1, approvals: 0, rejections: 0, referrals: 0, views: 0 }]]);
+      }
+    } finally {
+      app.clock.set(before);
+    }
   });
 });

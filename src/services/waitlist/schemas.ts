@@ -1,6 +1,7 @@
 /** TypeBox models of the waitlist service (routes and OpenAPI). */
 import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
+import { DAY_PATTERN } from "./days";
 import { BULK_MAX } from "./entries";
 import { UUID_PATTERN, Uuid } from "../../access/schemas";
 export { UUID_PATTERN, Uuid };
@@ -225,9 +226,11 @@ const variantFields = {
 export const VariantCreate = t.Object({ name: t.String({ description: "1-40 of a-z, 0-9, _ and -; unique in the waitlist" }), ...variantFields });
 export const VariantPatch = t.Object({ name: t.Optional(t.String()), ...variantFields });
 
+/** A calendar day: the pattern here, the month lengths (no 2026-02-30) in the handler (days.ts). */
+const Day = (description: string) => t.String({ format: "date", pattern: DAY_PATTERN, description: `A calendar date YYYY-MM-DD (UTC), years 0001-9999; ${description}` });
 export const AnalyticsQuery = t.Object({
-  since: t.Optional(t.String({ description: "YYYY-MM-DD (UTC), inclusive; default until - 29 days" })),
-  until: t.Optional(t.String({ description: "YYYY-MM-DD (UTC), inclusive; default today; range at most 366 days" })),
+  since: t.Optional(Day("inclusive; default until - 29 days")),
+  until: t.Optional(Day("inclusive; default today; range at most 366 days")),
 });
 const Rate = t.Nullable(t.Number({ description: "sign-ups / views; null without views" }));
 export const Analytics = t.Object({

@@ -13,12 +13,12 @@
  */
 import type { RequestMeta } from "../../access/http";
 import type { Principal } from "../../access/principal";
-import { DAY } from "../../core/clock";
 import { tx } from "../../core/db";
 import { conflict, invalidField, notFound } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { isUniqueViolation } from "../../core/store/sql";
 import { audit } from "../platform/audit";
+import { addDays, dayStart, daysBetween, isCalendarDay } from "./days";
 import type { PublicConfig } from "./public";
 import * as store from "./store";
 import { PUBLIC_TOPIC, type WaitlistService } from "./waitlists";
@@ -27,7 +27,9 @@ export const VARIANTS_MAX = 20;
 export const WEIGHT_MAX = 1000;
 export const RANGE_MAX_DAYS = 366;
 const NAME_RE = /^[a-z0-9][a-z0-9_-]{0,39}$/;
-const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+/** The range without since: the 30 days up to until, from 0001-01-01 at the earliest. */
+const DEFAULT_DAYS = 30;
+const FIRST_DAY = "0001-01-01";
 
 export interface VariantView {
   id: string;
@@ -146,11 +148,14 @@ export class VariantService {
 
   /** The analytics range (400 naming since or until); no stored record needed. */
   private range(q: { since?: string; until?: string }) {
-    const today = new Date(this.ctx.clock.nowMs()).toISOString().slice(0, 10);
-    const until = q.until || today;
-    const since = q.since || new Date(Date.parse(`${until}T00:00:00Z`) - 29 * DAY).toISOString().slice(0, 10);
-    for (const [k, v] of [["since", since], ["until", until]] as const) if (!DATE_RE.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) throw invalidField(k, "a date YYYY-MM-DD (UTC)");
-    const days = Math.round((Date.parse(`${until}T00:00:00Z`) - Date.parse(`${since}T00:00:00Z`)) / DAY) + 1;
+    for (const k of ["since", "until"] as const) {
+      const v = q[k];
+      if (v !== undefined && !isCalendarDay(v)) throw invalidField(k, "a calendar date YYYY-MM-DD (UTC), years 0001-9999");
+    }
+    const until = q.until ?? new Date(this.ctx.clock.nowMs()).toISOString().slice(0, 10);
+    const defaultSince = addDays(until, -(DEFAULT_DAYS - 1));
+    const since = q.since ?? (defaultSince < FIRST_DAY ? FIRST_DAY : defaultSince);
+    const days = daysBetween(since, until);
     if (days < 1) throw invalidField("until", "must not be before since");
     if (days > RANGE_MAX_DAYS) throw invalidField("since", `the range is at most ${RANGE_MAX_DAYS} days`);
     return { since, until, days };
@@ -160,8 +165,10 @@ export class VariantService {
     const { waitlist: w, input } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.read", () => this.range(q));
     const { since, until, days } = input;
     await this.publicConfig.flushViews();
-    const from = `${since}T00:00:00.000Z`;
-    const to = new Date(Date.parse(`${until}T00:00:00Z`) + DAY).toISOString();
+    const from = dayStart(since);
+    // The end of until as ISO 8601's 24:00 rather than the next day's start: the day after
+    // 9999-12-31 has no four-digit year, and the stored instants are compared as text.
+    const to = `${until}T24:00:00.000Z`;
     const db = this.ctx.db;
     const [signups, decisions, views, variants, referrers, utm] = await Promise.all([
       store.signupsByDay(db, w.id, from, to),
@@ -173,7 +180,7 @@ export class VariantService {
     ]);
     const daily = new Map<string, { date: string; signups: number; approvals: number; rejections: number; referrals: number; views: number }>();
     for (let i = 0; i < days; i++) {
-      const date = new Date(Date.parse(`${since}T00:00:00Z`) + i * DAY).toISOString().slice(0, 10);
+      const date = addDays(since, i);
       daily.set(date, { date, signups: 0, approvals: 0, rejections: 0, referrals: 0, views: 0 });
     }
     const perVariant = new Map<string, { views: number; signups: number }>();
