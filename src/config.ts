@@ -99,6 +99,15 @@ export interface Config {
   trawl: { llmBaseUrl: string | null; llmApiKey: string | null; llmModel: string; llmModelPro: string; concurrency: number };
   // Card board (tack): per-API-key requests per minute (TACK_RATE_WRITES / _READS / _BATCH); 0 switches a limit off.
   tackRateLimits: { writes: number; reads: number; batch: number };
+  /**
+   * Sign-ups and mail a stranger can trigger (console and Auth Apps; issue 29), per sliding hour; 0 switches one off.
+   * signupsPerAddress (SIGNUPS_PER_ADDRESS_PER_HOUR): public sign-ups from one client address, all Apps
+   * together (the console counted apart); signupsPerApp (SIGNUPS_PER_APP_PER_HOUR): per App from every
+   * address (the console counts as one App); mailPerAddress (MAIL_PER_ADDRESS_PER_HOUR): requests that
+   * mail someone (reset, verification, MFA code, invites) from one client address, per App;
+   * mailPerRecipient (MAIL_PER_RECIPIENT_PER_HOUR): mails of one kind to one address, per App.
+   */
+  strangerLimits: { signupsPerAddress: number; signupsPerApp: number; mailPerAddress: number; mailPerRecipient: number };
 }
 
 export const CONSOLE_SIGNUP_MODES = ["open", "invite_only", "closed"] as const;
@@ -303,6 +312,18 @@ export function loadConfig(env: Env = process.env): Config {
       writes: int("TACK_RATE_WRITES", 200, 0, 10_000_000),
       reads: int("TACK_RATE_READS", 600, 0, 10_000_000),
       batch: int("TACK_RATE_BATCH", 30, 0, 10_000_000),
+    },
+    // Sign-ups and stranger-triggered mail (issue 29). One person signs up once and asks for a
+    // mail or two; the defaults leave room for a classroom or office behind one address (30
+    // sign-ups, 50 mails an hour: Auth0's per-address number for mailed codes) and for a busy
+    // launch (1,000 new users an hour per App), while a flood gets that many an hour instead of
+    // dozens a second, each one an argon2 hash or a mail. 5 mails of a kind to one inbox an
+    // hour is what a person who did not get one retries; a flood of resets stops there.
+    strangerLimits: {
+      signupsPerAddress: int("SIGNUPS_PER_ADDRESS_PER_HOUR", 30, 0, 10_000_000),
+      signupsPerApp: int("SIGNUPS_PER_APP_PER_HOUR", 1000, 0, 10_000_000),
+      mailPerAddress: int("MAIL_PER_ADDRESS_PER_HOUR", 50, 0, 10_000_000),
+      mailPerRecipient: int("MAIL_PER_RECIPIENT_PER_HOUR", 5, 0, 10_000_000),
     },
   };
   if (problems.length) throw new ConfigError("Invalid configuration:\n  - " + problems.join("\n  - "));
