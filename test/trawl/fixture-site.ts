@@ -2,7 +2,7 @@
  * The fixture website of the extraction tests (and the bench): a real HTTP server on
  * 127.0.0.1 with a product page (JSON-LD + OpenGraph), a microdata product, an article, a
  * paginated listing (header tables, rel=next) and one whose next page is gone, a spec sheet (definition list and key/value
- * table), a JSON endpoint, a redirect to a private address, a slow page, a huge page, an
+ * table), a JSON endpoint, a redirect to a private address, a slow page, a page after a delay (counting the fetches open at once), a huge page, an
  * image and a robots.txt. It records every request and which slow requests were aborted.
  */
 export interface FixtureSite {
@@ -11,6 +11,9 @@ export interface FixtureSite {
   requests: string[];
   /** Paths of slow requests whose client went away before the answer. */
   aborted: string[];
+  /** Requests for /delay pages in progress now, and the most there were at once (concurrency tests). */
+  open: number;
+  maxOpen: number;
   /** Resolves when a request for `path` has arrived. */
   waitFor(path: string, timeoutMs?: number): Promise<void>;
   /** Where /redirect-private points (default: the link-local metadata address). */
@@ -97,6 +100,8 @@ export function startFixtureSite(): FixtureSite {
     requests,
     aborted,
     redirectTarget: "http://169.254.169.254/latest/meta-data/",
+    open: 0,
+    maxOpen: 0,
     waitFor(path, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
         const check = () => {
@@ -164,6 +169,23 @@ export function startFixtureSite(): FixtureSite {
               resolve(page(""));
             });
           });
+        case "/delay": {
+          // The product page after ?ms= milliseconds (abortable); counts the fetches open at once.
+          site.maxOpen = Math.max(site.maxOpen, ++site.open);
+          const ms = Number(u.searchParams.get("ms") ?? "50");
+          return new Promise<Response>((resolve) => {
+            let answered = false;
+            const done = (body: string) => {
+              if (answered) return;
+              answered = true;
+              clearTimeout(t);
+              site.open--;
+              resolve(page(body));
+            };
+            const t = setTimeout(() => done(productPage()), ms);
+            req.signal.addEventListener("abort", () => done(""), { once: true });
+          });
+        }
         case "/huge":
           return page(html(`<h1>Huge</h1><p>${"x".repeat(6 * 1024 * 1024)}</p>`));
         case "/image.png":

@@ -3,6 +3,8 @@
  * calls tick(): jobs whose lease ran out after their last attempt are failed (WORKER_LOST),
  * then up to TRAWL_CONCURRENCY minus the jobs running here are claimed (queued ones, and
  * running ones whose lease expired: their process died) and started in the background.
+ * The limit is exact: each claim reserves its slots before it awaits the database, so
+ * overlapping ticks never claim the same free slot twice.
  *
  * - Claim: in a transaction, SKIP LOCKED on PostgreSQL; the job becomes running under a
  *   lease (LEASE_MS) with an owner token, attempts + 1 (at most MAX_ATTEMPTS). While it runs
@@ -53,6 +55,8 @@ export class TrawlWorker {
   private readonly running = new Map<string, Running>();
   /** Claims started when a job finished (awaited by stop). */
   private readonly chained = new Set<Promise<void>>();
+  /** Slots taken by claims in progress (not yet in `running`). */
+  private reserved = 0;
   private stopped = false;
   readonly leaseMs: number;
 
@@ -92,8 +96,21 @@ export class TrawlWorker {
         tokens_out: j.tokens_out,
       });
     }
-    const free = this.o.concurrency - this.running.size;
+    // Read and reserved in one synchronous step: ticks overlap (the scheduler's, and one per
+    // finished job), and a count read before another tick's claim lands would let each of
+    // them claim the same free slots.
+    const free = this.o.concurrency - this.running.size - this.reserved;
     if (free <= 0) return 0;
+    this.reserved += free;
+    try {
+      return await this.claim(now, free);
+    } finally {
+      this.reserved -= free;
+    }
+  }
+
+  /** Claims up to `free` due jobs and starts them (their slots are reserved by the caller). */
+  private async claim(now: number, free: number): Promise<number> {
     const owner = randomBytes(12).toString("hex");
     const claimed = await tx(this.ctx.db, async (t) => {
       const rows = await store.claimDue(t, now, now + this.leaseMs, owner, this.ctx.clock.iso(), MAX_ATTEMPTS, free);
@@ -105,6 +122,7 @@ export class TrawlWorker {
       for (const job of claimed) await store.release(this.ctx.db, job.id, owner);
       return 0;
     }
+    // start() takes each job's slot in `running` before the caller gives the reservation back.
     for (const job of claimed) this.start(job, owner);
     return claimed.length;
   }
