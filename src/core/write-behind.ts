@@ -6,28 +6,83 @@
  * batch instead of per request.
  *
  * The trade-off is explicit: a crash loses at most the last `delayMs` of queued records (the
- * way large token services log exchanges asynchronously). Everything is written on flush(),
- * which readers of those records call first (so the API always shows them) and shutdown
- * calls before the database closes. A failing write is logged and does not stop the others.
+ * way large token services log exchanges asynchronously). Nothing else loses them:
+ * - A batch the database refuses (SQLite busy or locked by another process's long write,
+ *   a PostgreSQL connection lost or a lock timeout) is kept and tried again, with backoff,
+ *   until it is written; batches stay in the order they were queued. One warning per outage,
+ *   one line when it is over.
+ * - A write that fails on its own (a constraint) is logged and does not stop the others:
+ *   trying it again would fail the same way.
+ * - flush() resolves once everything queued before it is written; readers of those records
+ *   call it first (so the API always shows them). close() (shutdown) does the same but gives
+ *   up after `closeTimeoutMs` of refusals, logging each record it could not write.
  */
 import type { Db, Sql } from "./db";
 import type { Logger } from "./log";
 
+export interface WriteBehindOptions {
+  delayMs: number;
+  maxBatch: number;
+  /** The first wait before a refused batch is tried again; it doubles up to retryMaxMs. */
+  retryMs?: number;
+  retryMaxMs?: number;
+  /** How long close() keeps trying a refused batch before it gives it up (logged). */
+  closeTimeoutMs?: number;
+}
+
+interface Entry {
+  write: (t: Sql) => Promise<unknown>;
+  /** Names the record in the log line if it is given up at shutdown. */
+  about: Record<string, unknown> | undefined;
+}
+
+/**
+ * The database could not take the write now but may later: SQLite busy or locked, PostgreSQL
+ * connection errors (class 08, closed or timed-out connections, server shutting down, too many
+ * connections), lock timeouts, deadlocks and serialization failures.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; errno?: unknown } | null;
+  const code = typeof e?.code === "string" ? e.code : "";
+  const state = typeof e?.errno === "string" ? e.errno : "";
+  return (
+    /^SQLITE_(BUSY|LOCKED)/.test(code) ||
+    /^ERR_POSTGRES_(CONNECTION|IDLE_TIMEOUT|LIFETIME_TIMEOUT)/.test(code) ||
+    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)$/.test(code) ||
+    /^(08|57P0|53300$|55P03$|40001$|40P01$)/.test(state)
+  );
+}
+
 export class WriteBehind {
-  private queue: ((t: Sql) => Promise<unknown>)[] = [];
+  private queue: Entry[] = [];
   private flushing: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Refused attempts since the last batch written (0: the database takes writes). */
+  private refusals = 0;
+  /** performance.now() after which close() gives refused batches up; null while running. */
+  private giveUpAt: number | null = null;
+  private readonly retryMs: number;
+  private readonly retryMaxMs: number;
+  private readonly closeTimeoutMs: number;
 
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
     private readonly what: string,
-    private readonly opts: { delayMs: number; maxBatch: number } = { delayMs: 1000, maxBatch: 500 },
-  ) {}
+    private readonly opts: WriteBehindOptions = { delayMs: 1000, maxBatch: 500 },
+  ) {
+    this.retryMs = opts.retryMs ?? 250;
+    this.retryMaxMs = opts.retryMaxMs ?? 5000;
+    this.closeTimeoutMs = opts.closeTimeoutMs ?? 10_000;
+  }
 
-  /** Queues one write; it runs inside the batch's transaction (its handle `t`). Capture values now, not in `write`. */
-  add(write: (t: Sql) => Promise<unknown>) {
-    this.queue.push(write);
+  /**
+   * Queues one write; it runs inside the batch's transaction (its handle `t`), possibly more
+   * than once if the batch is refused. Capture values now, not in `write`. `about` names the
+   * record in the log if it is given up at shutdown.
+   */
+  add(write: (t: Sql) => Promise<unknown>, about?: Record<string, unknown>) {
+    this.queue.push({ write, about });
     if (this.queue.length >= this.opts.maxBatch) void this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), this.opts.delayMs);
@@ -44,23 +99,55 @@ export class WriteBehind {
     this.timer = null;
     const batch = this.queue;
     this.queue = [];
-    this.flushing = this.flushing.then(async () => {
-      if (!batch.length) return;
-      try {
-        await this.db.tx(async (t) => {
-          for (const write of batch) {
-            // A savepoint each: one failing write is logged and does not undo the others.
-            await t.tx((s) => write(s)).catch((err) => this.log.error(`${this.what}: a deferred write failed`, { err: String(err) }));
-          }
-        });
-      } catch (err) {
-        this.log.error(`${this.what}: a batch of deferred writes failed`, { err: String(err), lost: batch.length });
-      }
-    });
+    this.flushing = this.flushing.then(() => this.write(batch));
     return this.flushing;
+  }
+
+  /** flush() for shutdown: batches still refused after closeTimeoutMs are given up and logged. */
+  close(): Promise<void> {
+    this.giveUpAt = performance.now() + this.closeTimeoutMs;
+    return this.flush();
   }
 
   get pending() {
     return this.queue.length;
+  }
+
+  /** True while the database refuses writes (a batch waits to be tried again). */
+  get retrying() {
+    return this.refusals > 0;
+  }
+
+  private async write(batch: Entry[]): Promise<void> {
+    if (!batch.length) return;
+    for (;;) {
+      try {
+        await this.db.tx(async (t) => {
+          for (const { write } of batch) {
+            // A savepoint each: a write that fails on its own is logged and undoes nothing else;
+            // the database being unavailable fails the whole batch, which is tried again.
+            await t.tx((s) => write(s)).catch((err) => {
+              if (isDatabaseUnavailable(err)) throw err;
+              this.log.error(`${this.what}: a deferred write failed`, { err: String(err) });
+            });
+          }
+        });
+        if (this.refusals) this.log.info(`${this.what}: deferred writes written again`, { refused_attempts: this.refusals });
+        this.refusals = 0;
+        return;
+      } catch (err) {
+        if (!this.refusals++) this.log.warn(`${this.what}: the database refused deferred writes; they are kept and tried again until written`, { err: String(err), batch: batch.length });
+        const wait = Math.min(this.retryMs * 2 ** (this.refusals - 1), this.retryMaxMs);
+        if (this.giveUpAt !== null && performance.now() + wait > this.giveUpAt) {
+          this.log.error(`${this.what}: deferred writes lost: the database refused them until shutdown`, {
+            err: String(err),
+            lost: batch.length,
+            records: batch.flatMap((e) => (e.about ? [e.about] : [])),
+          });
+          return;
+        }
+        await Bun.sleep(wait);
+      }
+    }
   }
 }

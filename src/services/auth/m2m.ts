@@ -317,7 +317,7 @@ export class M2mService {
     this.tokenLog.add(async (t) => {
       await store.touchClient(t, row.id, at, notSince);
       await recordAuthAudit(t, this.ctx, app.id, { action: "m2m.token", actor: { type: "m2m_client", id: row.client_id }, target: { type: "m2m_client", id: row.client_id }, meta: from, metadata: { scope }, at });
-    });
+    }, { action: "m2m.token", app_id: app.id, client_id: row.client_id, at });
     return { status: 200, body: { access_token: accessToken, token_type: "Bearer", expires_in: ttlSec, scope } };
   }
 }

@@ -30,6 +30,6 @@ export const authModule = defineService({
   jobs: (auth) => [{ name: "auth.purge", schedule: "0 23 * * * *", run: () => auth.purge() }],
   stop: async (auth) => {
     await auth.verification.idle();
-    await auth.m2m.tokenLog.flush();
+    await auth.m2m.tokenLog.close();
   },
 });
