@@ -5,15 +5,12 @@
  * app's connections are cut. Every token's audit row is there once the database is back.
  */
 import { afterAll, beforeAll, expect } from "bun:test";
-import { Database } from "bun:sqlite";
-import { SQL } from "bun";
-import { join } from "node:path";
-import { SQLITE_FILE } from "../../src/core/db";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp } from "../helpers/auth";
 import { testDatabaseUrl } from "../helpers/engine";
 import { inProcess } from "../helpers/target";
 import { until } from "../helpers/until";
+import { holdDatabase } from "./write-behind-hold";
 
 let app: TestApp;
 let dbUrl: string | null;
@@ -23,31 +20,6 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-/** Holds the app's database for writes from another connection until the returned release(). */
-async function holdDatabase(): Promise<() => Promise<void>> {
-  if (!dbUrl) {
-    const other = new Database(join(app.dir, SQLITE_FILE));
-    other.exec("BEGIN IMMEDIATE");
-    return async () => {
-      other.exec("ROLLBACK");
-      other.close();
-    };
-  }
-  const sql = new SQL(dbUrl, { max: 2 });
-  const c = await sql.reserve();
-  await c`BEGIN`;
-  await c`LOCK TABLE auth_audit IN ACCESS EXCLUSIVE MODE`;
-  // The app's connections are cut while they wait for the lock: the batch fails (connection lost).
-  const cut = async () => sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`;
-  const cutter = setInterval(() => void cut().catch(() => {}), 50);
-  return async () => {
-    clearInterval(cutter);
-    await c`ROLLBACK`;
-    c.release();
-    await sql.close();
-  };
-}
-
 inProcess("waits until the in-process token log (app.auth.m2m.tokenLog) was refused before it lets the database go")(
   "client_credentials tokens issued while another connection holds the database: every audit row is written once it is released",
   async () => {
@@ -56,7 +28,7 @@ inProcess("waits until the in-process token log (app.auth.m2m.tokenLog) was refu
     expect(created.status).toBe(201);
     const { client_id, client_secret } = created.body;
 
-    const release = await holdDatabase();
+    const release = await holdDatabase(app, dbUrl, "auth_audit");
     const N = 20;
     for (let i = 0; i < N; i++) {
       const r = await app.call("POST", a.path("/oauth/token"), { body: { grant_type: "client_credentials", client_id, client_secret } });

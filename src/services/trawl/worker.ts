@@ -18,11 +18,15 @@
  *   overwrites a newer state); each final state emits its event in the same transaction.
  * - A finished job frees its slot and the worker claims again at once (throughput does not
  *   wait for the next tick).
+ * - A busy or unreachable database (SQLite held by another process's long write, PostgreSQL
+ *   connection lost) is warned about once: ticks try again quietly, and a run's outcome is
+ *   written again until the database takes it.
  * - stop() (shutdown): no new claims, in-flight attempts are aborted and their jobs handed
  *   back to the queue (their attempt does not count).
  */
 import { randomBytes } from "node:crypto";
 import { tx } from "../../core/db";
+import { isDatabaseUnavailable } from "../../core/write-behind";
 import type { OutboundHttp } from "../../core/outbound-http";
 import { withoutRequired, type JsonObject } from "./schema";
 import { JobError, runJob, type Progress } from "./pipeline/run";
@@ -57,6 +61,8 @@ export class TrawlWorker {
   private readonly chained = new Set<Promise<void>>();
   /** Slots taken by claims in progress (not yet in `running`). */
   private reserved = 0;
+  /** A claim met a busy or unreachable database (warned once; cleared by the next claim that works). */
+  private unavailable = false;
   private stopped = false;
   readonly leaseMs: number;
 
@@ -127,6 +133,24 @@ export class TrawlWorker {
     return claimed.length;
   }
 
+  /**
+   * The scheduler's tick, and the claim a finished job starts: a database that is busy (a long
+   * write by another process holds SQLite) or unreachable is warned about once, not logged as
+   * a failure every second; the next tick simply tries again. Other errors still throw.
+   */
+  async tickQuietly(): Promise<void> {
+    try {
+      await this.tick();
+    } catch (e) {
+      if (!isDatabaseUnavailable(e)) throw e;
+      if (!this.unavailable) this.ctx.log.warn("extraction worker: the database is busy or unreachable; claiming again at the next tick", { error: String(e) });
+      this.unavailable = true;
+      return;
+    }
+    if (this.unavailable) this.ctx.log.info("extraction worker: claiming again");
+    this.unavailable = false;
+  }
+
   /** Resolves when no job runs in this process. */
   async idle(): Promise<void> {
     while (this.running.size || this.chained.size) await Promise.allSettled([...[...this.running.values()].map((r) => r.done), ...this.chained]);
@@ -146,13 +170,32 @@ export class TrawlWorker {
         this.running.delete(job.id);
         // A freed slot takes the next queued job at once rather than at the next tick.
         if (this.stopped) return;
-        const next = this.tick()
-          .then(() => {})
+        const next = this.tickQuietly()
           .catch((e) => this.ctx.log.warn("extraction worker: claim after a finished job failed", { error: String(e) }))
           .finally(() => this.chained.delete(next));
         this.chained.add(next);
       });
     this.running.set(job.id, { controller, done });
+  }
+
+  /**
+   * Writes a run's outcome, trying again while the database is busy or unreachable: a finished
+   * job whose outcome is lost runs again after its lease (its fetches and LLM calls paid twice).
+   * Gives up at shutdown or after a lease's time (by then another node may own the job; the
+   * claim fence keeps a late write from overwriting it).
+   */
+  private async persist(jobId: string, write: () => Promise<unknown>): Promise<void> {
+    const giveUpAt = performance.now() + this.leaseMs;
+    for (let wait = 250; ; wait = Math.min(wait * 2, 5000)) {
+      try {
+        await write();
+        return;
+      } catch (e) {
+        if (!isDatabaseUnavailable(e) || this.stopped || performance.now() + wait > giveUpAt) throw e;
+        if (wait === 250) this.ctx.log.warn("extraction job: the database is busy or unreachable; writing the outcome again shortly", { job: jobId, error: String(e) });
+        await Bun.sleep(wait);
+      }
+    }
   }
 
   private async run(job: store.JobRow, owner: string, controller: AbortController): Promise<void> {
@@ -179,27 +222,29 @@ export class TrawlWorker {
         { http: this.o.http, llm, validate, validatePartial, signal, progress },
       );
       if (signal.aborted) throw signal.reason;
-      await this.svc.finishJob(job.id, owner, { status: "succeeded", result: JSON.stringify(r.result), result_meta: JSON.stringify(r.meta), error: null, error_code: null, ...usage() });
+      await this.persist(job.id, () => this.svc.finishJob(job.id, owner, { status: "succeeded", result: JSON.stringify(r.result), result_meta: JSON.stringify(r.meta), error: null, error_code: null, ...usage() }));
     } catch (e) {
       const reason = signal.aborted ? signal.reason : e;
       if (reason instanceof Cancelled) {
-        await this.svc.recordCancelledUsage(job.id, usage());
+        await this.persist(job.id, () => this.svc.recordCancelledUsage(job.id, usage()));
         return;
       }
       if (reason instanceof Shutdown) {
-        await store.release(this.ctx.db, job.id, owner);
+        await this.persist(job.id, () => store.release(this.ctx.db, job.id, owner));
         return;
       }
       const err = reason instanceof JobError ? reason : new JobError("FETCH_FAILED", `unexpected error: ${(reason as Error)?.message ?? String(reason)}`);
       if (!(reason instanceof JobError)) this.ctx.log.warn("extraction job: unexpected error", { job: job.id, error: String(reason) });
-      await this.svc.finishJob(job.id, owner, {
-        status: "failed",
-        result: null,
-        result_meta: err.meta ? JSON.stringify(err.meta) : null,
-        error: `${err.code}: ${err.message}`,
-        error_code: err.code,
-        ...usage(),
-      });
+      await this.persist(job.id, () =>
+        this.svc.finishJob(job.id, owner, {
+          status: "failed",
+          result: null,
+          result_meta: err.meta ? JSON.stringify(err.meta) : null,
+          error: `${err.code}: ${err.message}`,
+          error_code: err.code,
+          ...usage(),
+        }),
+      );
     } finally {
       clearTimeout(deadline);
       clearInterval(heartbeat);
