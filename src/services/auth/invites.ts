@@ -18,6 +18,9 @@
  *   user, so concurrent accepts of the last use cannot both win, and a failed creation
  *   (409 duplicate email / username) gives the use back by rolling back.
  * - Revoke (DELETE) is idempotent and keeps the first revoked_at.
+ * - send_email on a request (not a system caller such as the waitlist): past the client
+ *   address's mail requests or the recipient's invite mails an hour, 429 RATE_LIMITED and
+ *   nothing is created (platform/stranger-limits.ts; judged after the body).
  */
 import type { RequestMeta } from "../../access/http";
 import { SECOND } from "../../core/clock";
@@ -27,6 +30,7 @@ import { randomBase62, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { hashToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import { StrangerLimits } from "../platform/stranger-limits";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";
 import type { SigninService } from "./signin";
@@ -140,6 +144,11 @@ export class InviteService {
       created_by: actor.id, // same convention as tenant members' invited_by
       created_at: now,
     };
+    if (b.send_email && meta) {
+      const limits = new StrangerLimits(this.ctx, `auth:${app.id}`);
+      await limits.admitMailFrom(meta.ip);
+      await limits.admitMailTo("invite", email!);
+    }
     return tx(this.ctx.db, async (t) => {
       if (email !== null && (await contactByValue(t, app.id, "email", email))) throw conflict("A user with this email already exists", "EMAIL_TAKEN");
       await store.insertInvite(t, row);

@@ -13,7 +13,10 @@
  * - A factor is pending until confirmed; a pending factor can be confirmed for 10 minutes
  *   (then it is dead and is cleaned up at the next enrolment); 5 wrong confirmation codes
  *   delete it (429, enrol again). At most 10 enrolments per user per hour (each mints a
- *   secret or sends a mail). Disable is soft (disabled_at, row kept) and idempotent.
+ *   secret or sends a mail). Disable is soft (disabled_at, row kept) and idempotent. An email
+ *   enrolment counts against the client address's mail requests (429 RATE_LIMITED); its
+ *   confirmation mail against the address's verification mails, dropped silently past them (the
+ *   address is not proven to be the user's, so the answer must not tell).
  * - Confirming the user's first enabled factor generates 10 recovery codes, returned once
  *   in that response. Disabling the last enabled factor also deletes the recovery codes.
  *
@@ -32,7 +35,10 @@
  *   to be accepted, so guesses sent in parallel cannot slip past it. A success ends the streak.
  * - Emailed codes: 6 digits, valid 10 minutes (never past the challenge), at most 3 sends
  *   per challenge, 30 s apart (429 MFA_SEND_LIMIT / MFA_SEND_TOO_SOON with Retry-After);
- *   each send supersedes the previous code. Only the HMAC of a code is stored.
+ *   each send supersedes the previous code. Only the HMAC of a code is stored. A send also
+ *   counts against the client address's mail requests and the factor address's sign-in code
+ *   mails an hour (platform/stranger-limits.ts): 429 RATE_LIMITED with Retry-After past either
+ *   (the caller proved the password: the answer may name the address's state).
  * - Verify tries the live emailed code, then each enabled TOTP factor; amr becomes
  *   ["pwd", "email" | "totp"]. Recover takes a recovery code; amr ["pwd", "recovery_code"].
  *   After a federated first factor the amr starts with ["oauth", <provider>] instead of
@@ -68,6 +74,7 @@ import { ADDRESS_LIMITS, AddressLimit } from "../../core/signin-guard";
 import { matchTotpStep, newRecoveryCodes, newTotpSeed, normaliseRecoveryCode, TOTP_CODE_RE, totpKeyUri, totpSecretText } from "../../core/totp";
 import * as rateStore from "../../core/store/ratelimit";
 import type { AppContext } from "../../context";
+import { StrangerLimits } from "../platform/stranger-limits";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthAuditEntry } from "./audit";
 import type { AppAccess } from "./access";
@@ -224,10 +231,13 @@ export class MfaService implements MfaGate {
       created_at: now,
     };
     const code = b.type === "email" ? await generateHOTP(secret, 0) : null;
+    const limits = new StrangerLimits(this.ctx, `auth:${app.id}`);
+    if (code) await limits.admitMailFrom(meta.ip);
+    const mail = code !== null && (await limits.mayMail("verification", email!));
     await tx(this.ctx.db, async (t) => {
       await store.deleteStalePending(t, user.id, new Date(this.ctx.clock.nowMs() - MFA_LIMITS.pendingTtlMs).toISOString());
       await store.insertFactor(t, row);
-      if (code) {
+      if (mail) {
         await this.ctx.mailer.enqueue(t, {
           to: row.email!,
           from: this.mailFrom(app),
@@ -431,6 +441,9 @@ export class MfaService implements MfaGate {
 
     const code = sixDigits();
     const codeExpiresAt = Math.min(now + MFA_LIMITS.emailCodeTtlMs, ch.expires_at);
+    const limits = new StrangerLimits(this.ctx, `auth:${app.id}`);
+    await limits.admitMailFrom(meta.ip);
+    await limits.admitMailTo("mfa", factor.email!);
     await tx(this.ctx.db, async (t) => {
       if (!(await store.recordSend(t, ch.id, factor.id, this.emailCodeHash(ch.id, code), codeExpiresAt, now, MFA_LIMITS.maxSends, MFA_LIMITS.sendSpacingMs))) {
         throw tooMany("Another code was just sent: wait and try again", Math.ceil(MFA_LIMITS.sendSpacingMs / 1000), "MFA_SEND_TOO_SOON");

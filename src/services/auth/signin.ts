@@ -5,7 +5,10 @@
  * key (pk_...) or a workspace API key of the App's workspace allowing auth.user.create.
  * With the App setting signup_requires_pak (pak = platform API key) only the latter is
  * accepted, so users can only be created from the customer's backend. signup_enabled=false
- * refuses both with 403 SIGNUP_DISABLED.
+ * refuses both with 403 SIGNUP_DISABLED. Sign-ups with the publishable key are limited per
+ * client address (all Apps together) and per App (platform/stranger-limits.ts): 429
+ * RATE_LIMITED with Retry-After, after the body is judged and before the password is hashed.
+ * Sign-ups with a workspace API key come from the customer's own backend and are not counted.
  *
  * Sign-in follows the platform's rules (shared SigninGuard): one 401 INVALID_CREDENTIALS for
  * every failure, argon2 work against a dummy hash for unknown identifiers, 5 attempts a
@@ -22,6 +25,7 @@ import { ApiError, forbidden, invalidField, unauthorized } from "../../core/erro
 import { SigninGuard } from "../../core/signin-guard";
 import { safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import { StrangerLimits } from "../platform/stranger-limits";
 import { actorOfPrincipal, type AppService, type LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
 import type { ConsumerTokens, SessionService } from "./sessions";
@@ -83,9 +87,11 @@ export class SigninService {
   }
 
   async signup(app: LoadedApp, authorization: string | null | undefined, b: NewUser, meta: RequestMeta): Promise<ConsumerTokens> {
-    await this.authorizeSignup(app, authorization);
+    const caller = await this.authorizeSignup(app, authorization);
     if (typeof b.username !== "string") throw invalidField("username", "is required");
-    const user = await this.users.create(app, { username: b.username, email: b.email, password: b.password, display_name: b.display_name, metadata: b.metadata }, { type: "anonymous", id: null }, meta, "password", { passwordRequired: true });
+    const limits = new StrangerLimits(this.ctx, `auth:${app.id}`);
+    const beforeHash = caller.type === "anonymous" ? () => limits.admitSignup(meta.ip) : undefined;
+    const user = await this.users.create(app, { username: b.username, email: b.email, password: b.password, display_name: b.display_name, metadata: b.metadata }, { type: "anonymous", id: null }, meta, "password", { passwordRequired: true, beforeHash });
     await this.hooks.signup.afterSignup(app, user);
     return this.sessions.start(app, user, { amr: ["pwd"] }, meta);
   }

@@ -175,9 +175,10 @@ export class UserService {
     });
   }
 
-  /** Validates, hashes and inserts. */
-  async create(app: LoadedApp, u: NewUser, actor: AuthActor, meta: RequestMeta | null, method: string, opts: { passwordRequired: boolean }) {
+  /** Validates, hashes and inserts; `beforeHash` runs once the body is valid (a sign-up's rate limits). */
+  async create(app: LoadedApp, u: NewUser, actor: AuthActor, meta: RequestMeta | null, method: string, opts: { passwordRequired: boolean; beforeHash?: () => Promise<void> }) {
     await this.validate(this.ctx.db, app, u, opts);
+    await opts.beforeHash?.();
     const hash = u.password != null ? await this.ctx.passwords.hash(u.password) : null;
     return this.insert(this.ctx.db, app, u, hash, actor, meta, method);
   }

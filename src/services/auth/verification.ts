@@ -19,18 +19,24 @@
  *   caller. An email must be an address of a user of the App. A phone number (E.164) is
  *   either an existing phone contact or, with user_id, a number to add: it becomes a
  *   verified phone of that user when its code is verified (POST /auth/verify-phone).
- * - send-verification-email: the same, but the code is mailed and not returned.
+ * - send-verification-email: the same, but the code is mailed and not returned. Past the
+ *   client address's mail requests or the recipient's verification mails an hour (the answer
+ *   already says whether the address is a user's): 429 RATE_LIMITED, nothing minted.
  * - Sign-up mails a code when the App's send_verification_email setting is on and mail is
- *   set up: an outbound relay (SMTP_RELAY_URL) or the App's own mail_from sender.
+ *   set up: an outbound relay (SMTP_RELAY_URL) or the App's own mail_from sender; past the
+ *   recipient's verification mails an hour, silently none.
  * - Password reset (public): request-reset always answers 204 and does the lookup and the
  *   mail after responding; only the primary email of a user that is not blocked gets a
- *   code, at most 5 mails per address and hour (further requests are dropped silently).
+ *   code, at most MAIL_PER_RECIPIENT_PER_HOUR reset mails per address (further requests are
+ *   dropped silently, counted for unknown addresses too). Past the client address's mail
+ *   requests an hour: 429 RATE_LIMITED with Retry-After, which says nothing about the address.
+ *   Limits: platform/stranger-limits.ts.
  *   The reset takes email + code (codes are per target), revokes every session, and marks
  *   the primary email verified: the code proved the user reads that mailbox.
  */
 import { createHmac, randomInt } from "node:crypto";
 import type { RequestMeta } from "../../access/http";
-import { DAY, HOUR, MINUTE } from "../../core/clock";
+import { DAY, MINUTE } from "../../core/clock";
 import { DeferredWork } from "../../core/deferred";
 import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, invalidField, notFound, tooMany, type ErrorDetail } from "../../core/errors";
@@ -39,6 +45,7 @@ import * as rateStore from "../../core/store/ratelimit";
 import { uuid } from "../../core/ids";
 import { deriveKey, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import { StrangerLimits } from "../platform/stranger-limits";
 import type { AdminCaller } from "./access";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";
@@ -52,7 +59,6 @@ import { checkPassword, publicUser, type EmitAuthEvent } from "./users";
 
 export const CODE_TTL_MS = 15 * MINUTE;
 export const MAX_WRONG_CODES = 5;
-export const RESET_MAILS_PER_HOUR = 5;
 const E164 = /^\+[1-9]\d{6,14}$/;
 const CODE_RE = /^\d{6}$/;
 
@@ -128,6 +134,8 @@ export class VerificationService implements SignupHook {
   private failKey = (appId: string, purpose: codes.CodePurpose, target: string) => `auth:${appId}:code-fail:${purpose}:${target}`;
 
   private addressLimit = (appId: string) => new AddressLimit(this.ctx.ratelimit, `auth:${appId}:codes`, ADDRESS_LIMITS.codes);
+
+  private strangers = (app: LoadedApp) => new StrangerLimits(this.ctx, `auth:${app.id}`);
 
   /** Mints a fresh code for a target, superseding its older ones. Call inside the transaction that delivers it (`t`). */
   private async mint(t: Sql, app: LoadedApp, purpose: codes.CodePurpose, target: string, userId: string | null) {
@@ -255,6 +263,9 @@ export class VerificationService implements SignupHook {
   /** Mints a code and mails it; the code itself is not returned. */
   async sendVerificationEmail(app: LoadedApp, caller: AdminCaller, b: { email?: string | null; user_id?: string | null }, meta: RequestMeta) {
     const to = await this.target(app, b, false);
+    const limits = this.strangers(app);
+    await limits.admitMailFrom(meta.ip);
+    await limits.admitMailTo("verification", to.target);
     return tx(this.ctx.db, async (t) => {
       const { row, code } = await this.mint(t, app, to.purpose, to.target, to.userId);
       await this.mailCode(t, app, to.target, code, "verification");
@@ -272,6 +283,7 @@ export class VerificationService implements SignupHook {
   async afterSignup(app: LoadedApp, user: UserView): Promise<void> {
     if (!app.settings.send_verification_email || !this.mailSetUp(app) || !user.email || user.email_verified_at) return;
     try {
+      if (!(await this.strangers(app).mayMail("verification", user.email))) return;
       await tx(this.ctx.db, async (t) => {
         const { row, code } = await this.mint(t, app, "verify_email", user.email!.toLowerCase(), user.id);
         await this.mailCode(t, app, user.email!, code, "verification");
@@ -334,15 +346,16 @@ export class VerificationService implements SignupHook {
    * response, so neither status, body nor timing depends on whether the address is known,
    * and a mail outage cannot turn into an error.
    */
-  requestPasswordReset(app: LoadedApp, rawEmail: string, meta: RequestMeta) {
+  async requestPasswordReset(app: LoadedApp, rawEmail: string, meta: RequestMeta) {
     const email = normEmail(rawEmail);
+    await this.strangers(app).admitMailFrom(meta.ip);
     const m = { ip: meta.ip, userAgent: meta.userAgent }; // read now: the request is gone later
     this.deferred.run("auth password reset mail", () => this.issueResetCode(app, email, m), { app_id: app.id });
   }
 
   private async issueResetCode(app: LoadedApp, email: string, meta: RequestMeta): Promise<void> {
     // Counted for every address, known or not, so the limit is no oracle either.
-    if (!(await this.ctx.ratelimit.hit(`auth:${app.id}:reset-mail:${email}`, RESET_MAILS_PER_HOUR, HOUR)).allowed) return;
+    if (!(await this.strangers(app).mayMail("reset", email))) return;
     const contact = await users.contactByValue(this.ctx.db, app.id, "email", email);
     if (!contact || !contact.is_primary) return;
     const user = await users.userView(this.ctx.db, app.id, contact.user_id);

@@ -16,6 +16,7 @@ import { audit, type RequestMeta } from "./audit";
 import * as store from "./store/accounts";
 import { hasLiveInvitationFor } from "./store/members";
 import { markEmailVerified } from "./store/oauth";
+import { StrangerLimits } from "./stranger-limits";
 import { SessionTokens } from "./tokens";
 
 export const SESSION_SHORT = 24 * 3600;
@@ -62,6 +63,8 @@ export class AccountService {
   readonly tokens: SessionTokens;
   private readonly guard: SigninGuard;
   private readonly resetGuesses: AddressLimit;
+  /** Sign-ups and reset mails per client address and recipient (stranger-limits.ts). */
+  private readonly strangers: StrangerLimits;
   private readonly resetKey: Uint8Array;
   /** Deferred work (reset mails) still running: awaited by idle() in tests and shutdown. */
   private readonly deferred: DeferredWork;
@@ -74,6 +77,7 @@ export class AccountService {
     this.deferred = new DeferredWork(ctx.log);
     this.guard = new SigninGuard(ctx.ratelimit, () => ctx.clock.nowMs(), "signin");
     this.resetGuesses = new AddressLimit(ctx.ratelimit, "reset", ADDRESS_LIMITS.consoleReset);
+    this.strangers = new StrangerLimits(ctx, "console");
   }
 
   idle() {
@@ -137,6 +141,8 @@ export class AccountService {
     const duration = parseSessionDuration(b.session_duration);
     const v = this.validateSignup(b);
     await this.assertSignupAllowed(this.ctx.db, v.email);
+    // Before argon2: the hash is the cost a sign-up flood runs up.
+    await this.strangers.admitSignup(meta.ip);
     const id = await this.createAccount({ ...b, ...v });
     return this.startSession(id, duration, meta);
   }
@@ -262,15 +268,19 @@ export class AccountService {
   /**
    * Always answers the same way. The lookup, code generation and mail enqueue run after the
    * response is on its way, so neither body nor timing depends on whether the email exists,
-   * and a mail outage cannot turn into an error.
+   * and a mail outage cannot turn into an error. Requests are limited per client address
+   * (429 with Retry-After: it says nothing about the recipient) and mails per recipient
+   * (silently, counted for unknown addresses too).
    */
-  requestReset(email: string) {
+  async requestReset(email: string, meta: RequestMeta) {
     if (typeof email !== "string" || !EMAIL_RE.test(email.trim())) throw invalidField("email", "must be a valid email address");
+    await this.strangers.admitMailFrom(meta.ip);
     const normalised = email.trim().toLowerCase();
     this.deferred.run("password reset mail", () => this.issueResetCode(normalised));
   }
 
   private async issueResetCode(email: string): Promise<void> {
+    if (!(await this.strangers.mayMail("reset", email))) return;
     const account = await store.accountByEmail(this.ctx.db, email);
     if (!account || account.status === "blocked") return;
     let code = "";

@@ -6,6 +6,12 @@
  * use, and a new invitation to the same address revokes the previous one. Accepting
  * answers one 404 for every way a token can be unusable, so the endpoint tells nobody
  * which tokens or addresses exist.
+ *
+ * The mail is limited (stranger-limits.ts): with open sign-up anyone can make a workspace and
+ * invite strangers. Past the client address's mail requests an hour, or the invitations one
+ * address may get an hour from all workspaces, 429 RATE_LIMITED with Retry-After and nothing
+ * is created (the answer already tells whether the address is a member, so it may say so).
+ * The caller's permission is judged first: a 403 takes nothing from the limits.
  */
 import type { Principal } from "../../access/principal";
 import { DAY } from "../../core/clock";
@@ -19,6 +25,7 @@ import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "./audit";
 import type { Authz } from "./authz";
 import type { RoleService } from "./roles";
+import { StrangerLimits } from "./stranger-limits";
 import { accountById } from "./store/accounts";
 import * as store from "./store/members";
 import { BUILTIN_ROLE_IDS, insertMember, workspaceById } from "./store/workspaces";
@@ -31,11 +38,15 @@ const alreadyMember = () => conflict("You are already a member of this workspace
 const invitationNotFound = () => new ApiError(404, "INVITATION_NOT_FOUND", "This invitation does not exist, has expired or was meant for another account");
 
 export class InvitationService {
+  private readonly strangers: StrangerLimits;
+
   constructor(
     private readonly ctx: AppContext,
     private readonly authz: Authz,
     private readonly roles: RoleService,
-  ) {}
+  ) {
+    this.strangers = new StrangerLimits(ctx, "console");
+  }
 
   view(i: store.InvitationRow) {
     return {
@@ -52,6 +63,9 @@ export class InvitationService {
   async create(p: Principal, slug: string, b: { email: string; role_id?: string }, meta: RequestMeta) {
     const email = b.email.trim().toLowerCase();
     if (!EMAIL_RE.test(email) || email.length > 254) throw invalidField("email", "must be a valid email address");
+    await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "member.create");
+    await this.strangers.admitMailFrom(meta.ip);
+    await this.strangers.admitMailTo("invite", email);
     try {
       return await this.invite(p, slug, email, b.role_id, meta);
     } catch (e) {

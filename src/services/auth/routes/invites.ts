@@ -44,8 +44,8 @@ export function invitesRoutes(auth: AuthService) {
         send_email: t.Optional(t.Boolean({ description: "Mail the code to email (with the App's mail_from sender)" })),
         accept_url: t.Optional(t.Nullable(t.String({ maxLength: 2048, description: "Link for the mail; ?invite_code=<code> is appended. Its origin must be in allowed_redirect_origins" }))),
       }),
-      response: { 201: CreatedInvite, ...errors, 409: ErrorBody },
-      detail: { tags, summary: "Create an invite (action auth.invite.create)", description: "Workspace API key, console session or M2M token. The code (inv_...) is only in this answer. 409 EMAIL_TAKEN when the address already has an account." },
+      response: { 201: CreatedInvite, ...errors, 409: ErrorBody, 429: ErrorBody },
+      detail: { tags, summary: "Create an invite (action auth.invite.create)", description: "Workspace API key, console session or M2M token. The code (inv_...) is only in this answer. 409 EMAIL_TAKEN when the address already has an account. With send_email: 429 RATE_LIMITED with Retry-After, nothing created, past MAIL_PER_ADDRESS_PER_HOUR (default 50) mail requests from the client address or MAIL_PER_RECIPIENT_PER_HOUR (default 5) invite mails to the address." },
     })
     .get("/invites", async ({ app, request, query }) => {
       await access.admin(app, adminCredentials(request), "auth.invite.list");

@@ -51,7 +51,7 @@ export function mfaRoutes(auth: AuthService) {
         tags: signinTags,
         security: PUBLIC,
         summary: "Mail a 6-digit sign-in code to an email factor of the challenge",
-        description: "At most 3 sends per challenge (429 MFA_SEND_LIMIT) and 30 s apart (429 MFA_SEND_TOO_SOON, Retry-After). Each send supersedes the previous code. The code is valid 10 minutes, never past the challenge. 400 INVALID_TOKEN for an unknown, used or expired mfa_token; 429 MFA_LOCKED after 5 wrong codes.",
+        description: "At most 3 sends per challenge (429 MFA_SEND_LIMIT) and 30 s apart (429 MFA_SEND_TOO_SOON, Retry-After). Each send supersedes the previous code. The code is valid 10 minutes, never past the challenge. 400 INVALID_TOKEN for an unknown, used or expired mfa_token; 429 MFA_LOCKED after 5 wrong codes. 429 RATE_LIMITED with Retry-After past MAIL_PER_ADDRESS_PER_HOUR (default 50) mail requests from the client address or MAIL_PER_RECIPIENT_PER_HOUR (default 5) sign-in codes to the factor's address.",
       },
     })
     .post("/auth/mfa/verify", ({ app, body, meta }) => mfa.verify(app, body, meta), {
@@ -97,7 +97,7 @@ export function mfaRoutes(auth: AuthService) {
       detail: {
         tags: meTags,
         summary: "Enrol a TOTP or email factor (pending until confirmed)",
-        description: "TOTP: the answer carries the base32 secret and an otpauth:// URI (SHA-1, 6 digits, 30 s). Email: a 6-digit confirmation code is mailed to the address. Confirm within 10 minutes. At most 10 enrolments per user per hour (429 TOO_MANY_ENROLMENTS).",
+        description: "TOTP: the answer carries the base32 secret and an otpauth:// URI (SHA-1, 6 digits, 30 s). Email: a 6-digit confirmation code is mailed to the address. Confirm within 10 minutes. At most 10 enrolments per user per hour (429 TOO_MANY_ENROLMENTS). An email enrolment counts against MAIL_PER_ADDRESS_PER_HOUR (default 50) mail requests from the client address (429 RATE_LIMITED with Retry-After); past MAIL_PER_RECIPIENT_PER_HOUR (default 5) verification mails to the address an hour the factor is created but no mail is sent.",
       },
     })
     .post("/me/mfa/factors/:id/confirm", ({ app, request, params, body, meta }) => mfa.confirm(app, authz(request), params.id, body.code, meta), {

@@ -20,12 +20,14 @@ export function sessionRoutes(auth: AuthService) {
         display_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
         metadata: t.Optional(t.Unknown({ description: "JSON object, at most 16 KiB (checked by the service: Elysia would coerce an array into an object)" })),
       }),
-      response: { 200: ConsumerTokens, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+      response: { 200: ConsumerTokens, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
       detail: {
         tags,
         security: APP_SIGNUP,
         summary: "Sign up an end user",
-        description: "Authorization: Bearer <publishable key pk_...> or <workspace API key with auth.user.create>. With the App setting signup_requires_pak only the workspace API key is accepted (403 PLATFORM_API_KEY_REQUIRED). 409 EMAIL_TAKEN / USERNAME_TAKEN.",
+        description:
+          "Authorization: Bearer <publishable key pk_...> or <workspace API key with auth.user.create>. With the App setting signup_requires_pak only the workspace API key is accepted (403 PLATFORM_API_KEY_REQUIRED). 409 EMAIL_TAKEN / USERNAME_TAKEN. " +
+          "With the publishable key: 429 RATE_LIMITED with Retry-After past the sign-ups one client address may make an hour over all Apps (SIGNUPS_PER_ADDRESS_PER_HOUR, default 30) or the App takes from all addresses (SIGNUPS_PER_APP_PER_HOUR, default 1000); checked after the body, before the password is hashed.",
       },
     })
     .post("/auth/signin", ({ app, body, meta }) => auth.signin.signin(app, body, meta), {

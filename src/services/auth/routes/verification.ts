@@ -51,8 +51,13 @@ export function verificationRoutes(auth: AuthService) {
         email: t.Optional(t.Nullable(t.String({ maxLength: 254 }))),
         user_id: t.Optional(t.Nullable(Uuid("Without email: the user's primary email"))),
       }),
-      response: { 202: t.Object(Issued), ...errors },
-      detail: { tags, security: APP_ADMIN, summary: "Mint a verification code and mail it (action auth.verification.create)", description: "202 once the mail is queued; the code is not returned." },
+      response: { 202: t.Object(Issued), ...errors, 429: ErrorBody },
+      detail: {
+        tags,
+        security: APP_ADMIN,
+        summary: "Mint a verification code and mail it (action auth.verification.create)",
+        description: "202 once the mail is queued; the code is not returned. 429 RATE_LIMITED with Retry-After, nothing minted, past MAIL_PER_ADDRESS_PER_HOUR (default 50) mail requests from the client address or MAIL_PER_RECIPIENT_PER_HOUR (default 5) verification mails to the address.",
+      },
     })
     .post("/auth/verify-email", ({ app, body, meta }) => verification.verifyEmail(app, body, meta), {
       params: appSlugParams,
@@ -66,13 +71,21 @@ export function verificationRoutes(auth: AuthService) {
       response: { 200: Verified, ...verifyErrors },
       detail: { tags, summary: "Verify a phone number with its code (public)", description: `A number minted with user_id becomes a verified phone of that user. ${codeRules}` },
     })
-    .post("/auth/password/request-reset", ({ app, body, meta, set }) => {
-      verification.requestPasswordReset(app, body.email, meta);
+    .post("/auth/password/request-reset", async ({ app, body, meta, set }) => {
+      await verification.requestPasswordReset(app, body.email, meta);
       set.status = 204;
     }, {
       params: appSlugParams,
       body: t.Object({ email: t.String({ maxLength: 254 }) }),
-      detail: { tags: ["Auth: sign-in"], responses: noContent(), summary: "Mail a 6-digit password reset code", description: "Always 204 with no body, whether or not the address has an account; at most 5 mails per address and hour." },
+      response: { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+      detail: {
+        tags: ["Auth: sign-in"],
+        responses: noContent(),
+        summary: "Mail a 6-digit password reset code",
+        description:
+          "204 with no body, whether or not the address has an account; at most MAIL_PER_RECIPIENT_PER_HOUR (default 5) reset mails to one address an hour, further requests answer the same and send nothing. " +
+          "429 RATE_LIMITED with Retry-After past MAIL_PER_ADDRESS_PER_HOUR (default 50) mail requests from the client address.",
+      },
     })
     .post("/auth/password/reset", async ({ app, body, meta, set }) => {
       await verification.resetPassword(app, body, meta);

@@ -32,7 +32,15 @@ export function authRoutes(platform: Platform) {
       const tokens = await platform.accounts.signup(body, requestMeta(request, server));
       setCookie(set, request, tokens);
       return tokens;
-    }, { body: SignupBody, response: { 200: TokenResponse, ...errors }, detail: { tags, summary: "Create an account and sign in" } })
+    }, {
+      body: SignupBody,
+      response: { 200: TokenResponse, ...errors },
+      detail: {
+        tags,
+        summary: "Create an account and sign in",
+        description: `429 RATE_LIMITED with Retry-After past the sign-ups one client address may make an hour (SIGNUPS_PER_ADDRESS_PER_HOUR, default 30) or the console takes from all addresses (SIGNUPS_PER_APP_PER_HOUR, default 1000); checked after the body, before the password is hashed.`,
+      },
+    })
     .post("/signin", async ({ body, request, server, set }) => {
       const r = await platform.accounts.signin(body, requestMeta(request, server));
       // An MFA challenge sets no cookie: the session starts at /auth/mfa/verify or /recover.
@@ -56,12 +64,20 @@ export function authRoutes(platform: Platform) {
       await platform.accounts.logout(body.refresh_token);
       set.status = 204;
     }, { body: RefreshBody, detail: { tags, summary: "End the session of a refresh token", responses: noContent() } })
-    .post("/password/request-reset", ({ body, set }) => {
-      platform.accounts.requestReset(body.email);
+    .post("/password/request-reset", async ({ body, set, request, server }) => {
+      await platform.accounts.requestReset(body.email, requestMeta(request, server));
       set.status = 204;
     }, {
       body: EmailBody,
-      detail: { tags, summary: "Mail a 6-digit reset code", description: "Always 204, same body and timing whether or not the email has an account.", responses: noContent() },
+      response: { 400: ErrorBody, 429: ErrorBody },
+      detail: {
+        tags,
+        summary: "Mail a 6-digit reset code",
+        description:
+          "204, same body and timing whether or not the email has an account. At most MAIL_PER_RECIPIENT_PER_HOUR (default 5) reset mails go to one address an hour; further requests still answer 204 and send nothing. " +
+          "429 RATE_LIMITED with Retry-After past MAIL_PER_ADDRESS_PER_HOUR (default 50) requests that mail someone from one client address.",
+        responses: noContent(),
+      },
     })
     .post("/password/reset", async ({ body, set, request, server }) => {
       await platform.accounts.resetPassword(body, requestMeta(request, server));

@@ -57,13 +57,14 @@ export function memberRoutes(platform: Platform) {
     }, {
       params: slugParam,
       body: InvitationCreate,
-      response: { 201: Invitation, ...errors },
+      response: { 201: Invitation, ...errors, 429: ErrorBody },
       detail: {
         tags,
         summary: "Invite an email address (action member.create)",
         description:
           "Mails a single-use link valid 7 days (the token is only in the mail). Re-inviting an address with a pending invitation replaces it. " +
-          "409 ALREADY_MEMBER when the address belongs to a member; the role must be within your own policy. Accepts Idempotency-Key.",
+          "409 ALREADY_MEMBER when the address belongs to a member; the role must be within your own policy. Accepts Idempotency-Key. " +
+          "429 RATE_LIMITED with Retry-After (nothing created) past MAIL_PER_ADDRESS_PER_HOUR (default 50) mail requests from the client address, or MAIL_PER_RECIPIENT_PER_HOUR (default 5) invitations to the address from all workspaces.",
       },
     })
     .get("/workspaces/:workspace_slug/invitations", ({ principal, params, query }) => invitations.list(requirePrincipal(principal), params.workspace_slug, query), {
