@@ -1,14 +1,14 @@
+// source-only: waits until the in-process token log (app.auth.m2m.tokenLog) was refused before it lets the database go
 /**
  * The token log written behind (client_credentials audit rows) loses nothing while another
  * connection holds the database: on SQLite a long write transaction on the same file (a bulk
  * write by another process), on PostgreSQL an exclusive lock on the audit table while the
  * app's connections are cut. Every token's audit row is there once the database is back.
  */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp } from "../helpers/auth";
 import { testDatabaseUrl } from "../helpers/engine";
-import { inProcess } from "../helpers/target";
 import { until } from "../helpers/until";
 import { holdDatabase } from "./write-behind-hold";
 
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-inProcess("waits until the in-process token log (app.auth.m2m.tokenLog) was refused before it lets the database go")(
+test(
   "client_credentials tokens issued while another connection holds the database: every audit row is written once it is released",
   async () => {
     const a = await createAuthApp(app);

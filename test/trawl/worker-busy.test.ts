@@ -1,15 +1,15 @@
+// source-only: builds the app with a log it reads (createApp's log option), runs the scheduler's job by hand (app.ctx.scheduler) and shortens SQLite's busy wait on the in-process writer
 /**
  * The worker while another connection holds the database (SQLite: a long write by another
  * process; PostgreSQL: the jobs table locked and the waiting connections cut): scheduler ticks
  * warn once instead of failing every second, a run that finishes meanwhile keeps its outcome
  * and writes it once the database is back (the job is not run again).
  */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createLogger } from "../../src/core/log";
 import type { SqliteDb } from "../../src/core/store/sqlite";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { testDatabaseUrl } from "../helpers/engine";
-import { inProcess } from "../helpers/target";
 import { until } from "../helpers/until";
 import { holdDatabase } from "../core/write-behind-hold";
 import { startFixtureSite, type FixtureSite } from "./fixture-site";
@@ -35,7 +35,7 @@ afterAll(async () => {
   await site?.stop();
 });
 
-inProcess("runs the scheduler's job by hand (app.ctx.scheduler) and reads the in-process app's log")(
+test(
   "database held: ticks warn once and fail nothing; a run finished meanwhile writes its outcome once it is released",
   async () => {
     const { token, ws } = await ownerWithKey(app);
