@@ -28,6 +28,7 @@ import m0015 from "./0015_platform_mfa.sql" with { type: "text" };
 import m0020 from "./0020_webhooks.sql" with { type: "text" };
 import m0021 from "./0021_webhooks_engine.sql" with { type: "text" };
 import m0022 from "./0022_webhooks_status.sql" with { type: "text" };
+import m0023 from "./0023_webhooks_lease_owner.sql" with { type: "text" };
 import m0030 from "./0030_auth.sql" with { type: "text" };
 import m0031 from "./0031_auth_oauth.sql" with { type: "text" };
 import m0033 from "./0033_platform_member_reads.sql" with { type: "text" };
@@ -45,6 +46,7 @@ import m0051 from "./0051_mail_content.sql" with { type: "text" };
 import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import m0053 from "./0053_mail_sending.sql" with { type: "text" };
 import m0054 from "./0054_mail_mailboxes.sql" with { type: "text" };
+import m0055 from "./0055_mail_handover.sql" with { type: "text" };
 import m0060 from "./0060_tack_board.sql" with { type: "text" };
 import m0061 from "./0061_tack_webhook_scope.sql" with { type: "text" };
 import m0070 from "./0070_waitlist.sql" with { type: "text" };
@@ -89,6 +91,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0020_webhooks", sql: m0020 },
   { name: "0021_webhooks_engine", sql: m0021 },
   { name: "0022_webhooks_status", sql: m0022 },
+  { name: "0023_webhooks_lease_owner", sql: m0023 },
   { name: "0030_auth", sql: m0030 },
   { name: "0031_auth_oauth", sql: m0031 },
   { name: "0033_platform_member_reads", sql: m0033 },
@@ -106,6 +109,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0052_mail_messages", sql: m0052 },
   { name: "0053_mail_sending", sql: m0053 },
   { name: "0054_mail_mailboxes", sql: m0054 },
+  { name: "0055_mail_handover", sql: m0055 },
   { name: "0060_tack_board", sql: m0060 },
   { name: "0061_tack_webhook_scope", sql: m0061 },
   { name: "0070_waitlist", sql: m0070 },

@@ -12,6 +12,7 @@ import type { Idempotency } from "./core/idempotency";
 import type { Logger } from "./core/log";
 import type { SystemMailer } from "./core/mailer";
 import type { Metrics } from "./core/metrics";
+import type { NodeIdentity } from "./core/node-id";
 import type { ObjectStore } from "./core/objects";
 import type { createOutboundHttp } from "./core/outbound-http";
 import type { PasswordHasher } from "./core/password";
@@ -47,4 +48,6 @@ export interface AppContext {
   outbound: ReturnType<typeof createOutboundHttp>;
   actions: ActionRegistry;
   services: ServiceCatalogue;
+  /** This node's name and this process's claim owner (core/node-id.ts nodeOf: made on first use). */
+  node?: NodeIdentity;
 }

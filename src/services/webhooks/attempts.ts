@@ -5,7 +5,10 @@
  * replay attempts (sendOnce) are sent and recorded here one at a time.
  *
  * A scheduled outcome is fenced by the claim's lease value, so a pump whose lease ran out
- * cannot overwrite a newer attempt's outcome. Endpoint failure streaks are counted by the
+ * cannot overwrite a newer attempt's outcome. A 2xx is written at once, on its own
+ * (markDelivered), before it joins a batch: a batch can wait behind the one being written
+ * (on PostgreSQL several round trips per outcome), and a crash while answered deliveries
+ * wait there would send them all again. Endpoint failure streaks are counted by the
  * UPDATE itself, so outcomes recorded at once (on several nodes) all count.
  */
 import type { AppContext } from "../../context";
@@ -37,6 +40,15 @@ export class AttemptRecorder {
   /** Resolves once the batch being written (if any) is written (graceful shutdown). */
   async flushed(): Promise<void> {
     await this.flushing;
+  }
+
+  /**
+   * The receiver answered 2xx: the delivery is delivered, written now (not with the batch).
+   * False when the lease was lost meanwhile (nothing written).
+   */
+  markDelivered(c: Claimed, res: Outcome): Promise<boolean> {
+    const at = this.ctx.clock.iso();
+    return store.finishAttempt(this.ctx.db, { id: c.id, leaseUntilMs: c.leaseUntil, status: "delivered", attempts: c.attempts + 1, nextAttemptMs: null, statusCode: res.status_code, error: null, at });
   }
 
   /**
@@ -114,6 +126,7 @@ export class AttemptRecorder {
     });
     const attempts = c.attempts + 1;
     if (res.succeeded) {
+      // Written already when the answer came (markDelivered); this only matters if that failed.
       await store.finishAttempt(t, { id: c.id, leaseUntilMs: c.leaseUntil, status: "delivered", attempts, nextAttemptMs: null, statusCode: res.status_code, error: null, at });
       await store.recordEndpointSuccess(t, c.endpoint_id, res.status_code!, at);
       return;

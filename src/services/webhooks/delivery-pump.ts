@@ -6,7 +6,11 @@
  *   UPDATE, in the transaction that picked the due rows; on PostgreSQL those rows are locked
  *   FOR UPDATE SKIP LOCKED, so several nodes claim different deliveries). The lease outlives
  *   the reply deadline, so it only expires for a pump that died; a crash between send and
- *   record repeats the send after the lease (at-least-once, receivers dedupe on webhook-id).
+ *   record repeats the send (at-least-once, receivers dedupe on webhook-id). A 2xx is
+ *   recorded as soon as it comes (attempts.ts markDelivered), so that window is one write.
+ * - Leases carry their owner, `<node>/<process>` (core/node-id.ts). A node's first claim
+ *   after a start ends the leases its previous process died holding, so a restarted node
+ *   sends those deliveries at once instead of after the lease; other nodes' are untouched.
  * - A slow receiver only slows itself: in-flight attempts are capped per endpoint (8, or 2
  *   once its latest attempt timed out) and globally; a full endpoint is skipped by the claim
  *   query and the slots of the others are refilled as soon as any attempt ends, without
@@ -19,6 +23,7 @@
  */
 import type { AppContext } from "../../context";
 import { tx } from "../../core/db";
+import { nodeOf } from "../../core/node-id";
 import type { AttemptRecorder, Claimed } from "./attempts";
 import type { DeliverStats, WebhookEngineOptions } from "./engine-options";
 import type { SignedSender } from "./sender";
@@ -38,6 +43,8 @@ export class DeliveryPump {
   private wakeSeq = 0;
   /** Claims run one at a time (the in-flight counters they read must not change under them). */
   private fillChain: Promise<unknown> = Promise.resolve();
+  /** The first claim's take-back of the leases this node's previous process died holding. */
+  private reclaimed = false;
 
   constructor(
     private readonly ctx: AppContext,
@@ -125,6 +132,12 @@ export class DeliveryPump {
   private async fillOnce(): Promise<Promise<boolean>[]> {
     if (this.stopping()) return [];
     const { db, clock } = this.ctx;
+    const node = nodeOf(this.ctx);
+    if (!this.reclaimed) {
+      const n = await store.reclaimInterrupted(db, node.patterns);
+      this.reclaimed = true;
+      if (n) this.ctx.log.info("webhook deliveries interrupted by a stop are due again", { count: n, node: node.id });
+    }
     const { maxConcurrency, leaseMs } = this.options;
     const started: Promise<boolean>[] = [];
     const now = clock.nowMs();
@@ -165,7 +178,7 @@ export class DeliveryPump {
         for (const id of notSent) await store.markNotSent(t, id, at);
         const targets = new Map<string, store.SendTarget | null>();
         for (const r of picked) {
-          if (!(await store.claimLease(t, r.id, now, leaseUntil))) continue;
+          if (!(await store.claimLease(t, r.id, now, leaseUntil, node.owner))) continue;
           if (!targets.has(r.endpoint_id)) targets.set(r.endpoint_id, await store.selectSendTarget(t, r.endpoint_id));
           const target = targets.get(r.endpoint_id);
           const event = await store.selectEventBody(t, r.event_id);
@@ -210,6 +223,8 @@ export class DeliveryPump {
     const run = (async () => {
       try {
         const res = await this.sender.post(c.target, c.event_id, c.body);
+        // Before anything else: a crash from here on must not send it again.
+        if (res.succeeded) await this.recorder.markDelivered(c, res).catch((e: Error) => this.ctx.log.warn("webhook delivery could not be marked delivered", { delivery: c.id, error: e.message }));
         if (res.error_class === "timeout") this.timingOut.add(c.endpoint_id);
         else this.timingOut.delete(c.endpoint_id);
         return await this.recorder.record(c, res);

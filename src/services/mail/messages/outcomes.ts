@@ -33,7 +33,7 @@ export interface SmtpReply {
 }
 
 /** A final or rescheduled worker outcome gives the claim back. */
-const RELEASE = { lease_until_ms: null, lease_owner: null, next_attempt_ms: null } as const;
+const RELEASE = { lease_until_ms: null, lease_owner: null, handover_ms: null, next_attempt_ms: null } as const;
 
 export class DeliveryOutcomes {
   constructor(

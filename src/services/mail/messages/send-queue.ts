@@ -6,12 +6,19 @@
  * - claim(): due queued/deferred messages (and sending ones whose lease ran out) become
  *   sending under a lease with an owner token; every later mark (outcomes.ts) must present
  *   that token, so a worker that lost its lease cannot overwrite a newer outcome
- *   (at-least-once).
+ *   (at-least-once). The token is `<node>/<process>/<claim>` (core/node-id.ts).
+ * - reclaimInterrupted(): at a node's start, the claims its previous process held when it
+ *   died become due at once (not after the lease).
+ * - markHandover(): the worker records that it starts handing a message over before the
+ *   SMTP conversation; a message claimed again with that mark set may have been accepted
+ *   already. It is sent again (at-least-once) with the same Message-ID, so receivers can
+ *   tell, and counted (bunker_mail_resent_after_handover_total).
  */
 import { randomBytes } from "node:crypto";
 import { MINUTE } from "../../../core/clock";
 import { tx, type Sql } from "../../../core/db";
 import { uuid } from "../../../core/ids";
+import { nodeOf } from "../../../core/node-id";
 import { bodyKey } from "./bodies";
 import type { MailPartContext } from "../part-context";
 import * as store from "./store";
@@ -110,10 +117,27 @@ export class SendQueue {
 
   /** Claims up to `limit` due messages for `leaseMs` (they become sending). */
   async claim(limit = 50, leaseMs = DEFAULT_LEASE_MS): Promise<Claim> {
-    const owner = randomBytes(12).toString("hex");
+    const owner = `${nodeOf(this.ctx).owner}/${randomBytes(6).toString("hex")}`;
     const now = this.ctx.clock.nowMs();
     const messages = await tx(this.ctx.db, (t) => store.claimDue(t, now, now + leaseMs, owner, limit));
+    for (const m of messages) {
+      if (m.handover_ms === null) continue;
+      this.ctx.metrics.count("bunker_mail_resent_after_handover_total", "Messages sent again after a worker stopped while handing them over (possible duplicates, same Message-ID).", {});
+      this.ctx.log.warn("mail message sent again after an interrupted hand-over (possible duplicate)", { message_id: m.id, handover_at: new Date(Number(m.handover_ms)).toISOString() });
+    }
     return { owner, messages };
+  }
+
+  /** Makes the claims this node's previous process held when it stopped due now; how many. */
+  async reclaimInterrupted(): Promise<number> {
+    const n = await store.reclaimInterrupted(this.ctx.db, nodeOf(this.ctx).patterns, this.ctx.clock.nowMs());
+    if (n) this.ctx.log.info("mail messages interrupted by a stop are due again", { count: n, node: nodeOf(this.ctx).id });
+    return n;
+  }
+
+  /** See the module comment; false when the claim was lost (do not send). */
+  markHandover(id: string, owner: string): Promise<boolean> {
+    return store.markHandover(this.ctx.db, id, owner, this.ctx.clock.nowMs());
   }
 
   /** Keeps a long delivery's claim; false when it was lost (stop: another worker has the message). */

@@ -70,6 +70,14 @@ export class MessageService {
     return this.sendQueue.extendLease(id, owner, leaseMs);
   }
 
+  reclaimInterrupted() {
+    return this.sendQueue.reclaimInterrupted();
+  }
+
+  markHandover(id: string, owner: string) {
+    return this.sendQueue.markHandover(id, owner);
+  }
+
   readBody(r: MessageRow) {
     return readBody(this.c.ctx, r);
   }

@@ -37,6 +37,8 @@ export interface MessageRow {
   next_attempt_ms: number | null;
   lease_until_ms: number | null;
   lease_owner: string | null;
+  /** Set by the claim's worker just before it starts handing the message over (cleared by the outcome). */
+  handover_ms: number | null;
   envelope_from: string | null;
   rfc822_message_id: string | null;
   headers: string | null;
@@ -145,6 +147,25 @@ export async function claimDue(t: Sql, now: number, leaseUntil: number, owner: s
   return t.all<MessageRow>(`SELECT * FROM mail_messages WHERE id IN (${marks}) ORDER BY created_at, id`, ...ids);
 }
 
+/**
+ * Claims of this node's previous processes (interrupted by a crash) become due at once: their
+ * lease is ended, so the next claimDue takes them. `patterns` are core/node-id.ts's (LIKE,
+ * escape character backslash). Returns how many.
+ */
+export const reclaimInterrupted = (db: Sql, patterns: { previousLives: string; mine: string }, now: number): Promise<number> =>
+  db.run(
+    `UPDATE mail_messages SET lease_until_ms = ?
+      WHERE status = 'sending' AND lease_until_ms > ? AND lease_owner LIKE ? ESCAPE '\\' AND lease_owner NOT LIKE ? ESCAPE '\\'`,
+    now,
+    now,
+    patterns.previousLives,
+    patterns.mine,
+  );
+
+/** The claim's worker is about to hand the message over (see MessageRow.handover_ms); false when the claim was lost. */
+export const markHandover = async (db: Sql, id: string, owner: string, now: number): Promise<boolean> =>
+  (await db.run("UPDATE mail_messages SET handover_ms = ? WHERE id = ? AND status = 'sending' AND lease_owner = ?", now, id, owner)) === 1;
+
 /** Extends a claim still held by `owner`; false when it was lost. */
 export const extendLease = async (db: Sql, id: string, owner: string, leaseUntil: number): Promise<boolean> =>
   (await db.run("UPDATE mail_messages SET lease_until_ms = ? WHERE id = ? AND status = 'sending' AND lease_owner = ?", leaseUntil, id, owner)) === 1;
@@ -171,6 +192,7 @@ export type Outcome = Partial<
     | "next_attempt_ms"
     | "lease_until_ms"
     | "lease_owner"
+    | "handover_ms"
     | "send_data"
     | "envelope_from"
     | "rfc822_message_id"

@@ -158,6 +158,8 @@ export class SendService {
   /** After a send commits, run the delivery job at once (tests may turn it off to step the worker themselves). */
   autoKick = true;
   private readonly addresses: Resolver;
+  /** The first run's take-back of the claims this node's previous process died holding. */
+  private reclaimed: Promise<unknown> | null = null;
 
   constructor(
     private readonly d: ServiceDeps,
@@ -461,6 +463,13 @@ export class SendService {
 
   /** One run of the job: claims due messages and delivers them, until none are due (bounded). Returns how many were tried. */
   async deliverDue(): Promise<number> {
+    // A node restarted after a crash sends what its previous process was sending now, not
+    // once that process's leases (5 minutes) ran out.
+    this.reclaimed ??= this.messages.reclaimInterrupted().catch((e: unknown) => {
+      this.reclaimed = null;
+      throw e;
+    });
+    await this.reclaimed;
     let total = 0;
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
       // The API first: rendering, DKIM signing and SMTP share the event loop (and the CPU)
@@ -524,6 +533,9 @@ export class SendService {
     const dkim: DkimKey = { domainName: domain.fqdn, keySelector: domain.dkim_selector, privateKey: domain.dkim_private_key_pem };
     const from = sd?.from_name ? `"${sd.from_name.replace(/["\\]/g, "")}" <${m.from_address}>` : m.from_address;
     const cfg = this.ctx.config;
+    // Recorded before the SMTP conversation starts: if this process dies before the outcome is,
+    // the next claim knows the message may have been accepted (see send-queue.ts).
+    if (!(await this.messages.markHandover(m.id, owner))) return;
     const out: DeliveryOutcome = await deliver(
       { id: m.id, envelopeFrom, from, to: m.to_address, subject: m.subject, html: body.html, text: body.text, headers: m.headers ? (JSON.parse(m.headers) as Record<string, string>) : {} },
       dkim,

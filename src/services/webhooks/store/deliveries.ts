@@ -113,18 +113,34 @@ export function selectDue(db: Sql, nowMs: number, exclude: readonly string[], li
 }
 
 /**
- * Takes the lease of one delivery if nobody holds it. Returns false when another pump (or
- * process) claimed it first or it is no longer pending.
+ * Takes the lease of one delivery for `owner` (`<node>/<process>`, core/node-id.ts) if nobody
+ * holds it. Returns false when another pump (or process) claimed it first or it is no longer
+ * pending.
  */
-export async function claimLease(db: Sql, id: string, nowMs: number, leaseUntilMs: number): Promise<boolean> {
+export async function claimLease(db: Sql, id: string, nowMs: number, leaseUntilMs: number, owner: string): Promise<boolean> {
   const changed = await db.run(
-    `UPDATE webhook_deliveries SET lease_until_ms = ?
+    `UPDATE webhook_deliveries SET lease_until_ms = ?, lease_owner = ?
      WHERE id = ? AND status = 'pending' AND (lease_until_ms IS NULL OR lease_until_ms <= ?)`,
     leaseUntilMs,
+    owner,
     id,
     nowMs,
   );
   return changed === 1;
+}
+
+/**
+ * Leases this node's previous processes held when they stopped are ended, so those deliveries
+ * are due now instead of when the lease runs out. `patterns` are core/node-id.ts's (LIKE,
+ * escape character backslash). Returns how many.
+ */
+export function reclaimInterrupted(db: Sql, patterns: { previousLives: string; mine: string }): Promise<number> {
+  return db.run(
+    `UPDATE webhook_deliveries SET lease_until_ms = NULL, lease_owner = NULL
+     WHERE status = 'pending' AND lease_until_ms IS NOT NULL AND lease_owner LIKE ? ESCAPE '\\' AND lease_owner NOT LIKE ? ESCAPE '\\'`,
+    patterns.previousLives,
+    patterns.mine,
+  );
 }
 
 /** A pending delivery whose endpoint stopped receiving: finished without a send. */
@@ -143,7 +159,7 @@ export async function finishAttempt(
 ): Promise<boolean> {
   const changed = await db.run(
     `UPDATE webhook_deliveries
-     SET status = ?, attempts = ?, next_attempt_ms = ?, lease_until_ms = NULL, last_status_code = ?, last_error = ?, updated_at = ?
+     SET status = ?, attempts = ?, next_attempt_ms = ?, lease_until_ms = NULL, lease_owner = NULL, last_status_code = ?, last_error = ?, updated_at = ?
      WHERE id = ? AND status = 'pending' AND lease_until_ms = ?`,
     d.status,
     d.attempts,
