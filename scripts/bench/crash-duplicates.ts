@@ -32,6 +32,8 @@ import { fmtNum, REPO_ROOT, table } from "./lib";
 
 const N = 200;
 const KILL_AT = 60;
+/** The killed process and the restarted app are one node (the app runs in this process, beside others). */
+const NODE_ID = "crash-bench";
 const MAIL_CHILD = join(REPO_ROOT, "test/mail/sending/fixtures/deliver-child.ts");
 const WEBHOOK_CHILD = join(REPO_ROOT, "test/webhooks/fixtures/crash-child.ts");
 
@@ -56,7 +58,7 @@ const duplicatesOf = (ids: (string | null | undefined)[]) => ids.length - new Se
 
 async function mailRun(databaseUrl: string | null): Promise<RunResult> {
   const sink = await startSmtpSink({ dataDelayMs: 20 });
-  const engine = databaseUrl ? { DATABASE_URL: databaseUrl } : {};
+  const engine: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : {};
   try {
     const e = await startSendingApp({ SMTP_RELAY_URL: sink.url, ...engine });
     e.sending.autoKick = false;
@@ -72,7 +74,7 @@ async function mailRun(databaseUrl: string | null): Promise<RunResult> {
     await e.app.stop();
 
     const child = Bun.spawn([process.execPath, MAIL_CHILD], {
-      env: { ...process.env, DATA_DIR: dir, SMTP_RELAY_URL: sink.url, ...engine },
+      env: { ...process.env, DATA_DIR: dir, NODE_ID, SMTP_RELAY_URL: sink.url, ...engine },
       stdout: "ignore",
       stderr: "inherit",
     });
@@ -81,7 +83,7 @@ async function mailRun(databaseUrl: string | null): Promise<RunResult> {
     await child.exited;
 
     const started = performance.now();
-    const again = await startTestApp({ SMTP_RELAY_URL: sink.url, ALLOW_PRIVATE_TARGETS: "true", ...engine }, dir);
+    const again = await startTestApp({ NODE_ID, SMTP_RELAY_URL: sink.url, ALLOW_PRIVATE_TARGETS: "true", ...engine }, dir);
     try {
       const inFlight = (await again.ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM mail_messages WHERE status = 'sending'"))!.n;
       again.clock.advance(Date.now() + 10 * MINUTE - again.clock.nowMs());
