@@ -61,7 +61,8 @@ export class StrangerLimits {
   /**
    * Before hashing a public sign-up's password: 429 RATE_LIMITED with Retry-After (the wait
    * until both limits have room) over either limit. Both are judged before either is counted,
-   * so an App at its limit takes nothing from the address's allowance.
+   * so an App at its limit takes nothing from the address's allowance. (A limit above the
+   * limiter's exact ceiling is a window counter that waitMs cannot read: its hit alone judges.)
    */
   async admitSignup(ip: string | null): Promise<void> {
     const { signupsPerAddress, signupsPerApp } = this.limits;
