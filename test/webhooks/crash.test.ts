@@ -1,3 +1,4 @@
+// source-only: the Bunker processes here are children built from source (fixtures/crash-child.ts), and the sibling node is an in-process app whose deliveries the test runs and reads by hand
 /**
  * Crash safety: a Bunker process is SIGKILLed while webhook deliveries are in flight and
  * restarted on the same data directory (the same node: its name is kept there). Every
