@@ -91,13 +91,12 @@ const FILL_CHUNK = 64 * 1024;
  * server that stops at its cap stops the making too).
  */
 export function chunkedPast(prefix: string, total: number): ReadableStream<Uint8Array> {
-  const head = encoder.encode(prefix);
-  const fill = new Uint8Array(FILL_CHUNK).fill(0x61);
   let sent = 0;
   return new ReadableStream({
     pull(c) {
       if (sent >= total) return c.close();
-      const part = sent === 0 ? head : fill.subarray(0, Math.min(FILL_CHUNK, total - sent));
+      // A fresh chunk each time: a stream that feeds a native sink (fetch) may detach what it is given.
+      const part = sent === 0 && prefix ? encoder.encode(prefix) : new Uint8Array(Math.min(FILL_CHUNK, total - sent)).fill(0x61);
       c.enqueue(part);
       sent += part.length;
     },
