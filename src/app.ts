@@ -14,7 +14,8 @@ import { CacheBus } from "./core/cache-bus";
 import { EventOutbox } from "./core/events";
 import { CredentialGate } from "./core/credential-gate";
 import type { RouteInfo } from "./core/openapi";
-import { httpKernel } from "./core/http";
+import { httpKernel, type ClientLimits } from "./core/http";
+import { ClientAddresses } from "./core/client-address";
 import { Idempotency } from "./core/idempotency";
 import { RequestBodies } from "./core/request-body";
 import { createLogger, type Logger } from "./core/log";
@@ -269,7 +270,8 @@ export async function createApp(
   const webhookApi = new WebhookService(ctx, { catalogue, engine });
   const legacyWebhooks = new LegacyWebhookService(ctx, webhookApi, engine);
 
-  const bodies = new RequestBodies(config.maxBodyBytes, modules.flatMap((m) => m.bodyRoutes ?? []));
+  const bodies = new RequestBodies(config.maxBodyBytes, modules.flatMap((m) => m.bodyRoutes ?? []), { timeoutMs: config.bodyTimeoutMs, minRate: config.bodyMinRate });
+  const clients: ClientLimits = { addresses: new ClientAddresses(config.trustedProxies), server: () => app.server, maxInProgress: config.maxRequestsPerClient };
   const app = new Elysia({
     // Responses are checked against their schemas, never re-encoded: Elysia's t.Integer is a
     // transform (it accepts numeric strings on input), and any transform in a response schema
@@ -282,7 +284,7 @@ export async function createApp(
     // only removes properties the schema does not declare, and leaves a wrong type to fail.
     normalize: "typebox",
   })
-    .use(httpKernel(ctx.log, ctx.metrics, bodies, new CredentialGate((): readonly RouteInfo[] => app.routes, SECURITY_SCHEMES)))
+    .use(httpKernel(ctx.log, ctx.metrics, bodies, new CredentialGate((): readonly RouteInfo[] => app.routes, SECURITY_SCHEMES), clients))
     .get("/healthz", () => ({ status: "ok" as const, version: VERSION }), {
       response: t.Object({ status: t.Literal("ok"), version: t.String() }),
       detail: { tags: OPERATIONS, security: PUBLIC, summary: "Liveness: the process answers HTTP" },

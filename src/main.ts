@@ -13,6 +13,7 @@ import { createBackup, restoreBackup } from "./core/backup";
 import { lockDataDir } from "./core/data-dir-lock";
 import { openDatabase } from "./core/db";
 import { createLogger } from "./core/log";
+import { raiseOpenFileLimit } from "./core/open-files";
 import { SmtpListener } from "./core/smtp-listener";
 import { ensureWritableDir, reason, StartupError } from "./core/startup";
 
@@ -73,6 +74,8 @@ function starting(): Response {
 async function serve() {
   const cfg = config();
   const log = createLogger(cfg.logLevel);
+  // Before any socket: every connection is a file handle.
+  const files = raiseOpenFileLimit();
 
   let tls: { cert: Buffer; key: Buffer } | null = null;
   if (cfg.smtpPort !== null && cfg.smtpTlsCert && cfg.smtpTlsKey) {
@@ -125,6 +128,18 @@ async function serve() {
   const { ctx } = bunker;
   if (smtp && bunker.inbound) smtp.setHandler(bunker.inbound);
 
+  // Start-up finishes before the app takes the port: until then the placeholder answers
+  // /healthz with 503, so a 200 means the BUNKER_ADMIN_* operator exists and jobs run.
+  const boot = await bunker.platform.setup.bootstrap();
+  if (boot?.created) ctx.log.info("operator account created from BUNKER_ADMIN_EMAIL", { account_id: boot.created });
+  if (boot?.warning) ctx.log.warn(boot.warning);
+  if (boot?.setupUrl) {
+    // Printed plainly as well as logged: this is the one thing a first-time operator must see.
+    console.log(`\n  Bunker has no operator account yet. Create it here (valid until it is used or the server restarts):\n\n    ${boot.setupUrl}\n\n  (API: POST ${cfg.publicUrl}/platform/v1/auth/setup with the token after #setup=)\n`);
+    ctx.log.info("setup link issued", { setup_url: boot.setupUrl });
+  }
+  ctx.scheduler.start();
+
   // The placeholder gives way to the app. Elysia's listen (behind bunker.listen) creates its
   // own Bun.serve, and Bun cannot hand a bound socket to another server: reload() swaps the
   // handler but keeps maxRequestBodySize, and bypassing listen would skip Elysia's native
@@ -149,17 +164,9 @@ async function serve() {
   }
   await placeholderClosed;
 
-  const boot = await bunker.platform.setup.bootstrap();
-  if (boot?.created) ctx.log.info("operator account created from BUNKER_ADMIN_EMAIL", { account_id: boot.created });
-  if (boot?.warning) ctx.log.warn(boot.warning);
-  if (boot?.setupUrl) {
-    // Printed plainly as well as logged: this is the one thing a first-time operator must see.
-    console.log(`\n  Bunker has no operator account yet. Create it here (valid until it is used or the server restarts):\n\n    ${boot.setupUrl}\n\n  (API: POST ${cfg.publicUrl}/platform/v1/auth/setup with the token after #setup=)\n`);
-    ctx.log.info("setup link issued", { setup_url: boot.setupUrl });
-  }
-  ctx.scheduler.start();
   ctx.metrics.startLoopMonitor();
-  ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, database: ctx.db.location, version: VERSION });
+  ctx.log.info("bunker listening", { url: `http://${cfg.host}:${server.port}`, public_url: cfg.publicUrl, data_dir: cfg.dataDir, database: ctx.db.location, version: VERSION, open_files: files?.limit ?? null });
+  if (files && files.limit < 4096) ctx.log.warn("the open-file limit is low: each connection takes one (raise LimitNOFILE or ulimit -n)", { open_files: files.limit });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import { unauthorized } from "../core/errors";
-import { routeSecurityOf } from "../core/http";
+import { clientAddressOf, routeSecurityOf } from "../core/http";
 import { andThen } from "../core/maybe-promise";
 import { PLATFORM_SCHEMES } from "./openapi";
 import { bearerFrom, type Principal, type PrincipalResolver } from "./principal";
@@ -28,8 +28,9 @@ class LazyRequestMeta implements RequestMeta {
     private readonly request: Request,
     private readonly server: IpSource,
   ) {}
+  /** The kernel's reading (a trusted proxy's X-Forwarded-For, else the socket); the socket outside the kernel. */
   get ip(): string | null {
-    return this._ip === undefined ? (this._ip = this.server?.requestIP(this.request)?.address ?? null) : this._ip;
+    return this._ip === undefined ? (this._ip = clientAddressOf(this.request) ?? this.server?.requestIP(this.request)?.address ?? null) : this._ip;
   }
   get userAgent(): string | null {
     return this._ua === undefined ? (this._ua = this.request.headers.get("user-agent")) : this._ua;

@@ -7,7 +7,9 @@ import { ApiError, errorBody, invalidField } from "./errors";
 import type { Logger } from "./log";
 import type { Metrics } from "./metrics";
 import type { CredentialGate, RouteSecurity } from "./credential-gate";
-import { RequestBodies } from "./request-body";
+import { ClientAddresses, type AddressSource } from "./client-address";
+import { CLOSE, RequestBodies } from "./request-body";
+import { scrubSecrets } from "./log";
 // Installs the date-time fast path before any schema is compiled.
 import "./formats";
 
@@ -43,6 +45,32 @@ interface RequestState {
   route: string | undefined;
   /** What the matched route declares (credential-gate.ts), once the transform hook has run. */
   security?: RouteSecurity;
+  /** The client's address (client-address.ts): undefined until first asked for. */
+  address?: string | null;
+  /** Counted in the client's requests in progress (released when the response is made). */
+  counted?: boolean;
+}
+
+/** Who the kernel counts requests in progress against, and how many each may have. */
+export interface ClientLimits {
+  addresses: ClientAddresses;
+  /** The listening server (null in-process: no client addresses there). */
+  server: () => AddressSource | null | undefined;
+  /** Requests in progress per client address; 0 switches the cap off. */
+  maxInProgress: number;
+}
+
+const NO_CLIENT_LIMITS: ClientLimits = { addresses: new ClientAddresses(), server: () => null, maxInProgress: 0 };
+
+/**
+ * The client address of a request, from the socket (or a trusted proxy's X-Forwarded-For);
+ * null in-process or outside the kernel. Computed once per request.
+ */
+export function clientAddressOf(request: Request): string | null {
+  const state = (request as { [STATE]?: RequestState & { clients?: ClientLimits } })[STATE];
+  if (!state) return null;
+  if (state.address === undefined) state.address = (state.clients ?? NO_CLIENT_LIMITS).addresses.of(request, (state.clients ?? NO_CLIENT_LIMITS).server());
+  return state.address;
 }
 
 /** The request id the kernel gave a request (the caller's x-request-id when well-formed); "" outside the kernel. */
@@ -55,6 +83,18 @@ export function routeSecurityOf(request: Request): RouteSecurity | undefined {
   return (request as { [STATE]?: RequestState })[STATE]?.security;
 }
 
+/**
+ * The path of a request URL. Elysia's own reading starts its search for the path at the 12th
+ * character (past "http://x.xx"), so under a Host of one to three characters it cut the path
+ * short, and a route's body rules missed it (an upload answered 415).
+ */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const query = url.indexOf("?", start);
+  return query === -1 ? url.slice(start) : url.slice(start, query);
+}
+
 /** What Elysia's `wrap` hands the kernel: the app's (or one route's) request handler. */
 type Handle = (request: Request) => Response | Promise<Response>;
 
@@ -63,9 +103,36 @@ const recordRoute = (request: Request, route: string | undefined) => {
   if (state && route) state.route = route;
 };
 
-export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBodies(), gate?: CredentialGate) {
+export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBodies(), gate?: CredentialGate, clients: ClientLimits = NO_CLIENT_LIMITS) {
   // The level is fixed for a logger's life: below info, no access-log fields are built at all.
   const accessLog = log.enabled("info");
+  /**
+   * Requests in progress per client address. A connection is either idle (closed by Bun's
+   * idleTimeout), sending headers (likewise) or carrying a request: counting requests counts
+   * the connections a client can hold open, which Bun.serve does not expose itself.
+   */
+  const inProgress = new Map<string, number>();
+  const release = (state: RequestState) => {
+    if (!state.counted) return;
+    state.counted = false;
+    const address = state.address!;
+    const n = inProgress.get(address)! - 1;
+    if (n === 0) inProgress.delete(address);
+    else inProgress.set(address, n);
+  };
+  /** True when the client may start another request (and counts it); false past the cap. */
+  const admit = (request: Request, state: RequestState): boolean => {
+    const address = clientAddressOf(request);
+    if (address === null) return true;
+    const n = (inProgress.get(address) ?? 0) + 1;
+    if (n > clients.maxInProgress) return false;
+    inProgress.set(address, n);
+    state.counted = true;
+    return true;
+  };
+  // Closed rather than drained: the client is already holding too many connections.
+  const tooManyInProgress = () =>
+    json(429, errorBody("RATE_LIMITED", `At most ${clients.maxInProgress} requests from one address may be in progress at once`), { "retry-after": "1", ...CLOSE });
   /**
    * Request id, timing, access log and metrics in one wrapper around the whole app (Elysia's
    * `wrap`: app.handle in-process and every route of the listening server go through it),
@@ -74,6 +141,7 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
    */
   const done = (response: Response, request: Request, state: RequestState, t0: number) => {
     metrics.requestsInFlight--;
+    release(state);
     response.headers.set("x-request-id", state.id);
     const secs = (performance.now() - t0) / 1000;
     const route = state.route ?? "unmatched";
@@ -82,24 +150,32 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     if (accessLog) log.info("request", { request_id: state.id, method: request.method, route, status: response.status, ms: Math.round(secs * 10000) / 10 });
     return response;
   };
+  /** A body the route left unread is drained (or the connection closed) before the answer goes. */
+  const finish = (response: Response, request: Request, state: RequestState, t0: number): Response | Promise<Response> => {
+    const settled = bodies.settle(request, response);
+    return settled instanceof Promise ? settled.then((r) => done(r, request, state, t0)) : done(settled, request, state, t0);
+  };
   const serve = (handle: Handle, request: Request) => {
     const t0 = performance.now();
     const incoming = request.headers.get("x-request-id");
-    const state: RequestState = { id: incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID(), route: undefined };
+    const state: RequestState & { clients?: ClientLimits } = { id: incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID(), route: undefined, clients };
     (request as { [STATE]?: RequestState })[STATE] = state;
     metrics.requestsInFlight++;
+    if (clients.maxInProgress > 0 && !admit(request, state)) return done(tooManyInProgress(), request, state, t0);
     let out: Response | Promise<Response>;
     try {
       out = handle(request);
     } catch (err) {
       metrics.requestsInFlight--;
+      release(state);
       throw err;
     }
-    if (!(out instanceof Promise)) return done(out, request, state, t0);
+    if (!(out instanceof Promise)) return finish(out, request, state, t0);
     return out.then(
-      (response) => done(response, request, state, t0),
+      (response) => finish(response, request, state, t0),
       (err) => {
         metrics.requestsInFlight--;
+        release(state);
         throw err;
       },
     );
@@ -121,9 +197,9 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     // which request parts to prepare on every route of the app, and a context handed whole
     // to a function counts as reading all (headers copied, cookies and query parsed, /healthz too).
     // The credential gate first: a body is not judged for a caller who has not said who they are.
-    .onParse({ as: "global" }, ({ request, path, route }) => {
+    .onParse({ as: "global" }, ({ request, route }) => {
       guard(request, route);
-      return bodies.parse(request, path);
+      return bodies.parse(request, pathOf(request.url));
     })
     // Runs on every matched route before validation and handlers: records the template for
     // the access log and metrics. The router leaves a path parameter that is not
@@ -162,7 +238,8 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
       if (typeof status === "number" && status >= 400 && status < 500) {
         return json(status, errorBody(status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "BAD_REQUEST", String((error as any)?.message ?? "Bad request")));
       }
-      log.error("unhandled error", { request_id: requestIdOf(request), method: request.method, url: request.url, err: String((error as any)?.stack ?? error) });
+      // The route template, not the URL: a URL may carry a signature or a token in its query.
+      log.error("unhandled error", { request_id: requestIdOf(request), method: request.method, route: route || pathOf(request.url), err: scrubSecrets(String((error as any)?.stack ?? error)) });
       return json(500, errorBody("INTERNAL_ERROR", "Internal server error"));
     });
 }

@@ -12,6 +12,25 @@ export interface Logger {
   enabled(level: Exclude<Level, "silent">): boolean;
 }
 
+/**
+ * Query parameters whose values are credentials: signatures of signed URLs (ours: `sig`;
+ * S3's X-Amz-Signature / X-Amz-Credential / X-Amz-Security-Token), tokens, keys, codes, the console's one-time setup link.
+ */
+const SECRET_PARAM = /([?&#](?:[\w.-]*?(?:sig|signature|token|secret|key|code|password|credential|auth|setup)[\w.-]*)=)[^&#\s"'\\]+/gi;
+/** `Bearer <token>` and `Basic <credentials>` in text (an error message quoting a header). */
+const AUTH_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g;
+
+/**
+ * A log line without credentials: the values of secret-looking query parameters and of
+ * Authorization schemes become "[redacted]". Lines without "=" or a scheme word (the access
+ * log's) pass through untouched, at the cost of two substring checks.
+ */
+export function scrubSecrets(line: string): string {
+  if (line.includes("=")) line = line.replace(SECRET_PARAM, "$1[redacted]");
+  if (line.includes("Bearer") || line.includes("Basic")) line = line.replace(AUTH_SCHEME, "$1 [redacted]");
+  return line;
+}
+
 export function createLogger(
   level: Level = "info",
   bindings: Record<string, unknown> = {},
@@ -20,7 +39,7 @@ export function createLogger(
   const min = ORDER[level];
   const emit = (lvl: Exclude<Level, "silent">, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < min) return;
-    write(JSON.stringify({ ts: new Date().toISOString(), level: lvl, msg, ...bindings, ...fields }));
+    write(scrubSecrets(JSON.stringify({ ts: new Date().toISOString(), level: lvl, msg, ...bindings, ...fields })));
   };
   return {
     debug: (m, f) => emit("debug", m, f),

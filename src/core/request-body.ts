@@ -15,8 +15,15 @@
  *   answers a bare 413 itself and closes the connection.
  * - JSON: strict UTF-8, nesting and width within json-limits.ts (checked on the raw text,
  *   before JSON.parse), and the root must be an object: 400 otherwise.
+ * - 408 REQUEST_TIMEOUT for a body that arrives too slowly: it gets `timeoutMs`, plus one
+ *   second per `minRate` bytes received (Apache's mod_reqtimeout, body=...,MinRate=...), then
+ *   the connection closes. Slow headers and idle connections are closed by Bun's idleTimeout;
+ *   without this, a client trickling bodies held a connection (a file handle) per request for
+ *   as long as it liked.
+ *
+ * Every body is read here, once (a small JSON body as text, the rest as a capped, timed
+ * stream); a route that reads its own body (forms, uploads, raw) gets the bytes read here.
  */
-import { readLimited } from "./streams";
 import { ApiError } from "./errors";
 import { jsonLimitExceeded, MAX_JSON_DEPTH, MAX_JSON_ITEMS } from "./json-limits";
 
@@ -54,6 +61,20 @@ export interface BodyRoute {
   raw?: boolean;
 }
 
+/** Slow-body rule (config HTTP_BODY_TIMEOUT_MS, HTTP_BODY_MIN_RATE). */
+export interface BodyPace {
+  timeoutMs: number;
+  /** Bytes per second: each `minRate` bytes received earn one more second. */
+  minRate: number;
+}
+export const DEFAULT_BODY_PACE: BodyPace = { timeoutMs: 10_000, minRate: 1024 };
+
+/**
+ * JSON bodies up to this size with a Content-Length are read with request.text() (the fast
+ * path) and get `timeoutMs` alone; larger ones are streamed, and earn time as bytes arrive.
+ */
+const TEXT_READ_MAX = 16 * 1024;
+
 interface Policy {
   types: readonly string[];
   maxBytes: number;
@@ -66,10 +87,14 @@ export class RequestBodies {
   private readonly jsonPolicy: Policy;
   private readonly routes: { method: string; re: RegExp; policy: Policy }[];
 
+  private readonly clock: BodyClock;
+
   constructor(
     readonly maxBytes = DEFAULT_MAX_BODY_BYTES,
     routes: BodyRoute[] = [],
+    pace: BodyPace = DEFAULT_BODY_PACE,
   ) {
+    this.clock = new BodyClock(pace);
     this.jsonPolicy = { types: [JSON_TYPE], maxBytes, raw: false };
     this.routes = routes.map((r) => ({
       method: r.method.toUpperCase(),
@@ -91,7 +116,7 @@ export class RequestBodies {
   /**
    * Elysia parse hook. Returns the parsed JSON object; null for an empty body and on raw
    * routes (a defined result stops Elysia's own parsing); undefined to leave a non-JSON
-   * body the route accepts to Elysia's parser. Reads of bodies it leaves are capped.
+   * body the route accepts to Elysia's parser, which then reads the bytes read here.
    */
   async parse(request: Request, path: string): Promise<unknown> {
     const header = request.headers.get("content-length");
@@ -104,19 +129,165 @@ export class RequestBodies {
     // A raw route answers a wrong type itself, in its own error shape (OAuth's, at /oauth/token).
     if (!policy.raw && !policy.types.some((t) => t === type || (t === JSON_TYPE && isJsonSuffix(type)))) throw unsupportedType(policy.types);
     if (length !== null && !(length <= policy.maxBytes)) throw tooLarge(policy.maxBytes);
-    if (policy.raw || !(type === JSON_TYPE || isJsonSuffix(type))) {
-      // Bun stops at Content-Length; without one (chunked) cap the reads in place.
-      if (length === null) capReads(request, policy.maxBytes);
-      return policy.raw ? null : undefined;
+    const json = !policy.raw && (type === JSON_TYPE || isJsonSuffix(type));
+    if (json && length !== null && length <= TEXT_READ_MAX) {
+      // With a Content-Length (Bun reads exactly that much), as text: about 3.7 µs of server CPU
+      // less per request than through an ArrayBuffer and a fatal TextDecoder (wrk, /verify's
+      // 900-byte body). text() replaces bad bytes with U+FFFD, so their absence is checked.
+      const text = await this.cutOnRefusal(request, this.clock.within(request.text()));
+      // A string of n UTF-16 units is at least n bytes (an in-process Request may misstate its length).
+      if (text.length > policy.maxBytes) throw tooLarge(policy.maxBytes);
+      return parseJsonText(checkedUtf8(text, length));
     }
-    if (length === null) return parseJsonText(strictUtf8(await readCapped(request.body!, policy.maxBytes)));
-    // With a Content-Length (Bun reads exactly that much), as text: about 3.7 µs of server CPU
-    // less per request than through an ArrayBuffer and a fatal TextDecoder (wrk, /verify's
-    // 900-byte body). text() replaces bad bytes with U+FFFD, so their absence is checked.
-    const text = await request.text();
-    // A string of n UTF-16 units is at least n bytes (an in-process Request may misstate its length).
-    if (text.length > policy.maxBytes) throw tooLarge(policy.maxBytes);
-    return parseJsonText(checkedUtf8(text, length));
+    if (policy.raw) {
+      // The handler reads the body when it chooses (an upload checks its signature first).
+      const body = request.body!;
+      let bytes: Promise<Uint8Array<ArrayBuffer>> | undefined;
+      serveBody(request, () => (bytes ??= this.cutOnRefusal(request, this.clock.read(body, policy.maxBytes))));
+      return null;
+    }
+    const bytes = await this.cutOnRefusal(request, this.clock.read(request.body!, policy.maxBytes));
+    if (json) return parseJsonText(strictUtf8(bytes));
+    serveBody(request, async () => bytes);
+    return undefined;
+  }
+
+  /**
+   * The connection's state once `response` is made: when the body was left unread, reads and
+   * discards it (DRAIN_MAX_BYTES at most, at the body pace) so the connection stays usable and
+   * the client reads the answer; when that is not possible (a body cut off mid-read, too
+   * large or too slow), marks the answer Connection: close.
+   */
+  settle(request: Request, response: Response): Response | Promise<Response> {
+    if (response.headers.get("connection") === "close") return response;
+    const header = request.headers.get("content-length");
+    if (header === null ? request.headers.get("transfer-encoding") === null : header === "0") return response;
+    // Read to its end by the route (the usual case), or cut off by a refusal.
+    if (request.bodyUsed) return (request as { [CUT]?: true })[CUT] ? closing(response) : response;
+    const length = header === null ? null : Number(header);
+    if (length === null || !(length <= DRAIN_MAX_BYTES) || !request.body) return closing(response);
+    return this.clock.discard(request.body, DRAIN_MAX_BYTES).then((ok) => (ok ? response : closing(response)));
+  }
+
+  /** `read`, marking the request's body as cut off when the read is refused (413, 408). */
+  private async cutOnRefusal<T>(request: Request, read: Promise<T>): Promise<T> {
+    try {
+      return await read;
+    } catch (e) {
+      (request as { [CUT]?: true })[CUT] = true;
+      throw e;
+    }
+  }
+}
+
+/** Marks a request whose body read was abandoned part-way: its connection cannot be reused. */
+const CUT = Symbol("bunker.body-cut");
+
+function closing(response: Response): Response {
+  response.headers.set("connection", "close");
+  return response;
+}
+
+/**
+ * Times body reads. One timer for all of them (a sweep every quarter second while any read
+ * is in progress) rather than one per request: a request's cost stays a Set insert and delete.
+ */
+class BodyClock {
+  private readonly reads = new Set<{ deadline: number; expire(): void }>();
+  private sweeper: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly pace: BodyPace) {}
+
+  /** `read` (a small body's whole text), or 408 once it has taken `timeoutMs`. */
+  async within<T>(read: Promise<T>): Promise<T> {
+    let expire!: () => void;
+    const expired = new Promise<never>((_, reject) => (expire = () => reject(requestTimeout())));
+    const watch = { deadline: performance.now() + this.pace.timeoutMs, expire };
+    this.track(watch);
+    try {
+      return await Promise.race([read, expired]);
+    } finally {
+      this.reads.delete(watch);
+      // The read may still end (or fail as the connection closes) after a timeout: nobody waits for it.
+      read.catch(() => {});
+    }
+  }
+
+  /** The whole stream within `max` bytes and the pace; 413 past `max`, 408 when too slow. */
+  async read(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array<ArrayBuffer>> {
+    const chunks: Uint8Array[] = [];
+    const { size, outcome } = await this.pull(body, max, (c) => chunks.push(c));
+    if (outcome === "too-large") throw tooLarge(max);
+    if (outcome === "too-slow") throw requestTimeout();
+    if (chunks.length === 1 && chunks[0].buffer instanceof ArrayBuffer && chunks[0].byteLength === chunks[0].buffer.byteLength) {
+      return chunks[0] as Uint8Array<ArrayBuffer>;
+    }
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.byteLength;
+    }
+    return bytes;
+  }
+
+  /** Reads the stream to its end and throws it away; false when it passed `max` or came too slowly. */
+  async discard(body: ReadableStream<Uint8Array>, max: number): Promise<boolean> {
+    try {
+      return (await this.pull(body, max, () => {})).outcome === "done";
+    } catch {
+      return false; // the connection went away
+    }
+  }
+
+  /** The read loop: chunks to `take` until the end, `max` bytes, or the pace's deadline. */
+  private async pull(body: ReadableStream<Uint8Array>, max: number, take: (chunk: Uint8Array) => void) {
+    const reader = body.getReader();
+    const start = performance.now();
+    let timedOut = false;
+    const watch = {
+      deadline: start + this.pace.timeoutMs,
+      expire: () => {
+        timedOut = true;
+        void reader.cancel().catch(() => {});
+      },
+    };
+    this.track(watch);
+    let size = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (timedOut) return { size, outcome: "too-slow" as const };
+        if (done) return { size, outcome: "done" as const };
+        size += value.byteLength;
+        if (size > max) {
+          void reader.cancel().catch(() => {});
+          return { size, outcome: "too-large" as const };
+        }
+        take(value);
+        watch.deadline = start + this.pace.timeoutMs + (size * 1000) / this.pace.minRate;
+      }
+    } finally {
+      this.reads.delete(watch);
+    }
+  }
+
+  private track(watch: { deadline: number; expire(): void }) {
+    this.reads.add(watch);
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
+      const now = performance.now();
+      for (const w of this.reads) {
+        if (w.deadline > now) continue;
+        this.reads.delete(w);
+        w.expire();
+      }
+      if (this.reads.size === 0 && this.sweeper) {
+        clearInterval(this.sweeper);
+        this.sweeper = null;
+      }
+    }, 250);
+    this.sweeper.unref?.();
   }
 }
 
@@ -176,22 +347,12 @@ function parseJsonText(text: string): Record<string, unknown> | null {
   return value as Record<string, unknown>;
 }
 
-/** The whole stream, or 413 as soon as it passes `max` bytes. */
-async function readCapped(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array<ArrayBuffer>> {
-  const { bytes, overflow } = await readLimited(body, max);
-  if (overflow) throw tooLarge(max);
-  return bytes;
-}
-
 /**
- * Makes the body readers of `request` stop at `max` bytes. In place rather than a new
- * Request, because Bun's server.requestIP only knows the original object (client
- * addresses feed audit entries and per-client limits).
+ * Makes the body readers of `request` answer from `read` (the kernel's capped, timed read).
+ * In place rather than a new Request, because Bun's server.requestIP only knows the original
+ * object (client addresses feed audit entries and per-client limits).
  */
-function capReads(request: Request, max: number) {
-  const body = request.body!;
-  let bytes: Promise<Uint8Array<ArrayBuffer>> | undefined;
-  const read = () => (bytes ??= readCapped(body, max));
+function serveBody(request: Request, read: () => Promise<Uint8Array<ArrayBuffer>>) {
   const type = request.headers.get("content-type") ?? "";
   const fixed = (fn: () => Promise<unknown>) => ({ value: fn, configurable: true });
   Object.defineProperties(request, {
@@ -222,20 +383,31 @@ function pathPattern(path: string): RegExp {
 }
 
 /**
- * Both refusals leave (the rest of) the body unread, so the connection cannot carry another
- * request: close it (RFC 9112 §9.6). Kept open, it would count as a request in flight until
- * the client finished sending or timed out, holding up a graceful stop (SIGTERM) meanwhile.
+ * An answer made before the body was read (a 401 from the credential gate, a 413 from
+ * Content-Length, a 415, a 404) leaves it on the connection. Closed then, the socket was
+ * reset while the client was still sending, and a client such as curl saw a broken pipe
+ * instead of the answer; left to Bun, the rest is discarded after the answer, where no
+ * deadline or count of requests in progress sees a client trickling it. So the kernel reads
+ * and discards up to this much, at the body pace, before it answers (nginx's lingering
+ * close, bounded); a larger or slower rest is answered with Connection: close.
  */
-const CLOSE = { connection: "close" };
+export const DRAIN_MAX_BYTES = 8 * MiB;
+
+/** Connection: close (RFC 9112 §9.6): the connection cannot carry another request. */
+export const CLOSE = { connection: "close" };
 
 function tooLarge(max: number) {
   return new ApiError(413, "PAYLOAD_TOO_LARGE", `Request body is larger than this route accepts (${max} bytes)`, [
     { field: "body", reason: `at most ${max} bytes` },
-  ], CLOSE);
+  ]);
+}
+
+function requestTimeout() {
+  return new ApiError(408, "REQUEST_TIMEOUT", "The request body arrived too slowly", [], CLOSE);
 }
 
 function unsupportedType(types: readonly string[]) {
   return new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", `Content-Type must be ${types.join(" or ")}`, [
     { field: "content-type", reason: `one of ${types.join(", ")}` },
-  ], CLOSE);
+  ]);
 }

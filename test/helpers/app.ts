@@ -37,16 +37,23 @@ export async function startTestApp(
   // On the PostgreSQL run (npm run test:pg) every app gets a database of its own.
   if (ON_BINARY) {
     if (Object.keys(opts).length) throw new Error(`startTestApp: in-process options (${Object.keys(opts).join(", ")}) cannot reach the binary; mark the test source-only`);
-    return startBinaryTestApp({ BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...TEST_COSTS, ...env }, dir);
+    return startBinaryTestApp({ BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...TEST_COSTS, ...UNLIMITED_STRANGERS, ...env }, dir);
   }
   const databaseUrl = env.DATABASE_URL ?? (await testDatabaseUrl());
   const engineEnv: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl, PG_POOL_SIZE: "4" } : {};
-  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...engineEnv, ...env });
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...UNLIMITED_STRANGERS, ...engineEnv, ...env });
   const clock = new ManualClock(Date.parse("2026-11-21T12:00:00.000Z"));
   const bunker = await createApp(config, { ...opts, clock });
   const call = caller((req) => bunker.handle(req), "http://localhost");
   return Object.assign(bunker, { clock, dir, call });
 }
+
+/**
+ * Tests sign up many accounts from one address (in-process requests have none at all, so
+ * they share one budget): the sign-up and mail-request limits are off unless a test sets
+ * them. The per-recipient mail limit stays on (its tests rely on the default).
+ */
+const UNLIMITED_STRANGERS = { SIGNUPS_PER_ADDRESS_PER_HOUR: "0", SIGNUPS_PER_APP_PER_HOUR: "0", MAIL_PER_ADDRESS_PER_HOUR: "0" };
 
 /** The config the in-process apps get from BUNKER_ENV=test that a process needs spelled out. */
 const TEST_COSTS = { ARGON2_MEMORY_KIB: "1024", ARGON2_TIME_COST: "1" };

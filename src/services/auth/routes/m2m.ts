@@ -9,6 +9,7 @@ import { principalPlugin, requestMeta } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { requestIdOf } from "../../../core/http";
+import { ApiError } from "../../../core/errors";
 import { noContent } from "../../../core/openapi";
 import type { AuthService } from "../service";
 import { ErrorBody, ListQuery, M2mClientRef, Pagination, Uuid } from "../schemas";
@@ -145,6 +146,9 @@ function tokenRoute(auth: AuthService) {
       const basic = /^basic\s/i.test(request.headers.get("authorization") ?? "");
       answer = await auth.m2m.tokenAt(params.app_slug, fields, basic, requestMeta(request, server));
     } catch (err) {
+      // The kernel's refusals of the body itself (413 too large, 408 too slow) keep their
+      // status: they are about the request's transport, not an OAuth answer.
+      if (err instanceof ApiError && (err.status === 408 || err.status === 413)) throw err;
       auth.ctx.log.error("token endpoint failed", { request_id: requestIdOf(request), err: String((err as Error)?.stack ?? err) });
       answer = oauthError(500, "server_error", "Internal server error");
     }
