@@ -18,6 +18,7 @@ import { systemClock, type Clock } from "./clock";
 import { ApiError } from "./errors";
 import type { Logger } from "./log";
 import type { Metrics } from "./metrics";
+import { isDatabaseUnavailable } from "./store/sql";
 
 export interface JobDefinition {
   name: string;
@@ -42,6 +43,8 @@ interface JobState {
   rerun: PromiseWithResolvers<void> | null;
   lastRunAt: string | null;
   lastError: string | null;
+  /** Its last run met a busy or unreachable database (warned once, until a run succeeds). */
+  unavailable?: boolean;
 }
 
 /** Claims a tick of a job for this node; false when another node already runs it. */
@@ -159,6 +162,8 @@ export class Scheduler {
     const run = (async () => {
       try {
         await state.def.run();
+        if (state.unavailable) this.log.info("job runs again: the database is back", { job: name });
+        state.unavailable = false;
         state.lastError = null;
         this.metrics.observeJob(name, "ok", (performance.now() - started) / 1000);
         this.log.debug("job ok", { job: name, ms: Math.round(performance.now() - started) });
@@ -166,7 +171,12 @@ export class Scheduler {
         const message = e instanceof Error ? e.message : String(e);
         state.lastError = message;
         this.metrics.observeJob(name, "error", (performance.now() - started) / 1000);
-        this.log.error("job failed", { job: name, error: message, stack: e instanceof Error ? e.stack : undefined });
+        // A busy or unreachable database: the next tick tries again. Said once per outage,
+        // not a stack trace per tick while a long write holds SQLite.
+        if (isDatabaseUnavailable(e)) {
+          if (!state.unavailable) this.log.warn("job waits for the database (busy or unreachable); it runs again on its next tick", { job: name, error: message });
+          state.unavailable = true;
+        } else this.log.error("job failed", { job: name, error: message, stack: e instanceof Error ? e.stack : undefined });
         throw e;
       } finally {
         state.current = null;

@@ -18,6 +18,7 @@
  *   up after `closeTimeoutMs` of refusals, logging each record it could not write.
  */
 import type { Db, Sql } from "./db";
+import { isDatabaseUnavailable } from "./store/sql";
 import type { Logger } from "./log";
 
 export interface WriteBehindOptions {
@@ -34,23 +35,6 @@ interface Entry {
   write: (t: Sql) => Promise<unknown>;
   /** Names the record in the log line if it is given up at shutdown. */
   about: Record<string, unknown> | undefined;
-}
-
-/**
- * The database could not take the write now but may later: SQLite busy or locked, PostgreSQL
- * connection errors (class 08, closed or timed-out connections, server shutting down, too many
- * connections), lock timeouts, deadlocks and serialization failures.
- */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: unknown; errno?: unknown } | null;
-  const code = typeof e?.code === "string" ? e.code : "";
-  const state = typeof e?.errno === "string" ? e.errno : "";
-  return (
-    /^SQLITE_(BUSY|LOCKED)/.test(code) ||
-    /^ERR_POSTGRES_(CONNECTION|IDLE_TIMEOUT|LIFETIME_TIMEOUT)/.test(code) ||
-    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)$/.test(code) ||
-    /^(08|57P0|53300$|55P03$|40001$|40P01$)/.test(state)
-  );
 }
 
 export class WriteBehind {

@@ -59,6 +59,28 @@ test("a failing job is logged, counted and reported by runNow without breaking t
   expect(await metrics.render()).toContain('bunker_job_runs_total{job="flaky",outcome="ok"} 1');
 });
 
+test("a job that meets a busy database warns once per outage, without a stack; the first good run says it is back", async () => {
+  const { scheduler, lines } = setup();
+  let busy = true;
+  scheduler.register({
+    name: "pump",
+    schedule: "0 0 * * *",
+    run: async () => {
+      if (busy) throw Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+    },
+  });
+  for (let i = 0; i < 5; i++) await expect(scheduler.runNow("pump")).rejects.toThrow("database is locked");
+  const about = () => lines.filter((l) => l.job === "pump" && l.level !== "debug");
+  expect(about().map((l) => l.level)).toEqual(["warn"]);
+  expect(about()[0].stack).toBeUndefined();
+  busy = false;
+  await scheduler.runNow("pump");
+  expect(about().map((l) => l.level)).toEqual(["warn", "info"]);
+  busy = true;
+  await expect(scheduler.runNow("pump")).rejects.toThrow();
+  expect(about().map((l) => l.level)).toEqual(["warn", "info", "warn"]);
+});
+
 test("runNow never overlaps a run in progress: callers during a run share one follow-up run", async () => {
   const { scheduler } = setup();
   let active = 0;

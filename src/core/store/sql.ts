@@ -253,3 +253,20 @@ export async function nextWorkspaceSeq(t: Sql, table: string, workspaceId: strin
   );
   return Number(r!.last_seq);
 }
+
+/**
+ * The database could not take the write now but may later: SQLite busy or locked, PostgreSQL
+ * connection errors (class 08, closed or timed-out connections, server shutting down, too many
+ * connections), lock timeouts, deadlocks and serialization failures.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; errno?: unknown } | null;
+  const code = typeof e?.code === "string" ? e.code : "";
+  const state = typeof e?.errno === "string" ? e.errno : "";
+  return (
+    /^SQLITE_(BUSY|LOCKED)/.test(code) ||
+    /^ERR_POSTGRES_(CONNECTION|IDLE_TIMEOUT|LIFETIME_TIMEOUT)/.test(code) ||
+    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)$/.test(code) ||
+    /^(08|57P0|53300$|55P03$|40001$|40P01$)/.test(state)
+  );
+}

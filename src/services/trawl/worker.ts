@@ -26,7 +26,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { tx } from "../../core/db";
-import { isDatabaseUnavailable } from "../../core/write-behind";
+import { isDatabaseUnavailable } from "../../core/store/sql";
 import type { OutboundHttp } from "../../core/outbound-http";
 import { withoutRequired, type JsonObject } from "./schema";
 import { JobError, runJob, type Progress } from "./pipeline/run";
