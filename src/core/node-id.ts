@@ -21,7 +21,6 @@ import { randomBytes } from "node:crypto";
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config";
-import type { AppContext } from "../context";
 
 export const NODE_ID_FILE = "node-id";
 /** Names tried on one DATA_DIR: more live processes than this sharing it is a misconfiguration. */
@@ -101,6 +100,6 @@ export function nodeIdentity(config: Pick<Config, "dataDir" | "nodeId">): NodeId
 }
 
 /** The app's node identity (AppContext.node, set on first use). */
-export function nodeOf(ctx: Pick<AppContext, "config" | "node">): NodeIdentity {
+export function nodeOf(ctx: { config: Pick<Config, "dataDir" | "nodeId">; node?: NodeIdentity }): NodeIdentity {
   return (ctx.node ??= nodeIdentity(ctx.config));
 }

@@ -27,7 +27,7 @@ export async function holdDatabase(app: { dir: string }, dbUrl: string | null, t
   return async () => {
     clearInterval(cutter);
     await c`ROLLBACK`;
-    c.release();
+    await c.release();
     await sql.close();
   };
 }

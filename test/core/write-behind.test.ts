@@ -30,7 +30,7 @@ async function setup(opts: WriteBehindOptions = { delayMs: 50, maxBatch: 3 }) {
       await c`LOCK TABLE t IN ACCESS EXCLUSIVE MODE`;
       return async () => {
         await c`ROLLBACK`;
-        c.release();
+        await c.release();
         await sql.close();
       };
     };
