@@ -8,6 +8,7 @@ import type { Logger } from "./log";
 import type { Metrics } from "./metrics";
 import type { CredentialGate, RouteSecurity } from "./credential-gate";
 import { ClientAddresses, type AddressSource } from "./client-address";
+import { ClientAdmission } from "./client-admission";
 import { CLOSE, RequestBodies } from "./request-body";
 import { scrubSecrets } from "./log";
 // Installs the date-time fast path before any schema is compiled.
@@ -47,8 +48,8 @@ interface RequestState {
   security?: RouteSecurity;
   /** The client's address (client-address.ts): undefined until first asked for. */
   address?: string | null;
-  /** Counted in the client's requests in progress (released when the response is made). */
-  counted?: boolean;
+  /** Its place among the client's requests in progress (client-admission.ts). */
+  held?: string | null;
 }
 
 /** Who the kernel counts requests in progress against, and how many each may have. */
@@ -106,30 +107,7 @@ const recordRoute = (request: Request, route: string | undefined) => {
 export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBodies(), gate?: CredentialGate, clients: ClientLimits = NO_CLIENT_LIMITS) {
   // The level is fixed for a logger's life: below info, no access-log fields are built at all.
   const accessLog = log.enabled("info");
-  /**
-   * Requests in progress per client address. A connection is either idle (closed by Bun's
-   * idleTimeout), sending headers (likewise) or carrying a request: counting requests counts
-   * the connections a client can hold open, which Bun.serve does not expose itself.
-   */
-  const inProgress = new Map<string, number>();
-  const release = (state: RequestState) => {
-    if (!state.counted) return;
-    state.counted = false;
-    const address = state.address!;
-    const n = inProgress.get(address)! - 1;
-    if (n === 0) inProgress.delete(address);
-    else inProgress.set(address, n);
-  };
-  /** True when the client may start another request (and counts it); false past the cap. */
-  const admit = (request: Request, state: RequestState): boolean => {
-    const address = clientAddressOf(request);
-    if (address === null) return true;
-    const n = (inProgress.get(address) ?? 0) + 1;
-    if (n > clients.maxInProgress) return false;
-    inProgress.set(address, n);
-    state.counted = true;
-    return true;
-  };
+  const admission = clients.maxInProgress > 0 ? new ClientAdmission(clients.maxInProgress, clientAddressOf) : null;
   // Closed rather than drained: the client is already holding too many connections.
   const tooManyInProgress = () =>
     json(429, errorBody("RATE_LIMITED", `At most ${clients.maxInProgress} requests from one address may be in progress at once`), { "retry-after": "1", ...CLOSE });
@@ -141,7 +119,7 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
    */
   const done = (response: Response, request: Request, state: RequestState, t0: number) => {
     metrics.requestsInFlight--;
-    release(state);
+    admission?.release(state);
     response.headers.set("x-request-id", state.id);
     const secs = (performance.now() - t0) / 1000;
     const route = state.route ?? "unmatched";
@@ -161,13 +139,13 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     const state: RequestState & { clients?: ClientLimits } = { id: incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID(), route: undefined, clients };
     (request as { [STATE]?: RequestState })[STATE] = state;
     metrics.requestsInFlight++;
-    if (clients.maxInProgress > 0 && !admit(request, state)) return done(tooManyInProgress(), request, state, t0);
+    if (admission && !admission.admit(state, request)) return done(tooManyInProgress(), request, state, t0);
     let out: Response | Promise<Response>;
     try {
       out = handle(request);
     } catch (err) {
       metrics.requestsInFlight--;
-      release(state);
+      admission?.release(state);
       throw err;
     }
     if (!(out instanceof Promise)) return finish(out, request, state, t0);
@@ -175,7 +153,7 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
       (response) => finish(response, request, state, t0),
       (err) => {
         metrics.requestsInFlight--;
-        release(state);
+        admission?.release(state);
         throw err;
       },
     );
