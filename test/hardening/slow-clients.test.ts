@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect, type Socket } from "node:net";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { ON_BINARY } from "../helpers/target";
+import { until } from "../helpers/until";
 
 const TIMEOUT_MS = 600;
 const MAX_IN_PROGRESS = 3;
@@ -42,12 +43,12 @@ interface Exchange {
 
 /**
  * One raw HTTP/1.1 connection: writes `head`, then `body` in 64 KiB pieces (honouring
- * backpressure), or a byte every `trickleMs`; resolves when the server closes or `waitMs` passes.
+ * backpressure), or a byte every `trickleMs`; resolves when the server closes or `waitMs` passes. `to`: another port than the main app's.
  */
-function exchange(head: string, opts: { body?: Buffer; trickleMs?: number; then?: string; waitMs?: number } = {}): Promise<Exchange> {
+function exchange(head: string, opts: { body?: Buffer; trickleMs?: number; then?: string; waitMs?: number; to?: number } = {}): Promise<Exchange> {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const sock: Socket = connect(port, "127.0.0.1");
+    const sock: Socket = connect(opts.to ?? port, "127.0.0.1");
     let text = "";
     let error: string | null = null;
     let trickle: ReturnType<typeof setInterval> | undefined;
@@ -132,18 +133,52 @@ describe("slow request bodies", () => {
   });
 });
 
+/**
+ * A request held in progress: a 200 KB body sent at 40 KB/s (well within the pace, so it
+ * lasts ~5 s whatever the load), until `release` closes the socket.
+ */
+function hold(p: number, extra = "") {
+  const sock = connect(p, "127.0.0.1");
+  sock.on("error", () => {});
+  sock.write(post("/platform/v1/auth/signin", "application/json", 200_000, extra));
+  const piece = Buffer.alloc(4096, 32);
+  const t = setInterval(() => sock.writable && sock.write(piece), 100);
+  const closed = new Promise<void>((resolve) => sock.on("close", () => resolve()));
+  return {
+    release: () => {
+      clearInterval(t);
+      sock.destroy();
+      return closed;
+    },
+  };
+}
+
+/** Polls a raw /healthz until it is refused with 429 (the held requests are all admitted by then). */
+async function refusedHealthz(p: number, extra = ""): Promise<Exchange> {
+  let last: Exchange | undefined;
+  await until("the held requests to fill the client's allowance", async () => {
+    last = await exchange(healthz(extra), { to: p });
+    return last.statuses[0] === 429;
+  }, 10_000);
+  return last!;
+}
+
 describe("requests in progress per client address", () => {
   test(`past ${MAX_IN_PROGRESS} at once from one address: 429 RATE_LIMITED with Retry-After, closed; X-Forwarded-For from an untrusted peer changes nothing; the slots come back`, async () => {
-    const holds = [1, 2, 3].map((i) => exchange(post("/platform/v1/auth/signin", "application/json", 100, `X-Forwarded-For: 198.51.100.${i}\r\n`), { trickleMs: 100 }));
-    await Bun.sleep(150);
-    const refused = await exchange(healthz("X-Forwarded-For: 203.0.113.9\r\n"));
+    const holds = [1, 2, 3].map((i) => hold(port, `X-Forwarded-For: 198.51.100.${i}\r\n`));
+    const refused = await refusedHealthz(port, "X-Forwarded-For: 203.0.113.9\r\n");
     expect(refused.statuses).toEqual([429]);
     expect(bodyOf(refused).error.code).toBe("RATE_LIMITED");
     expect(refused.text).toMatch(/^retry-after: 1/im);
     expect(refused.text).toMatch(/^connection: close/im);
-    expect((await Promise.all(holds)).map((x) => x.statuses)).toEqual([[408], [408], [408]]);
-    const again = await exchange(healthz());
-    expect(again.statuses).toEqual([200]);
+    await Promise.all(holds.map((h) => h.release()));
+    await until("the slots to come back", async () => (await exchange(healthz())).statuses[0] === 200, 10_000);
+  });
+
+  test("a body trickled below the pace frees its place when it times out", async () => {
+    const slow = [1, 2, 3].map(() => exchange(post("/platform/v1/auth/signin", "application/json", 100), { trickleMs: 100 }));
+    expect((await Promise.all(slow)).map((x) => x.statuses)).toEqual([[408], [408], [408]]);
+    expect((await exchange(healthz())).statuses).toEqual([200]);
   });
 });
 
@@ -216,20 +251,11 @@ describe("behind a trusted proxy (TRUSTED_PROXIES)", () => {
   });
 
   test("requests in progress are counted per forwarded client", async () => {
-    const p = new URL(base).port;
-    const hold = (client: string) =>
-      new Promise<void>((resolve) => {
-        const sock = connect(Number(p), "127.0.0.1");
-        sock.write(`POST /platform/v1/auth/signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-Forwarded-For: ${client}\r\n\r\n`);
-        const t = setInterval(() => sock.writable && sock.write("a"), 100);
-        sock.on("error", () => {}); // the server closes on the 408 while a byte may be on its way
-        sock.on("close", () => (clearInterval(t), resolve()));
-      });
-    const holds = [hold("203.0.113.20"), hold("203.0.113.20")];
-    await Bun.sleep(150);
-    expect((await fetch(`${base}/healthz`, { headers: { "x-forwarded-for": "203.0.113.20" } })).status).toBe(429);
+    const p = Number(new URL(base).port);
+    const holds = [hold(p, "X-Forwarded-For: 203.0.113.20\r\n"), hold(p, "X-Forwarded-For: 203.0.113.20\r\n")];
+    expect((await refusedHealthz(p, "X-Forwarded-For: 203.0.113.20\r\n")).statuses).toEqual([429]);
     expect((await fetch(`${base}/healthz`, { headers: { "x-forwarded-for": "203.0.113.21" } })).status).toBe(200);
-    await Promise.all(holds);
-    expect((await fetch(`${base}/healthz`, { headers: { "x-forwarded-for": "203.0.113.20" } })).status).toBe(200);
+    await Promise.all(holds.map((h) => h.release()));
+    await until("the forwarded client's slots to come back", async () => (await fetch(`${base}/healthz`, { headers: { "x-forwarded-for": "203.0.113.20" } })).status === 200, 10_000);
   });
 });
