@@ -29,6 +29,8 @@ export interface SmtpSink {
   messages: SinkMessage[];
   /** Most DATA transfers that were in progress at once (a measure of the sender's concurrency). */
   readonly maxConcurrentData: number;
+  /** DATA transfers in progress now (received or being received, not yet answered). */
+  readonly inData: number;
   waitFor(pred: (m: SinkMessage) => boolean, timeoutMs?: number): Promise<SinkMessage>;
   stop(): Promise<void>;
 }
@@ -110,6 +112,10 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
     },
   });
 
+  // A client that dies mid-conversation (the crash tests SIGKILL senders) is a connection
+  // error, as for any MTA: the session ends, the sink keeps serving.
+  server.on("error", () => {});
+
   const port = await new Promise<number>((resolve, reject) => {
     server.server.once("error", reject);
     server.listen(opts.port ?? 0, "127.0.0.1", () => {
@@ -122,6 +128,9 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
     port,
     url: `smtp://127.0.0.1:${port}`,
     messages,
+    get inData() {
+      return inData;
+    },
     get maxConcurrentData() {
       return maxConcurrentData;
     },
