@@ -14,31 +14,25 @@ export interface RequestMeta {
   userAgent: string | null;
 }
 
-type IpSource = { requestIP(r: Request): { address: string } | null } | null;
-
 /**
  * Computed on first read: most requests (reads) never need it, and requestIP is not free.
  * A class rather than an object literal with getters: built on every authenticated request,
  * and a literal's accessors cost a property definition each.
  */
 class LazyRequestMeta implements RequestMeta {
-  private _ip: string | null | undefined;
   private _ua: string | null | undefined;
-  constructor(
-    private readonly request: Request,
-    private readonly server: IpSource,
-  ) {}
-  /** The kernel's reading (a trusted proxy's X-Forwarded-For, else the socket); the socket outside the kernel. */
+  constructor(private readonly request: Request) {}
+  /** The kernel's reading, kept per request: a trusted proxy's X-Forwarded-For, else the socket (null in-process). */
   get ip(): string | null {
-    return this._ip === undefined ? (this._ip = clientAddressOf(this.request) ?? this.server?.requestIP(this.request)?.address ?? null) : this._ip;
+    return clientAddressOf(this.request);
   }
   get userAgent(): string | null {
     return this._ua === undefined ? (this._ua = this.request.headers.get("user-agent")) : this._ua;
   }
 }
 
-export function requestMeta(request: Request, server: IpSource): RequestMeta {
-  return new LazyRequestMeta(request, server);
+export function requestMeta(request: Request): RequestMeta {
+  return new LazyRequestMeta(request);
 }
 
 /** The console's session cookie: sign-in sets it (same value as the access token). */
@@ -77,10 +71,10 @@ export function principalPlugin(resolver: PrincipalResolver) {
   // A derive, not a resolve: it runs in the transform phase, before Elysia validates the
   // input, so an invalid credential is a 401 before any 400 (credential, validation, existence).
   // Not an async function: a cached API key or a verified token resolves without a promise.
-  return new Elysia({ name: "principal" }).derive({ as: "scoped" }, ({ request, server }) => {
+  return new Elysia({ name: "principal" }).derive({ as: "scoped" }, ({ request }) => {
     // A bearer token wins over the cookie, so the cookie is only read without one.
     const bearer = bearerFrom(request.headers.get("authorization"));
-    const meta = requestMeta(request, server);
+    const meta = requestMeta(request);
     return andThen(resolver.resolve(bearer, bearer ? null : sessionCookieOf(request)), (principal: Principal | null) => ({ principal: knownPlatformCaller(request, principal), meta }));
   });
 }

@@ -10,7 +10,6 @@ import type { CredentialGate, RouteSecurity } from "./credential-gate";
 import { ClientAddresses, type AddressSource } from "./client-address";
 import { ClientAdmission } from "./client-admission";
 import { CLOSE, RequestBodies } from "./request-body";
-import { scrubSecrets } from "./log";
 // Installs the date-time fast path before any schema is compiled.
 import "./formats";
 
@@ -50,6 +49,8 @@ interface RequestState {
   address?: string | null;
   /** Its place among the client's requests in progress (client-admission.ts). */
   held?: string | null;
+  /** The kernel's client rules, for clientAddressOf. */
+  clients: ClientLimits;
 }
 
 /** Who the kernel counts requests in progress against, and how many each may have. */
@@ -68,9 +69,9 @@ const NO_CLIENT_LIMITS: ClientLimits = { addresses: new ClientAddresses(), serve
  * null in-process or outside the kernel. Computed once per request.
  */
 export function clientAddressOf(request: Request): string | null {
-  const state = (request as { [STATE]?: RequestState & { clients?: ClientLimits } })[STATE];
+  const state = (request as { [STATE]?: RequestState })[STATE];
   if (!state) return null;
-  if (state.address === undefined) state.address = (state.clients ?? NO_CLIENT_LIMITS).addresses.of(request, (state.clients ?? NO_CLIENT_LIMITS).server());
+  if (state.address === undefined) state.address = state.clients.addresses.of(request, state.clients.server());
   return state.address;
 }
 
@@ -136,7 +137,7 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
   const serve = (handle: Handle, request: Request) => {
     const t0 = performance.now();
     const incoming = request.headers.get("x-request-id");
-    const state: RequestState & { clients?: ClientLimits } = { id: incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID(), route: undefined, clients };
+    const state: RequestState = { id: incoming && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID(), route: undefined, clients };
     (request as { [STATE]?: RequestState })[STATE] = state;
     metrics.requestsInFlight++;
     if (admission && !admission.admit(state, request)) return done(tooManyInProgress(), request, state, t0);
@@ -217,7 +218,7 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
         return json(status, errorBody(status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "BAD_REQUEST", String((error as any)?.message ?? "Bad request")));
       }
       // The route template, not the URL: a URL may carry a signature or a token in its query.
-      log.error("unhandled error", { request_id: requestIdOf(request), method: request.method, route: route || pathOf(request.url), err: scrubSecrets(String((error as any)?.stack ?? error)) });
+      log.error("unhandled error", { request_id: requestIdOf(request), method: request.method, route: route || pathOf(request.url), err: String((error as any)?.stack ?? error) });
       return json(500, errorBody("INTERNAL_ERROR", "Internal server error"));
     });
 }

@@ -25,6 +25,7 @@
  * stream); a route that reads its own body (forms, uploads, raw) gets the bytes read here.
  */
 import { ApiError } from "./errors";
+import { joinChunks } from "./streams";
 import { jsonLimitExceeded, MAX_JSON_DEPTH, MAX_JSON_ITEMS } from "./json-limits";
 
 export const MiB = 1024 * 1024;
@@ -213,9 +214,8 @@ class BodyClock {
     const expired = new Promise<never>((_, reject) => (expire = () => reject(requestTimeout())));
     const watch = { deadline: performance.now() + this.pace.timeoutMs, expire };
     this.track(watch);
-    // The read may still end (or fail as the connection closes) after a timeout: nobody waits for it.
-    read.catch(() => {});
     try {
+      // The race subscribes to `read`: should it fail after a timeout, that is not unhandled.
       return await Promise.race([read, expired]);
     } finally {
       this.reads.delete(watch);
@@ -228,16 +228,7 @@ class BodyClock {
     const { size, outcome } = await this.pull(body, max, (c) => chunks.push(c));
     if (outcome === "too-large") throw tooLarge(max);
     if (outcome === "too-slow") throw requestTimeout();
-    if (chunks.length === 1 && chunks[0].buffer instanceof ArrayBuffer && chunks[0].byteLength === chunks[0].buffer.byteLength) {
-      return chunks[0] as Uint8Array<ArrayBuffer>;
-    }
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) {
-      bytes.set(c, at);
-      at += c.byteLength;
-    }
-    return bytes;
+    return joinChunks(chunks, size);
   }
 
   /** Reads the stream to its end and throws it away; false when it passed `max` or came too slowly. */

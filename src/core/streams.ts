@@ -32,8 +32,13 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, lim
     chunks.push(value);
     size += value.byteLength;
   }
+  return { bytes: joinChunks(chunks, size), overflow };
+}
+
+/** Chunks read from a stream as one array (the chunk itself when there is just one that owns its buffer). */
+export function joinChunks(chunks: readonly Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
   if (chunks.length === 1 && chunks[0].buffer instanceof ArrayBuffer && chunks[0].byteLength === chunks[0].buffer.byteLength) {
-    return { bytes: chunks[0] as Uint8Array<ArrayBuffer>, overflow };
+    return chunks[0] as Uint8Array<ArrayBuffer>;
   }
   const bytes = new Uint8Array(size);
   let at = 0;
@@ -41,5 +46,5 @@ export async function readLimited(stream: ReadableStream<Uint8Array> | null, lim
     bytes.set(c, at);
     at += c.byteLength;
   }
-  return { bytes, overflow };
+  return bytes;
 }

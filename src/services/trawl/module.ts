@@ -50,7 +50,7 @@ export const trawlModule = defineService({
     return { jobs, worker };
   },
   routes: (s, d) => jobRoutes(s.jobs, d),
-  jobs: (s) => [{ name: TRAWL_WORKER_JOB, schedule: "* * * * * *", run: () => s.worker.tickQuietly() }],
+  jobs: (s) => [{ name: TRAWL_WORKER_JOB, schedule: "* * * * * *", run: async () => void (await s.worker.tick()) }],
   stop: (s) => s.worker.stop(),
   webhookScopes: (_, d) => [{ prefix: "/trawl/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "trawl"), legacyRoutes: true, params: { workspace_id: WorkspaceId } }],
 });

@@ -19,8 +19,8 @@
  * - A finished job frees its slot and the worker claims again at once (throughput does not
  *   wait for the next tick).
  * - A busy or unreachable database (SQLite held by another process's long write, PostgreSQL
- *   connection lost) is warned about once: ticks try again quietly, and a run's outcome is
- *   written again until the database takes it.
+ *   connection lost): the scheduler warns once and ticks again; a run's outcome is written
+ *   again until the database takes it.
  * - stop() (shutdown): no new claims, in-flight attempts are aborted and their jobs handed
  *   back to the queue (their attempt does not count).
  */
@@ -61,8 +61,6 @@ export class TrawlWorker {
   private readonly chained = new Set<Promise<void>>();
   /** Slots taken by claims in progress (not yet in `running`). */
   private reserved = 0;
-  /** A claim met a busy or unreachable database (warned once; cleared by the next claim that works). */
-  private unavailable = false;
   private stopped = false;
   readonly leaseMs: number;
 
@@ -133,24 +131,6 @@ export class TrawlWorker {
     return claimed.length;
   }
 
-  /**
-   * The scheduler's tick, and the claim a finished job starts: a database that is busy (a long
-   * write by another process holds SQLite) or unreachable is warned about once, not logged as
-   * a failure every second; the next tick simply tries again. Other errors still throw.
-   */
-  async tickQuietly(): Promise<void> {
-    try {
-      await this.tick();
-    } catch (e) {
-      if (!isDatabaseUnavailable(e)) throw e;
-      if (!this.unavailable) this.ctx.log.warn("extraction worker: the database is busy or unreachable; claiming again at the next tick", { error: String(e) });
-      this.unavailable = true;
-      return;
-    }
-    if (this.unavailable) this.ctx.log.info("extraction worker: claiming again");
-    this.unavailable = false;
-  }
-
   /** Resolves when no job runs in this process. */
   async idle(): Promise<void> {
     while (this.running.size || this.chained.size) await Promise.allSettled([...[...this.running.values()].map((r) => r.done), ...this.chained]);
@@ -170,8 +150,10 @@ export class TrawlWorker {
         this.running.delete(job.id);
         // A freed slot takes the next queued job at once rather than at the next tick.
         if (this.stopped) return;
-        const next = this.tickQuietly()
-          .catch((e) => this.ctx.log.warn("extraction worker: claim after a finished job failed", { error: String(e) }))
+        // A busy or unreachable database is said by the scheduler's tick, which tries again.
+        const next = this.tick()
+          .then(() => {})
+          .catch((e) => void (isDatabaseUnavailable(e) || this.ctx.log.warn("extraction worker: claim after a finished job failed", { error: String(e) })))
           .finally(() => this.chained.delete(next));
         this.chained.add(next);
       });

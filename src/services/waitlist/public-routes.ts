@@ -65,7 +65,7 @@ export function publicRoutes(entries: EntryService, config: PublicConfig) {
       const origin = c.request.headers.get("origin");
       const { settings, waitlist } = await config.get(c.params.workspace_slug, c.params.waitlist_slug, null, false);
       cors(c.set, settings, origin);
-      const meta = requestMeta(c.request, c.server);
+      const meta = requestMeta(c.request);
       const r = await signup(entries, waitlist, settings, c.body, { ip: meta.ip, origin, referer: c.request.headers.get("referer") });
       c.set.status = r.status;
       return r.body;

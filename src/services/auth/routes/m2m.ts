@@ -139,12 +139,12 @@ function send(set: { status?: unknown; headers: Record<string, unknown> }, answe
  * handler, because the kernel's global error handler runs before any route-level one.
  */
 function tokenRoute(auth: AuthService) {
-  return new Elysia({ prefix: "/:app_slug/v1" }).post("/oauth/token", async ({ params, request, server, set }) => {
+  return new Elysia({ prefix: "/:app_slug/v1" }).post("/oauth/token", async ({ params, request, set }) => {
     let answer: TokenAnswer;
     try {
       const fields = await tokenParams(request);
       const basic = /^basic\s/i.test(request.headers.get("authorization") ?? "");
-      answer = await auth.m2m.tokenAt(params.app_slug, fields, basic, requestMeta(request, server));
+      answer = await auth.m2m.tokenAt(params.app_slug, fields, basic, requestMeta(request));
     } catch (err) {
       // The kernel's refusals of the body itself (413 too large, 408 too slow) keep their
       // status: they are about the request's transport, not an OAuth answer.

@@ -28,9 +28,9 @@ const slugOf = (params: unknown) => (params as { app_slug: string }).app_slug;
 export function appGroup(auth: AuthService, security: Requirement[]) {
   return new Elysia({ prefix: "/:app_slug/v1" })
     .derive(({ request }) => adminCredentialFirst(auth, request))
-    .resolve(async ({ params, request, server }) => ({
+    .resolve(async ({ params, request }) => ({
       app: await auth.apps.bySlug(slugOf(params)),
-      meta: requestMeta(request, server),
+      meta: requestMeta(request),
     }))
     .guard(secured(security));
 }
@@ -61,9 +61,9 @@ function adminCredentialFirst(auth: AuthService, request: Request) {
  */
 export function tokenCheckGroup(auth: AuthService, security: Requirement[]) {
   return new Elysia({ prefix: "/:app_slug/v1" })
-    .resolve(({ params, request, server }) => ({
+    .resolve(({ params, request }) => ({
       app: auth.apps.bySlug(slugOf(params)),
-      meta: requestMeta(request, server),
+      meta: requestMeta(request),
     }))
     .guard(secured(security));
 }

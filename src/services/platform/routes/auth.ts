@@ -28,8 +28,8 @@ export function authRoutes(platform: Platform) {
 
   return new Elysia({ prefix: "/v1/auth" })
     .guard(secured(PUBLIC))
-    .post("/signup", async ({ body, request, server, set }) => {
-      const tokens = await platform.accounts.signup(body, requestMeta(request, server));
+    .post("/signup", async ({ body, request, set }) => {
+      const tokens = await platform.accounts.signup(body, requestMeta(request));
       setCookie(set, request, tokens);
       return tokens;
     }, {
@@ -41,8 +41,8 @@ export function authRoutes(platform: Platform) {
         description: `429 RATE_LIMITED with Retry-After past the sign-ups one client address may make an hour (SIGNUPS_PER_ADDRESS_PER_HOUR, default 30) or the console takes from all addresses (SIGNUPS_PER_APP_PER_HOUR, default 1000); checked after the body, before the password is hashed.`,
       },
     })
-    .post("/signin", async ({ body, request, server, set }) => {
-      const r = await platform.accounts.signin(body, requestMeta(request, server));
+    .post("/signin", async ({ body, request, set }) => {
+      const r = await platform.accounts.signin(body, requestMeta(request));
       // An MFA challenge sets no cookie: the session starts at /auth/mfa/verify or /recover.
       if ("access_token" in r) setCookie(set, request, r);
       return r;
@@ -64,8 +64,8 @@ export function authRoutes(platform: Platform) {
       await platform.accounts.logout(body.refresh_token);
       set.status = 204;
     }, { body: RefreshBody, detail: { tags, summary: "End the session of a refresh token", responses: noContent() } })
-    .post("/password/request-reset", async ({ body, set, request, server }) => {
-      await platform.accounts.requestReset(body.email, requestMeta(request, server));
+    .post("/password/request-reset", async ({ body, set, request }) => {
+      await platform.accounts.requestReset(body.email, requestMeta(request));
       set.status = 204;
     }, {
       body: EmailBody,
@@ -79,12 +79,12 @@ export function authRoutes(platform: Platform) {
         responses: noContent(),
       },
     })
-    .post("/password/reset", async ({ body, set, request, server }) => {
-      await platform.accounts.resetPassword(body, requestMeta(request, server));
+    .post("/password/reset", async ({ body, set, request }) => {
+      await platform.accounts.resetPassword(body, requestMeta(request));
       set.status = 204;
     }, { body: ResetBody, detail: { tags, summary: "Set a new password with the mailed code; revokes every session", description: "400 INVALID_TOKEN for a wrong or expired code; 5 wrong codes from one client address within 15 minutes answer 429 TOO_MANY_ATTEMPTS with Retry-After.", responses: noContent() } })
-    .post("/setup", async ({ body, request, server, set }) => {
-      const tokens = await platform.setup.complete(body, requestMeta(request, server));
+    .post("/setup", async ({ body, request, set }) => {
+      const tokens = await platform.setup.complete(body, requestMeta(request));
       setCookie(set, request, tokens);
       return tokens;
     }, { body: SetupBody, response: { 200: TokenResponse, 400: ErrorBody }, detail: { tags, summary: "Create the first operator account with the one-time setup token" } })

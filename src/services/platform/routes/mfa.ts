@@ -38,8 +38,8 @@ export function mfaRoutes(platform: Platform) {
 
   return new Elysia({ prefix: "/v1" })
     .guard(secured(PUBLIC))
-    .post("/auth/mfa/verify", async ({ body, request, server, set }) => {
-      const tokens = await mfa.complete("verify", body, requestMeta(request, server));
+    .post("/auth/mfa/verify", async ({ body, request, set }) => {
+      const tokens = await mfa.complete("verify", body, requestMeta(request));
       setCookie(set, request, tokens);
       return tokens;
     }, {
@@ -47,8 +47,8 @@ export function mfaRoutes(platform: Platform) {
       response: { 200: TokenResponse, ...publicErrors },
       detail: { tags: signinTags, summary: "Finish an MFA sign-in with an authenticator code", description: VERIFY_DOC },
     })
-    .post("/auth/mfa/recover", async ({ body, request, server, set }) => {
-      const tokens = await mfa.complete("recover", body, requestMeta(request, server));
+    .post("/auth/mfa/recover", async ({ body, request, set }) => {
+      const tokens = await mfa.complete("recover", body, requestMeta(request));
       setCookie(set, request, tokens);
       return tokens;
     }, {

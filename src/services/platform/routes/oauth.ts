@@ -55,8 +55,8 @@ export function oauthRoutes(platform: Platform) {
   const setCookie = sessionCookie(platform.ctx.config);
   // The JSON result (checked against Result) or, for a browser, a 303 Response; `any` because
   // Elysia's handler type takes one or the other, not a union of both.
-  const callback = async (c: { params: { provider: string }; request: Request; server: any; set: any }, input: CallbackInput): Promise<any> => {
-    const result = await oauth.callback(c.params.provider, input, requestMeta(c.request, c.server));
+  const callback = async (c: { params: { provider: string }; request: Request; set: any }, input: CallbackInput): Promise<any> => {
+    const result = await oauth.callback(c.params.provider, input, requestMeta(c.request));
     if ("tokens" in result) setCookie(c.set, c.request, result.tokens);
     c.set.headers["cache-control"] = "no-store";
     if (!isBrowserNavigation(c.request)) return result;
@@ -94,8 +94,8 @@ export function oauthRoutes(platform: Platform) {
     })
     .group("/v1/auth/oauth/:provider", (g) =>
       g
-        .get("/start", async ({ params, query, request, server, set }) => {
-          const url = await oauth.start(params.provider, query.return_to, requestMeta(request, server));
+        .get("/start", async ({ params, query, request, set }) => {
+          const url = await oauth.start(params.provider, query.return_to, requestMeta(request));
           set.status = 302;
           set.headers["location"] = url;
           set.headers["cache-control"] = "no-store";

@@ -65,7 +65,7 @@ export function boardGuard(deps: ServiceDeps) {
   // What onRequest found for a request, read back by the derive and by mapResponse.
   const counted = new WeakMap<Request, Counted>();
   return new Elysia({ name: "tack-board-guard" })
-    .onRequest(async ({ request, server, set }) => {
+    .onRequest(async ({ request, set }) => {
       if (!underBase(request.url) || counted.has(request)) return;
       const bearer = bearerFrom(request.headers.get("authorization"));
       const principal: Principal | null = await platform.authz.resolve(bearer, bearer ? null : sessionCookieOf(request));
@@ -74,7 +74,7 @@ export function boardGuard(deps: ServiceDeps) {
       const cls = rateClassOf(request.method, new URL(request.url).pathname);
       const limit = limits[cls];
       if (limit <= 0) return;
-      const key = `tack:${cls}:${keyOf(principal, principal ? null : requestMeta(request, server).ip)}`;
+      const key = `tack:${cls}:${keyOf(principal, principal ? null : requestMeta(request).ip)}`;
       const hit = await ctx.ratelimit.hit(key, limit, RATE_WINDOW_MS);
       // Until a counted request leaves the window; above the limiter's exact-log ceiling (a
       // counter per fixed window, core/ratelimit.ts), until the current window ends.
@@ -95,8 +95,8 @@ export function boardGuard(deps: ServiceDeps) {
         return new Response(JSON.stringify({ error: { code: "RATE_LIMITED", message, details: [] } }), { status: 429, headers: { "content-type": "application/json", ...headers } });
       }
     })
-    .derive({ as: "scoped" }, async ({ request, server }) => {
-      const meta = requestMeta(request, server);
+    .derive({ as: "scoped" }, async ({ request }) => {
+      const meta = requestMeta(request);
       const state = counted.get(request);
       // An unknown credential is a 401 here, before the board validates the input.
       if (state) return { principal: knownPlatformCaller(request, state.principal), meta };
