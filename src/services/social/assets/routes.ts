@@ -5,7 +5,7 @@ import { PUBLIC, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, LANE_PREFIX, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { CommunityParams, ErrorBody, errors, laneParams, OneOf, Uuid, UuidOut } from "../core/schemas";
+import { CommunityParams, ErrorBody, errors, laneParams, OneOf, Pagination, PageQuery, Uuid, UuidOut } from "../core/schemas";
 import { ASSET_MAX_BYTES, RENDITION_NAMES, type AssetService } from "./service";
 
 const tags = ["Community: assets"];
@@ -84,10 +84,29 @@ export function assetRoutes(assets: AssetService, deps: LaneRouteDeps) {
         response: { 201: t.Object({ asset: Asset, upload_url: t.String({ description: "Signed; PUT the bytes here within 15 minutes" }), upload_method: t.String(), upload_expires_at: t.String(), max_bytes: t.Integer() }), ...errors, 409: ErrorBody },
         detail: { tags, summary: "Two-step upload, step 1: an asset in status uploading and its signed upload URL (action social.create)", description: IDEMPOTENT.trim() },
       })
+      .get("/assets", (c) => assets.list(requirePrincipal(c.principal), c.params.community_id, c.query), {
+        params: CommunityParams,
+        query: t.Object({ ...PageQuery.properties, owner_actor_id: t.Optional(Uuid("Only this actor's assets")) }),
+        response: { 200: t.Object({ data: t.Array(Asset), pagination: Pagination }), ...errors },
+        detail: { tags, summary: "Assets of the community, newest first, in every status (action social.list)" },
+      })
       .get("/assets/:asset_id", (c) => assets.get(requirePrincipal(c.principal), c.params.community_id, c.params.asset_id), {
         params: laneParams("asset_id"),
         response: { 200: Asset, ...errors },
         detail: { tags, summary: "Read an asset with freshly signed rendition URLs (action social.read)" },
+      })
+      .delete("/assets/:asset_id", async (c) => {
+        await assets.remove(requirePrincipal(c.principal), c.params.community_id, c.params.asset_id);
+        c.set.status = 204;
+      }, {
+        params: laneParams("asset_id"),
+        response: errors,
+        detail: {
+          tags,
+          summary: "Delete an asset and its renditions (action social.delete); 204",
+          description: "Posts and comments that attached it keep the reference; reads of the asset and its signed URLs then answer 404.",
+          responses: noContent(),
+        },
       }),
   );
 }

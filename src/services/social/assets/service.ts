@@ -21,6 +21,7 @@ import { ApiError, badRequest, forbidden, notFound } from "../../../core/errors"
 import { uuid } from "../../../core/ids";
 import { loadSharp } from "../../../core/sharp-runtime";
 import { dialect } from "../../../core/store/sql";
+import { page, pageArgs } from "../core/common";
 import type { PostService } from "../posts/service";
 import { RENDITIONS, type RenditionName } from "./renditions";
 import * as store from "./store";
@@ -144,6 +145,32 @@ export class AssetService {
     return this.view(r);
   }
 
+  /** The community's assets, newest first (all statuses); `owner_actor_id` narrows to one actor's. */
+  async list(pr: Principal, communityId: string, q: { limit?: number; cursor?: string; owner_actor_id?: string }) {
+    const c = await this.posts.lane.community(pr, communityId, "social.list");
+    const { limit, after } = pageArgs(q);
+    // A filter by an actor that does not exist is 404, like every other unknown id.
+    const owner = q.owner_actor_id === undefined ? null : (await this.posts.lane.actor(this.ctx.db, c.id, q.owner_actor_id, "owner_actor_id")).id;
+    const rows = await store.listAssets(this.ctx.db, c.id, owner, after, limit + 1);
+    return page(rows, limit, (r) => ({ k: r.created_at, id: r.id }), (r) => this.view(r));
+  }
+
+  /**
+   * Deletes an asset and its stored bytes. Posts and comments that attached it keep the
+   * reference (as a file deleted from a bucket leaves links to it): reads of it answer 404.
+   */
+  async remove(pr: Principal, communityId: string, id: string): Promise<void> {
+    const c = await this.posts.lane.community(pr, communityId, "social.delete");
+    const r = await store.assetById(this.ctx.db, c.id, id.toLowerCase());
+    if (!r) throw notFound("Asset");
+    await store.deleteAsset(this.ctx.db, r.id);
+    await this.deleteObjects(r.object_key, JSON.parse(r.renditions) as store.Rendition[]);
+  }
+
+  private async deleteObjects(original: string | null, renditions: store.Rendition[]): Promise<void> {
+    for (const key of [original, ...renditions.map((x) => x.key)]) if (key) await this.ctx.objects.delete(key);
+  }
+
   /** Serves a rendition to whoever holds an unexpired signed URL. */
   async rendition(communityId: string, id: string, name: RenditionName, q: { expires?: string; sig?: string }): Promise<Response> {
     // name is never "upload" (the route's schema: RENDITION_NAMES), so an upload URL's signature reads nothing.
@@ -174,11 +201,17 @@ export class AssetService {
       patch = { status: "failed", failure_reason: e instanceof AssetError ? e.reason : "corrupt_image" };
     }
     const now = this.posts.now();
-    await tx(this.ctx.db, async (t) => {
-      if (!(await store.finish(t, a.id, { ...patch, lease_until: null, updated_at: now }))) return;
+    const finished = await tx(this.ctx.db, async (t) => {
+      if (!(await store.finish(t, a.id, { ...patch, lease_until: null, updated_at: now }))) return false;
       const row = { ...a, ...patch, lease_until: null, updated_at: now } as store.AssetRow;
       await this.posts.emit(t, a.community_id, row.status === "ready" ? "asset.ready" : "asset.failed", this.view(row));
+      return true;
     });
+    // Deleted while it was being processed: the bytes just written belong to nothing. (Not
+    // when another node finished it first: it wrote the same keys, which its row now names.)
+    if (!finished && !(await store.assetById(this.ctx.db, a.community_id, a.id))) {
+      await this.deleteObjects(patch.object_key ?? a.object_key, patch.renditions ? (JSON.parse(patch.renditions) as store.Rendition[]) : []);
+    }
   }
 
   private async render(a: store.AssetRow): Promise<Partial<store.AssetRow>> {

@@ -1,5 +1,6 @@
 /** SQL of uploaded assets. */
 import type { Sql } from "../../../core/db";
+import type { Keyset } from "../core/keyset";
 import type { RenditionName } from "./renditions";
 
 export interface AssetRow {
@@ -36,6 +37,23 @@ export async function insertAsset(db: Sql, r: AssetRow): Promise<void> {
 }
 
 export const assetById = (db: Sql, communityId: string, id: string) => db.get<AssetRow>("SELECT * FROM social_assets WHERE id = ? AND community_id = ?", id, communityId);
+
+/** The community's assets, newest first; only `ownerId`'s when given. */
+export function listAssets(db: Sql, communityId: string, ownerId: string | null, after: Keyset | null, limit: number): Promise<AssetRow[]> {
+  const where = ["community_id = ?"];
+  const args: (string | number)[] = [communityId];
+  if (ownerId) {
+    where.push("owner_actor_id = ?");
+    args.push(ownerId);
+  }
+  if (after) {
+    where.push("(created_at, id) < (?, ?)");
+    args.push(after.k, after.id);
+  }
+  return db.all<AssetRow>(`SELECT * FROM social_assets WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`, ...args, limit);
+}
+
+export const deleteAsset = (db: Sql, id: string) => db.run("DELETE FROM social_assets WHERE id = ?", id);
 
 /** Claims up to `limit` processing assets whose lease is free (the caller's transaction; skipLocked on PostgreSQL). */
 export async function claim(db: Sql, now: string, leaseUntil: string, limit: number, skipLocked: string): Promise<AssetRow[]> {
