@@ -59,12 +59,36 @@ describe("analytics", () => {
     expect(r.body.daily).toHaveLength(30);
     expect(r.body.daily.at(-1)).toEqual({ date: today, signups: 3, approvals: 1, rejections: 0, referrals: 1, views: 4 });
     expect(r.body.totals).toMatchObject({ signups: 3, views: 4, conversion_rate: 0.75 });
-    expect(r.body.variants).toContainEqual({ variant_id: v.id, name: "default", views: 4, signups: 2, conversion_rate: 0.5 });
+    // c named no variant: she counts for the default one, whose page she was shown.
+    expect(r.body.variants).toEqual([{ variant_id: v.id, name: "default", views: 4, signups: 3, conversion_rate: 0.75 }]);
     expect(r.body.top_referrers).toEqual([{ entry_id: a.body.id, email: "a@example.com", name: null, referral_code: a.body.referral_code, referral_count: 1 }]);
     expect(r.body.utm_sources).toEqual([{ source: "hn", signups: 2 }, { source: "x", signups: 1 }]);
     expect((await app.call("GET", `${w.base}/analytics?since=2026-01-01&until=2026-12-31`, { token: w.token })).body.daily).toHaveLength(365);
     expect((await app.call("GET", `${w.base}/analytics?since=2025-01-01&until=2026-12-31`, { token: w.token })).status).toBe(400);
     expect((await app.call("GET", `${w.base}/analytics?since=yesterday`, { token: w.token })).status).toBe(400);
+  });
+
+  test("sign-ups that name no variant count for the default variant, against its views (never a 0% row beside a 300% total)", async () => {
+    const w = await createWaitlist(app);
+    const def = (await app.call("GET", `${w.base}/variants`, { token: w.token })).body.data[0];
+    // The default is the oldest variant, whatever it is called now; a second one gets views of its own.
+    expect((await app.call("PATCH", `${w.base}/variants/${def.id}`, { token: w.token, body: { name: "original" } })).status).toBe(200);
+    const bold = (await app.call("POST", `${w.base}/variants`, { token: w.token, body: { name: "bold", weight: 1 } })).body;
+    const shown = { [def.id]: 0, [bold.id]: 0 } as Record<string, number>;
+    for (let i = 0; i < 12; i++) shown[(await app.call("GET", `${w.pub}?visitor=t${i}`)).body.variant.id]! += 1;
+    expect(shown[def.id]).toBeGreaterThan(2);
+    expect(shown[bold.id]).toBeGreaterThan(0);
+    // Three sign-ups from a form that posts no variant_id, one that names bold.
+    for (const email of ["n1@example.com", "n2@example.com", "n3@example.com"]) expect((await join(app, w, { email })).status).toBe(201);
+    expect((await join(app, w, { email: "b1@example.com", variant_id: bold.id })).status).toBe(201);
+    const r = (await app.call("GET", `${w.base}/analytics`, { token: w.token })).body;
+    const rate = (s: number, v: number) => Math.round((s / v) * 10000) / 10000;
+    expect(r.variants).toEqual([
+      { variant_id: def.id, name: "original", views: shown[def.id], signups: 3, conversion_rate: rate(3, shown[def.id]!) },
+      { variant_id: bold.id, name: "bold", views: shown[bold.id], signups: 1, conversion_rate: rate(1, shown[bold.id]!) },
+    ]);
+    expect(r.totals).toMatchObject({ signups: 4, views: 12, conversion_rate: rate(4, 12) });
+
   });
 
   test("since and until are real calendar dates YYYY-MM-DD: anything else is 400 naming the field, and the OpenAPI says so", async () => {

@@ -238,7 +238,9 @@ export const Analytics = t.Object({
   until: t.String(),
   totals: t.Object({ signups: t.Integer(), approvals: t.Integer(), rejections: t.Integer(), referrals: t.Integer(), views: t.Integer(), conversion_rate: Rate }),
   daily: t.Array(t.Object({ date: t.String(), signups: t.Integer(), approvals: t.Integer(), rejections: t.Integer(), referrals: t.Integer(), views: t.Integer() })),
-  variants: t.Array(t.Object({ variant_id: Str, name: Str, views: t.Integer(), signups: t.Integer(), conversion_rate: Rate })),
+  variants: t.Array(t.Object({ variant_id: Str, name: Str, views: t.Integer(), signups: t.Integer(), conversion_rate: Rate }), {
+    description: "Per variant. Sign-ups that name no variant count for the default one (the oldest: the one every waitlist starts with), as its page is what they were shown; variant_id null only when no variant is left.",
+  }),
   top_referrers: t.Array(t.Object({ entry_id: t.String(), email: t.String(), name: Str, referral_code: t.String(), referral_count: t.Integer() })),
   utm_sources: t.Array(t.Object({ source: Str, signups: t.Integer() })),
 });

@@ -8,7 +8,12 @@
  *
  * Analytics (?since, ?until: YYYY-MM-DD, inclusive, UTC; default the last 30 days; at most 366):
  * per day sign-ups, approvals, rejections (by decision day), referred sign-ups and views;
- * per variant views, sign-ups and conversion_rate = sign-ups / views (null without views);
+ * per variant views, sign-ups and conversion_rate = sign-ups / views (null without views).
+ * Sign-ups that name no variant (a form that does not post the variant_id it was shown) and
+ * views counted while the waitlist had no variant belong to the default variant (the oldest,
+ * the one every waitlist starts with): a one-variant page always shows it, and counting them
+ * apart set one row's sign-ups against another row's views (a 0% row beside a 300% total).
+ * Only a waitlist with no variant left keeps a row without one;
  * top 10 referrers (all time) and sign-ups by utm_source in the range.
  */
 import type { RequestMeta } from "../../access/http";
@@ -184,14 +189,18 @@ export class VariantService {
       daily.set(date, { date, signups: 0, approvals: 0, rejections: 0, referrals: 0, views: 0 });
     }
     const perVariant = new Map<string, { views: number; signups: number }>();
-    const pv = (id: string) => perVariant.get(id) ?? perVariant.set(id, { views: 0, signups: 0 }).get(id)!;
+    const fallback = variants[0]?.id ?? "";
+    const pv = (id: string | null) => {
+      const key = id || fallback;
+      return perVariant.get(key) ?? perVariant.set(key, { views: 0, signups: 0 }).get(key)!;
+    };
     for (const r of signups) {
       const d = daily.get(r.day);
       if (d) {
         d.signups += Number(r.signups);
         d.referrals += Number(r.referred);
       }
-      pv(r.variant_id ?? "").signups += Number(r.signups);
+      pv(r.variant_id).signups += Number(r.signups);
     }
     for (const r of decisions) {
       const d = daily.get(r.day);
@@ -204,10 +213,12 @@ export class VariantService {
       pv(r.variant_id).views += Number(r.views);
     }
     const names = new Map(variants.map((v) => [v.id, v.name]));
-    const byVariant = [...perVariant.entries()]
-      .filter(([id]) => id !== "" || perVariant.get("")!.views + perVariant.get("")!.signups > 0)
-      .map(([id, c]) => ({ variant_id: id === "" ? null : id, name: id === "" ? null : (names.get(id) ?? null), views: c.views, signups: c.signups, conversion_rate: c.views ? Math.round((c.signups / c.views) * 10000) / 10000 : null }));
-    for (const v of variants) if (!perVariant.has(v.id)) byVariant.push({ variant_id: v.id, name: v.name, views: 0, signups: 0, conversion_rate: null });
+    // The waitlist's variants in their order, then deleted ones and the row without one.
+    const ids = [...names.keys(), ...[...perVariant.keys()].filter((id) => !names.has(id))];
+    const byVariant = ids.map((id) => {
+      const c = perVariant.get(id) ?? { views: 0, signups: 0 };
+      return { variant_id: id === "" ? null : id, name: names.get(id) ?? null, views: c.views, signups: c.signups, conversion_rate: c.views ? Math.round((c.signups / c.views) * 10000) / 10000 : null };
+    });
     const list = [...daily.values()];
     const sum = (k: "signups" | "approvals" | "rejections" | "referrals" | "views") => list.reduce((a, d) => a + d[k], 0);
     return {
