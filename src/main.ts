@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
+import { listenCommand } from "./cli/listen";
 import { createBackup, restoreBackup } from "./core/backup";
 import { lockDataDir } from "./core/data-dir-lock";
 import { openDatabase } from "./core/db";
@@ -29,6 +30,8 @@ Commands:
                                              replaces what DATA_DIR holds (stop the server first)
   version                                    Print the version
   healthcheck                                GET /healthz of the local server; exit 0 when healthy, 1 otherwise
+  listen --secret whsec_... [--port 9000]    For development: receive webhooks on loopback, verify their
+         [--host 127.0.0.1] [--count N]      signatures and print them (bunker listen --help)
 `;
 
 function fail(message: string, code = 1): never {
@@ -285,6 +288,8 @@ async function main(argv: string[]) {
       return restoreCommand(rest);
     case "healthcheck":
       return healthcheck();
+    case "listen":
+      return listenCommand(rest);
     case "version":
     case "--version":
       console.log(VERSION);
