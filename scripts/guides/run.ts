@@ -90,6 +90,8 @@ async function startServer(binary: string, work: string, ports: Ports, vars: Rec
     HOME: work,
     LOG_LEVEL: "info",
     PUBLIC_URL: `http://localhost:${ports.http}`,
+    // A port nothing listens on: a guide's mail domain checks never reach real DNS (a guide may say otherwise).
+    DNS_SERVERS: `127.0.0.1:${freePort()}`,
     ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, rewritePorts(v, ports)])),
     // The runner's, whatever the guide says: the document's own data and ports.
     DATA_DIR: join(work, "data"),
