@@ -1,0 +1,113 @@
+/**
+ * Actors of a community: the paged list, lookup by id or external id, and one actor's card
+ * with its counters, metadata and status (suspend, reactivate).
+ */
+import { useState } from "preact/hooks";
+import { api, get } from "../../lib/api";
+import { ActionButton, Badge, ErrorNote, Form, Json, Loading, PagedTable, Section, useLoad, when } from "../../lib/ui";
+import { lane, tone } from "./shared";
+
+export function Actors({ communityId }: { communityId: string }) {
+  const [open, setOpen] = useState<any>(null);
+  const [tick, setTick] = useState(0);
+  return (
+    <>
+      <Section title="Look up an actor">
+        <Form
+          id="actor-lookup"
+          inline
+          submitLabel="Look up"
+          fields={[
+            { name: "by", label: "By", type: "select", options: [{ value: "external", label: "external id" }, { value: "id", label: "actor id" }] },
+            { name: "ref", label: "Id", required: true },
+          ]}
+          onSubmit={async (v) => {
+            const ref = encodeURIComponent(String(v.ref ?? "").trim());
+            setOpen(await get(v.by === "id" ? `${lane(communityId)}/actors/${ref}` : `${lane(communityId)}/actors/by-external/${ref}`));
+            setTick((t) => t + 1);
+          }}
+        />
+      </Section>
+      {open && <ActorCard communityId={communityId} actor={open} onChange={(a) => (setOpen(a), setTick(tick + 1))} onClose={() => setOpen(null)} />}
+      <Section title="Actors" actions={<ActionButton label="Refresh" run={async () => setTick((t) => t + 1)} />}>
+        <PagedTable
+          label="Actors"
+          path={`${lane(communityId)}/actors`}
+          reloadKey={tick}
+          empty="No actor yet: your backend creates them (POST /actors)."
+          onRow={setOpen}
+          columns={[
+            { label: "External id", cell: (a: any) => <code>{a.external_id}</code> },
+            { label: "Name", cell: (a: any) => a.display_name ?? "—" },
+            { label: "Status", cell: (a: any) => <Badge text={a.status} tone={tone(a.status === "deleted" ? "archived" : a.status)} /> },
+            { label: "Private", cell: (a: any) => (a.is_private ? "yes" : "no") },
+            { label: "Created", cell: (a: any) => when(a.created_at) },
+          ]}
+        />
+      </Section>
+    </>
+  );
+}
+
+function ActorCard({ communityId, actor, onChange, onClose }: { communityId: string; actor: any; onChange: (a: any) => void; onClose: () => void }) {
+  const path = `${lane(communityId)}/actors/${actor.id}`;
+  const counters = useLoad(() => get(`${path}/counters`), [path, actor.updated_at]);
+  const setStatus = async (status: string) => onChange(await api("PATCH", path, { status }));
+  const n = counters.data;
+  return (
+    <Section
+      title={`Actor ${actor.display_name ?? actor.external_id}`}
+      actions={
+        <button type="button" class="secondary small" onClick={onClose}>
+          Close
+        </button>
+      }
+    >
+      <dl class="facts" data-testid="actor">
+        <dt>Id</dt>
+        <dd>
+          <code>{actor.id}</code>
+        </dd>
+        <dt>External id</dt>
+        <dd>
+          <code>{actor.external_id}</code>
+        </dd>
+        <dt>Status</dt>
+        <dd>
+          <Badge text={actor.status} tone={tone(actor.status === "deleted" ? "archived" : actor.status)} />
+          {actor.shadow_banned_at && <span class="muted"> shadow-banned until {when(actor.shadow_banned_until)}</span>}
+        </dd>
+        <dt>Private</dt>
+        <dd>{actor.is_private ? "yes" : "no"}</dd>
+      </dl>
+      <h3>Counters</h3>
+      <ErrorNote error={counters.error} />
+      {n ? (
+        <dl class="facts" data-testid="counters">
+          <dt>Followers</dt>
+          <dd>{n.follower_count}</dd>
+          <dt>Following</dt>
+          <dd>{n.following_count}</dd>
+          <dt>Posts</dt>
+          <dd>{n.post_count}</dd>
+          <dt>Comments</dt>
+          <dd>{n.comment_count}</dd>
+          <dt>Blocks</dt>
+          <dd>{n.blocks_count}</dd>
+        </dl>
+      ) : (
+        !counters.error && <Loading />
+      )}
+      {Object.keys(actor.metadata ?? {}).length > 0 && (
+        <>
+          <h3>Metadata</h3>
+          <Json value={actor.metadata} />
+        </>
+      )}
+      <div class="row-actions">
+        {actor.status === "active" && <ActionButton label="Suspend actor" run={() => setStatus("suspended")} />}
+        {actor.status === "suspended" && <ActionButton label="Reactivate actor" run={() => setStatus("active")} />}
+      </div>
+    </Section>
+  );
+}
