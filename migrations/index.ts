@@ -47,6 +47,7 @@ import m0052 from "./0052_mail_messages.sql" with { type: "text" };
 import m0053 from "./0053_mail_sending.sql" with { type: "text" };
 import m0054 from "./0054_mail_mailboxes.sql" with { type: "text" };
 import m0055 from "./0055_mail_handover.sql" with { type: "text" };
+import m0056 from "./0056_mail_sandbox.sql" with { type: "text" };
 import m0060 from "./0060_tack_board.sql" with { type: "text" };
 import m0061 from "./0061_tack_webhook_scope.sql" with { type: "text" };
 import m0070 from "./0070_waitlist.sql" with { type: "text" };
@@ -110,6 +111,7 @@ export const MIGRATIONS: Migration[] = [
   { name: "0053_mail_sending", sql: m0053 },
   { name: "0054_mail_mailboxes", sql: m0054 },
   { name: "0055_mail_handover", sql: m0055 },
+  { name: "0056_mail_sandbox", sql: m0056 },
   { name: "0060_tack_board", sql: m0060 },
   { name: "0061_tack_webhook_scope", sql: m0061 },
   { name: "0070_waitlist", sql: m0070 },

@@ -26,6 +26,8 @@ const message = (over: Record<string, unknown> = {}) => ({
   delivered_at: null,
   deferred_at: null,
   deferral_count: 0,
+  sandbox: false,
+  delivered_to: null,
   ...over,
 });
 
@@ -37,6 +39,8 @@ const domain = (over: Record<string, unknown> = {}) => ({
   status: "active",
   verified_at: T1,
   last_dns_check_at: T1,
+  created_at: T0,
+  sandbox: false,
   ...over,
 });
 
@@ -44,7 +48,8 @@ const EVENTS: EventTypeInfo[] = [
   { type: "email.sent", description: "The relay or the recipient's MX accepted the message (not proof of delivery).", example: message({ status: "sent", sent_at: T1 }) },
   {
     type: "email.delivered",
-    description: "Recipient-side evidence shows the message was delivered.",
+    description:
+      "Recipient-side evidence shows the message was delivered; for a sandbox domain's message (sandbox: true), delivered_to says where it went: mailbox (an active mailbox of this instance) or outbox (the dev outbox).",
     example: message({ status: "delivered", sent_at: T0, delivered_at: T1 }),
   },
   {

@@ -13,12 +13,13 @@ import { inboundPart, type InboundService } from "./inbound/part";
 import { mailboxesPart } from "./mailboxes/part";
 import { MAIL_WEBHOOKS } from "./events";
 import { messagesPart } from "./messages/part";
+import { sandboxPart } from "./sandbox/part";
 import { sendingPart } from "./sending/part";
 import type { MailPart, MailParts } from "./part";
 import { Uuid } from "./schemas";
 
 /** In creation order: a part may use those before it. */
-const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart, sendingPart, mailboxesPart, inboundPart];
+const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart, sendingPart, mailboxesPart, inboundPart, sandboxPart];
 
 export const mailModule = defineService({
   name: "mail",

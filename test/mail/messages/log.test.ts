@@ -48,7 +48,7 @@ describe("list", () => {
     expect(all.body.data[1]).toEqual({
       id: a.id, workspace_id: ws.id, domain_id: a.domain_id, from_address: "hello@mail.acme.example", to_address: "ada@example.com", subject: "Your 100% discount_code",
       template_name: "promo", status: "queued", smtp_transcript: null, spf_result: null, dkim_result: null, dmarc_result: null, bounce_code: null, bounce_detail: null,
-      created_at: a.created_at, sent_at: null, delivered_at: null, deferred_at: null, deferral_count: 0,
+      created_at: a.created_at, sent_at: null, delivered_at: null, deferred_at: null, deferral_count: 0, sandbox: false, delivered_to: null,
     });
     const ids = async (q: string) => {
       const r = await app.call("GET", `${base(ws.id)}?${q}`, { token });

@@ -32,7 +32,10 @@ export interface DomainView {
   failed_at: string | null;
   created_at: string;
   updated_at: string;
+  /** The records to publish; none for the sandbox domain (it needs no DNS). */
   dns_instructions: DnsInstruction[];
+  /** The workspace's sandbox domain (for trying Bunker out, not for production); false for every other domain. */
+  sandbox: boolean;
 }
 
 export class DomainsContext extends MailPartContext {
@@ -63,7 +66,8 @@ export class DomainsContext extends MailPartContext {
       failed_at: r.failed_at,
       created_at: r.created_at,
       updated_at: r.updated_at,
-      dns_instructions: this.instructions(r),
+      dns_instructions: r.sandbox ? [] : this.instructions(r),
+      sandbox: r.sandbox === 1,
     };
   }
 
@@ -79,6 +83,7 @@ export class DomainsContext extends MailPartContext {
       verified_at: r.verified_at,
       last_dns_check_at: r.last_dns_check_at,
       created_at: r.created_at,
+      sandbox: r.sandbox === 1,
       ...extra,
     };
   }

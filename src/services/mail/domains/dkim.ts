@@ -2,7 +2,8 @@
  * DKIM keys of domains: new RSA keys (private key encrypted with the secret box), selectors,
  * the key that signs now, and rotation. Rotation on an active domain keeps the old selector
  * signing until a DNS check sees the new record (checks.ts then drops the old key); on a
- * domain that is not active the key is simply replaced.
+ * domain that is not active, and on the sandbox domain (no record to wait for), the key is
+ * simply replaced.
  */
 import { generateKeyPair } from "node:crypto";
 import { promisify } from "node:util";
@@ -60,12 +61,14 @@ export class DkimRotation {
       const selector = dkimSelector(ctx, [r.dkim_selector, r.dkim_prev_selector]);
       const patch: store.DomainPatch = { dkim_selector: selector, dkim_public_key: key.publicPem, dkim_private_key: key.privateEnc };
       // The key that signs now keeps signing: the current one, or the previous one when an
-      // earlier rotation has not been seen yet.
-      if (r.status === "active" && r.dkim_prev_selector === null) {
+      // earlier rotation has not been seen yet. A sandbox domain publishes no record to wait
+      // for: its new key signs at once.
+      const waits = r.status === "active" && r.sandbox === 0;
+      if (waits && r.dkim_prev_selector === null) {
         patch.dkim_prev_selector = r.dkim_selector;
         patch.dkim_prev_public_key = r.dkim_public_key;
         patch.dkim_prev_private_key = r.dkim_private_key;
-      } else if (r.status !== "active") {
+      } else if (!waits) {
         patch.dkim_prev_selector = null;
         patch.dkim_prev_public_key = null;
         patch.dkim_prev_private_key = null;

@@ -32,3 +32,6 @@ export function normaliseFqdn(input: unknown): string {
   }
   return ascii;
 }
+
+/** Names under sandbox.<mail hostname> belong to sandbox domains (sandbox/): no other domain may take one. */
+export const isSandboxName = (fqdn: string, mailHostname: string) => fqdn.endsWith(`.sandbox.${mailHostname.toLowerCase()}`);

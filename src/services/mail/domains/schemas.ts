@@ -52,7 +52,12 @@ export const Domain = t.Object({
   failed_at: t.Nullable(t.String()),
   created_at: t.String(),
   updated_at: t.String(),
-  dns_instructions: t.Array(DnsInstruction),
+  dns_instructions: t.Array(DnsInstruction, { description: "Empty for the sandbox domain" }),
+  sandbox: t.Boolean({
+    description:
+      "true for the workspace's sandbox domain (POST /domains/sandbox): for trying Bunker out, not for production. Active without DNS; its mail never leaves this instance " +
+      "(mail to an active mailbox here is delivered into it, everything else is caught in the dev outbox, GET /outbox). false for every other domain.",
+  }),
 });
 
 export const DomainList = t.Object({ data: t.Array(Domain) });

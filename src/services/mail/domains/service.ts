@@ -26,7 +26,7 @@ import { DomainChecks } from "./checks";
 import { DomainsContext, type DomainView } from "./context";
 import { DkimRotation, dkimSelector, newDkimKey, signingKey } from "./dkim";
 import { createMailResolver, type MailResolver } from "./dns";
-import { normaliseFqdn } from "./fqdn";
+import { isSandboxName, normaliseFqdn } from "./fqdn";
 import * as store from "./store";
 
 export type { DomainView } from "./context";
@@ -44,6 +44,8 @@ export interface SendDomain {
   /** The selector and key that sign now (the previous ones while a rotation is pending). */
   dkim_selector: string;
   dkim_private_key_pem: string;
+  /** The sandbox domain: its mail is delivered on this instance, never relayed (sandbox/). */
+  sandbox: boolean;
 }
 
 /** A check a later part registers: a reason when the domain is in use (DELETE answers 409 DOMAIN_IN_USE), else null. */
@@ -77,52 +79,79 @@ export class DomainService {
   async create(p: Principal, workspaceId: string, input: { fqdn?: unknown; intent?: unknown }, meta?: RequestMeta): Promise<DomainView> {
     const ws = await this.c.workspace(p, workspaceId, "mail.domain.write");
     const fqdn = normaliseFqdn(input.fqdn);
+    if (isSandboxName(fqdn, this.ctx.config.mailHostname)) throw invalidField("fqdn", `names under sandbox.${this.ctx.config.mailHostname} are for sandbox domains (POST /domains/sandbox)`);
     const intent = input.intent === undefined ? "send" : input.intent;
     if (typeof intent !== "string" || !(INTENTS as readonly string[]).includes(intent)) throw invalidField("intent", `one of ${INTENTS.join(", ")}`);
     const exists = () => conflict(`The domain ${fqdn} is already in this workspace`, "DOMAIN_EXISTS");
     if (await store.domainByFqdn(this.ctx.db, ws.id, fqdn)) throw exists();
-    const key = await newDkimKey(this.ctx);
-    const id = uuid();
-    const now = this.ctx.clock.iso();
     try {
-      await tx(this.ctx.db, async (t) => {
+      const row = await this.insert(p, ws.id, { fqdn, intent: intent as store.DomainIntent, sandbox: false }, meta, async (t) => {
         if (await store.domainByFqdn(t, ws.id, fqdn)) throw exists();
-        const seq = await store.nextSeq(t, ws.id);
-        const row: store.DomainRow = {
-          id,
-          workspace_id: ws.id,
-          seq,
-          owner_account_id: p.kind === "api_key" ? p.createdBy : p.accountId,
-          fqdn,
-          intent: intent as store.DomainIntent,
-          status: "pending",
-          verification_token: randomHex(16),
-          test_token: randomHex(8),
-          test_received_at: null,
-          dkim_selector: dkimSelector(this.ctx, []),
-          dkim_public_key: key.publicPem,
-          dkim_private_key: key.privateEnc,
-          dkim_prev_selector: null,
-          dkim_prev_public_key: null,
-          dkim_prev_private_key: null,
-          dns_provider: null,
-          dns_check_results: "{}",
-          last_dns_check_at: null,
-          dns_check_lease_until: null,
-          verified_at: null,
-          failed_at: null,
-          created_at: now,
-          updated_at: now,
-        };
-        await store.insertDomain(t, row);
-        await this.c.emit(t, ws.id, "domain.created", this.c.eventData(row));
-        await audit(t, this.ctx, { actor: p, action: "mail.domain.create", workspaceId: ws.id, target: { type: "mail_domain", id }, meta, metadata: { fqdn, intent } });
       });
+      return this.c.view(row);
     } catch (e) {
       if (isUniqueViolation(e)) throw exists();
       throw e;
     }
-    return this.c.view((await store.domainById(this.ctx.db, id))!);
+  }
+
+  /**
+   * Writes a new domain with a fresh DKIM key, its domain.created event and audit entry in
+   * one transaction (`check` runs first inside it). A sandbox domain is active from the
+   * start and never checked; every other domain starts pending.
+   */
+  async insert(
+    p: Principal,
+    workspaceId: string,
+    d: { fqdn: string; intent: store.DomainIntent; sandbox: boolean },
+    meta: RequestMeta | undefined,
+    check: (t: Sql) => Promise<void>,
+  ): Promise<store.DomainRow> {
+    const key = await newDkimKey(this.ctx);
+    const id = uuid();
+    const now = this.ctx.clock.iso();
+    await tx(this.ctx.db, async (t) => {
+      await check(t);
+      const seq = await store.nextSeq(t, workspaceId);
+      const row: store.DomainRow = {
+        id,
+        workspace_id: workspaceId,
+        seq,
+        owner_account_id: p.kind === "api_key" ? p.createdBy : p.accountId,
+        fqdn: d.fqdn,
+        intent: d.intent,
+        status: d.sandbox ? "active" : "pending",
+        verification_token: randomHex(16),
+        test_token: randomHex(8),
+        test_received_at: null,
+        dkim_selector: dkimSelector(this.ctx, []),
+        dkim_public_key: key.publicPem,
+        dkim_private_key: key.privateEnc,
+        dkim_prev_selector: null,
+        dkim_prev_public_key: null,
+        dkim_prev_private_key: null,
+        dns_provider: null,
+        dns_check_results: "{}",
+        last_dns_check_at: null,
+        dns_check_lease_until: null,
+        verified_at: d.sandbox ? now : null,
+        failed_at: null,
+        created_at: now,
+        updated_at: now,
+        sandbox: d.sandbox ? 1 : 0,
+      };
+      await store.insertDomain(t, row);
+      await this.c.emit(t, workspaceId, "domain.created", this.c.eventData(row));
+      await audit(t, this.ctx, {
+        actor: p,
+        action: "mail.domain.create",
+        workspaceId,
+        target: { type: "mail_domain", id },
+        meta,
+        metadata: { fqdn: d.fqdn, intent: d.intent, ...(d.sandbox ? { sandbox: true } : {}) },
+      });
+    });
+    return (await store.domainById(this.ctx.db, id))!;
   }
 
   async list(p: Principal, workspaceId: string): Promise<{ data: DomainView[] }> {
@@ -194,6 +223,17 @@ export class DomainService {
     return r ? this.c.view(r) : null;
   }
 
+  /** The workspace's sandbox domain (sandbox/), or null. */
+  async sandboxOf(db: Sql, workspaceId: string): Promise<DomainView | null> {
+    const r = await store.sandboxDomain(db, workspaceId);
+    return r ? this.c.view(r) : null;
+  }
+
+  /** True when some workspace's sandbox domain has this name. */
+  sandboxNameTaken(db: Sql, fqdn: string): Promise<boolean> {
+    return store.sandboxFqdnTaken(db, fqdn);
+  }
+
   /** The workspace's active, send-capable domain with this name, with the key that signs now; null otherwise. */
   async activeSendDomain(db: Sql, workspaceId: string, fqdn: string): Promise<SendDomain | null> {
     let name: string;
@@ -205,7 +245,7 @@ export class DomainService {
     const r = await store.activeSendDomain(db, workspaceId, name);
     if (!r) return null;
     const key = signingKey(this.ctx, r);
-    return { id: r.id, workspace_id: r.workspace_id, fqdn: r.fqdn, intent: r.intent, dkim_selector: key.selector, dkim_private_key_pem: key.privateKeyPem };
+    return { id: r.id, workspace_id: r.workspace_id, fqdn: r.fqdn, intent: r.intent, dkim_selector: key.selector, dkim_private_key_pem: key.privateKeyPem, sandbox: r.sandbox === 1 };
   }
 
   /** Part 2: mail to test_address arrived. */

@@ -32,6 +32,8 @@ export interface DomainRow {
   failed_at: string | null;
   created_at: string;
   updated_at: string;
+  /** 1 for the workspace's sandbox domain (sandbox/): active without DNS, never checked, never relayed out. */
+  sandbox: number;
 }
 
 /** The next seq of the workspace (a counter row: numbers are never reused after a delete). */
@@ -41,21 +43,29 @@ export async function insertDomain(db: Sql, r: DomainRow): Promise<void> {
   await db.run(
     `INSERT INTO mail_domains (id, workspace_id, seq, owner_account_id, fqdn, intent, status, verification_token, test_token, test_received_at,
        dkim_selector, dkim_public_key, dkim_private_key, dkim_prev_selector, dkim_prev_public_key, dkim_prev_private_key, dns_provider,
-       dns_check_results, last_dns_check_at, dns_check_lease_until, verified_at, failed_at, created_at, updated_at)
+       dns_check_results, last_dns_check_at, dns_check_lease_until, verified_at, failed_at, created_at, updated_at, sandbox)
      VALUES ($id, $workspace_id, $seq, $owner_account_id, $fqdn, $intent, $status, $verification_token, $test_token, $test_received_at,
        $dkim_selector, $dkim_public_key, $dkim_private_key, $dkim_prev_selector, $dkim_prev_public_key, $dkim_prev_private_key, $dns_provider,
-       $dns_check_results, $last_dns_check_at, $dns_check_lease_until, $verified_at, $failed_at, $created_at, $updated_at)`,
+       $dns_check_results, $last_dns_check_at, $dns_check_lease_until, $verified_at, $failed_at, $created_at, $updated_at, $sandbox)`,
     { ...r },
   );
 }
 
-const norm = (r: DomainRow | null): DomainRow | null => (r ? { ...r, seq: Number(r.seq) } : null);
+const norm = (r: DomainRow | null): DomainRow | null => (r ? { ...r, seq: Number(r.seq), sandbox: Number(r.sandbox) } : null);
 
 export const domainById = async (db: Sql, id: string) => norm(await db.get<DomainRow>("SELECT * FROM mail_domains WHERE id = ?", id));
 
 /** One domain of a workspace; another workspace's id reads as absent. */
 export const domainInWorkspace = async (db: Sql, workspaceId: string, id: string) =>
   norm(await db.get<DomainRow>("SELECT * FROM mail_domains WHERE workspace_id = ? AND id = ?", workspaceId, id));
+
+/** The workspace's sandbox domain, if it has one (at most one: a unique index). */
+export const sandboxDomain = async (db: Sql, workspaceId: string) =>
+  norm(await db.get<DomainRow>("SELECT * FROM mail_domains WHERE workspace_id = ? AND sandbox = 1", workspaceId));
+
+/** True when some workspace's sandbox domain has this name (sandbox names are unique across workspaces). */
+export const sandboxFqdnTaken = async (db: Sql, fqdn: string): Promise<boolean> =>
+  (await db.get<{ id: string }>("SELECT id FROM mail_domains WHERE fqdn = ? AND sandbox = 1", fqdn)) !== null;
 
 export const domainByFqdn = async (db: Sql, workspaceId: string, fqdn: string) =>
   norm(await db.get<DomainRow>("SELECT * FROM mail_domains WHERE workspace_id = ? AND fqdn = ?", workspaceId, fqdn));
@@ -117,6 +127,7 @@ export async function claimDue(t: Sql, o: { pendingBefore: string; activeBefore:
       WHERE ((status = 'pending' AND (last_dns_check_at IS NULL OR last_dns_check_at <= ?))
           OR (status = 'active' AND (last_dns_check_at IS NULL OR last_dns_check_at <= ?)))
         AND (dns_check_lease_until IS NULL OR dns_check_lease_until <= ?)
+        AND sandbox = 0
       ORDER BY last_dns_check_at, id
       LIMIT ?${dialect(t).skipLocked}`,
     o.pendingBefore,

@@ -33,7 +33,7 @@ import type { MailParts } from "../part";
 import { authenticateMessage, DNS_CACHE_MS, mailauthResolver, type DnsLookup } from "./auth";
 import { parseMail, splitAddress, type ParsedMail } from "./parse";
 import { parseReport, type ReportOutcome } from "./reports";
-import { spamCheck } from "./spam";
+import { spamCheck, type AuthResults } from "./spam";
 import * as store from "./store";
 
 export const PURGE_JOB = "mail.inbound.retention";
@@ -129,15 +129,38 @@ export class InboundService {
     return `mail/inbound/${workspaceId}/${day}/${id}.eml`;
   }
 
-  private async store(msg: InboundMessage, parsed: ParsedMail, boxes: { box: boxStore.MailboxTarget; envelopeTo: string }[], tests: { id: string }[]) {
+  /**
+   * A message this instance wrote itself (the sandbox domain's, ../sandbox/) for `msg.to[0]`:
+   * when that is an active mailbox here, it is stored like a message received over SMTP
+   * (parsed, spam rules, email.received) with `auth` as its authentication results (it never
+   * crossed a network: there is nothing to look up), and `within` runs in the storing
+   * transaction. False (nothing stored) when the address is no mailbox of this instance.
+   */
+  async deliverLocal(msg: InboundMessage, auth: AuthResults, within: (t: Sql) => Promise<void>): Promise<boolean> {
+    const target = await this.classify(msg.to[0] ?? "");
+    if (target?.kind !== "mailbox") return false;
+    const parsed = await parseMail(msg.raw);
+    await this.store(msg, parsed, target.boxes.map((box) => ({ box, envelopeTo: target.address })), [], { auth, within });
+    return true;
+  }
+
+  private async store(
+    msg: InboundMessage,
+    parsed: ParsedMail,
+    boxes: { box: boxStore.MailboxTarget; envelopeTo: string }[],
+    tests: { id: string }[],
+    local?: { auth: AuthResults; within: (t: Sql) => Promise<void> },
+  ) {
     const nowMs = this.ctx.clock.nowMs();
     const now = this.ctx.clock.iso();
     const keys = new Map<string, string>();
-    let auth = { spf: "none", dkim: "none", dmarc: "none", dmarcPolicy: null as string | null };
+    let auth: AuthResults = local?.auth ?? { spf: "none", dkim: "none", dmarc: "none", dmarcPolicy: null };
     if (boxes.length) {
       for (const { box } of boxes) if (!keys.has(box.workspace_id)) keys.set(box.workspace_id, this.rawKey(box.workspace_id, uuid()));
       // The DNS round trips of the checks overlap the object writes.
-      const checks = authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.ctx.config.mailHostname, resolver: this.resolver });
+      const checks = local
+        ? Promise.resolve(local.auth)
+        : authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.ctx.config.mailHostname, resolver: this.resolver });
       const puts = await Promise.allSettled([...keys.values()].map((k) => this.ctx.objects.put(k, msg.raw, "message/rfc822")));
       auth = await checks;
       const failed = puts.find((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -199,6 +222,7 @@ export class InboundService {
           });
         }
         for (const d of tests) await this.domains.markTestReceived(t, d.id);
+        await local?.within(t);
       });
     } catch (e) {
       for (const k of keys.values()) await this.ctx.objects.delete(k).catch(() => {});

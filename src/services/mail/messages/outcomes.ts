@@ -55,8 +55,9 @@ export class DeliveryOutcomes {
     owner: string | null,
     o: store.Outcome,
     after: (t: Sql, r: MessageRow) => Promise<void>,
+    db: Sql = this.ctx.db,
   ): Promise<MessageRow | null> {
-    return tx(this.ctx.db, async (t) => {
+    return tx(db, async (t) => {
       if (!(await store.applyOutcome(t, id, from, owner, o))) return null;
       const r = (await store.messageById(t, id))!;
       await after(t, r);
@@ -71,6 +72,31 @@ export class DeliveryOutcomes {
     if (o.envelopeFrom !== undefined) patch.envelope_from = o.envelopeFrom;
     if (o.rfc822MessageId !== undefined) patch.rfc822_message_id = o.rfc822MessageId;
     return this.outcome(id, ["sending"], owner, patch, (t, r) => this.c.emit(t, r.workspace_id, "email.sent", eventData(r)).then(() => {}));
+  }
+
+  /**
+   * A sandbox message handled on this instance (sandbox/): delivered into a mailbox here or
+   * caught in the dev outbox, never relayed. Delivered with sent_at = delivered_at and
+   * delivered_to, email.sent then email.delivered, written in `t` (the transaction that
+   * stored the copy, so the copy and the outcome stand or fall together).
+   */
+  markSandboxDelivered(t: Sql, id: string, owner: string, to: store.DeliveredTo, o: { envelopeFrom: string; rfc822MessageId: string }) {
+    const now = this.ctx.clock.iso();
+    const patch: store.Outcome = {
+      ...RELEASE,
+      status: "delivered",
+      sent_at: now,
+      delivered_at: now,
+      delivered_to: to,
+      smtp_transcript: null,
+      send_data: null,
+      envelope_from: o.envelopeFrom,
+      rfc822_message_id: o.rfc822MessageId,
+    };
+    return this.outcome(id, ["sending"], owner, patch, async (t2, r) => {
+      await this.c.emit(t2, r.workspace_id, "email.sent", eventData(r));
+      await this.c.emit(t2, r.workspace_id, "email.delivered", eventData(r));
+    }, t);
   }
 
   /**

@@ -4,14 +4,14 @@ import { ErrorBody, Pagination } from "../../../access/schemas";
 import { MAX_BLOCK_SIGNALS } from "./deliverability";
 import { LIST_DEFAULT, LIST_MAX, RECIPIENT_MAX, SUBJECT_CONTAINS_MAX, TEMPLATE_MAX } from "./query";
 import { TIMELINE_MAX_BUCKETS, WINDOW_DEFAULT, WINDOW_MAX } from "./stats";
-import { MESSAGE_STATUSES, SUPPRESSION_REASONS } from "./store";
+import { DELIVERED_TO, MESSAGE_STATUSES, SUPPRESSION_REASONS } from "./store";
 
 export { ErrorBody };
 
 const N = t.Nullable;
 const lit = <const T extends readonly [string, ...string[]]>(xs: T, description: string) => t.UnionEnum(xs, { description });
 
-export const MessageStatus = lit(MESSAGE_STATUSES, MESSAGE_STATUSES.join(" | "));
+export const MessageStatus = lit(MESSAGE_STATUSES, `${MESSAGE_STATUSES.join(" | ")}; a sandbox message that was handled is delivered (see delivered_to)`);
 
 export const Message = t.Object({
   id: t.String({ format: "uuid" }),
@@ -33,6 +33,10 @@ export const Message = t.Object({
   delivered_at: N(t.String({ format: "date-time", description: "Only with recipient-side evidence" })),
   deferred_at: N(t.String({ format: "date-time", description: "Latest deferral" })),
   deferral_count: t.Integer(),
+  sandbox: t.Boolean({ description: "Sent from the workspace's sandbox domain (for trying Bunker out, not for production): never relayed out of this instance" }),
+  delivered_to: N(
+    lit(DELIVERED_TO, "Where a sandbox message went (status delivered, sent_at = delivered_at): mailbox (an active mailbox of this instance, through the inbound path) or outbox (caught in the dev outbox, GET /outbox). null for every other message"),
+  ),
 });
 
 export const MessageList = t.Object({ data: t.Array(Message), pagination: Pagination });

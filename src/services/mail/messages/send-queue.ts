@@ -45,6 +45,8 @@ export interface QueueInput {
   idempotencyKey?: string | null;
   batchId?: string | null;
   batchIndex?: number | null;
+  /** From the sandbox domain: delivered on this instance, never relayed. */
+  sandbox?: boolean;
 }
 
 export interface Claim {
@@ -93,6 +95,7 @@ export class SendQueue {
         idempotency_key: i.idempotencyKey ?? null,
         batch_id: i.batchId ?? null,
         batch_index: i.batchIndex ?? null,
+        sandbox: i.sandbox ? 1 : 0,
       };
     });
     const written: string[] = [];

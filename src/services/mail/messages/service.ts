@@ -25,6 +25,7 @@ import { DeliveryOutcomes, type SmtpReply } from "./outcomes";
 import type { MessageQuery } from "./query";
 import { SendQueue, type QueueInput } from "./send-queue";
 import { MessageStats } from "./stats";
+import * as store from "./store";
 import type { MessageRow } from "./store";
 import { Suppressions } from "./suppressions";
 
@@ -78,6 +79,11 @@ export class MessageService {
     return this.sendQueue.markHandover(id, owner);
   }
 
+  /** The workspace's redact_bodies setting (bodies are never stored while it is on). */
+  redactsBodies(db: Sql, workspaceId: string) {
+    return store.redactBodies(db, workspaceId);
+  }
+
   readBody(r: MessageRow) {
     return readBody(this.c.ctx, r);
   }
@@ -102,6 +108,10 @@ export class MessageService {
 
   markFailed(id: string, owner: string | null, error: string, transcript?: string | null) {
     return this.outcomes.markFailed(id, owner, error, transcript);
+  }
+
+  markSandboxDelivered(t: Sql, id: string, owner: string, to: "mailbox" | "outbox", o: { envelopeFrom: string; rfc822MessageId: string }) {
+    return this.outcomes.markSandboxDelivered(t, id, owner, to, o);
   }
 
   markDelivered(id: string, auth?: { spf?: string | null; dkim?: string | null; dmarc?: string | null }) {

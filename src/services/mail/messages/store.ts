@@ -47,11 +47,18 @@ export interface MessageRow {
   idempotency_key: string | null;
   batch_id: string | null;
   batch_index: number | null;
+  /** 1 when sent from the sandbox domain (never relayed out). */
+  sandbox: number;
+  /** Where the delivery worker put a sandbox message; null for every other message. */
+  delivered_to: DeliveredTo | null;
 }
+
+export const DELIVERED_TO = ["mailbox", "outbox"] as const;
+export type DeliveredTo = (typeof DELIVERED_TO)[number];
 
 const INSERT_COLUMNS = [
   "id", "workspace_id", "domain_id", "from_address", "to_address", "to_fold", "subject", "subject_fold", "template_name", "status",
-  "created_at", "next_attempt_ms", "envelope_from", "rfc822_message_id", "headers", "send_data", "body_key", "idempotency_key", "batch_id", "batch_index",
+  "created_at", "next_attempt_ms", "envelope_from", "rfc822_message_id", "headers", "send_data", "body_key", "idempotency_key", "batch_id", "batch_index", "sandbox",
 ] as const;
 export type NewMessageRow = Pick<MessageRow, (typeof INSERT_COLUMNS)[number]>;
 
@@ -196,6 +203,7 @@ export type Outcome = Partial<
     | "send_data"
     | "envelope_from"
     | "rfc822_message_id"
+    | "delivered_to"
   >
 >;
 

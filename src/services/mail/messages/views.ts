@@ -23,7 +23,8 @@ export type MessageView = Pick<
   | "delivered_at"
   | "deferred_at"
   | "deferral_count"
->;
+  | "delivered_to"
+> & { sandbox: boolean };
 
 export interface MessageBodyView {
   id: string;
@@ -63,6 +64,8 @@ export function messageView(r: MessageRow): MessageView {
     delivered_at: r.delivered_at,
     deferred_at: r.deferred_at,
     deferral_count: Number(r.deferral_count),
+    sandbox: Number(r.sandbox) === 1,
+    delivered_to: r.delivered_to,
   };
 }
 

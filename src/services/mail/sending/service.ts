@@ -40,7 +40,8 @@ import type { DomainService, SendDomain } from "../domains/part";
 import type { MessageService, QueueInput } from "../messages/service";
 import type { MessageRow } from "../messages/store";
 import type { MailParts } from "../part";
-import { deliver, type DeliveryOutcome, type DkimKey } from "./smtp-delivery";
+import type { SandboxService } from "../sandbox/service";
+import { deliver, type DeliveryOutcome, type DkimKey, type OutboundMail } from "./smtp-delivery";
 import * as store from "./store";
 
 /** Not "mail.deliver": that is the system mailer's outbox job (app.ts). */
@@ -178,6 +179,10 @@ export class SendService {
   private get messages() {
     return this.parts.messages as MessageService;
   }
+  /** A later part (created after this one): looked up when a sandbox message is delivered. */
+  private get sandbox() {
+    return this.parts.sandbox as SandboxService;
+  }
 
   private workspace(p: Principal, workspaceId: string, action: string) {
     return new MailPartContext(this.d).workspace(p, workspaceId, action);
@@ -292,7 +297,7 @@ export class SendService {
   }
 
   private input(s: Sender, to: string, subject: string, html: string, text: string, sd: SendData, extra: Partial<QueueInput>): QueueInput {
-    return { domainId: s.domain.id, from: s.address, to, subject, templateName: sd.template, html, text, data: sd, headers: extra.headers ?? null, ...extra };
+    return { domainId: s.domain.id, from: s.address, to, subject, templateName: sd.template, html, text, data: sd, headers: extra.headers ?? null, sandbox: s.domain.sandbox, ...extra };
   }
 
   private kick(): void {
@@ -536,8 +541,11 @@ export class SendService {
     // Recorded before the SMTP conversation starts: if this process dies before the outcome is,
     // the next claim knows the message may have been accepted (see send-queue.ts).
     if (!(await this.messages.markHandover(m.id, owner))) return;
+    const mail: OutboundMail = { id: m.id, envelopeFrom, from, to: m.to_address, subject: m.subject, html: body.html, text: body.text, headers: m.headers ? (JSON.parse(m.headers) as Record<string, string>) : {} };
+    // The sandbox domain's mail never leaves this instance: a mailbox here or the dev outbox.
+    if (domain.sandbox) return this.sandbox.deliver(owner, m, mail, dkim);
     const out: DeliveryOutcome = await deliver(
-      { id: m.id, envelopeFrom, from, to: m.to_address, subject: m.subject, html: body.html, text: body.text, headers: m.headers ? (JSON.parse(m.headers) as Record<string, string>) : {} },
+      mail,
       dkim,
       {
         relayUrl: cfg.smtpRelayUrl,

@@ -142,6 +142,31 @@ async function hops(to: string, o: DeliveryOptions): Promise<{ host: string; por
   return out;
 }
 
+/** The message as every hop gets it: headers, envelope and bodies (nodemailer builds the MIME). */
+function messageOptions(mail: OutboundMail, dkim: DkimKey | null) {
+  return {
+    messageId: `<${mail.id}@${dkim?.domainName ?? domainOf(mail.from)}>`,
+    envelope: { from: mail.envelopeFrom, to: [mail.to] },
+    from: mail.from,
+    to: mail.to,
+    subject: mail.subject,
+    ...(mail.text !== null ? { text: mail.text } : {}),
+    ...(mail.html !== null ? { html: mail.html } : {}),
+    headers: mail.headers ?? {},
+  };
+}
+
+/**
+ * The DKIM-signed RFC 5322 message `deliver` would hand a hop, as bytes, without any network
+ * (nodemailer's buffering stream transport): the sandbox domain's mail to a mailbox of this
+ * instance goes through the inbound path as this.
+ */
+export async function compose(mail: OutboundMail, dkim: DkimKey): Promise<Uint8Array> {
+  const transport = createTransport({ streamTransport: true, buffer: true, newline: "\r\n", dkim: { ...dkim, privateKey: dkimKeyObject(dkim.privateKey) } } as Parameters<typeof createTransport>[0]);
+  const info = await transport.sendMail(messageOptions(mail, dkim));
+  return new Uint8Array((info as unknown as { message: Buffer }).message);
+}
+
 /** One delivery attempt of `mail`; never throws for SMTP or network trouble (that is an outcome). */
 export async function deliver(mail: OutboundMail, dkim: DkimKey | null, o: DeliveryOptions): Promise<DeliveryOutcome> {
   const { lines, logger } = transcriptLogger();
@@ -176,17 +201,10 @@ export async function deliver(mail: OutboundMail, dkim: DkimKey | null, o: Deliv
     } as Parameters<typeof createTransport>[0]);
     try {
       const info = await transport.sendMail({
-        messageId: `<${mail.id}@${dkim?.domainName ?? domainOf(mail.from)}>`,
-        envelope: { from: mail.envelopeFrom, to: [mail.to] },
+        ...messageOptions(mail, dkim),
         // Where the hop advertises DSN (RFC 3461), ask for success, failure and delay
         // reports: they come back to the VERP address and feed the message's status (part 2).
         dsn: { id: mail.id, return: "headers", notify: ["success", "failure", "delay"], recipient: mail.to },
-        from: mail.from,
-        to: mail.to,
-        subject: mail.subject,
-        ...(mail.text !== null ? { text: mail.text } : {}),
-        ...(mail.html !== null ? { html: mail.html } : {}),
-        headers: mail.headers ?? {},
       });
       const response = String((info as { response?: string }).response ?? "");
       return { kind: "sent", code: Number(response.slice(0, 3)) || 250, response: response.slice(0, 500), host: t.servername, transcript: transcript() };
