@@ -98,14 +98,14 @@ function Upload({ communityId, actors, onDone }: { communityId: string; actors: 
 
 function AssetDetail({ path, actors, onChange, onClose }: { path: string; actors: Actors; onChange: () => void; onClose: () => void }) {
   const a = useLoad(() => get(path), [path]);
-  const status = a.data?.status;
+  // Each read is a new object: while it is pending, read again a second after the last read.
   useEffect(() => {
-    if (!status) return;
-    if (!PENDING.has(status)) return void onChange();
+    if (!a.data) return;
+    if (!PENDING.has(a.data.status)) return void onChange();
     const timer = setTimeout(a.reload, 1000);
     return () => clearTimeout(timer);
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [status, a.data?.updated_at]);
+  }, [a.data]);
   const close = (
     <button type="button" class="secondary small" onClick={onClose}>
       Close

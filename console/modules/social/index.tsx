@@ -94,7 +94,8 @@ function CommunityDetail({ p, id, tab, sub }: { p: ScreenProps; id: string; tab:
   const lanes = { communityId: id, moderation: moderationPath(p.ws.id, id), actors, href };
   if (c.error) return <ErrorNote error={c.error} />;
   const com = c.data;
-  if (!com) return <Loading />;
+  // Until the community of this address arrives, the previous one's must not drive the tabs.
+  if (!com || com.id !== id.toLowerCase()) return <Loading />;
   const setStatus = async (status: string) => (await api("PATCH", path, { status }), c.reload());
   return (
     <>

@@ -117,7 +117,8 @@ function PostDetail({ communityId, moderation, actors, href, id }: PostsProps & 
   const [reported, setReported] = useState(false);
   if (post.error) return <ErrorNote error={post.error} />;
   const x = post.data;
-  if (!x) return <Loading />;
+  // Until the post of this address arrives, the previous one's data must not drive its parts.
+  if (!x || x.id !== id.toLowerCase()) return <Loading />;
   const mod = (action: string) => moderate(moderation, action, "post", x.id).then(post.reload);
   return (
     <>
