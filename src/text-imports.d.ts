@@ -25,3 +25,8 @@ declare module "*.css" {
   const text: string;
   export default text;
 }
+/** The guides (README.md, docs/*.md), imported `with { type: "text" }` by core/guides.ts. */
+declare module "*.md" {
+  const text: string;
+  export default text;
+}

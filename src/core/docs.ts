@@ -2,6 +2,8 @@
  * The API description routes: /docs/json (whole instance), /<service>/openapi.json, and
  * Swagger UI at /docs served from the binary (no CDN: the page works with no internet).
  *
+ * The guides (README.md and docs/*.md) are served beside it, at /docs/guides (core/guides.ts).
+ *
  * The UI's files come from the pinned swagger-ui-dist package, imported `with { type: "file" }`
  * so `bun build --compile` embeds them; at run time they are read with Bun.file (from
  * node_modules in development, from the executable once compiled).
@@ -12,6 +14,7 @@ import presetJs from "swagger-ui-dist/swagger-ui-standalone-preset.js" with { ty
 import uiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import favicon from "swagger-ui-dist/favicon-32x32.png" with { type: "file" };
 import { notFound } from "./errors";
+import { GUIDES_CSP, GUIDES_CSS, GUIDES_PATH, guidePages } from "./guides";
 import { buildOpenApiDocuments, type OpenApiOptions, type RouteInfo } from "./openapi";
 
 const JS = "text/javascript; charset=utf-8";
@@ -34,8 +37,10 @@ function page(title: string) {
   <title>${escapeHtml(title)}</title>
   <link rel="icon" type="image/png" href="/docs/favicon.png">
   <link rel="stylesheet" href="/docs/swagger-ui.css">
+  <link rel="stylesheet" href="/docs/guides.css">
 </head>
 <body>
+  <nav class="top"><a href="${GUIDES_PATH}">Guides</a> <a href="${GUIDES_PATH}/start">Ten minutes with Bunker</a> <a href="/admin/">Console</a></nav>
   <div id="swagger-ui"></div>
   <script src="/docs/swagger-ui-bundle.js"></script>
   <script src="/docs/swagger-ui-standalone-preset.js"></script>
@@ -58,6 +63,21 @@ function initializer(urls: { url: string; name: string }[]) {
   });
 };
 `;
+}
+
+function guide(name: string): Response {
+  const html = guidePages().get(name);
+  if (html === undefined) throw notFound("Guide");
+  return new Response(html, {
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy": GUIDES_CSP,
+      "x-content-type-options": "nosniff",
+      "x-frame-options": "DENY",
+      "referrer-policy": "no-referrer",
+      "cache-control": "no-cache",
+    },
+  });
 }
 
 /**
@@ -83,6 +103,10 @@ export function apiDocs(routes: () => readonly RouteInfo[], opts: OpenApiOptions
     .get("/docs", () => new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }), hide)
     .get("/docs/swagger-initializer.js", () => new Response(init, { headers: { "content-type": JS } }), hide)
     .get("/docs/json", () => json(documents().full), hide)
+    .get("/docs/guides.css", () => new Response(GUIDES_CSS, { headers: { "content-type": "text/css; charset=utf-8", "cache-control": "no-cache" } }), hide)
+    // The guides: GUIDES_PATH is the index (docs/README.md), GUIDES_PATH/<name> each guide.
+    .get(GUIDES_PATH, () => guide(""), hide)
+    .get(`${GUIDES_PATH}/:name`, ({ params }) => guide(params.name), hide)
     .get("/docs/:asset", ({ params }) => {
       const asset = Object.hasOwn(ASSETS, params.asset) ? ASSETS[params.asset] : null;
       if (!asset) throw notFound("Documentation asset");

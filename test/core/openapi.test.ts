@@ -228,6 +228,11 @@ describe("/docs works offline", () => {
       "/docs/swagger-ui-standalone-preset.js": "text/javascript",
       "/docs/swagger-initializer.js": "text/javascript",
       "/docs/favicon.png": "image/png",
+      // the bar above the UI: the guides and the console
+      "/docs/guides.css": "text/css",
+      "/docs/guides": "text/html",
+      "/docs/guides/start": "text/html",
+      "/admin/": "text/html",
     };
     expect(refs.toSorted()).toEqual(Object.keys(expected).toSorted());
     for (const ref of refs) {
