@@ -13,6 +13,7 @@ import { startSmtpSink, type SmtpSink } from "../helpers/smtp-sink";
 import { ON_BINARY } from "../helpers/target";
 import { until } from "../helpers/until";
 import { createWaitlist, join } from "../helpers/waitlist";
+import { OUTBOX_KEEP } from "../../src/services/mail/sandbox/service";
 import { NOTIFY_JOB } from "../../src/services/waitlist/notify";
 
 let e: SendingEnv;
@@ -237,6 +238,38 @@ describe("sending from the sandbox", () => {
     expect((await e.app.call("GET", `${w.base}/outbox/nope`, { token: w.token })).status).toBe(400);
     expect((await e.app.call("GET", `${w.base}/outbox`)).status).toBe(401);
   });
+});
+
+describe("outbox retention", () => {
+  test(`the newest ${OUTBOX_KEEP} captured messages per workspace are kept`, async () => {
+    const w = await sandboxWorkspace();
+    expect((await e.app.call("PATCH", `${w.base}/sending/settings`, { token: w.token, body: { rate_limit_per_second: 10_000 } })).status).toBe(200);
+    const batches = [...Array.from({ length: OUTBOX_KEEP / 100 }, () => 100), 1];
+    let n = 0;
+    for (const size of batches) {
+      const messages = Array.from({ length: size }, () => ({ to: `k${n++}@outside.test`, data: { name: "K" } }));
+      const r = await e.app.call("POST", `${w.base}/templates/hello/send-batch`, { token: w.token, body: { from: `hello@${w.fqdn}`, messages } });
+      expect([r.status, r.body.accepted]).toEqual([202, size]);
+    }
+    // One run of the job takes at most 200 messages (in-process the after-send kick is off): run until none is queued.
+    await until("every message handled", async () => {
+      await runDelivery(e, 60_000);
+      return (await e.app.call("GET", `${w.base}/messages?status=queued&limit=1`, { token: w.token })).body.data.length === 0 || null;
+    }, 60_000);
+    let kept = 0;
+    let cursor = "";
+    for (;;) {
+      const page = await e.app.call("GET", `${w.base}/outbox?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { token: w.token });
+      kept += page.body.data.length;
+      if (!page.body.pagination.has_more) break;
+      cursor = page.body.pagination.next_cursor;
+    }
+    expect(n).toBe(OUTBOX_KEEP + 1);
+    expect(kept).toBe(OUTBOX_KEEP);
+    // Every message was handled; one captured copy went to make room.
+    const queued = await e.app.call("GET", `${w.base}/messages?status=delivered&limit=1`, { token: w.token });
+    expect(queued.body.data[0]).toMatchObject({ sandbox: true, delivered_to: "outbox" });
+  }, 120_000);
 });
 
 describe("permissions on the outbox", () => {
