@@ -1,6 +1,6 @@
 /** The console shell: first-run setup, sign-in, invitation links, layout and routing. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError, get, setTokens, setUnauthorizedHandler } from "./lib/api";
+import { api, ApiError, get, setTokens, setUnauthorizedHandler, signOut } from "./lib/api";
 import type { ConsoleModule, Me, Workspace } from "./lib/module";
 import { go, link, replace, useRoute, type Route } from "./lib/router";
 import { ErrorNote, Form, Loading, Section, Table } from "./lib/ui";
@@ -60,8 +60,9 @@ function Setup({ token, onDone }: { token: string; onDone: () => Promise<void> }
           fields={[
             { name: "email", label: "Email", type: "email", required: true },
             { name: "username", label: "Username", required: true },
-            { name: "password", label: "Password", type: "password", required: true, hint: "At least 8 characters, not a common password." },
+            { name: "password", label: "Password", type: "password", required: true, hint: "At least 8 characters." },
           ]}
+          errorTitle={(e) => (e.details.length && e.details.every((d) => d.field === "password") ? "Choose a stronger password" : e.details.length ? "Check the marked fields" : null)}
           onSubmit={async (v) => {
             setTokens(await api("POST", "/platform/v1/auth/setup", { ...v, setup_token: token }));
             await onDone();
@@ -237,8 +238,7 @@ function Shell({ me, route, refreshMe }: { me: Me; route: Route; refreshMe: () =
           type="button"
           class="secondary small"
           onClick={async () => {
-            await api("POST", "/platform/v1/auth/logout-current").catch(() => {});
-            setTokens(null);
+            await signOut();
             location.hash = "#/";
             await refreshMe();
           }}

@@ -92,6 +92,17 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
 
 export const get = <T = any>(path: string) => api<T>("GET", path);
 
+/** Work that needs the session once more before it ends (revoking keys minted for it). */
+const signOutWork: (() => Promise<unknown>)[] = [];
+export const beforeSignOut = (fn: () => Promise<unknown>) => void signOutWork.push(fn);
+
+/** Signs the console out: the registered work first (its failures do not keep anyone signed in), then the session. */
+export async function signOut(): Promise<void> {
+  await Promise.allSettled(signOutWork.map((fn) => fn()));
+  await api("POST", "/platform/v1/auth/logout-current").catch(() => {});
+  setTokens(null);
+}
+
 /** Query string from the non-empty entries. */
 export function qs(params: Record<string, string | number | boolean | null | undefined>): string {
   const q = new URLSearchParams();

@@ -5,7 +5,7 @@
  */
 import type { ComponentChildren, JSX } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, fieldOf, get, qs, type Page } from "./api";
+import { ApiError, fieldOf, get, qs, type FieldDetail, type Page } from "./api";
 
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
@@ -23,12 +23,16 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
 }
 
-export function ErrorNote({ error }: { error?: Error | null }) {
+/**
+ * An error: its message (or `title`) and code, and the API's field details, all of them or
+ * `details` (a form passes the ones it did not already show beside their fields).
+ */
+export function ErrorNote({ error, title, details: only }: { error?: Error | null; title?: string | null; details?: FieldDetail[] }) {
   if (!error) return null;
-  const details = error instanceof ApiError ? error.details : [];
+  const details = only ?? (error instanceof ApiError ? error.details : []);
   return (
     <div class="error" role="alert">
-      {error.message}
+      {title ?? error.message}
       {error instanceof ApiError && <span class="code"> ({error.code})</span>}
       {details.length > 0 && (
         <ul>
@@ -125,7 +129,7 @@ export function Table<T>({ rows, columns, empty, label, onRow }: { rows: T[]; co
 export interface Field {
   name: string;
   label: string;
-  type?: "text" | "email" | "password" | "number" | "url" | "select" | "textarea" | "json" | "checkbox" | "datetime-local";
+  type?: "text" | "email" | "password" | "number" | "url" | "select" | "textarea" | "json" | "checkbox" | "datetime-local" | "color";
   options?: { value: string; label: string }[];
   required?: boolean;
   placeholder?: string;
@@ -144,15 +148,28 @@ function initialValue(f: Field): unknown {
 }
 
 /**
- * A form whose submit calls the API. Errors: the API's message on top, and each
- * `details[].field` next to the input it names (aria-invalid + described-by). JSON
- * fields are parsed first; a parse error is shown next to the field without a request.
+ * A form whose submit calls the API. Errors: each `details[].field` next to the input it
+ * names (aria-invalid + described-by), and below the form the API's message (or what
+ * `errorTitle` calls it) with only the details no field showed, so nothing is said twice.
+ * JSON fields are parsed first; a parse error is shown next to the field without a request.
  */
-export function Form(props: { id?: string; fields: Field[]; submitLabel: string; onSubmit: (values: Values) => Promise<unknown>; resetOnSuccess?: boolean; onChange?: (values: Values) => void; children?: ComponentChildren; inline?: boolean }) {
+export function Form(props: {
+  id?: string;
+  fields: Field[];
+  submitLabel: string;
+  onSubmit: (values: Values) => Promise<unknown>;
+  resetOnSuccess?: boolean;
+  onChange?: (values: Values) => void;
+  children?: ComponentChildren;
+  inline?: boolean;
+  /** A heading for an API error in this form's words (null: the API's message). */
+  errorTitle?: (error: ApiError) => string | null;
+}) {
   const initial = () => Object.fromEntries(props.fields.map((f) => [f.name, initialValue(f)]));
   const [values, setValues] = useState<Values>(initial);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
+  const [unplaced, setUnplaced] = useState<FieldDetail[]>([]);
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
   const set = (name: string, v: unknown) => {
     const next = { ...values, [name]: v };
@@ -185,15 +202,19 @@ export function Form(props: { id?: string; fields: Field[]; submitLabel: string;
     } catch (err) {
       const known = new Set(props.fields.map((f) => f.name));
       const byField: Record<string, string> = {};
-      const rest: typeof err = err;
+      const rest: FieldDetail[] = [];
       if (err instanceof ApiError) {
         for (const d of err.details) {
           const name = fieldOf(d);
-          if (known.has(name)) byField[name] = byField[name] ? `${byField[name]}; ${d.reason}` : `${d.field}: ${d.reason}`;
+          // The field's own name goes without saying beside it; a path inside it (policy[0].actions) does not.
+          const said = d.field === name ? d.reason : `${d.field}: ${d.reason}`;
+          if (known.has(name)) byField[name] = byField[name] ? `${byField[name]}; ${said}` : said;
+          else rest.push(d);
         }
       }
       setFieldErrors(byField);
-      setError(rest as Error);
+      setUnplaced(rest);
+      setError(err as Error);
     } finally {
       setBusy(false);
     }
@@ -247,7 +268,7 @@ export function Form(props: { id?: string; fields: Field[]; submitLabel: string;
           {busy ? "Working…" : props.submitLabel}
         </button>
       </div>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} title={error instanceof ApiError ? props.errorTitle?.(error) : null} details={unplaced} />
     </form>
   );
 }
@@ -287,8 +308,8 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
   );
 }
 
-/** A button that asks for a second click before doing something destructive. */
-export function ConfirmButton({ label, confirm, onConfirm, danger = true }: { label: string; confirm?: string; onConfirm: () => Promise<unknown>; danger?: boolean }) {
+/** A button that asks for a second click before doing something destructive; `name` says what a short label is about (a row's "Delete"). */
+export function ConfirmButton({ label, confirm, onConfirm, danger = true, name }: { label: string; confirm?: string; onConfirm: () => Promise<unknown>; danger?: boolean; name?: string }) {
   const [armed, setArmed] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
@@ -307,7 +328,7 @@ export function ConfirmButton({ label, confirm, onConfirm, danger = true }: { la
   };
   return (
     <span class="confirm">
-      <button type="button" class={danger ? "danger small" : "secondary small"} disabled={busy} onClick={click} onBlur={() => setTimeout(() => setArmed(false), 200)}>
+      <button type="button" class={danger ? "danger small" : "secondary small"} aria-label={armed ? undefined : name} disabled={busy} onClick={click} onBlur={() => setTimeout(() => setArmed(false), 200)}>
         {armed ? (confirm ?? `Confirm ${label.toLowerCase()}`) : label}
       </button>
       {error && <span class="error inline-error">{error.message}</span>}
@@ -369,6 +390,16 @@ export function Section({ title, children, actions }: { title: string; children:
 }
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "—");
+
+/** An ISO instant as a datetime-local input's value (the browser's time zone, to the minute). */
+export function localInput(iso: string | null | undefined): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+}
+
+/** A datetime-local input's value as an ISO instant; empty is null. */
+export const fromLocalInput = (v: unknown): string | null => (v ? new Date(String(v)).toISOString() : null);
 
 export function Badge({ text, tone }: { text: string; tone?: "ok" | "warn" | "bad" | "info" }) {
   return <span class={`badge ${tone ?? ""}`}>{text}</span>;

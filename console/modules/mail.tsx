@@ -98,7 +98,18 @@ function DomainDetail({ p, id }: { p: ScreenProps; id: string }) {
   );
 }
 
-const BRAND_FIELDS = ["brand_name", "logo_url", "primary_color", "secondary_color", "text_color", "background_color", "card_background_color", "button_radius", "footer_address"] as const;
+/** The brand tokens the form edits, with their labels and what the API accepts. */
+const BRAND_FIELDS: { name: string; label: string; hint?: string }[] = [
+  { name: "brand_name", label: "Brand name", hint: "Empty: the workspace's display name." },
+  { name: "logo_url", label: "Logo URL", hint: "An https URL." },
+  { name: "primary_color", label: "Primary colour", hint: "Buttons and links, #RRGGBB." },
+  { name: "secondary_color", label: "Secondary colour", hint: "Accents, #RRGGBB." },
+  { name: "text_color", label: "Text colour", hint: "Body text, #RRGGBB." },
+  { name: "background_color", label: "Background colour", hint: "Around the message, #RRGGBB." },
+  { name: "card_background_color", label: "Card background colour", hint: "Behind the content, #RRGGBB." },
+  { name: "button_radius", label: "Button corner radius", hint: "A CSS length: px, em, rem or %." },
+  { name: "footer_address", label: "Footer postal address" },
+];
 /** What the brand preview renders: the brand tokens and the footer partial around a short message. */
 const BRAND_SAMPLE = {
   subject: "Brand preview",
@@ -126,7 +137,7 @@ function Brand(p: ScreenProps) {
           key={JSON.stringify(data.raw)}
           id="brand"
           submitLabel="Save brand"
-          fields={BRAND_FIELDS.map((k) => ({ name: k, label: k.replace(/_/g, " "), initial: data.raw[k] ?? "", placeholder: String(data.resolved[k] ?? "") }))}
+          fields={BRAND_FIELDS.map((f) => ({ ...f, initial: data.raw[f.name] ?? "", placeholder: String(data.resolved[f.name] ?? "") }))}
           onSubmit={async (v) => {
             const body = Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined));
             await api("PUT", `${mail(p)}/brand`, body);

@@ -1,37 +1,51 @@
 /**
- * Card board (tack): board workspaces, projects with their lists, the board itself (cards
- * in list columns; drag and drop calls the move API, and every card has move buttons for
- * keyboard use), card detail with edits, complete/reopen, archive, comments and activity.
+ * Card board (tack): board workspaces with their labels (create, rename, recolor, delete),
+ * projects with their lists, the board itself (cards in list columns; drag and drop calls
+ * the move API, and every card has move buttons for keyboard use), card search (the API's
+ * full-text `q`, with a label filter), card detail with edits, a due-date picker, labels
+ * applied and removed, complete/reopen, archive, comments and activity.
  *
  * The card board's routes take only workspace API keys (svc_live_...), not console
- * sessions. The screens ask for one: paste a key, or let the console create a key limited
- * to tack.* that expires in 12 hours (it shows under API keys and can be revoked there).
- * The key lives in this module's memory only, never in storage; a reload asks again.
+ * sessions. The console mints one key limited to tack.* for the session (12 hours; it shows
+ * under API keys), reuses it on every visit and reload of this tab, and revokes it on
+ * sign-out (lib/session-keys.ts). An account that may not mint keys pastes one instead.
  */
 import { useState } from "preact/hooks";
-import { api, ApiError, type FieldDetail } from "../lib/api";
+import { ApiError, type FieldDetail } from "../lib/api";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
-import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, Section, Table, useLoad, when } from "../lib/ui";
+import { dropKey, heldKey, keepPastedKey, sessionKey, type KeyOwner, type KeySpec } from "../lib/session-keys";
+import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, fromLocalInput, Loading, localInput, Section, Table, useLoad, when } from "../lib/ui";
 
 const ROOT = "/tack/api/v1/workspaces";
-/** Platform workspace id -> card-board API key (memory only). */
-const keys = new Map<string, string>();
+const KEY: KeySpec = { service: "tack", label: "Admin console card board", actions: ["tack.*"], hours: 12 };
+const owner = (p: ScreenProps): KeyOwner => ({ ws: p.ws, account: p.me.account?.id ?? "" });
 
-/** A card-board call with the workspace's key: errors as ApiError; never the session's refresh or sign-out. */
-async function board<T = any>(wsId: string, method: string, path: string, body?: unknown): Promise<T> {
-  const key = keys.get(wsId);
-  if (!key) throw new ApiError(401, "KEY_REQUIRED", "A card-board API key is needed");
-  const res = await fetch(ROOT + path, {
+async function call(key: string, method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(ROOT + path, {
     method,
     credentials: "omit",
     headers: { accept: "application/json", authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+}
+
+/**
+ * A card-board call with the session's key: errors as ApiError; never the session's refresh
+ * or sign-out. A minted key the board refuses (revoked under API keys, expired) is replaced
+ * once; a pasted one is forgotten, so the screen asks again.
+ */
+async function board<T = any>(p: ScreenProps, method: string, path: string, body?: unknown): Promise<T> {
+  let res = await call(await sessionKey(KEY, owner(p)), method, path, body);
+  if (res.status === 401) {
+    const minted = heldKey(KEY, owner(p))?.minted;
+    dropKey(KEY, p.ws.id);
+    if (minted) res = await call(await sessionKey(KEY, owner(p)), method, path, body);
+  }
   const text = await res.text();
   const json = text ? JSON.parse(text) : null;
   if (!res.ok) {
-    if (res.status === 401) keys.delete(wsId);
+    if (res.status === 401) dropKey(KEY, p.ws.id);
     const e = (json?.error ?? {}) as { code?: string; message?: string; details?: FieldDetail[] };
     throw new ApiError(res.status, e.code ?? `HTTP_${res.status}`, e.message ?? res.statusText, e.details ?? []);
   }
@@ -40,45 +54,36 @@ async function board<T = any>(wsId: string, method: string, path: string, body?:
 
 const enc = encodeURIComponent;
 
-function KeyGate({ p, onKey }: { p: ScreenProps; onKey: () => void }) {
-  const check = async (key: string) => {
-    keys.set(p.ws.id, key);
-    try {
-      await board(p.ws.id, "GET", "?limit=1");
-    } catch (e) {
-      keys.delete(p.ws.id);
-      throw e;
-    }
-    onKey();
-  };
+/** Shown when no key could be minted (an account without apikey.create): paste one. */
+function KeyGate({ p, error, onKey }: { p: ScreenProps; error: Error; onKey: () => void }) {
   return (
     <Section title="Card-board API key">
-      <p class="muted">
-        The card board's API takes a workspace API key, not a console session. The key stays in this page's memory only: a reload asks again.
-      </p>
+      <p class="muted">The card board's API takes a workspace API key, not a console session, and the console could not create one for you:</p>
+      <ErrorNote error={error} />
       <div class="row-actions">
-        <ActionButton
-          label="Create a 12-hour key for this session"
-          kind="primary"
-          run={async () => {
-            const expires = new Date(Date.now() + 12 * 3600_000).toISOString();
-            const k = await api<{ key: string }>("POST", `/platform/v1/workspaces/${enc(p.ws.slug)}/api-keys`, {
-              name: `Admin console card board (${new Date().toISOString().slice(0, 16).replace("T", " ")})`,
-              policy: [{ effect: "allow", actions: ["tack.*"], resources: ["*"] }],
-              expires_at: expires,
-            });
-            await check(k.key);
-          }}
-        />
+        <ActionButton label="Try again" run={async () => onKey()} />
       </div>
-      <Form id="board-key" submitLabel="Use this key" fields={[{ name: "key", label: "Or paste an API key", type: "password", required: true, placeholder: "svc_live_..." }]} onSubmit={(v) => check(String(v.key ?? ""))} />
+      <Form
+        id="board-key"
+        submitLabel="Use this key"
+        fields={[{ name: "key", label: "Paste an API key allowed tack.*", type: "password", required: true, placeholder: "svc_live_..." }]}
+        onSubmit={async (v) => {
+          const key = String(v.key ?? "");
+          const res = await call(key, "GET", "?limit=1");
+          if (!res.ok) throw new ApiError(res.status, res.status === 401 ? "UNAUTHORIZED" : `HTTP_${res.status}`, res.status === 401 ? "That key is not valid" : "That key may not read the card board");
+          keepPastedKey(KEY, owner(p), key);
+          onKey();
+        }}
+      />
     </Section>
   );
 }
 
 function Boards(p: ScreenProps) {
-  const [, setHasKey] = useState(0);
-  if (!keys.has(p.ws.id)) return <KeyGate p={p} onKey={() => setHasKey((n) => n + 1)} />;
+  const [attempt, setAttempt] = useState(0);
+  const ready = useLoad(() => sessionKey(KEY, owner(p)), [p.ws.id, attempt]);
+  if (ready.error) return <KeyGate p={p} error={ready.error} onKey={() => setAttempt((n) => n + 1)} />;
+  if (ready.data === undefined) return <Loading />;
   const [wsRef, project, card] = p.rest;
   if (wsRef && project && card) return <CardDetail p={p} ws={wsRef} project={project} id={card} />;
   if (wsRef && project) return <BoardView p={p} ws={wsRef} project={project} />;
@@ -87,10 +92,13 @@ function Boards(p: ScreenProps) {
 }
 
 function Workspaces({ p }: { p: ScreenProps }) {
-  const list = useLoad(() => board(p.ws.id, "GET", "?limit=100"), [p.ws.id]);
+  const list = useLoad(() => board(p, "GET", "?limit=100"), [p.ws.id]);
   return (
     <>
       <Section title="Board workspaces">
+        <p class="muted" data-testid="board-key-note">
+          The card board's API takes API keys: this console session uses one key limited to tack.* (listed under API keys, 12 hours), revoked when you sign out.
+        </p>
         <ErrorNote error={list.error} />
         <Table
           label="Board workspaces"
@@ -114,7 +122,7 @@ function Workspaces({ p }: { p: ScreenProps }) {
             { name: "display_name", label: "Display name" },
           ]}
           onSubmit={async (v) => {
-            const w = await board(p.ws.id, "POST", "", v);
+            const w = await board(p, "POST", "", v);
             go(p.href("boards", w.name));
           }}
         />
@@ -124,7 +132,7 @@ function Workspaces({ p }: { p: ScreenProps }) {
 }
 
 function Projects({ p, ws }: { p: ScreenProps; ws: string }) {
-  const list = useLoad(() => board(p.ws.id, "GET", `/${enc(ws)}/projects?limit=100`), [ws]);
+  const list = useLoad(() => board(p, "GET", `/${enc(ws)}/projects?limit=100`), [ws]);
   return (
     <>
       <p>
@@ -144,6 +152,7 @@ function Projects({ p, ws }: { p: ScreenProps; ws: string }) {
           ]}
         />
       </Section>
+      <Labels p={p} ws={ws} />
       <Section title="Create a project">
         <Form
           id="create-project"
@@ -156,7 +165,7 @@ function Projects({ p, ws }: { p: ScreenProps; ws: string }) {
           ]}
           onSubmit={async (v) => {
             const lists = String(v.lists ?? "").split(",").map((s) => s.trim()).filter(Boolean).map((name) => ({ name }));
-            const pr = await board(p.ws.id, "POST", `/${enc(ws)}/projects`, { name: v.name, display_name: v.display_name, lists });
+            const pr = await board(p, "POST", `/${enc(ws)}/projects`, { name: v.name, display_name: v.display_name, lists });
             go(p.href("boards", ws, pr.name));
           }}
         />
@@ -165,11 +174,93 @@ function Projects({ p, ws }: { p: ScreenProps; ws: string }) {
   );
 }
 
+const COLOR_RE = /^#[0-9a-fA-F]{6}$/;
+
+/** The board workspace's labels: create, rename and recolor in place, delete (cards lose it). */
+function Labels({ p, ws }: { p: ScreenProps; ws: string }) {
+  const base = `/${enc(ws)}/labels`;
+  const list = useLoad(() => board(p, "GET", `${base}?limit=100`), [ws]);
+  const [editing, setEditing] = useState<string | null>(null);
+  const rows: any[] = list.data?.data ?? [];
+  return (
+    <Section title="Labels">
+      <ErrorNote error={list.error} />
+      <Table
+        label="Labels"
+        rows={rows}
+        empty={list.loading ? "Loading…" : "No label yet."}
+        columns={[
+          {
+            label: "Label",
+            cell: (l: any) =>
+              editing === l.id ? (
+                <Form
+                  id={`label-edit-${l.id}`}
+                  inline
+                  submitLabel="Save label"
+                  fields={[
+                    { name: "name", label: `New name of ${l.name}`, initial: l.name, required: true },
+                    { name: "color", label: `Colour of ${l.name}`, type: "color", initial: COLOR_RE.test(l.color) ? l.color.toLowerCase() : "#9ca3af" },
+                  ]}
+                  onSubmit={async (v) => {
+                    await board(p, "PATCH", `${base}/${enc(l.id)}`, { name: v.name, color: v.color });
+                    setEditing(null);
+                    list.reload();
+                  }}
+                >
+                  <button type="button" class="secondary small" onClick={() => setEditing(null)}>
+                    Cancel
+                  </button>
+                </Form>
+              ) : (
+                <LabelChip name={l.name} color={l.color} />
+              ),
+          },
+          { label: "Colour", cell: (l: any) => <code>{l.color}</code> },
+          {
+            label: "",
+            cell: (l: any) => (
+              <span class="row-actions">
+                <button type="button" class="secondary small" aria-label={`Edit label ${l.name}`} onClick={() => setEditing(l.id)}>
+                  Edit
+                </button>
+                <ConfirmButton label="Delete" name={`Delete label ${l.name}`} confirm="Confirm: cards lose it" onConfirm={async () => (await board(p, "DELETE", `${base}/${enc(l.id)}`), list.reload())} />
+              </span>
+            ),
+          },
+        ]}
+      />
+      <h3>New label</h3>
+      <Form
+        id="create-label"
+        inline
+        resetOnSuccess
+        submitLabel="Create label"
+        fields={[
+          { name: "name", label: "Label name", required: true },
+          { name: "color", label: "Label colour", type: "color", initial: "#9ca3af" },
+        ]}
+        onSubmit={async (v) => (await board(p, "POST", base, { name: v.name, color: v.color }), list.reload())}
+      />
+    </Section>
+  );
+}
+
+/** A label's name on its colour (the colour is set through the DOM, which the page's CSP allows). */
+function LabelChip({ name, color }: { name: string; color?: string }) {
+  return (
+    <span class="label-chip">
+      <span class="label-dot" style={color && COLOR_RE.test(color) ? { background: color } : undefined} aria-hidden="true" />
+      {name}
+    </span>
+  );
+}
+
 /** Every active card of a project in board order (pages of 100). */
-async function allCards(wsId: string, base: string): Promise<any[]> {
+async function allCards(p: ScreenProps, base: string): Promise<any[]> {
   const out: any[] = [];
   for (let offset = 0; ; offset += 100) {
-    const page = await board(wsId, "GET", `${base}/cards?limit=100&offset=${offset}`);
+    const page = await board(p, "GET", `${base}/cards?limit=100&offset=${offset}`);
     out.push(...page.data);
     if (!page.pagination.has_more || offset > 2000) return out;
   }
@@ -177,7 +268,7 @@ async function allCards(wsId: string, base: string): Promise<any[]> {
 
 function BoardView({ p, ws, project }: { p: ScreenProps; ws: string; project: string }) {
   const base = `/${enc(ws)}/projects/${enc(project)}`;
-  const data = useLoad(async () => ({ project: await board(p.ws.id, "GET", base), cards: await allCards(p.ws.id, base) }), [base]);
+  const data = useLoad(async () => ({ project: await board(p, "GET", base), cards: await allCards(p, base) }), [base]);
   const [dragging, setDragging] = useState<string | null>(null);
   const [moveError, setMoveError] = useState<Error | null>(null);
   const [status, setStatus] = useState("");
@@ -189,7 +280,7 @@ function BoardView({ p, ws, project }: { p: ScreenProps; ws: string; project: st
   const move = async (card: any, listId: string, position: number) => {
     setMoveError(null);
     try {
-      const moved = await board(p.ws.id, "POST", `${base}/cards/${card.id}/move`, { list: listId, position });
+      const moved = await board(p, "POST", `${base}/cards/${card.id}/move`, { list: listId, position });
       const list = lists.find((l) => l.id === moved.list_id);
       setStatus(`Moved "${card.title}" to ${list?.display_name ?? "?"}, position ${moved.position + 1}.`);
     } catch (e) {
@@ -211,6 +302,7 @@ function BoardView({ p, ws, project }: { p: ScreenProps; ws: string; project: st
         <a href={p.href("boards", ws)}>← Projects of {ws}</a>
       </p>
       <h2>{pr.display_name}</h2>
+      <CardSearch p={p} ws={ws} project={project} lists={lists} />
       <ErrorNote error={moveError} />
       <p class="muted" role="status" aria-live="polite">
         {status}
@@ -265,7 +357,7 @@ function BoardView({ p, ws, project }: { p: ScreenProps; ws: string; project: st
                 resetOnSuccess
                 submitLabel="Add card"
                 fields={[{ name: "title", label: `New card in ${l.display_name}`, required: true }]}
-                onSubmit={async (v) => (await board(p.ws.id, "POST", `${base}/cards`, { title: v.title ?? "", list: l.id }), data.reload())}
+                onSubmit={async (v) => (await board(p, "POST", `${base}/cards`, { title: v.title ?? "", list: l.id }), data.reload())}
               />
             </section>
           );
@@ -275,12 +367,66 @@ function BoardView({ p, ws, project }: { p: ScreenProps; ws: string; project: st
   );
 }
 
+/** Full-text search over the project's cards (the API's q: titles and bodies), optionally of one label. */
+function CardSearch({ p, ws, project, lists }: { p: ScreenProps; ws: string; project: string; lists: any[] }) {
+  const labels = useLoad(() => board(p, "GET", `/${enc(ws)}/labels?limit=100`), [ws]);
+  const [query, setQuery] = useState<{ q?: string; label?: string } | null>(null);
+  const results = useLoad(async () => {
+    if (!query) return null;
+    const params = new URLSearchParams({ limit: "50" });
+    if (query.q) params.set("q", query.q);
+    if (query.label) params.set("label", query.label);
+    return board(p, "GET", `/${enc(ws)}/projects/${enc(project)}/cards?${params}`);
+  }, [JSON.stringify(query), project]);
+  const listName = Object.fromEntries(lists.map((l) => [l.id, l.display_name]));
+  return (
+    <Section title="Search cards">
+      <Form
+        id="card-search"
+        inline
+        submitLabel="Search"
+        fields={[
+          { name: "q", label: "Words in title or body" },
+          { name: "label", label: "Label", type: "select", options: [{ value: "", label: "any label" }, ...((labels.data?.data ?? []) as any[]).map((l) => ({ value: l.name, label: l.name }))] },
+        ]}
+        onSubmit={async (v) => setQuery(v.q || v.label ? { q: v.q as string | undefined, label: v.label as string | undefined } : null)}
+      >
+        {query && (
+          <button type="button" class="secondary small" onClick={() => setQuery(null)}>
+            Clear search
+          </button>
+        )}
+      </Form>
+      <ErrorNote error={results.error} />
+      {query && results.data && (
+        <>
+          <p class="muted" role="status">
+            {results.data.pagination.total} matching {results.data.pagination.total === 1 ? "card" : "cards"}
+            {results.data.pagination.has_more ? " (the first 50 shown)" : ""}.
+          </p>
+          <Table
+            label="Matching cards"
+            rows={results.data.data}
+            empty="No card matches."
+            columns={[
+              { label: "Card", cell: (c: any) => <a href={p.href("boards", ws, project, c.id)}>{c.title}</a> },
+              { label: "List", cell: (c: any) => listName[c.list_id] ?? "?" },
+              { label: "Labels", cell: (c: any) => c.labels.join(", ") || "—" },
+              { label: "Due", cell: (c: any) => when(c.due_at) },
+            ]}
+          />
+        </>
+      )}
+    </Section>
+  );
+}
+
 function CardDetail({ p, ws, project, id }: { p: ScreenProps; ws: string; project: string; id: string }) {
   const base = `/${enc(ws)}/projects/${enc(project)}/cards/${enc(id)}`;
-  const card = useLoad(() => board(p.ws.id, "GET", base), [base]);
-  const comments = useLoad(() => board(p.ws.id, "GET", `${base}/comments?limit=100`), [base]);
-  const activity = useLoad(() => board(p.ws.id, "GET", `${base}/activity?limit=50`), [base]);
-  const proj = useLoad(() => board(p.ws.id, "GET", `/${enc(ws)}/projects/${enc(project)}`), [ws, project]);
+  const card = useLoad(() => board(p, "GET", base), [base]);
+  const comments = useLoad(() => board(p, "GET", `${base}/comments?limit=100`), [base]);
+  const activity = useLoad(() => board(p, "GET", `${base}/activity?limit=50`), [base]);
+  const proj = useLoad(() => board(p, "GET", `/${enc(ws)}/projects/${enc(project)}`), [ws, project]);
   // List ids in the activity read as list names.
   const listName = Object.fromEntries(((proj.data?.lists ?? []) as any[]).map((l) => [l.id, l.display_name]));
   const show = (v: unknown) => (typeof v === "string" && listName[v] ? listName[v] : JSON.stringify(v));
@@ -296,28 +442,28 @@ function CardDetail({ p, ws, project, id }: { p: ScreenProps; ws: string; projec
       <div class="split">
         <Section title={c.title} actions={c.completed_at ? <Badge text="completed" tone="ok" /> : c.archived_at ? <Badge text="archived" tone="warn" /> : undefined}>
           <Form
-            key={c.updated_at}
+            key={JSON.stringify([c.updated_at, c.title, c.body, c.priority, c.due_at])}
             id="card-edit"
             submitLabel="Save card"
             fields={[
               { name: "title", label: "Title", initial: c.title },
               { name: "body", label: "Body (markdown)", type: "textarea", rows: 5, initial: c.body },
               { name: "priority", label: "Priority", type: "select", initial: c.priority, options: ["none", "low", "medium", "high", "urgent"].map((x) => ({ value: x, label: x })) },
-              { name: "labels", label: "Labels", initial: c.labels.join(", "), hint: "Comma-separated names of the workspace's labels." },
-              { name: "due_at", label: "Due (ISO 8601)", initial: c.due_at ?? "" },
+              { name: "due_at", label: "Due", type: "datetime-local", initial: localInput(c.due_at), hint: "Your browser's time zone; empty for no due date." },
             ]}
             onSubmit={async (v) => {
-              const labels = String(v.labels ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-              await board(p.ws.id, "PATCH", base, { title: v.title, body: v.body ?? "", priority: v.priority, labels, due_at: v.due_at ?? null });
+              await board(p, "PATCH", base, { title: v.title, body: v.body ?? "", priority: v.priority, due_at: fromLocalInput(v.due_at) });
               changed();
             }}
           />
           <div class="row-actions">
-            {c.completed_at ? <ActionButton label="Reopen" run={async () => (await board(p.ws.id, "POST", `${base}/reopen`), changed())} /> : <ActionButton label="Complete" kind="primary" run={async () => (await board(p.ws.id, "POST", `${base}/complete`), changed())} />}
-            {!c.archived_at && <ConfirmButton label="Archive card" onConfirm={async () => (await board(p.ws.id, "DELETE", base), go(p.href("boards", ws, project)))} />}
+            {c.due_at && <ActionButton label="Clear due date" run={async () => (await board(p, "PATCH", base, { due_at: null }), changed())} />}
+            {c.completed_at ? <ActionButton label="Reopen" run={async () => (await board(p, "POST", `${base}/reopen`), changed())} /> : <ActionButton label="Complete" kind="primary" run={async () => (await board(p, "POST", `${base}/complete`), changed())} />}
+            {!c.archived_at && <ConfirmButton label="Archive card" onConfirm={async () => (await board(p, "DELETE", base), go(p.href("boards", ws, project)))} />}
           </div>
         </Section>
         <div>
+          <CardLabels key={JSON.stringify([c.updated_at, c.labels])} p={p} ws={ws} card={c} path={base} onChange={changed} />
           <Section title="Comments">
             <ErrorNote error={comments.error} />
             <ul class="comments" aria-label="Comments">
@@ -330,7 +476,7 @@ function CardDetail({ p, ws, project, id }: { p: ScreenProps; ws: string; projec
                 </li>
               ))}
             </ul>
-            <Form id="add-comment" resetOnSuccess submitLabel="Comment" fields={[{ name: "body", label: "Comment", type: "textarea", rows: 3, required: true }]} onSubmit={async (v) => (await board(p.ws.id, "POST", `${base}/comments`, { body: v.body ?? "" }), comments.reload(), activity.reload())} />
+            <Form id="add-comment" resetOnSuccess submitLabel="Comment" fields={[{ name: "body", label: "Comment", type: "textarea", rows: 3, required: true }]} onSubmit={async (v) => (await board(p, "POST", `${base}/comments`, { body: v.body ?? "" }), comments.reload(), activity.reload())} />
           </Section>
           <Section title="Activity">
             <ErrorNote error={activity.error} />
@@ -347,6 +493,53 @@ function CardDetail({ p, ws, project, id }: { p: ScreenProps; ws: string; projec
         </div>
       </div>
     </>
+  );
+}
+
+/** The workspace's labels as switches on one card: each change saves the card's label set. */
+function CardLabels({ p, ws, card, path, onChange }: { p: ScreenProps; ws: string; card: any; path: string; onChange: () => void }) {
+  const labels = useLoad(() => board(p, "GET", `/${enc(ws)}/labels?limit=100`), [ws]);
+  const [error, setError] = useState<Error | null>(null);
+  const [busy, setBusy] = useState(false);
+  // Shown as clicked while saving; the parent keys this component by the card's labels.
+  const [on, setOn] = useState(() => new Set<string>(card.labels));
+  const toggle = async (name: string, checked: boolean) => {
+    setError(null);
+    setBusy(true);
+    const before = on;
+    const next = new Set(on);
+    if (checked) next.add(name);
+    else next.delete(name);
+    setOn(next);
+    try {
+      await board(p, "PATCH", path, { labels: [...next] });
+      onChange();
+    } catch (e) {
+      setOn(before);
+      setError(e as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const all: any[] = labels.data?.data ?? [];
+  return (
+    <Section title="Labels">
+      <ErrorNote error={labels.error ?? error} />
+      {labels.data && !all.length && (
+        <p class="muted">
+          No label in this workspace yet: create some on <a href={p.href("boards", ws)}>its projects page</a>.
+        </p>
+      )}
+      <ul class="label-toggles" aria-label="Card labels">
+        {all.map((l) => (
+          <li>
+            <label>
+              <input type="checkbox" checked={on.has(l.name)} disabled={busy} onChange={(e) => toggle(l.name, (e.target as HTMLInputElement).checked)} /> <LabelChip name={l.name} color={l.color} />
+            </label>
+          </li>
+        ))}
+      </ul>
+    </Section>
   );
 }
 

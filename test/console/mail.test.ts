@@ -5,7 +5,7 @@
  * timeline and the deliverability verdict, and a suppression added and removed.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { journey, SIGNED_OUT, unexpected } from "../helpers/browser";
+import { journey, overflow, SIGNED_OUT, unexpected } from "../helpers/browser";
 import { field, operatorInWorkspace, screen, startConsole, type ConsoleFixture } from "../helpers/console-app";
 import { startDnsServer, type TestDnsServer } from "../helpers/dns-server";
 
@@ -49,10 +49,15 @@ test("console: mail domains, brand, templates, messages, suppressions", async ()
     await page.getByRole("region", { name: "mail.acme.example" }).getByText("active", { exact: true }).waitFor();
     expect((await f.app.call("GET", `${base}/domains/${domain.id}`, { token })).body.status).toBe("active");
     await cp.shot("mail-domain-active");
+    // At phone width the domain page fits the screen: long record values wrap or scroll in the table's own box.
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await overflow(page)).toEqual([]);
+    await cp.shot("mail-domain-390");
+    await page.setViewportSize({ width: 1280, height: 860 });
 
     // Brand: saved through the API; the preview (a sandboxed frame) shows it.
     await screen(page, "Mail", "Brand");
-    await field(page, "brand name").fill("Acme Mail");
+    await field(page, "Brand name").fill("Acme Mail");
     await page.getByRole("button", { name: "Save brand" }).click();
     await page.frameLocator('iframe[title="Brand preview"]').getByText("Acme Mail").first().waitFor();
     expect((await f.app.call("GET", `${base}/brand`, { token })).body.raw.brand_name).toBe("Acme Mail");

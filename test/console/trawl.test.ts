@@ -5,7 +5,7 @@
  * and the usage screen with a credit limit saved.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { journey, SIGNED_OUT, unexpected } from "../helpers/browser";
+import { journey, overflow, SIGNED_OUT, unexpected } from "../helpers/browser";
 import { field, operatorInWorkspace, screen, startConsole, type ConsoleFixture } from "../helpers/console-app";
 
 const T = 60_000;
@@ -67,6 +67,11 @@ test("console: extraction job refused, run to a result, cancelled", async () => 
     expect(done.status).toBe("succeeded");
     expect(done.result).toMatchObject({ name: "Trail Runner 2", price: 129.5 });
     await cp.shot("trawl-job-result");
+    // At phone width the job page fits the screen: its id, URLs and result wrap or scroll in their own boxes.
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await overflow(page)).toEqual([]);
+    await cp.shot("trawl-job-result-390");
+    await page.setViewportSize({ width: 1280, height: 860 });
 
     // A job on a page that never answers: cancelled from its page while it runs.
     const stuck = await f.app.call("POST", `${base}/jobs`, { token, body: { json_schema: { type: "object", properties: { name: { type: "string" } } }, description: "Never answers", suggested_urls: [`${siteUrl}/never`] } });

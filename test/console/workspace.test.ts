@@ -6,7 +6,7 @@
  * in dark mode. Asserts what the page shows and what the API then holds.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { journey, openConsole, SIGNED_OUT, unexpected } from "../helpers/browser";
+import { journey, openConsole, overflow, SIGNED_OUT, unexpected } from "../helpers/browser";
 import { OPERATOR, screen, setupToken, startConsole, type ConsoleFixture } from "../helpers/console-app";
 import { ON_BINARY } from "../helpers/target";
 import { signup } from "../helpers/app";
@@ -55,9 +55,20 @@ describe("console: setup, sign-in, workspaces, API keys, roles, members", () => 
       console.log(`console: first load to the setup form in ${(performance.now() - started).toFixed(0)} ms`);
       await cp.shot("setup");
 
-      // Setup: a weak password is refused with the API's message, then the real one works.
+      // Setup: a weak password is refused, said once and for what it is (at phone width, which
+      // the form fits), then the real one works.
+      await page.setViewportSize({ width: 390, height: 800 });
       await page.getByLabel("Email").fill(OPERATOR.email);
       await page.getByLabel("Username").fill(OPERATOR.username);
+      await page.getByLabel("Password").fill("short");
+      await page.getByRole("button", { name: "Create operator" }).click();
+      await page.getByRole("alert").getByText("Choose a stronger password").waitFor();
+      expect(await page.getByText("must be at least 8 characters").count()).toBe(1);
+      expect(await page.locator("#setup-password").getAttribute("aria-invalid")).toBe("true");
+      expect(await page.getByText("Sign-up validation failed").count()).toBe(0);
+      expect(await overflow(page)).toEqual([]);
+      await cp.shot("setup-weak-password-390");
+      await page.setViewportSize({ width: 1280, height: 860 });
       await page.getByLabel("Password").fill(OPERATOR.password);
       await page.getByRole("button", { name: "Create operator" }).click();
       await page.getByRole("heading", { name: "Your workspaces" }).waitFor();
@@ -178,6 +189,7 @@ describe("console: setup, sign-in, workspaces, API keys, roles, members", () => 
       expect(
         unexpected(cp.errors, [
           SIGNED_OUT,
+          /status of 400 .*\/platform\/v1\/auth\/setup$/, // the weak password, on purpose
           /status of 400 .*\/workspaces\/acme\/roles$/, // the refused policy, on purpose
           /status of 401 .*\/platform\/v1\/auth\/signin$/, // the wrong password, on purpose
         ]),

@@ -78,3 +78,24 @@ export async function journey(cp: ConsolePage, name: string, steps: () => Promis
     throw e;
   }
 }
+
+/**
+ * What makes the page scroll sideways at its current width: empty when the document fits
+ * (scrollWidth <= viewport width); otherwise the scroll width and the innermost elements
+ * whose right edge passes the viewport (tag, class, width), so a failure names the culprit.
+ */
+export async function overflow(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth <= width) return [];
+    const wide = [...document.body.querySelectorAll("*")].filter((el) => {
+      const r = el.getBoundingClientRect();
+      if (r.right <= width + 0.5) return false;
+      // Inside a scroll box of its own (a wide table in its wrapper): not the page's doing.
+      for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) if (p.scrollWidth > p.clientWidth && getComputedStyle(p).overflowX !== "visible") return false;
+      return true;
+    });
+    const innermost = wide.filter((el) => !wide.some((o) => o !== el && el.contains(o)));
+    return [`scrollWidth ${document.documentElement.scrollWidth} > ${width}`, ...innermost.slice(0, 8).map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join(".")} ${Math.round(el.getBoundingClientRect().width)}px`)];
+  });
+}
