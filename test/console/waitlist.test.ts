@@ -5,7 +5,7 @@
  * analytics charts, the settings saved, the CSV export link.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { journey, SIGNED_OUT, unexpected } from "../helpers/browser";
+import { journey, overflow, SIGNED_OUT, unexpected } from "../helpers/browser";
 import { field, operatorInWorkspace, screen, startConsole, type ConsoleFixture } from "../helpers/console-app";
 import { until } from "../helpers/until";
 
@@ -79,11 +79,23 @@ test("console: waitlist created, opened, entries approved and rejected", async (
     expect(csv.split("\r\n")[0]).toStartWith("id,email,name");
     expect(csv).toContain("ada@example.com");
 
-    // Analytics: totals and charts.
+    // Analytics: totals and charts. Four landing-page views (the public configuration, which
+    // shows the default variant) against the two sign-ups, which named no variant: they count
+    // for the default variant, so its row and the totals both say 50.0% (not 0% beside 200%).
+    for (let i = 0; i < 4; i++) expect((await f.app.call("GET", `/waitlist/v1/waitlists/${ws.slug}/beta`)).status).toBe(200);
     await page.getByRole("tab", { name: "Analytics" }).click();
-    await page.getByTestId("analytics-totals").getByText("Sign-ups", { exact: true }).waitFor();
+    const totals = page.getByTestId("analytics-totals");
+    await totals.getByText("Sign-ups", { exact: true }).waitFor();
+    expect(await totals.locator("dd").allTextContents()).toEqual(["2", "1", "1", "0", "4", "50.0%"]);
+    const variants = page.getByRole("table", { name: "Variants" });
+    expect(await variants.locator("tbody tr").count()).toBe(1);
+    expect(await variants.locator("tbody tr td").allTextContents()).toEqual(["default", "4", "2", "50.0%"]);
     expect(await page.locator(".chart canvas").count()).toBeGreaterThanOrEqual(2);
     await cp.shot("waitlist-analytics");
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await overflow(page)).toEqual([]);
+    await cp.shot("waitlist-analytics-390");
+    await page.setViewportSize({ width: 1280, height: 860 });
 
     // Settings: a maximum, saved through PATCH.
     await page.getByRole("tab", { name: "Settings" }).click();
