@@ -10,6 +10,7 @@ import { Chart } from "../lib/chart";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
 import { ActionButton, Badge, ConfirmButton, CopyButton, ErrorNote, Form, Json, Loading, PagedTable, SandboxedHtml, Section, Table, useLoad, when } from "../lib/ui";
+import { CreateSandboxDomain, outboxScreen, SandboxBadge } from "./mail-outbox";
 
 const mail = (p: ScreenProps) => `/mail/v1/workspaces/${p.ws.id}`;
 const tone = (s: string) => (["active", "sent", "delivered", "healthy", "pass"].includes(s) ? "ok" : ["failed", "bounced", "complained", "blocked", "fail"].includes(s) ? "bad" : "warn");
@@ -28,13 +29,14 @@ function Domains(p: ScreenProps) {
           rows={list.data?.data ?? []}
           empty={list.loading ? "Loading…" : "No domain yet."}
           columns={[
-            { label: "Domain", cell: (d) => <a href={p.href("domains", d.id)}>{d.fqdn}</a> },
+            { label: "Domain", cell: (d) => <><a href={p.href("domains", d.id)}>{d.fqdn}</a>{d.sandbox && <> <SandboxBadge /></>}</> },
             { label: "Use", cell: (d) => d.intent },
             { label: "Status", cell: (d) => <Badge text={d.status} tone={tone(d.status)} /> },
             { label: "Last check", cell: (d) => when(d.last_dns_check_at) },
           ]}
         />
       </Section>
+      {list.data && !list.data.data.some((d) => d.sandbox) && <CreateSandboxDomain p={p} onDone={() => setTick(tick + 1)} />}
       <Section title="Add a domain">
         <Form
           id="add-domain"
@@ -68,7 +70,12 @@ function DomainDetail({ p, id }: { p: ScreenProps; id: string }) {
         <a href={p.href("domains")}>← All domains</a>
       </p>
       <Section title={dom.fqdn} actions={<Badge text={dom.status} tone={tone(dom.status)} />}>
-        <p class="muted">
+        {dom.sandbox && (
+          <p>
+            <SandboxBadge /> No DNS needed: mail to a mailbox here is delivered into it, everything else is caught in the <a href={p.href("outbox")}>Dev outbox</a>.
+          </p>
+        )}
+        <p class="muted" hidden={dom.sandbox}>
           Add these records at your DNS provider, then check. Last check: {when(dom.last_dns_check_at)}
           {dom.test_address && (
             <>
@@ -77,7 +84,7 @@ function DomainDetail({ p, id }: { p: ScreenProps; id: string }) {
             </>
           )}
         </p>
-        <Table
+        {!dom.sandbox && <Table
           label="DNS records"
           rows={dom.dns_instructions ?? []}
           columns={[
@@ -87,7 +94,7 @@ function DomainDetail({ p, id }: { p: ScreenProps; id: string }) {
             { label: "Value", cell: (r: any) => <span class="copyable"><code class="clip">{r.value}</code> <CopyButton text={r.value} /></span> },
             { label: "Check", cell: (r: any) => (checks[r.purpose] ? <Badge text={checks[r.purpose].found ? "found" : "missing"} tone={checks[r.purpose].found ? "ok" : "bad"} /> : "not checked") },
           ]}
-        />
+        />}
         <div class="row-actions">
           <ActionButton label="Check DNS now" kind="primary" run={async () => setD(await api("POST", `${mail(p)}/domains/${id}/verify`))} />
           <ConfirmButton label="Rotate DKIM key" danger={false} onConfirm={async () => setD(await api("POST", `${mail(p)}/domains/${id}/dkim/rotate`))} />
@@ -471,6 +478,7 @@ export const mailModule: ConsoleModule = {
     { id: "brand", title: "Brand", view: Brand },
     { id: "templates", title: "Templates", view: Templates },
     { id: "messages", title: "Messages", view: Messages },
+    outboxScreen,
     { id: "suppressions", title: "Suppressions", view: Suppressions },
   ],
 };
