@@ -99,13 +99,16 @@ export function checkDelivery(secrets: string[], headers: Headers, body: string,
   return { ok: true };
 }
 
+/** A body that is not JSON is no delivery: only its start is worth printing. */
+const RAW_SHOWN = 2000;
+
 function pretty(body: string): { type: string; text: string } {
   try {
     const parsed = JSON.parse(body) as unknown;
     const type = parsed && typeof parsed === "object" && typeof (parsed as { type?: unknown }).type === "string" ? (parsed as { type: string }).type : "-";
     return { type, text: JSON.stringify(parsed, null, 2) };
   } catch {
-    return { type: "-", text: body };
+    return { type: "-", text: body.length > RAW_SHOWN ? `${body.slice(0, RAW_SHOWN)}... (${body.length} characters, not JSON)` : body };
   }
 }
 
@@ -122,7 +125,7 @@ export interface Listener {
  * Starts the receiver. `out` gets every line (the CLI passes stdout). The default host also
  * takes ::1 on the same port when it can: a URL with `localhost` may resolve to either.
  */
-export function startListener(o: ListenOptions, out: (line: string) => void, now: () => Date = () => new Date()): Listener {
+export function startListener(o: ListenOptions, out: (line: string) => void): Listener {
   const seen = new Set<string>();
   let verified = 0;
   let finish!: () => void;
@@ -131,7 +134,7 @@ export function startListener(o: ListenOptions, out: (line: string) => void, now
   const fetch = async (req: Request): Promise<Response> => {
     if (req.method !== "POST") return new Response("bunker listen takes webhook deliveries: POST\n", { status: 405, headers: { allow: "POST" } });
     const body = await req.text();
-    const at = now();
+    const at = new Date();
     const verdict = checkDelivery(o.secrets, req.headers, body, Math.floor(at.getTime() / 1000));
     const id = req.headers.get("webhook-id") ?? "-";
     const { type, text } = pretty(body);

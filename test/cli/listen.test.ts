@@ -155,6 +155,10 @@ describe("bunker listen", () => {
     expect(await stale.text()).toMatch(/^bad signature: webhook-timestamp is 3[6-9]\d s from this machine's clock \(tolerance 300 s\)\n$/);
     const bare = await post({});
     expect(bare.status).toBe(401);
+    // A body of 1 MiB is read (and judged); one byte more is refused unread.
+    const sized = (n: number) => fetch(`${l.url}/hook`, { method: "POST", body: "x".repeat(n) }).then((r) => r.status);
+    expect(await sized(1024 * 1024)).toBe(401);
+    expect(await sized(1024 * 1024 + 1)).toBe(413);
     // Just inside the tolerance, the right key verifies.
     const fresh = await post(signed(ep.secret, new Date(Date.now() - 4 * 60_000)));
     expect(fresh.status).toBe(200);
@@ -165,10 +169,13 @@ describe("bunker listen", () => {
     const tried = await ok("POST", `${hooks}/endpoints/${ep.id}/test`, { event_type: "email.sent" });
     expect(tried).toMatchObject({ succeeded: false, status_code: 401, response_body: "bad signature: no signature matches the secret given\n" });
 
-    const bad = await l.lines(/BAD SIGNATURE/, 4);
+    const bad = await l.lines(/BAD SIGNATURE/, 5);
     expect(bad[0]).toMatch(/^\S+ evt_forged email\.sent BAD SIGNATURE \(no signature matches the secret given\)$/);
     expect(bad[2]).toMatch(/^\S+ - email\.sent BAD SIGNATURE \(missing header webhook-id, webhook-timestamp, webhook-signature\)$/);
-    expect(bad[3]).toContain(`${tried.event_id} email.sent BAD SIGNATURE`);
+    expect(bad[3]).toMatch(/^\S+ - - BAD SIGNATURE/);
+    // Of a body that is not JSON, only the start is printed.
+    expect(l.output()).toContain(`${"x".repeat(2000)}... (1048576 characters, not JSON)\n`);
+    expect(bad[4]).toContain(`${tried.event_id} email.sent BAD SIGNATURE`);
 
     // Given both secrets (a rotation with a grace period), it verifies either.
     const both = await listen(["--secret", ep.secret, "--secret", rotated.signing_secret, "--count", "1"]);
