@@ -190,6 +190,15 @@ describe("sending from the sandbox", () => {
     ]);
     const outbox = (await e.app.call("GET", `${w.base}/outbox`, { token: w.token })).body.data;
     expect(outbox[0].to).toBe("bo@other.test");
+    // test-send goes the same way.
+    const t = await e.app.call("POST", `${w.base}/templates/hello/test-send`, { token: w.token, body: { from: `hello@${w.fqdn}`, to: ["cy@other.test", w.inbox.address] } });
+    expect(t.status).toBe(202);
+    await runDelivery(e);
+    const tested = await Promise.all(t.body.message_ids.map(async (id: string) => (await e.app.call("GET", `${w.base}/messages/${id}`, { token: w.token })).body));
+    expect(tested.map((m) => [m.subject, m.delivered_to])).toEqual([
+      ["[TEST] Hello [name]", "outbox"],
+      ["[TEST] Hello [name]", "mailbox"],
+    ]);
     expect(mx.messages.filter((x) => x.to.includes("bo@other.test"))).toEqual([]);
   });
 

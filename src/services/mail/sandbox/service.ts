@@ -46,7 +46,6 @@ export const OUTBOX_LIST_MAX = 100;
 const NAME_TRIES = 5;
 /** A sandbox message never crossed a network: no SPF, DKIM or DMARC check applies to it. */
 const LOCAL_AUTH: AuthResults = { spf: "none", dkim: "none", dmarc: "none", dmarcPolicy: null };
-export const NOT_FOR_PRODUCTION = "Sandbox: for trying Bunker out, not for production";
 
 export interface OutboxItem {
   id: string;
