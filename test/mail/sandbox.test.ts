@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkspace, ownerWithKey, signup } from "../helpers/app";
 import { startReceiver, type Receiver } from "../helpers/http-receiver";
+import { appMx, sendMail } from "../helpers/mail-inbound";
 import { createTemplate, runDelivery, startSendingApp, workspaceWithDomain, type MailWorkspace, type SendingEnv } from "../helpers/mail-sending";
 import { addMember } from "../helpers/members";
 import { startSmtpSink, type SmtpSink } from "../helpers/smtp-sink";
@@ -151,6 +152,17 @@ describe("sending from the sandbox", () => {
     const outbox = await e.app.call("GET", `${w.base}/outbox`, { token: w.token });
     expect(outbox.body.data).toEqual([]);
     expect(mx.messages).toEqual([]);
+  });
+
+  test("mail from outside over SMTP reaches a sandbox mailbox (the domain is active and receiving)", async () => {
+    const smtp = await appMx(e.app);
+    try {
+      await sendMail({ port: smtp.port } as never, { from: "ada@sender.test", to: w.inbox.address, subject: "Over SMTP", text: "Hello from outside" });
+    } finally {
+      await smtp.stop();
+    }
+    const got = await e.app.call("GET", `${w.base}/mailboxes/${w.inbox.id}/messages?subject=Over%20SMTP`, { token: w.token });
+    expect(got.body.data.map((m: any) => [m.subject, m.envelope_from])).toEqual([["Over SMTP", "ada@sender.test"]]);
   });
 
   test("to an outside address: caught in the dev outbox, not at the MX sink; a verified domain's mail to it does reach the sink", async () => {
