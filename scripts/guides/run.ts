@@ -43,6 +43,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Keep the temp folder of a failed document (its server.log, data and blocks) and say where. */
   keepOnFailure?: boolean;
+  /** Called before the server stops, with its base URL and the start block's variables (test:bin reads its /metrics). */
+  beforeStop?: (base: string, vars: Record<string, string>) => Promise<void>;
 }
 
 /** README.md, then every document linked under "## Guides" in docs/README.md, in its order. */
@@ -297,6 +299,7 @@ export async function runGuide(file: string, opts: RunOptions): Promise<GuideRes
     killGroup("SIGKILL");
     await exited;
     await pumped;
+    if (server && opts.beforeStop) await opts.beforeStop(`http://127.0.0.1:${ports.http}`, vars).catch(() => {});
     await server?.stop();
   }
   if (failure) {

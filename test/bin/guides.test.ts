@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultGuides, type GuideResult, requireJq, ROOT, runGuide } from "../../scripts/guides/run";
-import { requireBinary } from "../helpers/binary";
+import { recordRoutes, requireBinary } from "../helpers/binary";
 
 const binary = requireBinary();
 requireJq();
@@ -101,7 +101,8 @@ describe("the guides run as written", () => {
   for (const file of defaultGuides()) {
     test(file, async () => {
       expect(existsSync(join(ROOT, file))).toBe(true);
-      const r = await runGuide(file, { binary });
+      // The routes a guide reached count for test:bin's report, like any test's.
+      const r = await runGuide(file, { binary, beforeStop: (base, vars) => recordRoutes(base, vars.METRICS_TOKEN) });
       if (!r.ok) throw new Error(`${r.failure}`);
       expect(r.ran).toBeGreaterThan(1);
     }, 330_000);
