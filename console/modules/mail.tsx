@@ -200,7 +200,7 @@ function TemplateEditor({ p, name }: { p: ScreenProps; name: string | null }) {
   if (name && !existing.data) return <Loading />;
   const t = existing.data;
   const initial: Draft = t
-    ? { name: t.name, kind: t.kind, subject: t.subject ?? "", body_html: t.body_html ?? "", body_text: t.body_text ?? "", data: "{}" }
+    ? { name: t.name, kind: t.kind, subject: t.subject ?? "", body_html: t.body_html ?? "", body_text: t.body_text_derived ? "" : (t.body_text ?? ""), data: "{}" }
     : { name: "", kind: "template", subject: SAMPLE.subject, body_html: SAMPLE.body_html, body_text: SAMPLE.body_text, data: JSON.stringify(SAMPLE.data, null, 2) };
   return <Editor key={name ?? "new"} p={p} initial={initial} isNew={!t} />;
 }
@@ -281,7 +281,7 @@ function Editor({ p, initial, isNew }: { p: ScreenProps; initial: Draft; isNew: 
             </div>
             <div class="field">
               <label for="tpl-text">Text body (optional: derived from the HTML)</label>
-              <textarea id="tpl-text" rows={4} spellcheck={false} value={draft.body_text} onInput={set("body_text")} />
+              <textarea id="tpl-text" rows={4} spellcheck={false} value={draft.body_text} placeholder="Left empty, each mail's text part is derived from its HTML" onInput={set("body_text")} />
             </div>
             <div class="field">
               <label for="tpl-data">Sample data (JSON, for the preview)</label>

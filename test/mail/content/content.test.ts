@@ -141,6 +141,17 @@ describe("templates", () => {
     expect((await call("DELETE", "/templates/welcome")).status).toBe(404);
   });
 
+  test("derived body_text says so and keeps the template's expressions as written (headings are not upper-cased)", async () => {
+    const { call } = await owner();
+    const derived = await tpl(call, { name: "heading", body_html: "<h1>Hi {{user.name}}</h1><p>Welcome.</p>" });
+    expect(derived.body_text_derived).toBe(true);
+    expect(derived.body_text).toContain("Hi {{user.name}}");
+    const rendered = await call("POST", "/templates/heading/render", { data: { user: { name: "Ada" } } });
+    expect(rendered.body.text).toContain("Hi Ada");
+    const pinned = await tpl(call, { name: "pinned", body_html: "<h1>Hi</h1>", body_text: "Hi there" });
+    expect(pinned).toMatchObject({ body_text: "Hi there", body_text_derived: false });
+  });
+
   test("list: name ascending, filters, limit default 20 and clamp to 100, cursor", async () => {
     const { call } = await owner();
     for (let i = 0; i < 105; i++) await tpl(call, { name: `t-${String(i).padStart(3, "0")}`, body_html: "<p>x</p>", tags: i % 2 ? ["odd"] : ["even", "all"] });

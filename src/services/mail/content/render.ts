@@ -387,6 +387,9 @@ const htmlToText = compileHtmlToText({
     { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
     { selector: "img", format: "skip" },
     { selector: "style", format: "skip" },
+    // Upper-cased headings would also upper-case a template's own expressions
+    // ({{user.name}} -> {{USER.NAME}}) wherever the derived text is shown or saved back.
+    ...["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({ selector, options: { uppercase: false } })),
   ],
 });
 

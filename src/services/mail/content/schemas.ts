@@ -51,6 +51,7 @@ const templateFields = {
   subject: t.String(),
   body_html: t.String(),
   body_text: t.String({ description: "As given, or derived from body_html when omitted" }),
+  body_text_derived: t.Boolean({ description: "true when no body_text was given: body_text shows the text derived from body_html, and each render derives it again from the rendered HTML. Send it back only if you mean to pin it." }),
   variables_schema: t.Nullable(t.Object({ version: t.Literal(1), vars: JsonObject() })),
   tags: t.Array(t.String()),
   created_at: t.String(),

@@ -57,6 +57,7 @@ export interface TemplateView {
   subject: string;
   body_html: string;
   body_text: string;
+  body_text_derived: boolean;
   variables_schema: VariablesSchema | null;
   tags: string[];
   created_at: string;
@@ -94,6 +95,7 @@ export const view = (r: store.TemplateRow): TemplateView => ({
   subject: r.subject,
   body_html: r.body_html,
   body_text: r.body_text ?? deriveText(r.body_html),
+  body_text_derived: r.body_text === null,
   variables_schema: r.variables_schema ? (JSON.parse(r.variables_schema) as VariablesSchema) : null,
   tags: JSON.parse(r.tags) as string[],
   created_at: r.created_at,
