@@ -268,8 +268,9 @@ export async function runGuide(file: string, opts: RunOptions): Promise<GuideRes
         ran++;
         continue;
       }
-      (shell.stdin as import("bun").FileSink).write(`${i}\n`);
-      (shell.stdin as import("bun").FileSink).flush();
+      const stdin = shell.stdin as import("bun").FileSink;
+      await stdin.write(`${i}\n`);
+      await stdin.flush();
       let event = await nextEvent();
       let failedLine: number | null = null;
       if (event?.startsWith("FAIL ")) {
@@ -289,8 +290,8 @@ export async function runGuide(file: string, opts: RunOptions): Promise<GuideRes
   } finally {
     const stdin = shell.stdin as import("bun").FileSink;
     try {
-      stdin.write("end\n");
-      stdin.end();
+      await stdin.write("end\n");
+      await stdin.end();
     } catch {
       // the shell is gone already
     }
