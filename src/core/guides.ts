@@ -159,7 +159,8 @@ code { font: .875em/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace
 pre { background: var(--code); padding: 1rem; border-radius: 6px; overflow-x: auto; }
 pre code { padding: 0; background: none; overflow-wrap: normal; }
 table { border-collapse: collapse; display: block; overflow-x: auto; max-width: 100%; }
-th, td { border: 1px solid var(--line); padding: .35rem .7rem; text-align: left; vertical-align: top; }
+th, td { border: 1px solid var(--line); padding: .35rem .7rem; text-align: left; vertical-align: top; overflow-wrap: normal; min-width: 6rem; }
+td code { white-space: nowrap; }
 blockquote { margin: 0; padding: 0 1rem; color: var(--muted); border-left: .25em solid var(--line); }
 .source-path { font-style: italic; }
 `;
