@@ -152,6 +152,9 @@ describe("sending from the sandbox", () => {
     const outbox = await e.app.call("GET", `${w.base}/outbox`, { token: w.token });
     expect(outbox.body.data).toEqual([]);
     expect(mx.messages).toEqual([]);
+    // A sandbox delivery met no receiver: it says nothing of the workspace's reputation.
+    const verdict = await e.app.call("GET", `${w.base}/deliverability`, { token: w.token });
+    expect(verdict.body).toMatchObject({ verdict: "no_data", left_queue: 0, confirmed: 0 });
   });
 
   test("mail from outside over SMTP reaches a sandbox mailbox (the domain is active and receiving)", async () => {

@@ -1,6 +1,7 @@
 /**
  * The deliverability verdict of a workspace over a window of days (GET /deliverability),
- * computed from the messages created in the window. Thresholds (README, "Deliverability"):
+ * computed from the messages created in the window, sandbox messages left out (they met no
+ * receiver). Thresholds (docs/mail.md, "Deliverability"):
  *
  * - left_queue: messages past the queue (every status but queued and sending); queued: the others.
  * - confirmed: status delivered (recipient-side evidence). negative: bounced + complained +

@@ -227,10 +227,13 @@ export async function applyOutcome(db: Sql, id: string, from: readonly MessageSt
 
 // ------------------------------------------------------------------ reports
 
-/** Counts by status of a workspace's messages created in [since, until). */
+/**
+ * Counts by status of a workspace's messages created in [since, until). Sandbox messages are
+ * left out: they never met a receiver, so they say nothing about the workspace's reputation.
+ */
 export const statusCounts = (db: Sql, workspaceId: string, since: string, until: string) =>
   db.all<{ status: MessageStatus; n: number }>(
-    "SELECT status, COUNT(*) AS n FROM mail_messages WHERE workspace_id = ? AND created_at >= ? AND created_at < ? GROUP BY status",
+    "SELECT status, COUNT(*) AS n FROM mail_messages WHERE workspace_id = ? AND created_at >= ? AND created_at < ? AND sandbox = 0 GROUP BY status",
     workspaceId,
     since,
     until,
