@@ -4,7 +4,6 @@
  *   bun scripts/pg-cluster.ts                 prints DATABASE_URL, runs until Ctrl-C
  *   bun scripts/pg-cluster.ts CMD ARGS...     runs CMD with DATABASE_URL set, exits with its status
  * Either way the server is stopped and its folder deleted at the end.
- * (The server does not accept DATABASE_URL yet: see README, "PostgreSQL (in progress)".)
  */
 import { startPgCluster } from "../test/helpers/pg-cluster";
 

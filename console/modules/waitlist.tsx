@@ -13,7 +13,7 @@ import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTabl
 
 const wsBase = (p: ScreenProps) => `/waitlist/v1/workspaces/${p.ws.id}`;
 const tone = (s: string) => (["open", "approved", "sent"].includes(s) ? "ok" : ["rejected", "closed", "failed"].includes(s) ? "bad" : s === "pending" ? "info" : "warn");
-/** Status moves the API allows (README "Waitlist" > Statuses). */
+/** Status moves the API allows (docs/waitlist.md, "Reference"). */
 const MOVES: Record<string, string[]> = { draft: ["open"], open: ["paused", "closed"], paused: ["open", "closed"], closed: ["open"] };
 
 function Waitlists(p: ScreenProps) {

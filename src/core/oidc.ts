@@ -16,7 +16,7 @@
  * - Web flows use the authorization code with PKCE (S256) and client_secret_basic, or
  *   client_secret_post when discovery says only that is supported.
  *
- * Provider ids and what each behaves like (README "Federated sign-in"):
+ * Provider ids and what each behaves like (docs/auth.md, "Federated sign-in"):
  *   idp_1  Apple-style: response_mode=form_post, a `user` JSON (name, email) posted on the
  *          first sign-in only (untrusted: display name only), native flow with a hashed nonce.
  *   idp_2  Google-style: code in the query string.

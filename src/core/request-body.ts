@@ -51,7 +51,7 @@ export interface BodyRoute {
   path: string;
   /** Media types taken; JSON_TYPE also admits application/<x>+json. */
   types: readonly string[];
-  /** Cap in bytes (default: the global cap). Uploads name theirs; document it in README. */
+  /** Cap in bytes (default: the global cap). Uploads name theirs; document it in docs/operations.md. */
   maxBytes?: number;
   /**
    * The handler reads the request itself (route option `parse: "none"`) and answers a

@@ -141,7 +141,7 @@ describe("request-body caps and media types", () => {
     const literal = await post(SIGNUP, body(0xef, 0xbf, 0xbd), "application/json");
     expectErrorBody(literal, literal.body, 400, "VALIDATION_ERROR");
     // The one case decoded text cannot tell from it: a 4-byte sequence cut after 3 bytes is
-    // taken as U+FFFD (README, "Request limits").
+    // taken as U+FFFD (docs/operations.md, "Request limits").
     const cut = await post(SIGNUP, body(0xf0, 0x9f, 0x98), "application/json");
     expectErrorBody(cut, cut.body, 400, "VALIDATION_ERROR");
     // Without a Content-Length (chunked) the bytes are decoded strictly.

@@ -79,7 +79,7 @@ function shapeProblem(body: unknown): string | null {
 
 /**
  * Operations whose errors the documents define in another shape. Only the token endpoint:
- * OAuth clients parse RFC 6749 §5.2 {error, error_description} (README, "M2M clients").
+ * OAuth clients parse RFC 6749 §5.2 {error, error_description} (docs/auth.md).
  */
 const OTHER_ERROR_SHAPE = new Set(["POST /auth/{app_slug}/v1/oauth/token"]);
 

@@ -1,7 +1,7 @@
 /**
  * Limits on what a stranger can make the server do at someone else's cost (issue 29): create
  * accounts (each one an argon2 hash) and send mail. Shared by the console and every Auth App;
- * the numbers are settings (config.strangerLimits, README "Configuration"), per sliding hour.
+ * the numbers are settings (config.strangerLimits, docs/operations.md "Configuration"), per sliding hour.
  *
  * Sign-ups, counted before the password is hashed:
  * - per client address (SIGNUPS_PER_ADDRESS_PER_HOUR), all Apps together: one address flooding

@@ -4,7 +4,7 @@
  * through finishJob() here so every final state records usage and emits its event in the
  * transaction of the change.
  *
- * Decisions where the spec is silent (README "Extraction jobs (trawl)"):
+ * Decisions where the spec is silent (docs/trawl.md, "Reference"):
  * - error is "<CODE>: <message>" and error_code carries the code alone.
  * - credits: one per page fetched plus one per started 1,000 LLM tokens (in + out), counted
  *   in the UTC month a job ends. With a monthly_credit_limit, credits.low goes out once a

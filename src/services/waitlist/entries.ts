@@ -6,7 +6,7 @@
  * - Entry status: pending -> approved | rejected, from pending only (else 409
  *   ENTRY_NOT_PENDING); approved and rejected are final.
  * - A referral counts on the referrer while the referred entry exists and is not rejected.
- * - Positions (pending entries only; null otherwise): store.ts POSITIONS, README "Waitlist".
+ * - Positions (pending entries only; null otherwise): store.ts POSITIONS, docs/waitlist.md, "Reference".
  */
 import type { RequestMeta } from "../../access/http";
 import type { Principal } from "../../access/principal";

@@ -109,7 +109,7 @@ export function adminRoutes(svc: { waitlists: WaitlistService; entries: EntrySer
       detail: {
         tags: etags,
         summary: "Export every entry as CSV (action waitlist.entry.read)",
-        description: "RFC 4180, streamed, oldest first. Cells starting with =, +, -, @, tab or CR get a leading apostrophe (formula injection). Columns: README 'Waitlist' > 'Export'.",
+        description: "RFC 4180, streamed, oldest first. Cells starting with =, +, -, @, tab or CR get a leading apostrophe (formula injection). Columns: the Waitlist guide (/docs/guides/waitlist), 'Reference'.",
         responses: { 200: { description: "text/csv", content: { "text/csv": { schema: { type: "string" } } } } },
       },
     })

@@ -1,6 +1,6 @@
 /**
  * Public sign-up (POST /waitlist/v1/waitlists/{workspace_slug}/{waitlist_slug}/entries): every
- * rule of issue 16 in order (README "Waitlist" > "Sign-up rules"):
+ * rule of issue 16 in order (docs/waitlist.md, "Reference"):
  * 1. the waitlist: unknown or draft 404; paused or closed 409 WAITLIST_CLOSED; a browser Origin
  *    outside allowed_origins 403 ORIGIN_NOT_ALLOWED;
  * 2. rate limits (every attempt counts; ratelimit.ts): per client address and waitlist

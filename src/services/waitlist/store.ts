@@ -216,7 +216,7 @@ export async function deleteEntry(db: Sql, r: { id: string; waitlist_id: string;
 }
 
 /**
- * Positions of a waitlist's pending entries (the formula in README "Waitlist"):
+ * Positions of a waitlist's pending entries (the formula in docs/waitlist.md, "Reference"):
  *   ordinal   = 1-based rank among pending entries by (created_at, id)
  *   effective = max(1, ordinal - referral_boost * referral_count)
  *   position  = 1-based rank by (effective, boosted first, created_at, id)

@@ -1,6 +1,6 @@
 /**
  * Waitlists (admin lane /waitlist/v1/workspaces/{workspace_id}/waitlists) and the workspace's
- * waitlist settings. Decisions the spec leaves open (README "Waitlist"):
+ * waitlist settings. Decisions the spec leaves open (docs/waitlist.md, "Reference"):
  * - slug: 2-63 of a-z, 0-9 and hyphens, starting and ending with a letter or digit; unique per
  *   workspace (409 SLUG_TAKEN). display_name 1-200 characters; description up to 2000 or null.
  * - status starts as draft. Moves: draft->open, open<->paused, open|paused->closed,

@@ -2,7 +2,7 @@
  * /templates/lint: deliverability and safety checks of a draft. Each rule fires at most once
  * (its message counts the occurrences) and takes its weight off a score of 100 (floor 0).
  * Findings are sorted errors first, then warnings, then info. The rules and weights are
- * listed in README.md ("Mail" > "Templates" > "Lint rules").
+ * listed in docs/mail.md ("Reference" > "Lint rules").
  */
 import { deriveText } from "./render";
 

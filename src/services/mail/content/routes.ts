@@ -82,7 +82,7 @@ export function contentRoutes(content: ContentService, deps: ServiceDeps) {
       detail: {
         tags: tplTags,
         summary: "Lint a draft: score 0-100 and findings, errors first (action mail.template.read)",
-        description: `90+ looks great, under 70 likely spam-folder. Rules and weights: README, Mail > Templates > Lint rules. ${draftErrors}`,
+        description: `90+ looks great, under 70 likely spam-folder. Rules and weights: the Mail guide (/docs/guides/mail), "Lint rules". ${draftErrors}`,
       },
     })
     .get("/templates/:name", (c) => content.get(requirePrincipal(c.principal), c.params.workspace_id, c.params.name), {

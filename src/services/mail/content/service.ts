@@ -3,7 +3,7 @@
  * partials), their rendering, preview, lint and variables. renderForSend() is what the
  * sending part (messages/) calls.
  *
- * Decisions the spec leaves open (also in README.md, "Mail" > "Brand and templates"):
+ * Decisions the spec leaves open (also in docs/mail.md, "Reference" > "Brand and templates"):
  * - POST /templates answers 201 on create and on replace (the upsert is idempotent);
  *   a replace resets omitted fields (body_text, variables_schema, tags) like PUT /brand.
  * - subject is required and non-empty for kind template, and must be "" for layouts and

@@ -1,4 +1,4 @@
-/** Domain names as the domain routes accept them (README "Mail: domains" > fqdn). */
+/** Domain names as the domain routes accept them (docs/mail.md, "Reference" > "Domains"). */
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
 import { invalidField } from "../../../core/errors";

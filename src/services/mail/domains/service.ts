@@ -7,7 +7,7 @@
  * the rest on: checks.ts (DNS checks, POST /verify, the schedule), dkim.ts (keys, selectors,
  * rotation), records.ts (the records to publish), fqdn.ts (domain names).
  *
- * Decisions where the issue and spec are silent (README "Mail: domains"):
+ * Decisions where the issue and spec are silent (docs/mail.md, "Reference" > "Domains"):
  * - fqdn: IDNA to ASCII (node:url domainToASCII), lower case, one trailing dot dropped (so
  *   "a.example." and "a.example" are the same domain: 409 DOMAIN_EXISTS); at least two labels,
  *   labels of letters, digits and hyphens (1-63, no leading/trailing hyphen), at most 253

@@ -1,5 +1,5 @@
 /**
- * The spam rule set of received mail (README "Mailboxes and inbound mail" > "Spam rules").
+ * The spam rule set of received mail (docs/mail.md, "Reference" > "Inbound mail").
  * Each matched rule adds its points; 5 or more is spam, 3-4 suspicious, less clean.
  * A message is quarantined when its verdict is spam or DMARC fails under a quarantine or
  * reject policy.

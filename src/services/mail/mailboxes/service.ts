@@ -1,7 +1,7 @@
 /**
  * Mailboxes (issue 14): addresses on a workspace's receiving domains, and the messages the
  * inbound listener stored in them (../inbound/). Decisions where the spec is silent
- * (README "Mailboxes and inbound mail"):
+ * (docs/mail.md, "Reference" > "Inbound mail"):
  * - local_part: an RFC 5321 dot-string (atext atoms separated by single dots), 1-64
  *   characters; quoted local parts are refused. Unique per domain ignoring case (409
  *   MAILBOX_EXISTS); a soft-deleted mailbox frees its address. Local parts starting with

@@ -122,7 +122,7 @@ export function messageRoutes(svc: MessageService, deps: ServiceDeps) {
       detail: {
         tags: logTags,
         summary: "Deliverability verdict over the last window_days (action mail.message.read)",
-        description: "window_days 1-90 (default 14). healthy needs recipient-side evidence (delivered); unconfirmed means mail left and nothing came back either way. Thresholds: README.",
+        description: "window_days 1-90 (default 14). healthy needs recipient-side evidence (delivered); unconfirmed means mail left and nothing came back either way. Thresholds: the Mail guide (/docs/guides/mail), 'Deliverability thresholds'.",
       },
     })
     .get(`${BASE}/suppressions`, (c) => svc.listSuppressions(requirePrincipal(c.principal), c.params.workspace_id, c.query), {

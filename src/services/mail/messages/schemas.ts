@@ -84,7 +84,7 @@ export const Timeline = t.Object({
 
 export const DeliverabilityQuery = t.Object({ window_days: t.Optional(t.QueryInteger({ description: `1-${WINDOW_MAX}, default ${WINDOW_DEFAULT}` })) });
 export const Deliverability = t.Object({
-  verdict: lit(["no_data", "unconfirmed", "healthy", "at_risk", "blocked"] as const, "no_data | unconfirmed | healthy | at_risk | blocked (thresholds: README)"),
+  verdict: lit(["no_data", "unconfirmed", "healthy", "at_risk", "blocked"] as const, "no_data | unconfirmed | healthy | at_risk | blocked (thresholds: the Mail guide, /docs/guides/mail)"),
   window_days: t.Integer(),
   left_queue: t.Integer(),
   queued: t.Integer(),

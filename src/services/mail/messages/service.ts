@@ -12,7 +12,7 @@
  * - log.ts: list, get, body, forget, settings; export.ts: the CSV export; stats.ts: timeline
  *   and deliverability; suppressions.ts: the suppression list.
  *
- * Decisions the spec leaves open: README "Mail" > "Messages".
+ * Decisions the spec leaves open: docs/mail.md, "Reference" > "The message log, suppressions, deliverability".
  */
 import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";

@@ -4,7 +4,7 @@
  * per-workspace send settings, and the delivery worker (job mail.messages.deliver) that claims queued
  * and due messages and hands each to smtp-delivery.ts's deliver().
  *
- * Decisions the spec leaves open (also in README.md, "Mail" > "Sending"):
+ * Decisions the spec leaves open (also in docs/mail.md, "Reference" > "Sending"):
  * - One message (one row, one Message-ID, one SMTP transaction) per recipient: a send to
  *   three addresses queues three messages, each showing only its own address in To.
  * - `from` is "addr@domain" or "Display Name <addr@domain>"; the domain must be an active

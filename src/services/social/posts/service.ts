@@ -2,7 +2,7 @@
  * Posts: create (draft, scheduled or published), read, patch, soft delete, the public list
  * (GET /posts), the scheduler's publishing of due posts, and tags from @mentions.
  *
- * Decisions the spec leaves open (documented in the README):
+ * Decisions the spec leaves open (documented in docs/community.md, "Posts"):
  * - Publishing (at creation, by PATCH status, or by the scheduler) is the moment a post
  *   counts: the author's post_count, the hashtag directory (post_count, first_used_at),
  *   hashtag feeds, @mention tags (tag.created, pending) and mention notifications.
