@@ -184,6 +184,10 @@ export async function runGuide(file: string, opts: RunOptions): Promise<GuideRes
       LANG: "C.UTF-8",
       TERM: "dumb",
       DATA_DIR: join(work, "data"),
+      // The server's own address, so the CLI finds it as a reader's does on the default ports.
+      HOST: "127.0.0.1",
+      PORT: String(ports.http),
+      SMTP_PORT: String(ports.smtp),
       __GUIDE_BIN: opts.binary,
       __guide_dir: work,
     },

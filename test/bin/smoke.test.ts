@@ -112,7 +112,8 @@ describe("compiled binary", () => {
     for (const asset of assets) {
       const r = await fetch(`${base}${asset}`);
       expect({ asset, status: r.status }).toEqual({ asset, status: 200 });
-      expect(r.headers.get("content-type")).toMatch(asset.endsWith(".css") ? /^text\/css/ : asset.endsWith(".js") ? /^text\/javascript/ : /^image\/png/);
+      // Scripts, styles and the icon; the top bar's links lead to the guides' pages.
+      expect(r.headers.get("content-type")).toMatch(asset.endsWith(".css") ? /^text\/css/ : asset.endsWith(".js") ? /^text\/javascript/ : asset.endsWith(".png") ? /^image\/png/ : /^text\/html/);
       expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(asset.endsWith("bundle.js") ? 1_000_000 : 0);
     }
 
