@@ -53,9 +53,14 @@ async function subscribe(s: Social, path: string, event_types: string[]) {
   return r.body as { id: string; signing_secret: string };
 }
 
-/** The verified envelopes received at `path` (standardwebhooks signature, timestamp as sent). */
+/**
+ * The verified envelopes received at `path` (standardwebhooks signature, timestamp as sent),
+ * one per webhook-id as a receiver dedupes them: delivery is at least once, and a delivery
+ * that outlived its deadline on a loaded machine comes again.
+ */
 function envelopes(secret: string, path: string): any[] {
-  const got = receiver.requests.filter((q) => q.path === path);
+  const seen = new Set<string>();
+  const got = receiver.requests.filter((q) => q.path === path && !seen.has(q.headers["webhook-id"]) && seen.add(q.headers["webhook-id"]));
   return got.map((q: ReceivedRequest) => {
     // The in-process app signs with its injected clock: verify at the time the request names.
     setSystemTime(new Date(Number(q.headers["webhook-timestamp"]) * 1000));
