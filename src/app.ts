@@ -58,7 +58,9 @@ import { randomHex } from "./core/ids";
 import { claimTick } from "./core/store/job-ticks";
 import type { Server } from "bun";
 
-export const VERSION = "0.1.0";
+import { VERSION } from "./version";
+
+export { VERSION };
 
 /**
  * Every service, one line each, in mount order (a module may use the services of the

@@ -7,7 +7,6 @@
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
 import { listenCommand } from "./cli/listen";
 import { createBackup, restoreBackup } from "./core/backup";
@@ -17,6 +16,7 @@ import { createLogger } from "./core/log";
 import { raiseOpenFileLimit } from "./core/open-files";
 import { SmtpListener } from "./core/smtp-listener";
 import { ensureWritableDir, reason, StartupError } from "./core/startup";
+import { VERSION } from "./version";
 
 const USAGE = `Usage: bunker [command]
 
@@ -127,6 +127,9 @@ async function serve() {
   // Held for the life of the process: the shutdown handler below keeps the reference (an
   // unreachable lock would be closed by the garbage collector, and the lock freed with it).
   const lock = cfg.databaseUrl ? null : await startup(() => lockDataDir(cfg.dataDir));
+  // The app (every service and the libraries they use) is loaded only by the commands that
+  // serve it: version, backup, restore, healthcheck and listen start without it.
+  const { createApp } = await import("./app");
   const bunker = await startup(() => createApp(cfg, { log }));
   const { ctx } = bunker;
   if (smtp && bunker.inbound) smtp.setHandler(bunker.inbound);

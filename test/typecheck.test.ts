@@ -8,4 +8,4 @@ test("the project type-checks (tsc --noEmit)", () => {
   const out = r.stdout.toString() + r.stderr.toString();
   expect(out.split("\n").filter((l) => l.includes("error TS"))).toEqual([]);
   expect(r.exitCode).toBe(0);
-}, 120_000);
+}, 300_000);

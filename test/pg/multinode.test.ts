@@ -166,8 +166,11 @@ describe("two nodes on one PostgreSQL database", () => {
     await held.promise;
     const firstId = receiver.requests.find((r) => r.path === "/killed")!.headers["webhook-id"];
 
-    b = await startNode("B");
+    // Killed at once, while the attempt is in flight: a node started first could take longer
+    // than A's reply deadline on a loaded machine, and A would record a timeout (a retry a
+    // minute later) instead of dying mid-delivery.
     await stopNode(a, "SIGKILL");
+    b = await startNode("B");
     // Once the lease A took runs out, B's pump takes the delivery over: the lease plus a few
     // pump ticks, given room for a loaded CI machine (the point is that it comes, and once).
     const again = await until("the retry from node B", async () => receiver.requests.filter((r) => r.path === "/killed").length >= 2 && receiver.requests.filter((r) => r.path === "/killed"), 60_000);
