@@ -130,15 +130,17 @@ export class InboundService {
   }
 
   /**
-   * A message this instance wrote itself (the sandbox domain's, ../sandbox/) for `msg.to[0]`:
-   * when that is an active mailbox here, it is stored like a message received over SMTP
-   * (parsed, spam rules, email.received) with `auth` as its authentication results (it never
-   * crossed a network: there is nothing to look up), and `within` runs in the storing
-   * transaction. False (nothing stored) when the address is no mailbox of this instance.
+   * A message this instance writes itself (the sandbox domain's, ../sandbox/) for `msg.to[0]`:
+   * when that is an active mailbox here, the message is built (`build`, only then) and stored
+   * like one received over SMTP (parsed, spam rules, email.received) with `auth` as its
+   * authentication results (it never crossed a network: there is nothing to look up), and
+   * `within` runs in the storing transaction. False (nothing built or stored) when the address
+   * is no mailbox of this instance.
    */
-  async deliverLocal(msg: InboundMessage, auth: AuthResults, within: (t: Sql) => Promise<void>): Promise<boolean> {
-    const target = await this.classify(msg.to[0] ?? "");
+  async deliverLocal(envelope: Omit<InboundMessage, "raw">, build: () => Promise<Uint8Array>, auth: AuthResults, within: (t: Sql) => Promise<void>): Promise<boolean> {
+    const target = await this.classify(envelope.to[0] ?? "");
     if (target?.kind !== "mailbox") return false;
+    const msg: InboundMessage = { ...envelope, raw: await build() };
     const parsed = await parseMail(msg.raw);
     await this.store(msg, parsed, target.boxes.map((box) => ({ box, envelopeTo: target.address })), [], { auth, within });
     return true;

@@ -125,11 +125,8 @@ export class SandboxService {
       if (!(await this.messages.markSandboxDelivered(t, m.id, owner, to, ids))) throw new ClaimLost();
     };
     try {
-      if ((await this.inbound.classify(mail.to))?.kind === "mailbox") {
-        const raw = await compose(mail, dkim);
-        const msg = { from: mail.envelopeFrom, to: [mail.to], raw, remoteAddress: "127.0.0.1", helo: this.ctx.config.mailHostname };
-        if (await this.inbound.deliverLocal(msg, LOCAL_AUTH, (t) => mark(t, "mailbox"))) return;
-      }
+      const envelope = { from: mail.envelopeFrom, to: [mail.to], remoteAddress: "127.0.0.1", helo: this.ctx.config.mailHostname };
+      if (await this.inbound.deliverLocal(envelope, () => compose(mail, dkim), LOCAL_AUTH, (t) => mark(t, "mailbox"))) return;
       const redact = await this.messages.redactsBodies(this.ctx.db, m.workspace_id);
       await tx(this.ctx.db, async (t) => {
         await store.insertOutbox(t, {
