@@ -40,8 +40,8 @@ import { createApp, type BunkerApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { tx } from "../../src/core/db";
 import { prefixedId } from "../../src/core/ids";
-import { generateSecret } from "../../src/services/webhooks/signing";
-import * as endpointsStore from "../../src/services/webhooks/store/endpoints";
+import { generateSecret } from "../../src/kernel/webhooks/signing";
+import * as endpointsStore from "../../src/kernel/webhooks/store/endpoints";
 import { envNumber, fmtNum, machine, percentile, sleep, table, tempDir, watchdog } from "./lib";
 
 type Kind = "ok" | "fail" | "hang";

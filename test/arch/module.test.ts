@@ -13,9 +13,9 @@ import { ConfigError } from "../../src/config";
 import type { OutboxEvent } from "../../src/core/events";
 import { createLogger } from "../../src/core/log";
 import { DISPATCHED_EVENT_RETENTION_MS, SERVICE_MODULES } from "../../src/app";
-import { defineService } from "../../src/services/module";
-import { defineWebhookProduct } from "../../src/services/webhooks/catalogue";
-import { workspaceScope } from "../../src/services/webhooks/scopes";
+import { defineService } from "../../src/kernel/module";
+import { defineWebhookProduct } from "../../src/kernel/webhooks/catalogue";
+import { workspaceScope } from "../../src/kernel/webhooks/scopes";
 import { createWorkspace, ownerWithKey, signup, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type Receiver } from "../helpers/http-receiver";
 

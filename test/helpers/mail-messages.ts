@@ -3,7 +3,7 @@
  * the app's context, platform and webhook engine), to queue messages and drive the send
  * pipeline's state machine in tests without the send routes.
  */
-import type { ServiceDeps } from "../../src/services/module";
+import type { ServiceDeps } from "../../src/kernel/module";
 import { MessageService, type QueueInput } from "../../src/services/mail/messages/service";
 import type { TestApp } from "./app";
 

@@ -4,7 +4,7 @@
  * 404s, actions and service activation, Idempotency-Key, delete.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import * as endpointsStore from "../../src/services/webhooks/store/endpoints";
+import * as endpointsStore from "../../src/kernel/webhooks/store/endpoints";
 import { createWorkspace, ownerWithKey, signup, startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp } from "../helpers/auth";
 import { addMember, auditActions } from "../helpers/members";

@@ -9,8 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, setSystemTime, test }
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { HOUR, MINUTE } from "../../src/core/clock";
-import type { EventCatalogue } from "../../src/services/webhooks/catalogue";
-import * as endpointsStore from "../../src/services/webhooks/store/endpoints";
+import type { EventCatalogue } from "../../src/kernel/webhooks/catalogue";
+import * as endpointsStore from "../../src/kernel/webhooks/store/endpoints";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import type { ReceivedRequest, Receiver } from "../helpers/http-receiver";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { SERVICE_MODULES } from "../../src/app";
-import { EventCatalogue, defineWebhookProduct, type WebhookProduct } from "../../src/services/webhooks/catalogue";
-import type { Product } from "../../src/services/webhooks/types";
+import { EventCatalogue, defineWebhookProduct, type WebhookProduct } from "../../src/kernel/webhooks/catalogue";
+import type { Product } from "../../src/kernel/webhooks/types";
 
 /** Every service module's webhook product (each product defines its list in its own folder). */
 const PRODUCT_DEFS = SERVICE_MODULES.flatMap((m) => (m.webhooks ? [m.webhooks] : []));

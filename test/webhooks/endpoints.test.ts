@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HOUR } from "../../src/core/clock";
-import * as endpointStore from "../../src/services/webhooks/store/endpoints";
+import * as endpointStore from "../../src/kernel/webhooks/store/endpoints";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
 import type { Receiver } from "../helpers/http-receiver";
 import { startWebhookTestApp, stopWebhookTestApp } from "../helpers/webhook-app";

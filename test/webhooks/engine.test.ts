@@ -10,9 +10,9 @@ import { Webhook } from "standardwebhooks";
 import { tx } from "../../src/core/db";
 import { DAY, HOUR, MINUTE, SECOND } from "../../src/core/clock";
 import { prefixedId } from "../../src/core/ids";
-import { generateLegacySecret, generateSecret } from "../../src/services/webhooks/signing";
-import * as endpointsStore from "../../src/services/webhooks/store/endpoints";
-import type { Product } from "../../src/services/webhooks/types";
+import { generateLegacySecret, generateSecret } from "../../src/kernel/webhooks/signing";
+import * as endpointsStore from "../../src/kernel/webhooks/store/endpoints";
+import type { Product } from "../../src/kernel/webhooks/types";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type Receiver } from "../helpers/http-receiver";
 

@@ -12,7 +12,7 @@ import {
   signStandard,
   verifyLegacy,
   verifyStandard,
-} from "../../src/services/webhooks/signing";
+} from "../../src/kernel/webhooks/signing";
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 const body = JSON.stringify({ id: "evt_0192", type: "entry.created", created_at: "2030-01-01T00:00:00.000Z", data: { email: "ada@example.com", name: "Ådá ✓" } });

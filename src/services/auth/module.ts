@@ -1,6 +1,6 @@
 /** The Auth service as a module: end-user authentication for your Apps (spec 1). */
 import { OAUTH_FORM_TYPES } from "../../core/request-body";
-import { defineService } from "../module";
+import { defineService } from "../../kernel/module";
 import { AUTH_ACTIONS } from "./actions";
 import { AUTH_WEBHOOKS } from "./events";
 import { authRoutes } from "./routes";

@@ -5,8 +5,8 @@
 import type { AppContext } from "../../context";
 import type { Sql } from "../../core/db";
 import type { Platform } from "../platform/service";
-import type { WebhookEngine } from "../webhooks/engine";
-import type { WebhookService } from "../webhooks/service";
+import type { WebhookEngine } from "../../kernel/webhooks/engine";
+import type { WebhookService } from "../../kernel/webhooks/service";
 import { AppAccess } from "./access";
 import { AppService } from "./apps";
 import { SigningKeys } from "./keys";

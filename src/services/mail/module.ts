@@ -4,8 +4,8 @@
  * /mail/v1/workspaces/{workspace_id}/webhooks).
  */
 import { Elysia } from "elysia";
-import { defineService } from "../module";
-import { workspaceScope } from "../webhooks/scopes";
+import { defineService } from "../../kernel/module";
+import { workspaceScope } from "../../kernel/webhooks/scopes";
 import { MAIL_ACTIONS } from "./actions";
 import { contentPart } from "./content/part";
 import { domainsPart } from "./domains/part";

@@ -6,7 +6,7 @@
  */
 import type { Principal } from "../../access/principal";
 import type { Sql } from "../../core/db";
-import type { ServiceDeps } from "../module";
+import type { ServiceDeps } from "../../kernel/module";
 
 export class MailPartContext {
   constructor(readonly d: ServiceDeps) {}

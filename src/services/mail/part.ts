@@ -6,7 +6,7 @@
  */
 import type { Sql } from "../../core/db";
 import type { JobDefinition } from "../../core/scheduler";
-import type { Routes, ServiceDeps } from "../module";
+import type { Routes, ServiceDeps } from "../../kernel/module";
 
 /** The services of the parts created so far, by part name. */
 export type MailParts = Record<string, unknown>;

@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import { MULTIPART_TYPE, type BodyRoute } from "../../core/request-body";
 import type { JobDefinition } from "../../core/scheduler";
-import type { WebhookEngine } from "../webhooks/engine";
+import type { WebhookEngine } from "../../kernel/webhooks/engine";
 import type { Lane } from "./core/common";
 import type { LaneRouteDeps } from "./core/routes";
 import { commentRoutes } from "./comments/routes";

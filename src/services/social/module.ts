@@ -1,8 +1,8 @@
 /** The community service (social) as a module (spec 3): communities, their webhooks, actors, the social graph and conversations. */
 import type { Sql } from "../../core/db";
 import type { AuthService } from "../auth/service";
-import { defineService, type WebhookScopeMount } from "../module";
-import { workspaceScope } from "../webhooks/scopes";
+import { defineService, type WebhookScopeMount } from "../../kernel/module";
+import { workspaceScope } from "../../kernel/webhooks/scopes";
 import { ActorService } from "./actors/service";
 import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities";
 import { ConversationService } from "./conversations/service";

@@ -15,9 +15,9 @@ import { requirePrincipal, type PrincipalResolver } from "../../access/principal
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
-import type { EventTypeSource } from "../webhooks/endpoints";
-import { publicEventTypesRoute } from "../webhooks/routes";
-import type { ScopeResolver } from "../webhooks/scopes";
+import type { EventTypeSource } from "../../kernel/webhooks/endpoints";
+import { publicEventTypesRoute } from "../../kernel/webhooks/routes";
+import type { ScopeResolver } from "../../kernel/webhooks/scopes";
 import { actorRoutes } from "./actors/routes";
 import type { ActorService } from "./actors/service";
 import type { CommunityService, CommunityView } from "./communities";

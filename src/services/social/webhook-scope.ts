@@ -4,7 +4,7 @@
  * workspace, which must have the social service enabled. Unknown communities and those of
  * other workspaces answer 404.
  */
-import { registerWebhookActions, webhookAction, type ScopeResolver } from "../webhooks/scopes";
+import { registerWebhookActions, webhookAction, type ScopeResolver } from "../../kernel/webhooks/scopes";
 import type { CommunityService } from "./communities";
 
 export function communityWebhookScope(communities: CommunityService): ScopeResolver {

@@ -5,7 +5,7 @@
  * name) and the board's own webhook records (routes.ts, webhooks.ts).
  */
 import { Elysia } from "elysia";
-import { defineService } from "../module";
+import { defineService } from "../../kernel/module";
 import { TACK_ACTIONS } from "./actions";
 import { cardRoutes } from "./board/card-routes";
 import { boardGuard, RATE_LIMIT_HEADERS } from "./board/guard";

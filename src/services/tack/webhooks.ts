@@ -62,11 +62,11 @@ import { workspaceById, workspaceByRef } from "./board/store";
 import { prefixedId } from "../../core/ids";
 import { parseLimit } from "../../core/pagination";
 import type { Platform } from "../platform/service";
-import type { Actor, EndpointRecord, ResolvedScope } from "../webhooks/endpoints";
-import { registerWebhookActions, webhookAction, type ScopeResolver } from "../webhooks/scopes";
-import type { WebhookService } from "../webhooks/service";
-import { generateSecret, SECRET_PREFIX } from "../webhooks/signing";
-import type { Scope } from "../webhooks/types";
+import type { Actor, EndpointRecord, ResolvedScope } from "../../kernel/webhooks/endpoints";
+import { registerWebhookActions, webhookAction, type ScopeResolver } from "../../kernel/webhooks/scopes";
+import type { WebhookService } from "../../kernel/webhooks/service";
+import { generateSecret, SECRET_PREFIX } from "../../kernel/webhooks/signing";
+import type { Scope } from "../../kernel/webhooks/types";
 
 export const TACK = "tack" as const;
 export const TACK_LIST_DEFAULT = 50;

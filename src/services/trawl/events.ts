@@ -3,8 +3,8 @@
  * and used to validate subscriptions. Each example is the `data` object of the envelope
  * (conventions: webhooks/catalogue.ts).
  */
-import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../webhooks/catalogue";
-import type { EventTypeInfo } from "../webhooks/types";
+import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
+import type { EventTypeInfo } from "../../kernel/webhooks/types";
 
 const job = (over: Record<string, unknown> = {}) => ({
   id: "job_0192f500a1b27c3d8e4f5a6b7c8d9e0f",

@@ -10,8 +10,8 @@
  * with legacyRoutes: true, rather than code here that the others would import.
  */
 import { createOutboundHttp } from "../../core/outbound-http";
-import { defineService } from "../module";
-import { workspaceScope } from "../webhooks/scopes";
+import { defineService } from "../../kernel/module";
+import { workspaceScope } from "../../kernel/webhooks/scopes";
 import { TRAWL_WEBHOOKS } from "./events";
 import { PAGE_MAX_BYTES } from "./pipeline/fetch";
 import { LlmClient } from "./pipeline/llm";

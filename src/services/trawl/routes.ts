@@ -4,7 +4,7 @@ import { principalPlugin } from "../../access/http";
 import { callerKey, idempotent } from "../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { requirePrincipal } from "../../access/principal";
-import type { ServiceDeps } from "../module";
+import type { ServiceDeps } from "../../kernel/module";
 import { ErrorBody, Job, JobCreate, JobList, JobListQuery, JobParams as jobParams, Settings, SettingsPut, Usage, UsageQuery, WorkspaceParams as wsParams } from "./schemas";
 import { DESCRIPTION_MAX, STEPS, TIMEOUT, URLS_MAX, type JobService, type JobView } from "./service";
 

@@ -16,7 +16,7 @@ import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { prefixedId, prefixedIdPattern } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
-import type { ServiceDeps } from "../module";
+import type { ServiceDeps } from "../../kernel/module";
 import { SchemaCompiler, isObject } from "./schema";
 import * as store from "./store";
 import type { JobRow, JobStatus } from "./store";

@@ -11,7 +11,7 @@ import { sendRenderer } from "../mail/content/part";
 import type { DomainService } from "../mail/domains/part";
 import type { MailParts } from "../mail/part";
 import type { SendService } from "../mail/sending/part";
-import type { ServiceDeps } from "../module";
+import type { ServiceDeps } from "../../kernel/module";
 
 export interface Bridges {
   /** A mail domain of the workspace (null when absent or another workspace's). */

@@ -3,8 +3,8 @@
  * and used to validate subscriptions. Each example is the `data` object of the envelope
  * (conventions: webhooks/catalogue.ts).
  */
-import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../webhooks/catalogue";
-import type { EventTypeInfo } from "../webhooks/types";
+import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
+import type { EventTypeInfo } from "../../kernel/webhooks/types";
 
 const entry = (over: Record<string, unknown> = {}) => ({
   id: "0192f3a1-7c2e-7a10-9b1e-3f5d2c8a4e61",

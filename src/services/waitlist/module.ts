@@ -7,8 +7,8 @@
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../../core/errors";
-import { defineService } from "../module";
-import { workspaceScope } from "../webhooks/scopes";
+import { defineService } from "../../kernel/module";
+import { workspaceScope } from "../../kernel/webhooks/scopes";
 import { bridges } from "./bridges";
 import { EntryService } from "./entries";
 import { WAITLIST_WEBHOOKS } from "./events";

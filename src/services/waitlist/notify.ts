@@ -19,7 +19,7 @@ import { tx, type Sql } from "../../core/db";
 import { ApiError } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import type { AppContext } from "../../context";
-import type { ServiceDeps } from "../module";
+import type { ServiceDeps } from "../../kernel/module";
 import type { Bridges } from "./bridges";
 import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";

@@ -7,7 +7,7 @@
  * transaction: at least once, in the order of the changes.
  */
 import { tx } from "../../core/db";
-import type { ServiceDeps } from "../module";
+import type { ServiceDeps } from "../../kernel/module";
 import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";
 import * as store from "./store";

@@ -18,7 +18,7 @@ import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { isUniqueViolation } from "../../core/store/sql";
 import type { AppContext } from "../../context";
-import type { ServiceDeps } from "../module";
+import type { ServiceDeps } from "../../kernel/module";
 import { audit } from "../platform/audit";
 import type { Bridges } from "./bridges";
 import type { Notifier } from "./notify";

@@ -4,7 +4,7 @@ import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { TemplateParams, WorkspaceParams } from "../schemas";
 import { Brand, BrandPut, DraftBody, ErrorBody, LintResult, RenderBody, Rendered, Tags, Template, TemplateList, TemplateListQuery, TemplateUpsert, Variables } from "./schemas";
 import type { ContentService, DraftInput, TemplateInput } from "./service";

@@ -26,7 +26,7 @@ import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../.
 import { uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { MailPartContext } from "../part-context";
 import { audit } from "../../platform/audit";
 import { parseRaw, resolveBrand, validateBrand, type BrandRaw, type BrandTokens } from "./brand";

@@ -5,7 +5,7 @@ import { callerKey, idempotent } from "../../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { DomainParams, WorkspaceParams } from "../schemas";
 import { Domain, DomainCreate, DomainList, DomainPatch, ErrorBody } from "./schemas";
 import type { DomainService, DomainView } from "./service";

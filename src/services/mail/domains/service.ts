@@ -20,7 +20,7 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, conflict, invalidField } from "../../../core/errors";
 import { isUuid, randomHex, uuid } from "../../../core/ids";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { audit } from "../../platform/audit";
 import { DomainChecks } from "./checks";
 import { DomainsContext, type DomainView } from "./context";

@@ -5,7 +5,7 @@ import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { ErrorBody, Pagination } from "../../../access/schemas";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { WorkspaceParams } from "../schemas";
 import type { InboundService } from "./service";
 

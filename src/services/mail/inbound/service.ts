@@ -24,7 +24,7 @@ import { tx } from "../../../core/db";
 import { DAY } from "../../../core/clock";
 import { isUuid, uuid } from "../../../core/ids";
 import type { InboundHandler, InboundMessage } from "../../../core/smtp-listener";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { MailPartContext } from "../part-context";
 import type { DomainService } from "../domains/service";
 import * as boxStore from "../mailboxes/store";

@@ -5,7 +5,7 @@ import { callerKey, idempotent } from "../../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { AttachmentParams, MailboxParams, ReceivedParams, WorkspaceParams } from "../schemas";
 import { ErrorBody, Mailbox, MailboxCreate, MailboxList, MailboxListQuery, MailboxPatch, Received, ReceivedList, ReceivedListQuery } from "./schemas";
 import { contentDisposition, type MailboxService, type MailboxView } from "./service";

@@ -21,7 +21,7 @@ import { ApiError, badRequest, conflict, invalidField, notFound } from "../../..
 import { uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { audit } from "../../platform/audit";
 import type { DomainService } from "../domains/service";
 import type { MailParts } from "../part";

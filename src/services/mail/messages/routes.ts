@@ -8,7 +8,7 @@ import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { MessageParams, SuppressionParams, WorkspaceParams } from "../schemas";
 import {
   Deleted,

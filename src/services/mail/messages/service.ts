@@ -16,7 +16,7 @@
  */
 import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { dropWorkspaceBodies, readBody } from "./bodies";
 import { MailPartContext } from "../part-context";
 import { MessageExport } from "./export";

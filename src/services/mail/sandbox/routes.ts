@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import { principalPlugin } from "../../../access/http";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { Domain } from "../domains/schemas";
 import { Uuid, WorkspaceParams } from "../schemas";
 import { t } from "../../../core/schema";

@@ -27,7 +27,7 @@ import { notFound } from "../../../core/errors";
 import { randomHex, uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import type { DomainService, DomainView } from "../domains/service";
 import type { InboundService } from "../inbound/service";
 import type { AuthResults } from "../inbound/spam";

@@ -33,7 +33,7 @@ import type { Sql } from "../../../core/db";
 import { ApiError, badRequest, invalidField, type ErrorDetail } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import { validateIdempotencyKey } from "../../../core/idempotency";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { MailPartContext } from "../part-context";
 import { renderForSend, sendRenderer } from "../content/part";
 import type { DomainService, SendDomain } from "../domains/part";

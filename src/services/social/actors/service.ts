@@ -21,7 +21,7 @@ import { tx, type Sql } from "../../../core/db";
 import { invalidField, notFound } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import type { Page } from "../../../core/pagination";
-import type { WebhookEngine } from "../../webhooks/engine";
+import type { WebhookEngine } from "../../../kernel/webhooks/engine";
 import { batchItems, idList, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
 import { detachActor } from "../graph/store";
 import * as store from "./store";

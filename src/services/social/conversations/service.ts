@@ -28,7 +28,7 @@ import type { Principal } from "../../../access/principal";
 import { tx, type Sql } from "../../../core/db";
 import { ApiError, forbidden, invalidField, notFound } from "../../../core/errors";
 import { isUuid, uuid } from "../../../core/ids";
-import type { WebhookEngine } from "../../webhooks/engine";
+import type { WebhookEngine } from "../../../kernel/webhooks/engine";
 import { checkAssets } from "../posts/service";
 import { isObject, page, pageArgs, type Lane } from "../core/common";
 import { checkUuid } from "../core/schemas";

@@ -20,7 +20,7 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, conflict, notFound } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import type { Page } from "../../../core/pagination";
-import type { WebhookEngine } from "../../webhooks/engine";
+import type { WebhookEngine } from "../../../kernel/webhooks/engine";
 import { bumpCounter } from "../actors/store";
 import { actorPair, batchItems, expandArg, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
 import { checkUuid } from "../core/schemas";

@@ -13,7 +13,7 @@ import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";
 import { invalidField } from "../../../core/errors";
 import { isUuid } from "../../../core/ids";
-import type { WebhookEngine } from "../../webhooks/engine";
+import type { WebhookEngine } from "../../../kernel/webhooks/engine";
 import { isObject, page, pageArgs, type Lane } from "../core/common";
 import * as store from "./store";
 

@@ -19,7 +19,7 @@ import { dialect } from "../../../core/store/sql";
 import { tx, type Sql } from "../../../core/db";
 import { ApiError, invalidField, notFound } from "../../../core/errors";
 import { isUuid, uuid } from "../../../core/ids";
-import type { WebhookEngine } from "../../webhooks/engine";
+import type { WebhookEngine } from "../../../kernel/webhooks/engine";
 import { bumpCounter, type ActorRow } from "../actors/store";
 import { isObject, page, pageArgs, type Lane } from "../core/common";
 import { releaseHashtags, useHashtags } from "../hashtags/store";

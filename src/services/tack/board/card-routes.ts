@@ -14,7 +14,7 @@
  */
 import { Elysia } from "elysia";
 import { secured } from "../../../access/openapi";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { BATCH_MOVE_MAX, type Cards } from "./cards";
 import { boardGuard } from "./guard";
 import { BOARD_PREFIX, CARD, PROJECT } from "./paths";

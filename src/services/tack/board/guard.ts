@@ -24,7 +24,7 @@ import { knownPlatformCaller, requestMeta, sessionCookieOf } from "../../../acce
 import { bearerFrom, type Principal } from "../../../access/principal";
 import type { ErrorDetail } from "../../../core/errors";
 import { EXACT_LIMIT_MAX } from "../../../core/ratelimit";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { withBodyRules } from "./body-rules";
 
 export const RATE_WINDOW_MS = 60_000;

@@ -17,7 +17,7 @@ import { callerKey, idempotent, type RouteIO } from "../../../access/idempotent"
 import { requirePrincipal, type Principal } from "../../../access/principal";
 import { secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { boardGuard } from "./guard";
 import { BOARD_PREFIX, LABEL, LIST, PROJECT, WS } from "./paths";
 import * as S from "./schemas";

@@ -14,7 +14,7 @@ import { ApiError, conflict, forbidden, notFound } from "../../../core/errors";
 import { prefixedId } from "../../../core/ids";
 import { tx, type Sql } from "../../../core/db";
 import { lockKey } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../module";
+import type { ServiceDeps } from "../../../kernel/module";
 import { activeCardsInList, dropSearchRows, insertActivity } from "./cards-store";
 import * as store from "./store";
 import { Checks, LISTS_MAX, offsetPage, pagination } from "./validate";

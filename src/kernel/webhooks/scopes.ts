@@ -14,7 +14,7 @@
  */
 import type { ActionRegistry } from "../../access/actions";
 import type { Principal } from "../../access/principal";
-import type { Platform } from "../platform/service";
+import type { Platform } from "../../services/platform/service";
 import type { ResolvedScope } from "./endpoints";
 import type { Product } from "./types";
 

@@ -20,7 +20,7 @@ import type { OutboxEvent } from "../core/events";
 import type { Sql } from "../core/db";
 import type { JobDefinition } from "../core/scheduler";
 import type { InboundHandler } from "../core/smtp-listener";
-import type { Platform } from "./platform/service";
+import type { Platform } from "../services/platform/service";
 import type { WebhookProduct } from "./webhooks/catalogue";
 import type { Actor } from "./webhooks/endpoints";
 import type { WebhookEngine } from "./webhooks/engine";
