@@ -14,9 +14,10 @@
  *    OpenAPI was never answered with a success status by the binary.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
+import { runShards, shardCount, testFiles } from "./testing/shards";
 
 const root = resolve(import.meta.dir, "..");
 const bun = process.execPath;
@@ -42,13 +43,6 @@ if (!process.env.BUNKER_TEST_BINARY) {
 }
 
 // 2. Which files.
-function testFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) return e.name === "fixtures" || e.name === "helpers" ? [] : testFiles(p);
-    return e.name.endsWith(".test.ts") ? [p] : [];
-  });
-}
 const MARK = /^\s*\/\/\s*source-only:\s*(.+)$/m;
 const sourceOnlyFiles: { file: string; reason: string }[] = [];
 const unitFiles: string[] = [];
@@ -61,7 +55,7 @@ for (const g of given) {
     files.push(relative(root, g));
     continue;
   }
-  for (const f of testFiles(g).sort()) {
+  for (const f of testFiles(g)) {
     const head = readFileSync(f, "utf8").split("\n").slice(0, 30).join("\n");
     const m = MARK.exec(head);
     if (m) sourceOnlyFiles.push({ file: relative(root, f), reason: m[1].trim() });
@@ -101,41 +95,17 @@ if (files.length === 0) {
   process.exit(0);
 }
 // The binary's tests mostly wait (for a process to start, for its scheduler's next tick), so
-// the files run in BUNKER_TEST_BIN_SHARDS bun processes side by side (default 3), each file
-// whole in one of them, dealt out by size so the shards end near together.
-const shards = Math.max(1, Math.min(files.length, Number(process.env.BUNKER_TEST_BIN_SHARDS ?? 3)));
-const groups: string[][] = Array.from({ length: shards }, () => []);
-const weights = new Array(shards).fill(0);
-for (const f of [...files].sort((a, b) => statSync(resolve(root, b)).size - statSync(resolve(root, a)).size)) {
-  const i = weights.indexOf(Math.min(...weights));
-  groups[i].push(f);
-  weights[i] += statSync(resolve(root, f)).size;
-}
-const started = performance.now();
-const results = await Promise.all(
-  groups.map(async (group, i) => {
-    const proc = Bun.spawn([bun, "test", "--timeout", "60000", ...group.map((f) => (f.startsWith("/") || f.startsWith(".") ? f : `./${f}`))], {
-      cwd: root,
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { ...process.env, BUNKER_TEST_BINARY: binary, BUNKER_TEST_ROUTES: routesFile, BUNKER_TEST_TALLY: tallyFile },
-    });
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    step(`shard ${i + 1}/${shards} (${group.length} files) ended with ${code} after ${((performance.now() - started) / 1000).toFixed(0)} s`);
-    return { out, err, code };
-  }),
-);
-// bun test writes its report on stderr: pass each shard's through, and sum their counts.
-const count = (report: string, what: string) => Number([...report.matchAll(new RegExp(`^\\s*(\\d+) ${what}$`, "gm"))].at(-1)?.[1] ?? 0);
-let passed = 0;
-let failed = 0;
-for (const r of results) {
-  process.stdout.write(r.out);
-  process.stderr.write(r.err);
-  passed += count(r.err, "pass");
-  failed += count(r.err, "fail");
-}
-const run = { status: results.every((r) => r.code === 0) ? 0 : 1 };
+// the files run in BUNKER_TEST_SHARDS bun processes side by side (default 3).
+const shardRun = await runShards({
+  kind: "binary",
+  files,
+  shards: shardCount(3),
+  env: { BUNKER_TEST_BINARY: binary, BUNKER_TEST_ROUTES: routesFile, BUNKER_TEST_TALLY: tallyFile },
+  record: full,
+  log: step,
+});
+const { passed, failed } = shardRun;
+const run = { status: shardRun.ok ? 0 : 1 };
 
 // 3. What ran, what did not, and which routes were reached.
 console.log("");
