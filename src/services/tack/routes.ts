@@ -31,6 +31,7 @@ import { paramsOf } from "../../kernel/webhooks/routes";
 import type { Access, ScopeResolver } from "../../kernel/webhooks/scopes";
 import { MAX_ENDPOINTS_PER_SCOPE } from "../../kernel/webhooks/types";
 import { SECRET_MAX, SECRET_MIN, TACK, TACK_LIST_DEFAULT, TACK_LIST_MAX, type TackWebhookService } from "./webhooks";
+import { TackWebhook, TackWebhookList } from "./webhook-views";
 
 export const TACK_SCOPE_PREFIX = "/tack/api/v1/workspaces/:workspace_id";
 /** The scope's parameter: the board workspace's name or id (here and on the shared routes, module.ts). */
@@ -38,21 +39,6 @@ export const TACK_SCOPE_PARAMS = { workspace_id: WorkspaceRef };
 
 // ------------------------------------------------------------------ schemas
 
-export const TackWebhook = t.Object({
-  id: t.String({ description: "whk_... (registered here) or ep_... (created through the shared /webhooks/endpoints route)" }),
-  workspace_id: t.String(),
-  url: t.String(),
-  events: t.Array(t.String(), { description: "Event types delivered; empty: every type, including future ones" }),
-  active: t.Boolean({ description: "True on register; false when paused (PATCH active:false) or auto-disabled after repeated failures" }),
-  status: t.Union([t.Literal("enabled"), t.Literal("auto_disabled")], {
-    description: "auto_disabled after 20 consecutive failures or 24 h of only failures (disabled_reason failing); a pause (PATCH active:false) leaves it as it is",
-  }),
-  disabled_reason: t.Nullable(t.String({ description: "failing while auto_disabled, else null" })),
-  signing_secret_hint: t.String({ description: "Last 4 characters of the signing secret" }),
-  legacy_signature: t.Boolean({ description: "True when registered with your own secret: deliveries also carry X-Tack-Signature (until 15 January 2027)" }),
-  created_at: t.String(),
-  updated_at: t.String(),
-});
 const TackWebhookCreated = t.Composite([
   TackWebhook,
   t.Object({
@@ -61,8 +47,6 @@ const TackWebhookCreated = t.Composite([
     ),
   }),
 ]);
-const OffsetPagination = t.Object({ total: t.Integer(), limit: t.Integer(), offset: t.Integer(), has_more: t.Boolean() });
-const TackWebhookList = t.Object({ data: t.Array(TackWebhook), pagination: OffsetPagination });
 
 const Events = t.Array(t.String({ maxLength: 200 }), { maxItems: 200, description: "Card-board event types (card.*, comment.created); empty or omitted: all, including future ones" });
 const RegisterBody = t.Object({

@@ -67,6 +67,7 @@ import { registerWebhookActions, webhookAction, type ScopeResolver } from "../..
 import type { WebhookService } from "../../kernel/webhooks/service";
 import { generateSecret, SECRET_PREFIX } from "../../kernel/webhooks/signing";
 import type { Scope } from "../../kernel/webhooks/types";
+import { tackWebhookView, type TackWebhookPage, type TackWebhookView } from "./webhook-views";
 
 export const TACK = "tack" as const;
 export const TACK_LIST_DEFAULT = 50;
@@ -78,27 +79,6 @@ const STANDARD_KEY_MIN_BYTES = 24;
 const STANDARD_KEY_MAX_BYTES = 64;
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-export interface TackWebhookView {
-  id: string;
-  workspace_id: string;
-  url: string;
-  events: string[];
-  active: boolean;
-  status: "enabled" | "auto_disabled";
-  disabled_reason: string | null;
-  /** Last 4 characters of the signing secret. */
-  signing_secret_hint: string;
-  /** Deliveries also carry X-Tack-Signature (registered with the caller's own secret). */
-  legacy_signature: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface TackWebhookPage {
-  data: TackWebhookView[];
-  pagination: { total: number; limit: number; offset: number; has_more: boolean };
-}
 
 export interface TackRegisterInput {
   url?: unknown;
@@ -140,20 +120,8 @@ export class TackWebhookService {
     private readonly api: WebhookService,
   ) {}
 
-  view(r: EndpointRecord): TackWebhookView {
-    return {
-      id: r.id,
-      workspace_id: r.scope_id,
-      url: r.url,
-      events: JSON.parse(r.event_types) as string[],
-      active: r.enabled === 1 && r.status === "enabled",
-      status: r.status,
-      disabled_reason: r.status === "auto_disabled" ? (r.disabled_reason ?? "failing") : null,
-      signing_secret_hint: this.api.endpoints.secretHint(r),
-      legacy_signature: r.legacy === 1,
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-    };
+  private view(r: EndpointRecord): TackWebhookView {
+    return tackWebhookView(r, this.api.endpoints.secretHint(r));
   }
 
   /** A webhook of this workspace's tack scope, or 404 (another workspace's or product's id too). */

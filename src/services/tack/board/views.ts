@@ -1,9 +1,23 @@
-/** What the card board's routes answer: rows turned into the spec's records. */
+/**
+ * What the card board's routes and events answer: rows turned into the spec's records. Each
+ * record's type is its TypeBox schema's (schemas.ts), so the documented shape and the served
+ * one are one declaration.
+ */
+import type { Static } from "@sinclair/typebox";
 import type { ActivityRow, CardRow, CommentRow } from "./cards-store";
+import type { Activity, Card, Comment, Label, List, Project, Workspace } from "./schemas";
 import type { Priority } from "./validate";
 import type { LabelRow, ListRow, ProjectRow, WorkspaceRow } from "./store";
 
-export const workspaceView = (r: WorkspaceRow) => ({
+export type WorkspaceView = Static<typeof Workspace>;
+export type ListView = Static<typeof List>;
+export type ProjectView = Static<typeof Project>;
+export type LabelView = Static<typeof Label>;
+export type CardView = Static<typeof Card>;
+export type CommentView = Static<typeof Comment>;
+export type ActivityView = Static<typeof Activity>;
+
+export const workspaceView = (r: WorkspaceRow): WorkspaceView => ({
   id: r.id,
   name: r.name,
   display_name: r.display_name,
@@ -13,7 +27,7 @@ export const workspaceView = (r: WorkspaceRow) => ({
   updated_at: r.updated_at,
 });
 
-export const listView = (r: ListRow) => ({
+export const listView = (r: ListRow): ListView => ({
   id: r.id,
   project_id: r.project_id,
   name: r.name,
@@ -22,9 +36,8 @@ export const listView = (r: ListRow) => ({
   created_at: r.created_at,
   updated_at: r.updated_at,
 });
-export type ListView = ReturnType<typeof listView>;
 
-export const projectView = (r: ProjectRow, lists: ListRow[]) => ({
+export const projectView = (r: ProjectRow, lists: ListRow[]): ProjectView => ({
   id: r.id,
   workspace_id: r.workspace_id,
   name: r.name,
@@ -36,9 +49,9 @@ export const projectView = (r: ProjectRow, lists: ListRow[]) => ({
   updated_at: r.updated_at,
 });
 
-export const labelView = (r: LabelRow) => ({ id: r.id, workspace_id: r.workspace_id, name: r.name, color: r.color, created_at: r.created_at, updated_at: r.updated_at });
+export const labelView = (r: LabelRow): LabelView => ({ id: r.id, workspace_id: r.workspace_id, name: r.name, color: r.color, created_at: r.created_at, updated_at: r.updated_at });
 
-export const cardView = (r: CardRow, labels: string[]) => ({
+export const cardView = (r: CardRow, labels: string[]): CardView => ({
   id: r.id,
   workspace_id: r.workspace_id,
   project_id: r.project_id,
@@ -56,11 +69,10 @@ export const cardView = (r: CardRow, labels: string[]) => ({
   created_at: r.created_at,
   updated_at: r.updated_at,
 });
-export type CardView = ReturnType<typeof cardView>;
 
-export const commentView = (r: CommentRow) => ({ id: r.id, card_id: r.card_id, author_id: r.author_id, body: r.body, created_at: r.created_at });
+export const commentView = (r: CommentRow): CommentView => ({ id: r.id, card_id: r.card_id, author_id: r.author_id, body: r.body, created_at: r.created_at });
 
-export const activityView = (r: ActivityRow) => ({
+export const activityView = (r: ActivityRow): ActivityView => ({
   id: r.id,
   project_id: r.project_id,
   card_id: r.card_id,
