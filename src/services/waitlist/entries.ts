@@ -18,7 +18,7 @@ import { audit } from "../platform/audit";
 import { enqueueNotification, type NotificationKind } from "./notify";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import * as store from "./store";
-import { entryView, type ClientInfo, type EntryView, type PublicEntry } from "./views";
+import { entryView, publicEntryView, type ClientInfo, type EntryView, type PublicEntryView } from "./views";
 import type { WaitlistService } from "./waitlists";
 
 export const ENTRY_STATUSES = ["pending", "approved", "rejected"] as const;
@@ -55,17 +55,9 @@ export class EntryService {
     return store.positionOf(db, w.id, s.referral_boost, r.id);
   }
 
-  async publicView(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">, fresh = false): Promise<PublicEntry> {
+  async publicView(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">, fresh = false): Promise<PublicEntryView> {
     const base = s.allowed_origins.includes("*") || client.origin === null ? client.origin : s.allowed_origins.includes(client.origin) ? client.origin : null;
-    return {
-      id: r.id,
-      status: r.status,
-      position: await this.position(db, w, s, r, fresh),
-      referral_code: r.referral_code,
-      referral_link: base ? `${base}/?ref=${encodeURIComponent(r.referral_code)}` : null,
-      referral_count: Number(r.referral_count),
-      confirmation_message: s.confirmation_message,
-    };
+    return publicEntryView(r, s, await this.position(db, w, s, r, fresh), base);
   }
 
   async variantOf(waitlistId: string, id: string) {

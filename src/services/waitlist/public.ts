@@ -21,41 +21,18 @@ import { platformGeneration } from "../platform/audit";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import { publicWaitlist } from "./signup";
 import * as store from "./store";
+import { publicVariantView, publicWaitlistBase, type PublicWaitlistView } from "./views";
 import { PUBLIC_TOPIC } from "./waitlists";
 
 export const COUNT_TTL_MS = 5 * SECOND;
 export const VIEWS_JOB = "waitlist.views.flush";
-
-export interface PublicVariant {
-  id: string;
-  name: string;
-  display_name: string | null;
-  description: string | null;
-  cta_text: string | null;
-}
-
-export interface PublicWaitlist {
-  workspace_slug: string;
-  slug: string;
-  display_name: string;
-  description: string | null;
-  status: store.WaitlistStatus;
-  brand_name: string | null;
-  brand_logo_url: string | null;
-  primary_color: string | null;
-  custom_fields: WaitlistSettings["custom_fields"];
-  confirmation_message: string | null;
-  max_entries: number | null;
-  signup_count: number | null;
-  variant: PublicVariant | null;
-}
 
 interface Cached {
   /** The serialised answer per variant id ("" without one), built on first use; reset with the count. */
   json: Map<string, string>;
   waitlist: store.WaitlistRow;
   settings: WaitlistSettings;
-  base: Omit<PublicWaitlist, "variant" | "signup_count">;
+  base: Omit<PublicWaitlistView, "variant" | "signup_count">;
   variants: store.VariantRow[];
   totalWeight: number;
   count: { n: number; at: number } | null;
@@ -84,7 +61,7 @@ export class PublicConfig {
   ) {}
 
   /** The public payload plus what the route needs (allowed origins). */
-  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlist; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow }> {
+  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlistView; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow }> {
     const key = `${workspaceSlug.toLowerCase()}/${slug.toLowerCase()}`;
     // Emptied by any change of what it serves, and by any platform change (a service switched off, a workspace deleted).
     const gen = this.ctx.caches.generation(PUBLIC_TOPIC);
@@ -110,19 +87,7 @@ export class PublicConfig {
       c = {
         waitlist: w,
         settings: s,
-        base: {
-          workspace_slug: w.workspace_slug,
-          slug: w.slug,
-          display_name: w.display_name,
-          description: w.description,
-          status: w.status,
-          brand_name: ws?.brand_name ?? null,
-          brand_logo_url: ws?.brand_logo_url ?? null,
-          primary_color: ws?.primary_color ?? null,
-          custom_fields: s.custom_fields,
-          confirmation_message: s.confirmation_message,
-          max_entries: s.max_entries,
-        },
+        base: publicWaitlistBase(w, s, ws),
         variants,
         totalWeight: variants.reduce((a, v) => a + Number(v.weight), 0),
         count: null,
@@ -140,13 +105,13 @@ export class PublicConfig {
     return c;
   }
 
-  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlist; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow } {
+  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlistView; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow } {
     const v = this.pick(c, visitor);
     if (countView) this.countView(c, v);
-    const body: PublicWaitlist = {
+    const body: PublicWaitlistView = {
       ...c.base,
       signup_count: c.settings.show_signup_count ? (c.count?.n ?? 0) : null,
-      variant: v ? { id: v.id, name: v.name, display_name: v.display_name, description: v.description, cta_text: v.cta_text } : null,
+      variant: v ? publicVariantView(v) : null,
     };
     const vid = v?.id ?? "";
     let json = c.json.get(vid);

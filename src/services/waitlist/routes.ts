@@ -13,7 +13,8 @@ import { noContent } from "../../core/openapi";
 import type { EntryService } from "./entries";
 import { exportCsv } from "./export";
 import * as S from "./schemas";
-import type { WaitlistService, WaitlistView } from "./waitlists";
+import type { WaitlistView } from "./views";
+import type { WaitlistService } from "./waitlists";
 
 const errors = { 400: S.ErrorBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody };
 const wsParams = S.WorkspaceParams;

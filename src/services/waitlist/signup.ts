@@ -27,7 +27,7 @@ import { isUniqueViolation } from "../../core/store/sql";
 import type { EntryService } from "./entries";
 import { type CustomField, type WaitlistSettings } from "./settings";
 import * as store from "./store";
-import { NO_INVITE, type ClientInfo, type PublicEntry } from "./views";
+import { NO_INVITE, type ClientInfo, type PublicEntryView } from "./views";
 
 export const EMAIL_MAX = 254;
 export const NAME_MAX = 200;
@@ -109,7 +109,7 @@ export async function publicWaitlist(db: Sql, workspaceSlug: string, slug: strin
 export const originAllowed = (s: WaitlistSettings, origin: string | null) => origin === null || s.allowed_origins.includes("*") || s.allowed_origins.includes(origin);
 
 /** `w` and `s`: the waitlist as the public cache holds it (public.ts; emptied on every change of a waitlist). */
-export async function signup(svc: EntryService, w: store.WaitlistRow, s: WaitlistSettings, body: SignupBody, client: ClientInfo): Promise<{ status: 200 | 201; body: PublicEntry }> {
+export async function signup(svc: EntryService, w: store.WaitlistRow, s: WaitlistSettings, body: SignupBody, client: ClientInfo): Promise<{ status: 200 | 201; body: PublicEntryView }> {
   const ctx = svc.ctx;
   if (w.status !== "open") throw conflict(`This waitlist is ${w.status} and takes no sign-ups`, "WAITLIST_CLOSED");
   if (!originAllowed(s, client.origin)) throw new ApiError(403, "ORIGIN_NOT_ALLOWED", "This origin may not post to this waitlist (settings.allowed_origins)");
@@ -156,7 +156,7 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
   const clientHash = client.ip ? createHash("sha256").update(client.ip).digest("base64url").slice(0, 22) : null;
   for (let attempt = 0; ; attempt++) {
     try {
-      const out = await tx(ctx.db, async (t): Promise<{ status: 200 | 201; body: PublicEntry }> => {
+      const out = await tx(ctx.db, async (t): Promise<{ status: 200 | 201; body: PublicEntryView }> => {
         await takeSlotsIn(t, ctx, limits);
         // Joined meanwhile (e.g. earlier in the same group commit): that entry, even when the list is now full.
         const dup = await store.entryByEmail(t, w.id, email);

@@ -26,6 +26,7 @@ import { audit } from "../platform/audit";
 import { addDays, dayStart, daysBetween, isCalendarDay } from "./days";
 import type { PublicConfig } from "./public";
 import * as store from "./store";
+import { variantView, type VariantView } from "./views";
 import { PUBLIC_TOPIC, type WaitlistService } from "./waitlists";
 
 export const VARIANTS_MAX = 20;
@@ -35,21 +36,6 @@ const NAME_RE = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 /** The range without since: the 30 days up to until, from 0001-01-01 at the earliest. */
 const DEFAULT_DAYS = 30;
 const FIRST_DAY = "0001-01-01";
-
-export interface VariantView {
-  id: string;
-  waitlist_id: string;
-  name: string;
-  display_name: string | null;
-  description: string | null;
-  cta_text: string | null;
-  weight: number;
-  active: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-const view = (r: store.VariantRow): VariantView => ({ ...r, weight: Number(r.weight), active: !!r.active });
 
 export interface VariantInput {
   name?: unknown;
@@ -95,7 +81,7 @@ export class VariantService {
 
   async list(p: Principal, workspaceId: string, waitlistId: string): Promise<{ data: VariantView[] }> {
     const { waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.read");
-    return { data: (await store.variantsOf(this.ctx.db, waitlist.id)).map(view) };
+    return { data: (await store.variantsOf(this.ctx.db, waitlist.id)).map(variantView) };
   }
 
   async create(p: Principal, workspaceId: string, waitlistId: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
@@ -118,7 +104,7 @@ export class VariantService {
       if (isUniqueViolation(e)) throw taken();
       throw e;
     }
-    return view(row);
+    return variantView(row);
   }
 
   async update(p: Principal, workspaceId: string, waitlistId: string, id: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
@@ -127,12 +113,12 @@ export class VariantService {
       return await tx(this.ctx.db, async (t) => {
         const r = await store.variantById(t, waitlist.id, id.toLowerCase());
         if (!r) throw notFound("Variant");
-        if (Object.keys(f).length === 0) return view(r);
+        if (Object.keys(f).length === 0) return variantView(r);
         if (f.name !== undefined && (await store.variantNameTaken(t, waitlist.id, f.name, r.id))) throw conflict(`A variant named "${f.name}" exists`, "VARIANT_NAME_TAKEN");
         await store.updateVariant(t, r.id, f, this.ctx.clock.iso());
         await this.ctx.caches.changed(t, PUBLIC_TOPIC);
         await audit(t, this.ctx, { actor: p, action: "waitlist.variant.update", workspaceId: ws.id, target: { type: "waitlist_variant", id: r.id }, meta, metadata: { fields: Object.keys(f) } });
-        return view((await store.variantById(t, waitlist.id, r.id))!);
+        return variantView((await store.variantById(t, waitlist.id, r.id))!);
       });
     } catch (e) {
       if (isUniqueViolation(e)) throw conflict("A variant of that name exists", "VARIANT_NAME_TAKEN");

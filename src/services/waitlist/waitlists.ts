@@ -24,7 +24,8 @@ import type { Bridges } from "./bridges";
 import type { Notifier } from "./notify";
 import { applyWaitlistSettings, defaultWaitlistSettings, parseWaitlistSettings, settingsPatch, type WaitlistSettings } from "./settings";
 import * as store from "./store";
-import { putSettings, readSettings, type WorkspaceSettingsView } from "./workspace-settings";
+import { waitlistView, type WaitlistView, type WorkspaceSettingsView } from "./views";
+import { putSettings, readSettings } from "./workspace-settings";
 
 export const WAITLIST_ACTIONS = [
   { name: "waitlist.list", description: "List waitlists" },
@@ -53,36 +54,6 @@ const MOVES: Record<store.WaitlistStatus, readonly store.WaitlistStatus[]> = {
   paused: ["open", "closed"],
   closed: ["open"],
 };
-
-export interface WaitlistView {
-  id: string;
-  workspace_id: string;
-  workspace_slug: string;
-  slug: string;
-  display_name: string;
-  description: string | null;
-  status: store.WaitlistStatus;
-  settings: WaitlistSettings;
-  created_by: string | null;
-  previous_workspace_slug: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export const waitlistView = (r: store.WaitlistRow): WaitlistView => ({
-  id: r.id,
-  workspace_id: r.workspace_id,
-  workspace_slug: r.workspace_slug,
-  slug: r.slug,
-  display_name: r.display_name,
-  description: r.description,
-  status: r.status,
-  settings: parseWaitlistSettings(r.settings),
-  created_by: r.created_by,
-  previous_workspace_slug: r.previous_workspace_slug,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
 
 export const isStatus = (v: unknown): v is store.WaitlistStatus => typeof v === "string" && (STATUSES as readonly string[]).includes(v);
 const createdBy = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}` : `account:${p.accountId}`);

@@ -12,43 +12,12 @@ import { tx, type Sql } from "../../core/db";
 import { badRequest, type ErrorDetail } from "../../core/errors";
 import type { Bridges } from "./bridges";
 import * as store from "./store";
-
-export interface WorkspaceSettingsView {
-  workspace_id: string;
-  default_sender_domain_id: string | null;
-  default_auth_app_slug: string | null;
-  brand_name: string | null;
-  brand_logo_url: string | null;
-  primary_color: string | null;
-  notifications_via_mail: boolean;
-  default_sender_address: string | null;
-  welcome_template_name: string | null;
-  approved_template_name: string | null;
-  rejected_template_name: string | null;
-  updated_at: string | null;
-}
+import { settingsView, type WorkspaceSettingsView } from "./views";
 
 export const TEMPLATE_FIELDS = ["welcome_template_name", "approved_template_name", "rejected_template_name"] as const;
 const STRING_FIELDS = ["default_sender_domain_id", "default_auth_app_slug", "brand_name", "brand_logo_url", "primary_color", "default_sender_address", ...TEMPLATE_FIELDS] as const;
 const EMAIL_RE = /^[^\s@<>(),;:"\\]+@[^\s@<>(),;:"\\]+\.[^\s@<>(),;:"\\]+$/;
 const COLOR_RE = /^#[0-9A-Fa-f]{6}$/;
-
-export function settingsView(workspaceId: string, r: store.SettingsRow | null): WorkspaceSettingsView {
-  return {
-    workspace_id: workspaceId,
-    default_sender_domain_id: r?.default_sender_domain_id ?? null,
-    default_auth_app_slug: r?.default_auth_app_slug ?? null,
-    brand_name: r?.brand_name ?? null,
-    brand_logo_url: r?.brand_logo_url ?? null,
-    primary_color: r?.primary_color ?? null,
-    notifications_via_mail: !!r?.notifications_via_mail,
-    default_sender_address: r?.default_sender_address ?? null,
-    welcome_template_name: r?.welcome_template_name ?? null,
-    approved_template_name: r?.approved_template_name ?? null,
-    rejected_template_name: r?.rejected_template_name ?? null,
-    updated_at: r?.updated_at ?? null,
-  };
-}
 
 export async function readSettings(db: Sql, workspaceId: string): Promise<WorkspaceSettingsView> {
   return settingsView(workspaceId, await store.settingsOf(db, workspaceId));
