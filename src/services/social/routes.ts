@@ -20,7 +20,7 @@ import { publicEventTypesRoute } from "../../kernel/webhooks/routes";
 import type { ScopeResolver } from "../../kernel/webhooks/scopes";
 import { actorRoutes } from "./actors/routes";
 import type { ActorService } from "./actors/service";
-import type { CommunityService, CommunityView } from "./communities";
+import type { CommunityService, CommunityView } from "./communities/service";
 import { conversationRoutes } from "./conversations/routes";
 import type { ConversationService } from "./conversations/service";
 import type { EdgeService } from "./graph/edges";
@@ -28,10 +28,10 @@ import type { FollowService } from "./graph/follows";
 import { edgeRoutes, followRoutes } from "./graph/routes";
 import { hashtagRoutes } from "./hashtags/routes";
 import type { HashtagService } from "./hashtags/service";
-import { Community, CommunityCreate, CommunityList, CommunityListQuery, CommunityPatch, ErrorBody } from "./schemas";
-import { communityWebhookRoutes } from "./webhook-routes";
+import { Community, CommunityCreate, CommunityList, CommunityListQuery, CommunityPatch, ErrorBody } from "./communities/schemas";
+import { communityWebhookRoutes } from "./webhooks/routes";
 import { Uuid } from "./core/schemas";
-import type { CommunityWebhookService } from "./webhooks";
+import type { CommunityWebhookService } from "./webhooks/service";
 // Community part 2 (content).
 import { contentRoutes, type ContentParts } from "./content";
 

@@ -29,7 +29,7 @@ import { addActivity } from "../notifications/store";
 import * as input from "../posts/input";
 import { checkAssets, type PostService } from "../posts/service";
 import * as postStore from "../posts/store";
-import { parseSettings } from "../settings";
+import { parseSettings } from "../communities/settings";
 import * as store from "./store";
 
 export type CommentView = ReturnType<typeof commentView>;

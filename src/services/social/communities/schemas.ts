@@ -1,9 +1,9 @@
 /** TypeBox models of the community service, shared by its routes and the OpenAPI document. */
-import { t } from "../../core/schema";
-import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
-import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX } from "./communities";
+import { t } from "../../../core/schema";
+import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
+import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX } from "./service";
 import { SETTINGS } from "./settings";
-import { Uuid, UuidOut } from "./core/schemas";
+import { Uuid, UuidOut } from "../core/schemas";
 
 export { ErrorBody, Pagination };
 

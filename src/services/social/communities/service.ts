@@ -20,17 +20,17 @@
  *   matched literally (% and _ are ordinary characters); empty means no filter.
  * - Another workspace's community, or an id that is not a UUID, is 404 like an unknown one.
  */
-import type { RequestMeta } from "../../access/http";
-import type { Principal } from "../../access/principal";
-import { tx, type Sql } from "../../core/db";
-import { isUniqueViolation } from "../../core/store/sql";
-import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
-import { uuid } from "../../core/ids";
-import { checkUuid } from "./core/schemas";
-import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
-import type { AppContext } from "../../context";
-import { audit } from "../platform/audit";
-import type { Platform } from "../platform/service";
+import type { RequestMeta } from "../../../access/http";
+import type { Principal } from "../../../access/principal";
+import { tx, type Sql } from "../../../core/db";
+import { isUniqueViolation } from "../../../core/store/sql";
+import { ApiError, badRequest, conflict, invalidField, notFound } from "../../../core/errors";
+import { uuid } from "../../../core/ids";
+import { checkUuid } from "../core/schemas";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
+import type { AppContext } from "../../../context";
+import { audit } from "../../platform/audit";
+import type { Platform } from "../../platform/service";
 import { applySettings, defaultSettings, parseSettings, type CommunitySettings } from "./settings";
 import * as store from "./store";
 

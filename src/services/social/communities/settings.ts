@@ -4,7 +4,7 @@
  * never guess. Unknown keys are 400: a typo must not be silently ignored. Later slices add
  * their keys here (e.g. the comment depth cap).
  */
-import { invalidField } from "../../core/errors";
+import { invalidField } from "../../../core/errors";
 
 interface IntSetting {
   default: number;

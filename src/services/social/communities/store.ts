@@ -1,6 +1,6 @@
 /** All SQL of the community service (this slice: communities). */
-import type { Sql } from "../../core/db";
-import { updateById } from "../../core/store/sql";
+import type { Sql } from "../../../core/db";
+import { updateById } from "../../../core/store/sql";
 
 export type CommunityStatus = "active" | "suspended" | "archived";
 

@@ -34,8 +34,8 @@ import { isObject, page, pageArgs, type Lane } from "../core/common";
 import { checkUuid } from "../core/schemas";
 import { blocked } from "../graph/follows";
 import { blockBetween } from "../graph/store";
-import { parseSettings } from "../settings";
-import type { CommunityRow } from "../store";
+import { parseSettings } from "../communities/settings";
+import type { CommunityRow } from "../communities/store";
 import * as store from "./store";
 
 export const MESSAGE_BODY_MAX = 10_000;

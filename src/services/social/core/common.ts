@@ -10,8 +10,8 @@ import { isUuid } from "../../../core/ids";
 import { checkUuid } from "./schemas";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import type { AppContext } from "../../../context";
-import type { CommunityService } from "../communities";
-import type { CommunityRow } from "../store";
+import type { CommunityService } from "../communities/service";
+import type { CommunityRow } from "../communities/store";
 import { actorById, actorsByIds, type ActorRow } from "../actors/store";
 import type { Keyset } from "./keyset";
 

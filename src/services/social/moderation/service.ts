@@ -28,7 +28,7 @@ import * as commentStore from "../comments/store";
 import { addActivity } from "../notifications/store";
 import type { PostService } from "../posts/service";
 import * as postStore from "../posts/store";
-import { parseSettings } from "../settings";
+import { parseSettings } from "../communities/settings";
 import * as store from "./store";
 
 export const REASONS = ["spam", "harassment", "hate", "violence", "sexual", "self_harm", "misinformation", "illegal", "other", "keyword_filter"] as const;

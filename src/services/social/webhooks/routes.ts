@@ -11,24 +11,24 @@
  */
 import { Elysia } from "elysia";
 import type { TString } from "@sinclair/typebox";
-import { prefixedIdPattern } from "../../core/ids";
-import { t } from "../../core/schema";
-import { principalPlugin } from "../../access/http";
-import { callerKey, idempotent, idempotentWithSecret } from "../../access/idempotent";
-import { requirePrincipal, type Principal, type PrincipalResolver } from "../../access/principal";
-import { PLATFORM_CALLER, secured } from "../../access/openapi";
-import { noContent } from "../../core/openapi";
-import type { Idempotency } from "../../core/idempotency";
-import { ErrorBody, Pagination } from "../../access/schemas";
-import { URL_MAX } from "../../kernel/webhooks/endpoints";
-import { LEGACY_SUNSET } from "../../kernel/webhooks/legacy";
-import { deprecationHeaders } from "../../kernel/webhooks/legacy-routes";
-import { LegacyWebhookId } from "../../kernel/webhooks/ids";
-import { paramsOf } from "../../kernel/webhooks/routes";
-import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "../../kernel/webhooks/scopes";
-import { MAX_ENDPOINTS_PER_SCOPE } from "../../kernel/webhooks/types";
-import { UuidOut } from "./core/schemas";
-import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./webhooks";
+import { prefixedIdPattern } from "../../../core/ids";
+import { t } from "../../../core/schema";
+import { principalPlugin } from "../../../access/http";
+import { callerKey, idempotent, idempotentWithSecret } from "../../../access/idempotent";
+import { requirePrincipal, type Principal, type PrincipalResolver } from "../../../access/principal";
+import { PLATFORM_CALLER, secured } from "../../../access/openapi";
+import { noContent } from "../../../core/openapi";
+import type { Idempotency } from "../../../core/idempotency";
+import { ErrorBody, Pagination } from "../../../access/schemas";
+import { URL_MAX } from "../../../kernel/webhooks/endpoints";
+import { LEGACY_SUNSET } from "../../../kernel/webhooks/legacy";
+import { deprecationHeaders } from "../../../kernel/webhooks/legacy-routes";
+import { LegacyWebhookId } from "../../../kernel/webhooks/ids";
+import { paramsOf } from "../../../kernel/webhooks/routes";
+import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "../../../kernel/webhooks/scopes";
+import { MAX_ENDPOINTS_PER_SCOPE } from "../../../kernel/webhooks/types";
+import { UuidOut } from "../core/schemas";
+import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./service";
 
 // ------------------------------------------------------------------ schemas
 
