@@ -15,6 +15,7 @@ import { createLogger } from "../../src/core/log";
 import { DISPATCHED_EVENT_RETENTION_MS, SERVICE_MODULES } from "../../src/app";
 import { defineService } from "../../src/kernel/module";
 import { defineWebhookProduct } from "../../src/kernel/webhooks/catalogue";
+import { Type } from "@sinclair/typebox";
 import { workspaceScope } from "../../src/kernel/webhooks/scopes";
 import { createWorkspace, ownerWithKey, signup, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type Receiver } from "../helpers/http-receiver";
@@ -38,7 +39,7 @@ const probeModule = defineService({
     product: "probe",
     label: "Probe",
     legacyHeader: "x-probe-signature",
-    events: [{ type: "thing.created", description: "A probe thing was created.", example: { id: "thing_1" } }],
+    events: [{ type: "thing.created", description: "A probe thing was created.", data: Type.Object({ id: Type.String() }), example: { id: "thing_1" } }],
   }),
   create: (): ProbeState => {
     const state = { deletedWorkspaces: [], workspaceEvents: [], stopped: false, jobRuns: 0 };

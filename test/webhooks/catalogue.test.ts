@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { Type } from "@sinclair/typebox";
 import { SERVICE_MODULES } from "../../src/app";
 import { EventCatalogue, defineWebhookProduct, type WebhookProduct } from "../../src/kernel/webhooks/catalogue";
 import type { Product } from "../../src/kernel/webhooks/types";
@@ -178,7 +179,7 @@ describe("EventCatalogue.register", () => {
 });
 
 describe("defineWebhookProduct (what a product module exports)", () => {
-  const info = (type: string) => ({ type, description: "Something happened.", example: { id: "x" } });
+  const info = (type: string) => ({ type, description: "Something happened.", data: Type.Object({ id: Type.String() }), example: { id: "x" } });
   const def = (over: Partial<WebhookProduct> = {}): WebhookProduct => ({ product: "demo", label: "Demo", legacyHeader: "x-demo-signature", events: [info("thing.created")], ...over });
 
   test("checks the product like the catalogue will, and freezes a copy", () => {

@@ -7,10 +7,22 @@
  * `ping` is deliberately absent: it is sent only by the test operation and is not
  * subscribable.
  */
-import type { EventTypeInfo, Product } from "./types";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import type { Sql } from "../../core/db";
+import type { EventTypeInfo, Product, Scope } from "./types";
+
+/**
+ * One event type as its product declares it, once: the schema of its `data` types the
+ * product's emits (EventData), and a test checks the example against it. The catalogue the
+ * API serves keeps the type, description and example only.
+ */
+export interface EventDefinition<T extends string = string, S extends TSchema = TSchema> extends EventTypeInfo {
+  type: T;
+  data: S;
+}
 
 /** What a product brings to the webhook engine (defined in the product's folder, e.g. services/tack/events.ts). */
-export interface WebhookProduct {
+export interface WebhookProduct<E extends readonly EventDefinition[] = readonly EventDefinition[]> {
   /** Scope namespace and action prefix (<product>.webhooks.read), e.g. "tack". */
   product: Product;
   /** Name in OpenAPI tags, e.g. "Card board". */
@@ -22,8 +34,41 @@ export interface WebhookProduct {
    * community_id): the event's data.<field> when it has one, else the scope id.
    */
   envelopeScopeField?: string;
-  events: readonly EventTypeInfo[];
+  /** The product's event types, in catalogue order. */
+  events: E;
 }
+
+/** Event type -> the `data` it carries, of a product defined with defineWebhookProduct. */
+export type EventData<P extends WebhookProduct> = { [D in P["events"][number] as D["type"]]: Static<D["data"]> };
+
+/**
+ * A product's emit, bound to its name: records `type` for the scope's endpoints on `t`, the
+ * transaction of the change it describes. An undeclared type or a payload that is not its
+ * declared data fails the type check; an undeclared type throws at run time too.
+ */
+export type EventEmitter<P extends WebhookProduct> = <K extends keyof EventData<P> & string>(t: Sql, scopeId: string, type: K, data: EventData<P>[K]) => Promise<{ id: string }>;
+
+/** What productEmitter needs of the engine (WebhookEngine.emit: untyped, any product). */
+export interface RawEmit {
+  emit(t: Sql, scope: Scope, type: string, data: unknown): Promise<{ id: string }>;
+}
+
+/**
+ * Records one of `p`'s events through the engine (a product's emit wrapper calls it). The
+ * engine is the caller's at each call: social's follow service hands in its own.
+ */
+export function emitEvent<P extends WebhookProduct, K extends keyof EventData<P> & string>(engine: RawEmit, p: P, t: Sql, scopeId: string, type: K, data: EventData<P>[K]): Promise<{ id: string }> {
+  // A programming error (the type check catches it first): nothing may reach endpoints
+  // under a type their subscriptions could not name.
+  if (!p.events.some((e) => e.type === type)) throw new Error(`${p.product} declares no event type ${JSON.stringify(type)}`);
+  return engine.emit(t, { product: p.product, scopeId }, type, data);
+}
+
+/** The typed emit of one product over the engine. */
+export const productEmitter =
+  <P extends WebhookProduct>(engine: RawEmit, p: P): EventEmitter<P> =>
+  (t, scopeId, type, data) =>
+    emitEvent(engine, p, t, scopeId, type, data);
 
 /** Event type names: dot-separated lowercase segments, at least two (e.g. entry.created). */
 const TYPE_RE = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
@@ -46,15 +91,20 @@ export const EXAMPLE_T0 = "2026-11-02T09:14:05.000Z";
 export const EXAMPLE_T1 = "2026-11-02T09:20:41.000Z";
 
 /**
- * A product's webhook definition, checked and deep-frozen (a product module exports one).
- * Throws on a malformed product name or event type, like EventCatalogue.register.
+ * A product's webhook definition, checked and frozen (a product module exports one); its
+ * event types keep their literal names, for EventData. Throws on a malformed product name or
+ * event type, like EventCatalogue.register.
  */
-export function defineWebhookProduct(p: WebhookProduct): WebhookProduct {
+export function defineWebhookProduct<const E extends readonly EventDefinition[]>(p: WebhookProduct<E>): WebhookProduct<E> {
   if (!/^[a-z][a-z0-9_]*$/.test(p.product)) throw new Error(`malformed product name: ${JSON.stringify(p.product)}`);
   if (!/^x-[a-z0-9-]+$/.test(p.legacyHeader)) throw new Error(`malformed legacy header for ${p.product}: ${p.legacyHeader}`);
+  for (const e of p.events) if (!e.data || typeof e.data !== "object") throw new Error(`event type ${e.type} needs a schema of its data`);
   // Validates the events the way the catalogue will (duplicates, reserved and malformed types).
   new EventCatalogue().addProduct({ ...p, events: [...p.events] });
-  return deepFreeze({ ...p, events: p.events.map((e) => ({ type: e.type, description: e.description, example: structuredClone(e.example) })) });
+  // The data schemas are shared with the routes' schemas (which Elysia compiles): they are
+  // kept by reference and not frozen; the rest is a frozen copy.
+  const events = p.events.map((e) => Object.freeze({ type: e.type, description: e.description, example: deepFreeze(structuredClone(e.example)), data: e.data }));
+  return Object.freeze({ ...p, events: Object.freeze(events) as unknown as E });
 }
 
 export class EventCatalogue {
@@ -62,7 +112,7 @@ export class EventCatalogue {
   private readonly products = new Map<Product, Omit<WebhookProduct, "events">>();
 
   /** Adds a product and its event types. Throws on a product added twice or a bad event type. */
-  addProduct(p: WebhookProduct): void {
+  addProduct(p: { product: Product; label: string; legacyHeader: string; envelopeScopeField?: string; events: readonly EventTypeInfo[] }): void {
     if (this.products.has(p.product)) throw new Error(`duplicate webhook product: ${p.product}`);
     this.products.set(p.product, { product: p.product, label: p.label, legacyHeader: p.legacyHeader, envelopeScopeField: p.envelopeScopeField });
     try {
@@ -145,3 +195,7 @@ export class EventCatalogue {
 // source_post_id, recipient_actor_ids, ...). Delete events carry the record's id.
 // ---------------------------------------------------------------------------------------
 
+/** `changes` of an update event: each changed field's value before and after. */
+export const FieldChanges = Type.Record(Type.String(), Type.Object({ from: Type.Unknown(), to: Type.Unknown() }), { description: "{field: {from, to}}" });
+/** `changed_fields` of an update event: the names of the changed fields. */
+export const ChangedFields = Type.Array(Type.String(), { description: "Names of the fields that changed" });

@@ -27,6 +27,8 @@ import { AuthOAuth } from "./oauth";
 import { purgeExpiredSessions } from "./store/users";
 import { clientByClientId } from "./store/m2m";
 import { DAY } from "../../core/clock";
+import { productEmitter } from "../../kernel/webhooks/catalogue";
+import { AUTH_WEBHOOKS } from "./events";
 
 /** Expired sessions (and their refresh tokens) are kept this long for the audit trail, then purged. */
 export const SESSION_RETENTION_MS = 30 * DAY;
@@ -57,9 +59,7 @@ export class AuthService {
     webhookApi: WebhookService,
   ) {
     // Records the event on t, the transaction of the change it describes: both commit or neither.
-    const emit = async (t: Sql, appId: string, type: string, data: unknown): Promise<void> => {
-      await webhooks.emit(t, { product: "auth", scopeId: appId }, type, data);
-    };
+    const emit = productEmitter(webhooks, AUTH_WEBHOOKS);
     this.keys = new SigningKeys(ctx);
     this.apps = new AppService(ctx, platform, this.keys, (t, app, principal, meta) =>
       webhookApi.endpoints.removeScope(t, { product: "auth", scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),

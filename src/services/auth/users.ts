@@ -21,6 +21,8 @@ import type { RequestMeta } from "../../access/http";
 import { isEmail } from "./settings";
 import { roleByName } from "./store/roles";
 import * as store from "./store/users";
+import type { EventEmitter } from "../../kernel/webhooks/catalogue";
+import type { AUTH_WEBHOOKS } from "./events";
 
 export const USERNAME_RE = /^[A-Za-z0-9._-]{3,64}$/;
 export const PASSWORD_MAX = 1024;
@@ -71,7 +73,7 @@ export function publicUser(u: store.UserView): PublicUser {
 }
 
 /** Emits an Auth webhook event inside the caller's transaction (`t`: that transaction's handle). */
-export type EmitAuthEvent = (t: Sql, appId: string, type: string, data: unknown) => Promise<unknown>;
+export type EmitAuthEvent = EventEmitter<typeof AUTH_WEBHOOKS>;
 
 /** The App's password policy; every path that sets a password (sign-up, invite, change, reset, admin) goes through it. */
 export function checkPassword(app: LoadedApp, password: string, field = "password"): ErrorDetail | null {

@@ -7,6 +7,8 @@
 import type { Principal } from "../../access/principal";
 import type { Sql } from "../../core/db";
 import type { ServiceDeps } from "../../kernel/module";
+import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { MAIL_WEBHOOKS, type MailEvents } from "./events";
 
 export class MailPartContext {
   constructor(readonly d: ServiceDeps) {}
@@ -22,7 +24,7 @@ export class MailPartContext {
   }
 
   /** Records a mail event on `t`, the transaction of the change it describes. */
-  emit(t: Sql, workspaceId: string, type: string, data: unknown) {
-    return this.d.webhooks.engine.emit(t, { product: "mail", scopeId: workspaceId }, type, data);
+  emit<K extends keyof MailEvents>(t: Sql, workspaceId: string, type: K, data: MailEvents[K]) {
+    return emitEvent(this.d.webhooks.engine, MAIL_WEBHOOKS, t, workspaceId, type, data);
   }
 }

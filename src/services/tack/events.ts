@@ -3,8 +3,9 @@
  * and used to validate subscriptions. Each example is the `data` object of the envelope
  * (conventions: webhooks/catalogue.ts).
  */
-import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
-import type { EventTypeInfo } from "../../kernel/webhooks/types";
+import { Type } from "@sinclair/typebox";
+import { defineWebhookProduct, type EventData, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
+import { Card, Comment, List, Project } from "./board/schemas";
 
 const card = (over: Record<string, unknown> = {}) => ({
   id: "card_0192f3b27d1e7f0a8c44",
@@ -53,15 +54,33 @@ const project = (over: Record<string, unknown> = {}) => ({
 /** actor_id: the API key that made the change. */
 const actor = { actor_id: "0192f0c5-a1b2-7c3d-8e4f-5a6b7c8d9e0f" };
 
-const EVENTS: EventTypeInfo[] = [
-  { type: "card.created", description: "A card was created on a list.", example: { ...card(), ...actor } },
+/** Every board event names the API key that made the change. */
+const ActorId = { actor_id: Type.String({ description: "The API key that made the change" }) };
+const CardEvent = Type.Object({ ...Card.properties, ...ActorId });
+const CardChanged = Type.Object({ ...Card.properties, changes: FieldChanges, ...ActorId });
+const ListEvent = Type.Object({ ...List.properties, ...ActorId });
+const ProjectEvent = Type.Object({ ...Project.properties, ...ActorId });
+
+const EVENTS = [
+  { type: "card.created",
+    data: CardEvent, description: "A card was created on a list.", example: { ...card(), ...actor } },
   {
     type: "card.updated",
+    data: CardChanged,
     description: "A card's title, body, priority, assignees, labels, due date or metadata changed (changes: {field: {from, to}}).",
     example: { ...card({ title: "Ship the billing page (v2)", updated_at: T1 }), changes: { title: { from: "Ship the billing page", to: "Ship the billing page (v2)" } }, ...actor },
   },
   {
     type: "card.moved",
+    data: Type.Object({
+      ...Card.properties,
+      from_list: Type.String(),
+      to_list: Type.String(),
+      from_position: Type.Integer(),
+      to_position: Type.Integer(),
+      changes: FieldChanges,
+      ...ActorId,
+    }),
     description: "A card moved to another list or position (from_list, to_list, from_position, to_position).",
     example: {
       ...card({ list_id: "list_0192f3aa5e9f7c028d61", position: 3, updated_at: T1 }),
@@ -73,20 +92,29 @@ const EVENTS: EventTypeInfo[] = [
       ...actor,
     },
   },
-  { type: "card.completed", description: "A card was marked complete (completed_at set).", example: { ...card({ completed_at: T1, updated_at: T1 }), ...actor } },
-  { type: "card.reopened", description: "A completed card was reopened (completed_at cleared).", example: { ...card({ updated_at: T1 }), ...actor } },
-  { type: "card.archived", description: "A card was archived (DELETE; archived_at set).", example: { ...card({ archived_at: T1, updated_at: T1 }), ...actor } },
+  { type: "card.completed",
+    data: CardEvent, description: "A card was marked complete (completed_at set).", example: { ...card({ completed_at: T1, updated_at: T1 }), ...actor } },
+  { type: "card.reopened",
+    data: CardEvent, description: "A completed card was reopened (completed_at cleared).", example: { ...card({ updated_at: T1 }), ...actor } },
+  { type: "card.archived",
+    data: CardEvent, description: "A card was archived (DELETE; archived_at set).", example: { ...card({ archived_at: T1, updated_at: T1 }), ...actor } },
   {
     type: "comment.created",
+    data: Type.Object({ ...Comment.properties, project_id: Type.String(), ...ActorId }),
     description: "A comment was added to a card.",
     example: { id: "cmt_0192f3c0a4d97e21b6f3", card_id: "card_0192f3b27d1e7f0a8c44", project_id: "proj_0192f3a9c0de7b11a2f7", author_id: actor.actor_id, body: "Blocked on the tax API key.", created_at: T1, ...actor },
   },
-  { type: "list.created", description: "A list was added to a project.", example: { ...list(), ...actor } },
-  { type: "list.updated", description: "A list was renamed or repositioned (changes: {field: {from, to}}).", example: { ...list({ position: 2, updated_at: T1 }), changes: { position: { from: 0, to: 2 } }, ...actor } },
-  { type: "list.deleted", description: "An empty list was deleted.", example: { id: "list_0192f3aa11c47e5d93b0", project_id: "proj_0192f3a9c0de7b11a2f7", name: "todo", deleted_at: T1, ...actor } },
-  { type: "project.created", description: "A project was created (with its lists).", example: { ...project(), ...actor } },
-  { type: "project.archived", description: "A project was archived (DELETE).", example: { ...project({ status: "archived", archived_at: T1, updated_at: T1 }), ...actor } },
-];
+  { type: "list.created",
+    data: ListEvent, description: "A list was added to a project.", example: { ...list(), ...actor } },
+  { type: "list.updated",
+    data: Type.Object({ ...List.properties, changes: FieldChanges, ...ActorId }), description: "A list was renamed or repositioned (changes: {field: {from, to}}).", example: { ...list({ position: 2, updated_at: T1 }), changes: { position: { from: 0, to: 2 } }, ...actor } },
+  { type: "list.deleted",
+    data: Type.Object({ id: Type.String(), project_id: Type.String(), name: Type.String(), deleted_at: Type.String(), ...ActorId }), description: "An empty list was deleted.", example: { id: "list_0192f3aa11c47e5d93b0", project_id: "proj_0192f3a9c0de7b11a2f7", name: "todo", deleted_at: T1, ...actor } },
+  { type: "project.created",
+    data: ProjectEvent, description: "A project was created (with its lists).", example: { ...project(), ...actor } },
+  { type: "project.archived",
+    data: ProjectEvent, description: "A project was archived (DELETE).", example: { ...project({ status: "archived", archived_at: T1, updated_at: T1 }), ...actor } },
+] as const;
 
 export const TACK_WEBHOOKS = defineWebhookProduct({
   product: "tack",
@@ -94,3 +122,6 @@ export const TACK_WEBHOOKS = defineWebhookProduct({
   legacyHeader: "x-tack-signature",
   events: EVENTS,
 });
+
+/** Event type -> its data, for typed emits. */
+export type TackEvents = EventData<typeof TACK_WEBHOOKS>;

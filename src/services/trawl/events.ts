@@ -3,8 +3,9 @@
  * and used to validate subscriptions. Each example is the `data` object of the envelope
  * (conventions: webhooks/catalogue.ts).
  */
-import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
-import type { EventTypeInfo } from "../../kernel/webhooks/types";
+import { Type } from "@sinclair/typebox";
+import { defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
+import { Job } from "./schemas";
 
 const job = (over: Record<string, unknown> = {}) => ({
   id: "job_0192f500a1b27c3d8e4f5a6b7c8d9e0f",
@@ -30,11 +31,14 @@ const job = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-const EVENTS: EventTypeInfo[] = [
-  { type: "job.queued", description: "An extraction job was created and queued.", example: job() },
-  { type: "job.running", description: "A worker started (or retried) an extraction job.", example: job({ status: "running", attempts: 1, started_at: T0 }) },
+const EVENTS = [
+  { type: "job.queued",
+    data: Job, description: "An extraction job was created and queued.", example: job() },
+  { type: "job.running",
+    data: Job, description: "A worker started (or retried) an extraction job.", example: job({ status: "running", attempts: 1, started_at: T0 }) },
   {
     type: "job.succeeded",
+    data: Job,
     description: "An extraction job finished with a result matching its schema.",
     example: job({ status: "succeeded", attempts: 1, started_at: T0, completed_at: T1, result: { tiers: [{ name: "Starter", price_usd: 19 }, { name: "Pro", price_usd: 49 }] },
       result_meta: { extractor: "llm", model: "gpt-4o-mini", pages: [{ url: "https://acme.example/pricing", status: 200, extracted: true }], warnings: [], stopped_by: "done" },
@@ -42,16 +46,19 @@ const EVENTS: EventTypeInfo[] = [
   },
   {
     type: "job.failed",
+    data: Job,
     description: "An extraction job failed (timeout, step limit or error).",
     example: job({ status: "failed", attempts: 3, started_at: T0, completed_at: T1, error: "TIMEOUT: the job ran longer than timeout_s (120 s)", error_code: "TIMEOUT" }),
   },
-  { type: "job.cancelled", description: "An extraction job was cancelled before it finished.", example: job({ status: "cancelled", completed_at: T1 }) },
+  { type: "job.cancelled",
+    data: Job, description: "An extraction job was cancelled before it finished.", example: job({ status: "cancelled", completed_at: T1 }) },
   {
     type: "credits.low",
+    data: Type.Object({ workspace_id: Type.String(), month: Type.String({ description: "YYYY-MM" }), credits_used: Type.Integer(), monthly_credit_limit: Type.Integer(), remaining: Type.Integer() }),
     description: "The workspace used 90% of its monthly extraction credits (sent once per month).",
     example: { workspace_id: "ws_0192f0c4e5b87d21a9c3", month: "2026-11", credits_used: 905, monthly_credit_limit: 1000, remaining: 95 },
   },
-];
+] as const;
 
 export const TRAWL_WEBHOOKS = defineWebhookProduct({
   product: "trawl",
@@ -59,3 +66,6 @@ export const TRAWL_WEBHOOKS = defineWebhookProduct({
   legacyHeader: "x-trawl-signature",
   events: EVENTS,
 });
+
+/** Event type -> its data, for typed emits. */
+export type TrawlEvents = EventData<typeof TRAWL_WEBHOOKS>;

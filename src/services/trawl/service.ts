@@ -20,6 +20,8 @@ import type { ServiceDeps } from "../../kernel/module";
 import { SchemaCompiler, isObject } from "./schema";
 import * as store from "./store";
 import type { JobRow, JobStatus } from "./store";
+import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { TRAWL_WEBHOOKS, type TrawlEvents } from "./events";
 
 export const DESCRIPTION_MAX = 4000;
 export const URLS_MAX = 20;
@@ -254,8 +256,8 @@ export class JobService {
 
   // ------------------------------------------------------------------ worker side
 
-  emit(t: Sql, workspaceId: string, type: string, data: unknown) {
-    return this.deps.webhooks.engine.emit(t, { product: "trawl", scopeId: workspaceId }, type, data);
+  emit<K extends keyof TrawlEvents>(t: Sql, workspaceId: string, type: K, data: TrawlEvents[K]) {
+    return emitEvent(this.deps.webhooks.engine, TRAWL_WEBHOOKS, t, workspaceId, type, data);
   }
 
   /**

@@ -20,11 +20,13 @@ import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import * as store from "./store";
 import { entryView, publicEntryView, type ClientInfo, type EntryView, type PublicEntryView } from "./views";
 import type { WaitlistService } from "./waitlists";
+import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { WAITLIST_WEBHOOKS } from "./events";
+import { BULK_MAX } from "./limits";
 
 export const ENTRY_STATUSES = ["pending", "approved", "rejected"] as const;
 export const ENTRY_LIST_DEFAULT = 50;
 export const ENTRY_LIST_MAX = 200;
-export const BULK_MAX = 500;
 export const Q_MAX = 128;
 export const METADATA_MAX_BYTES = 8192;
 
@@ -64,9 +66,9 @@ export class EntryService {
     return store.variantById(this.ctx.db, waitlistId, id.toLowerCase());
   }
 
-  async emitEntry(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, type: string, r: store.EntryRow, extra: Record<string, unknown> = {}, fresh = false): Promise<void> {
+  async emitEntry(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, type: "entry.created" | "entry.updated" | "entry.approved" | "entry.rejected", r: store.EntryRow, extra: { changes?: Record<string, { from: unknown; to: unknown }> } = {}, fresh = false): Promise<void> {
     const position = await this.position(t, w, s, r, fresh);
-    await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, type, { ...entryView(r, position), ...extra });
+    await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, type, { ...entryView(r, position), ...extra });
   }
 
   /**
@@ -171,7 +173,7 @@ export class EntryService {
         const referrer = await store.entryById(t, w.id, r.referred_by_entry_id);
         if (referrer) await this.referralChanged(t, w, referrer, -1);
       }
-      await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.deleted", { id: r.id, waitlist_id: w.id, email: r.email, deleted_at: this.ctx.clock.iso() });
+      await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, "entry.deleted", { id: r.id, waitlist_id: w.id, email: r.email, deleted_at: this.ctx.clock.iso() });
       await audit(t, this.ctx, { actor: p, action: "waitlist.entry.delete", workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta });
     });
   }

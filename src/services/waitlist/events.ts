@@ -3,8 +3,9 @@
  * and used to validate subscriptions. Each example is the `data` object of the envelope
  * (conventions: webhooks/catalogue.ts).
  */
-import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
-import type { EventTypeInfo } from "../../kernel/webhooks/types";
+import { Type } from "@sinclair/typebox";
+import { defineWebhookProduct, type EventData, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
+import { Entry, Waitlist, WaitlistSettingsModel } from "./schemas";
 
 const entry = (over: Record<string, unknown> = {}) => ({
   id: "0192f3a1-7c2e-7a10-9b1e-3f5d2c8a4e61",
@@ -33,30 +34,38 @@ const entry = (over: Record<string, unknown> = {}) => ({
 
 const invite = (over: Record<string, unknown>) => ({ status: "sent", app_slug: "acme-app", attempts: 1, error: null, updated_at: T1, ...over });
 
-const EVENTS: EventTypeInfo[] = [
-  { type: "entry.created", description: "Someone joined a waitlist (status pending).", example: entry() },
+const EntryChanged = Type.Object({ ...Entry.properties, changes: FieldChanges });
+
+const EVENTS = [
+  { type: "entry.created",
+    data: Entry, description: "Someone joined a waitlist (status pending).", example: entry() },
   {
     type: "entry.updated",
+    data: EntryChanged,
     description: "A waitlist entry's fields, position or referral count changed.",
     example: { ...entry({ position: 17, referral_count: 3, updated_at: T1 }), changes: { position: { from: 42, to: 17 }, referral_count: { from: 2, to: 3 } } },
   },
   {
     type: "entry.approved",
+    data: Entry,
     description: "A waitlist entry was approved. With an Auth App in the workspace's waitlist settings, its invite is pending (entry.invited or entry.invite_failed follows).",
     example: entry({ status: "approved", position: null, invite: invite({ status: "pending", attempts: 0 }), updated_at: T1 }),
   },
   {
     type: "entry.rejected",
+    data: Entry,
     description: "A waitlist entry was rejected.",
     example: entry({ status: "rejected", position: null, updated_at: T1 }),
   },
   {
     type: "entry.invited",
+    data: Entry,
     description: "An approved entry was sent an invitation to an Auth app.",
     example: entry({ status: "approved", position: null, invited_at: T1, invited_to_app_slug: "acme-app", invite: invite({ status: "sent" }), updated_at: T1 }),
   },
   {
     type: "entry.invite_failed",
+    data: Entry,
     description:
       "The Auth invite of an approved entry was given up: at once when the Auth App refused it (invite.error.code as the Auth API gives it, e.g. EMAIL_TAKEN: " +
       "the email is already a user of the App), after 8 attempts for other failures. The approval stands; no approved mail is sent.",
@@ -69,11 +78,13 @@ const EVENTS: EventTypeInfo[] = [
   },
   {
     type: "entry.deleted",
+    data: Type.Object({ id: Type.String(), waitlist_id: Type.String(), email: Type.String(), deleted_at: Type.String() }),
     description: "A waitlist entry was deleted.",
     example: { id: "0192f3a1-7c2e-7a10-9b1e-3f5d2c8a4e61", waitlist_id: "0192f39e-1b44-7c3d-8e02-6a9b1d7f0c25", email: "ada@example.com", deleted_at: T1 },
   },
   {
     type: "waitlist.status_changed",
+    data: Type.Object({ ...Waitlist.properties, settings: Type.Partial(WaitlistSettingsModel), previous_status: Type.String() }),
     description: "A waitlist's status changed (draft, open, paused, closed).",
     example: {
       id: "0192f39e-1b44-7c3d-8e02-6a9b1d7f0c25",
@@ -91,7 +102,7 @@ const EVENTS: EventTypeInfo[] = [
       updated_at: T1,
     },
   },
-];
+] as const;
 
 export const WAITLIST_WEBHOOKS = defineWebhookProduct({
   product: "waitlist",
@@ -99,3 +110,6 @@ export const WAITLIST_WEBHOOKS = defineWebhookProduct({
   legacyHeader: "x-waitlist-signature",
   events: EVENTS,
 });
+
+/** Event type -> its data, for typed emits. */
+export type WaitlistEvents = EventData<typeof WAITLIST_WEBHOOKS>;

@@ -24,6 +24,8 @@ import type { Bridges } from "./bridges";
 import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";
 import * as store from "./store";
+import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { WAITLIST_WEBHOOKS } from "./events";
 
 export type NotificationKind = "welcome" | "approved" | "rejected";
 export const NOTIFY_JOB = "waitlist.notify";
@@ -139,7 +141,7 @@ export class NotificationWorker implements Notifier {
     if (!w || !entry) return;
     const at = this.ctx.clock.iso();
     await store.updateEntry(t, entry.id, inviteState(final ? "failed" : "pending", n.attempts, failure, at), at);
-    if (final) await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.invite_failed", entryView((await store.entryById(t, w.id, entry.id))!, null));
+    if (final) await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, "entry.invite_failed", entryView((await store.entryById(t, w.id, entry.id))!, null));
   }
 
   /** The Auth invite for an entry, through the bridge; every failure as an InviteFailure. */
@@ -172,7 +174,7 @@ export class NotificationWorker implements Notifier {
         await store.updateEntry(t, entry.id, { invited_at: at, invited_to_app_slug: app.slug, invite_app_slug: app.slug, ...inviteState("sent", n.attempts, null, at) }, at);
         await store.keepInviteCode(t, n.id, this.ctx.secretBox.encrypt(invite.code));
         const after = (await store.entryById(t, w.id, entry.id))!;
-        await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.invited", entryView(after, null));
+        await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, "entry.invited", entryView(after, null));
       });
     }
     if (!s?.notifications_via_mail) return;

@@ -11,6 +11,8 @@ import type { ServiceDeps } from "../../kernel/module";
 import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";
 import * as store from "./store";
+import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { WAITLIST_WEBHOOKS } from "./events";
 
 export const REFERRALS_JOB = "waitlist.referrals";
 const BATCH = 1000;
@@ -29,7 +31,7 @@ export async function emitReferralUpdates(d: ServiceDeps): Promise<number> {
         for (const u of updates) {
           const e = await store.entryById(t, w.id, u.entry_id);
           if (!e) continue; // the referrer was deleted since
-          await d.webhooks.engine.emit(t, { product: "waitlist", scopeId: w.workspace_id }, "entry.updated", {
+          await emitEvent(d.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, "entry.updated", {
             ...entryView(e, positions.get(e.id) ?? null),
             changes: { referral_count: { from: Number(u.from_count), to: Number(u.to_count) } },
           });

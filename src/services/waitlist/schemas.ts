@@ -2,7 +2,7 @@
 import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { DAY_PATTERN } from "./days";
-import { BULK_MAX } from "./entries";
+import { BULK_MAX } from "./limits";
 import { UUID_PATTERN, Uuid } from "../../access/schemas";
 export { UUID_PATTERN, Uuid };
 

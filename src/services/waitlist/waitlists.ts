@@ -26,6 +26,8 @@ import { applyWaitlistSettings, defaultWaitlistSettings, parseWaitlistSettings, 
 import * as store from "./store";
 import { waitlistView, type WaitlistView, type WorkspaceSettingsView } from "./views";
 import { putSettings, readSettings } from "./workspace-settings";
+import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { WAITLIST_WEBHOOKS } from "./events";
 
 export const WAITLIST_ACTIONS = [
   { name: "waitlist.list", description: "List waitlists" },
@@ -204,7 +206,7 @@ export class WaitlistService {
       await store.updateWaitlist(t, r.id, { status }, now);
       await this.publicChanged(t);
       const view = waitlistView((await store.waitlistById(t, r.id))!);
-      await this.deps.webhooks.engine.emit(t, { product: "waitlist", scopeId: ws.id }, "waitlist.status_changed", { ...view, previous_status: r.status });
+      await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, ws.id, "waitlist.status_changed", { ...view, previous_status: r.status });
       await audit(t, this.ctx, { actor: p, action: "waitlist.status", workspaceId: ws.id, target: { type: "waitlist", id: r.id }, meta, metadata: { from: r.status, to: status } });
       return view;
     });

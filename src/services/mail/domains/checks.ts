@@ -141,7 +141,7 @@ export class DomainChecks {
         patch.dkim_prev_private_key = null;
       }
       const failedChecks = missing.map((k) => ({ purpose: k, type: results[k as Purpose]!.type, host: results[k as Purpose]!.host }));
-      let event: Record<string, unknown> | null = null;
+      let event: { previous_status: string; failed_checks: typeof failedChecks } | null = null;
       if (r.status === "pending" || (r.status === "failed" && opts.manual)) {
         if (missing.length === 0) {
           patch.status = "active";

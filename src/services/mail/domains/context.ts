@@ -72,7 +72,7 @@ export class DomainsContext extends MailPartContext {
   }
 
   /** The data of domain.* webhook events. */
-  eventData(r: store.DomainRow, extra: Record<string, unknown> = {}) {
+  eventData<X extends object = object>(r: store.DomainRow, extra: X = {} as X) {
     return {
       id: r.id,
       seq_id: String(r.seq),

@@ -35,6 +35,8 @@ import { parseMail, splitAddress, type ParsedMail } from "./parse";
 import { parseReport, type ReportOutcome } from "./reports";
 import { spamCheck, type AuthResults } from "./spam";
 import * as store from "./store";
+import { emitEvent } from "../../../kernel/webhooks/catalogue";
+import { MAIL_WEBHOOKS } from "../events";
 
 export const PURGE_JOB = "mail.inbound.retention";
 /** Bounce/complaint report rows (and their raw messages) are kept this long. */
@@ -211,7 +213,7 @@ export class InboundService {
             deleted_at: null,
           };
           await boxStore.insertReceived(t, row);
-          await this.d.webhooks.engine.emit(t, { product: "mail", scopeId: box.workspace_id }, "email.received", {
+          await emitEvent(this.d.webhooks.engine, MAIL_WEBHOOKS, t, box.workspace_id, "email.received", {
             mailbox_id: box.id,
             message_id: id,
             seq_id: String(row.seq),

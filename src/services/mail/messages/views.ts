@@ -70,7 +70,7 @@ export function messageView(r: MessageRow): MessageView {
 }
 
 /** The data of an email.* event: the metadata without the SMTP transcript. */
-export function messageEventData(r: MessageRow, extra: Record<string, unknown> = {}) {
+export function messageEventData<X extends object = object>(r: MessageRow, extra: X = {} as X) {
   const { smtp_transcript: _, ...v } = messageView(r);
   return { ...v, ...extra };
 }

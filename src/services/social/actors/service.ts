@@ -26,6 +26,8 @@ import { batchItems, idList, isObject, itemError, jsonObject, page, pageArgs, ty
 import { detachActor } from "../graph/store";
 import * as store from "./store";
 import { detachContent } from "../posts/detach-store";
+import { emitEvent } from "../../../kernel/webhooks/catalogue";
+import { SOCIAL_WEBHOOKS } from "../events";
 
 export const EXTERNAL_ID_MAX = 256;
 export const ACTOR_NAME_MAX = 200;
@@ -138,7 +140,7 @@ export class ActorService {
   }
 
   private emitUpdated(t: Sql, row: store.ActorRow, changed: string[]) {
-    return this.engine.emit(t, { product: "social", scopeId: row.community_id }, "actor.updated", { ...actorView(row), changed_fields: changed });
+    return emitEvent(this.engine, SOCIAL_WEBHOOKS, t, row.community_id, "actor.updated", { ...actorView(row), changed_fields: changed });
   }
 
   /** One upsert in its own transaction. */

@@ -37,6 +37,8 @@ import { blockBetween } from "../graph/store";
 import { parseSettings } from "../communities/settings";
 import type { CommunityRow } from "../communities/store";
 import * as store from "./store";
+import { emitEvent } from "../../../kernel/webhooks/catalogue";
+import { SOCIAL_WEBHOOKS } from "../events";
 
 export const MESSAGE_BODY_MAX = 10_000;
 export const ASSETS_MAX = 20;
@@ -218,7 +220,7 @@ export class ConversationService {
       await store.insertMessage(t, m);
       await store.markRead(t, conv.id, actor.id, now);
       const view = messageView(m);
-      await this.engine.emit(t, { product: "social", scopeId: c.id }, "dm.message.created", { ...view, conversation_kind: conv.kind, recipient_actor_ids: recipients });
+      await emitEvent(this.engine, SOCIAL_WEBHOOKS, t, c.id, "dm.message.created", { ...view, conversation_kind: conv.kind, recipient_actor_ids: recipients });
       return view;
     });
   }

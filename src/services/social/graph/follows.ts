@@ -26,6 +26,8 @@ import { actorPair, batchItems, expandArg, isObject, itemError, jsonObject, page
 import { checkUuid } from "../core/schemas";
 import * as store from "./store";
 import { edgeView, expandEdges, type EdgeView } from "./views";
+import { emitEvent } from "../../../kernel/webhooks/catalogue";
+import { SOCIAL_WEBHOOKS, type SocialEvents } from "../events";
 
 export interface FollowResult {
   status: "followed" | "pending";
@@ -67,8 +69,8 @@ export class FollowService {
     return this.lane.ctx.db;
   }
 
-  private emit(t: Sql, communityId: string, type: string, data: unknown) {
-    return this.engine.emit(t, { product: "social", scopeId: communityId }, type, data);
+  private emit<K extends keyof SocialEvents>(t: Sql, communityId: string, type: K, data: SocialEvents[K]) {
+    return emitEvent(this.engine, SOCIAL_WEBHOOKS, t, communityId, type, data);
   }
 
   /** Removes the follow src -> dst (counters, edge.follow.deleted); true when it existed. */

@@ -31,6 +31,8 @@ import * as input from "./input";
 import * as store from "./store";
 import { newPostView, postView, postViews, type PostView } from "./views";
 import { canSee, isLive, publiclyVisible } from "./visibility";
+import { emitEvent } from "../../../kernel/webhooks/catalogue";
+import { SOCIAL_WEBHOOKS, type SocialEvents } from "../events";
 
 /** Attachments of a post, comment or message: each a ready asset of the community owned by `owner`, else 422 INVALID_ASSET. */
 export async function checkAssets(t: Sql, communityId: string, owner: string, assets: { asset_id: string }[]): Promise<void> {
@@ -54,8 +56,8 @@ export class PostService {
     return this.lane.ctx.clock.iso();
   }
 
-  emit(t: Sql, communityId: string, type: string, data: unknown) {
-    return this.engine.emit(t, { product: "social", scopeId: communityId }, type, data);
+  emit<K extends keyof SocialEvents>(t: Sql, communityId: string, type: K, data: SocialEvents[K]) {
+    return emitEvent(this.engine, SOCIAL_WEBHOOKS, t, communityId, type, data);
   }
 
   /** An actor allowed to write: active (suspended or deleted actors are 403). */

@@ -19,6 +19,8 @@ import { activeCardsInList, dropSearchRows, insertActivity } from "./cards-store
 import * as store from "./store";
 import { Checks, LISTS_MAX, offsetPage, pagination } from "./validate";
 import { labelView, listView, projectView, workspaceView } from "./views";
+import { emitEvent } from "../../../kernel/webhooks/catalogue";
+import { TACK_WEBHOOKS, type TackEvents } from "../events";
 
 export const TACK = "tack";
 
@@ -158,8 +160,8 @@ export class Board {
     await insertActivity(t, { id: prefixedId("act"), project_id: projectId, card_id: cardId, actor_id: c.actorId, action, changes: JSON.stringify(changes), timestamp: this.clock.iso() });
   }
 
-  emit(t: Sql, wsId: string, type: string, data: unknown) {
-    return this.deps.webhooks.engine.emit(t, { product: TACK, scopeId: wsId }, type, data);
+  emit<K extends keyof TackEvents>(t: Sql, wsId: string, type: K, data: TackEvents[K]) {
+    return emitEvent(this.deps.webhooks.engine, TACK_WEBHOOKS, t, wsId, type, data);
   }
 
   // ------------------------------------------------------------------ workspaces
