@@ -2,7 +2,11 @@
  * MFA of an App's end users: factors (TOTP, email), the sign-in challenge, recovery codes
  * and step-up.
  *
- * Factors (the pure TOTP and recovery-code helpers are in core/totp.ts, shared with console accounts)
+ * The rules shared with console accounts (the challenge's and the user's lock-outs, pending
+ * factors, recovery codes) are the identity core's (kernel/identity), with an App's users as
+ * the realm; the pure TOTP and recovery-code helpers are in core/totp.ts.
+ *
+ * Factors
  * - TOTP: RFC 6238 with SHA-1, 6 digits, 30 s steps (what every authenticator app assumes);
  *   a code of the previous, current or next step is accepted, and only for a step later
  *   than the last one accepted for that factor (`last_step`), so a code never works twice.
@@ -64,16 +68,15 @@
 import { createHmac, randomInt } from "node:crypto";
 import { generateHOTP } from "oslo/otp";
 import type { RequestMeta } from "../../access/http";
-import { DAY, HOUR, MINUTE, SECOND } from "../../core/clock";
+import { DAY, MINUTE, SECOND } from "../../core/clock";
 import { tx, type Sql } from "../../core/db";
-import { ApiError, badRequest, conflict, invalidField, notFound, tooMany, unauthorized } from "../../core/errors";
-import { isUuid, uuid } from "../../core/ids";
+import { badRequest, conflict, invalidField, notFound, tooMany, unauthorized } from "../../core/errors";
+import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { deriveKey, safeEqual } from "../../core/secrets";
-import { ADDRESS_LIMITS, AddressLimit } from "../../core/signin-guard";
-import { matchTotpStep, newRecoveryCodes, newTotpSeed, normaliseRecoveryCode, TOTP_CODE_RE, totpKeyUri, totpSecretText } from "../../core/totp";
-import * as rateStore from "../../core/store/ratelimit";
+import { newTotpSeed, normaliseRecoveryCode, TOTP_CODE_RE, totpKeyUri, totpSecretText } from "../../core/totp";
 import type { AppContext } from "../../context";
+import { factorStatus, invalidMfaToken, MFA_RULES, MfaChallenges, MfaFactors, wrongCode, type FactorStatus, type MfaRealm } from "../../kernel/identity";
 import { StrangerLimits } from "../platform/stranger-limits";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthAuditEntry } from "./audit";
@@ -84,22 +87,16 @@ import type { MfaChallengeResponse, MfaGate, SigninService } from "./signin";
 import * as store from "./store/mfa";
 import { userView, type UserView } from "./store/users";
 
+/** The identity core's numbers, a user's MFA sign-in locking after 5 wrong answers across challenges, plus emailed codes and step-up. */
 export const MFA_LIMITS = {
-  challengeTtlMs: 10 * MINUTE,
-  maxFailures: 5,
+  ...MFA_RULES,
+  ownerFailures: 5,
   maxSends: 3,
   sendSpacingMs: 30 * SECOND,
   emailCodeTtlMs: 10 * MINUTE,
-  pendingTtlMs: 10 * MINUTE,
-  confirmFailures: 5,
-  enrolmentsPerHour: 10,
-  recoveryCodes: 10,
   stepUpFailures: 5,
   stepUpLockMs: 15 * MINUTE,
   stepUpStreakMs: DAY,
-  userFailures: 5,
-  userLockMs: 15 * MINUTE,
-  userStreakMs: DAY,
 };
 
 const CODE_RE = TOTP_CODE_RE;
@@ -108,7 +105,7 @@ export interface FactorView {
   id: string;
   type: store.FactorType;
   name: string | null;
-  status: "pending" | "active" | "disabled";
+  status: FactorStatus;
   email: string | null;
   created_at: string;
   confirmed_at: string | null;
@@ -119,7 +116,7 @@ const factorView = (f: store.FactorRow): FactorView => ({
   id: f.id,
   type: f.type,
   name: f.name,
-  status: f.disabled_at ? "disabled" : f.confirmed_at ? "active" : "pending",
+  status: factorStatus(f),
   email: f.email,
   created_at: f.created_at,
   confirmed_at: f.confirmed_at,
@@ -143,14 +140,30 @@ function firstFactor(ch: store.ChallengeRow): { amr: string[]; method: string } 
 }
 
 const sixDigits = () => randomInt(0, 1_000_000).toString().padStart(6, "0");
-const invalidToken = () => new ApiError(400, "INVALID_TOKEN", "The MFA token is invalid, used or expired: sign in again");
-const challengeLocked = () => new ApiError(429, "MFA_LOCKED", "Too many wrong codes for this sign-in: sign in again");
-const userLocked = (retryAfterMs: number) =>
-  tooMany("Too many wrong codes for this account: MFA sign-in is locked for 15 minutes", Math.max(1, Math.ceil(retryAfterMs / 1000)), "MFA_LOCKED");
+/** An App's users as the identity core's MFA realm. */
+function userRealm(ctx: AppContext, app: LoadedApp): MfaRealm<store.ChallengeRow, UserView> {
+  return {
+    keys: `auth:${app.id}`,
+    addressKeys: `auth:${app.id}:mfa`,
+    rules: MFA_LIMITS,
+    challengeById: (db, id) => store.challengeById(db, app.id, id),
+    ownerId: (ch) => ch.user_id,
+    owner: (db, id) => userView(db, app.id, id),
+    lockOwner: store.lockUserForMfa,
+    recordFailure: store.recordFailure,
+    async auditFailure(t, ch, f, meta) {
+      const failed = (action: string, e: Partial<AuthAuditEntry>) => recordAuthAudit(t, ctx, app.id, { action, actor: { type: "user", id: ch.user_id }, meta, outcome: "failure", ...e });
+      const challenge = { type: "mfa_challenge", id: ch.id };
+      await failed(f.action, { target: challenge, metadata: { failures: f.failures } });
+      if (f.challengeLocked) await failed("mfa.challenge.lock", { target: challenge });
+      if (f.ownerLock) await failed("mfa.user.lock", { metadata: { failures: f.ownerLock.failures, until: new Date(f.ownerLock.until).toISOString() } });
+    },
+  };
+}
 
 export class MfaService implements MfaGate {
   private readonly codeKey: Uint8Array;
-  private readonly recoveryKey: Uint8Array;
+  private readonly factors: MfaFactors;
 
   constructor(
     private readonly ctx: AppContext,
@@ -158,7 +171,7 @@ export class MfaService implements MfaGate {
     private readonly auth: { access: AppAccess; sessions: SessionService; signin: SigninService },
   ) {
     this.codeKey = deriveKey(ctx.masterKey, "auth-mfa-email-code");
-    this.recoveryKey = deriveKey(ctx.masterKey, "auth-mfa-recovery-code");
+    this.factors = new MfaFactors(ctx, "auth-mfa-recovery-code");
   }
 
   // --- helpers ----------------------------------------------------------------------------
@@ -175,28 +188,18 @@ export class MfaService implements MfaGate {
     return { claims, user };
   }
 
-  private seed(f: store.FactorRow) {
-    return Buffer.from(this.ctx.secretBox.decrypt(f.secret_enc!), "base64");
-  }
-
-  /** The accepted TOTP step for `code` (previous, current or next step, later than last_step), or null. */
-  private totpStep(f: store.FactorRow, code: string): Promise<number | null> {
-    return matchTotpStep(this.seed(f), code, this.ctx.clock.nowMs(), f.last_step);
+  /** The identity core's challenge rule for the App's users. */
+  private challenges(app: LoadedApp) {
+    return new MfaChallenges(this.ctx, userRealm(this.ctx, app));
   }
 
   private emailCodeHash(challengeId: string, code: string) {
     return createHmac("sha256", this.codeKey).update(`${challengeId}:${code}`).digest("hex");
   }
 
-  private recoveryHash(code: string) {
-    return createHmac("sha256", this.recoveryKey).update(code).digest("hex");
-  }
-
   /** Fresh recovery codes for the user; every prior code stops working. Call inside a transaction (`t`). */
-  private async newRecoveryCodes(t: Sql, userId: string) {
-    const codes = newRecoveryCodes(MFA_LIMITS.recoveryCodes);
-    await store.replaceRecoveryCodes(t, userId, codes.map((c) => ({ id: uuid(), hash: this.recoveryHash(c) })), this.ctx.clock.iso());
-    return codes;
+  private newRecoveryCodes(t: Sql, userId: string) {
+    return this.factors.newRecoveryCodes(t, (t, hashes, now) => store.replaceRecoveryCodes(t, userId, hashes, now));
   }
 
   private mailFrom(app: LoadedApp) {
@@ -213,8 +216,7 @@ export class MfaService implements MfaGate {
       if (!email) throw invalidField("email", "is required: the user has no primary email");
       if (!isEmail(email)) throw invalidField("email", "must be an email address");
     }
-    const hit = await this.ctx.ratelimit.hit(`auth:${app.id}:mfa-enrol:${user.id}`, MFA_LIMITS.enrolmentsPerHour, HOUR);
-    if (!hit.allowed) throw tooMany("Too many MFA enrolments: try again later", Math.ceil(hit.retryAfterMs / 1000), "TOO_MANY_ENROLMENTS");
+    await this.factors.admitEnrolment(`auth:${app.id}`, user.id);
     const now = this.ctx.clock.iso();
     const secret = newTotpSeed();
     const row: store.FactorRow = {
@@ -258,22 +260,17 @@ export class MfaService implements MfaGate {
     // The input is judged before the factor is looked up: a malformed code is 400 even for an unknown factor.
     if (!CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
     const f = await store.factorOf(this.ctx.db, app.id, user.id, factorId);
-    if (!f || f.disabled_at) throw notFound("MFA factor");
-    if (f.confirmed_at) throw conflict("This factor is already confirmed", "FACTOR_ALREADY_CONFIRMED");
-    if (Date.parse(f.created_at) + MFA_LIMITS.pendingTtlMs <= this.ctx.clock.nowMs()) throw badRequest("The enrolment has expired: enrol the factor again", undefined, "ENROLMENT_EXPIRED");
+    this.factors.assertConfirmable(f);
 
-    const step = f.type === "totp" ? await this.totpStep(f, code) : null;
-    const ok = f.type === "totp" ? step !== null : safeEqual(await generateHOTP(this.seed(f), 0), code);
-    const failKey = `auth:${app.id}:mfa-confirm:${f.id}`;
+    const step = f.type === "totp" ? await this.factors.totpStep(f, code) : null;
+    const ok = f.type === "totp" ? step !== null : safeEqual(await generateHOTP(this.factors.seed(f), 0), code);
     if (!ok) {
-      const n = await this.ctx.ratelimit.recordFailure(failKey, MFA_LIMITS.pendingTtlMs);
-      await this.audit(this.ctx.db, app, user, "mfa.factor.confirm", { meta, outcome: "failure", target: { type: "mfa_factor", id: f.id }, metadata: { failures: n } });
-      if (n >= MFA_LIMITS.confirmFailures) {
-        await store.deletePendingFactor(this.ctx.db, f.id);
-        await this.ctx.ratelimit.clearFailures(failKey);
-        throw tooMany("Too many wrong codes: enrol the factor again");
-      }
-      throw new ApiError(400, "INVALID_CODE", "Wrong code");
+      return this.factors.confirmFailure(
+        `auth:${app.id}`,
+        f.id,
+        (n) => this.audit(this.ctx.db, app, user, "mfa.factor.confirm", { meta, outcome: "failure", target: { type: "mfa_factor", id: f.id }, metadata: { failures: n } }),
+        () => store.deletePendingFactor(this.ctx.db, f.id),
+      );
     }
 
     const confirmedAt = this.ctx.clock.iso();
@@ -286,7 +283,7 @@ export class MfaService implements MfaGate {
       await this.audit(t, app, user, "mfa.recovery_codes.generate", { meta, metadata: { count: MFA_LIMITS.recoveryCodes } });
       return this.newRecoveryCodes(t, user.id);
     });
-    await this.ctx.ratelimit.clearFailures(failKey);
+    await this.factors.confirmed(`auth:${app.id}`, f.id);
     const view = factorView({ ...f, confirmed_at: confirmedAt });
     return recovery ? { ...view, recovery_codes: recovery } : view;
   }
@@ -347,87 +344,8 @@ export class MfaService implements MfaGate {
     };
   }
 
-  private addressLimit(app: LoadedApp) {
-    return new AddressLimit(this.ctx.ratelimit, `auth:${app.id}:mfa`, ADDRESS_LIMITS.mfa);
-  }
-
-  /** 429 TOO_MANY_ATTEMPTS (Retry-After) once the caller's address has used its wrong codes. */
-  private admitAddress(app: LoadedApp, meta: RequestMeta): Promise<void> {
-    return this.addressLimit(app).admit(meta.ip, "Too many wrong codes from this address; try again later");
-  }
-
-  /** The open challenge behind a token, with its user: 400 unknown/used/expired, 429 locked. */
-  private async openChallenge(app: LoadedApp, token: string) {
-    const ch = isUuid(token) ? await store.challengeById(this.ctx.db, app.id, token) : null;
-    if (!ch || ch.consumed_at || ch.expires_at <= this.ctx.clock.nowMs()) throw invalidToken();
-    if (ch.locked_at) throw challengeLocked();
-    await this.assertUserUnlocked(this.ctx.db, app, ch.user_id);
-    const user = await userView(this.ctx.db, app.id, ch.user_id);
-    if (!user || user.status === "blocked") throw invalidToken();
-    if (user.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
-    if (user.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
-    return { ch, user };
-  }
-
-  private userKeys(app: LoadedApp, userId: string) {
-    return { fail: `auth:${app.id}:mfa-fail:${userId}`, lock: `auth:${app.id}:mfa-lock:${userId}` };
-  }
-
-  /**
-   * 429 MFA_LOCKED (Retry-After) while the user's wrong codes across challenges hold the lock.
-   * The user's streak and lock are the rate limiter's rows, read and written here through
-   * its store with the handle `t`, so they change in the transaction that counts or accepts
-   * a code (ctx.ratelimit writes on ctx.db, which a transaction may not use).
-   */
-  private async assertUserUnlocked(t: Sql, app: LoadedApp, userId: string): Promise<void> {
-    const until = await rateStore.lockedUntil(t, this.userKeys(app, userId).lock, this.ctx.clock.nowMs());
-    if (until) throw userLocked(until - this.ctx.clock.nowMs());
-  }
-
-  /**
-   * Counts a wrong answer against the challenge and against the user (across challenges)
-   * and throws: 401, or 429 when this one locked the challenge or the user.
-   */
-  private async challengeFailure(app: LoadedApp, ch: store.ChallengeRow, user: UserView, action: string, meta: RequestMeta): Promise<never> {
-    await this.addressLimit(app).failed(meta.ip);
-    const keys = this.userKeys(app, user.id);
-    const failures = await tx(this.ctx.db, async (t) => {
-      // Already locked by a guess sent in parallel: answer the lock, count nothing more.
-      await store.lockUserForMfa(t, user.id);
-      await this.assertUserUnlocked(t, app, user.id);
-      const n = await store.recordFailure(t, ch.id, this.ctx.clock.iso(), MFA_LIMITS.maxFailures);
-      if (n === null) return null;
-      await this.audit(t, app, user, action, { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id }, metadata: { failures: n } });
-      if (n >= MFA_LIMITS.maxFailures) await this.audit(t, app, user, "mfa.challenge.lock", { meta, outcome: "failure", target: { type: "mfa_challenge", id: ch.id } });
-      const now = this.ctx.clock.nowMs();
-      const userFailures = await rateStore.recordFailure(t, keys.fail, now, now + MFA_LIMITS.userStreakMs);
-      if (userFailures >= MFA_LIMITS.userFailures) {
-        const until = await rateStore.lock(t, keys.lock, now + MFA_LIMITS.userLockMs);
-        await rateStore.clearFailures(t, keys.fail);
-        await this.audit(t, app, user, "mfa.user.lock", { meta, outcome: "failure", metadata: { failures: userFailures, until: new Date(until).toISOString() } });
-        return { n, lockedUntil: until };
-      }
-      return { n, lockedUntil: null };
-    });
-    if (failures === null) {
-      // Someone else finished or locked it meanwhile.
-      if ((await store.challengeById(this.ctx.db, app.id, ch.id))?.locked_at) throw challengeLocked();
-      throw invalidToken();
-    }
-    if (failures.lockedUntil) throw userLocked(failures.lockedUntil - this.ctx.clock.nowMs());
-    if (failures.n >= MFA_LIMITS.maxFailures) throw challengeLocked();
-    throw new ApiError(401, "INVALID_CODE", "Wrong code");
-  }
-
-  /** Inside the transaction that accepts a right code: the lock may have landed meanwhile; a success ends the streak. */
-  private async acceptUserCode(t: Sql, app: LoadedApp, userId: string): Promise<void> {
-    await store.lockUserForMfa(t, userId);
-    await this.assertUserUnlocked(t, app, userId);
-    await rateStore.clearFailures(t, this.userKeys(app, userId).fail);
-  }
-
   async sendCode(app: LoadedApp, b: { mfa_token: string; factor_id: string }, meta: RequestMeta) {
-    const { ch, user } = await this.openChallenge(app, b.mfa_token);
+    const { ch, owner: user } = await this.challenges(app).open(b.mfa_token);
     const factor = (await store.enabledFactors(this.ctx.db, app.id, user.id)).find((f) => f.id === b.factor_id && f.type === "email");
     if (!factor) throw invalidField("factor_id", "must be an email factor of this sign-in");
     const now = this.ctx.clock.nowMs();
@@ -460,8 +378,9 @@ export class MfaService implements MfaGate {
   }
 
   async verify(app: LoadedApp, b: { mfa_token: string; code: string }, meta: RequestMeta) {
-    await this.admitAddress(app, meta);
-    const { ch, user } = await this.openChallenge(app, b.mfa_token);
+    const challenges = this.challenges(app);
+    await challenges.admitAddress(meta);
+    const { ch, owner: user } = await challenges.open(b.mfa_token);
     const code = b.code.trim();
     if (!CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
     const factors = await store.enabledFactors(this.ctx.db, app.id, user.id);
@@ -475,41 +394,42 @@ export class MfaService implements MfaGate {
     for (const f of factors) {
       if (match) break;
       if (f.type !== "totp") continue;
-      const step = await this.totpStep(f, code);
+      const step = await this.factors.totpStep(f, code);
       if (step !== null) match = { type: "totp", factor: f, step };
     }
-    if (!match) return this.challengeFailure(app, ch, user, "mfa.verify", meta);
+    if (!match) return challenges.failure(ch, "mfa.verify", meta);
 
     const m = match;
     const at = this.ctx.clock.iso();
     const outcome = await tx(this.ctx.db, async (t) => {
       // The step claim and the consumption stand or fall together.
       if (m.step !== null && !(await store.claimStep(t, m.factor.id, m.step))) return "replay";
-      await this.acceptUserCode(t, app, user.id);
-      if (!(await store.consumeChallenge(t, ch.id, at, this.ctx.clock.nowMs()))) throw invalidToken();
+      await challenges.accept(t, user.id);
+      if (!(await store.consumeChallenge(t, ch.id, at, this.ctx.clock.nowMs()))) throw invalidMfaToken();
       await this.audit(t, app, user, "mfa.verify", { meta, target: { type: "mfa_factor", id: m.factor.id }, metadata: { type: m.type, challenge_id: ch.id } });
       return "ok";
     });
-    if (outcome === "replay") return this.challengeFailure(app, ch, user, "mfa.verify", meta);
+    if (outcome === "replay") return challenges.failure(ch, "mfa.verify", meta);
     const first = firstFactor(ch);
     return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: [...first.amr, m.type], mfaAt: at }, meta, `${first.method}+mfa`);
   }
 
   async recover(app: LoadedApp, b: { mfa_token: string; recovery_code: string }, meta: RequestMeta) {
-    await this.admitAddress(app, meta);
-    const { ch, user } = await this.openChallenge(app, b.mfa_token);
+    const challenges = this.challenges(app);
+    await challenges.admitAddress(meta);
+    const { ch, owner: user } = await challenges.open(b.mfa_token);
     const rc = normaliseRecoveryCode(b.recovery_code);
     if (!rc) throw invalidField("recovery_code", "must be 16 hex characters (hyphens optional)");
     const at = this.ctx.clock.iso();
     const ok = await tx(this.ctx.db, async (t) => {
-      if (!(await store.useRecoveryCode(t, user.id, this.recoveryHash(rc), at))) return false;
-      await this.acceptUserCode(t, app, user.id);
-      if (!(await store.consumeChallenge(t, ch.id, at, this.ctx.clock.nowMs()))) throw invalidToken();
+      if (!(await store.useRecoveryCode(t, user.id, this.factors.recoveryHash(rc), at))) return false;
+      await challenges.accept(t, user.id);
+      if (!(await store.consumeChallenge(t, ch.id, at, this.ctx.clock.nowMs()))) throw invalidMfaToken();
       await this.audit(t, app, user, "mfa.recover", { meta, target: { type: "mfa_challenge", id: ch.id } });
       await this.audit(t, app, user, "mfa.recovery_code.use", { meta, metadata: { context: "signin", remaining: await store.unusedRecoveryCodes(t, user.id) } });
       return true;
     });
-    if (!ok) return this.challengeFailure(app, ch, user, "mfa.recover", meta);
+    if (!ok) return challenges.failure(ch, "mfa.recover", meta);
     const first = firstFactor(ch);
     return this.auth.signin.complete(app, user, { tenantId: ch.tenant_id, amr: [...first.amr, "recovery_code"], mfaAt: at }, meta, `${first.method}+recovery_code`);
   }
@@ -537,7 +457,7 @@ export class MfaService implements MfaGate {
       const totp = factors.filter((f) => f.type === "totp");
       if (!totp.length) throw badRequest("The user has no authenticator factor: use a recovery code", undefined, "NO_TOTP_FACTOR");
       for (const f of totp) {
-        const step = await this.totpStep(f, code);
+        const step = await this.factors.totpStep(f, code);
         if (step !== null && (await store.claimStep(this.ctx.db, f.id, step))) {
           method = "totp";
           break;
@@ -546,7 +466,7 @@ export class MfaService implements MfaGate {
     } else {
       const rc = normaliseRecoveryCode(code);
       if (!rc) throw invalidField("code", "must be a 6-digit authenticator code or a 16-hex recovery code");
-      if (await store.useRecoveryCode(this.ctx.db, user.id, this.recoveryHash(rc), at)) {
+      if (await store.useRecoveryCode(this.ctx.db, user.id, this.factors.recoveryHash(rc), at)) {
         method = "recovery_code";
         const remaining = await store.unusedRecoveryCodes(this.ctx.db, user.id);
         await this.audit(this.ctx.db, app, user, "mfa.recovery_code.use", { meta, metadata: { context: "step_up", session_id: session.id, remaining } });
@@ -562,7 +482,7 @@ export class MfaService implements MfaGate {
         await this.audit(this.ctx.db, app, user, "mfa.step_up.lock", { meta, outcome: "failure", metadata: { session_id: session.id, until: new Date(until).toISOString() } });
         throw locked(until);
       }
-      throw new ApiError(400, "INVALID_CODE", "Wrong code");
+      throw wrongCode(400);
     }
 
     await this.ctx.ratelimit.clearFailures(failKey);

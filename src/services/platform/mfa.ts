@@ -1,7 +1,8 @@
 /**
  * MFA of console (platform) accounts: TOTP factors, recovery codes and the second step of
- * sign-in. The same contract as an App's end users (services/auth/mfa.ts, spec 1 "MFA"),
- * with the pure TOTP and recovery-code helpers shared through core/totp.ts.
+ * sign-in. The same contract as an App's end users (services/auth/mfa.ts, spec 1 "MFA"): the
+ * rules both share (the challenge's and the account's lock-outs, pending factors, recovery
+ * codes) are the identity core's (kernel/identity), with console accounts as the realm.
  *
  * Factors (TOTP only: console accounts have no email factor)
  * - Enrol answers the base32 secret and the otpauth:// URI once; the factor is pending until
@@ -38,37 +39,26 @@
  * Not one's own (400): that is a disable with a code, so a stolen operator session alone
  * cannot strip the operator's MFA; a locked-out operator asks another operator.
  */
-import { createHmac } from "node:crypto";
-import { DAY, HOUR, MINUTE } from "../../core/clock";
+import { DAY } from "../../core/clock";
 import { tx, type Sql } from "../../core/db";
-import { ApiError, badRequest, conflict, invalidField, notFound, tooMany } from "../../core/errors";
-import { isUuid, uuid } from "../../core/ids";
-import { deriveKey } from "../../core/secrets";
-import { ADDRESS_LIMITS, AddressLimit, retryAfterSec } from "../../core/signin-guard";
-import { matchTotpStep, newRecoveryCodes, newTotpSeed, normaliseRecoveryCode, TOTP_CODE_RE, totpKeyUri, totpSecretText } from "../../core/totp";
+import { badRequest, conflict, invalidField, notFound } from "../../core/errors";
+import { uuid } from "../../core/ids";
+import { newTotpSeed, normaliseRecoveryCode, TOTP_CODE_RE, totpKeyUri, totpSecretText } from "../../core/totp";
 import type { AppContext } from "../../context";
+import { factorStatus, invalidMfaToken, MFA_RULES, MfaChallenges, MfaFactors, wrongCode, type FactorStatus, type MfaRealm } from "../../kernel/identity";
 import type { AccountService, TokenResponse } from "./accounts";
-import { audit, type RequestMeta } from "./audit";
+import { audit, type RequestMeta } from "../../kernel/tenancy";
 import * as accounts from "./store/accounts";
 import * as store from "./store/mfa";
 
-export const PLATFORM_MFA = {
-  challengeTtlMs: 10 * MINUTE,
-  maxFailures: 5,
-  pendingTtlMs: 10 * MINUTE,
-  confirmFailures: 5,
-  enrolmentsPerHour: 10,
-  recoveryCodes: 10,
-  accountFailures: 10,
-  accountStreakMs: DAY,
-  accountLockMs: 15 * MINUTE,
-};
+/** The identity core's numbers; an account's MFA sign-in locks after 10 wrong answers across challenges. */
+export const PLATFORM_MFA = { ...MFA_RULES, ownerFailures: 10 };
 
 export interface FactorView {
   id: string;
   type: "totp";
   name: string | null;
-  status: "pending" | "active" | "disabled";
+  status: FactorStatus;
   created_at: string;
   confirmed_at: string | null;
   disabled_at: string | null;
@@ -85,50 +75,51 @@ const factorView = (f: store.FactorRow): FactorView => ({
   id: f.id,
   type: f.type,
   name: f.name,
-  status: f.disabled_at ? "disabled" : f.confirmed_at ? "active" : "pending",
+  status: factorStatus(f),
   created_at: f.created_at,
   confirmed_at: f.confirmed_at,
   disabled_at: f.disabled_at,
 });
 
-const invalidToken = () => new ApiError(400, "INVALID_TOKEN", "The MFA token is invalid, used or expired: sign in again");
-const challengeLocked = () => new ApiError(429, "MFA_LOCKED", "Too many wrong codes for this sign-in: sign in again");
-const wrongCode = () => new ApiError(401, "INVALID_CODE", "Wrong code");
-const accountLocked = (ms: number) => tooMany("Too many wrong codes for this account: MFA sign-in is locked for 15 minutes", retryAfterSec(ms), "MFA_LOCKED");
+const act = (accountId: string) => ({ actor_type: "account", actor_id: accountId });
+
+/** Console accounts as the identity core's MFA realm. */
+function accountRealm(ctx: AppContext): MfaRealm<store.ChallengeRow, accounts.AccountRow> {
+  return {
+    keys: "platform",
+    addressKeys: "platform-mfa",
+    rules: PLATFORM_MFA,
+    challengeById: store.challengeById,
+    ownerId: (ch) => ch.account_id,
+    owner: accounts.accountById,
+    lockOwner: store.lockAccountForMfa,
+    recordFailure: store.recordFailure,
+    async auditFailure(t, ch, f, meta) {
+      const challenge = { type: "mfa_challenge", id: ch.id };
+      await audit(t, ctx, { actor: act(ch.account_id), action: f.action, target: challenge, meta, metadata: { failures: f.failures } });
+      if (f.ownerLock) await audit(t, ctx, { actor: act(ch.account_id), action: "account.mfa.lock", meta, metadata: { until: new Date(f.ownerLock.until).toISOString() } });
+      else if (f.challengeLocked) await audit(t, ctx, { actor: act(ch.account_id), action: "account.mfa.challenge_locked", target: challenge, meta });
+    },
+  };
+}
 
 export class PlatformMfa {
-  private readonly recoveryKey: Uint8Array;
-  private readonly addresses: AddressLimit;
+  private readonly factors: MfaFactors;
+  private readonly challenges: MfaChallenges<store.ChallengeRow, accounts.AccountRow>;
 
   constructor(
     private readonly ctx: AppContext,
     private readonly accounts: AccountService,
   ) {
-    this.recoveryKey = deriveKey(ctx.masterKey, "platform-mfa-recovery-code");
-    this.addresses = new AddressLimit(ctx.ratelimit, "platform-mfa", ADDRESS_LIMITS.mfa);
+    this.factors = new MfaFactors(ctx, "platform-mfa-recovery-code");
+    this.challenges = new MfaChallenges(ctx, accountRealm(ctx));
   }
 
   // --- helpers ----------------------------------------------------------------------------
 
-  private act = (accountId: string) => ({ actor_type: "account", actor_id: accountId });
-
-  private seed(f: store.FactorRow) {
-    return Buffer.from(this.ctx.secretBox.decrypt(f.secret_enc), "base64");
-  }
-
-  private totpStep(f: store.FactorRow, code: string) {
-    return matchTotpStep(this.seed(f), code, this.ctx.clock.nowMs(), f.last_step);
-  }
-
-  private recoveryHash(code: string) {
-    return createHmac("sha256", this.recoveryKey).update(code).digest("hex");
-  }
-
   /** Fresh recovery codes; every prior one stops working. Inside a transaction (`t`). */
-  private async newRecoveryCodes(t: Sql, accountId: string) {
-    const codes = newRecoveryCodes(PLATFORM_MFA.recoveryCodes);
-    await store.replaceRecoveryCodes(t, accountId, codes.map((c) => ({ id: uuid(), hash: this.recoveryHash(c) })), this.ctx.clock.iso());
-    return codes;
+  private newRecoveryCodes(t: Sql, accountId: string) {
+    return this.factors.newRecoveryCodes(t, (t, hashes, now) => store.replaceRecoveryCodes(t, accountId, hashes, now));
   }
 
   /**
@@ -139,14 +130,14 @@ export class PlatformMfa {
     const code = raw.trim();
     if (TOTP_CODE_RE.test(code)) {
       for (const f of await store.enabledFactors(t, accountId)) {
-        const step = await this.totpStep(f, code);
+        const step = await this.factors.totpStep(f, code);
         if (step !== null && (await store.claimStep(t, f.id, step))) return { method: "totp", factorId: f.id };
       }
       return null;
     }
     const rc = normaliseRecoveryCode(code);
     if (!rc) return null;
-    return (await store.useRecoveryCode(t, accountId, this.recoveryHash(rc), this.ctx.clock.iso())) ? { method: "recovery_code", factorId: null } : null;
+    return (await store.useRecoveryCode(t, accountId, this.factors.recoveryHash(rc), this.ctx.clock.iso())) ? { method: "recovery_code", factorId: null } : null;
   }
 
   // --- the signed-in account's factors ------------------------------------------------------
@@ -165,8 +156,7 @@ export class PlatformMfa {
     if (!account) throw notFound("Account");
     const name = b.name?.trim() || "Authenticator app";
     if (name.length > 100) throw invalidField("name", "at most 100 characters");
-    const hit = await this.ctx.ratelimit.hit(`platform:mfa-enrol:${accountId}`, PLATFORM_MFA.enrolmentsPerHour, HOUR);
-    if (!hit.allowed) throw tooMany("Too many MFA enrolments: try again later", retryAfterSec(hit.retryAfterMs), "TOO_MANY_ENROLMENTS");
+    await this.factors.admitEnrolment("platform", accountId);
     const seed = newTotpSeed();
     const row: store.FactorRow = {
       id: uuid(),
@@ -182,7 +172,7 @@ export class PlatformMfa {
     await tx(this.ctx.db, async (t) => {
       await store.deleteStalePending(t, accountId, new Date(this.ctx.clock.nowMs() - PLATFORM_MFA.pendingTtlMs).toISOString());
       await store.insertFactor(t, row);
-      await audit(t, this.ctx, { actor: this.act(accountId), action: "account.mfa.enrol", target: { type: "mfa_factor", id: row.id }, meta, metadata: { type: "totp" } });
+      await audit(t, this.ctx, { actor: act(accountId), action: "account.mfa.enrol", target: { type: "mfa_factor", id: row.id }, meta, metadata: { type: "totp" } });
     });
     // The host name only: a port's ":" would split the Key URI label ("issuer:account") in some apps.
     const issuer = `Bunker (${new URL(this.ctx.config.publicUrl).hostname})`;
@@ -194,30 +184,25 @@ export class PlatformMfa {
     const code = rawCode.trim();
     if (!TOTP_CODE_RE.test(code)) throw invalidField("code", "must be 6 digits");
     const f = await store.factorOf(this.ctx.db, accountId, factorId);
-    if (!f || f.disabled_at) throw notFound("MFA factor");
-    if (f.confirmed_at) throw conflict("This factor is already confirmed", "FACTOR_ALREADY_CONFIRMED");
-    if (Date.parse(f.created_at) + PLATFORM_MFA.pendingTtlMs <= this.ctx.clock.nowMs()) throw badRequest("The enrolment has expired: enrol the factor again", undefined, "ENROLMENT_EXPIRED");
-    const step = await this.totpStep(f, code);
-    const failKey = `platform:mfa-confirm:${f.id}`;
+    this.factors.assertConfirmable(f);
+    const step = await this.factors.totpStep(f, code);
     if (step === null) {
-      const n = await this.ctx.ratelimit.recordFailure(failKey, PLATFORM_MFA.pendingTtlMs);
-      await audit(this.ctx.db, this.ctx, { actor: this.act(accountId), action: "account.mfa.confirm_failed", target: { type: "mfa_factor", id: f.id }, meta, metadata: { failures: n } });
-      if (n >= PLATFORM_MFA.confirmFailures) {
-        await store.deletePendingFactor(this.ctx.db, f.id);
-        await this.ctx.ratelimit.clearFailures(failKey);
-        throw tooMany("Too many wrong codes: enrol the factor again");
-      }
-      throw new ApiError(400, "INVALID_CODE", "Wrong code");
+      return this.factors.confirmFailure(
+        "platform",
+        f.id,
+        (n) => audit(this.ctx.db, this.ctx, { actor: act(accountId), action: "account.mfa.confirm_failed", target: { type: "mfa_factor", id: f.id }, meta, metadata: { failures: n } }),
+        () => store.deletePendingFactor(this.ctx.db, f.id),
+      );
     }
     const at = this.ctx.clock.iso();
     const codes = await tx(this.ctx.db, async (t) => {
       const first = (await store.enabledFactors(t, accountId)).length === 0;
       if (!(await store.confirmFactor(t, f.id, at))) throw conflict("This factor is no longer pending", "FACTOR_ALREADY_CONFIRMED");
       await store.claimStep(t, f.id, step);
-      await audit(t, this.ctx, { actor: this.act(accountId), action: "account.mfa.confirm", target: { type: "mfa_factor", id: f.id }, meta, metadata: { type: "totp", recovery_codes: first } });
+      await audit(t, this.ctx, { actor: act(accountId), action: "account.mfa.confirm", target: { type: "mfa_factor", id: f.id }, meta, metadata: { type: "totp", recovery_codes: first } });
       return first ? this.newRecoveryCodes(t, accountId) : null;
     });
-    await this.ctx.ratelimit.clearFailures(failKey);
+    await this.factors.confirmed("platform", f.id);
     return { ...factorView({ ...f, confirmed_at: at }), ...(codes ? { recovery_codes: codes } : {}) };
   }
 
@@ -235,21 +220,21 @@ export class PlatformMfa {
         method = proof.method;
       }
       if (!(await store.disableFactor(t, f.id, this.ctx.clock.iso()))) return "ok";
-      await audit(t, this.ctx, { actor: this.act(accountId), action: "account.mfa.disable", target: { type: "mfa_factor", id: f.id }, meta, metadata: { type: f.type, proof: method } });
+      await audit(t, this.ctx, { actor: act(accountId), action: "account.mfa.disable", target: { type: "mfa_factor", id: f.id }, meta, metadata: { type: f.type, proof: method } });
       if (!(await store.enabledFactors(t, accountId)).length) await store.replaceRecoveryCodes(t, accountId, [], this.ctx.clock.iso());
       return "ok";
     });
     if (outcome === "missing") throw invalidField("code", "is required: a current authenticator code or a recovery code");
     if (outcome === "wrong") {
-      await audit(this.ctx.db, this.ctx, { actor: this.act(accountId), action: "account.mfa.disable_failed", target: { type: "mfa_factor", id: f.id }, meta });
-      throw new ApiError(400, "INVALID_CODE", "Wrong code");
+      await audit(this.ctx.db, this.ctx, { actor: act(accountId), action: "account.mfa.disable_failed", target: { type: "mfa_factor", id: f.id }, meta });
+      throw wrongCode(400);
     }
   }
 
   async regenerate(accountId: string, meta: RequestMeta) {
     if (!(await store.enabledFactors(this.ctx.db, accountId)).length) throw badRequest("Enable an MFA factor first", undefined, "MFA_NOT_ENROLLED");
     const codes = await tx(this.ctx.db, async (t) => {
-      await audit(t, this.ctx, { actor: this.act(accountId), action: "account.mfa.recovery_codes.regenerate", meta, metadata: { count: PLATFORM_MFA.recoveryCodes } });
+      await audit(t, this.ctx, { actor: act(accountId), action: "account.mfa.recovery_codes.regenerate", meta, metadata: { count: PLATFORM_MFA.recoveryCodes } });
       return this.newRecoveryCodes(t, accountId);
     });
     return { recovery_codes: codes };
@@ -265,7 +250,7 @@ export class PlatformMfa {
       const n = await store.disableAllFactors(t, accountId, now);
       await store.replaceRecoveryCodes(t, accountId, [], now);
       await store.closeChallenges(t, accountId, now);
-      await audit(t, this.ctx, { actor: this.act(operatorId), action: "account.mfa.reset", target: { type: "account", id: accountId }, meta, metadata: { factors_disabled: n } });
+      await audit(t, this.ctx, { actor: act(operatorId), action: "account.mfa.reset", target: { type: "account", id: accountId }, meta, metadata: { factors_disabled: n } });
       return { factors_disabled: n };
     });
   }
@@ -281,7 +266,7 @@ export class PlatformMfa {
     await tx(this.ctx.db, async (t) => {
       await store.purgeChallenges(t, accountId, now - DAY);
       await store.insertChallenge(t, row);
-      await audit(t, this.ctx, { actor: this.act(accountId), action: "account.signin.mfa_required", target: { type: "mfa_challenge", id: row.id }, meta, metadata: { first_factor: firstFactor } });
+      await audit(t, this.ctx, { actor: act(accountId), action: "account.signin.mfa_required", target: { type: "mfa_challenge", id: row.id }, meta, metadata: { first_factor: firstFactor } });
     });
     return {
       mfa_required: true,
@@ -291,52 +276,10 @@ export class PlatformMfa {
     };
   }
 
-  private accountKeys(accountId: string) {
-    return { fail: `platform:mfa-fail:${accountId}`, lock: `platform:mfa-lock:${accountId}` };
-  }
-
-  /** The open challenge behind a token and its account: 400 unknown/used/expired, 429 locked. */
-  private async open(token: string) {
-    const ch = isUuid(token) ? await store.challengeById(this.ctx.db, token) : null;
-    if (!ch || ch.consumed_at || ch.expires_at <= this.ctx.clock.nowMs()) throw invalidToken();
-    if (ch.locked_at) throw challengeLocked();
-    const until = await this.ctx.ratelimit.lockedUntil(this.accountKeys(ch.account_id).lock);
-    if (until) throw accountLocked(until - this.ctx.clock.nowMs());
-    const account = await accounts.accountById(this.ctx.db, ch.account_id);
-    if (!account || account.status === "blocked") throw invalidToken();
-    if (account.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
-    if (account.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
-    return ch;
-  }
-
-  /** Counts a wrong answer (challenge, account, client address) and throws 401 or 429. */
-  private async failure(ch: store.ChallengeRow, action: string, meta: RequestMeta): Promise<never> {
-    await this.addresses.failed(meta.ip);
-    const n = await store.recordFailure(this.ctx.db, ch.id, this.ctx.clock.iso(), PLATFORM_MFA.maxFailures);
-    if (n === null) {
-      if ((await store.challengeById(this.ctx.db, ch.id))?.locked_at) throw challengeLocked();
-      throw invalidToken();
-    }
-    await audit(this.ctx.db, this.ctx, { actor: this.act(ch.account_id), action, target: { type: "mfa_challenge", id: ch.id }, meta, metadata: { failures: n } });
-    const keys = this.accountKeys(ch.account_id);
-    const streak = await this.ctx.ratelimit.recordFailure(keys.fail, PLATFORM_MFA.accountStreakMs);
-    if (streak >= PLATFORM_MFA.accountFailures) {
-      const until = await this.ctx.ratelimit.lock(keys.lock, this.ctx.clock.nowMs() + PLATFORM_MFA.accountLockMs);
-      await this.ctx.ratelimit.clearFailures(keys.fail);
-      await audit(this.ctx.db, this.ctx, { actor: this.act(ch.account_id), action: "account.mfa.lock", meta, metadata: { until: new Date(until).toISOString() } });
-      throw accountLocked(until - this.ctx.clock.nowMs());
-    }
-    if (n >= PLATFORM_MFA.maxFailures) {
-      await audit(this.ctx.db, this.ctx, { actor: this.act(ch.account_id), action: "account.mfa.challenge_locked", target: { type: "mfa_challenge", id: ch.id }, meta });
-      throw challengeLocked();
-    }
-    throw wrongCode();
-  }
-
   /** The second step of sign-in: a 6-digit code (`verify`) or a recovery code (`recover`). */
   async complete(kind: "verify" | "recover", b: { mfa_token: string; code?: string; recovery_code?: string }, meta: RequestMeta): Promise<TokenResponse> {
-    await this.addresses.admit(meta.ip, "Too many wrong codes from this address; try again later");
-    const ch = await this.open(b.mfa_token);
+    await this.challenges.admitAddress(meta);
+    const { ch } = await this.challenges.open(b.mfa_token);
     const raw = (kind === "verify" ? b.code : b.recovery_code) ?? "";
     if (kind === "verify" && !TOTP_CODE_RE.test(raw.trim())) throw invalidField("code", "must be 6 digits");
     if (kind === "recover" && !normaliseRecoveryCode(raw)) throw invalidField("recovery_code", "must be 16 hex characters (hyphens optional)");
@@ -344,17 +287,17 @@ export class PlatformMfa {
     const proof = await tx(this.ctx.db, async (t) => {
       const p = await this.prove(t, ch.account_id, raw);
       if (!p) return null;
-      if (!(await store.consumeChallenge(t, ch.id, at, this.ctx.clock.nowMs()))) throw invalidToken();
+      await this.challenges.accept(t, ch.account_id);
+      if (!(await store.consumeChallenge(t, ch.id, at, this.ctx.clock.nowMs()))) throw invalidMfaToken();
       const method = `${ch.first_factor.split(":")[0]}+${p.method}`;
       const provider = ch.first_factor.startsWith("oauth:") ? ch.first_factor.slice(6) : undefined;
-      await audit(t, this.ctx, { actor: this.act(ch.account_id), action: "account.signin", target: { type: "mfa_challenge", id: ch.id }, meta, metadata: { method, ...(provider ? { provider } : {}), ...(p.factorId ? { factor_id: p.factorId } : {}) } });
+      await audit(t, this.ctx, { actor: act(ch.account_id), action: "account.signin", target: { type: "mfa_challenge", id: ch.id }, meta, metadata: { method, ...(provider ? { provider } : {}), ...(p.factorId ? { factor_id: p.factorId } : {}) } });
       if (p.method === "recovery_code") {
-        await audit(t, this.ctx, { actor: this.act(ch.account_id), action: "account.mfa.recovery_code.use", meta, metadata: { remaining: await store.unusedRecoveryCodes(t, ch.account_id) } });
+        await audit(t, this.ctx, { actor: act(ch.account_id), action: "account.mfa.recovery_code.use", meta, metadata: { remaining: await store.unusedRecoveryCodes(t, ch.account_id) } });
       }
       return p;
     });
-    if (!proof) return this.failure(ch, kind === "verify" ? "account.mfa.verify_failed" : "account.mfa.recover_failed", meta);
-    await this.ctx.ratelimit.clearFailures(this.accountKeys(ch.account_id).fail);
+    if (!proof) return this.challenges.failure(ch, kind === "verify" ? "account.mfa.verify_failed" : "account.mfa.recover_failed", meta);
     return this.accounts.startSession(ch.account_id, ch.session_duration, meta);
   }
 }

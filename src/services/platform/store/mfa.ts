@@ -116,6 +116,16 @@ export const recordFailure = async (db: Sql, id: string, nowIso: string, maxFail
 export const consumeChallenge = (db: Sql, id: string, nowIso: string, nowMs: number) =>
   db.run("UPDATE platform_mfa_challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL AND locked_at IS NULL AND expires_at > ?", nowIso, id, nowMs);
 
+/**
+ * Serialises the transactions that count or accept an account's MFA answers (its streak and
+ * lock are rate-limiter rows read and written in them). On SQLite every write transaction
+ * already runs alone; on PostgreSQL this locks the account's row until commit (NO KEY UPDATE:
+ * inserts referencing the account, e.g. new sessions, still pass).
+ */
+export async function lockAccountForMfa(t: Sql, accountId: string): Promise<void> {
+  if (t.engine === "postgres") await t.get("SELECT 1 AS x FROM platform_accounts WHERE id = ? FOR NO KEY UPDATE", accountId);
+}
+
 // --- recovery codes (core/store/recovery-codes.ts) ------------------------------------------
 
 const CODES = { table: "platform_recovery_codes", owner: "account_id" } as const;

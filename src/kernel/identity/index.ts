@@ -1,0 +1,7 @@
+/**
+ * The identity core: what console accounts (services/platform) and App users (services/auth)
+ * share, parameterised by realm. Tables, audit vocabulary and the answers the two give on
+ * purpose differently stay with each realm, which hands them in.
+ */
+export { challengeLocked, invalidMfaToken, MfaChallenges, wrongCode, type ChallengeState, type MfaFailure, type MfaRealm } from "./mfa-challenge";
+export { factorStatus, MFA_RULES, MfaFactors, type FactorStatus } from "./mfa-factors";
