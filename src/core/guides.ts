@@ -11,7 +11,7 @@
  */
 import { posix } from "node:path";
 import { Marked, type Tokens } from "marked";
-import sanitizeHtml from "sanitize-html";
+import { defaultOf, lazy } from "./lazy";
 import readme from "../../README.md" with { type: "text" };
 import index from "../../docs/README.md" with { type: "text" };
 import architecture from "../../docs/architecture.md" with { type: "text" };
@@ -26,6 +26,9 @@ import tack from "../../docs/tack.md" with { type: "text" };
 import trawl from "../../docs/trawl.md" with { type: "text" };
 import waitlist from "../../docs/waitlist.md" with { type: "text" };
 import webhooks from "../../docs/webhooks.md" with { type: "text" };
+
+// Loaded by the first guide served, not at start-up (lazy.ts).
+const sanitizeHtml = lazy(() => defaultOf(require("sanitize-html") as typeof import("sanitize-html")));
 
 export const GUIDES_PATH = "/docs/guides";
 
@@ -103,8 +106,9 @@ function render(markdown: string, from: string): { title: string; html: string }
       },
     },
   });
-  const html = sanitizeHtml(marked.parse(markdown, { async: false }), {
-    allowedTags: [...sanitizeHtml.defaults.allowedTags, "img", "h1", "h2"],
+  const sanitize = sanitizeHtml();
+  const html = sanitize(marked.parse(markdown, { async: false }), {
+    allowedTags: [...sanitize.defaults.allowedTags, "img", "h1", "h2"],
     allowedAttributes: { "*": ["id", "class", "title"], a: ["href", "title"], img: ["src", "alt"], td: ["align"], th: ["align"] },
     allowedSchemes: ["http", "https", "mailto"],
   });

@@ -13,7 +13,8 @@
  * Delivery is at-least-once: a crash after the relay accepted but before the row was
  * updated sends the message again after the claim lease (10 min).
  */
-import { createTransport, type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
+import { lazy } from "./lazy";
 import type { Clock } from "./clock";
 import { MINUTE, SECOND, HOUR } from "./clock";
 import type { Db, Sql } from "./db";
@@ -22,6 +23,9 @@ import { prefixedId } from "./ids";
 import type { Logger } from "./log";
 import type { Metrics } from "./metrics";
 import * as store from "./store/mailer";
+
+// Loaded by the first mail relayed, not at start-up (lazy.ts).
+const nodemailer = lazy(() => require("nodemailer") as typeof import("nodemailer"));
 
 export type { SystemMailStatus } from "./store/mailer";
 
@@ -229,7 +233,7 @@ export class SystemMailer {
   private getTransport(): Transporter {
     // Short timeouts: the defaults (2 min to connect) would hold the job, and the
     // messages behind it, on a dead relay.
-    this.transport ??= createTransport({
+    this.transport ??= nodemailer().createTransport({
       url: this.relayUrl!,
       connectionTimeout: 10 * SECOND,
       greetingTimeout: 10 * SECOND,

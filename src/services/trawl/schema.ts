@@ -6,10 +6,18 @@
  * Compiled validators are cached by the schema's text (a bounded LRU) and removed from the
  * ajv instance when evicted, so a stream of distinct schemas does not grow memory.
  */
-import Ajv2020 from "ajv/dist/2020";
-import AjvDraft07, { type ErrorObject, type ValidateFunction } from "ajv";
-import addFormats from "ajv-formats";
+import type Ajv2020 from "ajv/dist/2020";
+import type AjvDraft07 from "ajv";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import type { ErrorDetail } from "../../core/errors";
+import { defaultOf, lazy } from "../../core/lazy";
+
+// Loaded when the first job schema is compiled, not at start-up (core/lazy.ts).
+const ajvLib = lazy(() => ({
+  Ajv2020: defaultOf(require("ajv/dist/2020") as typeof import("ajv/dist/2020")),
+  AjvDraft07: defaultOf(require("ajv") as typeof import("ajv")),
+  addFormats: defaultOf(require("ajv-formats") as typeof import("ajv-formats")),
+}));
 
 export const SCHEMA_MAX_BYTES = 64 * 1024;
 const CACHE_MAX = 500;
@@ -22,18 +30,18 @@ export const isObject = (v: unknown): v is JsonObject => typeof v === "object" &
 function makeAjv<T extends AnyAjv>(A: new (o: object) => T): T {
   // strict false: real-world schemas carry keywords ajv does not know (examples, x-...).
   const ajv = new A({ strict: false, allErrors: true, validateFormats: true, loadSchema: undefined });
-  addFormats(ajv as never);
+  ajvLib().addFormats(ajv as never);
   return ajv;
 }
 
 export class SchemaCompiler {
-  private readonly a2020 = makeAjv(Ajv2020);
-  private readonly a07 = makeAjv(AjvDraft07);
+  private a2020?: Ajv2020;
+  private a07?: AjvDraft07;
   private readonly cache = new Map<string, { fn: ValidateFunction; ajv: AnyAjv; schema: JsonObject }>();
 
   private ajvFor(schema: JsonObject): AnyAjv {
     const declared = typeof schema.$schema === "string" ? schema.$schema : "";
-    return /draft-0[4-7]/.test(declared) ? this.a07 : this.a2020;
+    return /draft-0[4-7]/.test(declared) ? (this.a07 ??= makeAjv(ajvLib().AjvDraft07)) : (this.a2020 ??= makeAjv(ajvLib().Ajv2020));
   }
 
   /** The validator of a schema (compiled once per distinct text). Throws ajv's error when it does not compile. */

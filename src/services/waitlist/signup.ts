@@ -16,9 +16,8 @@
  *    BURST_WINDOW_MS set metadata.risk instead of being refused.
  */
 import { createHash } from "node:crypto";
-import disposable from "disposable-email-domains";
-import disposableWildcard from "disposable-email-domains/wildcard.json";
 import { MINUTE } from "../../core/clock";
+import { lazy } from "../../core/lazy";
 import { takeSignupSlots, takeSlotsIn } from "./ratelimit";
 import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
@@ -41,14 +40,18 @@ export const BURST_THRESHOLD = 3;
 export const BURST_COUNT_CAP = 10;
 const EMAIL_RE = /^[^\s@<>(),;:"\\]+@[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 
-const DISPOSABLE = new Set<string>(disposable as string[]);
-const DISPOSABLE_WILDCARD = new Set<string>(disposableWildcard as string[]);
+// Some 100,000 domains: read by the first sign-up checked against them, not at start-up (core/lazy.ts).
+const disposableLists = lazy(() => ({
+  exact: new Set<string>(require("disposable-email-domains") as string[]),
+  wildcard: new Set<string>(require("disposable-email-domains/wildcard.json") as string[]),
+}));
 
 /** True when the domain (or a parent listed as a wildcard) is on the disposable list. */
 export function isDisposable(domain: string): boolean {
-  if (DISPOSABLE.has(domain)) return true;
+  const lists = disposableLists();
+  if (lists.exact.has(domain)) return true;
   const parts = domain.split(".");
-  for (let i = 0; i < parts.length - 1; i++) if (DISPOSABLE_WILDCARD.has(parts.slice(i).join("."))) return true;
+  for (let i = 0; i < parts.length - 1; i++) if (lists.wildcard.has(parts.slice(i).join("."))) return true;
   return false;
 }
 

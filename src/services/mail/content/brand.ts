@@ -16,8 +16,11 @@
  *   ([A-Za-z0-9_]{1,64}) whose values are strings (up to 2,000 characters), numbers or booleans.
  * - Unknown top-level fields are refused (400), like unknown social_links keys.
  */
-import sanitizeHtml from "sanitize-html";
+import { defaultOf, lazy } from "../../../core/lazy";
 import { badRequest, type ErrorDetail } from "../../../core/errors";
+
+// Loaded by the first footer checked, not at start-up (core/lazy.ts).
+const sanitizeHtml = lazy(() => defaultOf(require("sanitize-html") as typeof import("sanitize-html")));
 
 export const SOCIAL_KEYS = ["twitter", "x", "linkedin", "github", "instagram", "facebook", "youtube", "tiktok", "mastodon", "bluesky", "web"] as const;
 export type SocialKey = (typeof SOCIAL_KEYS)[number];
@@ -210,7 +213,7 @@ const BAD_STYLE_RE = /url\s*\(|expression\s*\(|@import|behavior\s*:|-moz-binding
 export function checkFooterHtml(input: string): { problems: string[]; html: string } {
   const problems = new Set<string>();
   if (/<!--/.test(input)) problems.add("HTML comments are not allowed");
-  const html = sanitizeHtml(input, {
+  const html = sanitizeHtml()(input, {
     allowedTags: FOOTER_TAGS,
     allowedAttributes: FOOTER_ATTRS,
     allowedSchemes: FOOTER_SCHEMES,

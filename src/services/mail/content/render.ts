@@ -9,11 +9,14 @@
  * the template has none, is derived from the HTML with html-to-text (link URLs kept).
  */
 import { createHash } from "node:crypto";
-import Handlebars from "handlebars";
-import { compile as compileHtmlToText } from "html-to-text";
-import juice from "juice";
+import type Handlebars from "handlebars";
+import { defaultOf, lazy } from "../../../core/lazy";
 import { ApiError, badRequest, type ErrorDetail } from "../../../core/errors";
 import { footerHtml, type BrandTokens } from "./brand";
+
+// Loaded by the first template parsed or rendered, not at start-up (core/lazy.ts).
+const handlebars = lazy(() => defaultOf(require("handlebars") as typeof import("handlebars")));
+const juice = lazy(() => defaultOf(require("juice") as typeof import("juice")));
 
 type Node = hbs.AST.Node;
 type Program = hbs.AST.Program;
@@ -44,7 +47,7 @@ export interface Rendered {
 /** Parses one field; a syntax error is a 400 naming the field. */
 export function parse(src: string, field: string): Program {
   try {
-    return Handlebars.parse(src);
+    return handlebars().parse(src);
   } catch (e) {
     throw badRequest(`Template syntax error in ${field}`, [{ field, reason: String((e as Error).message).replace(/\s*\n\s*/g, " ").slice(0, 500) }], "TEMPLATE_SYNTAX_ERROR");
   }
@@ -322,7 +325,7 @@ function compiledFor(input: RenderInput, footer: string): Compiled {
     .map((v) => v.path.split("."));
   // One environment per escaping mode: partials compiled with its options, cached in it.
   const env = (noEscape: boolean) => {
-    const hb = Handlebars.create();
+    const hb = handlebars().create();
     hb.unregisterHelper("log");
     for (const [id, ast] of partials) hb.registerPartial(id, hb.compile(ast, { noEscape }));
     hb.registerPartial(FOOTER_PARTIAL, (() => footer) as unknown as Handlebars.TemplateDelegate);
@@ -381,7 +384,7 @@ function memo(cache: Map<string, string>, html: string, fn: (html: string) => st
 }
 
 /** html-to-text's converter, built once: convert() would compile the options and selectors at every call. */
-const htmlToText = compileHtmlToText({
+const htmlToText = lazy(() => (require("html-to-text") as typeof import("html-to-text")).compile({
   wordwrap: 78,
   selectors: [
     { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
@@ -391,16 +394,16 @@ const htmlToText = compileHtmlToText({
     // ({{user.name}} -> {{USER.NAME}}) wherever the derived text is shown or saved back.
     ...["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({ selector, options: { uppercase: false } })),
   ],
-});
+}));
 
 /** The text part of an HTML body: link URLs kept after the link text, images left out. */
 export function deriveText(html: string): string {
-  return htmlToText(html).trim();
+  return htmlToText()(html).trim();
 }
 
 export function inlineCss(html: string): string {
   try {
-    return juice(html, { applyStyleTags: true, removeStyleTags: true, preserveMediaQueries: true, preserveImportant: true });
+    return juice()(html, { applyStyleTags: true, removeStyleTags: true, preserveMediaQueries: true, preserveImportant: true });
   } catch {
     return html;
   }

@@ -5,9 +5,12 @@
  * permerror, policy); "none" when a check did not apply.
  */
 import { Resolver } from "node:dns/promises";
-import { authenticate } from "mailauth";
 import { joinTxtChunks } from "../domains/dns";
 import type { AuthResults } from "./spam";
+import { lazy } from "../../../core/lazy";
+
+// Loaded by the first message received, not at start-up (core/lazy.ts).
+const mailauth = lazy(() => require("mailauth") as typeof import("mailauth"));
 
 export type DnsLookup = (name: string, rrtype: string) => Promise<unknown>;
 
@@ -71,7 +74,7 @@ export async function authenticateMessage(
   o: { ip: string; helo: string; sender: string; mta: string; resolver: DnsLookup },
 ): Promise<AuthResults> {
   try {
-    const res = await authenticate(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
+    const res = await mailauth().authenticate(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
       ip: o.ip.replace(/^::ffff:/, ""),
       helo: o.helo || o.ip,
       sender: o.sender,

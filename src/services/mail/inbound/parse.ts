@@ -3,8 +3,11 @@
  * (addresses, subject, plain-text preview, Message-ID, attachment manifest with sha256).
  */
 import { createHash } from "node:crypto";
-import { convert as htmlToText } from "html-to-text";
-import { simpleParser } from "mailparser";
+import { lazy } from "../../../core/lazy";
+
+// Loaded by the first message received, not at start-up (core/lazy.ts).
+const mailparser = lazy(() => require("mailparser") as typeof import("mailparser"));
+const htmlToText = lazy(() => require("html-to-text") as typeof import("html-to-text"));
 
 export const PREVIEW_BYTES = 512;
 
@@ -71,7 +74,7 @@ export const safeType = (v: unknown) => (typeof v === "string" && TYPE_RE.test(v
 export async function parseMail(raw: Uint8Array): Promise<ParsedMail> {
   // No textAsHtml (its link detection costs ~20x the rest of the parse on a 10 KB text with
   // links) and no link rewriting: only text, addresses, headers and attachments are used.
-  const m = await simpleParser(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
+  const m = await mailparser().simpleParser(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
     skipTextToHtml: true,
     skipTextLinks: true,
     skipImageLinks: true,
@@ -80,7 +83,7 @@ export async function parseMail(raw: Uint8Array): Promise<ParsedMail> {
   const from = addrs(m.from);
   // mailparser derives text from HTML only for some structures: do it for the rest.
   let text: string = typeof m.text === "string" ? m.text : "";
-  if (text.trim() === "" && typeof m.html === "string" && m.html !== "") text = htmlToText(m.html.slice(0, 256 * 1024), { wordwrap: false, selectors: [{ selector: "img", format: "skip" }, { selector: "a", options: { ignoreHref: true } }] });
+  if (text.trim() === "" && typeof m.html === "string" && m.html !== "") text = htmlToText().convert(m.html.slice(0, 256 * 1024), { wordwrap: false, selectors: [{ selector: "img", format: "skip" }, { selector: "a", options: { ignoreHref: true } }] });
   const attachments: ParsedAttachment[] = (m.attachments ?? []).map((a: any, i: number) => {
     const content: Buffer = Buffer.isBuffer(a.content) ? a.content : Buffer.from(a.content ?? "");
     return {

@@ -17,8 +17,12 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { format } from "node:util";
 import { isIP } from "node:net";
-import { createTransport } from "nodemailer";
+import type { createTransport } from "nodemailer";
+import { lazy } from "../../../core/lazy";
 import { isPublicAddress } from "../../../core/outbound-http";
+
+// Loaded by the first message composed, not at start-up (core/lazy.ts).
+const nodemailer = lazy(() => require("nodemailer") as typeof import("nodemailer"));
 
 export interface OutboundMail {
   /** Our message id: used for the Message-ID header. */
@@ -162,7 +166,7 @@ function messageOptions(mail: OutboundMail, dkim: DkimKey | null) {
  * instance goes through the inbound path as this.
  */
 export async function compose(mail: OutboundMail, dkim: DkimKey): Promise<Uint8Array> {
-  const transport = createTransport({ streamTransport: true, buffer: true, newline: "\r\n", dkim: { ...dkim, privateKey: dkimKeyObject(dkim.privateKey) } } as Parameters<typeof createTransport>[0]);
+  const transport = nodemailer().createTransport({ streamTransport: true, buffer: true, newline: "\r\n", dkim: { ...dkim, privateKey: dkimKeyObject(dkim.privateKey) } } as Parameters<typeof createTransport>[0]);
   const info = await transport.sendMail(messageOptions(mail, dkim));
   return new Uint8Array((info as unknown as { message: Buffer }).message);
 }
@@ -184,7 +188,7 @@ export async function deliver(mail: OutboundMail, dkim: DkimKey | null, o: Deliv
   let last: { code: number | null; detail: string } = { code: null, detail: "not attempted" };
   for (const t of targets) {
     lines.push(`* connecting to ${t.servername} (${t.host}:${t.port})`);
-    const transport = createTransport({
+    const transport = nodemailer().createTransport({
       host: t.host,
       port: t.port,
       secure: t.secure,

@@ -4,9 +4,12 @@
  * sized for the model's context, and the page's links (pagination and links whose text
  * matches the job's description), restricted to the job's origins.
  */
-import { Readability } from "@mozilla/readability";
-import { parseHTML } from "linkedom";
-import TurndownService from "turndown";
+import type TurndownService from "turndown";
+import { defaultOf, lazy } from "../../../core/lazy";
+
+// Loaded by the first page an extraction reads, not at start-up (core/lazy.ts).
+const readability = lazy(() => require("@mozilla/readability") as typeof import("@mozilla/readability"));
+const linkedom = lazy(() => require("linkedom") as typeof import("linkedom"));
 
 /** Characters per chunk sent to the model (about 3,000 tokens), and chunks per page at most. */
 export const CHUNK_CHARS = 12_000;
@@ -15,12 +18,18 @@ export const CHUNKS_PER_PAGE = 4;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Doc = any;
 
-export const parseDocument = (html: string): Doc => parseHTML(html).document;
+export const parseDocument = (html: string): Doc => linkedom().parseHTML(html).document;
 
-const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-turndown.remove(["script", "style", "noscript", "iframe", "svg"] as never);
-// Tables as GFM pipe tables (turndown alone flattens them to loose lines, losing the columns).
-turndown.addRule("table", {
+const turndown = lazy(() => {
+  const Turndown = defaultOf(require("turndown") as typeof import("turndown"));
+  const service = new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  service.remove(["script", "style", "noscript", "iframe", "svg"] as never);
+  // Tables as GFM pipe tables (turndown alone flattens them to loose lines, losing the columns).
+  service.addRule("table", tableRule);
+  return service;
+});
+
+const tableRule: TurndownService.Rule = {
   filter: "table",
   replacement: (_content, node) => {
     const cell = (c: Doc) => String(c.textContent ?? "").replace(/\s+/g, " ").trim().replace(/\|/g, "\\|");
@@ -32,7 +41,7 @@ turndown.addRule("table", {
     const line = (r: string[]) => `| ${[...r, ...Array(width - r.length).fill("")].join(" | ")} |`;
     return `\n\n${[line(rows[0]), line(Array(width).fill("---")), ...rows.slice(1).map(line)].join("\n")}\n\n`;
   },
-});
+};
 
 /** Markdown of the main content (the whole body when Readability finds no article). */
 export function toMarkdown(html: string): { title: string; markdown: string } {
@@ -40,14 +49,14 @@ export function toMarkdown(html: string): { title: string; markdown: string } {
   const title = String(doc.querySelector("title")?.textContent ?? "").trim();
   let content: string | null = null;
   try {
-    const article = new Readability(doc).parse();
+    const article = new (readability().Readability)(doc).parse();
     // Readability drops tables and lists it deems boilerplate on short pages: keep the body then.
     if (article?.content && (article.textContent ?? "").length > 200) content = article.content;
   } catch {
     content = null;
   }
   const source = content ?? parseDocument(html).body?.innerHTML ?? html;
-  const markdown = turndown.turndown(source).replace(/\n{3,}/g, "\n\n").trim();
+  const markdown = turndown().turndown(source).replace(/\n{3,}/g, "\n\n").trim();
   return { title, markdown };
 }
 
