@@ -33,19 +33,23 @@ import { unlockMasterKey } from "./core/key-check";
 import { ensureWritableDir } from "./core/startup";
 import type { AppContext, ServiceCatalogue } from "./context";
 import type { InboundHandler } from "./core/smtp-listener";
-import type { Routes, ServiceDeps, ServiceModule } from "./kernel/module";
-import { Platform } from "./services/platform/service";
+import type { ModuleContext, Routes, ServiceModule } from "./kernel/module";
+import { Tenancy } from "./kernel/tenancy";
+import type { Platform } from "./services/platform/service";
 import type { AuthService } from "./services/auth/service";
-import { WebhookEngine, type WebhookEngineOptions } from "./kernel/webhooks/engine";
-import { EventCatalogue } from "./kernel/webhooks/catalogue";
-import { webhookRoutes } from "./kernel/webhooks/routes";
-import { LegacyWebhookService } from "./kernel/webhooks/legacy";
-import { legacyWebhookRoutes } from "./kernel/webhooks/legacy-routes";
-import { registerWebhookActions } from "./kernel/webhooks/scopes";
-import { WebhookService } from "./kernel/webhooks/service";
+import {
+  EventCatalogue,
+  LegacyWebhookService,
+  legacyWebhookRoutes,
+  registerWebhookActions,
+  WebhookEngine,
+  webhookRoutes,
+  webhooksModule,
+  WebhookService,
+  type WebhookEngineOptions,
+} from "./kernel/webhooks";
 import { platformModule } from "./services/platform/module";
 import { authModule } from "./services/auth/module";
-import { webhooksModule } from "./kernel/webhooks/module";
 import { mailModule } from "./services/mail/module";
 import { tackModule } from "./services/tack/module";
 import { waitlistModule } from "./services/waitlist/module";
@@ -92,6 +96,8 @@ export interface BunkerApp {
   /**
    * Serves over HTTP. Elysia's own listen, so handlers get the server (client addresses
    * for audit entries and per-client limits come from server.requestIP).
+  /** The context a mounted module was given (tests that build a module's part by hand). */
+  contextOf(name: string): ModuleContext;
    */
   listen(port: number, hostname: string): Server<unknown>;
   stop(): Promise<void>;
@@ -176,7 +182,7 @@ function registerCoreJobs(ctx: AppContext) {
   });
 }
 
-/** A mounted module and the service it created. */
+/** A mounted module, the service it created and the context it was given. */
 interface Mounted {
   module: ServiceModule<any>;
   service: unknown;
@@ -185,11 +191,25 @@ interface Mounted {
 /**
  * The generic wiring of every module, done once: actions and webhook products first (so
  * policies and subscriptions can name them), then each service in list order with its
+  context: ModuleContext;
+}
+
+/** The kernel as one module sees it: guard and emit bound to its name (its switch, its webhook product). */
+function moduleContext(m: ServiceModule<any>, kernel: Pick<ModuleContext, "ctx" | "tenancy" | "webhooks">, service: ModuleContext["service"]): ModuleContext {
+  const { name } = m;
+  const product = m.webhooks?.product ?? name;
+  return {
+    ...kernel,
+    name,
+    guard: (p, workspaceId, action) => kernel.tenancy.guard(p, workspaceId, action, name),
+    emit: (t, scopeId, type, data) => kernel.webhooks.engine.emit(t, { product, scopeId }, type, data),
+    service,
+  };
  * jobs, webhook scopes and routes, then the workspace-delete cascade and the dispatch of
  * workspace events. Returns the mounted modules in order.
  */
-function mount(app: Routes, modules: readonly ServiceModule<any>[], deps: Omit<ServiceDeps, "service">, catalogue: EventCatalogue): Mounted[] {
-  const { ctx, platform, webhooks } = deps;
+function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Pick<ModuleContext, "ctx" | "tenancy" | "webhooks">, catalogue: EventCatalogue): Mounted[] {
+  const { ctx, tenancy, webhooks } = kernel;
   for (const m of modules) {
     // Grouped by namespace: the platform's module owns several (workspace, member, apikey ...).
     const byNamespace = Map.groupBy(m.actions ?? [], (a) => a.name.split(".")[0]!);
@@ -202,15 +222,15 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], deps: Omit<S
 
   const mounted: Mounted[] = [];
   const service = <T>(name: string) => mounted.find((x) => x.module.name === name)?.service as T | undefined;
-  const full: ServiceDeps = { ...deps, service };
-  const shared = { webhooks: webhooks.api, principals: platform.authz, idempotency: ctx.idempotency };
-  const legacy = { legacy: webhooks.legacy, principals: platform.authz, idempotency: ctx.idempotency };
+  const shared = { webhooks: webhooks.api, principals: tenancy.authz, idempotency: ctx.idempotency };
+  const legacy = { legacy: webhooks.legacy, principals: tenancy.authz, idempotency: ctx.idempotency };
   for (const m of modules) {
     const s = m.create(full);
-    mounted.push({ module: m, service: s });
+    mounted.push({ module: m, service: s, context: full });
     for (const job of m.jobs?.(s, full) ?? []) ctx.scheduler.register(job);
     if (m.webhooks) {
       const product = m.webhooks.product;
+    const full = moduleContext(m, kernel, service);
       for (const scope of m.webhookScopes?.(s, full) ?? []) {
         const opts = { product, prefix: scope.prefix, resolve: scope.resolve, tag: scope.tag, params: scope.params };
         app.use(webhookRoutes(shared, opts));
@@ -223,7 +243,7 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], deps: Omit<S
 
   // Webhook endpoints have no foreign key to their scope's owner: every product's endpoints
   // scoped to the workspace go with it, then each module drops what else it keeps.
-  platform.workspaces.onDelete(async (t, workspaceId, principal, meta) => {
+  tenancy.onWorkspaceDelete(async (t, workspaceId, principal, meta) => {
     const actor = { principal, meta };
     for (const { module: m } of mounted) {
       if (m.webhooks) await webhooks.api.endpoints.removeScope(t, { product: m.webhooks.product, scopeId: workspaceId, workspaceId }, actor);
@@ -264,9 +284,9 @@ export async function createApp(
     ctx.scheduler.shareTicks((job, tickAt) => claimTick(ctx.db, job, tickAt, node, new Date().toISOString()));
   }
   registerCoreJobs(ctx);
-  // The platform and the webhook engine are what every module builds on: created first,
-  // handed to the modules (the platform's and the webhooks' modules included).
-  const platform = new Platform(ctx);
+  // Tenancy and the webhook engine are the kernel every module builds on: created first and
+  // handed to every module (the platform module builds its accounts and workspaces on tenancy).
+  const tenancy = new Tenancy(ctx);
   const catalogue = new EventCatalogue();
   const engine = new WebhookEngine(ctx, catalogue, opts.webhooks);
   const webhookApi = new WebhookService(ctx, { catalogue, engine });
@@ -304,7 +324,7 @@ export async function createApp(
     .get("/", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
     .use(adminConsole());
 
-  const mounted = mount(app, modules, { ctx, platform, webhooks: { engine, api: webhookApi, legacy: legacyWebhooks } }, catalogue);
+  const mounted = mount(app, modules, { ctx, tenancy, webhooks: { engine, api: webhookApi, legacy: legacyWebhooks } }, catalogue);
 
   // Last, so the documents describe every route above: /docs (Swagger UI), /docs/json, and
   // /<service>/openapi.json with each module's title, description and version.
@@ -321,13 +341,14 @@ export async function createApp(
   return {
     app,
     ctx,
-    platform,
+    platform: serviceOf<Platform>("platform"),
     auth: serviceOf<AuthService>("auth"),
     webhooks: engine,
     webhookApi,
     inbound: inbound?.module.inbound!(inbound.service),
     handle: (req) => app.handle(req),
     listen(port, hostname) {
+    contextOf: (name) => mounted.find((x) => x.module.name === name)!.context,
       // reusePort off (Elysia turns it on): a second instance on a taken port must fail to
       // bind, not share it and split requests between two databases.
       app.listen({ port, hostname, reusePort: false, maxRequestBodySize: bodies.ceiling });

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import { reason } from "../core/startup";
-import { SECRET_PREFIX, TIMESTAMP_TOLERANCE_SEC, verifyStandard } from "../kernel/webhooks/signing";
+import { SECRET_PREFIX, TIMESTAMP_TOLERANCE_SEC, verifyStandard } from "../kernel/webhooks";
 
 export const LISTEN_USAGE = `Usage: bunker listen --secret whsec_... [--secret whsec_...] [--port 9000] [--host 127.0.0.1] [--count N]
 

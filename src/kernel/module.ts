@@ -2,7 +2,8 @@
  * One contract for a service module. Each service folder exports one ServiceModule
  * (services/<name>/module.ts) and app.ts mounts the list, one line per service; mount()
  * does the generic work once for every module: registers its policy actions and webhook
- * product, creates the service, registers its scheduled jobs, mounts its webhook scopes
+ * product, builds its ModuleContext (the kernel bound to the module's name), creates the
+ * service, registers its scheduled jobs, mounts its webhook scopes
  * (shared and legacy routes) and its own routes, drops its workspace-scoped webhook
  * endpoints with a deleted workspace and calls its cascade, hands it platform workspace
  * events, describes it in its own OpenAPI document, and awaits its stop on shutdown.
@@ -20,27 +21,30 @@ import type { OutboxEvent } from "../core/events";
 import type { Sql } from "../core/db";
 import type { JobDefinition } from "../core/scheduler";
 import type { InboundHandler } from "../core/smtp-listener";
-import type { Platform } from "../services/platform/service";
-import type { WebhookProduct } from "./webhooks/catalogue";
-import type { Actor } from "./webhooks/endpoints";
-import type { WebhookEngine } from "./webhooks/engine";
-import type { LegacyWebhookService } from "./webhooks/legacy";
-import type { ScopeResolver } from "./webhooks/scopes";
-import type { WebhookService } from "./webhooks/service";
+import type { Principal } from "../access/principal";
+import type { Tenancy, WorkspaceRow } from "./tenancy";
+import type { Actor, ScopeResolver, WebhookParts, WebhookProduct } from "./webhooks";
 
-/** What every module's create() and hooks receive: the app context and the shared services. */
-export interface ServiceDeps {
+/**
+ * What every module's create() and hooks receive: the app context and the kernel, bound to
+ * the module's name (its action namespace, its per-workspace switch, its webhook product).
+ */
+export interface ModuleContext {
   ctx: AppContext;
-  /** Workspaces, members, API keys and their authorization (every service checks access through platform.authz). */
-  platform: Platform;
-  webhooks: {
-    /** emit() records an event for a scope's endpoints, in the caller's transaction. */
-    engine: WebhookEngine;
-    /** Endpoints, events log and delivery queue: a product's only way to webhook data. */
-    api: WebhookService;
-    /** The deprecated per-scope records (legacy.ts), for products that still serve them. */
-    legacy: LegacyWebhookService;
-  };
+  /** The module's name (ServiceModule.name). */
+  name: string;
+  /**
+   * The guard of the module's workspace routes: the workspace once `p` may do `action` in it
+   * (404 for an unknown workspace, another workspace's key or a non-member, 403 without the
+   * action) and the module is switched on for it (403 SERVICE_NOT_ENABLED). The id as given.
+   */
+  guard(p: Principal, workspaceId: string, action: string): Promise<WorkspaceRow>;
+  /** Records a webhook event of the module's product for `scopeId`, in the caller's transaction `t`. */
+  emit(t: Sql, scopeId: string, type: string, data: unknown): Promise<{ id: string }>;
+  /** Callers, workspaces and their authorization (kernel/tenancy): for checks guard() does not cover. */
+  tenancy: Tenancy;
+  /** The webhook engine and its HTTP side (emit() above covers the module's own events). */
+  webhooks: WebhookParts;
   /**
    * The service of a module earlier in the list, by name (e.g. the community asks for
    * "auth" to check App ids); undefined when that service is not mounted.
@@ -49,6 +53,9 @@ export interface ServiceDeps {
 }
 
 /** One webhook scope of a product: mount() mounts the shared routes (and the legacy ones) at its prefix. */
+/** The earlier name of ModuleContext, kept for the files (and test helpers) that still say it. */
+export type ServiceDeps = ModuleContext;
+
 export interface WebhookScopeMount {
   /** Scope path with its parameters, e.g. "/mail/v1/workspaces/:workspace_id". */
   prefix: string;
@@ -97,13 +104,13 @@ export interface ServiceModule<S = unknown> {
    */
   webhooks?: WebhookProduct;
   /** Builds the service once per app. Modules earlier in the list are already created. */
-  create(deps: ServiceDeps): S;
+  create(deps: ModuleContext): S;
   /** Where the shared webhook routes of the product are mounted (and whether the legacy routes are too). */
-  webhookScopes?(service: S, deps: ServiceDeps): WebhookScopeMount[];
+  webhookScopes?(service: S, deps: ModuleContext): WebhookScopeMount[];
   /** The service's own routes (full paths, under its prefix). */
-  routes?(service: S, deps: ServiceDeps): Routes;
+  routes?(service: S, deps: ModuleContext): Routes;
   /** Scheduled jobs (the scheduler runs them by name; tests call them directly). */
-  jobs?(service: S, deps: ServiceDeps): JobDefinition[];
+  jobs?(service: S, deps: ModuleContext): JobDefinition[];
   /** Runs inside the transaction that deletes a workspace: drop what its foreign keys don't reach. */
   onWorkspaceDelete?(service: S, t: Sql, workspaceId: string, actor: Actor): Promise<void>;
   /**

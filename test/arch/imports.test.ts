@@ -1,11 +1,13 @@
 /**
  * The import graph of src/: no cycles, and dependencies point one way (core <- access <-
- * services; the webhook engine knows no product). Type-only imports count: a cycle through
- * types still ties the files together.
+ * kernel <- services; the kernel knows no product, and each kernel room is entered through
+ * its index.ts only). Type-only imports count: a cycle through types still ties the files
+ * together.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { SERVICE_MODULES } from "../../src/app";
 
 const SRC = join(import.meta.dir, "../../src");
 
@@ -90,9 +92,29 @@ describe("import graph of src/", () => {
     expect(importsUnder("access/", ["services/", "app.ts"])).toEqual([]);
   });
 
-  test("the webhook engine knows no product; no service imports app.ts", () => {
-    const products = ["auth", "mail", "social", "tack", "trawl", "waitlist"].map((p) => `services/${p}/`);
-    expect(importsUnder("kernel/webhooks/", products)).toEqual([]);
+  const folders = (dir: string) => readdirSync(join(SRC, dir), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+
+  test("every service folder is a mounted module: the product list is SERVICE_MODULES", () => {
+    const names = SERVICE_MODULES.map((m) => m.name);
+    expect(folders("services").filter((f) => !names.includes(f))).toEqual([]);
+    // The walker sees the product folders it checks below.
+    expect(names.filter((n) => existsSync(join(SRC, "services", n))).length).toBeGreaterThan(5);
+  });
+
+  test("the kernel knows no product and no service imports app.ts", () => {
+    const products = SERVICE_MODULES.map((m) => `services/${m.name}/`);
+    expect(importsUnder("kernel/", [...products, "services/", "app.ts"])).toEqual([]);
     expect(importsUnder("services/", ["app.ts"])).toEqual([]);
+  });
+
+  test("a kernel room is entered through its index.ts (or the module contract, kernel/module.ts)", () => {
+    const rooms = folders("kernel");
+    expect(rooms).toEqual(expect.arrayContaining(["tenancy", "webhooks"]));
+    const deep = [...graph].flatMap(([file, deps]) =>
+      deps.filter((d) => rooms.some((r) => d.startsWith(`kernel/${r}/`) && !file.startsWith(`kernel/${r}/`) && d !== `kernel/${r}/index.ts`)).map((d) => `${file} -> ${d}`),
+    );
+    expect(deep).toEqual([]);
+    // The walker resolves a room's index (app.ts builds the engine from it).
+    expect(graph.get("app.ts")).toContain("kernel/webhooks/index.ts");
   });
 });

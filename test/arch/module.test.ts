@@ -14,9 +14,8 @@ import type { OutboxEvent } from "../../src/core/events";
 import { createLogger } from "../../src/core/log";
 import { DISPATCHED_EVENT_RETENTION_MS, SERVICE_MODULES } from "../../src/app";
 import { defineService } from "../../src/kernel/module";
-import { defineWebhookProduct } from "../../src/kernel/webhooks/catalogue";
+import { defineWebhookProduct, workspaceScope } from "../../src/kernel/webhooks";
 import { Type } from "@sinclair/typebox";
-import { workspaceScope } from "../../src/kernel/webhooks/scopes";
 import { createWorkspace, ownerWithKey, signup, startTestApp, type TestApp } from "../helpers/app";
 import { startReceiver, type Receiver } from "../helpers/http-receiver";
 
@@ -46,7 +45,7 @@ const probeModule = defineService({
     created.push(state);
     return state;
   },
-  webhookScopes: (_, d) => [{ prefix: "/probe/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "probe"), legacyRoutes: true }],
+  webhookScopes: (_, d) => [{ prefix: "/probe/v1/workspaces/:workspace_id", resolve: workspaceScope(d.tenancy, d.name), legacyRoutes: true }],
   routes: (state, d) =>
     new Elysia().get("/probe/v1/things", () => ({ data: [], seen: state.workspaceEvents.length, actions: d.ctx.actions.matching("probe.*") }), { detail: { tags: ["Probe"] } }),
   jobs: (state) => [{ name: "probe.tick", schedule: "0 0 * * * *", run: () => void state.jobRuns++ }],

@@ -1,15 +1,13 @@
 /**
  * The mail service's MessageService on a test app (the same class the module creates, on
- * the app's context, platform and webhook engine), to queue messages and drive the send
+ * the mail module's context), to queue messages and drive the send
  * pipeline's state machine in tests without the send routes.
  */
-import type { ServiceDeps } from "../../src/kernel/module";
 import { MessageService, type QueueInput } from "../../src/services/mail/messages/service";
 import type { TestApp } from "./app";
 
 export function messageService(app: TestApp): MessageService {
-  const deps = { ctx: app.ctx, platform: app.platform, webhooks: { engine: app.webhooks, api: app.webhookApi }, service: () => undefined } as unknown as ServiceDeps;
-  return new MessageService(deps);
+  return new MessageService(app.contextOf("mail"));
 }
 
 let n = 0;

@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MINUTE } from "../../src/core/clock";
 import { tx, type Sql } from "../../src/core/db";
-import { platformChanged } from "../../src/services/platform/audit";
-import { PlatformReadCache } from "../../src/services/platform/read-cache";
+import { platformChanged, PlatformReadCache } from "../../src/kernel/tenancy";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
 import { BUILTIN, addMember } from "../helpers/members";
 import { inProcess } from "../helpers/target";

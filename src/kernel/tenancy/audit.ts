@@ -1,11 +1,11 @@
-/** Audit trail of every mutation: who, what, on which target, from where, when. */
+/** Audit trail of every mutation: who, what, on which target, from where, when (every product writes it through here; the platform serves it). */
 import type { Principal } from "../../access/principal";
 import { actorOf } from "../../access/principal";
 import type { RequestMeta } from "../../access/http";
 import type { Sql } from "../../core/db";
 import { uuid } from "../../core/ids";
 import type { AppContext } from "../../context";
-import { insertAudit } from "./store/audit";
+import { insertAudit } from "./store";
 
 export type { RequestMeta } from "../../access/http";
 

@@ -16,18 +16,30 @@ import { andThen, type MaybePromise } from "../../core/maybe-promise";
 import { hashToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import { PlatformReadCache } from "./read-cache";
-import type { SessionTokens } from "./tokens";
-import * as accounts from "./store/accounts";
-import * as keys from "./store/keys";
-import * as ws from "./store/workspaces";
+import * as store from "./store";
 
 export const API_KEY_PREFIX = "svc_live_";
 export const PAT_PREFIX = "pat_";
 
+/**
+ * Turns a console session token into its principal, or null: console accounts and their
+ * sessions are the platform's (services/platform), which hands its resolver to the kernel
+ * when it is created (Authz.acceptSessions).
+ */
+export type SessionResolver = (token: string) => Promise<Principal | null>;
+
 export interface WorkspaceAccess {
-  workspace: ws.WorkspaceRow;
-  membership: ws.MembershipRow | null;
+  workspace: store.WorkspaceRow;
+  membership: store.MembershipRow | null;
   policies: Policy[];
+}
+
+/** A suspended or deactivated account's credentials stop working with a clear 403; blocked ones look invalid. */
+export function assertAccountActive(status: string) {
+  if (status === "active") return;
+  if (status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
+  if (status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
+  throw unauthorized("Missing or invalid access token");
 }
 
 const parsePolicy = (s: string | null): Policy => (s ? (JSON.parse(s) as Policy) : []);
@@ -36,15 +48,14 @@ type ApiKeyPrincipal = Extract<Principal, { kind: "api_key" }>;
 
 export class Authz implements PrincipalResolver {
   /** Resolved API keys by token hash: the row (revocation, expiry, last use) and its principal, policies parsed once. */
-  private readonly apiKeys: PlatformReadCache<{ row: keys.ApiKeyAuthRow; principal: ApiKeyPrincipal; lastUsedMs: number }>;
-  private readonly workspaces: PlatformReadCache<ws.WorkspaceRow>;
+  private readonly apiKeys: PlatformReadCache<{ row: store.ApiKeyAuthRow; principal: ApiKeyPrincipal; lastUsedMs: number }>;
+  private readonly workspaces: PlatformReadCache<store.WorkspaceRow>;
   /** Enabled services by workspace id (switching one is audited, which empties the cache). */
   private readonly services: PlatformReadCache<{ enabled: ReadonlySet<string> }>;
 
-  constructor(
-    private readonly ctx: AppContext,
-    private readonly tokens: SessionTokens,
-  ) {
+  private sessions: SessionResolver | null = null;
+
+  constructor(private readonly ctx: AppContext) {
     this.apiKeys = new PlatformReadCache(ctx);
     this.workspaces = new PlatformReadCache(ctx);
     this.services = new PlatformReadCache(ctx);
@@ -59,25 +70,18 @@ export class Authz implements PrincipalResolver {
     return this.resolveSession(token);
   }
 
-  private async resolveSession(token: string): Promise<Principal | null> {
-    const claims = await this.tokens.verifyAccess(token);
-    if (!claims) return null;
-    const s = await accounts.sessionForAuth(this.ctx.db, claims.sid);
-    if (!s || s.revoked_at || s.expires_at <= this.ctx.clock.nowMs() || s.account_id !== claims.sub) return null;
-    this.assertActive(s.status);
-    return { kind: "session", accountId: s.account_id, sessionId: s.session_id, isOperator: !!s.is_operator };
+  /** The console's session resolver (the platform module's, once, when it is created). */
+  acceptSessions(resolver: SessionResolver) {
+    if (this.sessions) throw new Error("console sessions are already resolved by another module");
+    this.sessions = resolver;
   }
 
-  /** A suspended or deactivated account's credentials stop working with a clear 403; blocked ones look invalid. */
-  private assertActive(status: string) {
-    if (status === "active") return;
-    if (status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
-    if (status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
-    throw unauthorized("Missing or invalid access token");
+  private async resolveSession(token: string): Promise<Principal | null> {
+    return this.sessions ? this.sessions(token) : null;
   }
 
   private loadApiKey = async (db: Sql, hash: string) => {
-    const row = await keys.apiKeyForAuth(db, hash);
+    const row = await store.apiKeyForAuth(db, hash);
     if (!row) return null;
     // The key's authority is its own policy intersected with what its minter may do today.
     const minterPolicy = row.minter_status === "active" ? parsePolicy(row.minter_policy) : [];
@@ -97,19 +101,19 @@ export class Authz implements PrincipalResolver {
       if (hit.lastUsedMs < now - MINUTE) {
         hit.lastUsedMs = now;
         row.last_used_at = this.ctx.clock.iso();
-        return keys.touchApiKey(this.ctx.db, row.id, row.last_used_at, new Date(now - MINUTE).toISOString()).then(() => principal);
+        return store.touchApiKey(this.ctx.db, row.id, row.last_used_at, new Date(now - MINUTE).toISOString()).then(() => principal);
       }
       return principal;
     });
   }
 
   private async resolvePersonalToken(token: string): Promise<Principal | null> {
-    const row = await keys.personalTokenForAuth(this.ctx.db, hashToken(token));
+    const row = await store.personalTokenForAuth(this.ctx.db, hashToken(token));
     if (!row || row.revoked_at || (row.expires_at !== null && row.expires_at <= this.ctx.clock.nowMs())) return null;
-    this.assertActive(row.status);
+    assertAccountActive(row.status);
     const now = this.ctx.clock.nowMs();
     if (!row.last_used_at || Date.parse(row.last_used_at) < now - MINUTE) {
-      await keys.touchPersonalToken(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(now - MINUTE).toISOString());
+      await store.touchPersonalToken(this.ctx.db, row.id, this.ctx.clock.iso(), new Date(now - MINUTE).toISOString());
     }
     return { kind: "personal_token", accountId: row.account_id, tokenId: row.id, isOperator: !!row.is_operator };
   }
@@ -118,12 +122,12 @@ export class Authz implements PrincipalResolver {
    * The policy in force for a principal in a workspace, or null when it has no access at
    * all there (not a member, another workspace's key). An API key needs no read.
    */
-  effectivePolicies(db: Sql, p: Principal, workspaceId: string): MaybePromise<{ policies: Policy[]; membership: ws.MembershipRow | null } | null> {
+  effectivePolicies(db: Sql, p: Principal, workspaceId: string): MaybePromise<{ policies: Policy[]; membership: store.MembershipRow | null } | null> {
     if (p.kind === "api_key") {
       if (p.workspaceId !== workspaceId) return null;
       return { policies: [p.policy, p.minterPolicy], membership: null };
     }
-    return ws.membership(db, workspaceId, p.accountId).then((m) => (m ? { policies: [parsePolicy(m.role_policy)], membership: m } : null));
+    return store.membership(db, workspaceId, p.accountId).then((m) => (m ? { policies: [parsePolicy(m.role_policy)], membership: m } : null));
   }
 
   /**
@@ -131,7 +135,7 @@ export class Authz implements PrincipalResolver {
    * non-member and another workspace's key all get the same 404.
    */
   workspaceAccess(db: Sql, p: Principal, ref: { slug?: string; id?: string }): MaybePromise<WorkspaceAccess> {
-    const workspace = ref.id ? this.workspaces.get(db, `id:${ref.id}`, (d) => ws.workspaceById(d, ref.id!)) : this.workspaces.get(db, `slug:${ref.slug}`, (d) => ws.workspaceBySlug(d, ref.slug!));
+    const workspace = ref.id ? this.workspaces.get(db, `id:${ref.id}`, (d) => store.workspaceById(d, ref.id!)) : this.workspaces.get(db, `slug:${ref.slug}`, (d) => store.workspaceBySlug(d, ref.slug!));
     return andThen(workspace, (w) => {
       if (!w) throw notFound("Workspace");
       return andThen(this.effectivePolicies(db, p, w.id), (eff) => {
@@ -167,7 +171,7 @@ export class Authz implements PrincipalResolver {
   /** Services other than the platform answer 403 when the workspace has not enabled them. */
   async requireService(db: Sql, workspaceId: string, service: string): Promise<void> {
     if (service === "platform") return;
-    const services = await this.services.get(db, workspaceId, async (d, id) => ({ enabled: new Set(await ws.enabledServices(d, id)) }));
+    const services = await this.services.get(db, workspaceId, async (d, id) => ({ enabled: new Set(await store.enabledServices(d, id)) }));
     if (!services!.enabled.has(service)) {
       throw forbidden(`The ${service} service is not enabled for this workspace`, "SERVICE_NOT_ENABLED");
     }

@@ -34,7 +34,7 @@ import { ApiError, badRequest, conflict, invalidField, notFound } from "../../co
 import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import type { AppContext } from "../../context";
-import { audit } from "../../services/platform/audit";
+import { audit } from "../tenancy";
 import { generateSecret } from "./signing";
 import { MAX_ENDPOINTS_PER_SCOPE, type AttemptResult, type EventTypeInfo, type Product, type Scope } from "./types";
 import * as store from "./store/endpoints";

@@ -14,7 +14,7 @@
  */
 import type { ActionRegistry } from "../../access/actions";
 import type { Principal } from "../../access/principal";
-import type { Platform } from "../../services/platform/service";
+import type { Tenancy } from "../tenancy";
 import type { ResolvedScope } from "./endpoints";
 import type { Product } from "./types";
 
@@ -44,10 +44,10 @@ export function registerWebhookActions(actions: ActionRegistry, product: Product
  * workspace, another workspace's key or a non-member answer 404; a policy without the
  * action 403; the product switched off for the workspace 403 SERVICE_NOT_ENABLED.
  */
-export function workspaceScope(platform: Platform, product: Product): ScopeResolver {
-  registerWebhookActions(platform.ctx.actions, product);
+export function workspaceScope(tenancy: Tenancy, product: Product): ScopeResolver {
+  registerWebhookActions(tenancy.ctx.actions, product);
   return async ({ principal, params }, access) => {
-    const { workspace } = await platform.authz.authorizeService(platform.ctx.db, principal, { id: params.workspace_id }, webhookAction(product, access), product);
+    const workspace = await tenancy.guard(principal, params.workspace_id, webhookAction(product, access), product);
     return { product, scopeId: workspace.id, workspaceId: workspace.id };
   };
 }

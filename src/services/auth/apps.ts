@@ -21,8 +21,7 @@ import type { MaybePromise } from "../../core/maybe-promise";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { isUniqueViolation } from "../../core/store/sql";
 import type { AppContext } from "../../context";
-import { audit as platformAudit } from "../platform/audit";
-import type { Platform } from "../platform/service";
+import { audit as platformAudit, type Tenancy } from "../../kernel/tenancy";
 import { recordAuthAudit, type AuthActor } from "./audit";
 import type { SigningKeys } from "./keys";
 import { DEFAULT_SETTINGS, applySettings, parseSettings, publicSettings, type AppSettings, type SettingsSecrets } from "./settings";
@@ -66,14 +65,14 @@ export class AppService {
 
   constructor(
     private readonly ctx: AppContext,
-    private readonly platform: Platform,
+    private readonly tenancy: Tenancy,
     private readonly keys: SigningKeys,
     /** Drops what the App's foreign keys don't reach (its webhook endpoints), inside the deleting transaction t. */
     private readonly onRemove: (t: Sql, app: LoadedApp, actor: Principal, meta: RequestMeta) => Promise<void>,
   ) {
     this.authBaseUrl = `${ctx.config.publicUrl}/auth`;
     // A deleted workspace takes its Apps along (foreign key); their webhook endpoints go here.
-    platform.workspaces.onDelete(async (t, workspaceId, actor, meta) => {
+    tenancy.onWorkspaceDelete(async (t, workspaceId, actor, meta) => {
       for (const id of await store.appIdsInWorkspace(t, workspaceId)) {
         const app = await this.byId(id, t);
         if (app) await onRemove(t, app, actor, meta);
@@ -162,12 +161,12 @@ export class AppService {
   /** Workspace guard for a platform principal: 404 (as "App") when the caller has no access to the workspace. */
   async authorize(p: Principal, app: LoadedApp, action: string, db: Sql = this.ctx.db): Promise<void> {
     try {
-      await this.platform.authz.authorizeWorkspace(db, p, { id: app.workspaceId }, action);
+      await this.tenancy.authz.authorizeWorkspace(db, p, { id: app.workspaceId }, action);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) throw notFound("App");
       throw e;
     }
-    await this.platform.authz.requireService(db, app.workspaceId, "auth");
+    await this.tenancy.authz.requireService(db, app.workspaceId, "auth");
   }
 
   /** Loads an App by id for a platform principal (404 for unknown or another workspace's App). */
@@ -181,7 +180,7 @@ export class AppService {
   private async workspaceFor(p: Principal, workspaceId: string | undefined, action: string): Promise<string> {
     const id = workspaceId ?? (p.kind === "api_key" ? p.workspaceId : undefined);
     if (!id) throw badRequest("workspace_id is required for a signed-in user", [{ field: "workspace_id", reason: "required unless the caller is a workspace API key" }]);
-    const { workspace } = await this.platform.authz.authorizeService(this.ctx.db, p, { id }, action, "auth");
+    const { workspace } = await this.tenancy.authz.authorizeService(this.ctx.db, p, { id }, action, "auth");
     return workspace.id;
   }
 

@@ -4,7 +4,7 @@
  * (conventions: webhooks/catalogue.ts).
  */
 import { Type, type TProperties, type TSchema } from "@sinclair/typebox";
-import { ChangedFields, defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
+import { ChangedFields, defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
 
 const APP = "app_0192f600b1c2";
 const user = (over: Record<string, unknown> = {}) => ({

@@ -45,7 +45,7 @@ import { actorOfPrincipal, type LoadedApp, type AppService } from "./apps";
 import { recordAuthAudit } from "./audit";
 import { AUTH_ACTIONS } from "./actions";
 import type { SigningKeys } from "./keys";
-import type { Platform } from "../platform/service";
+import type { Tenancy } from "../../kernel/tenancy";
 import * as store from "./store/m2m";
 
 export const CLIENT_ID_PREFIX = "m2m_";
@@ -113,7 +113,7 @@ export class M2mService {
   constructor(
     private readonly ctx: AppContext,
     /** The parts of the Auth service this feature uses (AuthService passes itself). */
-    private readonly auth: { apps: AppService; keys: SigningKeys; platform: Platform },
+    private readonly auth: { apps: AppService; keys: SigningKeys; tenancy: Tenancy },
   ) {
     this.allActions = AUTH_ACTIONS.map((a) => a.name);
     this.grantable = this.allActions.filter((n) => !UNGRANTABLE.some((p) => n.startsWith(p)));
@@ -149,7 +149,7 @@ export class M2mService {
 
   /** 403 unless the caller's own policy allows every action the permissions cover. */
   private async assertCallerHolds(p: Principal, app: LoadedApp, permissions: string[]) {
-    const access = await this.auth.platform.authz.workspaceAccess(this.ctx.db, p, { id: app.workspaceId });
+    const access = await this.auth.tenancy.authz.workspaceAccess(this.ctx.db, p, { id: app.workspaceId });
     const resource = `workspace/${app.workspaceId}`;
     const missing = this.grantable.filter((a) => permissions.some((perm) => actionMatches(perm, a)) && !isAllowedByAll(access.policies, a, resource));
     if (missing.length) throw forbidden(`You cannot grant actions you are not allowed yourself: ${missing.join(", ")}`);

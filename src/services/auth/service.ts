@@ -4,9 +4,8 @@
  */
 import type { AppContext } from "../../context";
 import type { Sql } from "../../core/db";
-import type { Platform } from "../platform/service";
-import type { WebhookEngine } from "../../kernel/webhooks/engine";
-import type { WebhookService } from "../../kernel/webhooks/service";
+import type { Tenancy } from "../../kernel/tenancy";
+import { type WebhookEngine, type WebhookService, productEmitter } from "../../kernel/webhooks";
 import { AppAccess } from "./access";
 import { AppService } from "./apps";
 import { SigningKeys } from "./keys";
@@ -27,7 +26,6 @@ import { AuthOAuth } from "./oauth";
 import { purgeExpiredSessions } from "./store/users";
 import { clientByClientId } from "./store/m2m";
 import { DAY } from "../../core/clock";
-import { productEmitter } from "../../kernel/webhooks/catalogue";
 import { AUTH_WEBHOOKS } from "./events";
 
 /** Expired sessions (and their refresh tokens) are kept this long for the audit trail, then purged. */
@@ -54,22 +52,22 @@ export class AuthService {
 
   constructor(
     readonly ctx: AppContext,
-    readonly platform: Platform,
+    readonly tenancy: Tenancy,
     readonly webhooks: WebhookEngine,
     webhookApi: WebhookService,
   ) {
     // Records the event on t, the transaction of the change it describes: both commit or neither.
     const emit = productEmitter(webhooks, AUTH_WEBHOOKS);
     this.keys = new SigningKeys(ctx);
-    this.apps = new AppService(ctx, platform, this.keys, (t, app, principal, meta) =>
+    this.apps = new AppService(ctx, tenancy, this.keys, (t, app, principal, meta) =>
       webhookApi.endpoints.removeScope(t, { product: "auth", scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),
     );
-    this.access = new AppAccess(this.apps, this.keys, platform.authz, (appId, clientId) => clientByClientId(ctx.db, appId, clientId));
+    this.access = new AppAccess(this.apps, this.keys, tenancy.authz, (appId, clientId) => clientByClientId(ctx.db, appId, clientId));
     this.users = new UserService(ctx, emit);
     this.sessions = new SessionService(ctx, this.keys);
     this.verification = new VerificationService(ctx, this, emit);
     this.mfa = new MfaService(ctx, this);
-    this.signin = new SigninService(ctx, this.apps, this.users, this.sessions, platform.authz, emit, { mfa: this.mfa, signup: this.verification });
+    this.signin = new SigninService(ctx, this.apps, this.users, this.sessions, tenancy.authz, emit, { mfa: this.mfa, signup: this.verification });
     this.tenants = new TenantService(ctx, this, emit);
     this.rbac = new RbacService(ctx, this, emit);
     this.m2m = new M2mService(ctx, this);

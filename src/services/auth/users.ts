@@ -21,7 +21,7 @@ import type { RequestMeta } from "../../access/http";
 import { isEmail } from "./settings";
 import { roleByName } from "./store/roles";
 import * as store from "./store/users";
-import type { EventEmitter } from "../../kernel/webhooks/catalogue";
+import type { EventEmitter } from "../../kernel/webhooks";
 import type { AUTH_WEBHOOKS } from "./events";
 
 export const USERNAME_RE = /^[A-Za-z0-9._-]{3,64}$/;

@@ -3,7 +3,7 @@
  * to one App; the caller needs auth.webhooks.read / write in the App's workspace (another
  * workspace's App answers 404, like an unknown one).
  */
-import { registerWebhookActions, webhookAction, type ScopeResolver } from "../../kernel/webhooks/scopes";
+import { registerWebhookActions, webhookAction, type ScopeResolver } from "../../kernel/webhooks";
 import type { AuthService } from "./service";
 
 export function appWebhookScope(auth: AuthService): ScopeResolver {

@@ -4,7 +4,7 @@
  * (conventions: webhooks/catalogue.ts).
  */
 import { Type, type TProperties } from "@sinclair/typebox";
-import { defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
+import { defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
 import { Message, Suppression } from "./messages/schemas";
 
 /** The data of every email.* event: the message without its SMTP transcript, and the event's own fields. */

@@ -5,7 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { defineService } from "../../kernel/module";
-import { workspaceScope } from "../../kernel/webhooks/scopes";
+import { workspaceScope } from "../../kernel/webhooks";
 import { MAIL_ACTIONS } from "./actions";
 import { contentPart } from "./content/part";
 import { domainsPart } from "./domains/part";
@@ -50,5 +50,5 @@ export const mailModule = defineService({
   },
   // The MX: the SMTP listener hands RCPT checks and accepted messages to the inbound part.
   inbound: (parts) => (parts.inbound as InboundService).handler(),
-  webhookScopes: (_, d) => [{ prefix: "/mail/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "mail"), legacyRoutes: "unlisted", params: { workspace_id: Uuid("The workspace's id") } }],
+  webhookScopes: (_, d) => [{ prefix: "/mail/v1/workspaces/:workspace_id", resolve: workspaceScope(d.tenancy, d.name), legacyRoutes: "unlisted", params: { workspace_id: Uuid("The workspace's id") } }],
 });

@@ -7,7 +7,7 @@
 import type { Principal } from "../../access/principal";
 import type { Sql } from "../../core/db";
 import type { ServiceDeps } from "../../kernel/module";
-import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { emitEvent } from "../../kernel/webhooks";
 import { MAIL_WEBHOOKS, type MailEvents } from "./events";
 
 export class MailPartContext {
@@ -18,9 +18,8 @@ export class MailPartContext {
   }
 
   /** The workspace, once `p` may do `action` in it and mail is switched on for it; its id a UUID of any case (the route schema's check). */
-  async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.d.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, action, "mail");
-    return workspace;
+  workspace(p: Principal, workspaceId: string, action: string) {
+    return this.d.guard(p, workspaceId.toLowerCase(), action);
   }
 
   /** Records a mail event on `t`, the transaction of the change it describes. */

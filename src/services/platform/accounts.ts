@@ -12,7 +12,7 @@ import { isUniqueViolation } from "../../core/store/sql";
 import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
-import { audit, type RequestMeta } from "./audit";
+import { audit, type RequestMeta } from "../../kernel/tenancy";
 import * as store from "./store/accounts";
 import { hasLiveInvitationFor } from "./store/members";
 import { markEmailVerified } from "./store/oauth";

@@ -15,8 +15,7 @@ import { badRequest, forbidden, notFound } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
-import { audit, type RequestMeta } from "./audit";
-import { API_KEY_PREFIX, type Authz } from "./authz";
+import { audit, type RequestMeta, API_KEY_PREFIX, type Authz } from "../../kernel/tenancy";
 import { isoOrNull, mintSecret, parseIsoInstant, validateName } from "./credentials";
 import * as store from "./store/keys";
 

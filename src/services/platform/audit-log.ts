@@ -8,7 +8,7 @@ import type { Principal } from "../../access/principal";
 import { badRequest } from "../../core/errors";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
-import type { Authz } from "./authz";
+import type { Authz } from "../../kernel/tenancy";
 import { parseIsoInstant } from "./credentials";
 import { listAudit, type AuditRow } from "./store/audit";
 

@@ -3,7 +3,7 @@ import { MULTIPART_TYPE, OAUTH_FORM_TYPES } from "../../core/request-body";
 import { defineService } from "../../kernel/module";
 import { AVATAR_MAX_BYTES } from "./workspaces";
 import { platformRoutes } from "./routes";
-import { PLATFORM_ACTIONS } from "./service";
+import { Platform, PLATFORM_ACTIONS } from "./service";
 
 export const platformModule = defineService({
   name: "platform",
@@ -17,8 +17,7 @@ export const platformModule = defineService({
     { method: "POST", path: "/platform/v1/auth/oauth/:provider/callback", types: OAUTH_FORM_TYPES },
   ],
   actions: Object.values(PLATFORM_ACTIONS).flat(),
-  // Every other module builds on it, so mount() creates it first and hands it in.
-  create: (d) => d.platform,
+  create: (d) => new Platform(d.ctx, d.tenancy),
   routes: (platform) => platformRoutes(platform),
   jobs: (platform) => [
     {

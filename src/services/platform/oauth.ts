@@ -65,7 +65,7 @@ import {
 import { checkReturnTo, parseOriginPatterns, type OriginPattern } from "../../core/return-to";
 import type { AppContext } from "../../context";
 import { SESSION_DEFAULT, type AccountService, type MfaChallengeResponse, type TokenResponse } from "./accounts";
-import { audit } from "./audit";
+import { audit } from "../../kernel/tenancy";
 import * as accounts from "./store/accounts";
 import * as store from "./store/oauth";
 

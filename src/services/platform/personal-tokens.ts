@@ -17,8 +17,7 @@ import { badRequest, notFound } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
-import { audit, type RequestMeta } from "./audit";
-import { PAT_PREFIX } from "./authz";
+import { audit, type RequestMeta, PAT_PREFIX } from "../../kernel/tenancy";
 import { isoOrNull, mintSecret, validateName } from "./credentials";
 import * as store from "./store/keys";
 

@@ -11,8 +11,7 @@ import { badRequest, conflict, forbidden, notFound } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import type { AppContext } from "../../context";
-import { audit, type RequestMeta } from "./audit";
-import type { Authz } from "./authz";
+import { audit, type RequestMeta, type Authz, type WorkspaceAccess } from "../../kernel/tenancy";
 import * as store from "./store/roles";
 import * as members from "./store/members";
 import { BUILTIN_ROLE_IDS } from "./store/workspaces";
@@ -21,8 +20,7 @@ export const ROLE_NAME_RE = /^[a-z0-9_-]{1,64}$/;
 const DESCRIPTION_MAX = 500;
 
 /** What authorizeWorkspace answers: the workspace, the caller's membership and policies. */
-export type { WorkspaceAccess } from "./authz";
-import type { WorkspaceAccess } from "./authz";
+export type { WorkspaceAccess } from "../../kernel/tenancy";
 
 export const isOwner = (access: WorkspaceAccess) => access.membership?.role_id === BUILTIN_ROLE_IDS.owner;
 

@@ -1,12 +1,13 @@
 /**
- * The platform service object: builds its parts once per app and exposes what other
- * services may use (principal resolution, workspace authorization, audit).
+ * The platform product's service object: console accounts and the management of
+ * workspaces, members, roles, keys and the audit log, built once per app on the kernel's
+ * tenancy (kernel/tenancy), which resolves and authorizes callers for every service.
  */
 import type { AppContext } from "../../context";
 import { AccountService } from "./accounts";
 import { ApiKeyService } from "./apikeys";
 import { AuditLogService } from "./audit-log";
-import { Authz } from "./authz";
+import type { Authz, Tenancy } from "../../kernel/tenancy";
 import { IntrospectService } from "./introspect";
 import { InvitationService } from "./invitations";
 import { MemberService } from "./members";
@@ -14,6 +15,7 @@ import { PlatformMfa } from "./mfa";
 import { PlatformOAuth } from "./oauth";
 import { PersonalTokenService } from "./personal-tokens";
 import { RoleService } from "./roles";
+import { sessionPrincipals } from "./session-principals";
 import { SetupService } from "./setup";
 import { WorkspaceServiceActivation } from "./workspace-services";
 import { WorkspaceService } from "./workspaces";
@@ -66,10 +68,15 @@ export class Platform {
   readonly oauth: PlatformOAuth;
   readonly mfa: PlatformMfa;
 
-  constructor(readonly ctx: AppContext) {
+  /** Built by the platform module on the kernel's tenancy, whose console sessions it resolves. */
+  constructor(
+    readonly ctx: AppContext,
+    tenancy: Tenancy,
+  ) {
     this.accounts = new AccountService(ctx);
-    this.authz = new Authz(ctx, this.accounts.tokens);
-    this.workspaces = new WorkspaceService(ctx, this.authz);
+    this.authz = tenancy.authz;
+    tenancy.authz.acceptSessions(sessionPrincipals(ctx, this.accounts.tokens));
+    this.workspaces = new WorkspaceService(ctx, tenancy);
     this.introspect = new IntrospectService(ctx, this.authz, this.workspaces);
     this.setup = new SetupService(ctx, this.accounts);
     this.apiKeys = new ApiKeyService(ctx, this.authz);

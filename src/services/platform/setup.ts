@@ -9,7 +9,7 @@ import { ApiError } from "../../core/errors";
 import { hashToken, randomToken, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import type { AccountService } from "./accounts";
-import type { RequestMeta } from "./audit";
+import type { RequestMeta } from "../../kernel/tenancy";
 import * as store from "./store/accounts";
 
 const SETUP_KEY = "platform.setup_token_hash";

@@ -7,8 +7,7 @@ import type { Principal } from "../../access/principal";
 import { tx, type Sql } from "../../core/db";
 import { badRequest, notFound } from "../../core/errors";
 import type { AppContext } from "../../context";
-import { audit, type RequestMeta } from "./audit";
-import type { Authz } from "./authz";
+import { audit, type RequestMeta, type Authz } from "../../kernel/tenancy";
 import * as store from "./store/workspaces";
 
 export class WorkspaceServiceActivation {

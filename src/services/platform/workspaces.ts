@@ -7,8 +7,7 @@ import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { andThen } from "../../core/maybe-promise";
 import type { AppContext } from "../../context";
-import { audit, type RequestMeta } from "./audit";
-import type { Authz } from "./authz";
+import { audit, type RequestMeta, type Tenancy } from "../../kernel/tenancy";
 import * as store from "./store/workspaces";
 import { WORKSPACE_SLUG_MAX, WORKSPACE_SLUG_PATTERN } from "./schemas";
 
@@ -40,14 +39,6 @@ export function sniffImage(b: Uint8Array): (typeof AVATAR_TYPES)[number] | null 
   return null;
 }
 
-/** Called inside the transaction that deletes a workspace, with its handle t (see WorkspaceService.onDelete). */
-/** A workspace's display name, for other services (the mail brand's default name); null when there is none. */
-export async function workspaceDisplayName(db: Sql, workspaceId: string): Promise<string | null> {
-  return (await store.workspaceById(db, workspaceId))?.display_name ?? null;
-}
-
-export type WorkspaceDeleteHook = (t: Sql, workspaceId: string, actor: Principal, meta: RequestMeta) => Promise<void> | void;
-
 const slugTaken = (message = "This slug is taken") => conflict(message, "SLUG_TAKEN");
 
 /** A unique-slug race lost at the insert (PostgreSQL checks it at the statement, not at our read): the same 409. */
@@ -60,11 +51,10 @@ async function slugRace<T>(work: Promise<T>, message?: string): Promise<T> {
 }
 
 export class WorkspaceService {
-  private readonly deleteHooks: WorkspaceDeleteHook[] = [];
-
   constructor(
     private readonly ctx: AppContext,
-    private readonly authz: Authz,
+    private readonly tenancy: Tenancy,
+    private readonly authz = tenancy.authz,
   ) {}
 
   avatarUrl(w: store.WorkspaceRow): string | null {
@@ -168,18 +158,11 @@ export class WorkspaceService {
     );
   }
 
-  /**
-   * Registers work to do when a workspace is deleted, inside the deleting transaction:
-   * other services drop what the workspace's foreign keys don't reach (webhook endpoints).
-   */
-  onDelete(hook: WorkspaceDeleteHook) {
-    this.deleteHooks.push(hook);
-  }
-
+  /** Deletes the workspace; the modules' cascade (Tenancy.onWorkspaceDelete) runs first, in the same transaction. */
   async remove(p: Principal, slug: string, meta: RequestMeta): Promise<void> {
     const removedAvatar = await tx(this.ctx.db, async (t) => {
       const { workspace: w } = await this.authz.authorizeWorkspace(t, p, { slug }, "workspace.delete");
-      for (const hook of this.deleteHooks) await hook(t, w.id, p, meta);
+      await this.tenancy.workspaceDeleting(t, w.id, p, meta);
       await store.deleteWorkspace(t, w.id);
       await this.ctx.events.record(t, { type: "workspace.deleted", scope: `platform:${w.id}`, data: { workspace_id: w.id, slug: w.slug } });
       await audit(t, this.ctx, { actor: p, action: "workspace.delete", workspaceId: w.id, target: { type: "workspace", id: w.id }, meta });

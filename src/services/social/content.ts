@@ -5,8 +5,8 @@
 import { Elysia } from "elysia";
 import { MULTIPART_TYPE, type BodyRoute } from "../../core/request-body";
 import type { JobDefinition } from "../../core/scheduler";
-import type { WebhookEngine } from "../../kernel/webhooks/engine";
-import type { Lane } from "./core/common";
+import type { WebhookEngine } from "../../kernel/webhooks";
+import type { Lane } from "./actors/lane";
 import type { LaneRouteDeps } from "./core/routes";
 import { commentRoutes } from "./comments/routes";
 import { CommentService } from "./comments/service";
@@ -17,6 +17,7 @@ import { FeedService } from "./feeds/service";
 import { notificationRoutes } from "./notifications/routes";
 import { NotificationService } from "./notifications/service";
 import { flagRoutes, moderationAdminRoutes } from "./moderation/routes";
+import { holdFlag, screen } from "./moderation/keywords";
 import { ModerationService } from "./moderation/service";
 import { assetRoutes } from "./assets/routes";
 import { ASSET_MAX_BYTES, AssetService } from "./assets/service";
@@ -37,7 +38,8 @@ export interface ContentParts {
 }
 
 export function contentParts(lane: Lane, engine: WebhookEngine): ContentParts {
-  const posts = new PostService(lane, engine);
+  // Content screens its text with the keyword filters, which moderation owns.
+  const posts = new PostService(lane, engine, { screen, hold: holdFlag });
   return { posts, comments: new CommentService(posts), engage: new EngageService(posts), feeds: new FeedService(posts), notifications: new NotificationService(lane), moderation: new ModerationService(posts), assets: new AssetService(posts), hides: new HideService(posts) };
 }
 

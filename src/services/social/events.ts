@@ -4,7 +4,7 @@
  * (conventions: webhooks/catalogue.ts).
  */
 import { Type, type TSchema } from "@sinclair/typebox";
-import { defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
+import { defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
 
 const C = "0192f200-5a1b-7c3d-8e4f-a1b2c3d4e5f6";
 const ACTOR = "0192f201-1111-7aaa-8bbb-0c0d0e0f1a1b";

@@ -2,11 +2,13 @@
 import type { Sql } from "../../core/db";
 import type { AuthService } from "../auth/service";
 import { defineService, type WebhookScopeMount } from "../../kernel/module";
-import { workspaceScope } from "../../kernel/webhooks/scopes";
+import { productEmitter, withListeners, workspaceScope } from "../../kernel/webhooks";
 import { ActorService } from "./actors/service";
 import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities/service";
 import { ConversationService } from "./conversations/service";
-import { Lane } from "./core/common";
+import { Lane } from "./actors/lane";
+import { detachActor } from "./graph";
+import { detachContent } from "./posts";
 import { Uuid } from "./core/schemas";
 import { EdgeService } from "./graph/edges";
 import { FollowService } from "./graph/follows";
@@ -17,10 +19,12 @@ import { communityWebhookScope } from "./webhooks/scope";
 import { CommunityWebhookService } from "./webhooks/service";
 // Community part 2 (content).
 import { CONTENT_BODY_ROUTES, contentParts, contentJobs } from "./content";
-import { notifyingEngine } from "./notifications/service";
+import { followNotifications } from "./notifications/service";
+import { migrations } from "./migrations";
 
 export const socialModule = defineService({
   name: "social",
+  migrations,
   description: "Community: posts, comments and reactions",
   prefix: "/social",
   openapi: { title: "Bunker community", description: "Communities, their content and their webhooks.", version: "v0.1.0" },
@@ -32,10 +36,10 @@ export const socialModule = defineService({
     const dropWebhooks = (t: Sql, c: { id: string; workspace_id: string }, actor: Actor) =>
       d.webhooks.api.endpoints.removeScope(t, { product: "social", scopeId: c.id, workspaceId: c.workspace_id }, actor);
     // A community's app_id must be an App of its workspace when the Auth service is mounted.
-    const communities = new CommunityService(d.ctx, d.platform, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
+    const communities = new CommunityService(d.ctx, d, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
     const lane = new Lane(d.ctx, communities);
     // Part 2: follow events also write in-app notifications (notifications/service.ts).
-    const follows = new FollowService(lane, notifyingEngine(d.webhooks.engine, () => d.ctx.clock.iso()));
+    const follows = new FollowService(lane, withListeners(productEmitter(d.webhooks.engine, SOCIAL_WEBHOOKS), followNotifications(() => d.ctx.clock.iso())));
     const content = contentParts(lane, d.webhooks.engine);
     return {
       ...content,
@@ -44,18 +48,19 @@ export const socialModule = defineService({
       hashtags: new HashtagService(lane),
       conversations: new ConversationService(lane, d.webhooks.engine),
       communities,
-      actors: new ActorService(lane, d.webhooks.engine),
+      // Deleting an actor first takes it out of the graph, then its marks on others' content.
+      actors: new ActorService(lane, d.webhooks.engine, [detachActor, detachContent]),
       webhooks: new CommunityWebhookService(d.ctx, d.webhooks.api, d.webhooks.engine),
       communityScope: communityWebhookScope(communities),
       dropWebhooks,
     };
   },
   webhookScopes: (social, d): WebhookScopeMount[] => [
-    { prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "social"), tag: "Community: workspace webhooks", params: { workspace_id: Uuid() } },
+    { prefix: "/social/v1/workspaces/:workspace_id", resolve: workspaceScope(d.tenancy, d.name), tag: "Community: workspace webhooks", params: { workspace_id: Uuid() } },
     { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks", params: { community_id: Uuid() } },
   ],
   jobs: (social) => contentJobs(social),
-  routes: (social, d) => socialRoutes(social, { principals: d.platform.authz, idempotency: d.ctx.idempotency, catalogue: d.webhooks.api.catalogue }),
+  routes: (social, d) => socialRoutes(social, { principals: d.tenancy.authz, idempotency: d.ctx.idempotency, catalogue: d.webhooks.api.catalogue }),
   // A deleted workspace takes its communities along (foreign key); their webhook endpoints go here.
   onWorkspaceDelete: async (social, t, workspaceId, actor) => {
     for (const id of await social.communities.idsInWorkspace(t, workspaceId)) await social.dropWebhooks(t, { id, workspace_id: workspaceId }, actor);

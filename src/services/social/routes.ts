@@ -15,9 +15,7 @@ import { requirePrincipal, type PrincipalResolver } from "../../access/principal
 import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { noContent } from "../../core/openapi";
 import type { Idempotency } from "../../core/idempotency";
-import type { EventTypeSource } from "../../kernel/webhooks/endpoints";
-import { publicEventTypesRoute } from "../../kernel/webhooks/routes";
-import type { ScopeResolver } from "../../kernel/webhooks/scopes";
+import { type EventTypeSource, publicEventTypesRoute, type ScopeResolver } from "../../kernel/webhooks";
 import { actorRoutes } from "./actors/routes";
 import type { ActorService } from "./actors/service";
 import type { CommunityService, CommunityView } from "./communities/service";

@@ -4,7 +4,7 @@
  * (conventions: webhooks/catalogue.ts).
  */
 import { Type } from "@sinclair/typebox";
-import { defineWebhookProduct, type EventData, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks/catalogue";
+import { defineWebhookProduct, type EventData, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
 import { Card, Comment, List, Project } from "./board/schemas";
 
 const card = (over: Record<string, unknown> = {}) => ({

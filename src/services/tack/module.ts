@@ -17,9 +17,11 @@ import { workspaceIdsOfOwner } from "./board/store";
 import { TACK_WEBHOOKS } from "./events";
 import { TACK_SCOPE_PARAMS, TACK_SCOPE_PREFIX, tackWebhookRoutes } from "./routes";
 import { TackWebhookService, tackWorkspaceScope } from "./webhooks";
+import { migrations } from "./migrations";
 
 export const tackModule = defineService({
   name: "tack",
+  migrations,
   description: "Card board: workspaces, projects, lists and cards",
   prefix: "/tack",
   // The spec gives the board no description version, only "/v1 below /api": v1.0.0.
@@ -28,7 +30,7 @@ export const tackModule = defineService({
   webhooks: TACK_WEBHOOKS,
   create: (d) => {
     const board = new Board(d);
-    return { board, cards: new Cards(board), api: d.webhooks.api, webhooks: new TackWebhookService(d.ctx, d.webhooks.api), scope: tackWorkspaceScope(d.platform) };
+    return { board, cards: new Cards(board), api: d.webhooks.api, webhooks: new TackWebhookService(d.ctx, d.webhooks.api), scope: tackWorkspaceScope(d.tenancy) };
   },
   // Board workspaces go with their platform workspace (foreign keys); their webhook
   // endpoints (scoped to the board workspace) and FTS rows here.
@@ -43,5 +45,5 @@ export const tackModule = defineService({
     new Elysia({ name: "tack-routes" })
       .use(boardRoutes(tack.board, d))
       .use(cardRoutes(tack.cards, d))
-      .use(tackWebhookRoutes(tack.webhooks, tack.scope, { principals: d.platform.authz, idempotency: d.ctx.idempotency, guard: boardGuard(d) })),
+      .use(tackWebhookRoutes(tack.webhooks, tack.scope, { principals: d.tenancy.authz, idempotency: d.ctx.idempotency, guard: boardGuard(d) })),
 });

@@ -25,11 +25,7 @@ import { noContent } from "../../core/openapi";
 import { ErrorBody } from "../../access/schemas";
 import type { boardGuard } from "./board/guard";
 import { WorkspaceRef } from "./board/schemas";
-import { URL_MAX } from "../../kernel/webhooks/endpoints";
-import { EndpointId } from "../../kernel/webhooks/ids";
-import { paramsOf } from "../../kernel/webhooks/routes";
-import type { Access, ScopeResolver } from "../../kernel/webhooks/scopes";
-import { MAX_ENDPOINTS_PER_SCOPE } from "../../kernel/webhooks/types";
+import { URL_MAX, EndpointId, paramsOf, type Access, type ScopeResolver, MAX_ENDPOINTS_PER_SCOPE } from "../../kernel/webhooks";
 import { SECRET_MAX, SECRET_MIN, TACK, TACK_LIST_DEFAULT, TACK_LIST_MAX, type TackWebhookService } from "./webhooks";
 import { TackWebhook, TackWebhookList } from "./webhook-views";
 

@@ -4,7 +4,7 @@
  */
 import type { Static } from "@sinclair/typebox";
 import { t } from "../../core/schema";
-import type { EndpointRecord } from "../../kernel/webhooks/endpoints";
+import type { EndpointRecord } from "../../kernel/webhooks";
 import { OffsetPagination } from "./board/schemas";
 
 export const TackWebhook = t.Object({

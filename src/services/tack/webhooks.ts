@@ -61,12 +61,8 @@ import { invalidField, notFound } from "../../core/errors";
 import { workspaceById, workspaceByRef } from "./board/store";
 import { prefixedId } from "../../core/ids";
 import { parseLimit } from "../../core/pagination";
-import type { Platform } from "../platform/service";
-import type { Actor, EndpointRecord, ResolvedScope } from "../../kernel/webhooks/endpoints";
-import { registerWebhookActions, webhookAction, type ScopeResolver } from "../../kernel/webhooks/scopes";
-import type { WebhookService } from "../../kernel/webhooks/service";
-import { generateSecret, SECRET_PREFIX } from "../../kernel/webhooks/signing";
-import type { Scope } from "../../kernel/webhooks/types";
+import type { Tenancy } from "../../kernel/tenancy";
+import { type Actor, type EndpointRecord, type ResolvedScope, registerWebhookActions, webhookAction, type ScopeResolver, type WebhookService, generateSecret, SECRET_PREFIX, type Scope } from "../../kernel/webhooks";
 import { tackWebhookView, type TackWebhookPage, type TackWebhookView } from "./webhook-views";
 
 export const TACK = "tack" as const;
@@ -101,16 +97,16 @@ export interface TackUpdateInput {
  * off for the platform workspace. Scope: {product: "tack", scopeId: board workspace id,
  * workspaceId: its platform workspace} (audit entries go to the platform workspace).
  */
-export function tackWorkspaceScope(platform: Platform): ScopeResolver {
-  registerWebhookActions(platform.ctx.actions, TACK);
+export function tackWorkspaceScope(tenancy: Tenancy): ScopeResolver {
+  registerWebhookActions(tenancy.ctx.actions, TACK);
   return async ({ principal, params }, access) => {
     const ref = params.workspace_id ?? "";
-    const db = platform.ctx.db;
+    const db = tenancy.ctx.db;
     const board =
       principal.kind === "api_key" ? await workspaceByRef(db, principal.workspaceId, ref) : ref.startsWith("ws_") ? await workspaceById(db, ref) : null;
     if (!board) throw notFound("Workspace");
-    const found = await platform.authz.authorizeService(db, principal, { id: board.owner_workspace_id }, webhookAction(TACK, access), TACK);
-    return { product: TACK, scopeId: board.id, workspaceId: found.workspace.id };
+    const found = await tenancy.guard(principal, board.owner_workspace_id, webhookAction(TACK, access), TACK);
+    return { product: TACK, scopeId: board.id, workspaceId: found.id };
   };
 }
 

@@ -11,7 +11,7 @@
  */
 import { createOutboundHttp } from "../../core/outbound-http";
 import { defineService } from "../../kernel/module";
-import { workspaceScope } from "../../kernel/webhooks/scopes";
+import { workspaceScope } from "../../kernel/webhooks";
 import { TRAWL_WEBHOOKS } from "./events";
 import { PAGE_MAX_BYTES } from "./pipeline/fetch";
 import { LlmClient } from "./pipeline/llm";
@@ -19,6 +19,7 @@ import { jobRoutes } from "./routes";
 import { WorkspaceId } from "./schemas";
 import { JobService } from "./service";
 import { TrawlWorker } from "./worker";
+import { migrations } from "./migrations";
 
 export const TRAWL_WORKER_JOB = "trawl.worker";
 
@@ -35,6 +36,7 @@ export interface Trawl {
 
 export const trawlModule = defineService({
   name: "trawl",
+  migrations,
   description: "AI extraction jobs",
   prefix: "/trawl",
   openapi: { title: "Bunker extraction jobs", description: "AI extraction jobs.", version: "v0.1.0" },
@@ -52,5 +54,5 @@ export const trawlModule = defineService({
   routes: (s, d) => jobRoutes(s.jobs, d),
   jobs: (s) => [{ name: TRAWL_WORKER_JOB, schedule: "* * * * * *", run: async () => void (await s.worker.tick()) }],
   stop: (s) => s.worker.stop(),
-  webhookScopes: (_, d) => [{ prefix: "/trawl/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "trawl"), legacyRoutes: true, params: { workspace_id: WorkspaceId } }],
+  webhookScopes: (_, d) => [{ prefix: "/trawl/v1/workspaces/:workspace_id", resolve: workspaceScope(d.tenancy, d.name), legacyRoutes: true, params: { workspace_id: WorkspaceId } }],
 });

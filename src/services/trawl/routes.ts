@@ -14,7 +14,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody 
 
 export function jobRoutes(svc: JobService, deps: ServiceDeps) {
   return new Elysia({ name: "trawl-routes" })
-    .use(principalPlugin(deps.platform.authz))
+    .use(principalPlugin(deps.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .post(
       `${BASE}/jobs`,

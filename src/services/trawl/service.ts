@@ -20,7 +20,7 @@ import type { ServiceDeps } from "../../kernel/module";
 import { SchemaCompiler, isObject } from "./schema";
 import * as store from "./store";
 import type { JobRow, JobStatus } from "./store";
-import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { emitEvent } from "../../kernel/webhooks";
 import { TRAWL_WEBHOOKS, type TrawlEvents } from "./events";
 
 export const DESCRIPTION_MAX = 4000;
@@ -149,13 +149,8 @@ export class JobService {
     return this.deps.ctx;
   }
 
-  async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.deps.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "trawl");
-    return workspace;
-  }
-
   async create(p: Principal, workspaceId: string, input: JobInput): Promise<JobView> {
-    const ws = await this.workspace(p, workspaceId, "trawl.job.write");
+    const ws = await this.deps.guard(p, workspaceId, "trawl.job.write");
     const details: ErrorDetail[] = [];
     details.push(...this.schemas.check(input.json_schema));
     const description = typeof input.description === "string" ? input.description.trim() : "";
@@ -171,7 +166,7 @@ export class JobService {
     const webhookId = input.webhook_id ?? null;
     if (details.length) throw badRequest("Invalid extraction job", details);
     if (webhookId !== null) {
-      const hook = await this.deps.webhooks.legacy.row(this.ctx.db, { product: "trawl", scopeId: ws.id }, webhookId as string).catch(() => null);
+      const hook = await this.deps.webhooks.legacy.row(this.ctx.db, { product: this.deps.name, scopeId: ws.id }, webhookId as string).catch(() => null);
       if (!hook) throw new ApiError(404, "NOT_FOUND", `Webhook ${webhookId} not found in this workspace`, [{ field: "webhook_id", reason: "no legacy webhook of the workspace has this id" }]);
     }
     await this.assertCredits(ws.id);
@@ -216,7 +211,7 @@ export class JobService {
   }
 
   async list(p: Principal, workspaceId: string, q: { status?: string; cursor?: string; limit?: number }): Promise<Page<JobView>> {
-    const ws = await this.workspace(p, workspaceId, "trawl.job.read");
+    const ws = await this.deps.guard(p, workspaceId, "trawl.job.read");
     const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
     let status: JobStatus | null = null;
     if (q.status !== undefined && q.status !== "") {
@@ -230,14 +225,14 @@ export class JobService {
   }
 
   async get(p: Principal, workspaceId: string, id: string): Promise<JobView> {
-    const ws = await this.workspace(p, workspaceId, "trawl.job.read");
+    const ws = await this.deps.guard(p, workspaceId, "trawl.job.read");
     const r = await store.jobInWorkspace(this.ctx.db, ws.id, id);
     if (!r) throw notFound("Job");
     return jobView(r);
   }
 
   async cancel(p: Principal, workspaceId: string, id: string): Promise<JobView> {
-    const ws = await this.workspace(p, workspaceId, "trawl.job.write");
+    const ws = await this.deps.guard(p, workspaceId, "trawl.job.write");
     const view = await tx(this.ctx.db, async (t) => {
       const r = await store.jobInWorkspace(t, ws.id, id);
       if (!r) throw notFound("Job");
@@ -307,13 +302,13 @@ export class JobService {
   // ------------------------------------------------------------------ settings and usage
 
   async getSettings(p: Principal, workspaceId: string) {
-    const ws = await this.workspace(p, workspaceId, "trawl.job.read");
+    const ws = await this.deps.guard(p, workspaceId, "trawl.job.read");
     const s = await store.settings(this.ctx.db, ws.id);
     return { workspace_id: ws.id, monthly_credit_limit: s?.monthly_credit_limit ?? null, updated_at: s?.updated_at ?? null };
   }
 
   async putSettings(p: Principal, workspaceId: string, input: { monthly_credit_limit?: unknown }) {
-    const ws = await this.workspace(p, workspaceId, "trawl.settings.write");
+    const ws = await this.deps.guard(p, workspaceId, "trawl.settings.write");
     const v = input.monthly_credit_limit;
     if (v !== null && (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > CREDIT_LIMIT_MAX)) {
       throw badRequest("Invalid monthly_credit_limit", [{ field: "monthly_credit_limit", reason: `integer from 1 to ${CREDIT_LIMIT_MAX}, or null for no limit` }]);
@@ -323,7 +318,7 @@ export class JobService {
   }
 
   async usage(p: Principal, workspaceId: string, q: { month?: string }) {
-    const ws = await this.workspace(p, workspaceId, "trawl.job.read");
+    const ws = await this.deps.guard(p, workspaceId, "trawl.job.read");
     const month = q.month ?? monthOf(this.ctx.clock.iso());
     if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw badRequest("Invalid month", [{ field: "month", reason: "YYYY-MM" }]);
     const u = await store.usage(this.ctx.db, ws.id, month);

@@ -14,13 +14,13 @@ import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
-import { audit } from "../platform/audit";
+import { audit } from "../../kernel/tenancy";
 import { enqueueNotification, type NotificationKind } from "./notify";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import * as store from "./store";
 import { entryView, publicEntryView, type ClientInfo, type EntryView, type PublicEntryView } from "./views";
 import type { WaitlistService } from "./waitlists";
-import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { emitEvent } from "../../kernel/webhooks";
 import { WAITLIST_WEBHOOKS } from "./events";
 import { BULK_MAX } from "./limits";
 

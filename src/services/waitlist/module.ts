@@ -8,7 +8,7 @@
 import { Elysia } from "elysia";
 import { ApiError } from "../../core/errors";
 import { defineService } from "../../kernel/module";
-import { workspaceScope } from "../../kernel/webhooks/scopes";
+import { workspaceScope } from "../../kernel/webhooks";
 import { bridges } from "./bridges";
 import { EntryService } from "./entries";
 import { WAITLIST_WEBHOOKS } from "./events";
@@ -22,9 +22,11 @@ import * as store from "./store";
 import { variantRoutes } from "./variant-routes";
 import { VariantService } from "./variants";
 import { PUBLIC_TOPIC, WAITLIST_ACTIONS, WaitlistService } from "./waitlists";
+import { migrations } from "./migrations";
 
 export const waitlistModule = defineService({
   name: "waitlist",
+  migrations,
   description: "Waitlists with approval and invites",
   prefix: "/waitlist",
   openapi: { title: "Bunker waitlist", description: "Waitlists with approval and invites.", version: "v0.1.0" },
@@ -38,7 +40,7 @@ export const waitlistModule = defineService({
     b.onDomainDelete(async (t, domain) => ((await store.domainUsed(t, domain.id)) ? "the workspace's waitlist settings use it as default sender domain" : null));
     const publicConfig = new PublicConfig(d.ctx, async (workspaceId) => {
       try {
-        await d.platform.authz.requireService(d.ctx.db, workspaceId, "waitlist");
+        await d.tenancy.authz.requireService(d.ctx.db, workspaceId, d.name);
         return true;
       } catch (e) {
         if (e instanceof ApiError && e.status === 403) return false;
@@ -50,8 +52,8 @@ export const waitlistModule = defineService({
   routes: (s, d) =>
     new Elysia({ name: "waitlist-routes" })
       .use(publicRoutes(s.entries, s.publicConfig))
-      .use(adminRoutes(s, { principals: d.platform.authz, idempotency: d.ctx.idempotency }))
-      .use(variantRoutes(s.variants, { principals: d.platform.authz })),
+      .use(adminRoutes(s, { principals: d.tenancy.authz, idempotency: d.ctx.idempotency }))
+      .use(variantRoutes(s.variants, { principals: d.tenancy.authz })),
   jobs: (s, d) => [
     { name: REFERRALS_JOB, schedule: "*/2 * * * * *", run: async () => void (await emitReferralUpdates(d)) },
     { name: NOTIFY_JOB, schedule: "*/30 * * * * *", run: async () => void (await s.worker.runDue()) },
@@ -69,5 +71,5 @@ export const waitlistModule = defineService({
     await s.waitlists.ctx.caches.changed(t, PUBLIC_TOPIC);
   },
   stop: (s) => s.publicConfig.flushViews(),
-  webhookScopes: (_, d) => [{ prefix: "/waitlist/v1/workspaces/:workspace_id", resolve: workspaceScope(d.platform, "waitlist"), legacyRoutes: "unlisted", params: { workspace_id: Uuid("The workspace's id") } }],
+  webhookScopes: (_, d) => [{ prefix: "/waitlist/v1/workspaces/:workspace_id", resolve: workspaceScope(d.tenancy, d.name), legacyRoutes: "unlisted", params: { workspace_id: Uuid("The workspace's id") } }],
 });

@@ -24,7 +24,7 @@ import type { Bridges } from "./bridges";
 import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";
 import * as store from "./store";
-import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { emitEvent } from "../../kernel/webhooks";
 import { WAITLIST_WEBHOOKS } from "./events";
 
 export type NotificationKind = "welcome" | "approved" | "rejected";

@@ -17,7 +17,7 @@ import { tx } from "../../core/db";
 import type { MaybePromise } from "../../core/maybe-promise";
 import { notFound } from "../../core/errors";
 import type { AppContext } from "../../context";
-import { platformGeneration } from "../platform/audit";
+import { platformGeneration } from "../../kernel/tenancy";
 import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import { publicWaitlist } from "./signup";
 import * as store from "./store";

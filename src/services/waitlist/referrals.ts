@@ -11,7 +11,7 @@ import type { ServiceDeps } from "../../kernel/module";
 import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";
 import * as store from "./store";
-import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { emitEvent } from "../../kernel/webhooks";
 import { WAITLIST_WEBHOOKS } from "./events";
 
 export const REFERRALS_JOB = "waitlist.referrals";

@@ -22,7 +22,7 @@ import { tx } from "../../core/db";
 import { conflict, invalidField, notFound } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { isUniqueViolation } from "../../core/store/sql";
-import { audit } from "../platform/audit";
+import { audit } from "../../kernel/tenancy";
 import { addDays, dayStart, daysBetween, isCalendarDay } from "./days";
 import type { PublicConfig } from "./public";
 import * as store from "./store";

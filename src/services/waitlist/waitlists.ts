@@ -19,14 +19,14 @@ import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagin
 import { isUniqueViolation } from "../../core/store/sql";
 import type { AppContext } from "../../context";
 import type { ServiceDeps } from "../../kernel/module";
-import { audit } from "../platform/audit";
+import { audit } from "../../kernel/tenancy";
 import type { Bridges } from "./bridges";
 import type { Notifier } from "./notify";
 import { applyWaitlistSettings, defaultWaitlistSettings, parseWaitlistSettings, settingsPatch, type WaitlistSettings } from "./settings";
 import * as store from "./store";
 import { waitlistView, type WaitlistView, type WorkspaceSettingsView } from "./views";
 import { putSettings, readSettings } from "./workspace-settings";
-import { emitEvent } from "../../kernel/webhooks/catalogue";
+import { emitEvent } from "../../kernel/webhooks";
 import { WAITLIST_WEBHOOKS } from "./events";
 
 export const WAITLIST_ACTIONS = [
@@ -76,9 +76,8 @@ export class WaitlistService {
    * Workspace of an admin route: 404/403 from the platform; 403 when the waitlist service is off.
    * Ids come here as the route schemas let them through: UUIDs of any case (rows hold them lower-case).
    */
-  async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.deps.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, action, "waitlist");
-    return workspace;
+  workspace(p: Principal, workspaceId: string, action: string) {
+    return this.deps.guard(p, workspaceId.toLowerCase(), action);
   }
 
   async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<store.WaitlistRow> {

@@ -18,7 +18,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody 
 export function appRoutes(auth: AuthService) {
   const { apps } = auth;
   return new Elysia({ prefix: "/v1/apps" })
-    .use(principalPlugin(auth.platform.authz))
+    .use(principalPlugin(auth.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .post("", (c) => {
       const p = requirePrincipal(c.principal);

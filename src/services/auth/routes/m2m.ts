@@ -44,7 +44,7 @@ const ClientWithSecret = t.Composite([Client, t.Object({ client_secret: t.String
 function managementRoutes(auth: AuthService) {
   const { m2m } = auth;
   return new Elysia({ prefix: "/v1/apps/:app_id/m2m-clients" })
-    .use(principalPlugin(auth.platform.authz))
+    .use(principalPlugin(auth.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .post("", async ({ principal, params, body, meta, set }) => {
       const created = await m2m.create(requirePrincipal(principal), params.app_id, body, meta);

@@ -19,7 +19,7 @@ const draftErrors =
 
 export function contentRoutes(content: ContentService, deps: ServiceDeps) {
   return new Elysia({ prefix: "/mail/v1/workspaces/:workspace_id" })
-    .use(principalPlugin(deps.platform.authz))
+    .use(principalPlugin(deps.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .get("/brand", (c) => content.getBrand(requirePrincipal(c.principal), c.params.workspace_id), {
       params: ws,

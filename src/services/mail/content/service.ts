@@ -28,11 +28,10 @@ import { buildPage, decodeCursor, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
 import type { ServiceDeps } from "../../../kernel/module";
 import { MailPartContext } from "../part-context";
-import { audit } from "../../platform/audit";
+import { audit, workspaceDisplayName } from "../../../kernel/tenancy";
 import { parseRaw, resolveBrand, validateBrand, type BrandRaw, type BrandTokens } from "./brand";
 import { lint, type Finding } from "./lint";
 import { applySchema, checkIncludes, deriveText, prepare, render, validateSchema, variablesOf, type Includable, type Rendered, type VariablesSchema } from "./render";
-import { workspaceDisplayName } from "../../platform/workspaces";
 import * as store from "./store";
 
 export const NAME_RE = /^[a-z0-9_-]{1,64}$/;

@@ -12,7 +12,7 @@ import type { Principal } from "../../../access/principal";
 import type { AppContext } from "../../../context";
 import { tx } from "../../../core/db";
 import { randomHex } from "../../../core/ids";
-import { audit } from "../../platform/audit";
+import { audit } from "../../../kernel/tenancy";
 import type { DomainsContext, DomainView } from "./context";
 import * as store from "./store";
 

@@ -17,7 +17,7 @@ const domainParams = DomainParams;
 
 export function domainRoutes(domains: DomainService, deps: ServiceDeps) {
   return new Elysia({ prefix: "/mail/v1/workspaces/:workspace_id/domains" })
-    .use(principalPlugin(deps.platform.authz))
+    .use(principalPlugin(deps.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .get("", (c) => domains.list(requirePrincipal(c.principal), c.params.workspace_id), {
       params: wsParams,

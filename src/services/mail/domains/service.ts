@@ -21,7 +21,7 @@ import { ApiError, conflict, invalidField } from "../../../core/errors";
 import { isUuid, randomHex, uuid } from "../../../core/ids";
 import { isUniqueViolation } from "../../../core/store/sql";
 import type { ServiceDeps } from "../../../kernel/module";
-import { audit } from "../../platform/audit";
+import { audit } from "../../../kernel/tenancy";
 import { DomainChecks } from "./checks";
 import { DomainsContext, type DomainView } from "./context";
 import { DkimRotation, dkimSelector, newDkimKey, signingKey } from "./dkim";

@@ -28,7 +28,7 @@ const ReportList = t.Object({
 
 export function inboundRoutes(svc: InboundService, deps: ServiceDeps) {
   return new Elysia({ name: "mail-inbound-routes" })
-    .use(principalPlugin(deps.platform.authz))
+    .use(principalPlugin(deps.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .get("/mail/v1/workspaces/:workspace_id/inbound-reports", (c) => svc.listReports(requirePrincipal(c.principal), c.params.workspace_id, c.query), {
       params: WorkspaceParams,

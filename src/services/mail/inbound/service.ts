@@ -35,7 +35,7 @@ import { parseMail, splitAddress, type ParsedMail } from "./parse";
 import { parseReport, type ReportOutcome } from "./reports";
 import { spamCheck, type AuthResults } from "./spam";
 import * as store from "./store";
-import { emitEvent } from "../../../kernel/webhooks/catalogue";
+import { emitEvent } from "../../../kernel/webhooks";
 import { MAIL_WEBHOOKS } from "../events";
 
 export const PURGE_JOB = "mail.inbound.retention";

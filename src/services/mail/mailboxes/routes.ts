@@ -21,7 +21,7 @@ const binary = (description: string, type = "application/octet-stream") => ({ 20
 
 export function mailboxRoutes(svc: MailboxService, deps: ServiceDeps) {
   return new Elysia({ prefix: "/mail/v1/workspaces/:workspace_id/mailboxes" })
-    .use(principalPlugin(deps.platform.authz))
+    .use(principalPlugin(deps.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .post("", (c) => {
       const p = requirePrincipal(c.principal);

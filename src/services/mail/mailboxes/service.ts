@@ -22,7 +22,7 @@ import { uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
 import type { ServiceDeps } from "../../../kernel/module";
-import { audit } from "../../platform/audit";
+import { audit } from "../../../kernel/tenancy";
 import type { DomainService } from "../domains/service";
 import type { MailParts } from "../part";
 import { parseMail, type AttachmentInfo } from "../inbound/parse";
@@ -139,7 +139,7 @@ export class MailboxService {
   }
 
   private access(p: Principal, workspaceId: string, action: string) {
-    return this.d.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, action, "mail");
+    return this.d.tenancy.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, action, "mail");
   }
 
   /** Ids here passed the route schemas (mail/schemas.ts): UUIDs of any case. */

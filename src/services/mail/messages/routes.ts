@@ -43,7 +43,7 @@ const emailParams = SuppressionParams;
 
 export function messageRoutes(svc: MessageService, deps: ServiceDeps) {
   return new Elysia({ name: "mail-messages-routes" })
-    .use(principalPlugin(deps.platform.authz))
+    .use(principalPlugin(deps.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .get(`${BASE}/messages`, (c) => svc.list(requirePrincipal(c.principal), c.params.workspace_id, c.query), {
       params: wsParams,

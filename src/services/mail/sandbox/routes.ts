@@ -19,7 +19,7 @@ const OutboxParams = t.Object({ workspace_id: Uuid("The workspace's id"), id: Uu
 
 export function sandboxRoutes(svc: SandboxService, deps: ServiceDeps) {
   return new Elysia({ name: "mail-sandbox-routes" })
-    .use(principalPlugin(deps.platform.authz))
+    .use(principalPlugin(deps.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .post(
       `${BASE}/domains/sandbox`,

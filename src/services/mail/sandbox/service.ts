@@ -166,7 +166,7 @@ export class SandboxService {
 
   /** GET /outbox/{id}: one captured message; its bodies only for callers who may read bodies. */
   async get(p: Principal, workspaceId: string, id: string): Promise<OutboxMessage> {
-    const access = await this.d.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, "mail.message.read", "mail");
+    const access = await this.d.tenancy.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, "mail.message.read", "mail");
     const r = await store.outboxInWorkspace(this.ctx.db, access.workspace.id, id.toLowerCase());
     if (!r) throw notFound("Outbox message");
     const visible = isAllowedByAll(access.policies, "mail.message.body.read", `workspace/${access.workspace.id}`);

@@ -23,7 +23,7 @@ const rateNote =
 
 export function sendingRoutes(svc: SendService, deps: ServiceDeps) {
   return new Elysia({ name: "mail-sending-routes" })
-    .use(principalPlugin(deps.platform.authz))
+    .use(principalPlugin(deps.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .post(
       `${BASE}/templates/:name/send`,

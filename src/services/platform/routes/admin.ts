@@ -10,7 +10,7 @@ import { snapshotLiveDatabase } from "../../../core/backup";
 import { sqliteOf } from "../../../core/db";
 import { ApiError, forbidden } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
-import { audit } from "../audit";
+import { audit } from "../../../kernel/tenancy";
 import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import type { Platform } from "../service";
 import * as store from "../store/accounts";

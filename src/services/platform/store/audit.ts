@@ -1,27 +1,9 @@
 /** SQL for the platform audit log. */
 import type { Sql } from "../../../core/db";
+import type { AuditRow } from "../../../kernel/tenancy";
 
-export interface AuditRow {
-  id: string;
-  workspace_id: string | null;
-  actor_type: string;
-  actor_id: string | null;
-  action: string;
-  target_type: string | null;
-  target_id: string | null;
-  ip: string | null;
-  user_agent: string | null;
-  metadata: string;
-  created_at: string;
-}
-
-export async function insertAudit(db: Sql, r: AuditRow): Promise<void> {
-  await db.run(
-    `INSERT INTO platform_audit_log (id, workspace_id, actor_type, actor_id, action, target_type, target_id, ip, user_agent, metadata, created_at)
-     VALUES ($id, $workspace_id, $actor_type, $actor_id, $action, $target_type, $target_id, $ip, $user_agent, $metadata, $created_at)`,
-    { ...r },
-  );
-}
+// The insert every mutation makes is the kernel's (kernel/tenancy/audit.ts).
+export type { AuditRow } from "../../../kernel/tenancy";
 
 export interface AuditFilter {
   workspace_id: string;

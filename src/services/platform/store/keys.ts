@@ -1,38 +1,9 @@
 /** SQL for workspace API keys and personal access tokens. */
 import type { Sql } from "../../../core/db";
+import type { ApiKeyRow, PersonalTokenRow } from "../../../kernel/tenancy";
 
-export interface ApiKeyRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  prefix: string;
-  last_four: string;
-  key_hash: string;
-  policy: string;
-  created_by: string;
-  created_at: string;
-  expires_at: number | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-
-export interface ApiKeyAuthRow extends ApiKeyRow {
-  /** Policy of the minter's current role in the key's workspace (NULL when no longer a member). */
-  minter_policy: string | null;
-  minter_status: string | null;
-}
-
-/** One query resolves a key together with its minter's current role policy. */
-export const apiKeyForAuth = (db: Sql, keyHash: string) =>
-  db.get<ApiKeyAuthRow>(
-    // Subqueries rather than JOINs: several times cheaper in bun:sqlite on this hot path.
-    `SELECT k.*,
-            (SELECT r.policy FROM platform_roles r WHERE r.id =
-               (SELECT m.role_id FROM platform_members m WHERE m.workspace_id = k.workspace_id AND m.account_id = k.created_by)) AS minter_policy,
-            (SELECT a.status FROM platform_accounts a WHERE a.id = k.created_by) AS minter_status
-     FROM platform_api_keys k WHERE k.key_hash = ?`,
-    keyHash,
-  );
+// The lookups by hash that resolve a credential are the kernel's (kernel/tenancy/store.ts).
+export type { ApiKeyRow, PersonalTokenRow } from "../../../kernel/tenancy";
 
 export async function insertApiKey(db: Sql, k: Omit<ApiKeyRow, "last_used_at" | "revoked_at">): Promise<void> {
   await db.run(
@@ -59,32 +30,6 @@ export function revokeApiKey(db: Sql, workspaceId: string, id: string, now: stri
   return db.run("UPDATE platform_api_keys SET revoked_at = ? WHERE workspace_id = ? AND id = ? AND revoked_at IS NULL", now, workspaceId, id);
 }
 
-/** last_used_at is advisory: written at most once a minute per key to keep reads cheap. */
-export async function touchApiKey(db: Sql, id: string, now: string, notSince: string): Promise<void> {
-  await db.run("UPDATE platform_api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)", now, id, notSince);
-}
-
-export interface PersonalTokenRow {
-  id: string;
-  account_id: string;
-  name: string;
-  prefix: string;
-  last_four: string;
-  token_hash: string;
-  created_at: string;
-  expires_at: number | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-
-export const personalTokenForAuth = (db: Sql, tokenHash: string) =>
-  db.get<PersonalTokenRow & { status: string; is_operator: number }>(
-    `SELECT t.*, (SELECT a.status FROM platform_accounts a WHERE a.id = t.account_id) AS status,
-            (SELECT a.is_operator FROM platform_accounts a WHERE a.id = t.account_id) AS is_operator
-     FROM platform_personal_tokens t WHERE t.token_hash = ?`,
-    tokenHash,
-  );
-
 export async function insertPersonalToken(db: Sql, t: Omit<PersonalTokenRow, "last_used_at" | "revoked_at">): Promise<void> {
   await db.run(
     `INSERT INTO platform_personal_tokens (id, account_id, name, prefix, last_four, token_hash, created_at, expires_at)
@@ -110,7 +55,3 @@ export function revokePersonalToken(db: Sql, accountId: string, id: string, now:
 export const personalTokenById = (db: Sql, accountId: string, id: string) =>
   db.get<PersonalTokenRow>("SELECT * FROM platform_personal_tokens WHERE account_id = ? AND id = ?", accountId, id);
 
-/** Same throttle as API keys: at most one write a minute per token. */
-export async function touchPersonalToken(db: Sql, id: string, now: string, notSince: string): Promise<void> {
-  await db.run("UPDATE platform_personal_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)", now, id, notSince);
-}

@@ -1,18 +1,9 @@
 /** SQL for workspaces, memberships, roles and enabled services. */
 import type { Sql } from "../../../core/db";
+import { workspaceById, type WorkspaceRow } from "../../../kernel/tenancy";
 
-export interface WorkspaceRow {
-  id: string;
-  slug: string;
-  display_name: string;
-  created_by: string;
-  status: string;
-  settings: string;
-  avatar_key: string | null;
-  avatar_type: string | null;
-  created_at: string;
-  updated_at: string;
-}
+// The reads tenancy makes on every request are the kernel's (kernel/tenancy/store.ts).
+export { enabledServices, membership, workspaceById, workspaceBySlug, type MembershipRow, type WorkspaceRow } from "../../../kernel/tenancy";
 
 export interface RoleRow {
   id: string;
@@ -38,10 +29,6 @@ export async function insertWorkspace(db: Sql, w: Omit<WorkspaceRow, "avatar_key
     { ...w },
   );
 }
-
-export const workspaceBySlug = (db: Sql, slug: string) => db.get<WorkspaceRow>("SELECT * FROM platform_workspaces WHERE slug = ?", slug);
-
-export const workspaceById = (db: Sql, id: string) => db.get<WorkspaceRow>("SELECT * FROM platform_workspaces WHERE id = ?", id);
 
 export const slugTaken = async (db: Sql, slug: string, exceptId: string | null = null) =>
   (await db.get("SELECT 1 AS x FROM platform_workspaces WHERE slug = ? AND id IS DISTINCT FROM ?", slug, exceptId)) !== null;
@@ -99,27 +86,6 @@ export async function workspacesOfAccount(db: Sql, accountId: string, after: str
 
 const roleName = async (db: Sql, id: string) => (await db.get<{ name: string }>("SELECT name FROM platform_roles WHERE id = ?", id))?.name;
 
-export interface MembershipRow {
-  id: string;
-  workspace_id: string;
-  account_id: string;
-  role_id: string;
-  role_name: string;
-  role_policy: string;
-}
-
-/** Membership with the role's policy: the authorization lookup of every workspace route. */
-export const membership = (db: Sql, workspaceId: string, accountId: string) =>
-  db.get<MembershipRow>(
-    // Subqueries rather than a JOIN: several times cheaper in bun:sqlite (every workspace request runs this).
-    `SELECT m.id, m.workspace_id, m.account_id, m.role_id,
-            (SELECT r.name FROM platform_roles r WHERE r.id = m.role_id) AS role_name,
-            (SELECT r.policy FROM platform_roles r WHERE r.id = m.role_id) AS role_policy
-     FROM platform_members m WHERE m.workspace_id = ? AND m.account_id = ?`,
-    workspaceId,
-    accountId,
-  );
-
 export async function insertMember(db: Sql, m: { id: string; workspace_id: string; account_id: string; role_id: string; created_at: string }): Promise<void> {
   await db.run(
     `INSERT INTO platform_members (id, workspace_id, account_id, role_id, created_at, updated_at)
@@ -127,9 +93,6 @@ export async function insertMember(db: Sql, m: { id: string; workspace_id: strin
     { ...m },
   );
 }
-
-export const enabledServices = async (db: Sql, workspaceId: string) =>
-  (await db.all<{ service: string }>("SELECT service FROM platform_workspace_services WHERE workspace_id = ? ORDER BY service", workspaceId)).map((r) => r.service);
 
 export async function enableService(db: Sql, workspaceId: string, service: string, now: string): Promise<void> {
   await db.run("INSERT INTO platform_workspace_services (workspace_id, service, enabled_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", workspaceId, service, now);

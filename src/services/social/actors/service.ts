@@ -21,12 +21,10 @@ import { tx, type Sql } from "../../../core/db";
 import { invalidField, notFound } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import type { Page } from "../../../core/pagination";
-import type { WebhookEngine } from "../../../kernel/webhooks/engine";
-import { batchItems, idList, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
-import { detachActor } from "../graph/store";
+import { type WebhookEngine, emitEvent } from "../../../kernel/webhooks";
+import { batchItems, idList, isObject, itemError, jsonObject, page, pageArgs, type ItemError } from "../core/common";
+import type { Lane } from "./lane";
 import * as store from "./store";
-import { detachContent } from "../posts/detach-store";
-import { emitEvent } from "../../../kernel/webhooks/catalogue";
 import { SOCIAL_WEBHOOKS } from "../events";
 
 export const EXTERNAL_ID_MAX = 256;
@@ -125,10 +123,18 @@ function upsertInput(v: unknown, prefix = ""): UpsertInput {
 const changedFields = (before: store.ActorRow, patch: store.ActorPatch) =>
   (Object.keys(patch) as (keyof store.ActorPatch)[]).filter((k) => patch[k] !== undefined && patch[k] !== before[k]);
 
+/**
+ * What other features remove of an actor before it is deleted, in the deleting transaction
+ * (the graph its edges, content the counts on others' rows): handed in by module.ts, since
+ * those features build on actors.
+ */
+export type ActorDetach = (t: Sql, actorId: string, now: string) => Promise<void>;
+
 export class ActorService {
   constructor(
     private readonly lane: Lane,
     private readonly engine: WebhookEngine,
+    private readonly detach: readonly ActorDetach[] = [],
   ) {}
 
   private get db() {
@@ -260,8 +266,7 @@ export class ActorService {
     await tx(this.db, async (t) => {
       const a = await this.lane.actor(t, c.id, actorId);
       await store.lockActor(t, a.id);
-      await detachActor(t, a.id, this.now());
-      await detachContent(t, a.id, this.now()); // part 2: counts on others' posts, comments and hashtags
+      for (const detach of this.detach) await detach(t, a.id, this.now());
       await store.deleteActor(t, a.id);
     });
   }

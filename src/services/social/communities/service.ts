@@ -29,8 +29,8 @@ import { uuid } from "../../../core/ids";
 import { checkUuid } from "../core/schemas";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import type { AppContext } from "../../../context";
-import { audit } from "../../platform/audit";
-import type { Platform } from "../../platform/service";
+import { audit } from "../../../kernel/tenancy";
+import type { ModuleContext } from "../../../kernel/module";
 import { applySettings, defaultSettings, parseSettings, type CommunitySettings } from "./settings";
 import * as store from "./store";
 
@@ -96,6 +96,9 @@ export interface CommunityHooks {
   onDelete?: (t: Sql, c: store.CommunityRow, actor: Actor) => Promise<void>;
 }
 
+/** A community row as features read it (the lane resolves it for every community route). */
+export type CommunityRow = store.CommunityRow;
+
 const isStatus = (v: unknown): v is store.CommunityStatus => typeof v === "string" && (STATUSES as readonly string[]).includes(v);
 
 /** LIKE pattern for a literal, case-folded substring (backslash escapes %, _ and itself). */
@@ -106,7 +109,8 @@ const badCursor = (reason: string) => badRequest("Malformed cursor", [{ field: "
 export class CommunityService {
   constructor(
     readonly ctx: AppContext,
-    private readonly platform: Platform,
+    /** The social module's context: its guard, and tenancy for a community addressed by id. */
+    private readonly m: Pick<ModuleContext, "guard" | "tenancy" | "name">,
     private readonly hooks: CommunityHooks = {},
   ) {}
 
@@ -125,12 +129,6 @@ export class CommunityService {
     };
   }
 
-  /** The workspace of an admin-lane route: 404 / 403 from the platform, 403 when social is off. */
-  private async workspace(p: Principal, workspaceId: string, action: string) {
-    const { workspace } = await this.platform.authz.authorizeService(this.ctx.db, p, { id: workspaceId }, action, "social");
-    return workspace;
-  }
-
   private async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<store.CommunityRow> {
     const r = await store.communityInWorkspace(db, workspaceId, checkUuid(id, "community_id"));
     if (!r) throw notFound("Community");
@@ -146,13 +144,13 @@ export class CommunityService {
     const r = await store.communityById(this.ctx.db, checkUuid(communityId, "community_id"));
     if (!r) throw notFound("Community");
     try {
-      await this.platform.authz.authorizeWorkspace(this.ctx.db, p, { id: r.workspace_id }, action);
+      await this.m.tenancy.authz.authorizeWorkspace(this.ctx.db, p, { id: r.workspace_id }, action);
     } catch (e) {
       // The platform says "Workspace not found": the caller asked for a community.
       if (e instanceof ApiError && e.status === 404) throw notFound("Community");
       throw e;
     }
-    await this.platform.authz.requireService(this.ctx.db, r.workspace_id, "social");
+    await this.m.tenancy.authz.requireService(this.ctx.db, r.workspace_id, this.m.name);
     return r;
   }
 
@@ -192,7 +190,7 @@ export class CommunityService {
   // ------------------------------------------------------------------ operations
 
   async create(p: Principal, workspaceId: string, input: CommunityInput, meta?: RequestMeta): Promise<CommunityView> {
-    const ws = await this.workspace(p, workspaceId, "social.create");
+    const ws = await this.m.guard(p, workspaceId, "social.create");
     const slug = this.slug(input.slug);
     const display_name = this.displayName(input.display_name);
     const description = input.description === undefined ? null : this.description(input.description);
@@ -231,7 +229,7 @@ export class CommunityService {
   }
 
   async list(p: Principal, workspaceId: string, q: ListQuery): Promise<Page<CommunityView>> {
-    const ws = await this.workspace(p, workspaceId, "social.list");
+    const ws = await this.m.guard(p, workspaceId, "social.list");
     const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
     let text = q.q === undefined || q.q === "" ? null : q.q;
     if (text !== null && text.length > Q_MAX) throw invalidField("q", `at most ${Q_MAX} characters`);
@@ -264,12 +262,12 @@ export class CommunityService {
   }
 
   async get(p: Principal, workspaceId: string, id: string): Promise<CommunityView> {
-    const ws = await this.workspace(p, workspaceId, "social.read");
+    const ws = await this.m.guard(p, workspaceId, "social.read");
     return this.view(await this.inWorkspace(this.ctx.db, ws.id, id));
   }
 
   async update(p: Principal, workspaceId: string, id: string, input: CommunityInput, meta?: RequestMeta): Promise<CommunityView> {
-    const ws = await this.workspace(p, workspaceId, "social.update");
+    const ws = await this.m.guard(p, workspaceId, "social.update");
     const patch: store.CommunityPatch = {};
     if (input.display_name !== undefined) {
       patch.display_name = this.displayName(input.display_name);
@@ -300,7 +298,7 @@ export class CommunityService {
 
   /** Deletes the community and everything in it (cascades), its webhook endpoints included. Not reversible. */
   async remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): Promise<void> {
-    const ws = await this.workspace(p, workspaceId, "social.delete");
+    const ws = await this.m.guard(p, workspaceId, "social.delete");
     await tx(this.ctx.db, async (t) => {
       const r = await this.inWorkspace(t, ws.id, id);
       await this.hooks.onDelete?.(t, r, { principal: p, meta });

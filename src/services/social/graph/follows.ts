@@ -20,14 +20,14 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, conflict, notFound } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import type { Page } from "../../../core/pagination";
-import type { WebhookEngine } from "../../../kernel/webhooks/engine";
-import { bumpCounter } from "../actors/store";
-import { actorPair, batchItems, expandArg, isObject, itemError, jsonObject, page, pageArgs, type ItemError, type Lane } from "../core/common";
+import type { EventEmitter } from "../../../kernel/webhooks";
+import { bumpCounter } from "../actors";
+import { actorPair, type Lane } from "../actors/lane";
+import { batchItems, expandArg, isObject, itemError, jsonObject, page, pageArgs, type ItemError } from "../core/common";
 import { checkUuid } from "../core/schemas";
 import * as store from "./store";
 import { edgeView, expandEdges, type EdgeView } from "./views";
-import { emitEvent } from "../../../kernel/webhooks/catalogue";
-import { SOCIAL_WEBHOOKS, type SocialEvents } from "../events";
+import type { SOCIAL_WEBHOOKS } from "../events";
 
 export interface FollowResult {
   status: "followed" | "pending";
@@ -62,15 +62,12 @@ function followInput(v: unknown, prefix = ""): FollowInput {
 export class FollowService {
   constructor(
     private readonly lane: Lane,
-    private readonly engine: WebhookEngine,
+    /** Social's emit; the module adds the follow notifications to it (same transaction). */
+    private readonly emit: EventEmitter<typeof SOCIAL_WEBHOOKS>,
   ) {}
 
   private get db() {
     return this.lane.ctx.db;
-  }
-
-  private emit<K extends keyof SocialEvents>(t: Sql, communityId: string, type: K, data: SocialEvents[K]) {
-    return emitEvent(this.engine, SOCIAL_WEBHOOKS, t, communityId, type, data);
   }
 
   /** Removes the follow src -> dst (counters, edge.follow.deleted); true when it existed. */

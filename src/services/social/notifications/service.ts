@@ -6,15 +6,17 @@
  * unseen again. Types: follow, follow_request, follow_request_approved, reaction, comment,
  * reply, mention, tag, repost, vote, moderation. Activities are written in the transaction
  * of the write that causes them (one upsert), so counts are exact under concurrency.
- * Follow notifications come from the follow events (notifyingEngine below), so a batch
+ * Follow notifications come from the follow events (followNotifications below), so a batch
  * follow with suppress_notifications writes none.
  */
 import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";
 import { invalidField } from "../../../core/errors";
 import { isUuid } from "../../../core/ids";
-import type { WebhookEngine } from "../../../kernel/webhooks/engine";
-import { isObject, page, pageArgs, type Lane } from "../core/common";
+import type { EventListeners } from "../../../kernel/webhooks";
+import type { SOCIAL_WEBHOOKS } from "../events";
+import type { Lane } from "../actors/lane";
+import { isObject, page, pageArgs } from "../core/common";
 import * as store from "./store";
 
 export const LATEST_ACTORS = 5;
@@ -81,26 +83,16 @@ export class NotificationService {
 }
 
 /**
- * The webhook engine as part 1's follow service sees it: every follow event it emits also
- * adds the matching in-app notification, in the same transaction.
+ * The in-app notifications of follow events, added in the transaction of the event (the
+ * follow service emits through withListeners): a follow, a request, an approval.
  */
-export function notifyingEngine(engine: WebhookEngine, now: () => string): WebhookEngine {
-  const follow = async (t: Sql, communityId: string, type: string, d: Record<string, unknown>) => {
-    const src = d.src_actor_id as string;
-    const dst = d.dst_actor_id as string;
-    const base = { community_id: communityId, target_type: "actor", now: now() };
-    if (type === "edge.follow.created") await store.addActivity(t, { ...base, recipient: dst, type: "follow", target_id: dst, from: src });
-    if (type === "edge.follow.requested") await store.addActivity(t, { ...base, recipient: dst, type: "follow_request", target_id: dst, from: src });
-    if (type === "edge.follow.request_approved") await store.addActivity(t, { ...base, recipient: src, type: "follow_request_approved", target_id: src, from: dst });
+export function followNotifications(now: () => string): EventListeners<typeof SOCIAL_WEBHOOKS> {
+  // The recipient is the notification's target too (the actor followed, asked or approved).
+  const notify = (t: Sql, communityId: string, recipient: string, type: string, from: string) =>
+    store.addActivity(t, { community_id: communityId, target_type: "actor", now: now(), recipient, type, target_id: recipient, from });
+  return {
+    "edge.follow.created": (t, c, d) => notify(t, c, d.dst_actor_id, "follow", d.src_actor_id),
+    "edge.follow.requested": (t, c, d) => notify(t, c, d.dst_actor_id, "follow_request", d.src_actor_id),
+    "edge.follow.request_approved": (t, c, d) => notify(t, c, d.src_actor_id, "follow_request_approved", d.dst_actor_id),
   };
-  return new Proxy(engine, {
-    get(target, prop, receiver) {
-      if (prop !== "emit") return Reflect.get(target, prop, receiver);
-      return async (t: Sql, scope: Parameters<WebhookEngine["emit"]>[1], type: string, data: unknown) => {
-        const out = await target.emit(t, scope, type, data);
-        if (isObject(data) && type.startsWith("edge.follow.")) await follow(t, scope.scopeId, type, data);
-        return out;
-      };
-    },
-  });
 }

@@ -19,19 +19,19 @@ import { dialect } from "../../../core/store/sql";
 import { tx, type Sql } from "../../../core/db";
 import { ApiError, invalidField, notFound } from "../../../core/errors";
 import { isUuid, uuid } from "../../../core/ids";
-import type { WebhookEngine } from "../../../kernel/webhooks/engine";
-import { bumpCounter, type ActorRow } from "../actors/store";
-import { isObject, page, pageArgs, type Lane } from "../core/common";
-import { releaseHashtags, useHashtags } from "../hashtags/store";
+import { type WebhookEngine, emitEvent } from "../../../kernel/webhooks";
+import { bumpCounter, type ActorRow } from "../actors";
+import type { Lane } from "../actors/lane";
+import { isObject, page, pageArgs } from "../core/common";
+import { releaseHashtags, useHashtags } from "../hashtags";
 import { extractTags } from "../hashtags/tags";
-import { holdFlag, screen } from "../moderation/keywords";
-import { blockBetween } from "../graph/store";
-import { addActivity } from "../notifications/store";
+import { blockBetween } from "../graph";
+import { addActivity } from "../notifications";
 import * as input from "./input";
+import type { ContentScreen } from "./screening";
 import * as store from "./store";
 import { newPostView, postView, postViews, type PostView } from "./views";
 import { canSee, isLive, publiclyVisible } from "./visibility";
-import { emitEvent } from "../../../kernel/webhooks/catalogue";
 import { SOCIAL_WEBHOOKS, type SocialEvents } from "../events";
 
 /** Attachments of a post, comment or message: each a ready asset of the community owned by `owner`, else 422 INVALID_ASSET. */
@@ -46,6 +46,8 @@ export class PostService {
   constructor(
     readonly lane: Lane,
     readonly engine: WebhookEngine,
+    /** The keyword filters (comments use them too). */
+    readonly screening: ContentScreen,
   ) {}
 
   get db() {
@@ -98,7 +100,7 @@ export class PostService {
     if (status !== "scheduled" && o.scheduled_for !== undefined && o.scheduled_for !== null) throw invalidField("scheduled_for", "only for status scheduled");
     return tx(this.db, async (t) => {
       const author = await this.writer(t, c.id, o.actor_id);
-      const held = await screen(t, c.id, [text, JSON.stringify(attributes.poll ?? null)]);
+      const held = await this.screening.screen(t, c.id, [text, JSON.stringify(attributes.poll ?? null)]);
       await checkAssets(t, c.id, author.id, assets);
       if (quoteId !== null) await this.visibleTo(t, c.id, quoteId, author.id);
       const row: store.PostRow = {
@@ -132,7 +134,7 @@ export class PostService {
       if (status === "published") Object.assign(row, this.publishFields(row, now));
       await store.insertPost(t, row);
       if (status === "published") await this.onPublish(t, row, now);
-      if (held) await holdFlag(t, c.id, "post", row.id, author.id, held, now);
+      if (held) await this.screening.hold(t, c.id, "post", row.id, author.id, held, now);
       const view = newPostView(row);
       await this.emit(t, c.id, "post.created", view);
       return view;
@@ -228,10 +230,10 @@ export class PostService {
       }
       if (next.status === "scheduled" && (o.scheduled_for !== undefined || cur.status !== "scheduled")) next.scheduled_for = input.scheduledFor(o.scheduled_for, now);
       else if (next.status !== "scheduled") next.scheduled_for = null;
-      const held = next.body !== cur.body ? await screen(t, c.id, [next.body]) : null;
+      const held = next.body !== cur.body ? await this.screening.screen(t, c.id, [next.body]) : null;
       if (held && cur.moderation === null) {
         next.moderation = "hidden";
-        await holdFlag(t, c.id, "post", cur.id, cur.actor_id, held, now);
+        await this.screening.hold(t, c.id, "post", cur.id, cur.actor_id, held, now);
       }
       if (next.body !== cur.body) {
         next.hashtags = JSON.stringify(extractTags(next.body ?? ""));

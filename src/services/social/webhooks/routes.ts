@@ -20,13 +20,7 @@ import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { Idempotency } from "../../../core/idempotency";
 import { ErrorBody, Pagination } from "../../../access/schemas";
-import { URL_MAX } from "../../../kernel/webhooks/endpoints";
-import { LEGACY_SUNSET } from "../../../kernel/webhooks/legacy";
-import { deprecationHeaders } from "../../../kernel/webhooks/legacy-routes";
-import { LegacyWebhookId } from "../../../kernel/webhooks/ids";
-import { paramsOf } from "../../../kernel/webhooks/routes";
-import { registerWebhookActions, webhookAction, type Access, type ScopeResolver } from "../../../kernel/webhooks/scopes";
-import { MAX_ENDPOINTS_PER_SCOPE } from "../../../kernel/webhooks/types";
+import { URL_MAX, LEGACY_SUNSET, deprecationHeaders, LegacyWebhookId, paramsOf, registerWebhookActions, webhookAction, type Access, type ScopeResolver, MAX_ENDPOINTS_PER_SCOPE } from "../../../kernel/webhooks";
 import { UuidOut } from "../core/schemas";
 import { COMMUNITY_DELIVERIES_DEFAULT, COMMUNITY_DELIVERIES_MAX, type CommunityWebhookService, type CommunityWebhookView } from "./service";
 

@@ -4,7 +4,7 @@
  * workspace, which must have the social service enabled. Unknown communities and those of
  * other workspaces answer 404.
  */
-import { registerWebhookActions, webhookAction, type ScopeResolver } from "../../../kernel/webhooks/scopes";
+import { registerWebhookActions, webhookAction, type ScopeResolver } from "../../../kernel/webhooks";
 import type { CommunityService } from "../communities/service";
 
 export function communityWebhookScope(communities: CommunityService): ScopeResolver {

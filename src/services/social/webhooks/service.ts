@@ -56,11 +56,7 @@ import { tx, type Sql } from "../../../core/db";
 import { badRequest, conflict, invalidField, notFound } from "../../../core/errors";
 import { prefixedId } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
-import type { Actor, EndpointRecord, ResolvedScope } from "../../../kernel/webhooks/endpoints";
-import type { WebhookEngine } from "../../../kernel/webhooks/engine";
-import type { WebhookService } from "../../../kernel/webhooks/service";
-import { generateSecret } from "../../../kernel/webhooks/signing";
-import type { Scope } from "../../../kernel/webhooks/types";
+import { type Actor, type EndpointRecord, type ResolvedScope, type WebhookEngine, type WebhookService, generateSecret, type Scope } from "../../../kernel/webhooks";
 
 export const PING_TYPE = "ping";
 export const COMMUNITY_DELIVERIES_DEFAULT = 50;

@@ -60,7 +60,7 @@ interface Counted {
 }
 
 export function boardGuard(deps: ServiceDeps) {
-  const { ctx, platform } = deps;
+  const { ctx, tenancy } = deps;
   const limits = ctx.config.tackRateLimits;
   // What onRequest found for a request, read back by the derive and by mapResponse.
   const counted = new WeakMap<Request, Counted>();
@@ -68,7 +68,7 @@ export function boardGuard(deps: ServiceDeps) {
     .onRequest(async ({ request, set }) => {
       if (!underBase(request.url) || counted.has(request)) return;
       const bearer = bearerFrom(request.headers.get("authorization"));
-      const principal: Principal | null = await platform.authz.resolve(bearer, bearer ? null : sessionCookieOf(request));
+      const principal: Principal | null = await tenancy.authz.resolve(bearer, bearer ? null : sessionCookieOf(request));
       const state: Counted = { principal, headers: {} };
       counted.set(request, state);
       const cls = rateClassOf(request.method, new URL(request.url).pathname);
@@ -101,7 +101,7 @@ export function boardGuard(deps: ServiceDeps) {
       // An unknown credential is a 401 here, before the board validates the input.
       if (state) return { principal: knownPlatformCaller(request, state.principal), meta };
       const bearer = bearerFrom(request.headers.get("authorization"));
-      return { principal: knownPlatformCaller(request, await platform.authz.resolve(bearer, bearer ? null : sessionCookieOf(request))), meta };
+      return { principal: knownPlatformCaller(request, await tenancy.authz.resolve(bearer, bearer ? null : sessionCookieOf(request))), meta };
     })
     // Errors become a fresh Response in the kernel's onError (the app's credential gate, the
     // body reader and an unknown route included): copy the headers onto it and give its body

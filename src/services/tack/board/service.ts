@@ -19,7 +19,7 @@ import { activeCardsInList, dropSearchRows, insertActivity } from "./cards-store
 import * as store from "./store";
 import { Checks, LISTS_MAX, offsetPage, pagination } from "./validate";
 import { labelView, listView, projectView, workspaceView } from "./views";
-import { emitEvent } from "../../../kernel/webhooks/catalogue";
+import { emitEvent } from "../../../kernel/webhooks";
 import { TACK_WEBHOOKS, type TackEvents } from "../events";
 
 export const TACK = "tack";
@@ -135,7 +135,7 @@ export class Board {
    */
   async caller(principal: Principal, action: string): Promise<Caller> {
     if (principal.kind !== "api_key") throw forbidden("Card-board routes take a workspace API key (svc_live_...)", "API_KEY_REQUIRED");
-    await this.deps.platform.authz.authorizeService(this.db, principal, { id: principal.workspaceId }, action, TACK);
+    await this.deps.guard(principal, principal.workspaceId, action);
     return { principal, owner: principal.workspaceId, actorId: principal.keyId };
   }
 
