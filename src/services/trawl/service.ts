@@ -19,7 +19,8 @@ import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagin
 import type { ServiceDeps } from "../../kernel/module";
 import { SchemaCompiler, isObject } from "./schema";
 import * as store from "./store";
-import type { JobRow, JobStatus } from "./store";
+import type { JobStatus } from "./store";
+import { jobView, monthlyUsageView, settingsView, type JobView } from "./views";
 import { emitEvent } from "../../kernel/webhooks";
 import { TRAWL_WEBHOOKS, type TrawlEvents } from "./events";
 
@@ -36,37 +37,6 @@ export const CREDIT_LIMIT_MAX = 1_000_000_000;
 /** Ids as core/ids prefixedId makes them: the prefix and the 32 hex digits of a UUIDv7. */
 export const JOB_ID = new RegExp(prefixedIdPattern("job"));
 
-export interface UsageView {
-  steps: number;
-  pages_fetched: number;
-  bytes: number;
-  llm_tokens_in: number;
-  llm_tokens_out: number;
-}
-
-export interface JobView {
-  id: string;
-  workspace_id: string;
-  status: JobStatus;
-  json_schema: Record<string, unknown>;
-  description: string;
-  suggested_urls: string[];
-  max_steps: number;
-  timeout_s: number;
-  model_tier: string;
-  webhook_id: string | null;
-  result: Record<string, unknown> | null;
-  result_meta: Record<string, unknown> | null;
-  error: string | null;
-  error_code: string | null;
-  attempts: number;
-  usage: UsageView;
-  enqueued_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-  created_at: string;
-}
-
 export interface JobInput {
   json_schema?: unknown;
   description?: unknown;
@@ -79,31 +49,6 @@ export interface JobInput {
 
 export const monthOf = (iso: string) => iso.slice(0, 7);
 export const creditsOf = (u: store.Usage) => u.pages_fetched + Math.ceil((u.tokens_in + u.tokens_out) / 1000);
-
-export function jobView(r: JobRow): JobView {
-  return {
-    id: r.id,
-    workspace_id: r.workspace_id,
-    status: r.status,
-    json_schema: JSON.parse(r.json_schema),
-    description: r.description,
-    suggested_urls: JSON.parse(r.suggested_urls),
-    max_steps: r.max_steps,
-    timeout_s: r.timeout_s,
-    model_tier: r.model_tier,
-    webhook_id: r.webhook_id,
-    result: r.status === "succeeded" && r.result ? JSON.parse(r.result) : null,
-    result_meta: r.result_meta ? JSON.parse(r.result_meta) : null,
-    error: r.error,
-    error_code: r.error_code,
-    attempts: r.attempts,
-    usage: { steps: r.steps, pages_fetched: r.pages_fetched, bytes: Number(r.bytes_fetched), llm_tokens_in: r.tokens_in, llm_tokens_out: r.tokens_out },
-    enqueued_at: r.enqueued_at,
-    started_at: r.started_at,
-    completed_at: r.completed_at,
-    created_at: r.created_at,
-  };
-}
 
 function intIn(v: unknown, field: string, b: { min: number; max: number; def: number }, details: ErrorDetail[]): number {
   if (v === undefined || v === null) return b.def;
@@ -303,8 +248,7 @@ export class JobService {
 
   async getSettings(p: Principal, workspaceId: string) {
     const ws = await this.deps.guard(p, workspaceId, "trawl.job.read");
-    const s = await store.settings(this.ctx.db, ws.id);
-    return { workspace_id: ws.id, monthly_credit_limit: s?.monthly_credit_limit ?? null, updated_at: s?.updated_at ?? null };
+    return settingsView(ws.id, (await store.settings(this.ctx.db, ws.id)) ?? null);
   }
 
   async putSettings(p: Principal, workspaceId: string, input: { monthly_credit_limit?: unknown }) {
@@ -323,18 +267,7 @@ export class JobService {
     if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw badRequest("Invalid month", [{ field: "month", reason: "YYYY-MM" }]);
     const u = await store.usage(this.ctx.db, ws.id, month);
     const limit = (await store.settings(this.ctx.db, ws.id))?.monthly_credit_limit ?? null;
-    return {
-      workspace_id: ws.id,
-      month,
-      jobs: u?.jobs ?? 0,
-      steps: u?.steps ?? 0,
-      pages_fetched: u?.pages_fetched ?? 0,
-      bytes: Number(u?.bytes_fetched ?? 0),
-      llm_tokens_in: Number(u?.tokens_in ?? 0),
-      llm_tokens_out: Number(u?.tokens_out ?? 0),
-      credits_used: u?.credits ?? 0,
-      monthly_credit_limit: limit,
-    };
+    return monthlyUsageView(ws.id, month, u ?? null, limit);
   }
 }
 

@@ -31,7 +31,8 @@ import type { OutboundHttp } from "../../core/outbound-http";
 import { withoutRequired, type JsonObject } from "./schema";
 import { JobError, runJob, type Progress } from "./pipeline/run";
 import type { LlmClient } from "./pipeline/llm";
-import { jobView, type JobService } from "./service";
+import type { JobService } from "./service";
+import { jobView } from "./views";
 import * as store from "./store";
 
 export const MAX_ATTEMPTS = 3;
