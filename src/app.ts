@@ -91,13 +91,13 @@ export interface BunkerApp {
   webhooks: WebhookEngine;
   /** Webhook endpoints, events log and event catalogue (the HTTP side of webhooks). */
   webhookApi: WebhookService;
+  /** The context a mounted module was given (tests that build a module's part by hand). */
+  contextOf(name: string): ModuleContext;
   /** Handles one request in-process (tests). */
   handle(req: Request): Promise<Response>;
   /**
    * Serves over HTTP. Elysia's own listen, so handlers get the server (client addresses
    * for audit entries and per-client limits come from server.requestIP).
-  /** The context a mounted module was given (tests that build a module's part by hand). */
-  contextOf(name: string): ModuleContext;
    */
   listen(port: number, hostname: string): Server<unknown>;
   stop(): Promise<void>;
@@ -186,11 +186,6 @@ function registerCoreJobs(ctx: AppContext) {
 interface Mounted {
   module: ServiceModule<any>;
   service: unknown;
-}
-
-/**
- * The generic wiring of every module, done once: actions and webhook products first (so
- * policies and subscriptions can name them), then each service in list order with its
   context: ModuleContext;
 }
 
@@ -205,6 +200,11 @@ function moduleContext(m: ServiceModule<any>, kernel: Pick<ModuleContext, "ctx" 
     emit: (t, scopeId, type, data) => kernel.webhooks.engine.emit(t, { product, scopeId }, type, data),
     service,
   };
+}
+
+/**
+ * The generic wiring of every module, done once: actions and webhook products first (so
+ * policies and subscriptions can name them), then each service in list order with its
  * jobs, webhook scopes and routes, then the workspace-delete cascade and the dispatch of
  * workspace events. Returns the mounted modules in order.
  */
@@ -225,12 +225,12 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Pick
   const shared = { webhooks: webhooks.api, principals: tenancy.authz, idempotency: ctx.idempotency };
   const legacy = { legacy: webhooks.legacy, principals: tenancy.authz, idempotency: ctx.idempotency };
   for (const m of modules) {
+    const full = moduleContext(m, kernel, service);
     const s = m.create(full);
     mounted.push({ module: m, service: s, context: full });
     for (const job of m.jobs?.(s, full) ?? []) ctx.scheduler.register(job);
     if (m.webhooks) {
       const product = m.webhooks.product;
-    const full = moduleContext(m, kernel, service);
       for (const scope of m.webhookScopes?.(s, full) ?? []) {
         const opts = { product, prefix: scope.prefix, resolve: scope.resolve, tag: scope.tag, params: scope.params };
         app.use(webhookRoutes(shared, opts));
@@ -343,12 +343,12 @@ export async function createApp(
     ctx,
     platform: serviceOf<Platform>("platform"),
     auth: serviceOf<AuthService>("auth"),
+    contextOf: (name) => mounted.find((x) => x.module.name === name)!.context,
     webhooks: engine,
     webhookApi,
     inbound: inbound?.module.inbound!(inbound.service),
     handle: (req) => app.handle(req),
     listen(port, hostname) {
-    contextOf: (name) => mounted.find((x) => x.module.name === name)!.context,
       // reusePort off (Elysia turns it on): a second instance on a taken port must fail to
       // bind, not share it and split requests between two databases.
       app.listen({ port, hostname, reusePort: false, maxRequestBodySize: bodies.ceiling });

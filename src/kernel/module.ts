@@ -52,10 +52,10 @@ export interface ModuleContext {
   service<T>(name: string): T | undefined;
 }
 
-/** One webhook scope of a product: mount() mounts the shared routes (and the legacy ones) at its prefix. */
 /** The earlier name of ModuleContext, kept for the files (and test helpers) that still say it. */
 export type ServiceDeps = ModuleContext;
 
+/** One webhook scope of a product: mount() mounts the shared routes (and the legacy ones) at its prefix. */
 export interface WebhookScopeMount {
   /** Scope path with its parameters, e.g. "/mail/v1/workspaces/:workspace_id". */
   prefix: string;
