@@ -6,7 +6,7 @@
  * - Uses the bun binary running this script (process.execPath): there is no global bun;
  *   npm brings it as a devDependency.
  * - Rebuilds the admin console (scripts/build-console.ts) into static/admin/ first.
- * - Code, SQL migrations (migrations/index.ts) and the admin console are imported as text,
+ * - Code, SQL migrations (each migrations/index.ts) and the admin console are imported as text,
  *   so they are embedded: the output needs no repository files next to it.
  * - sharp needs no flag: bun follows its static require of the platform addon and embeds the
  *   .node, and the addon package's `require.resolve("@img/sharp-libvips-<platform>/binary")`

@@ -55,6 +55,8 @@ import { tackModule } from "./services/tack/module";
 import { waitlistModule } from "./services/waitlist/module";
 import { trawlModule } from "./services/trawl/module";
 import { socialModule } from "./services/social/module";
+import { schemaOf } from "./kernel/migrations";
+import type { Migration } from "./core/store/migrations";
 import { adminConsole } from "./admin-console";
 import { join } from "node:path";
 import { hostname } from "node:os";
@@ -68,7 +70,7 @@ export { VERSION };
 
 /**
  * Every service, one line each, in mount order (a module may use the services of the
- * modules before it). Adding a service: its folder, its migrations and one line here
+ * modules before it). Adding a service: its folder (migrations included) and one line here
  * (docs/architecture.md).
  */
 export const SERVICE_MODULES: readonly ServiceModule<any>[] = [
@@ -81,6 +83,9 @@ export const SERVICE_MODULES: readonly ServiceModule<any>[] = [
   trawlModule,
   socialModule,
 ];
+
+/** The shipped app's schema (the kernel's and every module's migrations): `bunker migrate`, tests' databases. */
+export const MIGRATIONS = schemaOf(SERVICE_MODULES);
 
 export interface BunkerApp {
   app: Routes;
@@ -115,11 +120,11 @@ export function serviceCatalogue(config: Config, modules: readonly ServiceModule
   return { all, defaults: config.defaultServices ?? all.map((m) => m.name) };
 }
 
-export async function buildContext(config: Config, services: ServiceCatalogue, opts: { clock?: Clock; log?: Logger } = {}): Promise<AppContext> {
+export async function buildContext(config: Config, services: ServiceCatalogue, migrations: readonly Migration[], opts: { clock?: Clock; log?: Logger } = {}): Promise<AppContext> {
   const log = opts.log ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   ensureWritableDir(config.dataDir);
-  const db = await openDatabase(config);
+  const db = await openDatabase(config, migrations);
   const metrics = new Metrics();
   if (sqliteOf(db)) registerDatabaseGauges(metrics, join(config.dataDir, SQLITE_FILE));
   else if (config.objectStore === "local") {
@@ -277,7 +282,7 @@ export async function createApp(
   opts: { clock?: Clock; log?: Logger; webhooks?: Partial<WebhookEngineOptions>; modules?: readonly ServiceModule<any>[] } = {},
 ): Promise<BunkerApp> {
   const modules = opts.modules ?? SERVICE_MODULES;
-  const ctx = await buildContext(config, serviceCatalogue(config, modules), opts);
+  const ctx = await buildContext(config, serviceCatalogue(config, modules), schemaOf(modules), opts);
   if (ctx.db.engine === "postgres") {
     // Several nodes may share this database: each scheduled tick runs on one of them.
     const node = `${hostname()}:${process.pid}:${randomHex(4)}`;

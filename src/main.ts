@@ -278,7 +278,9 @@ async function main(argv: string[]) {
       await startup(() => ensureWritableDir(cfg.dataDir));
       // Migrating the SQLite file under a running server would change its schema beneath it.
       const lock = cfg.databaseUrl ? null : await startup(() => lockDataDir(cfg.dataDir, "stop it first"));
-      const db = await startup(() => openDatabase(cfg));
+      // The schema is what the modules declare: migrate loads the app's module list.
+      const { MIGRATIONS } = await import("./app");
+      const db = await startup(() => openDatabase(cfg, MIGRATIONS));
       const applied = db.migrated;
       console.log(applied.length ? `applied ${applied.length} migration(s) to ${db.location}: ${applied.join(", ")}` : `database is up to date (${db.location})`);
       await db.close();

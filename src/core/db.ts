@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { reason, StartupError } from "./startup";
 import { PostgresDb, redactUrl } from "./store/postgres";
+import type { Migration } from "./store/migrations";
 import type { Db, Sql } from "./store/sql";
 import { SqliteDb } from "./store/sqlite";
 
@@ -24,11 +25,11 @@ export interface DatabaseConfig {
   pgPoolSize?: number;
 }
 
-/** Opens and migrates the configured database. */
-export async function openDatabase(config: DatabaseConfig): Promise<Db> {
-  if (!config.databaseUrl) return new SqliteDb(join(config.dataDir, SQLITE_FILE));
+/** Opens the configured database and migrates it to `migrations` (schemaOf the app's modules). */
+export async function openDatabase(config: DatabaseConfig, migrations: readonly Migration[]): Promise<Db> {
+  if (!config.databaseUrl) return new SqliteDb(join(config.dataDir, SQLITE_FILE), migrations);
   try {
-    return await PostgresDb.open(config.databaseUrl, { max: config.pgPoolSize });
+    return await PostgresDb.open(config.databaseUrl, { max: config.pgPoolSize, migrations });
   } catch (e) {
     // Unreachable server, wrong password, wrong collation: one line for the operator.
     throw new StartupError(`cannot use DATABASE_URL ${redactUrl(config.databaseUrl)}: ${reason(e)}`);

@@ -19,6 +19,7 @@ import type { TString } from "@sinclair/typebox";
 import type { AppContext } from "../context";
 import type { OutboxEvent } from "../core/events";
 import type { Sql } from "../core/db";
+import type { Migration } from "../core/store/migrations";
 import type { JobDefinition } from "../core/scheduler";
 import type { InboundHandler } from "../core/smtp-listener";
 import type { Principal } from "../access/principal";
@@ -103,6 +104,11 @@ export interface ServiceModule<S = unknown> {
    * workspace's id go with the workspace.
    */
   webhooks?: WebhookProduct;
+  /**
+   * The service's schema: its migrations folder's list (services/<name>/migrations/index.ts).
+   * The engines run the kernel's and every module's as one list (kernel/migrations: schemaOf).
+   */
+  migrations?: readonly Migration[];
   /** Builds the service once per app. Modules earlier in the list are already created. */
   create(deps: ModuleContext): S;
   /** Where the shared webhook routes of the product are mounted (and whether the legacy routes are too). */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { openDatabase } from "../../src/core/db";
+import { MIGRATIONS } from "../../src/app";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { createAuthApp, type TestAuthApp } from "../helpers/auth";
 import { inProcess, ON_BINARY } from "../helpers/target";
@@ -201,7 +202,7 @@ describe("token endpoint (client_credentials, client_secret_post)", () => {
     expect(own.auth.m2m.tokenLog.pending).toBe(3);
     await own.stop();
     // Reopened from outside the stopped app (its SQLite file, or its PostgreSQL database).
-    const db = await openDatabase(own.ctx.config);
+    const db = await openDatabase(own.ctx.config, MIGRATIONS);
     try {
       expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM auth_audit WHERE app_id = ? AND action = 'm2m.token'", a.id))!.n).toBe(3);
     } finally {

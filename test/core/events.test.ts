@@ -6,6 +6,7 @@ import { DAY, HOUR, ManualClock } from "../../src/core/clock";
 import { tx } from "../../src/core/db";
 import { EventOutbox } from "../../src/core/events";
 import { SqliteDb } from "../../src/core/store/sqlite";
+import { MIGRATIONS } from "../../src/app";
 import { freshDb } from "../helpers/db";
 
 async function setup() {
@@ -112,7 +113,7 @@ test("purge removes only events dispatched before the cutoff", async () => {
 });
 
 test("the pending query uses the partial index (SQLite's planner)", async () => {
-  const db = new SqliteDb(join(mkdtempSync(join(tmpdir(), "bunker-test-")), "bunker.db"));
+  const db = new SqliteDb(join(mkdtempSync(join(tmpdir(), "bunker-test-")), "bunker.db"), MIGRATIONS);
   try {
     const plan = await db.all<{ detail: string }>("EXPLAIN QUERY PLAN SELECT id FROM core_events WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT 10");
     expect(plan.map((p) => p.detail).join(" ")).toContain("core_events_pending");

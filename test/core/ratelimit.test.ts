@@ -4,6 +4,7 @@ import type { Db } from "../../src/core/db";
 import { EXACT_LIMIT_MAX, RateLimiter } from "../../src/core/ratelimit";
 import { PostgresDb } from "../../src/core/store/postgres";
 import { SqliteDb } from "../../src/core/store/sqlite";
+import { MIGRATIONS } from "../../src/app";
 import { freshDb } from "../helpers/db";
 
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0);
@@ -184,7 +185,7 @@ test("counts, streaks and locks survive a restart (new instance on the same data
   const location = db.location;
   await db.close();
 
-  const reopened: Db = db.engine === "postgres" ? await PostgresDb.open(location, { max: 2 }) : new SqliteDb(path);
+  const reopened: Db = db.engine === "postgres" ? await PostgresDb.open(location, { max: 2, migrations: MIGRATIONS }) : new SqliteDb(path, MIGRATIONS);
   const again = new RateLimiter(reopened, clock);
   expect(await again.count("k", MINUTE)).toBe(3);
   expect((await again.hit("k", 5, MINUTE)).count).toBe(4);

@@ -5,6 +5,7 @@ import type { Db } from "../../src/core/db";
 import { createLogger } from "../../src/core/log";
 import { PostgresDb } from "../../src/core/store/postgres";
 import { SqliteDb } from "../../src/core/store/sqlite";
+import { MIGRATIONS } from "../../src/app";
 import { WriteBehind, type WriteBehindOptions } from "../../src/core/write-behind";
 import { freshDb } from "../helpers/db";
 import { freshPgUrl, TEST_ENGINE } from "../helpers/engine";
@@ -22,7 +23,7 @@ async function setup(opts: WriteBehindOptions = { delayMs: 50, maxBatch: 3 }) {
   let hold: Hold;
   if (TEST_ENGINE === "postgres") {
     const url = await freshPgUrl();
-    db = await PostgresDb.open(url, { max: 4 });
+    db = await PostgresDb.open(url, { max: 4, migrations: MIGRATIONS });
     hold = async () => {
       const sql = new SQL(url, { max: 1 });
       const c = await sql.reserve();

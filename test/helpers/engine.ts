@@ -12,6 +12,7 @@ import type { Db } from "../../src/core/db";
 import { PostgresDb } from "../../src/core/store/postgres";
 import { migratePg } from "../../src/core/store/migrate-pg";
 import { migrateSqlite, openSqliteFile, SqliteDb } from "../../src/core/store/sqlite";
+import { MIGRATIONS } from "../../src/app";
 import { type PgCluster, startPgCluster } from "./pg-cluster";
 
 export const TEST_ENGINE: "sqlite" | "postgres" = process.env.BUNKER_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
@@ -27,7 +28,7 @@ function cluster(): Promise<PgCluster> {
     const url = await c.createDatabase(TEMPLATE);
     const sql = new SQL(url, { max: 1 });
     try {
-      await migratePg(sql);
+      await migratePg(sql, MIGRATIONS);
     } finally {
       await sql.close();
     }
@@ -51,14 +52,14 @@ export async function testDatabaseUrl(): Promise<string | null> {
 export async function freshEngineDb(): Promise<{ db: Db; dir: string; path: string }> {
   const dir = mkdtempSync(join(tmpdir(), "bunker-test-"));
   const path = join(dir, "bunker.db");
-  if (TEST_ENGINE === "postgres") return { db: await PostgresDb.open(await freshPgUrl(), { max: 4 }), dir, path };
-  return { db: new SqliteDb(path), dir, path };
+  if (TEST_ENGINE === "postgres") return { db: await PostgresDb.open(await freshPgUrl(), { max: 4, migrations: MIGRATIONS }), dir, path };
+  return { db: new SqliteDb(path, MIGRATIONS), dir, path };
 }
 
 /** A raw bun:sqlite connection to a fresh, migrated file (tests that compare the engines' raw behaviour). */
 export function rawSqlite() {
   const path = join(mkdtempSync(join(tmpdir(), "bunker-raw-")), "bunker.db");
   const db = openSqliteFile(path);
-  migrateSqlite(db);
+  migrateSqlite(db, MIGRATIONS);
   return db;
 }

@@ -5,7 +5,7 @@
  */
 import { SQL } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { MIGRATIONS } from "../../migrations/index";
+import { MIGRATIONS } from "../../src/app";
 import { MIGRATION_LOCK_KEY, migratePg } from "../../src/core/store/migrate-pg";
 import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
 
@@ -32,7 +32,7 @@ test("runners started together on one empty database apply each migration exactl
   const url = await cluster.createDatabase("concurrent");
   // One pool per runner, as separate nodes would have.
   const runners = [connect(url), connect(url), connect(url)];
-  const results = await Promise.all(runners.map((sql) => migratePg(sql)));
+  const results = await Promise.all(runners.map((sql) => migratePg(sql, MIGRATIONS)));
 
   const names = MIGRATIONS.map((m) => m.name);
   expect(results.flat().sort()).toEqual(names); // every name applied once, by one runner or another
@@ -49,7 +49,7 @@ test("a runner waits while another holds the migration lock", async () => {
   const holder = await connect(url).reserve();
   await holder.unsafe(`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
   let finished = false;
-  const run = migratePg(connect(url)).then((r) => ((finished = true), r));
+  const run = migratePg(connect(url), MIGRATIONS).then((r) => ((finished = true), r));
   await Bun.sleep(300);
   expect(finished).toBe(false);
   const tables = await holder<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`;
@@ -88,9 +88,9 @@ test("refuses a database that does not compare text in byte order, or is not UTF
   const base = cluster.url.replace(/\/postgres$/, "");
 
   const icu = connect(`${base}/icu_db`);
-  await expect(migratePg(icu)).rejects.toThrow(`database "icu_db" has collation C (ICU); Bunker compares text in byte order, as SQLite does: create it with: CREATE DATABASE icu_db TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'`);
+  await expect(migratePg(icu, MIGRATIONS)).rejects.toThrow(`database "icu_db" has collation C (ICU); Bunker compares text in byte order, as SQLite does: create it with: CREATE DATABASE icu_db TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'`);
   const ascii = connect(`${base}/ascii_db`);
-  await expect(migratePg(ascii)).rejects.toThrow(`database "ascii_db" has encoding SQL_ASCII, not UTF8`);
+  await expect(migratePg(ascii, MIGRATIONS)).rejects.toThrow(`database "ascii_db" has encoding SQL_ASCII, not UTF8`);
   for (const sql of [icu, ascii]) {
     const tables = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`;
     expect(tables[0]!.n).toBe(0);

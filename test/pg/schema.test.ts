@@ -5,13 +5,12 @@
  */
 import { SQL } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { MIGRATIONS, PG_MIGRATIONS, PG_VARIANTS } from "../../migrations/index";
+import { MIGRATIONS } from "../../src/app";
 import type { Database as Db } from "bun:sqlite";
 import { migratePg } from "../../src/core/store/migrate-pg";
 import { rawSqlite } from "../helpers/engine";
 import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 let cluster: PgCluster;
 let pg: SQL;
@@ -21,7 +20,7 @@ let applied: string[];
 beforeAll(async () => {
   cluster = await startPgCluster();
   pg = new SQL(await cluster.createDatabase("schema"));
-  applied = await migratePg(pg);
+  applied = await migratePg(pg, MIGRATIONS);
   lite = rawSqlite();
 }, 30_000);
 
@@ -35,18 +34,19 @@ const EPOCH_MS = /(_ms|^expires_at|^drop_after|^code_expires_at|^last_send_at)$/
 const DURATIONS = new Set(["latency_ms"]);
 
 test("every pg/ variant overrides a migration of the same name, and every file in pg/ is listed", () => {
-  const files = readdirSync(join(import.meta.dir, "../../migrations/pg")).map((f) => f.replace(/\.sql$/, "")).sort();
-  expect(Object.keys(PG_VARIANTS).sort()).toEqual(files);
+  // Each owner's migrations folder has its own pg/ (src/kernel/migrations/pg, src/services/<name>/migrations/pg).
+  const src = join(import.meta.dir, "../../src");
+  const files = [...new Bun.Glob("**/migrations/pg/*.sql").scanSync(src)].map((f) => basename(f).replace(/\.sql$/, "")).sort();
+  expect(MIGRATIONS.filter((m) => m.pg !== undefined).map((m) => m.name).sort()).toEqual(files);
   const names = MIGRATIONS.map((m) => m.name);
   for (const name of files) expect(names).toContain(name);
-  expect(PG_MIGRATIONS.map((m) => m.name)).toEqual(names);
 });
 
 test("every migration applies on PostgreSQL, in order, and is recorded once", async () => {
   expect(applied).toEqual(MIGRATIONS.map((m) => m.name));
   const rows = await pg<{ name: string }[]>`SELECT name FROM core_migrations ORDER BY name`;
   expect(rows.map((r) => r.name)).toEqual(MIGRATIONS.map((m) => m.name));
-  expect(await migratePg(pg)).toEqual([]);
+  expect(await migratePg(pg, MIGRATIONS)).toEqual([]);
 });
 
 test("same tables on both engines", async () => {
@@ -73,7 +73,7 @@ test("every column has the same type, nullability, default and primary key on bo
     const cols = lite.query<{ name: string; type: string; notnull: number; dflt_value: string | null; pk: number }, []>(`PRAGMA table_info(${table})`).all();
     const expected = cols.map((c) => ({
       name: c.name,
-      // BIGINT is SQLite's INTEGER (same affinity, 64-bit): what migrations/index.ts asks new shared files to write.
+      // BIGINT is SQLite's INTEGER (same affinity, 64-bit): what src/kernel/migrations/index.ts asks new shared files to write.
       type: c.type === "TEXT" ? (nocase.has(c.name) ? "citext" : "text") : c.type === "BIGINT" ? "INTEGER" : c.type,
       // SQLite lets a non-INTEGER primary key column hold NULL (a legacy quirk); no store writes one.
       nullable: c.notnull || c.pk ? "NO" : "YES",

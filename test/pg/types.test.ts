@@ -7,6 +7,7 @@ import { SQL } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Database as Db } from "bun:sqlite";
 import { migratePg } from "../../src/core/store/migrate-pg";
+import { MIGRATIONS } from "../../src/app";
 import { rawSqlite } from "../helpers/engine";
 import { type PgCluster, startPgCluster } from "../helpers/pg-cluster";
 
@@ -23,7 +24,7 @@ beforeAll(async () => {
   cluster = await startPgCluster();
   url = await cluster.createDatabase("types");
   pg = new SQL(url, { max: 2 });
-  await migratePg(pg);
+  await migratePg(pg, MIGRATIONS);
   lite = rawSqlite();
   const ws = ["ws_1", "acme", "Acme", "acc_1", ISO, ISO];
   lite.query("INSERT INTO platform_workspaces (id, slug, display_name, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)").run(...ws);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MIGRATIONS } from "../../src/app";
 import { PostgresDb } from "../../src/core/store/postgres";
 import { dialect, isUniqueViolation, lockKey, toPgPlaceholders, type Db } from "../../src/core/store/sql";
 import { openExistingSqlite, SqliteDb } from "../../src/core/store/sqlite";
@@ -16,8 +17,8 @@ const engines: Record<string, Db> = {};
 
 beforeAll(async () => {
   cluster = await startPgCluster();
-  engines.postgres = await PostgresDb.open(await cluster.createDatabase("engines"), { max: 4 });
-  engines.sqlite = new SqliteDb(join(mkdtempSync(join(tmpdir(), "bunker-engines-")), "bunker.db"));
+  engines.postgres = await PostgresDb.open(await cluster.createDatabase("engines"), { max: 4, migrations: MIGRATIONS });
+  engines.sqlite = new SqliteDb(join(mkdtempSync(join(tmpdir(), "bunker-engines-")), "bunker.db"), MIGRATIONS);
   for (const db of Object.values(engines)) {
     await db.run("CREATE TABLE t_items (id TEXT PRIMARY KEY, n INTEGER NOT NULL, big BIGINT, note TEXT)");
   }

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import m0061 from "../../migrations/0061_tack_webhook_scope.sql" with { type: "text" };
+import m0061 from "../../src/services/tack/migrations/0061_tack_webhook_scope.sql" with { type: "text" };
 import { tx } from "../../src/core/db";
 import type { TestApp } from "../helpers/app";
 import type { ReceivedRequest, Receiver } from "../helpers/http-receiver";

@@ -5,7 +5,7 @@
  */
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { MIGRATIONS } from "../../migrations/index";
+import { MIGRATIONS } from "../../src/app";
 
 const T0 = "2026-11-02T09:14:05.000Z";
 const T1 = "2026-11-02T09:20:41.000Z";

@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MIGRATIONS } from "../../migrations/index";
+import { MIGRATIONS } from "../../src/app";
 import { migrateSqlite as migrate, openSqliteFile as openDb } from "../../src/core/store/sqlite";
 
 test("0022 moves paused rows to enabled = 0 and keeps an auto-disable that preceded the pause", () => {
@@ -27,7 +27,7 @@ test("0022 moves paused rows to enabled = 0 and keeps an auto-disable that prece
   insert.run("ep_auto", 1, "auto_disabled", "failing", "2026-05-02T00:00:00.000Z", 20);
   insert.run("ep_on", 1, "enabled", null, null, 0);
 
-  expect(migrate(db)).toContain("0022_webhooks_status");
+  expect(migrate(db, MIGRATIONS)).toContain("0022_webhooks_status");
   const rows = db.query("SELECT id, enabled, status, disabled_reason, consecutive_failures FROM webhook_endpoints ORDER BY id").all();
   expect(rows).toEqual([
     { id: "ep_auto", enabled: 1, status: "auto_disabled", disabled_reason: "failing", consecutive_failures: 20 },

@@ -1,11 +1,10 @@
 /**
  * PostgreSQL engine, first part (issue 12): the database check and the migration runner.
- * The stores still run on bun:sqlite only (src/core/db.ts); nothing in the server uses this
- * module yet. The schema is migrations/index.ts's PG_MIGRATIONS: the same names as the
- * SQLite list, with pg/ variants where the SQL is not portable.
+ * The schema is the SQLite engine's list (the same names, in the same order), each file's
+ * pg/ variant where its SQL is not portable.
  */
 import type { SQL } from "bun";
-import { type Migration, PG_MIGRATIONS } from "../../../migrations/index";
+import { type Migration, sqlFor } from "./migrations";
 
 /**
  * Key of the session advisory lock held while migrating, so several nodes starting at once
@@ -52,7 +51,7 @@ export async function assertPgDatabase(sql: SQL): Promise<void> {
  * Holds a session advisory lock on one reserved connection for the whole run, so a second
  * runner blocks until the first is done. Returns the names applied by this call.
  */
-export async function migratePg(sql: SQL, migrations: Migration[] = PG_MIGRATIONS): Promise<string[]> {
+export async function migratePg(sql: SQL, migrations: readonly Migration[]): Promise<string[]> {
   await assertPgDatabase(sql);
   const conn = await sql.reserve();
   try {
@@ -67,7 +66,8 @@ export async function migratePg(sql: SQL, migrations: Migration[] = PG_MIGRATION
         if (done.has(m.name)) continue;
         await conn.begin(async (tx) => {
           // Same rule as the SQLite runner: a file of only comments is recorded, not run.
-          if (m.sql.replace(/--.*$/gm, "").trim()) await tx.unsafe(m.sql);
+          const text = sqlFor(m, "postgres");
+          if (text.replace(/--.*$/gm, "").trim()) await tx.unsafe(text);
           await tx`INSERT INTO core_migrations (name, applied_at) VALUES (${m.name}, ${new Date().toISOString()})`;
         });
         applied.push(m.name);

@@ -9,6 +9,7 @@
  */
 import { SQL } from "bun";
 import { migratePg } from "./migrate-pg";
+import type { Migration } from "./migrations";
 import { assertNotInOwnTx, noTransaction, isNamed, runAfterCommit, toPgPlaceholders, txScope, type Db, type Sql, type SqlParams, type Translated } from "./sql";
 
 const translations = new Map<string, Translated>();
@@ -69,6 +70,8 @@ export interface PostgresOptions {
   max?: number;
   /** Skip migrations (tools that only read). */
   migrate?: boolean;
+  /** The schema to migrate to: the kernel's and every module's migrations, in order (schemaOf). */
+  migrations: readonly Migration[];
 }
 
 export class PostgresDb implements Db {
@@ -84,11 +87,11 @@ export class PostgresDb implements Db {
   }
 
   /** Connects, checks the database (UTF-8, C collation) and migrates under an advisory lock. */
-  static async open(url: string, opts: PostgresOptions = {}): Promise<PostgresDb> {
+  static async open(url: string, opts: PostgresOptions): Promise<PostgresDb> {
     const sql = new SQL(url, { max: opts.max ?? 10, bigint: true, idleTimeout: 60 });
     let migrated: string[] = [];
     try {
-      if (opts.migrate !== false) migrated = await migratePg(sql);
+      if (opts.migrate !== false) migrated = await migratePg(sql, opts.migrations);
       else await sql`SELECT 1`;
     } catch (err) {
       await sql.close();

@@ -11,7 +11,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { MIGRATIONS } from "../../../migrations/index";
+import type { Migration } from "./migrations";
 import { assertNotInOwnTx, isReadOnly, noTransaction, runAfterCommit, txScope, type Db, type Sql, type SqlParams } from "./sql";
 
 /**
@@ -41,12 +41,15 @@ export function openSqliteFile(path: string, opts: { readOnly?: boolean } = {}):
   return db;
 }
 
-/** Applies every migration not yet recorded, each in its own transaction. Returns names applied. */
-export function migrateSqlite(db: Database): string[] {
+/**
+ * Applies every migration of the list (the kernel's and every module's, in order: schemaOf)
+ * not yet recorded, each in its own transaction. Returns names applied.
+ */
+export function migrateSqlite(db: Database, migrations: readonly Migration[]): string[] {
   db.exec("CREATE TABLE IF NOT EXISTS core_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
   const done = new Set(db.query<{ name: string }, []>("SELECT name FROM core_migrations").all().map((r) => r.name));
   const applied: string[] = [];
-  for (const m of MIGRATIONS) {
+  for (const m of migrations) {
     if (done.has(m.name)) continue;
     db.transaction(() => {
       // A file of only comments is legal (SQLite refuses to exec it); record it anyway.
@@ -106,9 +109,10 @@ export class SqliteDb implements Db {
   private readonly listeners = new Map<string, Set<Listener>>();
   readonly migrated: string[];
 
-  constructor(readonly location: string) {
+  /** Opens the file and migrates it to `migrations` (schemaOf the app's modules). */
+  constructor(readonly location: string, migrations: readonly Migration[]) {
     this.writer = openSqliteFile(location);
-    this.migrated = migrateSqlite(this.writer);
+    this.migrated = migrateSqlite(this.writer, migrations);
     // ":memory:" is one database per connection: everything stays on the writer.
     this.reader = location === ":memory:" ? this.writer : openSqliteFile(location, { readOnly: true });
   }

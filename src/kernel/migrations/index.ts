@@ -1,16 +1,28 @@
 /**
- * Every migration, in order, imported as text so `bun build --compile` embeds them in
- * the binary. Append-only: never edit a file that has shipped; add a new one.
- * test/core/migrations.test.ts checks that every .sql file in this folder is listed.
+ * The kernel's migrations (core_*, platform_* = tenancy and accounts, webhook_* tables), and
+ * schemaOf: the kernel's and every module's as the one list both engines run.
  *
- * PostgreSQL runs the same list (PG_MIGRATIONS): a file whose SQL is not portable has a
- * variant of the same name in pg/ (types such as citext and BIGINT, functions); every
+ * Where migrations live: with their owner. A service's are in src/services/<name>/migrations/,
+ * listed by that folder's index.ts (imported as text, so `bun build --compile` embeds them)
+ * and declared by its module (`migrations` on ServiceModule). test/core/migrations.test.ts
+ * checks that every .sql file of every such folder is listed.
+ *
+ * Names, and so the order: every list is merged and sorted by name. A name is recorded in
+ * core_migrations once applied, so a shipped file is never renamed, moved to another name or
+ * edited (append-only; the test pins the shipped set and its contents).
+ * - 0001-0096: the shipped files, numbered by per-service decades; frozen, no new ones.
+ * - New files: `YYYYMMDDHHMMSS_<owner>_<what>.sql` (UTC time of writing; <owner> the module's
+ *   name, or core / platform / webhooks here). A timestamp never runs out, sorts after every
+ *   numbered file, and two services writing one on the same day do not collide.
+ *
+ * PostgreSQL runs the same list: a file whose SQL is not portable has a variant of the same
+ * name in its folder's pg/ (types such as citext and BIGINT, functions), given as `pg`; every
  * other file is shared as is. test/pg/ checks that both engines end with the same schema.
- * The pg/ files are whole copies of shipped (frozen) files, so they never drift. New files
- * should need no variant: write epoch-ms columns as BIGINT (SQLite gives it INTEGER
+ * New files should need no variant: write epoch-ms columns as BIGINT (SQLite gives it INTEGER
  * affinity, like INTEGER), keep ISO timestamps as TEXT set by the application, and leave
  * case-insensitive columns, upserts and date functions to a pg/ variant only when unavoidable.
  */
+import { type Migration, orderMigrations } from "../../core/store/migrations";
 import m0001 from "./0001_core_base.sql" with { type: "text" };
 import m0002 from "./0002_core_ratelimit.sql" with { type: "text" };
 import m0003 from "./0003_core_idempotency.sql" with { type: "text" };
@@ -29,34 +41,8 @@ import m0020 from "./0020_webhooks.sql" with { type: "text" };
 import m0021 from "./0021_webhooks_engine.sql" with { type: "text" };
 import m0022 from "./0022_webhooks_status.sql" with { type: "text" };
 import m0023 from "./0023_webhooks_lease_owner.sql" with { type: "text" };
-import m0030 from "./0030_auth.sql" with { type: "text" };
-import m0031 from "./0031_auth_oauth.sql" with { type: "text" };
 import m0033 from "./0033_platform_member_reads.sql" with { type: "text" };
-import m0040 from "./0040_social_communities.sql" with { type: "text" };
-import m0041 from "./0041_social_actors.sql" with { type: "text" };
-import m0042 from "./0042_social_graph.sql" with { type: "text" };
-import m0043 from "./0043_social_hashtags.sql" with { type: "text" };
-import m0044 from "./0044_social_conversations.sql" with { type: "text" };
-import m0045 from "./0045_social_conversation_seq.sql" with { type: "text" };
-import m0046 from "./0046_social_posts.sql" with { type: "text" };
-import m0047 from "./0047_social_moderation.sql" with { type: "text" };
-import m0048 from "./0048_social_hides.sql" with { type: "text" };
-import m0050 from "./0050_mail_domains.sql" with { type: "text" };
-import m0051 from "./0051_mail_content.sql" with { type: "text" };
-import m0052 from "./0052_mail_messages.sql" with { type: "text" };
-import m0053 from "./0053_mail_sending.sql" with { type: "text" };
-import m0054 from "./0054_mail_mailboxes.sql" with { type: "text" };
-import m0055 from "./0055_mail_handover.sql" with { type: "text" };
-import m0056 from "./0056_mail_sandbox.sql" with { type: "text" };
-import m0060 from "./0060_tack_board.sql" with { type: "text" };
-import m0061 from "./0061_tack_webhook_scope.sql" with { type: "text" };
-import m0070 from "./0070_waitlist.sql" with { type: "text" };
-import m0071 from "./0071_waitlist_counters.sql" with { type: "text" };
-import m0072 from "./0072_waitlist_counters_to_core.sql" with { type: "text" };
-import m0080 from "./0080_trawl_jobs.sql" with { type: "text" };
-import m0081 from "./0081_trawl_claim_indexes.sql" with { type: "text" };
 import m0095 from "./0095_member_service_reads.sql" with { type: "text" };
-import m0096 from "./0096_waitlist_invite_outcome.sql" with { type: "text" };
 import pg0002 from "./pg/0002_core_ratelimit.sql" with { type: "text" };
 import pg0003 from "./pg/0003_core_idempotency.sql" with { type: "text" };
 import pg0010 from "./pg/0010_platform_accounts.sql" with { type: "text" };
@@ -64,79 +50,47 @@ import pg0011 from "./pg/0011_platform_workspaces.sql" with { type: "text" };
 import pg0012 from "./pg/0012_platform_keys_audit.sql" with { type: "text" };
 import pg0014 from "./pg/0014_platform_identities.sql" with { type: "text" };
 import pg0020 from "./pg/0020_webhooks.sql" with { type: "text" };
-import pg0030 from "./pg/0030_auth.sql" with { type: "text" };
-import pg0031 from "./pg/0031_auth_oauth.sql" with { type: "text" };
 import pg0033 from "./pg/0033_platform_member_reads.sql" with { type: "text" };
-import pg0060 from "./pg/0060_tack_board.sql" with { type: "text" };
 
-export interface Migration {
-  name: string;
-  sql: string;
-}
-
-export const MIGRATIONS: Migration[] = [
+export const KERNEL_MIGRATIONS: readonly Migration[] = [
   { name: "0001_core_base", sql: m0001 },
-  { name: "0002_core_ratelimit", sql: m0002 },
-  { name: "0003_core_idempotency", sql: m0003 },
+  { name: "0002_core_ratelimit", sql: m0002, pg: pg0002 },
+  { name: "0003_core_idempotency", sql: m0003, pg: pg0003 },
   { name: "0004_core_events", sql: m0004 },
   { name: "0005_core_mail_outbox", sql: m0005 },
   { name: "0006_core_key_check", sql: m0006 },
   { name: "0007_core_job_ticks", sql: m0007 },
   { name: "0008_core_ratelimit_windows", sql: m0008 },
-  { name: "0010_platform_accounts", sql: m0010 },
-  { name: "0011_platform_workspaces", sql: m0011 },
-  { name: "0012_platform_keys_audit", sql: m0012 },
+  { name: "0010_platform_accounts", sql: m0010, pg: pg0010 },
+  { name: "0011_platform_workspaces", sql: m0011, pg: pg0011 },
+  { name: "0012_platform_keys_audit", sql: m0012, pg: pg0012 },
   { name: "0013_platform_members", sql: m0013 },
-  { name: "0014_platform_identities", sql: m0014 },
+  { name: "0014_platform_identities", sql: m0014, pg: pg0014 },
   { name: "0015_platform_mfa", sql: m0015 },
-  { name: "0020_webhooks", sql: m0020 },
+  { name: "0020_webhooks", sql: m0020, pg: pg0020 },
   { name: "0021_webhooks_engine", sql: m0021 },
   { name: "0022_webhooks_status", sql: m0022 },
   { name: "0023_webhooks_lease_owner", sql: m0023 },
-  { name: "0030_auth", sql: m0030 },
-  { name: "0031_auth_oauth", sql: m0031 },
-  { name: "0033_platform_member_reads", sql: m0033 },
-  { name: "0040_social_communities", sql: m0040 },
-  { name: "0041_social_actors", sql: m0041 },
-  { name: "0042_social_graph", sql: m0042 },
-  { name: "0043_social_hashtags", sql: m0043 },
-  { name: "0044_social_conversations", sql: m0044 },
-  { name: "0045_social_conversation_seq", sql: m0045 },
-  { name: "0046_social_posts", sql: m0046 },
-  { name: "0047_social_moderation", sql: m0047 },
-  { name: "0048_social_hides", sql: m0048 },
-  { name: "0050_mail_domains", sql: m0050 },
-  { name: "0051_mail_content", sql: m0051 },
-  { name: "0052_mail_messages", sql: m0052 },
-  { name: "0053_mail_sending", sql: m0053 },
-  { name: "0054_mail_mailboxes", sql: m0054 },
-  { name: "0055_mail_handover", sql: m0055 },
-  { name: "0056_mail_sandbox", sql: m0056 },
-  { name: "0060_tack_board", sql: m0060 },
-  { name: "0061_tack_webhook_scope", sql: m0061 },
-  { name: "0070_waitlist", sql: m0070 },
-  { name: "0071_waitlist_counters", sql: m0071 },
-  { name: "0072_waitlist_counters_to_core", sql: m0072 },
-  { name: "0080_trawl_jobs", sql: m0080 },
-  { name: "0081_trawl_claim_indexes", sql: m0081 },
+  { name: "0033_platform_member_reads", sql: m0033, pg: pg0033 },
   { name: "0095_member_service_reads", sql: m0095 },
-  { name: "0096_waitlist_invite_outcome", sql: m0096 },
 ];
 
-/** PostgreSQL variants, by migration name: only the files whose SQL is not portable. */
-export const PG_VARIANTS: Readonly<Record<string, string>> = {
-  "0002_core_ratelimit": pg0002,
-  "0003_core_idempotency": pg0003,
-  "0010_platform_accounts": pg0010,
-  "0011_platform_workspaces": pg0011,
-  "0012_platform_keys_audit": pg0012,
-  "0014_platform_identities": pg0014,
-  "0020_webhooks": pg0020,
-  "0030_auth": pg0030,
-  "0031_auth_oauth": pg0031,
-  "0033_platform_member_reads": pg0033,
-  "0060_tack_board": pg0060,
-};
+/** Names a file may have: a shipped number (frozen) or a timestamp with its owner. */
+const SHIPPED_NAME = /^\d{4}_[a-z0-9_]+$/;
+const KERNEL_OWNERS = ["core", "platform", "webhooks"];
 
-/** The PostgreSQL list: same names and order as MIGRATIONS, each file's pg/ variant when it has one. */
-export const PG_MIGRATIONS: Migration[] = MIGRATIONS.map((m) => ({ name: m.name, sql: PG_VARIANTS[m.name] ?? m.sql }));
+/**
+ * The schema of an app of these modules: the kernel's migrations and each module's, in one
+ * order (by name). A new file whose name does not carry its timestamp and owner is refused
+ * here, at start-up of any test, before it ships under a name that cannot change.
+ */
+export function schemaOf(modules: readonly { name: string; migrations?: readonly Migration[] }[]): Migration[] {
+  const owned = [{ owners: KERNEL_OWNERS, list: KERNEL_MIGRATIONS }, ...modules.map((m) => ({ owners: [m.name], list: m.migrations ?? [] }))];
+  for (const { owners, list } of owned) {
+    for (const m of list) {
+      const stamped = owners.some((o) => new RegExp(`^\\d{14}_${o}_[a-z0-9_]+$`).test(m.name));
+      if (!stamped && !SHIPPED_NAME.test(m.name)) throw new Error(`migration ${m.name}: name it YYYYMMDDHHMMSS_${owners[0]}_<what> (src/kernel/migrations/index.ts)`);
+    }
+  }
+  return orderMigrations(owned.map((o) => o.list));
+}

@@ -7,9 +7,11 @@ import { authRoutes } from "./routes";
 import { Uuid } from "./schemas";
 import { AuthService } from "./service";
 import { appWebhookScope } from "./webhook-scope";
+import { migrations } from "./migrations";
 
 export const authModule = defineService({
   name: "auth",
+  migrations,
   description: "End-user authentication for your apps: sign-up, sign-in, MFA, tenants, roles",
   prefix: "/auth",
   openapi: { title: "Bunker Auth", description: "End-user authentication for your Apps: /{app_slug}/v1/... and the App administration under /v1/apps.", version: "v1.0.0" },

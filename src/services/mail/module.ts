@@ -17,12 +17,14 @@ import { sandboxPart } from "./sandbox/part";
 import { sendingPart } from "./sending/part";
 import type { MailPart, MailParts } from "./part";
 import { Uuid } from "./schemas";
+import { migrations } from "./migrations";
 
 /** In creation order: a part may use those before it. */
 const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart, sendingPart, mailboxesPart, inboundPart, sandboxPart];
 
 export const mailModule = defineService({
   name: "mail",
+  migrations,
   description: "Transactional sending, domains and inbound mailboxes",
   prefix: "/mail",
   openapi: { title: "Bunker mail", description: "Transactional sending, domains and inbound mailboxes.", version: "v0.1.0" },
