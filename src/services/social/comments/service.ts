@@ -20,15 +20,14 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, forbidden, invalidField, notFound } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import { encodeCursor } from "../../../core/pagination";
-import { bumpCounter } from "../actors/store";
+import { bumpCounter } from "../actors";
 import { badCursor, isObject, pageArgs, type Keyset } from "../core/common";
 import { blocked } from "../graph/follows";
-import { blockBetween } from "../graph/store";
-import { holdFlag, screen } from "../moderation/keywords";
-import { addActivity } from "../notifications/store";
+import { blockBetween } from "../graph";
+import { addActivity } from "../notifications";
 import * as input from "../posts/input";
 import { checkAssets, type PostService } from "../posts/service";
-import * as postStore from "../posts/store";
+import * as postRecords from "../posts";
 import { parseSettings } from "../communities/settings";
 import * as store from "./store";
 
@@ -56,7 +55,7 @@ export function commentView(r: store.CommentRow, counts: Record<string, number> 
 }
 
 async function views(db: Sql, rows: store.CommentRow[]): Promise<CommentView[]> {
-  const counts = await postStore.reactionCounts(db, rows.map((r) => r.id));
+  const counts = await postRecords.reactionCounts(db, rows.map((r) => r.id));
   return rows.map((r) => commentView(r, counts.get(r.id) ?? {}));
 }
 
@@ -84,15 +83,15 @@ export class CommentService {
   }
 
   /** A live comment of a live post (404 otherwise). */
-  private async comment(db: Sql, post: postStore.PostRow, id: string): Promise<store.CommentRow> {
+  private async comment(db: Sql, post: postRecords.PostRow, id: string): Promise<store.CommentRow> {
     const c = await store.commentById(db, post.id, id.toLowerCase());
     if (!c || c.deleted_at !== null) throw notFound("Comment");
     return c;
   }
 
   /** Counts and notifications of a comment becoming published. */
-  private async onPublished(t: Sql, post: postStore.PostRow, c: store.CommentRow, now: string): Promise<void> {
-    await postStore.bumpPost(t, post.id, "comment_count", 1);
+  private async onPublished(t: Sql, post: postRecords.PostRow, c: store.CommentRow, now: string): Promise<void> {
+    await postRecords.bumpPost(t, post.id, "comment_count", 1);
     await bumpCounter(t, c.actor_id, "comment_count", 1, now);
     await addActivity(t, { community_id: c.community_id, recipient: post.actor_id, type: "comment", target_type: "post", target_id: post.id, from: c.actor_id, data: { post_id: post.id, comment_id: c.id }, now });
     if (c.parent_id) {
@@ -103,8 +102,8 @@ export class CommentService {
     }
   }
 
-  private async onUnpublished(t: Sql, post: postStore.PostRow, c: store.CommentRow, now: string): Promise<void> {
-    await postStore.bumpPost(t, post.id, "comment_count", -1);
+  private async onUnpublished(t: Sql, post: postRecords.PostRow, c: store.CommentRow, now: string): Promise<void> {
+    await postRecords.bumpPost(t, post.id, "comment_count", -1);
     await bumpCounter(t, c.actor_id, "comment_count", -1, now);
   }
 
@@ -130,8 +129,8 @@ export class CommentService {
         if (!store.visibleTo(parent, author.id, p.actor_id)) throw notFound("Comment");
         while (parent && Number(parent.depth) + 1 > cap) parent = parent.parent_id ? await store.commentById(t, p.id, parent.parent_id) : null;
       }
-      const held = await screen(t, cm.id, [text]);
-      const restricted = author.id !== p.actor_id && (await postStore.restricts(t, p.actor_id, author.id));
+      const held = await this.posts.screening.screen(t, cm.id, [text]);
+      const restricted = author.id !== p.actor_id && (await postRecords.restricts(t, p.actor_id, author.id));
       const row: store.CommentRow = {
         id: uuid(),
         community_id: cm.id,
@@ -151,7 +150,7 @@ export class CommentService {
       };
       await store.insertComment(t, row);
       if (row.status === "published") await this.onPublished(t, p, row, now);
-      if (held) await holdFlag(t, cm.id, "comment", row.id, author.id, held, now);
+      if (held) await this.posts.screening.hold(t, cm.id, "comment", row.id, author.id, held, now);
       const view = commentView(row);
       await this.posts.emit(t, cm.id, "comment.created", view);
       return view;
@@ -212,7 +211,7 @@ export class CommentService {
       const cur = await this.comment(t, post, id);
       const next: store.CommentRow = { ...cur };
       if (o.body !== undefined) next.body = commentBody(o.body);
-      const held = next.body !== cur.body ? await screen(t, cm.id, [next.body]) : null;
+      const held = next.body !== cur.body ? await this.posts.screening.screen(t, cm.id, [next.body]) : null;
       if (o.visibility !== undefined) next.visibility = visibilityOf(o.visibility);
       if (o.status !== undefined) next.status = input.oneOf(o.status, "status", ["published", "hidden", "removed"] as const);
       if (o.pinned !== undefined) {
@@ -227,7 +226,7 @@ export class CommentService {
       }
       if (held && next.status === "published") {
         next.status = "hidden";
-        await holdFlag(t, cm.id, "comment", cur.id, cur.actor_id, held, now);
+        await this.posts.screening.hold(t, cm.id, "comment", cur.id, cur.actor_id, held, now);
       }
       const changed = (["body", "visibility", "status", "pinned"] as const).filter((k) => next[k] !== cur[k]);
       if (changed.length === 0) return (await views(t, [cur]))[0];

@@ -1,18 +1,11 @@
 /**
  * Shared pieces of the community's customer-backend lane (/social/v1/communities/{id}/...):
- * community resolution with its action, actor lookups (another community's actor is 404),
- * list paging with opaque keyset cursors, id lists, expand, per-item batch errors.
+ * list paging with opaque keyset cursors, id lists, expand, per-item batch errors. It builds
+ * on no feature: the community and actor lookups every feature starts with are actors/lane.ts.
  */
-import type { Principal } from "../../../access/principal";
-import type { Sql } from "../../../core/db";
-import { ApiError, badRequest, invalidField, notFound } from "../../../core/errors";
+import { ApiError, badRequest, invalidField } from "../../../core/errors";
 import { isUuid } from "../../../core/ids";
-import { checkUuid } from "./schemas";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
-import type { AppContext } from "../../../context";
-import type { CommunityService } from "../communities/service";
-import type { CommunityRow } from "../communities/store";
-import { actorById, actorsByIds, type ActorRow } from "../actors/store";
 import type { Keyset } from "./keyset";
 
 export const PAGE_DEFAULT = 50;
@@ -21,35 +14,6 @@ export const IDS_MAX = 100;
 export const BATCH_MAX = 200;
 
 export type Action = "social.list" | "social.read" | "social.create" | "social.update" | "social.delete";
-
-/** What every part of the lane needs: the app context and the community lookup. */
-export class Lane {
-  constructor(
-    readonly ctx: AppContext,
-    readonly communities: CommunityService,
-  ) {}
-
-  /** The community of the route, for a caller holding `action` in its workspace; 404 across workspaces, 403 when social is off. */
-  community(p: Principal, communityId: string, action: Action): Promise<CommunityRow> {
-    return this.communities.forPrincipal(p, communityId, action);
-  }
-
-  /** An actor of the community, on `db`: 400 naming `field` when malformed; unknown or another community's: 404. */
-  async actor(db: Sql, communityId: string, id: unknown, field = "actor_id"): Promise<ActorRow> {
-    const a = await actorById(db, checkUuid(id, field));
-    if (!a || a.community_id !== communityId) throw notFound("Actor");
-    return a;
-  }
-}
-
-/** Two actors of the community in one query (each 404 like actor()). */
-export async function actorPair(db: Sql, communityId: string, a: string, b: string): Promise<[ActorRow, ActorRow]> {
-  const rows = await actorsByIds(db, communityId, a === b ? [a] : [a, b]);
-  const x = rows.find((r) => r.id === a);
-  const y = rows.find((r) => r.id === b);
-  if (!x || !y) throw notFound("Actor");
-  return [x, y];
-}
 
 export const badCursor = (reason = "not a cursor issued by this API; restart from the first page") =>
   badRequest("Malformed cursor", [{ field: "cursor", reason }], "INVALID_CURSOR");

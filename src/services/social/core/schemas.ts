@@ -4,7 +4,6 @@ import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
 import { invalidField } from "../../../core/errors";
 import { isUuid } from "../../../core/ids";
-import { TAG_MAX } from "../hashtags/tags";
 import { UUID_PATTERN, Uuid } from "../../../access/schemas";
 export { UUID_PATTERN, Uuid };
 
@@ -30,17 +29,6 @@ export const UuidOut = (description?: string) => t.String({ format: "uuid", ...(
 export function OneOf<const T extends readonly [string, ...string[]]>(values: T, description: string) {
   return t.UnionEnum(values, { description });
 }
-
-/**
- * A hashtag as a caller writes it (path or body): an optional leading # and then letters,
- * digits and underscores. JSON Schema patterns carry no Unicode classes here (TypeBox builds
- * them without the u flag), so the pattern admits ASCII word characters and any non-ASCII
- * character; hashtags/tags.ts then applies the full rule (NFC, lowercase, 1-64 Unicode letters,
- * digits or underscores) and answers 400 INVALID_TAG naming the field for what it refuses.
- */
-export const TAG_PATTERN = "^#?[0-9A-Za-z_\\u0080-\\uffff]+$";
-export const HashtagName = (description = `A hashtag: an optional leading # (%23 in a path), then 1-${TAG_MAX} Unicode letters, digits or underscores; case and Unicode composition do not matter (stored lowercase, NFC). Anything else is 400 (VALIDATION_ERROR, or INVALID_TAG for non-ASCII characters that are not letters or digits)`) =>
-  t.String({ minLength: 1, pattern: TAG_PATTERN, description });
 
 /** The same rule where no schema sees the value (a multipart field, a scope resolved for shared routes): the id lowercased, or 400 naming `field`. */
 export function checkUuid(v: unknown, field: string): string {

@@ -23,11 +23,11 @@ import { ApiError, forbidden, invalidField, notFound } from "../../../core/error
 import { uuid } from "../../../core/ids";
 import { isObject, page, pageArgs } from "../core/common";
 import { blocked } from "../graph/follows";
-import { blockBetween } from "../graph/store";
-import { addActivity } from "../notifications/store";
-import * as commentStore from "../comments/store";
+import { blockBetween } from "../graph";
+import { addActivity } from "../notifications";
+import * as commentRecords from "../comments";
 import type { PostService } from "../posts/service";
-import * as postStore from "../posts/store";
+import * as postRecords from "../posts";
 import { newPostView, postView, postViews, type PostView } from "../posts/views";
 import { effectiveVisibility } from "../posts/visibility";
 import * as store from "./store";
@@ -57,10 +57,10 @@ export class EngageService {
       const actor = await this.posts.writer(t, c.id, body.actor_id);
       const post = await this.posts.live(t, c.id, postId);
       let targetAuthor = post.actor_id;
-      let comment: commentStore.CommentRow | null | undefined;
+      let comment: commentRecords.CommentRow | null | undefined;
       if (commentId !== null) {
-        comment = await commentStore.commentById(t, post.id, commentId.toLowerCase());
-        if (!comment || !commentStore.visibleTo(comment, actor.id, post.actor_id)) throw notFound("Comment");
+        comment = await commentRecords.commentById(t, post.id, commentId.toLowerCase());
+        if (!comment || !commentRecords.visibleTo(comment, actor.id, post.actor_id)) throw notFound("Comment");
         targetAuthor = comment.actor_id;
       }
       if (actor.id !== targetAuthor && (await blockBetween(t, actor.id, targetAuthor))) throw blocked();
@@ -68,7 +68,7 @@ export class EngageService {
       const targetId = comment?.id ?? post.id;
       const row: store.ReactionRow = { target_id: targetId, actor_id: actor.id, type, community_id: c.id, target_type: comment ? "comment" : "post", created_at: now };
       const created = await store.addReaction(t, row);
-      if (created && !comment) await postStore.bumpPost(t, post.id, "reaction_count", 1);
+      if (created && !comment) await postRecords.bumpPost(t, post.id, "reaction_count", 1);
       const counts = await store.countsOf(t, targetId);
       if (created) {
         if (comment) await this.posts.emit(t, c.id, "comment.reaction.created", { comment_id: comment.id, post_id: post.id, actor_id: actor.id, reaction: type, reaction_counts: counts, created_at: now });
@@ -86,12 +86,12 @@ export class EngageService {
       const post = await this.posts.live(t, c.id, postId);
       let targetId = post.id;
       if (commentId !== null) {
-        const cm = await commentStore.commentById(t, post.id, commentId.toLowerCase());
+        const cm = await commentRecords.commentById(t, post.id, commentId.toLowerCase());
         if (!cm) throw notFound("Comment");
         targetId = cm.id;
       }
       if (await store.removeReaction(t, targetId, actorId.toLowerCase(), type)) {
-        if (commentId === null) await postStore.bumpPost(t, post.id, "reaction_count", -1);
+        if (commentId === null) await postRecords.bumpPost(t, post.id, "reaction_count", -1);
       }
     });
   }
@@ -144,15 +144,15 @@ export class EngageService {
       if (actor.id !== src.actor_id && (await blockBetween(t, actor.id, src.actor_id))) throw blocked();
       await this.posts.visibleTo(t, c.id, src.id, actor.id);
       if (src.status !== "published" || effectiveVisibility(src) !== "public") throw new ApiError(422, "NOT_REPOSTABLE", "Only published public posts can be reposted");
-      const existing = await postStore.liveRepostBy(t, actor.id, src.id);
+      const existing = await postRecords.liveRepostBy(t, actor.id, src.id);
       if (existing) return { post: await postView(t, existing), created: false };
-      const row: postStore.PostRow = {
+      const row: postRecords.PostRow = {
         id: uuid(), community_id: c.id, actor_id: actor.id, kind: "repost", status: "published", visibility: "public", body: null, attributes: "{}", assets: "[]", hashtags: "[]", mentions: "[]",
         quote_post_id: null, source_post_id: src.id, repost_key: src.id, scheduled_for: null, published_at: now, expires_at: null, moderation: null, deleted_at: null,
         reaction_count: 0, comment_count: 0, repost_count: 0, view_count: 0, created_at: now, updated_at: now,
       };
-      await postStore.insertPost(t, row);
-      await postStore.bumpPost(t, src.id, "repost_count", 1);
+      await postRecords.insertPost(t, row);
+      await postRecords.bumpPost(t, src.id, "repost_count", 1);
       const view = newPostView(row);
       await this.posts.emit(t, c.id, "repost.created", { ...view, source_post_id: src.id });
       await addActivity(t, { community_id: c.id, recipient: src.actor_id, type: "repost", target_type: "post", target_id: src.id, from: actor.id, data: { repost_id: row.id }, now });
@@ -164,7 +164,7 @@ export class EngageService {
     const c = await this.lane.community(pr, communityId, "social.delete");
     await tx(this.db, async (t) => {
       const src = await this.posts.live(t, c.id, postId);
-      const r = await postStore.liveRepostBy(t, actorId.toLowerCase(), src.id);
+      const r = await postRecords.liveRepostBy(t, actorId.toLowerCase(), src.id);
       if (r) await this.posts.softDelete(t, r, this.posts.now());
     });
   }
@@ -173,7 +173,7 @@ export class EngageService {
     const c = await this.lane.community(pr, communityId, "social.list");
     const src = await this.posts.live(this.db, c.id, postId);
     const { limit, after } = pageArgs(q);
-    const rows = await postStore.repostsOf(this.db, src.id, after, limit + 1);
+    const rows = await postRecords.repostsOf(this.db, src.id, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.created_at, id: r.id }), (r) => r);
     return { data: await postViews(this.db, pg.data), pagination: pg.pagination };
   }
@@ -186,7 +186,7 @@ export class EngageService {
     await tx(this.db, async (t) => {
       const viewer = await this.lane.actor(t, c.id, o.viewer_actor_id, "viewer_actor_id");
       const post = await this.posts.visibleTo(t, c.id, postId, viewer.id);
-      if (await store.addView(t, c.id, post.id, viewer.id, this.posts.now())) await postStore.bumpPost(t, post.id, "view_count", 1);
+      if (await store.addView(t, c.id, post.id, viewer.id, this.posts.now())) await postRecords.bumpPost(t, post.id, "view_count", 1);
     });
   }
 
@@ -203,7 +203,7 @@ export class EngageService {
 
   // ------------------------------------------------------------------ polls
 
-  private poll(p: postStore.PostRow): { question: string; options: string[]; closes_at: string | null } {
+  private poll(p: postRecords.PostRow): { question: string; options: string[]; closes_at: string | null } {
     const poll = (JSON.parse(p.attributes) as { poll?: { question: string; options: string[]; closes_at: string | null } }).poll;
     if (p.kind !== "poll" || !poll) throw new ApiError(422, "NO_POLL", "The post has no poll");
     return poll;

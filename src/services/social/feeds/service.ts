@@ -26,7 +26,7 @@ import { invalidField } from "../../../core/errors";
 import { decodeCursor, encodeCursor, parseLimit } from "../../../core/pagination";
 import { badCursor, page, pageArgs, PAGE_DEFAULT, PAGE_MAX } from "../core/common";
 import type { PostService } from "../posts/service";
-import type { PostReadRow } from "../posts/store";
+import type { PostReadRow } from "../posts";
 import { postViews } from "../posts/views";
 import { effectiveVisibility, shadowBanned } from "../posts/visibility";
 import * as store from "./store";

@@ -7,7 +7,7 @@
 import type { Sql } from "../../../core/db";
 import type { SqlValue } from "../../../core/store/sql";
 import type { Keyset } from "../core/common";
-import type { PostReadRow } from "../posts/store";
+import type { PostReadRow } from "../posts";
 
 const READ = `SELECT p.*, a.is_private AS a_private, a.status AS a_status, a.shadow_banned_until AS a_shadow_until, a.shadow_banned_at AS a_shadow_at
   FROM social_posts p JOIN social_actors a ON a.id = p.actor_id`;

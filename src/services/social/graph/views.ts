@@ -1,7 +1,7 @@
 /** Views of graph rows, shared by follows and the other edges. */
 import type { Sql } from "../../../core/db";
-import { actorView, type ActorView } from "../actors/service";
-import { actorsByIds } from "../actors/store";
+import { actorsByIds, actorView } from "../actors";
+import type { ActorView } from "../actors/service";
 import type { EdgeRow } from "./store";
 
 export interface EdgeView {

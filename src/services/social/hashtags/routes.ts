@@ -3,7 +3,8 @@ import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import { IDEMPOTENT, laneBase, write, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, CommunityParams, ErrorBody, errors, laneParams, PageQuery, Pagination, HashtagName, Uuid, UuidOut } from "../core/schemas";
+import { ActorParams, CommunityParams, ErrorBody, errors, laneParams, PageQuery, Pagination, Uuid, UuidOut } from "../core/schemas";
+import { HashtagName } from "./schemas";
 import type { HashtagService } from "./service";
 
 const tags = ["Community: hashtags"];

@@ -17,7 +17,8 @@ import type { Principal } from "../../../access/principal";
 import { tx } from "../../../core/db";
 import { badRequest, invalidField, notFound } from "../../../core/errors";
 import { parseLimit } from "../../../core/pagination";
-import { isObject, page, pageArgs, PAGE_DEFAULT, PAGE_MAX, type Lane } from "../core/common";
+import type { Lane } from "../actors/lane";
+import { isObject, page, pageArgs, PAGE_DEFAULT, PAGE_MAX } from "../core/common";
 import * as store from "./store";
 import { normalizeTag } from "./tags";
 

@@ -29,6 +29,6 @@ export async function screen(db: Sql, communityId: string, texts: (string | null
 }
 
 /** Files the open keyword_filter flag of held content (no reporter), already auto-hidden. */
-export async function holdFlag(t: Sql, communityId: string, type: "post" | "comment", id: string, author: string, k: store.KeywordRow, now: string): Promise<void> {
+export async function holdFlag(t: Sql, communityId: string, type: "post" | "comment", id: string, author: string, k: { keyword: string }, now: string): Promise<void> {
   await store.insertFlag(t, { id: uuid(), community_id: communityId, reporter_actor_id: null, target_type: type, target_id: id, target_actor_id: author, reason: "keyword_filter", note: k.keyword, status: "open", auto_hidden: 1, created_at: now, updated_at: now });
 }

@@ -21,13 +21,12 @@ import type { Principal } from "../../../access/principal";
 import { tx, type Sql } from "../../../core/db";
 import { ApiError, invalidField, notFound } from "../../../core/errors";
 import { isUuid, uuid } from "../../../core/ids";
-import * as actorStore from "../actors/store";
-import { bumpCounter } from "../actors/store";
+import * as actorRecords from "../actors";
 import { isObject, page, pageArgs } from "../core/common";
-import * as commentStore from "../comments/store";
-import { addActivity } from "../notifications/store";
+import * as commentRecords from "../comments";
+import { addActivity } from "../notifications";
 import type { PostService } from "../posts/service";
-import * as postStore from "../posts/store";
+import * as postRecords from "../posts";
 import { parseSettings } from "../communities/settings";
 import * as store from "./store";
 
@@ -41,8 +40,8 @@ interface Target {
   type: store.TargetType;
   id: string;
   actorId: string;
-  post?: postStore.PostRow;
-  comment?: commentStore.CommentRow;
+  post?: postRecords.PostRow;
+  comment?: commentRecords.CommentRow;
 }
 
 export class ModerationService {
@@ -69,11 +68,11 @@ export class ModerationService {
     const tid = id.toLowerCase();
     if (type === "actor") return { type, id: tid, actorId: (await this.lane.actor(t, communityId, tid, "target_id")).id };
     if (type === "post") {
-      const p = await postStore.postById(t, communityId, tid);
+      const p = await postRecords.postById(t, communityId, tid);
       if (!p || p.deleted_at !== null) throw notFound("Post");
       return { type, id: tid, actorId: p.actor_id, post: p };
     }
-    const c = await commentStore.commentInCommunity(t, communityId, tid);
+    const c = await commentRecords.commentInCommunity(t, communityId, tid);
     if (!c || c.deleted_at !== null) throw notFound("Comment");
     return { type, id: tid, actorId: c.actor_id, comment: c };
   }
@@ -81,18 +80,18 @@ export class ModerationService {
   /** Shows or hides a post or comment (null: visible again); comment counts follow published-ness. */
   private async setState(t: Sql, tg: Target, state: "hidden" | "removed" | null, now: string): Promise<void> {
     if (tg.post) {
-      await postStore.updatePost(t, tg.id, { moderation: state, updated_at: now });
+      await postRecords.updatePost(t, tg.id, { moderation: state, updated_at: now });
       return;
     }
     if (!tg.comment) return;
     const cur = tg.comment;
     const next = state ?? (cur.status === "hidden" || cur.status === "removed" ? "published" : cur.status);
     if (next === cur.status) return;
-    await commentStore.updateComment(t, cur.id, { status: next, updated_at: now });
+    await commentRecords.updateComment(t, cur.id, { status: next, updated_at: now });
     const delta = (next === "published" ? 1 : 0) - (cur.status === "published" ? 1 : 0);
     if (delta !== 0) {
-      await postStore.bumpPost(t, cur.post_id, "comment_count", delta);
-      await bumpCounter(t, cur.actor_id, "comment_count", delta, now);
+      await postRecords.bumpPost(t, cur.post_id, "comment_count", delta);
+      await actorRecords.bumpCounter(t, cur.actor_id, "comment_count", delta, now);
     }
   }
 
@@ -173,11 +172,11 @@ export class ModerationService {
       if (act === "hide" || act === "remove") await this.setState(t, tg, act === "hide" ? "hidden" : "removed", now);
       if (act === "restore") {
         await this.setState(t, tg, null, now);
-        if (tg.type === "actor") await actorStore.reinstateActor(t, tg.actorId, now);
+        if (tg.type === "actor") await actorRecords.reinstateActor(t, tg.actorId, now);
       }
       if (act === "ban") {
-        if (shadow) await actorStore.shadowBanActor(t, tg.actorId, until, (o.reason as string | undefined) ?? null, now);
-        else await actorStore.suspendActor(t, tg.actorId, now);
+        if (shadow) await actorRecords.shadowBanActor(t, tg.actorId, until, (o.reason as string | undefined) ?? null, now);
+        else await actorRecords.suspendActor(t, tg.actorId, now);
       }
       const open = await store.openFlagsOn(t, tg.type, tg.id);
       if (act === "dismiss" && open.some((f) => Number(f.auto_hidden) === 1)) await this.setState(t, tg, null, now);

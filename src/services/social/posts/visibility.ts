@@ -8,7 +8,7 @@
  *   author's close-friends list). A private author's public posts count as followers.
  */
 import type { Sql } from "../../../core/db";
-import { blockBetween } from "../graph/store";
+import { blockBetween } from "../graph";
 import * as store from "./store";
 
 export function effectiveVisibility(p: { visibility: store.Visibility; a_private: number }): store.Visibility {
