@@ -64,6 +64,22 @@ export function emitEvent<P extends WebhookProduct, K extends keyof EventData<P>
   return engine.emit(t, { product: p.product, scopeId }, type, data);
 }
 
+/**
+ * Reactions of the emitting module to its own events that must commit or roll back with
+ * them (social's follow notifications): each runs on the emitting transaction right after
+ * its event is recorded, typed by the event's data.
+ */
+export type EventListeners<P extends WebhookProduct> = { [K in keyof EventData<P>]?: (t: Sql, scopeId: string, data: EventData<P>[K]) => Promise<void> };
+
+/** `emit`, then the listener of the event's type on the same transaction. */
+export const withListeners =
+  <P extends WebhookProduct>(emit: EventEmitter<P>, listeners: EventListeners<P>): EventEmitter<P> =>
+  async (t, scopeId, type, data) => {
+    const out = await emit(t, scopeId, type, data);
+    await listeners[type]?.(t, scopeId, data);
+    return out;
+  };
+
 /** The typed emit of one product over the engine. */
 export const productEmitter =
   <P extends WebhookProduct>(engine: RawEmit, p: P): EventEmitter<P> =>

@@ -88,7 +88,7 @@ export class NotificationService {
  */
 export function followNotifications(now: () => string): EventListeners<typeof SOCIAL_WEBHOOKS> {
   // The recipient is the notification's target too (the actor followed, asked or approved).
-  const notify = (t: Sql, communityId: string, recipient: string, type: string, from: string) =>
+  const notify = (t: Sql, communityId: string, recipient: string, type: store.NotificationType, from: string) =>
     store.addActivity(t, { community_id: communityId, target_type: "actor", now: now(), recipient, type, target_id: recipient, from });
   return {
     "edge.follow.created": (t, c, d) => notify(t, c, d.dst_actor_id, "follow", d.src_actor_id),
