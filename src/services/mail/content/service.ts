@@ -31,8 +31,9 @@ import { MailPartContext } from "../part-context";
 import { audit, workspaceDisplayName } from "../../../kernel/tenancy";
 import { parseRaw, resolveBrand, validateBrand, type BrandRaw, type BrandTokens } from "./brand";
 import { lint, type Finding } from "./lint";
-import { applySchema, checkIncludes, deriveText, prepare, render, validateSchema, variablesOf, type Includable, type Rendered, type VariablesSchema } from "./render";
+import { applySchema, checkIncludes, prepare, render, validateSchema, variablesOf, type Includable, type Rendered, type VariablesSchema } from "./render";
 import * as store from "./store";
+import { brandView, templateListItemView, templateView, type BrandView, type TemplateListItemView, type TemplateView } from "./views";
 
 export const NAME_RE = /^[a-z0-9_-]{1,64}$/;
 export const KINDS = ["template", "layout", "partial"] as const;
@@ -42,32 +43,6 @@ export const SUBJECT_MAX = 998;
 export const BODY_MAX = 500_000;
 export const TAGS_MAX = 20;
 const TAG_RE = /^[a-z0-9_-]{1,64}$/;
-
-export interface BrandView {
-  resolved: BrandTokens;
-  raw: BrandRaw;
-}
-
-export interface TemplateView {
-  id: string;
-  workspace_id: string;
-  name: string;
-  kind: store.TemplateKind;
-  subject: string;
-  body_html: string;
-  body_text: string;
-  body_text_derived: boolean;
-  variables_schema: VariablesSchema | null;
-  tags: string[];
-  created_at: string;
-  updated_at: string;
-}
-
-export interface TemplateListItem extends TemplateView {
-  source: string;
-  source_ref: string | null;
-  source_synced_at: string | null;
-}
 
 export interface TemplateInput {
   name?: unknown;
@@ -85,23 +60,6 @@ export interface DraftInput {
   body_text?: unknown;
   data?: unknown;
 }
-
-export const view = (r: store.TemplateRow): TemplateView => ({
-  id: r.id,
-  workspace_id: r.workspace_id,
-  name: r.name,
-  kind: r.kind,
-  subject: r.subject,
-  body_html: r.body_html,
-  body_text: r.body_text ?? deriveText(r.body_html),
-  body_text_derived: r.body_text === null,
-  variables_schema: r.variables_schema ? (JSON.parse(r.variables_schema) as VariablesSchema) : null,
-  tags: JSON.parse(r.tags) as string[],
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
-
-const listItem = (r: store.TemplateRow): TemplateListItem => ({ ...view(r), source: r.source, source_ref: r.source_ref, source_synced_at: r.source_synced_at });
 
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
@@ -201,8 +159,7 @@ export class ContentService {
 
   private async brandView(db: Sql, workspaceId: string): Promise<BrandView> {
     const row = await store.brandOf(db, workspaceId);
-    const raw = parseRaw(row?.raw);
-    return { resolved: resolveBrand(raw, await workspaceDisplayName(db, workspaceId)), raw };
+    return brandView(parseRaw(row?.raw), await workspaceDisplayName(db, workspaceId));
   }
 
   async getBrand(p: Principal, workspaceId: string): Promise<BrandView> {
@@ -315,7 +272,7 @@ export class ContentService {
       if (!isUniqueViolation(e)) throw e;
       await write();
     }
-    return view((await store.templateByName(this.ctx.db, ws.id, v.name))!);
+    return templateView((await store.templateByName(this.ctx.db, ws.id, v.name))!);
   }
 
   /** A template of the path: the route schema holds its name to NAME_RE. */
@@ -327,7 +284,7 @@ export class ContentService {
 
   async get(p: Principal, workspaceId: string, name: string): Promise<TemplateView> {
     const ws = await this.workspace(p, workspaceId, "mail.template.read");
-    return view(await this.byName(this.ctx.db, ws.id, name));
+    return templateView(await this.byName(this.ctx.db, ws.id, name));
   }
 
   async remove(p: Principal, workspaceId: string, name: string, meta?: RequestMeta): Promise<void> {
@@ -339,7 +296,7 @@ export class ContentService {
     });
   }
 
-  async list(p: Principal, workspaceId: string, q: { kind?: string; tags?: string; search?: string; limit?: number; cursor?: string }): Promise<Page<TemplateListItem>> {
+  async list(p: Principal, workspaceId: string, q: { kind?: string; tags?: string; search?: string; limit?: number; cursor?: string }): Promise<Page<TemplateListItemView>> {
     const ws = await this.workspace(p, workspaceId, "mail.template.read");
     let limit = LIST_DEFAULT;
     if (q.limit !== undefined) {
@@ -354,7 +311,7 @@ export class ContentService {
     const c = decodeCursor<{ n?: unknown }>(q.cursor);
     if (c && typeof c.n !== "string") throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
     const rows = await store.listTemplates(this.ctx.db, { workspaceId: ws.id, kind, tags, pattern, after: c ? (c.n as string) : null, limit: limit + 1 });
-    return buildPage(rows, limit, (r) => ({ n: r.name }), listItem);
+    return buildPage(rows, limit, (r) => ({ n: r.name }), templateListItemView);
   }
 
   async tags(p: Principal, workspaceId: string): Promise<{ data: string[] }> {

@@ -8,7 +8,8 @@ import { noContent } from "../../../core/openapi";
 import type { ServiceDeps } from "../../../kernel/module";
 import { AttachmentParams, MailboxParams, ReceivedParams, WorkspaceParams } from "../schemas";
 import { ErrorBody, Mailbox, MailboxCreate, MailboxList, MailboxListQuery, MailboxPatch, Received, ReceivedList, ReceivedListQuery } from "./schemas";
-import { contentDisposition, type MailboxService, type MailboxView } from "./service";
+import { contentDisposition, type MailboxService } from "./service";
+import type { MailboxView } from "./views";
 
 const boxTags = ["Mail: mailboxes"];
 const msgTags = ["Mail: received messages"];

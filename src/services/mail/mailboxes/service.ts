@@ -28,6 +28,7 @@ import type { MailParts } from "../part";
 import { parseMail, type AttachmentInfo } from "../inbound/parse";
 import * as store from "./store";
 import { MAILBOX_STATUSES, type MailboxRow, type MailboxStatus, type ReceivedRow } from "./store";
+import { mailboxView, receivedSummaryView, receivedView, type MailboxView, type ReceivedSummaryView, type ReceivedView } from "./views";
 
 export const LOCAL_PART_MAX = 64;
 export const DISPLAY_NAME_MAX = 200;
@@ -41,51 +42,7 @@ export const RESERVED_PREFIXES = ["bounces+", "bunker-test-"] as const;
 const ATEXT = "A-Za-z0-9!#$%&'*+/=?^_`{|}~-";
 const DOT_STRING = new RegExp(`^[${ATEXT}]+(\\.[${ATEXT}]+)*$`);
 
-export interface MailboxView {
-  id: string;
-  seq_id: string;
-  workspace_id: string;
-  domain_id: string;
-  local_part: string;
-  address: string;
-  display_name: string | null;
-  owner_account_id: string | null;
-  retention_days: number;
-  status: MailboxStatus;
-  created_at: string;
-  updated_at: string;
-}
-
 export type { AttachmentInfo };
-
-export interface ReceivedView {
-  id: string;
-  mailbox_id: string;
-  seq_id: string;
-  raw_object_key: string;
-  envelope_from: string;
-  envelope_to: string;
-  from_address: string;
-  from_local: string;
-  from_domain: string;
-  to_addresses: string[];
-  cc_addresses: string[];
-  subject: string;
-  body_preview: string | null;
-  rfc822_message_id: string | null;
-  size_bytes: number;
-  spam_score: number;
-  spam_verdict: "clean" | "suspicious" | "spam";
-  spam_rules: { rule: string; score: number }[];
-  spf_result: string;
-  dkim_result: string;
-  dmarc_result: string;
-  quarantined: boolean;
-  received_at: string;
-  read_at: string | null;
-  deleted_at: string | null;
-  attachments?: AttachmentInfo[];
-}
 
 export interface ReceivedQuery {
   from?: string;
@@ -153,55 +110,6 @@ export class MailboxService {
     return (await this.domains.domainById(db, workspaceId, domainId))?.fqdn ?? "";
   }
 
-  view(r: MailboxRow, fqdn: string): MailboxView {
-    return {
-      id: r.id,
-      seq_id: String(r.seq),
-      workspace_id: r.workspace_id,
-      domain_id: r.domain_id,
-      local_part: r.local_part,
-      address: `${r.local_part}@${fqdn}`,
-      display_name: r.display_name,
-      owner_account_id: r.owner_account_id,
-      retention_days: r.retention_days,
-      status: r.status,
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-    };
-  }
-
-  receivedView(r: ReceivedRow, withBody: boolean, withAttachments: boolean): ReceivedView {
-    const v: ReceivedView = {
-      id: r.id,
-      mailbox_id: r.mailbox_id,
-      seq_id: String(r.seq),
-      raw_object_key: r.raw_object_key,
-      envelope_from: r.envelope_from,
-      envelope_to: r.envelope_to,
-      from_address: r.from_address,
-      from_local: r.from_local,
-      from_domain: r.from_domain,
-      to_addresses: JSON.parse(r.to_addresses) as string[],
-      cc_addresses: JSON.parse(r.cc_addresses) as string[],
-      subject: r.subject,
-      body_preview: withBody ? r.body_preview : null,
-      rfc822_message_id: r.rfc822_message_id,
-      size_bytes: r.size_bytes,
-      spam_score: r.spam_score,
-      spam_verdict: r.spam_verdict as ReceivedView["spam_verdict"],
-      spam_rules: JSON.parse(r.spam_rules) as { rule: string; score: number }[],
-      spf_result: r.spf_result,
-      dkim_result: r.dkim_result,
-      dmarc_result: r.dmarc_result,
-      quarantined: r.quarantined === 1,
-      received_at: r.received_at,
-      read_at: r.read_at,
-      deleted_at: r.deleted_at,
-    };
-    if (withAttachments) v.attachments = JSON.parse(r.attachments) as AttachmentInfo[];
-    return v;
-  }
-
   // ------------------------------------------------------------------ mailboxes
 
   private retention(v: unknown): number {
@@ -258,7 +166,7 @@ export class MailboxService {
       if (isUniqueViolation(e)) throw exists();
       throw e;
     }
-    return this.view((await store.mailboxInWorkspace(this.ctx.db, ws.id, id))!, domain.fqdn);
+    return mailboxView((await store.mailboxInWorkspace(this.ctx.db, ws.id, id))!, domain.fqdn);
   }
 
   async list(p: Principal, workspaceId: string, q: { limit?: unknown; cursor?: string; domain_id?: string; status?: string }): Promise<Page<MailboxView>> {
@@ -277,13 +185,13 @@ export class MailboxService {
     const rows = await store.listMailboxes(this.ctx.db, { workspaceId: ws.id, domainId, status: status as MailboxStatus | null, afterSeq: c ? (c.s as number) : 0, limit: limit + 1 });
     const fqdns = new Map<string, string>();
     for (const r of rows) if (!fqdns.has(r.domain_id)) fqdns.set(r.domain_id, await this.fqdnOf(this.ctx.db, ws.id, r.domain_id));
-    return buildPage(rows, limit, (r) => ({ s: r.seq, d: domainId, st: status }), (r) => this.view(r, fqdns.get(r.domain_id)!));
+    return buildPage(rows, limit, (r) => ({ s: r.seq, d: domainId, st: status }), (r) => mailboxView(r, fqdns.get(r.domain_id)!));
   }
 
   async get(p: Principal, workspaceId: string, id: string): Promise<MailboxView> {
     const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.read");
     const r = await this.mailbox(this.ctx.db, ws.id, id);
-    return this.view(r, await this.fqdnOf(this.ctx.db, ws.id, r.domain_id));
+    return mailboxView(r, await this.fqdnOf(this.ctx.db, ws.id, r.domain_id));
   }
 
   async update(p: Principal, workspaceId: string, id: string, input: { display_name?: unknown; retention_days?: unknown; status?: unknown }, meta?: RequestMeta): Promise<MailboxView> {
@@ -301,7 +209,7 @@ export class MailboxService {
         await store.updateMailbox(t, r.id, patch, this.ctx.clock.iso());
         await audit(t, this.ctx, { actor: p, action: "mail.mailbox.update", workspaceId: ws.id, target: { type: "mail_mailbox", id: r.id }, meta, metadata: { fields: Object.keys(patch) } });
       }
-      return this.view((await store.mailboxInWorkspace(t, ws.id, r.id))!, await this.fqdnOf(t, ws.id, r.domain_id));
+      return mailboxView((await store.mailboxInWorkspace(t, ws.id, r.id))!, await this.fqdnOf(t, ws.id, r.domain_id));
     });
   }
 
@@ -318,7 +226,7 @@ export class MailboxService {
 
   // ------------------------------------------------------------------ received messages
 
-  async listMessages(p: Principal, workspaceId: string, mailboxId: string, q: ReceivedQuery): Promise<Page<ReceivedView>> {
+  async listMessages(p: Principal, workspaceId: string, mailboxId: string, q: ReceivedQuery): Promise<Page<ReceivedSummaryView>> {
     const access = await this.access(p, workspaceId, "mail.mailbox.read");
     const box = await this.mailbox(this.ctx.db, access.workspace.id, mailboxId);
     const withBody = isAllowedByAll(access.policies, "mail.message.body.read", `workspace/${access.workspace.id}`);
@@ -360,7 +268,7 @@ export class MailboxService {
       before: c ? { received_at: c.r as string, id: c.id as string } : null,
       limit: limit + 1,
     });
-    return buildPage(rows, limit, (r) => ({ r: r.received_at, id: r.id, f }), (r) => this.receivedView(r, withBody, false));
+    return buildPage(rows, limit, (r) => ({ r: r.received_at, id: r.id, f }), (r) => receivedSummaryView(r, withBody));
   }
 
   private async message(p: Principal, workspaceId: string, mailboxId: string, id: string, action: string) {
@@ -371,10 +279,9 @@ export class MailboxService {
     return { access, box, r };
   }
 
-  async getMessage(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<ReceivedView & { attachments: AttachmentInfo[] }> {
+  async getMessage(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<ReceivedView> {
     const { access, r } = await this.message(p, workspaceId, mailboxId, id, "mail.mailbox.read");
-    const v = this.receivedView(r, isAllowedByAll(access.policies, "mail.message.body.read", `workspace/${access.workspace.id}`), true);
-    return { ...v, attachments: v.attachments ?? [] };
+    return receivedView(r, isAllowedByAll(access.policies, "mail.message.body.read", `workspace/${access.workspace.id}`));
   }
 
   async deleteMessage(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<void> {

@@ -18,6 +18,8 @@
  * 4. healthy: confirmed_rate >= HEALTHY_CONFIRMED (10%) (positive recipient-side evidence).
  * 5. unconfirmed: mail left and nothing came back either way (or too little to call it).
  */
+import type { Static } from "@sinclair/typebox";
+import type { Deliverability } from "./schemas";
 import type { MessageStatus } from "./store";
 
 export const BLOCKED_SHARE = 0.2;
@@ -33,20 +35,7 @@ export const BLOCK_RE =
 
 export type Verdict = "no_data" | "unconfirmed" | "healthy" | "at_risk" | "blocked";
 
-export interface DeliverabilityView {
-  verdict: Verdict;
-  window_days: number;
-  left_queue: number;
-  queued: number;
-  confirmed: number;
-  negative: number;
-  deferred: number;
-  bounced: number;
-  negative_rate: number;
-  confirmed_rate: number;
-  block_signals: { detail: string; count: number }[];
-  summary: string;
-}
+export type DeliverabilityView = Static<typeof Deliverability>;
 
 /** One group per receiver message: IP addresses and long numbers (queue ids, timestamps) don't split groups. */
 export const normaliseDetail = (d: string) =>

@@ -11,7 +11,7 @@ import type { MailPartContext } from "../part-context";
 import { badCursor, filterOf, LIST_DEFAULT, LIST_MAX, parseFilters, RECIPIENT_MAX, type Filters, type MessageQuery } from "./query";
 import * as store from "./store";
 import type { MessageRow } from "./store";
-import { foldEmail, messageView, type MessageBodyView, type MessageView } from "./views";
+import { foldEmail, messageBodyView, messageView, type MessageBodyView, type MessageView } from "./views";
 
 export class MessageLog {
   constructor(private readonly c: MailPartContext) {}
@@ -53,9 +53,8 @@ export class MessageLog {
   async body(p: Principal, workspaceId: string, id: string): Promise<MessageBodyView> {
     const ws = await this.c.workspace(p, workspaceId, "mail.message.body.read");
     const r = await this.inWorkspace(this.ctx.db, ws.id, id);
-    if (await store.redactBodies(this.ctx.db, ws.id)) return { id: r.id, subject: r.subject, body_html: null, body_text: null, redacted: true };
-    const b = await readBody(this.ctx, r);
-    return { id: r.id, subject: r.subject, body_html: b.html, body_text: b.text, redacted: false };
+    if (await store.redactBodies(this.ctx.db, ws.id)) return messageBodyView(r, null);
+    return messageBodyView(r, await readBody(this.ctx, r));
   }
 
   /** Right to be forgotten: every message to the address (any case), with its body objects. */

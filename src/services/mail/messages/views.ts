@@ -1,45 +1,16 @@
-/** The API shapes of messages and suppressions, and the data of their events. */
-import type { MessageRow, SuppressionReason, SuppressionRow } from "./store";
+/**
+ * The API shapes of messages and suppressions, and the data of their events: one serialiser
+ * per record, typed by its TypeBox schema (schemas.ts), so the documented and the served
+ * shape are one declaration.
+ */
+import type { Static } from "@sinclair/typebox";
+import type { Message, MessageBody, Suppression } from "./schemas";
+import type { MessageRow, SuppressionRow } from "./store";
 
 /** The metadata of a message: its row without the search folds, queue and lease columns. */
-export type MessageView = Pick<
-  MessageRow,
-  | "id"
-  | "workspace_id"
-  | "domain_id"
-  | "from_address"
-  | "to_address"
-  | "subject"
-  | "template_name"
-  | "status"
-  | "smtp_transcript"
-  | "spf_result"
-  | "dkim_result"
-  | "dmarc_result"
-  | "bounce_code"
-  | "bounce_detail"
-  | "created_at"
-  | "sent_at"
-  | "delivered_at"
-  | "deferred_at"
-  | "deferral_count"
-  | "delivered_to"
-> & { sandbox: boolean };
-
-export interface MessageBodyView {
-  id: string;
-  subject: string;
-  body_html: string | null;
-  body_text: string | null;
-  redacted: boolean;
-}
-
-export interface SuppressionView {
-  email: string;
-  reason: SuppressionReason;
-  source_message_id: string | null;
-  created_at: string;
-}
+export type MessageView = Static<typeof Message>;
+export type MessageBodyView = Static<typeof MessageBody>;
+export type SuppressionView = Static<typeof Suppression>;
 
 export const foldEmail = (s: string) => s.trim().toLowerCase();
 
@@ -68,6 +39,12 @@ export function messageView(r: MessageRow): MessageView {
     delivered_to: r.delivered_to,
   };
 }
+
+/** A message's content; `body` null: not shown (the workspace redacts bodies). */
+export const messageBodyView = (r: MessageRow, body: { html: string | null; text: string | null } | null): MessageBodyView =>
+  body === null
+    ? { id: r.id, subject: r.subject, body_html: null, body_text: null, redacted: true }
+    : { id: r.id, subject: r.subject, body_html: body.html, body_text: body.text, redacted: false };
 
 /** The data of an email.* event: the metadata without the SMTP transcript. */
 export function messageEventData<X extends object = object>(r: MessageRow, extra: X = {} as X) {
