@@ -26,6 +26,7 @@ import { ADDRESS_LIMITS, AddressLimit, retryAfterSec } from "../../core/signin-g
 import * as rateStore from "../../core/store/ratelimit";
 import type { RequestMeta } from "../../access/http";
 import type { AppContext } from "../../context";
+import { refuseInactive } from "./password-signin";
 
 export const invalidMfaToken = () => new ApiError(400, "INVALID_TOKEN", "The MFA token is invalid, used or expired: sign in again");
 export const challengeLocked = () => new ApiError(429, "MFA_LOCKED", "Too many wrong codes for this sign-in: sign in again");
@@ -111,8 +112,7 @@ export class MfaChallenges<C extends ChallengeState, O extends { status: string 
     await this.assertOwnerUnlocked(this.ctx.db, ownerId);
     const owner = await this.realm.owner(this.ctx.db, ownerId);
     if (!owner || owner.status === "blocked") throw invalidMfaToken();
-    if (owner.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
-    if (owner.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
+    refuseInactive(owner.status);
     return { ch, owner };
   }
 

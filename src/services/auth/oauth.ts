@@ -64,6 +64,7 @@ import {
 import { checkReturnTo, parseOriginPatterns } from "../../core/return-to";
 import { hashToken, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import { invalidCredentials, refuseInactive } from "../../kernel/identity";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
 import type { IdentityService } from "./identities";
@@ -208,10 +209,9 @@ export class AuthOAuth {
   private async finish(app: LoadedApp, user: UserView, provider: ProviderId, meta: RequestMeta): Promise<ConsumerTokens | MfaChallengeResponse> {
     if (user.status === "blocked") {
       await this.failure(app, provider, "blocked", meta, user.id);
-      throw new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
+      throw invalidCredentials();
     }
-    if (user.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
-    if (user.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
+    refuseInactive(user.status);
     const amr = ["oauth", provider];
     if (app.settings.mfa_policy !== "disabled" && app.settings.mfa_for_federated) {
       const challenge = await this.auth.mfa.challengeFor(app, user, null, meta, amr);

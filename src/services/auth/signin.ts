@@ -21,10 +21,11 @@
  */
 import type { RequestMeta } from "../../access/http";
 import { bearerFrom, type PrincipalResolver } from "../../access/principal";
-import { ApiError, forbidden, invalidField, unauthorized } from "../../core/errors";
+import { forbidden, invalidField, unauthorized } from "../../core/errors";
 import { SigninGuard } from "../../core/signin-guard";
 import { safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import { provePassword, type PasswordRealm } from "../../kernel/identity";
 import { StrangerLimits } from "../platform/stranger-limits";
 import { actorOfPrincipal, type AppService, type LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
@@ -96,24 +97,18 @@ export class SigninService {
     return this.sessions.start(app, user, { amr: ["pwd"] }, meta);
   }
 
+  /** The App's users as the identity core's password realm. */
+  private passwordRealm(app: LoadedApp): PasswordRealm<store.UserView> {
+    return {
+      guard: this.guard(app),
+      byIdentifier: (db, id) => store.userByIdentifier(db, app.id, id),
+      auditFailure: (user, meta) =>
+        recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "user.signin", outcome: "failure", actor: { type: user ? "user" : "anonymous", id: user?.id ?? null }, meta, metadata: { reason: "invalid_credentials" } }),
+    };
+  }
+
   async signin(app: LoadedApp, b: { identifier: string; password: string; tenant_id?: string | null }, meta: RequestMeta): Promise<ConsumerTokens | MfaChallengeResponse> {
-    const id = b.identifier.trim().toLowerCase();
-    if (!id) throw invalidField("identifier", "must not be empty");
-    const guard = this.guard(app);
-    await guard.admit(id, meta.ip);
-    const user = await store.userByIdentifier(this.ctx.db, app.id, id);
-    const ok = await this.ctx.passwords.verifyOrDummy(b.password, user?.password_hash);
-    const fail = () => new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
-    if (!ok) {
-      await guard.failed(id, user?.id ?? null, meta.ip);
-      await recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "user.signin", outcome: "failure", actor: { type: user ? "user" : "anonymous", id: user?.id ?? null }, meta, metadata: { reason: "invalid_credentials" } });
-      throw fail();
-    }
-    const u = user!;
-    if ((await guard.accountLocked(u.id)) || u.status === "blocked") throw fail();
-    if (u.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
-    if (u.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
-    await guard.succeeded(id);
+    const u = await provePassword(this.ctx, this.passwordRealm(app), b, meta);
 
     let tenantId: string | null = null;
     if (b.tenant_id != null && b.tenant_id !== "") {

@@ -13,6 +13,7 @@ import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "../../kernel/tenancy";
+import { provePassword, type PasswordRealm } from "../../kernel/identity";
 import * as store from "./store/accounts";
 import { hasLiveInvitationFor } from "./store/members";
 import { markEmailVerified } from "./store/oauth";
@@ -44,8 +45,6 @@ export function parseSessionDuration(v: unknown): number {
   throw invalidField("session_duration", "must be \"short\", \"long\" or an integer from 3600 to 7776000 seconds");
 }
 
-export const normaliseIdentifier = (s: string) => s.trim().toLowerCase();
-
 /** The answer of a proven first factor when the account has MFA (mfa.ts). */
 export interface MfaChallengeResponse {
   mfa_required: true;
@@ -61,7 +60,8 @@ export interface MfaGate {
 
 export class AccountService {
   readonly tokens: SessionTokens;
-  private readonly guard: SigninGuard;
+  /** Console accounts as the identity core's password realm. */
+  private readonly passwordRealm: PasswordRealm<store.AccountRow>;
   private readonly resetGuesses: AddressLimit;
   /** Sign-ups and reset mails per client address and recipient (stranger-limits.ts). */
   private readonly strangers: StrangerLimits;
@@ -75,7 +75,13 @@ export class AccountService {
     this.tokens = new SessionTokens(deriveKey(ctx.masterKey, "platform-session-jwt"), `${ctx.config.publicUrl}/platform`, ctx.clock);
     this.resetKey = deriveKey(ctx.masterKey, "platform-password-reset");
     this.deferred = new DeferredWork(ctx.log);
-    this.guard = new SigninGuard(ctx.ratelimit, () => ctx.clock.nowMs(), "signin");
+    this.passwordRealm = {
+      guard: new SigninGuard(ctx.ratelimit, () => ctx.clock.nowMs(), "signin"),
+      byIdentifier: store.accountByIdentifier,
+      auditFailure: async (account, meta) => {
+        if (account) await audit(this.ctx.db, this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin_failed", meta });
+      },
+    };
     this.resetGuesses = new AddressLimit(ctx.ratelimit, "reset", ADDRESS_LIMITS.consoleReset);
     this.strangers = new StrangerLimits(ctx, "console");
   }
@@ -225,38 +231,15 @@ export class AccountService {
 
   // --- sign-in ------------------------------------------------------------------------
 
-  /**
-   * Spec sign-in rules: every failure is the same 401; 403 only after the password is
-   * proven; two 429 counters keyed purely by the submitted identifier (so they behave
-   * identically for unknown identifiers), plus failures per client address across
-   * identifiers (SigninGuard); unknown identifiers still pay for one argon2 verification
-   * against a dummy hash.
-   */
+  /** The identity core's password sign-in (kernel/identity/password-signin.ts), then MFA or a session. */
   async signin(b: { identifier: string; password: string; session_duration?: unknown }, meta: RequestMeta): Promise<TokenResponse | MfaChallengeResponse> {
     const duration = parseSessionDuration(b.session_duration);
-    const id = normaliseIdentifier(b.identifier);
-    if (!id) throw invalidField("identifier", "must not be empty");
-    await this.guard.admit(id, meta.ip);
-    const account = await store.accountByIdentifier(this.ctx.db, id);
-    const ok = await this.ctx.passwords.verifyOrDummy(b.password, account?.password_hash);
-    const fail = () => new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
-
-    if (!ok) {
-      await this.guard.failed(id, account?.id ?? null, meta.ip);
-      if (account) await audit(this.ctx.db, this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin_failed", meta });
-      throw fail();
-    }
-    // Password proven from here on.
-    if (await this.guard.accountLocked(account!.id)) throw fail();
-    if (account!.status === "blocked") throw fail();
-    if (account!.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
-    if (account!.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
-    await this.guard.succeeded(id);
+    const account = await provePassword(this.ctx, this.passwordRealm, b, meta);
     // With an enabled factor the password only earns a challenge (audited there); no session yet.
-    const challenge = await this.mfa?.challengeFor(account!.id, "password", duration, meta);
+    const challenge = await this.mfa?.challengeFor(account.id, "password", duration, meta);
     if (challenge) return challenge;
-    await audit(this.ctx.db, this.ctx, { actor: { actor_type: "account", actor_id: account!.id }, action: "account.signin", meta });
-    return this.startSession(account!.id, duration, meta);
+    await audit(this.ctx.db, this.ctx, { actor: { actor_type: "account", actor_id: account.id }, action: "account.signin", meta });
+    return this.startSession(account.id, duration, meta);
   }
 
   // --- password reset -------------------------------------------------------------------

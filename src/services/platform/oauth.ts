@@ -64,6 +64,7 @@ import {
 } from "../../core/oidc";
 import { checkReturnTo, parseOriginPatterns, type OriginPattern } from "../../core/return-to";
 import type { AppContext } from "../../context";
+import { invalidCredentials, refuseInactive } from "../../kernel/identity";
 import { SESSION_DEFAULT, type AccountService, type MfaChallengeResponse, type TokenResponse } from "./accounts";
 import { audit } from "../../kernel/tenancy";
 import * as accounts from "./store/accounts";
@@ -166,10 +167,9 @@ export class PlatformOAuth {
     const account = (await accounts.accountById(this.ctx.db, accountId))!;
     if (account.status === "blocked") {
       await fail("blocked", account.id);
-      throw new ApiError(401, "INVALID_CREDENTIALS", "Invalid credentials");
+      throw invalidCredentials();
     }
-    if (account.status === "suspended") throw new ApiError(403, "ACCOUNT_SUSPENDED", "This account is suspended");
-    if (account.status === "deactivated") throw new ApiError(403, "ACCOUNT_DEACTIVATED", "This account is deactivated");
+    refuseInactive(account.status);
     // The provider is the first factor only: an account with MFA still needs its code.
     const challenge = await this.accounts.mfa?.challengeFor(account.id, `oauth:${p.id}`, SESSION_DEFAULT, meta);
     if (challenge) return { ...challenge, return_to: row.return_to };
