@@ -6,3 +6,4 @@
 export { challengeLocked, invalidMfaToken, MfaChallenges, wrongCode, type ChallengeState, type MfaFailure, type MfaRealm } from "./mfa-challenge";
 export { factorStatus, MFA_RULES, MfaFactors, type FactorStatus } from "./mfa-factors";
 export { invalidCredentials, normaliseIdentifier, provePassword, refuseInactive, type PasswordRealm } from "./password-signin";
+export { rotateRefresh, type RefreshTokenStore } from "./refresh-rotation";

@@ -23,6 +23,7 @@ import { ApiError } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
+import { rotateRefresh } from "../../kernel/identity";
 import { andThen, type MaybePromise } from "../../core/maybe-promise";
 import type { LoadedApp } from "./apps";
 import { AUTH_USERS_TOPIC, authUsersChanged } from "./audit";
@@ -162,15 +163,8 @@ export class SessionService {
     if (!user || user.status !== "active") throw invalidRefresh();
     const ttl = this.accessTtl(app, session);
     const [access, next] = await Promise.all([this.accessToken(app, user, session, ttl), this.refreshToken(app, session)]);
-    const ok = await tx(this.ctx.db, async (t) => {
-      if (!(await store.rotateRefreshToken(t, hashToken(refreshToken), now))) {
-        await store.revokeSession(t, session.id, now);
-        await authUsersChanged(t, this.ctx);
-        return false;
-      }
-      await store.insertRefreshToken(t, hashToken(next), session.id, now);
-      return true;
-    });
+    // A token rotated meanwhile (a racing copy) revokes the session as above (kernel/identity/refresh-rotation.ts).
+    const ok = await rotateRefresh(this.ctx.db, store, { presented: refreshToken, next, sessionId: session.id, now }, (t) => authUsersChanged(t, this.ctx));
     if (!ok) {
       this.markDead(session.id);
       throw invalidRefresh();

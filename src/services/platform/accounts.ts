@@ -13,7 +13,7 @@ import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "../../kernel/tenancy";
-import { provePassword, type PasswordRealm } from "../../kernel/identity";
+import { provePassword, rotateRefresh, type PasswordRealm } from "../../kernel/identity";
 import * as store from "./store/accounts";
 import { hasLiveInvitationFor } from "./store/members";
 import { markEmailVerified } from "./store/oauth";
@@ -205,16 +205,8 @@ export class AccountService {
       this.tokens.access(row.account_id, row.session_id, Math.floor(nowMs / 1000) + accessTtl),
       this.tokens.refresh(row.account_id, row.session_id, Math.floor(row.expires_at / 1000)),
     ]);
-    const ok = await tx(this.ctx.db, async (t) => {
-      if (!(await store.rotateRefreshToken(t, h, this.ctx.clock.iso()))) {
-        // A rotated token came back: someone holds a copy. Kill the whole session.
-        await store.revokeSession(t, row.session_id, this.ctx.clock.iso());
-        return false;
-      }
-      await store.insertRefreshToken(t, hashToken(next), row.session_id, this.ctx.clock.iso());
-      return true;
-    });
-    if (!ok) throw invalid();
+    // A rotated token that came back revokes the whole session (kernel/identity/refresh-rotation.ts).
+    if (!(await rotateRefresh(this.ctx.db, store, { presented: refreshToken, next, sessionId: row.session_id, now: this.ctx.clock.iso() }))) throw invalid();
     return { access_token: access, refresh_token: next, token_type: "Bearer", expires_in: accessTtl };
   }
 
