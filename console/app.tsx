@@ -1,6 +1,6 @@
 /** The console shell: first-run setup, sign-in, invitation links, layout and routing. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError, get, setTokens, setUnauthorizedHandler, signOut } from "./lib/api";
+import { api, ApiError, setTokens, setUnauthorizedHandler, signOut, type BodyOf } from "./lib/api";
 import type { ConsoleModule, Me, Workspace } from "./lib/module";
 import { go, link, replace, useRoute, type Route } from "./lib/router";
 import { ErrorNote, Form, Loading, Section, Table } from "./lib/ui";
@@ -11,7 +11,7 @@ export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   const refreshMe = async () => {
     try {
-      setMe(await get<Me>("/platform/v1/introspect"));
+      setMe(await api.get("/platform/v1/introspect"));
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setMe(null);
       else throw e;
@@ -44,7 +44,7 @@ function Centered({ children }: { children: preact.ComponentChildren }) {
 
 function Setup({ token, onDone }: { token: string; onDone: () => Promise<void> }) {
   const [open, setOpen] = useState<boolean | null>(null);
-  useEffect(() => void get<{ needs_setup: boolean }>("/platform/v1/auth/setup").then((r) => setOpen(r.needs_setup)), []);
+  useEffect(() => void api.get("/platform/v1/auth/setup").then((r) => setOpen(r.needs_setup)), []);
   if (open === null) return <Loading />;
   if (!open) {
     replace("#/");
@@ -64,7 +64,7 @@ function Setup({ token, onDone }: { token: string; onDone: () => Promise<void> }
           ]}
           errorTitle={(e) => (e.details.length && e.details.every((d) => d.field === "password") ? "Choose a stronger password" : e.details.length ? "Check the marked fields" : null)}
           onSubmit={async (v) => {
-            setTokens(await api("POST", "/platform/v1/auth/setup", { ...v, setup_token: token }));
+            setTokens(await api.post("/platform/v1/auth/setup", { body: { ...(v as BodyOf<"post", "/platform/v1/auth/setup">), setup_token: token } }));
             await onDone();
             replace("#/");
           }}
@@ -90,8 +90,8 @@ function SignIn({ invite, onDone }: { invite: boolean; onDone: () => Promise<voi
             { name: "password", label: "Password", type: "password", required: true },
           ]}
           onSubmit={async (v) => {
-            const r = await api("POST", "/platform/v1/auth/signin", v);
-            if (r.mfa_required) return setMfaToken(r.mfa_token);
+            const r = await api.post("/platform/v1/auth/signin", { body: v as BodyOf<"post", "/platform/v1/auth/signin"> });
+            if ("mfa_required" in r) return setMfaToken(r.mfa_token);
             setTokens(r);
             await onDone();
           }}
@@ -119,7 +119,7 @@ function MfaStep({ token, onDone, onCancel }: { token: string; onDone: () => Pro
           submitLabel="Verify"
           fields={[{ name: "recovery_code", label: "Recovery code", required: true, placeholder: "xxxx-xxxx-xxxx-xxxx" }]}
           onSubmit={async (v) => {
-            setTokens(await api("POST", "/platform/v1/auth/mfa/recover", { mfa_token: token, recovery_code: String(v.recovery_code ?? "") }));
+            setTokens(await api.post("/platform/v1/auth/mfa/recover", { body: { mfa_token: token, recovery_code: String(v.recovery_code ?? "") } }));
             await onDone();
           }}
         />
@@ -130,7 +130,7 @@ function MfaStep({ token, onDone, onCancel }: { token: string; onDone: () => Pro
           submitLabel="Verify"
           fields={[{ name: "code", label: "Authentication code", required: true, placeholder: "123456" }]}
           onSubmit={async (v) => {
-            setTokens(await api("POST", "/platform/v1/auth/mfa/verify", { mfa_token: token, code: String(v.code ?? "").trim() }));
+            setTokens(await api.post("/platform/v1/auth/mfa/verify", { body: { mfa_token: token, code: String(v.code ?? "").trim() } }));
             await onDone();
           }}
         />
@@ -154,7 +154,7 @@ function MfaStep({ token, onDone, onCancel }: { token: string; onDone: () => Pro
 function Providers() {
   const [list, setList] = useState<{ id: string; display_name: string; start_path: string }[]>([]);
   useEffect(() => {
-    get<{ data: typeof list }>("/platform/v1/auth/providers").then((r) => setList(r.data), () => setList([]));
+    api.get("/platform/v1/auth/providers").then((r) => setList(r.data), () => setList([]));
   }, []);
   if (!list.length) return null;
   const returnTo = encodeURIComponent(location.origin + location.pathname);
@@ -177,7 +177,7 @@ function InviteBanner({ token, refreshMe }: { token: string; refreshMe: () => Pr
         submitLabel="Accept invitation"
         fields={[]}
         onSubmit={async () => {
-          const r = await api<{ workspace_slug: string }>("POST", "/platform/v1/invitations/accept", { token });
+          const r = await api.post("/platform/v1/invitations/accept", { body: { token } });
           await refreshMe();
           replace(link({ workspace: r.workspace_slug, module: "workspace", screen: "overview" }));
         }}
@@ -324,7 +324,7 @@ function Home({ me, refreshMe }: { me: Me; refreshMe: () => Promise<void> }) {
             { name: "slug", label: "Slug", required: true, hint: "Lower-case letters, digits and dashes; used in URLs." },
           ]}
           onSubmit={async (v) => {
-            const w = await api<{ slug: string }>("POST", "/platform/v1/workspaces", v);
+            const w = await api.post("/platform/v1/workspaces", { body: v as BodyOf<"post", "/platform/v1/workspaces"> });
             await refreshMe();
             go(link({ workspace: w.slug, module: "workspace", screen: "overview" }));
           }}

@@ -5,19 +5,11 @@
  * and the service gate from it.
  */
 import type { FunctionComponent } from "preact";
+import type { Get } from "./api";
 
-export interface Workspace {
-  id: string;
-  slug: string;
-  display_name: string;
-  role: string;
-  services: string[];
-}
-
-export interface Me {
-  account: { id: string; email: string; username: string; display_name: string | null; is_operator: boolean } | null;
-  workspaces: Workspace[];
-}
+/** The caller as the API describes it: the account and its workspaces. */
+export type Me = Get<"/platform/v1/introspect">;
+export type Workspace = Me["workspaces"][number];
 
 export interface ScreenProps {
   me: Me;

@@ -73,14 +73,19 @@ export function sessionKey(spec: KeySpec, owner: KeyOwner): Promise<string> {
 
 async function mint(spec: KeySpec, owner: KeyOwner, name: string): Promise<string> {
   const expires = new Date(Date.now() + spec.hours * 3600_000).toISOString();
-  const k = await api<{ id: string; key: string; expires_at: string | null }>("POST", `/platform/v1/workspaces/${encodeURIComponent(owner.ws.slug)}/api-keys`, {
-    name: `${spec.label} (${new Date().toISOString().slice(0, 16).replace("T", " ")})`,
-    policy: [{ effect: "allow", actions: spec.actions, resources: ["*"] }],
-    expires_at: expires,
+  const k = await api.post("/platform/v1/workspaces/{workspace_slug}/api-keys", {
+    path: { workspace_slug: owner.ws.slug },
+    body: {
+      name: `${spec.label} (${new Date().toISOString().slice(0, 16).replace("T", " ")})`,
+      policy: [{ effect: "allow", actions: spec.actions, resources: ["*"] }],
+      expires_at: expires,
+    },
   });
-  const stored: Stored = { key: k.key, id: k.id, workspace_slug: owner.ws.slug, account: owner.account, expires_at: k.expires_at ?? expires };
+  // The key is null only on an idempotent replay, and this request sends no Idempotency-Key.
+  const key = k.key as string;
+  const stored: Stored = { key, id: k.id, workspace_slug: owner.ws.slug, account: owner.account, expires_at: k.expires_at ?? expires };
   sessionStorage.setItem(name, JSON.stringify(stored));
-  return k.key;
+  return key;
 }
 
 /** Keeps a key the user pasted (checked by the caller) for this session. */
@@ -104,7 +109,7 @@ async function revokeAll(): Promise<void> {
       if (!s?.id) return;
       // A key left by another account (its session ended without a sign-out) may be beyond
       // this one's reach: a refusal leaves it to expire.
-      await api("DELETE", `/platform/v1/workspaces/${encodeURIComponent(s.workspace_slug)}/api-keys/${encodeURIComponent(s.id)}`).catch((e) => {
+      await api.delete("/platform/v1/workspaces/{workspace_slug}/api-keys/{key_id}", { path: { workspace_slug: s.workspace_slug, key_id: s.id } }).catch((e) => {
         if (!(e instanceof ApiError)) throw e;
       });
     }),

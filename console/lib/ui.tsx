@@ -5,7 +5,7 @@
  */
 import type { ComponentChildren, JSX } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, fieldOf, get, qs, type FieldDetail, type Page } from "./api";
+import { ApiError, fieldOf, getUrl, url, type FieldDetail, type Get, type Page, type ParamsOf, type PathOf, type QueryOf } from "./api";
 
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
@@ -60,16 +60,33 @@ export interface Column<T> {
   cell: (row: T) => ComponentChildren;
 }
 
+/** The GET paths that answer a cursor-paged list ({data, pagination}). */
+export type PagedPath = { [P in PathOf<"get">]: Get<P> extends { data: unknown[]; pagination?: unknown } ? P : never }[PathOf<"get">];
+/** A row of the list at `P`. */
+export type RowOf<P extends PagedPath> = Get<P> extends { data: (infer T)[] } ? T : never;
+
 /**
  * A table over a cursor-paged list endpoint ({data, pagination}): Previous/Next keep a
- * stack of cursors. `query` changes (filters) start again from the first page.
+ * stack of cursors. `query` changes (filters, as typed in a form) start again from the first page.
  */
-export function PagedTable<T>(props: { path: string; query?: Record<string, string | undefined>; columns: Column<T>[]; empty?: string; reloadKey?: unknown; label: string; limit?: number; onRow?: (row: T) => void }) {
+export function PagedTable<P extends PagedPath>(props: {
+  path: P;
+  query?: { [K in keyof QueryOf<P>]?: string };
+  columns: Column<RowOf<P>>[];
+  empty?: string;
+  reloadKey?: unknown;
+  label: string;
+  limit?: number;
+  onRow?: (row: RowOf<P>) => void;
+} & ([ParamsOf<P>] extends [never] ? { params?: undefined } : { params: ParamsOf<P> })) {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const key = props.path + JSON.stringify(props.query ?? {});
+  const key = url(props.path, { path: props.params }) + JSON.stringify(props.query ?? {});
   useEffect(() => setCursors([null]), [key]);
   const cursor = cursors[cursors.length - 1] ?? null;
-  const { data, error, loading } = useLoad(() => get<Page<T>>(props.path + qs({ ...(props.query ?? {}), limit: props.limit ?? 20, cursor })), [key, cursor, props.reloadKey]);
+  const { data, error, loading } = useLoad(
+    () => getUrl(url(props.path, { path: props.params, query: { ...props.query, limit: props.limit ?? 20, cursor } })) as Promise<Page<RowOf<P>>>,
+    [key, cursor, props.reloadKey],
+  );
   return (
     <div class="table-wrap">
       <ErrorNote error={error} />

@@ -5,29 +5,12 @@
  * current code or a recovery code). Secrets live only in this component's state.
  */
 import { useState } from "preact/hooks";
-import { api, get } from "../lib/api";
+import { api, type AnswerOf, type Get } from "../lib/api";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { Badge, ConfirmButton, CopyButton, ErrorNote, Form, Loading, Section, Table, useLoad, when } from "../lib/ui";
 
-interface Factor {
-  id: string;
-  type: "totp";
-  name: string | null;
-  status: "pending" | "active" | "disabled";
-  created_at: string;
-  confirmed_at: string | null;
-  disabled_at: string | null;
-}
-interface MfaState {
-  enabled: boolean;
-  recovery_codes_left: number;
-  data: Factor[];
-}
-interface Enrolment {
-  factor_id: string;
-  secret: string;
-  otpauth_uri: string;
-}
+type Factor = Get<"/platform/v1/me/mfa">["data"][number];
+type Enrolment = AnswerOf<"post", "/platform/v1/me/mfa/totp">;
 
 /** Recovery codes the API shows once: listed with one copy button for all, until dismissed. */
 function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void }) {
@@ -60,7 +43,7 @@ function Enrol({ onConfirmed }: { onConfirmed: (codes: string[] | null) => void 
         id="mfa-enrol"
         submitLabel="Set up an authenticator app"
         fields={[{ name: "name", label: "Name of this authenticator", placeholder: "Authenticator app", hint: "Shown in the list below, e.g. the phone's name." }]}
-        onSubmit={async (v) => setEnrolment(await api<Enrolment>("POST", "/platform/v1/me/mfa/totp", { name: v.name ?? null }))}
+        onSubmit={async (v) => setEnrolment(await api.post("/platform/v1/me/mfa/totp", { body: { name: (v.name as string | undefined) ?? null } }))}
       />
     );
   }
@@ -87,7 +70,7 @@ function Enrol({ onConfirmed }: { onConfirmed: (codes: string[] | null) => void 
         submitLabel="Confirm"
         fields={[{ name: "code", label: "Code from the app", required: true, placeholder: "123456", hint: "Confirm within 10 minutes." }]}
         onSubmit={async (v) => {
-          const r = await api<{ recovery_codes?: string[] }>("POST", `/platform/v1/me/mfa/totp/${enrolment.factor_id}/confirm`, { code: String(v.code ?? "").trim() });
+          const r = await api.post("/platform/v1/me/mfa/totp/{factor_id}/confirm", { path: { factor_id: enrolment.factor_id }, body: { code: String(v.code ?? "").trim() } });
           setEnrolment(null);
           onConfirmed(r.recovery_codes ?? null);
         }}
@@ -100,7 +83,7 @@ function Enrol({ onConfirmed }: { onConfirmed: (codes: string[] | null) => void 
 }
 
 function Security(p: ScreenProps) {
-  const state = useLoad(() => get<MfaState>("/platform/v1/me/mfa"), []);
+  const state = useLoad(() => api.get("/platform/v1/me/mfa"), []);
   const [codes, setCodes] = useState<string[] | null>(null);
   const [disabling, setDisabling] = useState<Factor | null>(null);
   const s = state.data;
@@ -128,7 +111,7 @@ function Security(p: ScreenProps) {
                 label: "",
                 cell: (f) =>
                   f.status === "pending" ? (
-                    <ConfirmButton label="Remove" onConfirm={async () => (await api("DELETE", `/platform/v1/me/mfa/${f.id}`), state.reload())} />
+                    <ConfirmButton label="Remove" onConfirm={async () => (await api.delete("/platform/v1/me/mfa/{factor_id}", { path: { factor_id: f.id } }), state.reload())} />
                   ) : (
                     <button type="button" class="danger small" onClick={() => setDisabling(f)}>
                       Disable
@@ -147,7 +130,7 @@ function Security(p: ScreenProps) {
               submitLabel="Disable authenticator"
               fields={[{ name: "code", label: "Code or recovery code", required: true }]}
               onSubmit={async (v) => {
-                await api("DELETE", `/platform/v1/me/mfa/${disabling.id}`, { code: String(v.code ?? "").trim() });
+                await api.delete("/platform/v1/me/mfa/{factor_id}", { path: { factor_id: disabling.id }, body: { code: String(v.code ?? "").trim() } });
                 setDisabling(null);
                 state.reload();
               }}
@@ -176,7 +159,7 @@ function Security(p: ScreenProps) {
             confirm="Replace all recovery codes"
             danger={false}
             onConfirm={async () => {
-              setCodes((await api<{ recovery_codes: string[] }>("POST", "/platform/v1/me/mfa/recovery-codes/regenerate")).recovery_codes);
+              setCodes((await api.post("/platform/v1/me/mfa/recovery-codes/regenerate")).recovery_codes);
               state.reload();
             }}
           />

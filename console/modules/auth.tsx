@@ -5,27 +5,15 @@
  * at the top (rest[0] = its id).
  */
 import { useState } from "preact/hooks";
-import { api, get, hasBearer, setTokens } from "../lib/api";
+import { api, apiHref, hasBearer, setTokens, type BodyOf, type Get } from "../lib/api";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
 import { ActionButton, Badge, ConfirmButton, CopyButton, ErrorNote, Form, Json, Loading, PagedTable, Section, SecretOnce, Table, useLoad, when } from "../lib/ui";
 
-interface App {
-  id: string;
-  slug: string;
-  display_name: string;
-  issuer: string;
-  jwks_uri: string;
-  publishable_key: string;
-  settings: Record<string, unknown>;
-  created_at: string;
-}
-
-const appsPath = (p: ScreenProps) => `/auth/v1/apps?workspace_id=${p.ws.id}&limit=100`;
 
 /** The App a screen works on, and a picker that switches it. */
 function useApp(p: ScreenProps, screen: string) {
-  const apps = useLoad(() => get<{ data: App[] }>(appsPath(p)), [p.ws.id]);
+  const apps = useLoad(() => api.get("/auth/v1/apps", { query: { workspace_id: p.ws.id, limit: 100 } }), [p.ws.id]);
   const list = apps.data?.data ?? [];
   const app = list.find((a) => a.id === p.rest[0]) ?? list[0];
   const picker = (
@@ -50,7 +38,8 @@ function useApp(p: ScreenProps, screen: string) {
   ) : !app ? (
     <p class="muted">No App yet: create one under Auth → Apps.</p>
   ) : null;
-  return { app, picker, gate, base: app ? `/auth/${app.slug}/v1` : "" };
+  // The path parameter of the App-scoped routes (used once the gate let the screen through).
+  return { app, picker, gate, at: { app_slug: app?.slug ?? "" } };
 }
 
 /**
@@ -66,7 +55,9 @@ function Reauth({ me: p, onDone }: { me: ScreenProps; onDone: () => void }) {
         submitLabel="Continue"
         fields={[{ name: "password", label: "Password", type: "password", required: true }]}
         onSubmit={async (v) => {
-          setTokens(await api("POST", "/platform/v1/auth/signin", { identifier: p.me.account?.username, password: v.password }));
+          // An MFA answer carries no tokens: the App screens then answer 401 and the console signs in again.
+          const r = await api.post("/platform/v1/auth/signin", { body: { identifier: p.me.account?.username, password: v.password } as BodyOf<"post", "/platform/v1/auth/signin"> });
+          setTokens(r as Extract<typeof r, { access_token: string }>);
           onDone();
         }}
       />
@@ -83,14 +74,14 @@ function Apps(p: ScreenProps) {
       <Section title="Apps">
         <PagedTable
           label="Apps"
-          path={`/auth/v1/apps`}
+          path="/auth/v1/apps"
           query={{ workspace_id: p.ws.id }}
           reloadKey={tick}
           columns={[
-            { label: "Name", cell: (a: App) => <a href={p.href("apps", a.id)}>{a.display_name}</a> },
-            { label: "Slug", cell: (a: App) => <code>{a.slug}</code> },
-            { label: "Issuer", cell: (a: App) => <code class="clip">{a.issuer}</code> },
-            { label: "Created", cell: (a: App) => when(a.created_at) },
+            { label: "Name", cell: (a) => <a href={p.href("apps", a.id)}>{a.display_name}</a> },
+            { label: "Slug", cell: (a) => <code>{a.slug}</code> },
+            { label: "Issuer", cell: (a) => <code class="clip">{a.issuer}</code> },
+            { label: "Created", cell: (a) => when(a.created_at) },
           ]}
         />
       </Section>
@@ -104,7 +95,7 @@ function Apps(p: ScreenProps) {
             { name: "slug", label: "Slug", required: true, hint: "In the App's URLs: /auth/<slug>/v1/..." },
           ]}
           onSubmit={async (v) => {
-            const a = await api<App>("POST", "/auth/v1/apps", { ...v, workspace_id: p.ws.id });
+            const a = await api.post("/auth/v1/apps", { body: { ...(v as BodyOf<"post", "/auth/v1/apps">), workspace_id: p.ws.id } });
             setTick(tick + 1);
             go(p.href("apps", a.id));
           }}
@@ -115,7 +106,7 @@ function Apps(p: ScreenProps) {
 }
 
 function AppDetail({ p, id }: { p: ScreenProps; id: string }) {
-  const { data: app, error, reload } = useLoad(() => get<App>(`/auth/v1/apps/${id}`), [id]);
+  const { data: app, error, reload } = useLoad(() => api.get("/auth/v1/apps/{app_id}", { path: { app_id: id } }), [id]);
   const [kid, setKid] = useState<string | null>(null);
   if (error) return <ErrorNote error={error} />;
   if (!app) return <Loading />;
@@ -136,7 +127,7 @@ function AppDetail({ p, id }: { p: ScreenProps; id: string }) {
           </dd>
           <dt>JWKS</dt>
           <dd>
-            <a href={`/auth/${app.slug}/v1/.well-known/jwks.json`} target="_blank" rel="noopener">
+            <a href={apiHref("/auth/{app_slug}/v1/.well-known/jwks.json", { path: { app_slug: app.slug } })} target="_blank" rel="noopener">
               /auth/{app.slug}/v1/.well-known/jwks.json
             </a>
           </dd>
@@ -146,8 +137,8 @@ function AppDetail({ p, id }: { p: ScreenProps; id: string }) {
           </dd>
         </dl>
         <div class="row-actions">
-          <ActionButton label="Rotate signing key" run={async () => setKid((await api<{ kid: string }>("POST", `/auth/v1/apps/${id}/signing-keys/rotate`)).kid)} />
-          <ConfirmButton label="Rotate publishable key" confirm="Old key stops at once: confirm" onConfirm={async () => (await api("POST", `/auth/v1/apps/${id}/publishable-key/rotate`), reload())} />
+          <ActionButton label="Rotate signing key" run={async () => setKid((await api.post("/auth/v1/apps/{app_id}/signing-keys/rotate", { path: { app_id: id } })).kid)} />
+          <ConfirmButton label="Rotate publishable key" confirm="Old key stops at once: confirm" onConfirm={async () => (await api.post("/auth/v1/apps/{app_id}/publishable-key/rotate", { path: { app_id: id } }), reload())} />
         </div>
         {kid && (
           <p class="notice" role="status">
@@ -165,23 +156,23 @@ function AppDetail({ p, id }: { p: ScreenProps; id: string }) {
             { name: "settings", label: "Settings", type: "json", rows: 16, initial: app.settings, hint: "Only the keys you change need to be here; the API checks each value." },
           ]}
           onSubmit={async (v) => {
-            await api("PATCH", `/auth/v1/apps/${id}`, v);
+            await api.patch("/auth/v1/apps/{app_id}", { path: { app_id: id }, body: v as BodyOf<"patch", "/auth/v1/apps/{app_id}"> });
             reload();
           }}
         />
       </Section>
       <Section title="Delete">
-        <ConfirmButton label="Delete App" confirm="Deletes every user and key: confirm" onConfirm={async () => (await api("DELETE", `/auth/v1/apps/${id}`), go(p.href("apps")))} />
+        <ConfirmButton label="Delete App" confirm="Deletes every user and key: confirm" onConfirm={async () => (await api.delete("/auth/v1/apps/{app_id}", { path: { app_id: id } }), go(p.href("apps")))} />
       </Section>
     </>
   );
 }
 
 function Users(p: ScreenProps) {
-  const { app, picker, gate, base } = useApp(p, "users");
+  const { app, picker, gate, at } = useApp(p, "users");
   const [q, setQ] = useState("");
   const [tick, setTick] = useState(0);
-  const [open, setOpen] = useState<any>(null);
+  const [open, setOpen] = useState<Get<"/auth/{app_slug}/v1/admin/users">["data"][number] | null>(null);
   if (gate) return gate;
   const refresh = () => setTick(tick + 1);
   return (
@@ -196,22 +187,22 @@ function Users(p: ScreenProps) {
         </div>
         <PagedTable
           label="Users"
-          path={`${base}/admin/users`}
+          path="/auth/{app_slug}/v1/admin/users" params={at}
           query={{ q: q || undefined }}
           reloadKey={tick}
           onRow={setOpen}
           columns={[
-            { label: "Email", cell: (u: any) => u.email ?? "—" },
-            { label: "Username", cell: (u: any) => u.username ?? "—" },
-            { label: "Verified", cell: (u: any) => (u.email_verified ? "yes" : "no") },
-            { label: "Role", cell: (u: any) => u.role ?? "—" },
-            { label: "Status", cell: (u: any) => <Badge text={u.status} tone={u.status === "active" ? "ok" : "bad"} /> },
+            { label: "Email", cell: (u) => u.email ?? "—" },
+            { label: "Username", cell: (u) => u.username ?? "—" },
+            { label: "Verified", cell: (u) => (u.email_verified ? "yes" : "no") },
+            { label: "Role", cell: (u) => u.role ?? "—" },
+            { label: "Status", cell: (u) => <Badge text={u.status} tone={u.status === "active" ? "ok" : "bad"} /> },
             {
               label: "",
-              cell: (u: any) => (
+              cell: (u) => (
                 <span class="row-actions" onClick={(e) => e.stopPropagation()}>
-                  <ActionButton label={u.status === "active" ? "Suspend" : "Reactivate"} run={async () => (await api("PATCH", `${base}/admin/users/${u.id}`, { status: u.status === "active" ? "suspended" : "active" }), refresh())} />
-                  <ConfirmButton label="Delete" onConfirm={async () => (await api("DELETE", `${base}/admin/users/${u.id}`), refresh())} />
+                  <ActionButton label={u.status === "active" ? "Suspend" : "Reactivate"} run={async () => (await api.patch("/auth/{app_slug}/v1/admin/users/{user_id}", { path: { ...at, user_id: u.id }, body: { status: u.status === "active" ? "suspended" : "active" } }), refresh())} />
+                  <ConfirmButton label="Delete" onConfirm={async () => (await api.delete("/auth/{app_slug}/v1/admin/users/{user_id}", { path: { ...at, user_id: u.id } }), refresh())} />
                 </span>
               ),
             },
@@ -221,7 +212,7 @@ function Users(p: ScreenProps) {
       {open && (
         <Section title={`User ${open.email ?? open.username}`} actions={<button type="button" class="secondary small" onClick={() => setOpen(null)}>Close</button>}>
           <Json value={open} />
-          <UserSessions base={base} user={open} />
+          <UserSessions at={at} user={open} />
         </Section>
       )}
       <Section title="Create a user">
@@ -236,7 +227,7 @@ function Users(p: ScreenProps) {
             { name: "password", label: "Password", type: "password" },
             { name: "email_verified", label: "Email verified", type: "checkbox" },
           ]}
-          onSubmit={async (v) => (await api("POST", `${base}/admin/users`, v), refresh())}
+          onSubmit={async (v) => (await api.post("/auth/{app_slug}/v1/admin/users", { path: at, body: v as BodyOf<"post", "/auth/{app_slug}/v1/admin/users"> }), refresh())}
         />
       </Section>
     </>
@@ -244,11 +235,11 @@ function Users(p: ScreenProps) {
 }
 
 /** On the user detail: the user's live sessions (revoke one) and the admin MFA reset. */
-function UserSessions({ base, user }: { base: string; user: { id: string } }) {
+function UserSessions({ at, user }: { at: { app_slug: string }; user: { id: string } }) {
   const [tick, setTick] = useState(0);
   const [reset, setReset] = useState(false);
-  const path = `${base}/admin/users/${user.id}`;
-  const sessions = useLoad(() => get<{ data: any[] }>(`${path}/sessions`), [path, tick]);
+  const path = { ...at, user_id: user.id };
+  const sessions = useLoad(() => api.get("/auth/{app_slug}/v1/admin/users/{user_id}/sessions", { path }), [at.app_slug, user.id, tick]);
   return (
     <>
       <h3>Sessions</h3>
@@ -262,25 +253,25 @@ function UserSessions({ base, user }: { base: string; user: { id: string } }) {
           rows={sessions.data.data}
           empty="No live session."
           columns={[
-            { label: "Started", cell: (s: any) => when(s.created_at) },
-            { label: "Expires", cell: (s: any) => when(s.expires_at) },
-            { label: "Sign-in", cell: (s: any) => s.amr.join(" + ") },
-            { label: "IP", cell: (s: any) => s.ip ?? "—" },
-            { label: "User agent", cell: (s: any) => <span class="muted">{s.user_agent ?? "—"}</span> },
-            { label: "", cell: (s: any) => <ConfirmButton label="Revoke" onConfirm={async () => (await api("DELETE", `${path}/sessions/${s.id}`), setTick(tick + 1))} /> },
+            { label: "Started", cell: (s) => when(s.created_at) },
+            { label: "Expires", cell: (s) => when(s.expires_at) },
+            { label: "Sign-in", cell: (s) => s.amr.join(" + ") },
+            { label: "IP", cell: (s) => s.ip ?? "—" },
+            { label: "User agent", cell: (s) => <span class="muted">{s.user_agent ?? "—"}</span> },
+            { label: "", cell: (s) => <ConfirmButton label="Revoke" onConfirm={async () => (await api.delete("/auth/{app_slug}/v1/admin/users/{user_id}/sessions/{session_id}", { path: { ...path, session_id: s.id } }), setTick(tick + 1))} /> },
           ]}
         />
       )}
       <h3>MFA</h3>
       <p class="muted">Resetting removes every MFA factor and recovery code of this user: the next sign-in needs the password only, and the user can enrol again.</p>
-      <ConfirmButton label="Reset MFA" confirm="Confirm MFA reset" onConfirm={async () => (await api("DELETE", `${path}/mfa`), setReset(true))} />
+      <ConfirmButton label="Reset MFA" confirm="Confirm MFA reset" onConfirm={async () => (await api.delete("/auth/{app_slug}/v1/admin/users/{user_id}/mfa", { path }), setReset(true))} />
       {reset && <span class="muted"> MFA reset.</span>}
     </>
   );
 }
 
 function Tenants(p: ScreenProps) {
-  const { app, picker, gate, base } = useApp(p, "tenants");
+  const { app, picker, gate, at } = useApp(p, "tenants");
   const [tick, setTick] = useState(0);
   if (gate) return gate;
   return (
@@ -289,14 +280,14 @@ function Tenants(p: ScreenProps) {
       <Section title="Tenants">
         <PagedTable
           label="Tenants"
-          path={`${base}/tenants`}
+          path="/auth/{app_slug}/v1/tenants" params={at}
           reloadKey={tick}
           columns={[
-            { label: "Name", cell: (t: any) => t.display_name },
-            { label: "Slug", cell: (t: any) => <code>{t.slug}</code> },
-            { label: "Id", cell: (t: any) => <code>{t.display_id}</code> },
-            { label: "Status", cell: (t: any) => <Badge text={t.status} tone={t.status === "active" ? "ok" : "warn"} /> },
-            { label: "", cell: (t: any) => <ConfirmButton label="Delete" onConfirm={async () => (await api("DELETE", `${base}/tenants/${t.id}`), setTick(tick + 1))} /> },
+            { label: "Name", cell: (t) => t.display_name },
+            { label: "Slug", cell: (t) => <code>{t.slug}</code> },
+            { label: "Id", cell: (t) => <code>{t.display_id}</code> },
+            { label: "Status", cell: (t) => <Badge text={t.status} tone={t.status === "active" ? "ok" : "warn"} /> },
+            { label: "", cell: (t) => <ConfirmButton label="Delete" onConfirm={async () => (await api.delete("/auth/{app_slug}/v1/tenants/{tenant_id}", { path: { ...at, tenant_id: t.id } }), setTick(tick + 1))} /> },
           ]}
         />
       </Section>
@@ -310,7 +301,7 @@ function Tenants(p: ScreenProps) {
             { name: "display_name", label: "Display name", required: true },
             { name: "slug", label: "Slug" },
           ]}
-          onSubmit={async (v) => (await api("POST", `${base}/tenants`, v), setTick(tick + 1))}
+          onSubmit={async (v) => (await api.post("/auth/{app_slug}/v1/tenants", { path: at, body: v as BodyOf<"post", "/auth/{app_slug}/v1/tenants"> }), setTick(tick + 1))}
         />
       </Section>
     </>
@@ -322,7 +313,7 @@ function M2M(p: ScreenProps) {
   const [tick, setTick] = useState(0);
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
   if (gate) return gate;
-  const base = `/auth/v1/apps/${app!.id}/m2m-clients`;
+  const at = { app_id: app!.id };
   return (
     <>
       {picker}
@@ -341,7 +332,7 @@ function M2M(p: ScreenProps) {
             ]}
             onSubmit={async (v) => {
               const permissions = String(v.permissions ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-              const c = await api<{ client_id: string; client_secret: string }>("POST", base, { name: v.name, permissions });
+              const c = await api.post("/auth/v1/apps/{app_id}/m2m-clients", { path: at, body: { name: v.name as string, permissions } });
               setSecret({ label: `Client secret of ${c.client_id}`, value: c.client_secret });
               setTick(tick + 1);
             }}
@@ -351,20 +342,21 @@ function M2M(p: ScreenProps) {
       <Section title="M2M clients">
         <PagedTable
           label="M2M clients"
-          path={base}
+          path="/auth/v1/apps/{app_id}/m2m-clients"
+          params={at}
           reloadKey={tick}
           columns={[
-            { label: "Name", cell: (c: any) => c.name },
-            { label: "Client id", cell: (c: any) => <code>{c.client_id}</code> },
-            { label: "Secret", cell: (c: any) => <code>{c.secret_hint}</code> },
-            { label: "Permissions", cell: (c: any) => c.permissions.join(", ") || "—" },
-            { label: "Last used", cell: (c: any) => when(c.last_used_at) },
+            { label: "Name", cell: (c) => c.name },
+            { label: "Client id", cell: (c) => <code>{c.client_id}</code> },
+            { label: "Secret", cell: (c) => <code>{c.secret_hint}</code> },
+            { label: "Permissions", cell: (c) => c.permissions.join(", ") || "—" },
+            { label: "Last used", cell: (c) => when(c.last_used_at) },
             {
               label: "",
-              cell: (c: any) => (
+              cell: (c) => (
                 <span class="row-actions">
-                  <ActionButton label="Rotate secret" run={async () => setSecret({ label: `New client secret of ${c.client_id}`, value: (await api<{ client_secret: string }>("POST", `${base}/${c.id}/rotate-secret`)).client_secret })} />
-                  <ConfirmButton label="Delete" onConfirm={async () => (await api("DELETE", `${base}/${c.id}`), setTick(tick + 1))} />
+                  <ActionButton label="Rotate secret" run={async () => setSecret({ label: `New client secret of ${c.client_id}`, value: (await api.post("/auth/v1/apps/{app_id}/m2m-clients/{id}/rotate-secret", { path: { ...at, id: c.id } })).client_secret })} />
+                  <ConfirmButton label="Delete" onConfirm={async () => (await api.delete("/auth/v1/apps/{app_id}/m2m-clients/{id}", { path: { ...at, id: c.id } }), setTick(tick + 1))} />
                 </span>
               ),
             },
@@ -376,7 +368,7 @@ function M2M(p: ScreenProps) {
 }
 
 function Invites(p: ScreenProps) {
-  const { app, picker, gate, base } = useApp(p, "invites");
+  const { app, picker, gate, at } = useApp(p, "invites");
   const [tick, setTick] = useState(0);
   const [code, setCode] = useState<string | null>(null);
   if (gate) return gate;
@@ -398,7 +390,7 @@ function Invites(p: ScreenProps) {
               { name: "send_email", label: "Mail it to the address", type: "checkbox" },
             ]}
             onSubmit={async (v) => {
-              setCode((await api<{ code: string }>("POST", `${base}/invites`, v)).code);
+              setCode((await api.post("/auth/{app_slug}/v1/invites", { path: at, body: v as BodyOf<"post", "/auth/{app_slug}/v1/invites"> })).code);
               setTick(tick + 1);
             }}
           />
@@ -407,15 +399,15 @@ function Invites(p: ScreenProps) {
       <Section title="Invites">
         <PagedTable
           label="Invites"
-          path={`${base}/invites`}
+          path="/auth/{app_slug}/v1/invites" params={at}
           reloadKey={tick}
           columns={[
-            { label: "Email", cell: (i: any) => i.email ?? "anyone" },
-            { label: "Code", cell: (i: any) => <code>{i.code_hint}</code> },
-            { label: "Uses", cell: (i: any) => `${i.uses}/${i.max_uses ?? "∞"}` },
-            { label: "Status", cell: (i: any) => <Badge text={i.status} tone={i.status === "active" ? "ok" : "warn"} /> },
-            { label: "Expires", cell: (i: any) => when(i.expires_at) },
-            { label: "", cell: (i: any) => (i.status === "active" ? <ConfirmButton label="Revoke" onConfirm={async () => (await api("DELETE", `${base}/invites/${i.id}`), setTick(tick + 1))} /> : null) },
+            { label: "Email", cell: (i) => i.email ?? "anyone" },
+            { label: "Code", cell: (i) => <code>{i.code_hint}</code> },
+            { label: "Uses", cell: (i) => `${i.uses}/${i.max_uses ?? "∞"}` },
+            { label: "Status", cell: (i) => <Badge text={i.status} tone={i.status === "active" ? "ok" : "warn"} /> },
+            { label: "Expires", cell: (i) => when(i.expires_at) },
+            { label: "", cell: (i) => (i.status === "active" ? <ConfirmButton label="Revoke" onConfirm={async () => (await api.delete("/auth/{app_slug}/v1/invites/{invite_id}", { path: { ...at, invite_id: i.id } }), setTick(tick + 1))} /> : null) },
           ]}
         />
       </Section>
@@ -424,7 +416,7 @@ function Invites(p: ScreenProps) {
 }
 
 function Audit(p: ScreenProps) {
-  const { picker, gate, base } = useApp(p, "audit");
+  const { picker, gate, at } = useApp(p, "audit");
   const [filters, setFilters] = useState<Record<string, string | undefined>>({});
   if (gate) return gate;
   return (
@@ -445,14 +437,14 @@ function Audit(p: ScreenProps) {
       <Section title="Audit log">
         <PagedTable
           label="Auth audit log"
-          path={`${base}/audit-log`}
+          path="/auth/{app_slug}/v1/audit-log" params={at}
           query={filters}
           columns={[
-            { label: "When", cell: (e: any) => when(e.created_at) },
-            { label: "Action", cell: (e: any) => <code>{e.action}</code> },
-            { label: "Outcome", cell: (e: any) => <Badge text={e.outcome} tone={e.outcome === "success" ? "ok" : "bad"} /> },
-            { label: "Actor", cell: (e: any) => `${e.actor?.type ?? ""} ${e.actor?.id ?? ""}` },
-            { label: "Target", cell: (e: any) => `${e.target?.type ?? ""} ${e.target?.id ?? ""}` },
+            { label: "When", cell: (e) => when(e.created_at) },
+            { label: "Action", cell: (e) => <code>{e.action}</code> },
+            { label: "Outcome", cell: (e) => <Badge text={e.outcome} tone={e.outcome === "success" ? "ok" : "bad"} /> },
+            { label: "Actor", cell: (e) => `${e.actor?.type ?? ""} ${e.actor?.id ?? ""}` },
+            { label: "Target", cell: (e) => `${e.target?.type ?? ""} ${e.target?.id ?? ""}` },
           ]}
         />
       </Section>

@@ -1,6 +1,6 @@
 /** Instance: version, health and readiness, key metrics as small charts, accounts (operators: status, MFA reset). */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError, get } from "../lib/api";
+import { api, ApiError, apiHref, type Get } from "../lib/api";
 import { Chart } from "../lib/chart";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, Section, useLoad, when } from "../lib/ui";
@@ -31,16 +31,17 @@ interface Sample {
 const MAX_SAMPLES = 120;
 
 function Overview(p: ScreenProps) {
-  const health = useLoad(() => get<{ status: string; version: string }>("/healthz"), []);
-  const [ready, setReady] = useState<any>(null);
+  const health = useLoad(() => api.get("/healthz"), []);
+  const [ready, setReady] = useState<Get<"/readyz"> | null>(null);
   const [samples, setSamples] = useState<Sample[]>([]);
   const [metricsError, setMetricsError] = useState<Error | null>(null);
   const token = useRef<string | null>(null); // METRICS_TOKEN, in memory only
   const [needsToken, setNeedsToken] = useState(false);
 
   const poll = async () => {
-    fetch("/readyz").then(async (r) => setReady(await r.json())).catch(() => setReady(null));
-    const res = await fetch("/metrics", token.current ? { headers: { authorization: `Bearer ${token.current}` } } : {});
+    // Plain fetch: /readyz answers its body with a 503 too, and /metrics takes METRICS_TOKEN, not the session.
+    fetch(apiHref("/readyz")).then(async (r) => setReady((await r.json()) as Get<"/readyz">)).catch(() => setReady(null));
+    const res = await fetch(apiHref("/metrics"), token.current ? { headers: { authorization: `Bearer ${token.current}` } } : {});
     if (res.status === 401) {
       setNeedsToken(true);
       return;
@@ -106,7 +107,7 @@ function Overview(p: ScreenProps) {
           {p.me.account?.is_operator && " Or download a snapshot of the database (SQLite only; on PostgreSQL use pg_dump): "}
         </p>
         {p.me.account?.is_operator && (
-          <a class="button-link" href="/platform/v1/admin/backup" download>
+          <a class="button-link" href={apiHref("/platform/v1/admin/backup")} download>
             Download backup
           </a>
         )}
@@ -142,7 +143,7 @@ function Overview(p: ScreenProps) {
 function Accounts(p: ScreenProps) {
   const [tick, setTick] = useState(0);
   if (!p.me.account?.is_operator) return <ErrorNote error={new ApiError(403, "FORBIDDEN", "Only operators manage accounts.")} />;
-  const verb = (a: any, v: string) => <ActionButton label={v[0]!.toUpperCase() + v.slice(1)} run={async () => (await api("POST", `/platform/v1/admin/accounts/${a.id}/${v}`), setTick(tick + 1))} />;
+  const verb = (a: { id: string }, v: "suspend" | "reactivate") => <ActionButton label={v[0]!.toUpperCase() + v.slice(1)} run={async () => (await api.post("/platform/v1/admin/accounts/{account_id}/{verb}", { path: { account_id: a.id, verb: v } }), setTick(tick + 1))} />;
   return (
     <Section title="Accounts">
       <PagedTable
@@ -150,14 +151,14 @@ function Accounts(p: ScreenProps) {
         path="/platform/v1/admin/accounts"
         reloadKey={tick}
         columns={[
-          { label: "Username", cell: (a: any) => a.username },
-          { label: "Email", cell: (a: any) => a.email },
-          { label: "Status", cell: (a: any) => <Badge text={a.status} tone={a.status === "active" ? "ok" : "bad"} /> },
-          { label: "Operator", cell: (a: any) => (a.is_operator ? "yes" : "") },
-          { label: "Created", cell: (a: any) => when(a.created_at) },
-          { label: "", cell: (a: any) => (a.id === p.me.account?.id ? null : a.status === "active" ? verb(a, "suspend") : verb(a, "reactivate")) },
+          { label: "Username", cell: (a) => a.username },
+          { label: "Email", cell: (a) => a.email },
+          { label: "Status", cell: (a) => <Badge text={a.status} tone={a.status === "active" ? "ok" : "bad"} /> },
+          { label: "Operator", cell: (a) => (a.is_operator ? "yes" : "") },
+          { label: "Created", cell: (a) => when(a.created_at) },
+          { label: "", cell: (a) => (a.id === p.me.account?.id ? null : a.status === "active" ? verb(a, "suspend") : verb(a, "reactivate")) },
           // For an account locked out of its authenticator: it signs in with the password only, then enrols again.
-          { label: "MFA", cell: (a: any) => (a.id === p.me.account?.id ? null : <ConfirmButton label="Reset MFA" onConfirm={async () => (await api("DELETE", `/platform/v1/admin/accounts/${a.id}/mfa`), setTick(tick + 1))} />) },
+          { label: "MFA", cell: (a) => (a.id === p.me.account?.id ? null : <ConfirmButton label="Reset MFA" onConfirm={async () => (await api.delete("/platform/v1/admin/accounts/{account_id}/mfa", { path: { account_id: a.id } }), setTick(tick + 1))} />) },
         ]}
       />
     </Section>

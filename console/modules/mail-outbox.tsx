@@ -6,12 +6,13 @@
  * Everything here says plainly that the sandbox is for trying Bunker out, not for production.
  */
 import { useState } from "preact/hooks";
-import { api, get } from "../lib/api";
+import { api } from "../lib/api";
 import type { Screen, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
 import { ActionButton, Badge, ErrorNote, Loading, PagedTable, SandboxedHtml, Section, useLoad, when } from "../lib/ui";
 
-const mail = (p: ScreenProps) => `/mail/v1/workspaces/${p.ws.id}`;
+/** The path parameters of the workspace's mail routes. */
+export const mail = (p: ScreenProps) => ({ workspace_id: p.ws.id });
 
 export const SANDBOX_NOTE = "Sandbox — for trying Bunker out, not for production";
 
@@ -31,7 +32,7 @@ export function CreateSandboxDomain({ p, onDone }: { p: ScreenProps; onDone: () 
         label="Create sandbox domain"
         kind="primary"
         run={async () => {
-          const d = await api<{ id: string }>("POST", `${mail(p)}/domains/sandbox`);
+          const d = await api.post("/mail/v1/workspaces/{workspace_id}/domains/sandbox", { path: mail(p) });
           onDone();
           go(p.href("domains", d.id));
         }}
@@ -59,15 +60,15 @@ function Outbox(p: ScreenProps) {
       </p>
       <PagedTable
         label="Dev outbox"
-        path={`${mail(p)}/outbox`}
+        path="/mail/v1/workspaces/{workspace_id}/outbox" params={mail(p)}
         reloadKey={tick}
         empty="Nothing caught yet. Send from an address on the sandbox domain to see it here."
-        onRow={(m: any) => go(p.href("outbox", m.id))}
+        onRow={(m) => go(p.href("outbox", m.id))}
         columns={[
-          { label: "Caught", cell: (m: any) => when(m.created_at) },
-          { label: "To", cell: (m: any) => m.to },
-          { label: "Subject", cell: (m: any) => <a href={p.href("outbox", m.id)}>{m.subject}</a> },
-          { label: "From", cell: (m: any) => m.from },
+          { label: "Caught", cell: (m) => when(m.created_at) },
+          { label: "To", cell: (m) => m.to },
+          { label: "Subject", cell: (m) => <a href={p.href("outbox", m.id)}>{m.subject}</a> },
+          { label: "From", cell: (m) => m.from },
         ]}
       />
     </Section>
@@ -75,7 +76,7 @@ function Outbox(p: ScreenProps) {
 }
 
 function OutboxMessage({ p, id }: { p: ScreenProps; id: string }) {
-  const { data: m, error } = useLoad(() => get<any>(`${mail(p)}/outbox/${id}`), [id]);
+  const { data: m, error } = useLoad(() => api.get("/mail/v1/workspaces/{workspace_id}/outbox/{id}", { path: { ...mail(p), id } }), [id]);
   return (
     <>
       <p>

@@ -5,19 +5,18 @@
  * Previews render in sandboxed iframes (no script, no same origin, remote images blocked by the CSP).
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, get, qs } from "../lib/api";
+import { api, apiHref, type AnswerOf, type BodyOf, type Get, type QueryOf } from "../lib/api";
 import { Chart } from "../lib/chart";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
 import { ActionButton, Badge, ConfirmButton, CopyButton, ErrorNote, Form, Json, Loading, PagedTable, SandboxedHtml, Section, Table, useLoad, when } from "../lib/ui";
-import { CreateSandboxDomain, outboxScreen, SandboxBadge } from "./mail-outbox";
+import { CreateSandboxDomain, mail, outboxScreen, SandboxBadge } from "./mail-outbox";
 
-const mail = (p: ScreenProps) => `/mail/v1/workspaces/${p.ws.id}`;
 const tone = (s: string) => (["active", "sent", "delivered", "healthy", "pass"].includes(s) ? "ok" : ["failed", "bounced", "complained", "blocked", "fail"].includes(s) ? "bad" : "warn");
 
 function Domains(p: ScreenProps) {
   const [tick, setTick] = useState(0);
-  const list = useLoad(() => get<{ data: any[] }>(`${mail(p)}/domains`), [p.ws.id, tick]);
+  const list = useLoad(() => api.get("/mail/v1/workspaces/{workspace_id}/domains", { path: mail(p) }), [p.ws.id, tick]);
   const open = p.rest[0];
   if (open) return <DomainDetail p={p} id={open} />;
   return (
@@ -47,7 +46,7 @@ function Domains(p: ScreenProps) {
             { name: "intent", label: "Use", type: "select", options: ["send", "receive", "send_receive"].map((v) => ({ value: v, label: v })) },
           ]}
           onSubmit={async (v) => {
-            const d = await api<{ id: string }>("POST", `${mail(p)}/domains`, v);
+            const d = await api.post("/mail/v1/workspaces/{workspace_id}/domains", { path: mail(p), body: v as BodyOf<"post", "/mail/v1/workspaces/{workspace_id}/domains"> });
             setTick(tick + 1);
             go(p.href("domains", d.id));
           }}
@@ -58,8 +57,9 @@ function Domains(p: ScreenProps) {
 }
 
 function DomainDetail({ p, id }: { p: ScreenProps; id: string }) {
-  const [d, setD] = useState<any>(null);
-  const { data, error } = useLoad(() => get(`${mail(p)}/domains/${id}`), [id]);
+  const [d, setD] = useState<Get<"/mail/v1/workspaces/{workspace_id}/domains/{domain_id}"> | null>(null);
+  const at = { ...mail(p), domain_id: id };
+  const { data, error } = useLoad(() => api.get("/mail/v1/workspaces/{workspace_id}/domains/{domain_id}", { path: at }), [id]);
   const dom = d ?? data;
   if (error) return <ErrorNote error={error} />;
   if (!dom) return <Loading />;
@@ -88,17 +88,17 @@ function DomainDetail({ p, id }: { p: ScreenProps; id: string }) {
           label="DNS records"
           rows={dom.dns_instructions ?? []}
           columns={[
-            { label: "Purpose", cell: (r: any) => r.purpose + (r.required ? "" : " (optional)") },
-            { label: "Type", cell: (r: any) => r.type },
-            { label: "Host", cell: (r: any) => <span class="copyable"><code>{r.host}</code> <CopyButton text={r.host} /></span> },
-            { label: "Value", cell: (r: any) => <span class="copyable"><code class="clip">{r.value}</code> <CopyButton text={r.value} /></span> },
-            { label: "Check", cell: (r: any) => (checks[r.purpose] ? <Badge text={checks[r.purpose].found ? "found" : "missing"} tone={checks[r.purpose].found ? "ok" : "bad"} /> : "not checked") },
+            { label: "Purpose", cell: (r) => r.purpose + (r.required ? "" : " (optional)") },
+            { label: "Type", cell: (r) => r.type },
+            { label: "Host", cell: (r) => <span class="copyable"><code>{r.host}</code> <CopyButton text={r.host} /></span> },
+            { label: "Value", cell: (r) => <span class="copyable"><code class="clip">{r.value}</code> <CopyButton text={r.value} /></span> },
+            { label: "Check", cell: (r) => (checks[r.purpose] ? <Badge text={checks[r.purpose].found ? "found" : "missing"} tone={checks[r.purpose].found ? "ok" : "bad"} /> : "not checked") },
           ]}
         />}
         <div class="row-actions">
-          <ActionButton label="Check DNS now" kind="primary" run={async () => setD(await api("POST", `${mail(p)}/domains/${id}/verify`))} />
-          <ConfirmButton label="Rotate DKIM key" danger={false} onConfirm={async () => setD(await api("POST", `${mail(p)}/domains/${id}/dkim/rotate`))} />
-          <ConfirmButton label="Delete domain" onConfirm={async () => (await api("DELETE", `${mail(p)}/domains/${id}`), go(p.href("domains")))} />
+          <ActionButton label="Check DNS now" kind="primary" run={async () => setD(await api.post("/mail/v1/workspaces/{workspace_id}/domains/{domain_id}/verify", { path: at }))} />
+          <ConfirmButton label="Rotate DKIM key" danger={false} onConfirm={async () => setD(await api.post("/mail/v1/workspaces/{workspace_id}/domains/{domain_id}/dkim/rotate", { path: at }))} />
+          <ConfirmButton label="Delete domain" onConfirm={async () => (await api.delete("/mail/v1/workspaces/{workspace_id}/domains/{domain_id}", { path: at }), go(p.href("domains")))} />
         </div>
       </Section>
     </>
@@ -130,10 +130,10 @@ const BRAND_SAMPLE = {
 const SAMPLE = { subject: "Welcome, {{name}}", body_html: "<h1>Hello {{name}}</h1><p>Thanks for joining.</p>", body_text: "Hello {{name}}", data: { name: "Ada" } };
 
 function Brand(p: ScreenProps) {
-  const { data, error, reload } = useLoad(() => get<{ raw: Record<string, any>; resolved: Record<string, any> }>(`${mail(p)}/brand`), [p.ws.id]);
+  const { data, error, reload } = useLoad(() => api.get("/mail/v1/workspaces/{workspace_id}/brand", { path: mail(p) }), [p.ws.id]);
   const [preview, setPreview] = useState<string | null>(null);
   useEffect(() => {
-    if (data) void api<{ html: string }>("POST", `${mail(p)}/templates/preview`, BRAND_SAMPLE).then((r) => setPreview(r.html), () => setPreview(null));
+    if (data) void api.post("/mail/v1/workspaces/{workspace_id}/templates/preview", { path: mail(p), body: BRAND_SAMPLE }).then((r) => setPreview(r.html), () => setPreview(null));
   }, [data]);
   if (error) return <ErrorNote error={error} />;
   if (!data) return <Loading />;
@@ -144,14 +144,14 @@ function Brand(p: ScreenProps) {
           key={JSON.stringify(data.raw)}
           id="brand"
           submitLabel="Save brand"
-          fields={BRAND_FIELDS.map((f) => ({ ...f, initial: data.raw[f.name] ?? "", placeholder: String(data.resolved[f.name] ?? "") }))}
+          fields={BRAND_FIELDS.map((f) => ({ ...f, initial: (data.raw as Record<string, unknown>)[f.name] ?? "", placeholder: String((data.resolved as Record<string, unknown>)[f.name] ?? "") }))}
           onSubmit={async (v) => {
             const body = Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined));
-            await api("PUT", `${mail(p)}/brand`, body);
+            await api.put("/mail/v1/workspaces/{workspace_id}/brand", { path: mail(p), body: body as BodyOf<"put", "/mail/v1/workspaces/{workspace_id}/brand"> });
             reload();
           }}
         />
-        <ConfirmButton label="Reset to defaults" onConfirm={async () => (await api("DELETE", `${mail(p)}/brand`), reload())} />
+        <ConfirmButton label="Reset to defaults" onConfirm={async () => (await api.delete("/mail/v1/workspaces/{workspace_id}/brand", { path: mail(p) }), reload())} />
       </Section>
       <Section title="Preview">{preview === null ? <Loading what="Rendering" /> : <SandboxedHtml title="Brand preview" html={preview} />}</Section>
     </div>
@@ -171,13 +171,13 @@ function Templates(p: ScreenProps) {
       <Section title="Templates">
         <PagedTable
           label="Templates"
-          path={`${mail(p)}/templates`}
+          path="/mail/v1/workspaces/{workspace_id}/templates" params={mail(p)}
           columns={[
-            { label: "Name", cell: (t: any) => <a href={p.href("templates", t.name)}>{t.name}</a> },
-            { label: "Kind", cell: (t: any) => t.kind },
-            { label: "Subject", cell: (t: any) => t.subject },
-            { label: "Tags", cell: (t: any) => (t.tags ?? []).join(", ") },
-            { label: "Updated", cell: (t: any) => when(t.updated_at) },
+            { label: "Name", cell: (t) => <a href={p.href("templates", t.name)}>{t.name}</a> },
+            { label: "Kind", cell: (t) => t.kind },
+            { label: "Subject", cell: (t) => t.subject },
+            { label: "Tags", cell: (t) => (t.tags ?? []).join(", ") },
+            { label: "Updated", cell: (t) => when(t.updated_at) },
           ]}
         />
       </Section>
@@ -187,7 +187,7 @@ function Templates(p: ScreenProps) {
 
 interface Draft {
   name: string;
-  kind: string;
+  kind: BodyOf<"post", "/mail/v1/workspaces/{workspace_id}/templates">["kind"];
   subject: string;
   body_html: string;
   body_text: string;
@@ -195,7 +195,7 @@ interface Draft {
 }
 
 function TemplateEditor({ p, name }: { p: ScreenProps; name: string | null }) {
-  const existing = useLoad(() => (name ? get(`${mail(p)}/templates/${encodeURIComponent(name)}`) : Promise.resolve(null)), [name]);
+  const existing = useLoad(() => (name ? api.get("/mail/v1/workspaces/{workspace_id}/templates/{name}", { path: { ...mail(p), name } }) : Promise.resolve(null)), [name]);
   if (existing.error) return <ErrorNote error={existing.error} />;
   if (name && !existing.data) return <Loading />;
   const t = existing.data;
@@ -208,7 +208,7 @@ function TemplateEditor({ p, name }: { p: ScreenProps; name: string | null }) {
 function Editor({ p, initial, isNew }: { p: ScreenProps; initial: Draft; isNew: boolean }) {
   const [draft, setDraft] = useState<Draft>(initial);
   const [render, setRender] = useState<{ subject: string; html: string } | null>(null);
-  const [lint, setLint] = useState<{ score: number; findings: any[] } | null>(null);
+  const [lint, setLint] = useState<AnswerOf<"post", "/mail/v1/workspaces/{workspace_id}/templates/lint"> | null>(null);
   const [renderError, setRenderError] = useState<Error | null>(null);
   const [saveError, setSaveError] = useState<Error | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
@@ -220,15 +220,15 @@ function Editor({ p, initial, isNew }: { p: ScreenProps; initial: Draft; isNew: 
   useEffect(() => {
     if (timer.current) clearTimeout(timer.current);
     timer.current = setTimeout(async () => {
-      let data: unknown = {};
+      let data: Record<string, unknown> = {};
       try {
-        data = JSON.parse(draft.data || "{}");
+        data = JSON.parse(draft.data || "{}") as Record<string, unknown>;
       } catch {
         return setRenderError(new Error("Sample data is not valid JSON"));
       }
       const body = { subject: draft.subject, body_html: draft.body_html, body_text: draft.body_text || undefined, data };
       try {
-        const [r, l] = await Promise.all([api("POST", `${mail(p)}/templates/preview`, body), api("POST", `${mail(p)}/templates/lint`, body)]);
+        const [r, l] = await Promise.all([api.post("/mail/v1/workspaces/{workspace_id}/templates/preview", { path: mail(p), body }), api.post("/mail/v1/workspaces/{workspace_id}/templates/lint", { path: mail(p), body })]);
         setRender(r);
         setLint(l);
         setRenderError(null);
@@ -243,9 +243,9 @@ function Editor({ p, initial, isNew }: { p: ScreenProps; initial: Draft; isNew: 
     e.preventDefault();
     setSaveError(null);
     try {
-      const t = await api<{ name: string }>("POST", `${mail(p)}/templates`, { name: draft.name, kind: draft.kind, subject: draft.subject, body_html: draft.body_html, body_text: draft.body_text || undefined });
+      const t = await api.post("/mail/v1/workspaces/{workspace_id}/templates", { path: mail(p), body: { name: draft.name, kind: draft.kind, subject: draft.subject, body_html: draft.body_html, body_text: draft.body_text || undefined } });
       setSaved(t.name);
-      setVars(await get(`${mail(p)}/templates/${encodeURIComponent(t.name)}/variables`));
+      setVars(await api.get("/mail/v1/workspaces/{workspace_id}/templates/{name}/variables", { path: { ...mail(p), name: t.name } }));
       if (isNew) go(p.href("templates", t.name));
     } catch (err) {
       setSaveError(err as Error);
@@ -345,12 +345,12 @@ const STATUSES = ["", "queued", "sending", "sent", "delivered", "deferred", "bou
 
 function Messages(p: ScreenProps) {
   const [filters, setFilters] = useState<Record<string, string | undefined>>({});
-  const [open, setOpen] = useState<any>(null);
+  const [open, setOpen] = useState<Get<"/mail/v1/workspaces/{workspace_id}/messages">["data"][number] | null>(null);
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   const since = day(Date.now() - 30 * 86_400_000);
   const until = day(Date.now() + 86_400_000);
-  const timeline = useLoad(() => Promise.all(["sent", "bounced"].map((metric) => get<{ points: { date: string; count: number }[] }>(`${mail(p)}/messages/timeline${qs({ granularity: "day", metric, since, until })}`))), [p.ws.id]);
-  const verdict = useLoad(() => get(`${mail(p)}/deliverability`), [p.ws.id]);
+  const timeline = useLoad(() => Promise.all((["sent", "bounced"] as const).map((metric) => api.get("/mail/v1/workspaces/{workspace_id}/messages/timeline", { path: mail(p), query: { granularity: "day", metric, since, until } }))), [p.ws.id]);
+  const verdict = useLoad(() => api.get("/mail/v1/workspaces/{workspace_id}/deliverability", { path: mail(p) }), [p.ws.id]);
   const x = timeline.data?.[0]?.points.map((pt) => Date.parse(pt.date) / 1000) ?? [];
   return (
     <>
@@ -400,18 +400,18 @@ function Messages(p: ScreenProps) {
           onSubmit={async (v) => setFilters(v as Record<string, string | undefined>)}
         />
       </Section>
-      <Section title="Messages" actions={<a href={`${mail(p)}/messages/export${qs(filters)}`} download="messages.csv">Export CSV</a>}>
+      <Section title="Messages" actions={<a href={apiHref("/mail/v1/workspaces/{workspace_id}/messages/export", { path: mail(p), query: filters as QueryOf<"/mail/v1/workspaces/{workspace_id}/messages/export"> })} download="messages.csv">Export CSV</a>}>
         <PagedTable
           label="Messages"
-          path={`${mail(p)}/messages`}
+          path="/mail/v1/workspaces/{workspace_id}/messages" params={mail(p)}
           query={filters}
           onRow={setOpen}
           columns={[
-            { label: "When", cell: (m: any) => when(m.created_at) },
-            { label: "To", cell: (m: any) => m.to_address },
-            { label: "Subject", cell: (m: any) => m.subject },
-            { label: "Template", cell: (m: any) => m.template_name ?? "—" },
-            { label: "Status", cell: (m: any) => <Badge text={m.status} tone={tone(m.status)} /> },
+            { label: "When", cell: (m) => when(m.created_at) },
+            { label: "To", cell: (m) => m.to_address },
+            { label: "Subject", cell: (m) => m.subject },
+            { label: "Template", cell: (m) => m.template_name ?? "—" },
+            { label: "Status", cell: (m) => <Badge text={m.status} tone={tone(m.status)} /> },
           ]}
         />
       </Section>
@@ -438,7 +438,7 @@ function Suppressions(p: ScreenProps) {
             { name: "email", label: "Email", type: "email", required: true },
             { name: "reason", label: "Reason", type: "select", options: ["manual", "bounce", "complaint", "unsubscribe"].map((v) => ({ value: v, label: v })) },
           ]}
-          onSubmit={async (v) => (await api("POST", `${mail(p)}/suppressions`, v), setTick(tick + 1))}
+          onSubmit={async (v) => (await api.post("/mail/v1/workspaces/{workspace_id}/suppressions", { path: mail(p), body: v as BodyOf<"post", "/mail/v1/workspaces/{workspace_id}/suppressions"> }), setTick(tick + 1))}
         />
       </Section>
       <Section
@@ -453,14 +453,14 @@ function Suppressions(p: ScreenProps) {
       >
         <PagedTable
           label="Suppressions"
-          path={`${mail(p)}/suppressions`}
+          path="/mail/v1/workspaces/{workspace_id}/suppressions" params={mail(p)}
           query={{ reason: reason || undefined }}
           reloadKey={tick}
           columns={[
-            { label: "Email", cell: (s: any) => s.email },
-            { label: "Reason", cell: (s: any) => s.reason },
-            { label: "Since", cell: (s: any) => when(s.created_at) },
-            { label: "", cell: (s: any) => <ConfirmButton label="Remove" onConfirm={async () => (await api("DELETE", `${mail(p)}/suppressions/${encodeURIComponent(s.email)}`), setTick(tick + 1))} /> },
+            { label: "Email", cell: (s) => s.email },
+            { label: "Reason", cell: (s) => s.reason },
+            { label: "Since", cell: (s) => when(s.created_at) },
+            { label: "", cell: (s) => <ConfirmButton label="Remove" onConfirm={async () => (await api.delete("/mail/v1/workspaces/{workspace_id}/suppressions/{email}", { path: { ...mail(p), email: s.email } }), setTick(tick + 1))} /> },
           ]}
         />
       </Section>

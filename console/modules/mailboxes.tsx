@@ -6,20 +6,20 @@
  * spam verdict, attachments to download, mark read, delete.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, get, request } from "../lib/api";
+import { api, apiHref, getRaw, type BodyOf } from "../lib/api";
 import { renderMail } from "../lib/mail-render";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
 import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, SandboxedHtml, Section, Table, useLoad, when } from "../lib/ui";
 
-const base = (p: ScreenProps) => `/mail/v1/workspaces/${p.ws.id}/mailboxes`;
+import { mail } from "./mail-outbox";
 const verdictTone = (v: string) => (v === "clean" ? "ok" : v === "spam" ? "bad" : "warn");
 const authTone = (v: string) => (v === "pass" ? "ok" : ["fail", "softfail", "permerror"].includes(v) ? "bad" : "info");
 const kb = (n: number) => (n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`);
 
 function Mailboxes(p: ScreenProps) {
   const [tick, setTick] = useState(0);
-  const domains = useLoad(() => get<{ data: any[] }>(`/mail/v1/workspaces/${p.ws.id}/domains`), [p.ws.id]);
+  const domains = useLoad(() => api.get("/mail/v1/workspaces/{workspace_id}/domains", { path: mail(p) }), [p.ws.id]);
   if (p.rest[0]) return p.rest[1] ? <Reader p={p} box={p.rest[0]} id={p.rest[1]} /> : <Messages p={p} box={p.rest[0]} />;
   const receiving = (domains.data?.data ?? []).filter((d) => d.intent !== "send");
   const refresh = () => setTick((t) => t + 1);
@@ -28,21 +28,22 @@ function Mailboxes(p: ScreenProps) {
       <Section title="Mailboxes">
         <PagedTable
           label="Mailboxes"
-          path={base(p)}
+          path="/mail/v1/workspaces/{workspace_id}/mailboxes"
+          params={mail(p)}
           reloadKey={tick}
           empty="No mailbox yet."
-          onRow={(b: any) => go(p.href("mailboxes", b.id))}
+          onRow={(b) => go(p.href("mailboxes", b.id))}
           columns={[
-            { label: "Address", cell: (b: any) => <a href={p.href("mailboxes", b.id)}>{b.address}</a> },
-            { label: "Name", cell: (b: any) => b.display_name ?? "—" },
-            { label: "Status", cell: (b: any) => <Badge text={b.status} tone={b.status === "active" ? "ok" : "warn"} /> },
-            { label: "Retention", cell: (b: any) => `${b.retention_days} days` },
+            { label: "Address", cell: (b) => <a href={p.href("mailboxes", b.id)}>{b.address}</a> },
+            { label: "Name", cell: (b) => b.display_name ?? "—" },
+            { label: "Status", cell: (b) => <Badge text={b.status} tone={b.status === "active" ? "ok" : "warn"} /> },
+            { label: "Retention", cell: (b) => `${b.retention_days} days` },
             {
               label: "",
-              cell: (b: any) => (
+              cell: (b) => (
                 <span class="row-actions">
-                  <ActionButton label={b.status === "active" ? "Disable" : "Enable"} run={async () => (await api("PATCH", `${base(p)}/${b.id}`, { status: b.status === "active" ? "disabled" : "active" }), refresh())} />
-                  <ConfirmButton label="Delete" onConfirm={async () => (await api("DELETE", `${base(p)}/${b.id}`), refresh())} />
+                  <ActionButton label={b.status === "active" ? "Disable" : "Enable"} run={async () => (await api.patch("/mail/v1/workspaces/{workspace_id}/mailboxes/{id}", { path: { ...mail(p), id: b.id }, body: { status: b.status === "active" ? "disabled" : "active" } }), refresh())} />
+                  <ConfirmButton label="Delete" onConfirm={async () => (await api.delete("/mail/v1/workspaces/{workspace_id}/mailboxes/{id}", { path: { ...mail(p), id: b.id } }), refresh())} />
                 </span>
               ),
             },
@@ -68,7 +69,7 @@ function Mailboxes(p: ScreenProps) {
               { name: "display_name", label: "Display name" },
               { name: "retention_days", label: "Retention (days)", type: "number", placeholder: "30" },
             ]}
-            onSubmit={async (v) => (await api("POST", base(p), v), refresh())}
+            onSubmit={async (v) => (await api.post("/mail/v1/workspaces/{workspace_id}/mailboxes", { path: mail(p), body: v as BodyOf<"post", "/mail/v1/workspaces/{workspace_id}/mailboxes"> }), refresh())}
           />
         )}
       </Section>
@@ -77,7 +78,7 @@ function Mailboxes(p: ScreenProps) {
 }
 
 function Messages({ p, box }: { p: ScreenProps; box: string }) {
-  const mb = useLoad(() => get(`${base(p)}/${box}`), [box]);
+  const mb = useLoad(() => api.get("/mail/v1/workspaces/{workspace_id}/mailboxes/{id}", { path: { ...mail(p), id: box } }), [box]);
   const [filters, setFilters] = useState<Record<string, string | undefined>>({});
   const [tick, setTick] = useState(0);
   return (
@@ -102,17 +103,17 @@ function Messages({ p, box }: { p: ScreenProps; box: string }) {
       <Section title={mb.data ? `Inbox of ${mb.data.address}` : "Inbox"} actions={<ActionButton label="Refresh" run={async () => setTick((t) => t + 1)} />}>
         <PagedTable
           label="Received messages"
-          path={`${base(p)}/${box}/messages`}
+          path="/mail/v1/workspaces/{workspace_id}/mailboxes/{id}/messages" params={{ ...mail(p), id: box }}
           query={filters}
           reloadKey={tick}
           empty="No message."
-          onRow={(m: any) => go(p.href("mailboxes", box, m.id))}
+          onRow={(m) => go(p.href("mailboxes", box, m.id))}
           columns={[
-            { label: "Received", cell: (m: any) => when(m.received_at) },
-            { label: "From", cell: (m: any) => m.from_address },
-            { label: "Subject", cell: (m: any) => (m.read_at ? m.subject : <strong>{m.subject}</strong>) },
-            { label: "Verdict", cell: (m: any) => <Badge text={m.quarantined ? `${m.spam_verdict}, quarantined` : m.spam_verdict} tone={verdictTone(m.spam_verdict)} /> },
-            { label: "Size", cell: (m: any) => kb(m.size_bytes) },
+            { label: "Received", cell: (m) => when(m.received_at) },
+            { label: "From", cell: (m) => m.from_address },
+            { label: "Subject", cell: (m) => (m.read_at ? m.subject : <strong>{m.subject}</strong>) },
+            { label: "Verdict", cell: (m) => <Badge text={m.quarantined ? `${m.spam_verdict}, quarantined` : m.spam_verdict} tone={verdictTone(m.spam_verdict)} /> },
+            { label: "Size", cell: (m) => kb(m.size_bytes) },
           ]}
         />
       </Section>
@@ -121,8 +122,8 @@ function Messages({ p, box }: { p: ScreenProps; box: string }) {
 }
 
 function Reader({ p, box, id }: { p: ScreenProps; box: string; id: string }) {
-  const path = `${base(p)}/${box}/messages/${id}`;
-  const msg = useLoad(() => get(path), [path]);
+  const path = { ...mail(p), id: box, mid: id };
+  const msg = useLoad(() => api.get("/mail/v1/workspaces/{workspace_id}/mailboxes/{id}/messages/{mid}", { path }), [p.ws.id, box, id]);
   const [body, setBody] = useState<{ html: string; blocked: number } | null>(null);
   const [bodyError, setBodyError] = useState<Error | null>(null);
   useEffect(() => {
@@ -130,16 +131,16 @@ function Reader({ p, box, id }: { p: ScreenProps; box: string; id: string }) {
     let live = true;
     void (async () => {
       try {
-        const res = await request("GET", `${path}/raw`);
+        const res = await getRaw("/mail/v1/workspaces/{workspace_id}/mailboxes/{id}/messages/{mid}/raw", { path });
         const out = await renderMail(await res.arrayBuffer());
         if (live) setBody(out);
       } catch (e) {
         if (live) setBodyError(e as Error);
       }
     })();
-    void api("POST", `${path}/read`).catch(() => {});
+    void api.post("/mail/v1/workspaces/{workspace_id}/mailboxes/{id}/messages/{mid}/read", { path }).catch(() => {});
     return () => void (live = false);
-  }, [path]);
+  }, [p.ws.id, box, id]);
   if (msg.error) return <ErrorNote error={msg.error} />;
   const m = msg.data;
   if (!m) return <Loading />;
@@ -163,15 +164,15 @@ function Reader({ p, box, id }: { p: ScreenProps; box: string; id: string }) {
           <dt>Spam score</dt>
           <dd>
             {m.spam_score}
-            {m.spam_rules.length > 0 && <span class="muted"> ({m.spam_rules.map((r: any) => `${r.rule} ${r.score}`).join(", ")})</span>}
+            {m.spam_rules.length > 0 && <span class="muted"> ({m.spam_rules.map((r) => `${r.rule} ${r.score}`).join(", ")})</span>}
             {m.quarantined && <Badge text="quarantined" tone="bad" />}
           </dd>
         </dl>
         <div class="row-actions">
-          <a class="button-link" href={`${path}/raw`} download>
+          <a class="button-link" href={apiHref("/mail/v1/workspaces/{workspace_id}/mailboxes/{id}/messages/{mid}/raw", { path })} download>
             Download .eml
           </a>
-          <ConfirmButton label="Delete message" onConfirm={async () => (await api("DELETE", path), go(p.href("mailboxes", box)))} />
+          <ConfirmButton label="Delete message" onConfirm={async () => (await api.delete("/mail/v1/workspaces/{workspace_id}/mailboxes/{id}/messages/{mid}", { path }), go(p.href("mailboxes", box)))} />
         </div>
       </Section>
       <Section title="Message">
@@ -195,10 +196,10 @@ function Reader({ p, box, id }: { p: ScreenProps; box: string; id: string }) {
           rows={m.attachments}
           empty="No attachment."
           columns={[
-            { label: "File", cell: (a: any) => <a href={`${path}/attachments/${a.position}`} download={a.filename ?? `attachment-${a.position}`}>{a.filename ?? `attachment ${a.position}`}</a> },
-            { label: "Type", cell: (a: any) => a.content_type + (a.content_id ? " (inline)" : "") },
-            { label: "Size", cell: (a: any) => kb(a.size_bytes) },
-            { label: "SHA-256", cell: (a: any) => <code class="clip">{a.sha256.slice(0, 16)}…</code> },
+            { label: "File", cell: (a) => <a href={apiHref("/mail/v1/workspaces/{workspace_id}/mailboxes/{id}/messages/{mid}/attachments/{position}", { path: { ...path, position: String(a.position) } })} download={a.filename ?? `attachment-${a.position}`}>{a.filename ?? `attachment ${a.position}`}</a> },
+            { label: "Type", cell: (a) => a.content_type + (a.content_id ? " (inline)" : "") },
+            { label: "Size", cell: (a) => kb(a.size_bytes) },
+            { label: "SHA-256", cell: (a) => <code class="clip">{a.sha256.slice(0, 16)}…</code> },
           ]}
         />
       </Section>

@@ -11,18 +11,17 @@
  * sign-out (lib/session-keys.ts). An account that may not mint keys pastes one instead.
  */
 import { useState } from "preact/hooks";
-import { ApiError, type FieldDetail } from "../lib/api";
+import { ApiError, apiHref, typedClient, type BodyOf, type Get, type FieldDetail } from "../lib/api";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
 import { dropKey, heldKey, keepPastedKey, sessionKey, type KeyOwner, type KeySpec } from "../lib/session-keys";
 import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, fromLocalInput, Loading, localInput, Section, Table, useLoad, when } from "../lib/ui";
 
-const ROOT = "/tack/api/v1/workspaces";
 const KEY: KeySpec = { service: "tack", label: "Admin console card board", actions: ["tack.*"], hours: 12 };
 const owner = (p: ScreenProps): KeyOwner => ({ ws: p.ws, account: p.me.account?.id ?? "" });
 
-async function call(key: string, method: string, path: string, body?: unknown): Promise<Response> {
-  return fetch(ROOT + path, {
+async function call(key: string, method: string, filled: string, body?: unknown): Promise<Response> {
+  return fetch(filled, {
     method,
     credentials: "omit",
     headers: { accept: "application/json", authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
@@ -35,12 +34,12 @@ async function call(key: string, method: string, path: string, body?: unknown): 
  * or sign-out. A minted key the board refuses (revoked under API keys, expired) is replaced
  * once; a pasted one is forgotten, so the screen asks again.
  */
-async function board<T = any>(p: ScreenProps, method: string, path: string, body?: unknown): Promise<T> {
-  let res = await call(await sessionKey(KEY, owner(p)), method, path, body);
+async function board(p: ScreenProps, method: string, filled: string, body?: unknown): Promise<unknown> {
+  let res = await call(await sessionKey(KEY, owner(p)), method, filled, body);
   if (res.status === 401) {
     const minted = heldKey(KEY, owner(p))?.minted;
     dropKey(KEY, p.ws.id);
-    if (minted) res = await call(await sessionKey(KEY, owner(p)), method, path, body);
+    if (minted) res = await call(await sessionKey(KEY, owner(p)), method, filled, body);
   }
   const text = await res.text();
   const json = text ? JSON.parse(text) : null;
@@ -49,10 +48,15 @@ async function board<T = any>(p: ScreenProps, method: string, path: string, body
     const e = (json?.error ?? {}) as { code?: string; message?: string; details?: FieldDetail[] };
     throw new ApiError(res.status, e.code ?? `HTTP_${res.status}`, e.message ?? res.statusText, e.details ?? []);
   }
-  return json as T;
+  return json;
 }
 
-const enc = encodeURIComponent;
+/** The card board's API, typed, with the session's key. */
+const tack = (p: ScreenProps) => typedClient((method, filled, body) => board(p, method, filled, body));
+
+type Card = Get<"/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}">;
+type List = Get<"/tack/api/v1/workspaces/{workspace_id}/projects/{project}">["lists"][number];
+type Label = Get<"/tack/api/v1/workspaces/{workspace_id}/labels">["data"][number];
 
 /** Shown when no key could be minted (an account without apikey.create): paste one. */
 function KeyGate({ p, error, onKey }: { p: ScreenProps; error: Error; onKey: () => void }) {
@@ -69,7 +73,7 @@ function KeyGate({ p, error, onKey }: { p: ScreenProps; error: Error; onKey: () 
         fields={[{ name: "key", label: "Paste an API key allowed tack.*", type: "password", required: true, placeholder: "svc_live_..." }]}
         onSubmit={async (v) => {
           const key = String(v.key ?? "");
-          const res = await call(key, "GET", "?limit=1");
+          const res = await call(key, "GET", apiHref("/tack/api/v1/workspaces", { query: { limit: 1 } }));
           if (!res.ok) throw new ApiError(res.status, res.status === 401 ? "UNAUTHORIZED" : `HTTP_${res.status}`, res.status === 401 ? "That key is not valid" : "That key may not read the card board");
           keepPastedKey(KEY, owner(p), key);
           onKey();
@@ -92,7 +96,7 @@ function Boards(p: ScreenProps) {
 }
 
 function Workspaces({ p }: { p: ScreenProps }) {
-  const list = useLoad(() => board(p, "GET", "?limit=100"), [p.ws.id]);
+  const list = useLoad(() => tack(p).get("/tack/api/v1/workspaces", { query: { limit: 100 } }), [p.ws.id]);
   return (
     <>
       <Section title="Board workspaces">
@@ -104,11 +108,11 @@ function Workspaces({ p }: { p: ScreenProps }) {
           label="Board workspaces"
           rows={list.data?.data ?? []}
           empty={list.loading ? "Loading…" : "No board workspace yet."}
-          onRow={(w: any) => go(p.href("boards", w.name))}
+          onRow={(w) => go(p.href("boards", w.name))}
           columns={[
-            { label: "Name", cell: (w: any) => <a href={p.href("boards", w.name)}>{w.display_name}</a> },
-            { label: "Slug", cell: (w: any) => <code>{w.name}</code> },
-            { label: "Created", cell: (w: any) => when(w.created_at) },
+            { label: "Name", cell: (w) => <a href={p.href("boards", w.name)}>{w.display_name}</a> },
+            { label: "Slug", cell: (w) => <code>{w.name}</code> },
+            { label: "Created", cell: (w) => when(w.created_at) },
           ]}
         />
       </Section>
@@ -122,7 +126,7 @@ function Workspaces({ p }: { p: ScreenProps }) {
             { name: "display_name", label: "Display name" },
           ]}
           onSubmit={async (v) => {
-            const w = await board(p, "POST", "", v);
+            const w = await tack(p).post("/tack/api/v1/workspaces", { body: v as BodyOf<"post", "/tack/api/v1/workspaces"> });
             go(p.href("boards", w.name));
           }}
         />
@@ -131,8 +135,10 @@ function Workspaces({ p }: { p: ScreenProps }) {
   );
 }
 
+type ProjectAt = { workspace_id: string; project: string };
+
 function Projects({ p, ws }: { p: ScreenProps; ws: string }) {
-  const list = useLoad(() => board(p, "GET", `/${enc(ws)}/projects?limit=100`), [ws]);
+  const list = useLoad(() => tack(p).get("/tack/api/v1/workspaces/{workspace_id}/projects", { path: { workspace_id: ws }, query: { limit: 100 } }), [ws]);
   return (
     <>
       <p>
@@ -144,11 +150,11 @@ function Projects({ p, ws }: { p: ScreenProps; ws: string }) {
           label="Projects"
           rows={list.data?.data ?? []}
           empty={list.loading ? "Loading…" : "No project yet."}
-          onRow={(pr: any) => go(p.href("boards", ws, pr.name))}
+          onRow={(pr) => go(p.href("boards", ws, pr.name))}
           columns={[
-            { label: "Project", cell: (pr: any) => <a href={p.href("boards", ws, pr.name)}>{pr.display_name}</a> },
-            { label: "Lists", cell: (pr: any) => pr.lists.map((l: any) => l.display_name).join(" → ") },
-            { label: "Status", cell: (pr: any) => <Badge text={pr.status} tone={pr.status === "active" ? "ok" : "warn"} /> },
+            { label: "Project", cell: (pr) => <a href={p.href("boards", ws, pr.name)}>{pr.display_name}</a> },
+            { label: "Lists", cell: (pr) => pr.lists.map((l) => l.display_name).join(" → ") },
+            { label: "Status", cell: (pr) => <Badge text={pr.status} tone={pr.status === "active" ? "ok" : "warn"} /> },
           ]}
         />
       </Section>
@@ -165,7 +171,7 @@ function Projects({ p, ws }: { p: ScreenProps; ws: string }) {
           ]}
           onSubmit={async (v) => {
             const lists = String(v.lists ?? "").split(",").map((s) => s.trim()).filter(Boolean).map((name) => ({ name }));
-            const pr = await board(p, "POST", `/${enc(ws)}/projects`, { name: v.name, display_name: v.display_name, lists });
+            const pr = await tack(p).post("/tack/api/v1/workspaces/{workspace_id}/projects", { path: { workspace_id: ws }, body: { name: v.name, display_name: v.display_name, lists } as BodyOf<"post", "/tack/api/v1/workspaces/{workspace_id}/projects"> });
             go(p.href("boards", ws, pr.name));
           }}
         />
@@ -178,10 +184,10 @@ const COLOR_RE = /^#[0-9a-fA-F]{6}$/;
 
 /** The board workspace's labels: create, rename and recolor in place, delete (cards lose it). */
 function Labels({ p, ws }: { p: ScreenProps; ws: string }) {
-  const base = `/${enc(ws)}/labels`;
-  const list = useLoad(() => board(p, "GET", `${base}?limit=100`), [ws]);
+  const at = { workspace_id: ws };
+  const list = useLoad(() => tack(p).get("/tack/api/v1/workspaces/{workspace_id}/labels", { path: at, query: { limit: 100 } }), [ws]);
   const [editing, setEditing] = useState<string | null>(null);
-  const rows: any[] = list.data?.data ?? [];
+  const rows = list.data?.data ?? [];
   return (
     <Section title="Labels">
       <ErrorNote error={list.error} />
@@ -192,7 +198,7 @@ function Labels({ p, ws }: { p: ScreenProps; ws: string }) {
         columns={[
           {
             label: "Label",
-            cell: (l: any) =>
+            cell: (l) =>
               editing === l.id ? (
                 <Form
                   id={`label-edit-${l.id}`}
@@ -203,7 +209,7 @@ function Labels({ p, ws }: { p: ScreenProps; ws: string }) {
                     { name: "color", label: `Colour of ${l.name}`, type: "color", initial: COLOR_RE.test(l.color) ? l.color.toLowerCase() : "#9ca3af" },
                   ]}
                   onSubmit={async (v) => {
-                    await board(p, "PATCH", `${base}/${enc(l.id)}`, { name: v.name, color: v.color });
+                    await tack(p).patch("/tack/api/v1/workspaces/{workspace_id}/labels/{label}", { path: { ...at, label: l.id }, body: { name: v.name, color: v.color } as BodyOf<"patch", "/tack/api/v1/workspaces/{workspace_id}/labels/{label}"> });
                     setEditing(null);
                     list.reload();
                   }}
@@ -216,15 +222,15 @@ function Labels({ p, ws }: { p: ScreenProps; ws: string }) {
                 <LabelChip name={l.name} color={l.color} />
               ),
           },
-          { label: "Colour", cell: (l: any) => <code>{l.color}</code> },
+          { label: "Colour", cell: (l) => <code>{l.color}</code> },
           {
             label: "",
-            cell: (l: any) => (
+            cell: (l) => (
               <span class="row-actions">
                 <button type="button" class="secondary small" aria-label={`Edit label ${l.name}`} onClick={() => setEditing(l.id)}>
                   Edit
                 </button>
-                <ConfirmButton label="Delete" name={`Delete label ${l.name}`} confirm="Confirm: cards lose it" onConfirm={async () => (await board(p, "DELETE", `${base}/${enc(l.id)}`), list.reload())} />
+                <ConfirmButton label="Delete" name={`Delete label ${l.name}`} confirm="Confirm: cards lose it" onConfirm={async () => (await tack(p).delete("/tack/api/v1/workspaces/{workspace_id}/labels/{label}", { path: { ...at, label: l.id } }), list.reload())} />
               </span>
             ),
           },
@@ -240,7 +246,7 @@ function Labels({ p, ws }: { p: ScreenProps; ws: string }) {
           { name: "name", label: "Label name", required: true },
           { name: "color", label: "Label colour", type: "color", initial: "#9ca3af" },
         ]}
-        onSubmit={async (v) => (await board(p, "POST", base, { name: v.name, color: v.color }), list.reload())}
+        onSubmit={async (v) => (await tack(p).post("/tack/api/v1/workspaces/{workspace_id}/labels", { path: at, body: { name: v.name, color: v.color } as BodyOf<"post", "/tack/api/v1/workspaces/{workspace_id}/labels"> }), list.reload())}
       />
     </Section>
   );
@@ -257,30 +263,30 @@ function LabelChip({ name, color }: { name: string; color?: string }) {
 }
 
 /** Every active card of a project in board order (pages of 100). */
-async function allCards(p: ScreenProps, base: string): Promise<any[]> {
-  const out: any[] = [];
+async function allCards(p: ScreenProps, at: ProjectAt) {
+  const out: Get<"/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards">["data"] = [];
   for (let offset = 0; ; offset += 100) {
-    const page = await board(p, "GET", `${base}/cards?limit=100&offset=${offset}`);
+    const page = await tack(p).get("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards", { path: at, query: { limit: 100, offset } });
     out.push(...page.data);
     if (!page.pagination.has_more || offset > 2000) return out;
   }
 }
 
 function BoardView({ p, ws, project }: { p: ScreenProps; ws: string; project: string }) {
-  const base = `/${enc(ws)}/projects/${enc(project)}`;
-  const data = useLoad(async () => ({ project: await board(p, "GET", base), cards: await allCards(p, base) }), [base]);
+  const at = { workspace_id: ws, project };
+  const data = useLoad(async () => ({ project: await tack(p).get("/tack/api/v1/workspaces/{workspace_id}/projects/{project}", { path: at }), cards: await allCards(p, at) }), [ws, project]);
   const [dragging, setDragging] = useState<string | null>(null);
   const [moveError, setMoveError] = useState<Error | null>(null);
   const [status, setStatus] = useState("");
   if (data.error) return <ErrorNote error={data.error} />;
   if (!data.data) return <Loading />;
   const { project: pr, cards } = data.data;
-  const lists: any[] = pr.lists;
+  const lists = pr.lists;
   const inList = (id: string) => cards.filter((c) => c.list_id === id).sort((a, b) => a.position - b.position);
-  const move = async (card: any, listId: string, position: number) => {
+  const move = async (card: { id: string; title: string }, listId: string, position: number) => {
     setMoveError(null);
     try {
-      const moved = await board(p, "POST", `${base}/cards/${card.id}/move`, { list: listId, position });
+      const moved = await tack(p).post("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}/move", { path: { ...at, card_id: card.id }, body: { list: listId, position } });
       const list = lists.find((l) => l.id === moved.list_id);
       setStatus(`Moved "${card.title}" to ${list?.display_name ?? "?"}, position ${moved.position + 1}.`);
     } catch (e) {
@@ -357,7 +363,7 @@ function BoardView({ p, ws, project }: { p: ScreenProps; ws: string; project: st
                 resetOnSuccess
                 submitLabel="Add card"
                 fields={[{ name: "title", label: `New card in ${l.display_name}`, required: true }]}
-                onSubmit={async (v) => (await board(p, "POST", `${base}/cards`, { title: v.title ?? "", list: l.id }), data.reload())}
+                onSubmit={async (v) => (await tack(p).post("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards", { path: at, body: { title: (v.title as string | undefined) ?? "", list: l.id } }), data.reload())}
               />
             </section>
           );
@@ -368,15 +374,12 @@ function BoardView({ p, ws, project }: { p: ScreenProps; ws: string; project: st
 }
 
 /** Full-text search over the project's cards (the API's q: titles and bodies), optionally of one label. */
-function CardSearch({ p, ws, project, lists }: { p: ScreenProps; ws: string; project: string; lists: any[] }) {
-  const labels = useLoad(() => board(p, "GET", `/${enc(ws)}/labels?limit=100`), [ws]);
+function CardSearch({ p, ws, project, lists }: { p: ScreenProps; ws: string; project: string; lists: List[] }) {
+  const labels = useLoad(() => tack(p).get("/tack/api/v1/workspaces/{workspace_id}/labels", { path: { workspace_id: ws }, query: { limit: 100 } }), [ws]);
   const [query, setQuery] = useState<{ q?: string; label?: string } | null>(null);
   const results = useLoad(async () => {
     if (!query) return null;
-    const params = new URLSearchParams({ limit: "50" });
-    if (query.q) params.set("q", query.q);
-    if (query.label) params.set("label", query.label);
-    return board(p, "GET", `/${enc(ws)}/projects/${enc(project)}/cards?${params}`);
+    return tack(p).get("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards", { path: { workspace_id: ws, project }, query: { limit: 50, q: query.q, label: query.label } });
   }, [JSON.stringify(query), project]);
   const listName = Object.fromEntries(lists.map((l) => [l.id, l.display_name]));
   return (
@@ -387,7 +390,7 @@ function CardSearch({ p, ws, project, lists }: { p: ScreenProps; ws: string; pro
         submitLabel="Search"
         fields={[
           { name: "q", label: "Words in title or body" },
-          { name: "label", label: "Label", type: "select", options: [{ value: "", label: "any label" }, ...((labels.data?.data ?? []) as any[]).map((l) => ({ value: l.name, label: l.name }))] },
+          { name: "label", label: "Label", type: "select", options: [{ value: "", label: "any label" }, ...(labels.data?.data ?? []).map((l) => ({ value: l.name, label: l.name }))] },
         ]}
         onSubmit={async (v) => setQuery(v.q || v.label ? { q: v.q as string | undefined, label: v.label as string | undefined } : null)}
       >
@@ -409,10 +412,10 @@ function CardSearch({ p, ws, project, lists }: { p: ScreenProps; ws: string; pro
             rows={results.data.data}
             empty="No card matches."
             columns={[
-              { label: "Card", cell: (c: any) => <a href={p.href("boards", ws, project, c.id)}>{c.title}</a> },
-              { label: "List", cell: (c: any) => listName[c.list_id] ?? "?" },
-              { label: "Labels", cell: (c: any) => c.labels.join(", ") || "—" },
-              { label: "Due", cell: (c: any) => when(c.due_at) },
+              { label: "Card", cell: (c) => <a href={p.href("boards", ws, project, c.id)}>{c.title}</a> },
+              { label: "List", cell: (c) => listName[c.list_id] ?? "?" },
+              { label: "Labels", cell: (c) => c.labels.join(", ") || "—" },
+              { label: "Due", cell: (c) => when(c.due_at) },
             ]}
           />
         </>
@@ -422,13 +425,13 @@ function CardSearch({ p, ws, project, lists }: { p: ScreenProps; ws: string; pro
 }
 
 function CardDetail({ p, ws, project, id }: { p: ScreenProps; ws: string; project: string; id: string }) {
-  const base = `/${enc(ws)}/projects/${enc(project)}/cards/${enc(id)}`;
-  const card = useLoad(() => board(p, "GET", base), [base]);
-  const comments = useLoad(() => board(p, "GET", `${base}/comments?limit=100`), [base]);
-  const activity = useLoad(() => board(p, "GET", `${base}/activity?limit=50`), [base]);
-  const proj = useLoad(() => board(p, "GET", `/${enc(ws)}/projects/${enc(project)}`), [ws, project]);
+  const at = { workspace_id: ws, project, card_id: id };
+  const card = useLoad(() => tack(p).get("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}", { path: at }), [ws, project, id]);
+  const comments = useLoad(() => tack(p).get("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}/comments", { path: at, query: { limit: 100 } }), [ws, project, id]);
+  const activity = useLoad(() => tack(p).get("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}/activity", { path: at, query: { limit: 50 } }), [ws, project, id]);
+  const proj = useLoad(() => tack(p).get("/tack/api/v1/workspaces/{workspace_id}/projects/{project}", { path: { workspace_id: ws, project } }), [ws, project]);
   // List ids in the activity read as list names.
-  const listName = Object.fromEntries(((proj.data?.lists ?? []) as any[]).map((l) => [l.id, l.display_name]));
+  const listName = Object.fromEntries((proj.data?.lists ?? []).map((l) => [l.id, l.display_name]));
   const show = (v: unknown) => (typeof v === "string" && listName[v] ? listName[v] : JSON.stringify(v));
   if (card.error) return <ErrorNote error={card.error} />;
   const c = card.data;
@@ -452,22 +455,22 @@ function CardDetail({ p, ws, project, id }: { p: ScreenProps; ws: string; projec
               { name: "due_at", label: "Due", type: "datetime-local", initial: localInput(c.due_at), hint: "Your browser's time zone; empty for no due date." },
             ]}
             onSubmit={async (v) => {
-              await board(p, "PATCH", base, { title: v.title, body: v.body ?? "", priority: v.priority, due_at: fromLocalInput(v.due_at) });
+              await tack(p).patch("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}", { path: at, body: { title: v.title, body: v.body ?? "", priority: v.priority, due_at: fromLocalInput(v.due_at) } as BodyOf<"patch", "/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}"> });
               changed();
             }}
           />
           <div class="row-actions">
-            {c.due_at && <ActionButton label="Clear due date" run={async () => (await board(p, "PATCH", base, { due_at: null }), changed())} />}
-            {c.completed_at ? <ActionButton label="Reopen" run={async () => (await board(p, "POST", `${base}/reopen`), changed())} /> : <ActionButton label="Complete" kind="primary" run={async () => (await board(p, "POST", `${base}/complete`), changed())} />}
-            {!c.archived_at && <ConfirmButton label="Archive card" onConfirm={async () => (await board(p, "DELETE", base), go(p.href("boards", ws, project)))} />}
+            {c.due_at && <ActionButton label="Clear due date" run={async () => (await tack(p).patch("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}", { path: at, body: { due_at: null } }), changed())} />}
+            {c.completed_at ? <ActionButton label="Reopen" run={async () => (await tack(p).post("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}/reopen", { path: at }), changed())} /> : <ActionButton label="Complete" kind="primary" run={async () => (await tack(p).post("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}/complete", { path: at }), changed())} />}
+            {!c.archived_at && <ConfirmButton label="Archive card" onConfirm={async () => (await tack(p).delete("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}", { path: at }), go(p.href("boards", ws, project)))} />}
           </div>
         </Section>
         <div>
-          <CardLabels key={JSON.stringify([c.updated_at, c.labels])} p={p} ws={ws} card={c} path={base} onChange={changed} />
+          <CardLabels key={JSON.stringify([c.updated_at, c.labels])} p={p} at={at} card={c} onChange={changed} />
           <Section title="Comments">
             <ErrorNote error={comments.error} />
             <ul class="comments" aria-label="Comments">
-              {(comments.data?.data ?? []).map((m: any) => (
+              {(comments.data?.data ?? []).map((m) => (
                 <li>
                   <span class="muted">
                     {when(m.created_at)} · {m.author_id}
@@ -476,7 +479,7 @@ function CardDetail({ p, ws, project, id }: { p: ScreenProps; ws: string; projec
                 </li>
               ))}
             </ul>
-            <Form id="add-comment" resetOnSuccess submitLabel="Comment" fields={[{ name: "body", label: "Comment", type: "textarea", rows: 3, required: true }]} onSubmit={async (v) => (await board(p, "POST", `${base}/comments`, { body: v.body ?? "" }), comments.reload(), activity.reload())} />
+            <Form id="add-comment" resetOnSuccess submitLabel="Comment" fields={[{ name: "body", label: "Comment", type: "textarea", rows: 3, required: true }]} onSubmit={async (v) => (await tack(p).post("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}/comments", { path: at, body: { body: (v.body as string | undefined) ?? "" } }), comments.reload(), activity.reload())} />
           </Section>
           <Section title="Activity">
             <ErrorNote error={activity.error} />
@@ -484,9 +487,9 @@ function CardDetail({ p, ws, project, id }: { p: ScreenProps; ws: string; projec
               label="Activity"
               rows={activity.data?.data ?? []}
               columns={[
-                { label: "When", cell: (a: any) => when(a.timestamp) },
-                { label: "Action", cell: (a: any) => a.action },
-                { label: "Changes", cell: (a: any) => Object.entries(a.changes).map(([k, v]: [string, any]) => `${k}: ${show(v.from)} → ${show(v.to)}`).join("; ") },
+                { label: "When", cell: (a) => when(a.timestamp) },
+                { label: "Action", cell: (a) => a.action },
+                { label: "Changes", cell: (a) => Object.entries(a.changes as Record<string, { from: unknown; to: unknown }>).map(([k, v]) => `${k}: ${show(v.from)} → ${show(v.to)}`).join("; ") },
               ]}
             />
           </Section>
@@ -497,8 +500,9 @@ function CardDetail({ p, ws, project, id }: { p: ScreenProps; ws: string; projec
 }
 
 /** The workspace's labels as switches on one card: each change saves the card's label set. */
-function CardLabels({ p, ws, card, path, onChange }: { p: ScreenProps; ws: string; card: any; path: string; onChange: () => void }) {
-  const labels = useLoad(() => board(p, "GET", `/${enc(ws)}/labels?limit=100`), [ws]);
+function CardLabels({ p, at, card, onChange }: { p: ScreenProps; at: { workspace_id: string; project: string; card_id: string }; card: Card; onChange: () => void }) {
+  const ws = at.workspace_id;
+  const labels = useLoad(() => tack(p).get("/tack/api/v1/workspaces/{workspace_id}/labels", { path: { workspace_id: ws }, query: { limit: 100 } }), [ws]);
   const [error, setError] = useState<Error | null>(null);
   const [busy, setBusy] = useState(false);
   // Shown as clicked while saving; the parent keys this component by the card's labels.
@@ -512,7 +516,7 @@ function CardLabels({ p, ws, card, path, onChange }: { p: ScreenProps; ws: strin
     else next.delete(name);
     setOn(next);
     try {
-      await board(p, "PATCH", path, { labels: [...next] });
+      await tack(p).patch("/tack/api/v1/workspaces/{workspace_id}/projects/{project}/cards/{card_id}", { path: at, body: { labels: [...next] } });
       onChange();
     } catch (e) {
       setOn(before);
@@ -521,7 +525,7 @@ function CardLabels({ p, ws, card, path, onChange }: { p: ScreenProps; ws: strin
       setBusy(false);
     }
   };
-  const all: any[] = labels.data?.data ?? [];
+  const all: Label[] = labels.data?.data ?? [];
   return (
     <Section title="Labels">
       <ErrorNote error={labels.error ?? error} />

@@ -5,12 +5,19 @@
  * credit limit.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, get } from "../lib/api";
+import { api, type BodyOf } from "../lib/api";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
 import { Badge, ConfirmButton, ErrorNote, Form, Json, Loading, PagedTable, Section, Table, useLoad, when } from "../lib/ui";
 
-const base = (p: ScreenProps) => `/trawl/v1/workspaces/${p.ws.id}`;
+/** The path parameter of the workspace's extraction routes. */
+const base = (p: ScreenProps) => ({ workspace_id: p.ws.id });
+/** A page in a job's result_meta.pages (free-form metadata of the extractor). */
+interface ReadPage {
+  url: string;
+  status?: number | null;
+  extracted?: boolean;
+}
 const FINAL = ["succeeded", "failed", "cancelled"];
 const tone = (s: string) => (s === "succeeded" ? "ok" : s === "failed" ? "bad" : s === "cancelled" ? "warn" : "info");
 const SAMPLE_SCHEMA = { type: "object", properties: { name: { type: "string" }, price: { type: "number" } }, required: ["name", "price"] };
@@ -49,17 +56,17 @@ function Jobs(p: ScreenProps) {
       >
         <PagedTable
           label="Jobs"
-          path={`${base(p)}/jobs`}
+          path="/trawl/v1/workspaces/{workspace_id}/jobs" params={base(p)}
           query={{ status: status || undefined }}
           reloadKey={tick}
           empty="No job yet."
-          onRow={(j: any) => go(p.href("jobs", j.id))}
+          onRow={(j) => go(p.href("jobs", j.id))}
           columns={[
-            { label: "Job", cell: (j: any) => <a href={p.href("jobs", j.id)}>{j.description}</a> },
-            { label: "Status", cell: (j: any) => <Badge text={j.status} tone={tone(j.status)} /> },
-            { label: "Pages", cell: (j: any) => `${j.usage.pages_fetched} / ${j.max_steps}` },
-            { label: "Error", cell: (j: any) => j.error_code ?? "" },
-            { label: "Queued", cell: (j: any) => when(j.enqueued_at) },
+            { label: "Job", cell: (j) => <a href={p.href("jobs", j.id)}>{j.description}</a> },
+            { label: "Status", cell: (j) => <Badge text={j.status} tone={tone(j.status)} /> },
+            { label: "Pages", cell: (j) => `${j.usage.pages_fetched} / ${j.max_steps}` },
+            { label: "Error", cell: (j) => j.error_code ?? "" },
+            { label: "Queued", cell: (j) => when(j.enqueued_at) },
           ]}
         />
       </Section>
@@ -68,13 +75,13 @@ function Jobs(p: ScreenProps) {
 }
 
 function JobDetail({ p, id }: { p: ScreenProps; id: string }) {
-  const path = `${base(p)}/jobs/${id}`;
-  const job = useLoad(() => get(path), [path]);
+  const path = { ...base(p), id };
+  const job = useLoad(() => api.get("/trawl/v1/workspaces/{workspace_id}/jobs/{id}", { path }), [p.ws.id, id]);
   const j = job.data;
   usePoll(!!j && !FINAL.includes(j.status), 1000, job.reload);
   if (job.error) return <ErrorNote error={job.error} />;
   if (!j) return <Loading />;
-  const meta = j.result_meta ?? {};
+  const meta: Record<string, unknown> = j.result_meta ?? {};
   return (
     <>
       <p>
@@ -93,7 +100,7 @@ function JobDetail({ p, id }: { p: ScreenProps; id: string }) {
             <code>{j.id}</code>
           </dd>
           <dt>Seed URLs</dt>
-          <dd>{j.suggested_urls.length ? j.suggested_urls.map((u: string) => <code class="clip">{u} </code>) : "none"}</dd>
+          <dd>{j.suggested_urls.length ? j.suggested_urls.map((u) => <code class="clip">{u} </code>) : "none"}</dd>
           <dt>Limits</dt>
           <dd>
             {j.max_steps} pages, {j.timeout_s} s, model {j.model_tier}
@@ -109,7 +116,7 @@ function JobDetail({ p, id }: { p: ScreenProps; id: string }) {
             {when(j.enqueued_at)} / {when(j.started_at)} / {when(j.completed_at)}
           </dd>
         </dl>
-        {!FINAL.includes(j.status) && <ConfirmButton label="Cancel job" onConfirm={async () => (await api("POST", `${path}/cancel`), job.reload())} />}
+        {!FINAL.includes(j.status) && <ConfirmButton label="Cancel job" onConfirm={async () => (await api.post("/trawl/v1/workspaces/{workspace_id}/jobs/{id}/cancel", { path }), job.reload())} />}
       </Section>
       {j.status === "failed" && (
         <Section title="Error">
@@ -134,11 +141,11 @@ function JobDetail({ p, id }: { p: ScreenProps; id: string }) {
           </p>
           <Table
             label="Pages read"
-            rows={meta.pages as any[]}
+            rows={meta.pages as ReadPage[]}
             columns={[
-              { label: "URL", cell: (pg: any) => <code class="clip">{pg.url}</code> },
-              { label: "Status", cell: (pg: any) => String(pg.status ?? "") },
-              { label: "Used", cell: (pg: any) => (pg.extracted ? "yes" : "no") },
+              { label: "URL", cell: (pg) => <code class="clip">{pg.url}</code> },
+              { label: "Status", cell: (pg) => String(pg.status ?? "") },
+              { label: "Used", cell: (pg) => (pg.extracted ? "yes" : "no") },
             ]}
           />
           {Array.isArray(meta.warnings) && meta.warnings.length > 0 && (
@@ -173,7 +180,7 @@ function NewJob(p: ScreenProps) {
         ]}
         onSubmit={async (v) => {
           const urls = String(v.suggested_urls ?? "").split("\n").map((u) => u.trim()).filter(Boolean);
-          const j = await api<{ id: string }>("POST", `${base(p)}/jobs`, { ...v, description: v.description ?? "", json_schema: v.json_schema ?? {}, suggested_urls: urls });
+          const j = await api.post("/trawl/v1/workspaces/{workspace_id}/jobs", { path: base(p), body: { ...v, description: v.description ?? "", json_schema: v.json_schema ?? {}, suggested_urls: urls } as BodyOf<"post", "/trawl/v1/workspaces/{workspace_id}/jobs"> });
           go(p.href("jobs", j.id));
         }}
       />
@@ -182,8 +189,8 @@ function NewJob(p: ScreenProps) {
 }
 
 function Usage(p: ScreenProps) {
-  const usage = useLoad(() => get(`${base(p)}/usage`), [p.ws.id]);
-  const settings = useLoad(() => get(`${base(p)}/extraction-settings`), [p.ws.id]);
+  const usage = useLoad(() => api.get("/trawl/v1/workspaces/{workspace_id}/usage", { path: base(p) }), [p.ws.id]);
+  const settings = useLoad(() => api.get("/trawl/v1/workspaces/{workspace_id}/extraction-settings", { path: base(p) }), [p.ws.id]);
   const u = usage.data;
   return (
     <>
@@ -220,7 +227,7 @@ function Usage(p: ScreenProps) {
             inline
             submitLabel="Save limit"
             fields={[{ name: "monthly_credit_limit", label: "Credits per month (empty: no limit)", type: "number", initial: settings.data.monthly_credit_limit ?? "" }]}
-            onSubmit={async (v) => (await api("PUT", `${base(p)}/extraction-settings`, { monthly_credit_limit: v.monthly_credit_limit ?? null }), settings.reload(), usage.reload())}
+            onSubmit={async (v) => (await api.put("/trawl/v1/workspaces/{workspace_id}/extraction-settings", { path: base(p), body: { monthly_credit_limit: (v.monthly_credit_limit as number | undefined) ?? null } }), settings.reload(), usage.reload())}
           />
         )}
       </Section>

@@ -5,16 +5,19 @@
  * and the workspace's waitlist settings (brand, sender, templates, Auth App).
  */
 import { useState } from "preact/hooks";
-import { api, get } from "../lib/api";
+import { api, apiHref, type BodyOf, type Get } from "../lib/api";
 import { Chart } from "../lib/chart";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { go } from "../lib/router";
 import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, Section, Table, Tabs, useLoad, when } from "../lib/ui";
 
-const wsBase = (p: ScreenProps) => `/waitlist/v1/workspaces/${p.ws.id}`;
+/** The path parameter of the workspace's waitlist routes. */
+const wsBase = (p: ScreenProps) => ({ workspace_id: p.ws.id });
+/** The path parameters of one waitlist's routes. */
+type At = { workspace_id: string; waitlist_id: string };
 const tone = (s: string) => (["open", "approved", "sent"].includes(s) ? "ok" : ["rejected", "closed", "failed"].includes(s) ? "bad" : s === "pending" ? "info" : "warn");
 /** Status moves the API allows (docs/waitlist.md, "Reference"). */
-const MOVES: Record<string, string[]> = { draft: ["open"], open: ["paused", "closed"], paused: ["open", "closed"], closed: ["open"] };
+const MOVES: Record<string, BodyOf<"patch", "/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/status">["status"][]> = { draft: ["open"], open: ["paused", "closed"], paused: ["open", "closed"], closed: ["open"] };
 
 function Waitlists(p: ScreenProps) {
   const [tick, setTick] = useState(0);
@@ -24,15 +27,15 @@ function Waitlists(p: ScreenProps) {
       <Section title="Waitlists">
         <PagedTable
           label="Waitlists"
-          path={`${wsBase(p)}/waitlists`}
+          path="/waitlist/v1/workspaces/{workspace_id}/waitlists" params={wsBase(p)}
           reloadKey={tick}
           empty="No waitlist yet."
-          onRow={(w: any) => go(p.href("waitlists", w.id))}
+          onRow={(w) => go(p.href("waitlists", w.id))}
           columns={[
-            { label: "Name", cell: (w: any) => <a href={p.href("waitlists", w.id)}>{w.display_name}</a> },
-            { label: "Slug", cell: (w: any) => <code>{w.slug}</code> },
-            { label: "Status", cell: (w: any) => <Badge text={w.status} tone={tone(w.status)} /> },
-            { label: "Created", cell: (w: any) => when(w.created_at) },
+            { label: "Name", cell: (w) => <a href={p.href("waitlists", w.id)}>{w.display_name}</a> },
+            { label: "Slug", cell: (w) => <code>{w.slug}</code> },
+            { label: "Status", cell: (w) => <Badge text={w.status} tone={tone(w.status)} /> },
+            { label: "Created", cell: (w) => when(w.created_at) },
           ]}
         />
       </Section>
@@ -47,7 +50,7 @@ function Waitlists(p: ScreenProps) {
             { name: "description", label: "Description", type: "textarea", rows: 2 },
           ]}
           onSubmit={async (v) => {
-            const w = await api<{ id: string }>("POST", `${wsBase(p)}/waitlists`, v);
+            const w = await api.post("/waitlist/v1/workspaces/{workspace_id}/waitlists", { path: wsBase(p), body: v as BodyOf<"post", "/waitlist/v1/workspaces/{workspace_id}/waitlists"> });
             setTick(tick + 1);
             go(p.href("waitlists", w.id));
           }}
@@ -58,9 +61,9 @@ function Waitlists(p: ScreenProps) {
 }
 
 function WaitlistDetail({ p, id, tab }: { p: ScreenProps; id: string; tab: string }) {
-  const base = `${wsBase(p)}/waitlists/${id}`;
-  const wl = useLoad(() => get(base), [base]);
-  const counts = useLoad(() => get<{ total: number; pending: number; approved: number; rejected: number }>(`${base}/entries/count`), [base]);
+  const at: At = { ...wsBase(p), waitlist_id: id };
+  const wl = useLoad(() => api.get("/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}", { path: at }), [p.ws.id, id]);
+  const counts = useLoad(() => api.get("/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/entries/count", { path: at }), [p.ws.id, id]);
   if (wl.error) return <ErrorNote error={wl.error} />;
   const w = wl.data;
   if (!w) return <Loading />;
@@ -74,19 +77,19 @@ function WaitlistDetail({ p, id, tab }: { p: ScreenProps; id: string; tab: strin
         <dl class="facts">
           <dt>Public URL</dt>
           <dd>
-            <code>/waitlist/v1/waitlists/{w.workspace_slug}/{w.slug}</code>
+            <code>{apiHref("/waitlist/v1/waitlists/{workspace_slug}/{waitlist_slug}", { path: { workspace_slug: w.workspace_slug, waitlist_slug: w.slug } })}</code>
           </dd>
           <dt>Entries</dt>
           <dd data-testid="entry-counts">{counts.data ? `${counts.data.total} in all: ${counts.data.pending} pending, ${counts.data.approved} approved, ${counts.data.rejected} rejected` : "…"}</dd>
         </dl>
         <div class="row-actions">
           {(MOVES[w.status] ?? []).map((s) => (
-            <ActionButton label={s === "open" ? "Open" : s === "paused" ? "Pause" : "Close"} kind={s === "open" ? "primary" : "secondary"} run={async () => (await api("PATCH", `${base}/status`, { status: s }), wl.reload())} />
+            <ActionButton label={s === "open" ? "Open" : s === "paused" ? "Pause" : "Close"} kind={s === "open" ? "primary" : "secondary"} run={async () => (await api.patch("/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/status", { path: at, body: { status: s } }), wl.reload())} />
           ))}
-          <a class="button-link" href={`${base}/entries/export.csv`} download={`${w.slug}-entries.csv`}>
+          <a class="button-link" href={apiHref("/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/entries/export.csv", { path: at })} download={`${w.slug}-entries.csv`}>
             Export CSV
           </a>
-          <ConfirmButton label="Delete waitlist" onConfirm={async () => (await api("DELETE", base), go(p.href("waitlists")))} />
+          <ConfirmButton label="Delete waitlist" onConfirm={async () => (await api.delete("/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}", { path: at }), go(p.href("waitlists")))} />
         </div>
       </Section>
       <Tabs
@@ -98,23 +101,23 @@ function WaitlistDetail({ p, id, tab }: { p: ScreenProps; id: string; tab: strin
         current={tab}
         onSelect={(t) => go(p.href("waitlists", id, t))}
       />
-      {tab === "entries" && <Entries base={base} onChange={changed} />}
-      {tab === "analytics" && <Analytics base={base} />}
-      {tab === "settings" && <WaitlistSettings base={base} w={w} onSaved={wl.reload} />}
+      {tab === "entries" && <Entries at={at} onChange={changed} />}
+      {tab === "analytics" && <Analytics at={at} />}
+      {tab === "settings" && <WaitlistSettings at={at} w={w} onSaved={wl.reload} />}
     </>
   );
 }
 
-function Entries({ base, onChange }: { base: string; onChange: () => void }) {
+function Entries({ at, onChange }: { at: At; onChange: () => void }) {
   const [filters, setFilters] = useState<Record<string, string | undefined>>({});
   const [selected, setSelected] = useState<string[]>([]);
   const [tick, setTick] = useState(0);
   const [note, setNote] = useState<string | null>(null);
   const refresh = () => (setTick((t) => t + 1), setSelected([]), onChange());
   const toggle = (eid: string) => setSelected((s) => (s.includes(eid) ? s.filter((x) => x !== eid) : [...s, eid]));
-  const decide = async (eid: string, action: "approve" | "reject") => (await api("POST", `${base}/entries/${eid}/${action}`), refresh());
-  const bulk = async (body: Record<string, unknown>) => {
-    const r = await api<{ action: string; count: number }>("POST", `${base}/entries/bulk`, body);
+  const decide = async (eid: string, action: "approve" | "reject") => (await api.post(`/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/entries/{entry_id}/${action}`, { path: { ...at, entry_id: eid } }), refresh());
+  const bulk = async (body: BodyOf<"post", "/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/entries/bulk">) => {
+    const r = await api.post("/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/entries/bulk", { path: at, body });
     setNote(`${r.action === "approve" ? "Approved" : "Rejected"} ${r.count} ${r.count === 1 ? "entry" : "entries"}.`);
     refresh();
   };
@@ -154,7 +157,7 @@ function Entries({ base, onChange }: { base: string; onChange: () => void }) {
         )}
         <PagedTable
           label="Entries"
-          path={`${base}/entries`}
+          path="/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/entries" params={at}
           query={filters}
           reloadKey={tick}
           limit={50}
@@ -162,19 +165,19 @@ function Entries({ base, onChange }: { base: string; onChange: () => void }) {
           columns={[
             {
               label: "",
-              cell: (e: any) =>
+              cell: (e) =>
                 e.status === "pending" ? <input type="checkbox" aria-label={`Select ${e.email}`} checked={selected.includes(e.id)} onChange={() => toggle(e.id)} /> : null,
             },
-            { label: "#", cell: (e: any) => e.position ?? "—" },
-            { label: "Email", cell: (e: any) => e.email },
-            { label: "Name", cell: (e: any) => e.name ?? "—" },
-            { label: "Status", cell: (e: any) => <Badge text={e.status} tone={tone(e.status)} /> },
-            { label: "Referrals", cell: (e: any) => e.referral_count },
-            { label: "Invite", cell: (e: any) => <InviteCell invite={e.invite} /> },
-            { label: "Joined", cell: (e: any) => when(e.created_at) },
+            { label: "#", cell: (e) => e.position ?? "—" },
+            { label: "Email", cell: (e) => e.email },
+            { label: "Name", cell: (e) => e.name ?? "—" },
+            { label: "Status", cell: (e) => <Badge text={e.status} tone={tone(e.status)} /> },
+            { label: "Referrals", cell: (e) => e.referral_count },
+            { label: "Invite", cell: (e) => <InviteCell invite={e.invite} /> },
+            { label: "Joined", cell: (e) => when(e.created_at) },
             {
               label: "",
-              cell: (e: any) =>
+              cell: (e) =>
                 e.status === "pending" ? (
                   <span class="row-actions">
                     <ActionButton label="Approve" kind="primary" run={() => decide(e.id, "approve")} />
@@ -217,13 +220,13 @@ function TopN({ onRun }: { onRun: (n: number) => Promise<unknown> }) {
   );
 }
 
-function Analytics({ base }: { base: string }) {
-  const a = useLoad(() => get(`${base}/analytics`), [base]);
+function Analytics({ at }: { at: At }) {
+  const a = useLoad(() => api.get("/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/analytics", { path: at }), [at.workspace_id, at.waitlist_id]);
   if (a.error) return <ErrorNote error={a.error} />;
   const d = a.data;
   if (!d) return <Loading />;
-  const x = d.daily.map((r: any) => Date.parse(r.date) / 1000);
-  const col = (k: string) => d.daily.map((r: any) => Number(r[k]));
+  const x = d.daily.map((r) => Date.parse(r.date) / 1000);
+  const col = (k: string) => d.daily.map((r) => Number((r as Record<string, unknown>)[k]));
   const rate = (r: number | null) => (r === null ? "—" : `${(r * 100).toFixed(1)}%`);
   return (
     <>
@@ -257,10 +260,10 @@ function Analytics({ base }: { base: string }) {
             label="Variants"
             rows={d.variants}
             columns={[
-              { label: "Variant", cell: (v: any) => v.name ?? "(none)" },
-              { label: "Views", cell: (v: any) => v.views },
-              { label: "Sign-ups", cell: (v: any) => v.signups },
-              { label: "Conversion", cell: (v: any) => rate(v.conversion_rate) },
+              { label: "Variant", cell: (v) => v.name ?? "(none)" },
+              { label: "Views", cell: (v) => v.views },
+              { label: "Sign-ups", cell: (v) => v.signups },
+              { label: "Conversion", cell: (v) => rate(v.conversion_rate) },
             ]}
           />
         </Section>
@@ -270,20 +273,20 @@ function Analytics({ base }: { base: string }) {
             rows={d.top_referrers}
             empty="No referral yet."
             columns={[
-              { label: "Email", cell: (r: any) => r.email },
-              { label: "Code", cell: (r: any) => <code>{r.referral_code}</code> },
-              { label: "Referrals", cell: (r: any) => r.referral_count },
+              { label: "Email", cell: (r) => r.email },
+              { label: "Code", cell: (r) => <code>{r.referral_code}</code> },
+              { label: "Referrals", cell: (r) => r.referral_count },
             ]}
           />
           <h3>utm sources</h3>
-          <Table label="utm sources" rows={d.utm_sources} empty="None in range." columns={[{ label: "Source", cell: (r: any) => r.source ?? "(none)" }, { label: "Sign-ups", cell: (r: any) => r.signups }]} />
+          <Table label="utm sources" rows={d.utm_sources} empty="None in range." columns={[{ label: "Source", cell: (r) => r.source ?? "(none)" }, { label: "Sign-ups", cell: (r) => r.signups }]} />
         </Section>
       </div>
     </>
   );
 }
 
-function WaitlistSettings({ base, w, onSaved }: { base: string; w: any; onSaved: () => void }) {
+function WaitlistSettings({ at, w, onSaved }: { at: At; w: Get<"/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}">; onSaved: () => void }) {
   const s = w.settings;
   const [saved, setSaved] = useState(false);
   return (
@@ -320,7 +323,7 @@ function WaitlistSettings({ base, w, onSaved }: { base: string; w: any; onSaved:
             invite_accept_url: v.invite_accept_url ?? null,
             custom_fields: v.custom_fields ?? [],
           };
-          await api("PATCH", base, { display_name: v.display_name, description: v.description ?? null, settings });
+          await api.patch("/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}", { path: at, body: { display_name: v.display_name, description: v.description ?? null, settings } as BodyOf<"patch", "/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}"> });
           setSaved(true);
           onSaved();
         }}
@@ -347,9 +350,8 @@ const WS_FIELDS: [string, string, string?][] = [
 ];
 
 function WorkspaceSettings(p: ScreenProps) {
-  const path = `${wsBase(p)}/waitlist/settings`;
-  const s = useLoad(() => get(path), [path]);
-  const domains = useLoad(() => (p.ws.services.includes("mail") ? get<{ data: any[] }>(`/mail/v1/workspaces/${p.ws.id}/domains`) : Promise.resolve({ data: [] })), [p.ws.id]);
+  const s = useLoad(() => api.get("/waitlist/v1/workspaces/{workspace_id}/waitlist/settings", { path: wsBase(p) }), [p.ws.id]);
+  const domains = useLoad(() => (p.ws.services.includes("mail") ? api.get("/mail/v1/workspaces/{workspace_id}/domains", { path: wsBase(p) }) : Promise.resolve({ data: [] })), [p.ws.id]);
   const [saved, setSaved] = useState(false);
   if (s.error) return <ErrorNote error={s.error} />;
   if (!s.data || !domains.data) return <Loading />;
@@ -364,8 +366,8 @@ function WorkspaceSettings(p: ScreenProps) {
         fields={[
           ...WS_FIELDS.map(([name, label, kind]) =>
             kind === "domain"
-              ? { name, label, type: "select" as const, initial: s.data[name] ?? "", options: [{ value: "", label: "(none)" }, ...sending.map((d) => ({ value: d.id, label: `${d.fqdn} (${d.status})` }))] }
-              : { name, label, initial: s.data[name] ?? "" },
+              ? { name, label, type: "select" as const, initial: (s.data as Record<string, unknown>)[name] ?? "", options: [{ value: "", label: "(none)" }, ...sending.map((d) => ({ value: d.id, label: `${d.fqdn} (${d.status})` }))] }
+              : { name, label, initial: (s.data as Record<string, unknown>)[name] ?? "" },
           ),
           { name: "notifications_via_mail", label: "Send the welcome, approved and rejected mails", type: "checkbox", initial: s.data.notifications_via_mail },
         ]}
@@ -373,7 +375,7 @@ function WorkspaceSettings(p: ScreenProps) {
           setSaved(false);
           // Empty fields clear their value (null), as the API reads them.
           const body = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, x === undefined ? null : x]));
-          await api("PUT", path, body);
+          await api.put("/waitlist/v1/workspaces/{workspace_id}/waitlist/settings", { path: wsBase(p), body: body as BodyOf<"put", "/waitlist/v1/workspaces/{workspace_id}/waitlist/settings"> });
           setSaved(true);
           s.reload();
         }}

@@ -4,7 +4,7 @@
  * (status, latency, response excerpt) and replay. A scope is one line in WEBHOOK_SCOPES.
  */
 import { useState } from "preact/hooks";
-import { api, get } from "../lib/api";
+import { api, url, type AnswerOf } from "../lib/api";
 import type { ConsoleModule, ScreenProps, Workspace } from "../lib/module";
 import { go } from "../lib/router";
 import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Json, Loading, PagedTable, Section, SecretOnce, Table, useLoad, when } from "../lib/ui";
@@ -14,25 +14,57 @@ export interface WebhookScope {
   label: string;
   /** The service that must be enabled in the workspace. */
   service: string;
-  /** Scopes owned by something in the workspace (an Auth App, a community) need one picked: the base path gets its id. */
-  owner?: { label: string; noun: string; list: (ws: Workspace) => string };
-  base: (ws: Workspace, ownerId?: string) => string;
+  /** Scopes owned by something in the workspace (an Auth App, a community) need one picked: the routes' parameter is its id. */
+  owner?: { label: string; noun: string; list: (ws: Workspace) => Promise<{ data: { id: string; display_name: string }[] }> };
+  base: (ws: Workspace, ownerId?: string) => WebhookAt;
 }
 
+/** Every product's webhook routes are the one engine's, under the product's root. */
+type WebhookRoot =
+  | "/mail/v1/workspaces/{workspace_id}/webhooks"
+  | "/waitlist/v1/workspaces/{workspace_id}/webhooks"
+  | "/trawl/v1/workspaces/{workspace_id}/webhooks"
+  | "/social/v1/workspaces/{workspace_id}/webhooks"
+  | "/social/v1/communities/{community_id}/webhooks"
+  | "/auth/v1/apps/{app_id}/webhooks";
+/** A scope's routes: the root template and its parameters. */
+export interface WebhookAt {
+  root: WebhookRoot;
+  path: { workspace_id: string } | { community_id: string } | { app_id: string };
+}
+const inWorkspace = (root: WebhookRoot) => (ws: Workspace): WebhookAt => ({ root, path: { workspace_id: ws.id } });
+/** One string per scope and owner, for keys and reload dependencies. */
+const keyOf = (at: WebhookAt) => url(at.root, { path: at.path });
+/** The secret is null only on an Idempotency-Key replay, and the console sends no Idempotency-Key. */
+const shownOnce = (secret: string | null) => secret as string;
+type Attempt = AnswerOf<"post", "/mail/v1/workspaces/{workspace_id}/webhooks/endpoints/{id}/test">;
+
 export const WEBHOOK_SCOPES: WebhookScope[] = [
-  { id: "mail", label: "Mail", service: "mail", base: (ws) => `/mail/v1/workspaces/${ws.id}/webhooks` },
-  { id: "waitlist", label: "Waitlist", service: "waitlist", base: (ws) => `/waitlist/v1/workspaces/${ws.id}/webhooks` },
-  { id: "trawl", label: "Extraction jobs", service: "trawl", base: (ws) => `/trawl/v1/workspaces/${ws.id}/webhooks` },
-  { id: "social", label: "Community (workspace)", service: "social", base: (ws) => `/social/v1/workspaces/${ws.id}/webhooks` },
-  { id: "social-community", label: "Community", service: "social", owner: { label: "Community", noun: "community", list: (ws) => `/social/v1/workspaces/${ws.id}/communities?limit=100` }, base: (_ws, c) => `/social/v1/communities/${c}/webhooks` },
-  { id: "auth", label: "Auth App", service: "auth", owner: { label: "App", noun: "Auth App", list: (ws) => `/auth/v1/apps?workspace_id=${ws.id}&limit=100` }, base: (_ws, app) => `/auth/v1/apps/${app}/webhooks` },
+  { id: "mail", label: "Mail", service: "mail", base: inWorkspace("/mail/v1/workspaces/{workspace_id}/webhooks") },
+  { id: "waitlist", label: "Waitlist", service: "waitlist", base: inWorkspace("/waitlist/v1/workspaces/{workspace_id}/webhooks") },
+  { id: "trawl", label: "Extraction jobs", service: "trawl", base: inWorkspace("/trawl/v1/workspaces/{workspace_id}/webhooks") },
+  { id: "social", label: "Community (workspace)", service: "social", base: inWorkspace("/social/v1/workspaces/{workspace_id}/webhooks") },
+  {
+    id: "social-community",
+    label: "Community",
+    service: "social",
+    owner: { label: "Community", noun: "community", list: (ws) => api.get("/social/v1/workspaces/{workspace_id}/communities", { path: { workspace_id: ws.id }, query: { limit: 100 } }) },
+    base: (_ws, c) => ({ root: "/social/v1/communities/{community_id}/webhooks", path: { community_id: c! } }),
+  },
+  {
+    id: "auth",
+    label: "Auth App",
+    service: "auth",
+    owner: { label: "App", noun: "Auth App", list: (ws) => api.get("/auth/v1/apps", { query: { workspace_id: ws.id, limit: 100 } }) },
+    base: (_ws, app) => ({ root: "/auth/v1/apps/{app_id}/webhooks", path: { app_id: app! } }),
+  },
 ];
 
 /** rest = [scopeId, appId?]: picks the scope (and the App) and gives the base path. */
 function useScope(p: ScreenProps, screen: string) {
   const scopes = WEBHOOK_SCOPES.filter((s) => p.ws.services.includes(s.service));
   const scope = scopes.find((s) => s.id === p.rest[0]) ?? scopes[0];
-  const apps = useLoad(() => (scope?.owner ? get<{ data: { id: string; display_name: string }[] }>(scope.owner.list(p.ws)) : Promise.resolve({ data: [] })), [scope?.id, p.ws.id]);
+  const apps = useLoad(() => (scope?.owner ? scope.owner.list(p.ws) : Promise.resolve({ data: [] })), [scope?.id, p.ws.id]);
   const appId = scope?.owner ? (p.rest[1] ?? apps.data?.data[0]?.id) : undefined;
   const picker = (
     <div class="form inline picker">
@@ -65,8 +97,8 @@ function Endpoints(p: ScreenProps) {
   const { base, picker, missing, loading } = useScope(p, "endpoints");
   const [tick, setTick] = useState(0);
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
-  const [testResult, setTestResult] = useState<any>(null);
-  const types = useLoad(() => (base ? get<{ data: { type: string; description: string }[] }>(`${base}/event-types`) : Promise.resolve({ data: [] })), [base]);
+  const [testResult, setTestResult] = useState<Attempt | null>(null);
+  const types = useLoad(() => (base ? api.get(`${base.root}/event-types`, { path: base.path }) : Promise.resolve({ data: [] })), [base && keyOf(base)]);
   if (missing) return <>{picker}<p class="muted">{missing}</p></>;
   if (loading || !base) return <Loading />;
   const refresh = () => setTick((t) => t + 1);
@@ -78,7 +110,7 @@ function Endpoints(p: ScreenProps) {
           <SecretOnce label={secret.label} value={secret.value} onDone={() => setSecret(null)} />
         ) : (
           <Form
-            key={base}
+            key={keyOf(base)}
             id="create-endpoint"
             submitLabel="Add endpoint"
             resetOnSuccess
@@ -89,8 +121,8 @@ function Endpoints(p: ScreenProps) {
             ]}
             onSubmit={async (v) => {
               const event_types = String(v.event_types ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-              const e = await api<{ signing_secret: string }>("POST", `${base}/endpoints`, { url: v.url, description: v.description, ...(event_types.length ? { event_types } : {}) });
-              setSecret({ label: "Signing secret", value: e.signing_secret });
+              const e = await api.post(`${base.root}/endpoints`, { path: base.path, body: { url: v.url as string, description: v.description as string | undefined, ...(event_types.length ? { event_types } : {}) } });
+              setSecret({ label: "Signing secret", value: shownOnce(e.signing_secret) });
               refresh();
             }}
           />
@@ -99,28 +131,29 @@ function Endpoints(p: ScreenProps) {
       <Section title="Endpoints">
         <PagedTable
           label="Endpoints"
-          path={`${base}/endpoints`}
+          path={`${base.root}/endpoints`}
+          params={base.path}
           reloadKey={tick}
           columns={[
-            { label: "URL", cell: (e: any) => <code class="clip">{e.url}</code> },
-            { label: "Events", cell: (e: any) => (e.event_types?.length ? e.event_types.join(", ") : "all") },
-            { label: "State", cell: (e: any) => (e.status === "auto_disabled" ? <Badge text="auto-disabled" tone="bad" /> : e.enabled ? <Badge text="enabled" tone="ok" /> : <Badge text="paused" tone="warn" />) },
-            { label: "Secret", cell: (e: any) => <code>{e.signing_secret_hint}</code> },
+            { label: "URL", cell: (e) => <code class="clip">{e.url}</code> },
+            { label: "Events", cell: (e) => (e.event_types?.length ? e.event_types.join(", ") : "all") },
+            { label: "State", cell: (e) => (e.status === "auto_disabled" ? <Badge text="auto-disabled" tone="bad" /> : e.enabled ? <Badge text="enabled" tone="ok" /> : <Badge text="paused" tone="warn" />) },
+            { label: "Secret", cell: (e) => <code>{e.signing_secret_hint}</code> },
             {
               label: "",
-              cell: (e: any) => (
+              cell: (e) => (
                 <span class="row-actions">
-                  <ActionButton label={e.enabled ? "Pause" : "Resume"} run={async () => (await api("PATCH", `${base}/endpoints/${e.id}`, { enabled: !e.enabled }), refresh())} />
-                  <ActionButton label="Send test" run={async () => setTestResult(await api("POST", `${base}/endpoints/${e.id}/test`, {}))} />
+                  <ActionButton label={e.enabled ? "Pause" : "Resume"} run={async () => (await api.patch(`${base.root}/endpoints/{id}`, { path: { ...base.path, id: e.id }, body: { enabled: !e.enabled } }), refresh())} />
+                  <ActionButton label="Send test" run={async () => setTestResult(await api.post(`${base.root}/endpoints/{id}/test`, { path: { ...base.path, id: e.id }, body: {} }))} />
                   <ActionButton
                     label="Rotate secret"
                     run={async () => {
-                      const r = await api<{ signing_secret: string; previous_secret_expires_at: string }>("POST", `${base}/endpoints/${e.id}/rotate-secret`, { grace_hours: 24 });
-                      setSecret({ label: `New signing secret (the old one works until ${when(r.previous_secret_expires_at)})`, value: r.signing_secret });
+                      const r = await api.post(`${base.root}/endpoints/{id}/rotate-secret`, { path: { ...base.path, id: e.id }, body: { grace_hours: 24 } });
+                      setSecret({ label: `New signing secret (the old one works until ${when(r.previous_secret_expires_at)})`, value: shownOnce(r.signing_secret) });
                       refresh();
                     }}
                   />
-                  <ConfirmButton label="Delete" onConfirm={async () => (await api("DELETE", `${base}/endpoints/${e.id}`), refresh())} />
+                  <ConfirmButton label="Delete" onConfirm={async () => (await api.delete(`${base.root}/endpoints/{id}`, { path: { ...base.path, id: e.id } }), refresh())} />
                 </span>
               ),
             },
@@ -129,14 +162,14 @@ function Endpoints(p: ScreenProps) {
       </Section>
       {testResult && (
         <Section title="Test delivery" actions={<button type="button" class="secondary small" onClick={() => setTestResult(null)}>Close</button>}>
-          <Attempt a={testResult} />
+          <AttemptFacts a={testResult} />
         </Section>
       )}
     </>
   );
 }
 
-function Attempt({ a }: { a: any }) {
+function AttemptFacts({ a }: { a: Attempt }) {
   return (
     <dl class="facts" data-testid="attempt">
       <dt>Result</dt>
@@ -162,7 +195,7 @@ function Events(p: ScreenProps) {
       {picker}
       <Section title="Filters">
         <Form
-          key={base}
+          key={keyOf(base)}
           id="event-filters"
           inline
           submitLabel="Apply"
@@ -176,14 +209,15 @@ function Events(p: ScreenProps) {
       <Section title="Events (last 30 days)">
         <PagedTable
           label="Events"
-          path={`${base}/events`}
+          path={`${base.root}/events`}
+          params={base.path}
           query={filters}
-          onRow={(e: any) => setOpen(e.id)}
+          onRow={(e) => setOpen(e.id)}
           columns={[
-            { label: "When", cell: (e: any) => when(e.created_at) },
-            { label: "Type", cell: (e: any) => <code>{e.type}</code> },
-            { label: "Deliveries", cell: (e: any) => e.deliveries.map((d: any) => <Badge text={`${d.status} (${d.attempts})`} tone={d.status === "delivered" ? "ok" : d.status === "failed" ? "bad" : "warn"} />) },
-            { label: "Test", cell: (e: any) => (e.is_test ? "test" : "") },
+            { label: "When", cell: (e) => when(e.created_at) },
+            { label: "Type", cell: (e) => <code>{e.type}</code> },
+            { label: "Deliveries", cell: (e) => e.deliveries.map((d) => <Badge text={`${d.status} (${d.attempts})`} tone={d.status === "delivered" ? "ok" : d.status === "failed" ? "bad" : "warn"} />) },
+            { label: "Test", cell: (e) => (e.is_test ? "test" : "") },
           ]}
         />
       </Section>
@@ -192,9 +226,9 @@ function Events(p: ScreenProps) {
   );
 }
 
-function EventDetail({ base, id, onClose }: { base: string; id: string; onClose: () => void }) {
-  const { data, error, reload } = useLoad(() => get(`${base}/events/${id}`), [base, id]);
-  const [replayed, setReplayed] = useState<any[] | null>(null);
+function EventDetail({ base, id, onClose }: { base: WebhookAt; id: string; onClose: () => void }) {
+  const { data, error, reload } = useLoad(() => api.get(`${base.root}/events/{id}`, { path: { ...base.path, id } }), [keyOf(base), id]);
+  const [replayed, setReplayed] = useState<AnswerOf<"post", "/mail/v1/workspaces/{workspace_id}/webhooks/events/{id}/replay">["data"] | null>(null);
   return (
     <Section title="Event" actions={<button type="button" class="secondary small" onClick={onClose}>Close</button>}>
       <ErrorNote error={error} />
@@ -208,7 +242,7 @@ function EventDetail({ base, id, onClose }: { base: string; id: string; onClose:
               label="Replay"
               kind="primary"
               run={async () => {
-                setReplayed((await api<{ data: any[] }>("POST", `${base}/events/${id}/replay`)).data);
+                setReplayed((await api.post(`${base.root}/events/{id}/replay`, { path: { ...base.path, id } })).data);
                 reload();
               }}
             />
@@ -224,12 +258,12 @@ function EventDetail({ base, id, onClose }: { base: string; id: string; onClose:
             rows={data.attempts}
             empty="No attempt yet."
             columns={[
-              { label: "#", cell: (a: any) => a.attempt_number },
-              { label: "Trigger", cell: (a: any) => a.trigger },
-              { label: "Status", cell: (a: any) => (a.status_code ? <Badge text={String(a.status_code)} tone={a.status_code < 300 ? "ok" : "bad"} /> : <Badge text={a.error_class ?? "error"} tone="bad" />) },
-              { label: "Latency", cell: (a: any) => `${a.latency_ms} ms` },
-              { label: "When", cell: (a: any) => when(a.created_at) },
-              { label: "Response", cell: (a: any) => <code class="clip">{a.response_body ?? ""}</code> },
+              { label: "#", cell: (a) => a.attempt_number },
+              { label: "Trigger", cell: (a) => a.trigger },
+              { label: "Status", cell: (a) => (a.status_code ? <Badge text={String(a.status_code)} tone={a.status_code < 300 ? "ok" : "bad"} /> : <Badge text={a.error_class ?? "error"} tone="bad" />) },
+              { label: "Latency", cell: (a) => `${a.latency_ms} ms` },
+              { label: "When", cell: (a) => when(a.created_at) },
+              { label: "Response", cell: (a) => <code class="clip">{a.response_body ?? ""}</code> },
             ]}
           />
           <h3>Payload</h3>

@@ -1,14 +1,15 @@
 /** Workspace: overview, members, invitations, roles and policies, API keys, personal tokens, services, audit log. */
 import { useState } from "preact/hooks";
-import { api, get } from "../lib/api";
+import { api, type BodyOf, type Get } from "../lib/api";
 import type { ConsoleModule, ScreenProps } from "../lib/module";
 import { ActionButton, Badge, ConfirmButton, Form, Json, Loading, PagedTable, Section, SecretOnce, Table, useLoad, when, ErrorNote } from "../lib/ui";
 
-const ws = (p: ScreenProps) => `/platform/v1/workspaces/${encodeURIComponent(p.ws.slug)}`;
+/** The path parameters of the workspace routes. */
+const ws = (p: ScreenProps) => ({ workspace_slug: p.ws.slug });
 const ALLOW_ALL = [{ effect: "allow", actions: ["*"], resources: ["*"] }];
 
 function Overview(p: ScreenProps) {
-  const { data, error, reload } = useLoad(() => get(ws(p)), [p.ws.slug]);
+  const { data, error, reload } = useLoad(() => api.get("/platform/v1/workspaces/{workspace_slug}", { path: ws(p) }), [p.ws.slug]);
   if (error) return <ErrorNote error={error} />;
   if (!data) return <Loading />;
   return (
@@ -39,7 +40,7 @@ function Overview(p: ScreenProps) {
           submitLabel="Save"
           fields={[{ name: "display_name", label: "Display name", required: true, initial: data.display_name }]}
           onSubmit={async (v) => {
-            await api("PATCH", ws(p), v);
+            await api.patch("/platform/v1/workspaces/{workspace_slug}", { path: ws(p), body: v as BodyOf<"patch", "/platform/v1/workspaces/{workspace_slug}"> });
             reload();
             await p.refreshMe();
           }}
@@ -50,7 +51,7 @@ function Overview(p: ScreenProps) {
 }
 
 function useRoles(p: ScreenProps) {
-  return useLoad(() => get<{ data: { id: string; name: string; builtin: boolean }[] }>(`${ws(p)}/roles?limit=100`), [p.ws.slug]);
+  return useLoad(() => api.get("/platform/v1/workspaces/{workspace_slug}/roles", { path: ws(p), query: { limit: 100 } }), [p.ws.slug]);
 }
 
 function Members(p: ScreenProps) {
@@ -63,20 +64,20 @@ function Members(p: ScreenProps) {
       <ErrorNote error={error} />
       <PagedTable
         label="Members"
-        path={`${ws(p)}/members`}
+        path="/platform/v1/workspaces/{workspace_slug}/members" params={ws(p)}
         reloadKey={tick}
         columns={[
-          { label: "Username", cell: (m: any) => m.username },
-          { label: "Email", cell: (m: any) => m.email },
+          { label: "Username", cell: (m) => m.username },
+          { label: "Email", cell: (m) => m.email },
           {
             label: "Role",
-            cell: (m: any) => (
+            cell: (m) => (
               <select
                 aria-label={`Role of ${m.username}`}
                 value={m.role_id}
                 onChange={async (e) => {
                   setError(null);
-                  await api("PATCH", `${ws(p)}/members/${m.id}`, { role_id: (e.target as HTMLSelectElement).value }).catch(setError);
+                  await api.patch("/platform/v1/workspaces/{workspace_slug}/members/{member_id}", { path: { ...ws(p), member_id: m.id }, body: { role_id: (e.target as HTMLSelectElement).value } }).catch(setError);
                   setTick(tick + 1);
                 }}
               >
@@ -84,8 +85,8 @@ function Members(p: ScreenProps) {
               </select>
             ),
           },
-          { label: "Joined", cell: (m: any) => when(m.joined_at) },
-          { label: "", cell: (m: any) => <ConfirmButton label="Remove" onConfirm={async () => (await api("DELETE", `${ws(p)}/members/${m.id}`), setTick(tick + 1))} /> },
+          { label: "Joined", cell: (m) => when(m.joined_at) },
+          { label: "", cell: (m) => <ConfirmButton label="Remove" onConfirm={async () => (await api.delete("/platform/v1/workspaces/{workspace_slug}/members/{member_id}", { path: { ...ws(p), member_id: m.id } }), setTick(tick + 1))} /> },
         ]}
       />
     </Section>
@@ -109,7 +110,7 @@ function Invitations(p: ScreenProps) {
             { name: "role_id", label: "Role", type: "select", options },
           ]}
           onSubmit={async (v) => {
-            await api("POST", `${ws(p)}/invitations`, v);
+            await api.post("/platform/v1/workspaces/{workspace_slug}/invitations", { path: ws(p), body: v as BodyOf<"post", "/platform/v1/workspaces/{workspace_slug}/invitations"> });
             setTick(tick + 1);
           }}
         />
@@ -117,14 +118,14 @@ function Invitations(p: ScreenProps) {
       <Section title="Pending invitations">
         <PagedTable
           label="Invitations"
-          path={`${ws(p)}/invitations`}
+          path="/platform/v1/workspaces/{workspace_slug}/invitations" params={ws(p)}
           reloadKey={tick}
           empty="No pending invitations."
           columns={[
-            { label: "Email", cell: (i: any) => i.email },
-            { label: "Role", cell: (i: any) => i.role },
-            { label: "Expires", cell: (i: any) => when(i.expires_at) },
-            { label: "", cell: (i: any) => <ConfirmButton label="Revoke" onConfirm={async () => (await api("DELETE", `${ws(p)}/invitations/${i.id}`), setTick(tick + 1))} /> },
+            { label: "Email", cell: (i) => i.email },
+            { label: "Role", cell: (i) => i.role },
+            { label: "Expires", cell: (i) => when(i.expires_at) },
+            { label: "", cell: (i) => <ConfirmButton label="Revoke" onConfirm={async () => (await api.delete("/platform/v1/workspaces/{workspace_slug}/invitations/{invitation_id}", { path: { ...ws(p), invitation_id: i.id } }), setTick(tick + 1))} /> },
           ]}
         />
       </Section>
@@ -132,24 +133,26 @@ function Invitations(p: ScreenProps) {
   );
 }
 
+type Role = Get<"/platform/v1/workspaces/{workspace_slug}/roles">["data"][number];
+
 const POLICY_HINT = 'A list of statements: [{"effect": "allow", "actions": ["mail.*"], "resources": ["*"]}]. The API checks every action name.';
 
 function Roles(p: ScreenProps) {
   const [tick, setTick] = useState(0);
-  const [editing, setEditing] = useState<any>(null);
+  const [editing, setEditing] = useState<Role | null>(null);
   return (
     <>
       <Section title="Roles">
         <PagedTable
           label="Roles"
-          path={`${ws(p)}/roles`}
+          path="/platform/v1/workspaces/{workspace_slug}/roles" params={ws(p)}
           reloadKey={tick}
           columns={[
-            { label: "Name", cell: (r: any) => (r.builtin ? r.name : <button type="button" class="link" onClick={() => setEditing(r)}>{r.name}</button>) },
-            { label: "Kind", cell: (r: any) => <Badge text={r.builtin ? "built-in" : "custom"} tone={r.builtin ? "info" : undefined} /> },
-            { label: "Description", cell: (r: any) => r.description },
-            { label: "Actions allowed", cell: (r: any) => <code class="clip">{r.policy.flatMap((s: any) => s.actions).join(", ")}</code> },
-            { label: "", cell: (r: any) => (r.builtin ? null : <ConfirmButton label="Delete" onConfirm={async () => (await api("DELETE", `${ws(p)}/roles/${r.id}`), setTick(tick + 1))} />) },
+            { label: "Name", cell: (r) => (r.builtin ? r.name : <button type="button" class="link" onClick={() => setEditing(r)}>{r.name}</button>) },
+            { label: "Kind", cell: (r) => <Badge text={r.builtin ? "built-in" : "custom"} tone={r.builtin ? "info" : undefined} /> },
+            { label: "Description", cell: (r) => r.description },
+            { label: "Actions allowed", cell: (r) => <code class="clip">{r.policy.flatMap((s) => s.actions).join(", ")}</code> },
+            { label: "", cell: (r) => (r.builtin ? null : <ConfirmButton label="Delete" onConfirm={async () => (await api.delete("/platform/v1/workspaces/{workspace_slug}/roles/{role_id}", { path: { ...ws(p), role_id: r.id } }), setTick(tick + 1))} />) },
           ]}
         />
       </Section>
@@ -165,7 +168,7 @@ function Roles(p: ScreenProps) {
               { name: "policy", label: "Policy", type: "json", rows: 8, initial: editing.policy, hint: POLICY_HINT },
             ]}
             onSubmit={async (v) => {
-              await api("PATCH", `${ws(p)}/roles/${editing.id}`, v);
+              await api.patch("/platform/v1/workspaces/{workspace_slug}/roles/{role_id}", { path: { ...ws(p), role_id: editing.id }, body: v as BodyOf<"patch", "/platform/v1/workspaces/{workspace_slug}/roles/{role_id}"> });
               setEditing(null);
               setTick(tick + 1);
             }}
@@ -183,7 +186,7 @@ function Roles(p: ScreenProps) {
               { name: "policy", label: "Policy", type: "json", rows: 8, initial: [{ effect: "allow", actions: ["workspace.read"], resources: ["*"] }], hint: POLICY_HINT },
             ]}
             onSubmit={async (v) => {
-              await api("POST", `${ws(p)}/roles`, v);
+              await api.post("/platform/v1/workspaces/{workspace_slug}/roles", { path: ws(p), body: v as BodyOf<"post", "/platform/v1/workspaces/{workspace_slug}/roles"> });
               setTick(tick + 1);
             }}
           />
@@ -213,7 +216,7 @@ function ApiKeys(p: ScreenProps) {
             ]}
             onSubmit={async (v) => {
               const body = { ...v, expires_at: v.expires_at ? new Date(String(v.expires_at)).toISOString() : undefined };
-              const k = await api<{ key: string }>("POST", `${ws(p)}/api-keys`, body);
+              const k = await api.post("/platform/v1/workspaces/{workspace_slug}/api-keys", { path: ws(p), body: body as BodyOf<"post", "/platform/v1/workspaces/{workspace_slug}/api-keys"> });
               setSecret(k.key);
               setTick(tick + 1);
             }}
@@ -223,15 +226,15 @@ function ApiKeys(p: ScreenProps) {
       <Section title="API keys">
         <PagedTable
           label="API keys"
-          path={`${ws(p)}/api-keys`}
+          path="/platform/v1/workspaces/{workspace_slug}/api-keys" params={ws(p)}
           reloadKey={tick}
           columns={[
-            { label: "Name", cell: (k: any) => k.name },
-            { label: "Key", cell: (k: any) => <code>{`${k.prefix}…${k.last_four}`}</code> },
-            { label: "Created", cell: (k: any) => when(k.created_at) },
-            { label: "Last used", cell: (k: any) => when(k.last_used_at) },
-            { label: "State", cell: (k: any) => (k.revoked_at ? <Badge text="revoked" tone="bad" /> : <Badge text="active" tone="ok" />) },
-            { label: "", cell: (k: any) => (k.revoked_at ? null : <ConfirmButton label="Revoke" onConfirm={async () => (await api("DELETE", `${ws(p)}/api-keys/${k.id}`), setTick(tick + 1))} />) },
+            { label: "Name", cell: (k) => k.name },
+            { label: "Key", cell: (k) => <code>{`${k.prefix}…${k.last_four}`}</code> },
+            { label: "Created", cell: (k) => when(k.created_at) },
+            { label: "Last used", cell: (k) => when(k.last_used_at) },
+            { label: "State", cell: (k) => (k.revoked_at ? <Badge text="revoked" tone="bad" /> : <Badge text="active" tone="ok" />) },
+            { label: "", cell: (k) => (k.revoked_at ? null : <ConfirmButton label="Revoke" onConfirm={async () => (await api.delete("/platform/v1/workspaces/{workspace_slug}/api-keys/{key_id}", { path: { ...ws(p), key_id: k.id } }), setTick(tick + 1))} />) },
           ]}
         />
       </Section>
@@ -257,7 +260,7 @@ function Tokens(_p: ScreenProps) {
               { name: "expires_in_days", label: "Expires in days (optional)", type: "number" },
             ]}
             onSubmit={async (v) => {
-              const t = await api<{ token: string }>("POST", "/platform/v1/me/tokens", v);
+              const t = await api.post("/platform/v1/me/tokens", { body: v as BodyOf<"post", "/platform/v1/me/tokens"> });
               setSecret(t.token);
               setTick(tick + 1);
             }}
@@ -270,11 +273,11 @@ function Tokens(_p: ScreenProps) {
           path="/platform/v1/me/tokens"
           reloadKey={tick}
           columns={[
-            { label: "Name", cell: (t: any) => t.name },
-            { label: "Token", cell: (t: any) => <code>{`${t.prefix}…${t.last_four}`}</code> },
-            { label: "Expires", cell: (t: any) => when(t.expires_at) },
-            { label: "Last used", cell: (t: any) => when(t.last_used_at) },
-            { label: "", cell: (t: any) => (t.revoked_at ? <Badge text="revoked" tone="bad" /> : <ConfirmButton label="Revoke" onConfirm={async () => (await api("DELETE", `/platform/v1/me/tokens/${t.id}`), setTick(tick + 1))} />) },
+            { label: "Name", cell: (t) => t.name },
+            { label: "Token", cell: (t) => <code>{`${t.prefix}…${t.last_four}`}</code> },
+            { label: "Expires", cell: (t) => when(t.expires_at) },
+            { label: "Last used", cell: (t) => when(t.last_used_at) },
+            { label: "", cell: (t) => (t.revoked_at ? <Badge text="revoked" tone="bad" /> : <ConfirmButton label="Revoke" onConfirm={async () => (await api.delete("/platform/v1/me/tokens/{token_id}", { path: { token_id: t.id } }), setTick(tick + 1))} />) },
           ]}
         />
       </Section>
@@ -283,7 +286,7 @@ function Tokens(_p: ScreenProps) {
 }
 
 function Services(p: ScreenProps) {
-  const { data, error, reload } = useLoad(() => get<{ data: any[] }>(`${ws(p)}/services`), [p.ws.slug]);
+  const { data, error, reload } = useLoad(() => api.get("/platform/v1/workspaces/{workspace_slug}/services", { path: ws(p) }), [p.ws.slug]);
   if (error) return <ErrorNote error={error} />;
   if (!data) return <Loading />;
   return (
@@ -302,7 +305,8 @@ function Services(p: ScreenProps) {
                 <ActionButton
                   label={s.enabled ? `Disable ${s.service}` : `Enable ${s.service}`}
                   run={async () => {
-                    await api(s.enabled ? "DELETE" : "PUT", `${ws(p)}/services/${s.service}`);
+                    const service = { path: { ...ws(p), service: s.service } };
+                    await (s.enabled ? api.delete("/platform/v1/workspaces/{workspace_slug}/services/{service}", service) : api.put("/platform/v1/workspaces/{workspace_slug}/services/{service}", service));
                     reload();
                     await p.refreshMe();
                   }}
@@ -315,9 +319,11 @@ function Services(p: ScreenProps) {
   );
 }
 
+type AuditEntry = Get<"/platform/v1/workspaces/{workspace_slug}/audit-log">["data"][number];
+
 function Audit(p: ScreenProps) {
   const [filters, setFilters] = useState<Record<string, string | undefined>>({});
-  const [open, setOpen] = useState<any>(null);
+  const [open, setOpen] = useState<AuditEntry | null>(null);
   return (
     <>
       <Section title="Filters">
@@ -340,15 +346,15 @@ function Audit(p: ScreenProps) {
       <Section title="Audit log">
         <PagedTable
           label="Audit log"
-          path={`${ws(p)}/audit-log`}
+          path="/platform/v1/workspaces/{workspace_slug}/audit-log" params={ws(p)}
           query={filters}
           onRow={setOpen}
           columns={[
-            { label: "When", cell: (e: any) => when(e.created_at) },
-            { label: "Action", cell: (e: any) => <code>{e.action}</code> },
-            { label: "Actor", cell: (e: any) => `${e.actor?.type ?? ""} ${e.actor?.id ?? ""}` },
-            { label: "Target", cell: (e: any) => `${e.target?.type ?? ""} ${e.target?.id ?? ""}` },
-            { label: "IP", cell: (e: any) => e.ip ?? "—" },
+            { label: "When", cell: (e) => when(e.created_at) },
+            { label: "Action", cell: (e) => <code>{e.action}</code> },
+            { label: "Actor", cell: (e) => `${e.actor?.type ?? ""} ${e.actor?.id ?? ""}` },
+            { label: "Target", cell: (e) => `${e.target?.type ?? ""} ${e.target?.id ?? ""}` },
+            { label: "IP", cell: (e) => e.ip ?? "—" },
           ]}
         />
       </Section>

@@ -3,12 +3,14 @@
  * with its counters, metadata and status (suspend, reactivate).
  */
 import { useState } from "preact/hooks";
-import { api, get } from "../../lib/api";
+import { api, type Get } from "../../lib/api";
 import { ActionButton, Badge, ErrorNote, Form, Json, Loading, PagedTable, Section, useLoad, when } from "../../lib/ui";
 import { lane, tone } from "./shared";
 
+type Actor = Get<"/social/v1/communities/{community_id}/actors/{actor_id}">;
+
 export function Actors({ communityId }: { communityId: string }) {
-  const [open, setOpen] = useState<any>(null);
+  const [open, setOpen] = useState<Actor | null>(null);
   const [tick, setTick] = useState(0);
   return (
     <>
@@ -22,8 +24,12 @@ export function Actors({ communityId }: { communityId: string }) {
             { name: "ref", label: "Id", required: true },
           ]}
           onSubmit={async (v) => {
-            const ref = encodeURIComponent(String(v.ref ?? "").trim());
-            setOpen(await get(v.by === "id" ? `${lane(communityId)}/actors/${ref}` : `${lane(communityId)}/actors/by-external/${ref}`));
+            const ref = String(v.ref ?? "").trim();
+            setOpen(
+              v.by === "id"
+                ? await api.get("/social/v1/communities/{community_id}/actors/{actor_id}", { path: { ...lane(communityId), actor_id: ref } })
+                : await api.get("/social/v1/communities/{community_id}/actors/by-external/{external_id}", { path: { ...lane(communityId), external_id: ref } }),
+            );
             setTick((t) => t + 1);
           }}
         />
@@ -32,16 +38,16 @@ export function Actors({ communityId }: { communityId: string }) {
       <Section title="Actors" actions={<ActionButton label="Refresh" run={async () => setTick((t) => t + 1)} />}>
         <PagedTable
           label="Actors"
-          path={`${lane(communityId)}/actors`}
+          path="/social/v1/communities/{community_id}/actors" params={lane(communityId)}
           reloadKey={tick}
           empty="No actor yet: your backend creates them (POST /actors)."
           onRow={setOpen}
           columns={[
-            { label: "External id", cell: (a: any) => <code>{a.external_id}</code> },
-            { label: "Name", cell: (a: any) => a.display_name ?? "—" },
-            { label: "Status", cell: (a: any) => <Badge text={a.status} tone={tone(a.status === "deleted" ? "archived" : a.status)} /> },
-            { label: "Private", cell: (a: any) => (a.is_private ? "yes" : "no") },
-            { label: "Created", cell: (a: any) => when(a.created_at) },
+            { label: "External id", cell: (a) => <code>{a.external_id}</code> },
+            { label: "Name", cell: (a) => a.display_name ?? "—" },
+            { label: "Status", cell: (a) => <Badge text={a.status} tone={tone(a.status === "deleted" ? "archived" : a.status)} /> },
+            { label: "Private", cell: (a) => (a.is_private ? "yes" : "no") },
+            { label: "Created", cell: (a) => when(a.created_at) },
           ]}
         />
       </Section>
@@ -49,10 +55,10 @@ export function Actors({ communityId }: { communityId: string }) {
   );
 }
 
-function ActorCard({ communityId, actor, onChange, onClose }: { communityId: string; actor: any; onChange: (a: any) => void; onClose: () => void }) {
-  const path = `${lane(communityId)}/actors/${actor.id}`;
-  const counters = useLoad(() => get(`${path}/counters`), [path, actor.updated_at]);
-  const setStatus = async (status: string) => onChange(await api("PATCH", path, { status }));
+function ActorCard({ communityId, actor, onChange, onClose }: { communityId: string; actor: Actor; onChange: (a: Actor) => void; onClose: () => void }) {
+  const path = { ...lane(communityId), actor_id: actor.id };
+  const counters = useLoad(() => api.get("/social/v1/communities/{community_id}/actors/{actor_id}/counters", { path }), [communityId, actor.id, actor.updated_at]);
+  const setStatus = async (status: "active" | "suspended") => onChange(await api.patch("/social/v1/communities/{community_id}/actors/{actor_id}", { path, body: { status } }));
   const n = counters.data;
   return (
     <Section

@@ -5,13 +5,13 @@
  * processing is read again every second until it is ready or failed.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError, get } from "../../lib/api";
+import { api, ApiError, type Get } from "../../lib/api";
 import { Badge, ConfirmButton, ErrorNote, Loading, PagedTable, Section, useLoad, when } from "../../lib/ui";
 import { actorOptions, lane, onThisOrigin, tone, WithActors, type Actors } from "./shared";
 
 const PENDING = new Set(["uploading", "processing"]);
 const size = (n: number | null) => (n === null ? "—" : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`);
-const thumbOf = (a: any) => a.renditions.find((r: any) => r.name === "thumb");
+const thumbOf = (a: Get<"/social/v1/communities/{community_id}/assets/{asset_id}">) => a.renditions.find((r) => r.name === "thumb");
 
 export function Assets({ communityId, actors }: { communityId: string; actors: Actors }) {
   const [tick, setTick] = useState(0);
@@ -21,21 +21,21 @@ export function Assets({ communityId, actors }: { communityId: string; actors: A
       <Section title="Upload an image">
         <WithActors actors={actors}>{() => <Upload communityId={communityId} actors={actors} onDone={(id) => (setOpen(id), setTick((t) => t + 1))} />}</WithActors>
       </Section>
-      {open && <AssetDetail path={`${lane(communityId)}/assets/${open}`} actors={actors} onChange={() => setTick((t) => t + 1)} onClose={() => setOpen(null)} />}
+      {open && <AssetDetail communityId={communityId} id={open} actors={actors} onChange={() => setTick((t) => t + 1)} onClose={() => setOpen(null)} />}
       <Section title="Assets">
         <PagedTable
           label="Assets"
-          path={`${lane(communityId)}/assets`}
+          path="/social/v1/communities/{community_id}/assets" params={lane(communityId)}
           reloadKey={tick}
           empty="No asset yet."
-          onRow={(a: any) => setOpen(a.id)}
+          onRow={(a) => setOpen(a.id)}
           columns={[
-            { label: "Preview", cell: (a: any) => (thumbOf(a) ? <img src={onThisOrigin(thumbOf(a).url)} alt={`Asset ${a.id}`} width={Math.min(64, thumbOf(a).width)} /> : "—") },
-            { label: "Owner", cell: (a: any) => actors.name(a.owner_actor_id) },
-            { label: "Status", cell: (a: any) => <Badge text={a.failure_reason ? `${a.status}: ${a.failure_reason}` : a.status} tone={tone(a.status)} /> },
-            { label: "Type", cell: (a: any) => a.content_type ?? "—" },
-            { label: "Size", cell: (a: any) => (a.width ? `${a.width}×${a.height}, ${size(a.byte_size)}` : size(a.byte_size)) },
-            { label: "Uploaded", cell: (a: any) => when(a.created_at) },
+            { label: "Preview", cell: (a) => (thumbOf(a) ? <img src={onThisOrigin(thumbOf(a)!.url)} alt={`Asset ${a.id}`} width={Math.min(64, thumbOf(a)!.width)} /> : "—") },
+            { label: "Owner", cell: (a) => actors.name(a.owner_actor_id) },
+            { label: "Status", cell: (a) => <Badge text={a.failure_reason ? `${a.status}: ${a.failure_reason}` : a.status} tone={tone(a.status)} /> },
+            { label: "Type", cell: (a) => a.content_type ?? "—" },
+            { label: "Size", cell: (a) => (a.width ? `${a.width}×${a.height}, ${size(a.byte_size)}` : size(a.byte_size)) },
+            { label: "Uploaded", cell: (a) => when(a.created_at) },
           ]}
         />
       </Section>
@@ -55,7 +55,7 @@ function Upload({ communityId, actors, onDone }: { communityId: string; actors: 
     if (!file) return setError(new ApiError(400, "VALIDATION_ERROR", "Choose an image file first"));
     setBusy(true);
     try {
-      const step = await api<{ asset: { id: string }; upload_url: string; max_bytes: number }>("POST", `${lane(communityId)}/assets/uploads`, { actor_id: owner });
+      const step = await api.post("/social/v1/communities/{community_id}/assets/uploads", { path: lane(communityId), body: { actor_id: owner } });
       if (file.size > step.max_bytes) throw new ApiError(413, "FILE_TOO_LARGE", `Images are at most ${size(step.max_bytes)}`);
       const put = await fetch(onThisOrigin(step.upload_url), { method: "PUT", body: file, credentials: "omit", headers: { "content-type": "application/octet-stream" } });
       if (!put.ok) {
@@ -96,8 +96,9 @@ function Upload({ communityId, actors, onDone }: { communityId: string; actors: 
   );
 }
 
-function AssetDetail({ path, actors, onChange, onClose }: { path: string; actors: Actors; onChange: () => void; onClose: () => void }) {
-  const a = useLoad(() => get(path), [path]);
+function AssetDetail({ communityId, id, actors, onChange, onClose }: { communityId: string; id: string; actors: Actors; onChange: () => void; onClose: () => void }) {
+  const path = { ...lane(communityId), asset_id: id };
+  const a = useLoad(() => api.get("/social/v1/communities/{community_id}/assets/{asset_id}", { path }), [communityId, id]);
   // Each read is a new object: while it is pending, read again a second after the last read.
   useEffect(() => {
     if (!a.data) return;
@@ -132,7 +133,7 @@ function AssetDetail({ path, actors, onChange, onClose }: { path: string; actors
         <>
           <h3>Renditions</h3>
           <div class="row-actions" aria-label="Renditions">
-            {x.renditions.map((r: any) => (
+            {x.renditions.map((r) => (
               <figure>
                 <img src={onThisOrigin(r.url)} alt={`${r.name} rendition`} width={Math.min(r.width, 200)} style={{ maxWidth: "100%", height: "auto" }} />
                 <figcaption class="muted">{`${r.name}: ${r.width}×${r.height}, ${r.content_type.replace("image/", "")}, ${size(r.byte_size)}`}</figcaption>
@@ -142,7 +143,7 @@ function AssetDetail({ path, actors, onChange, onClose }: { path: string; actors
         </>
       )}
       <div class="row-actions">
-        <ConfirmButton label="Delete asset" onConfirm={async () => (await api("DELETE", path), onChange(), onClose())} />
+        <ConfirmButton label="Delete asset" onConfirm={async () => (await api.delete("/social/v1/communities/{community_id}/assets/{asset_id}", { path }), onChange(), onClose())} />
       </div>
     </Section>
   );

@@ -18,7 +18,6 @@ const FEEDS = [
 export function Feeds(props: PostsProps & { actorId?: string; feed?: string }) {
   const { communityId, actors, href, actorId } = props;
   const feed = FEEDS.some((f) => f.id === props.feed) ? props.feed! : "home";
-  const path = feed === "home" ? `${lane(communityId)}/actors/${actorId}/feeds/home` : `${lane(communityId)}/feeds/discover`;
   return (
     <section class="card" aria-label="Feeds">
       <WithActors actors={actors}>
@@ -31,8 +30,11 @@ export function Feeds(props: PostsProps & { actorId?: string; feed?: string }) {
                 <PostTable
                   {...props}
                   label={`${FEEDS.find((f) => f.id === feed)!.label} feed`}
-                  path={path}
-                  query={feed === "home" ? undefined : { ranking: feed, actor_id: actorId }}
+                  list={
+                    feed === "home"
+                      ? { path: "/social/v1/communities/{community_id}/actors/{actor_id}/feeds/home", params: { ...lane(communityId), actor_id: actorId } }
+                      : { path: "/social/v1/communities/{community_id}/feeds/discover", params: lane(communityId), query: { ranking: feed, actor_id: actorId } }
+                  }
                   empty={feed === "home" ? "Nothing yet: this actor follows no one who posted, and wrote nothing." : "No public post yet."}
                 />
               </>

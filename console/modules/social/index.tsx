@@ -5,7 +5,7 @@
  * #/w/<workspace>/community/communities/<community>/<tab>/<id...>.
  */
 import { useState } from "preact/hooks";
-import { api, get } from "../../lib/api";
+import { api, type BodyOf } from "../../lib/api";
 import type { ConsoleModule, ScreenProps } from "../../lib/module";
 import { go } from "../../lib/router";
 import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, Section, Tabs, useLoad, when } from "../../lib/ui";
@@ -17,7 +17,8 @@ import { Notifications } from "./notifications";
 import { Posts } from "./posts";
 import { tone, useActors } from "./shared";
 
-const wsBase = (p: ScreenProps) => `/social/v1/workspaces/${p.ws.id}/communities`;
+/** The path parameter of the workspace's communities. */
+const wsBase = (p: ScreenProps) => ({ workspace_id: p.ws.id });
 
 const TABS = [
   { id: "actors", label: "Actors" },
@@ -50,16 +51,17 @@ function Communities(p: ScreenProps) {
       <Section title="Communities">
         <PagedTable
           label="Communities"
-          path={wsBase(p)}
+          path="/social/v1/workspaces/{workspace_id}/communities"
+          params={wsBase(p)}
           query={filters}
           reloadKey={tick}
           empty="No community yet."
-          onRow={(c: any) => go(p.href("communities", c.id))}
+          onRow={(c) => go(p.href("communities", c.id))}
           columns={[
-            { label: "Name", cell: (c: any) => <a href={p.href("communities", c.id)}>{c.display_name}</a> },
-            { label: "Slug", cell: (c: any) => <code>{c.slug}</code> },
-            { label: "Status", cell: (c: any) => <Badge text={c.status} tone={tone(c.status)} /> },
-            { label: "Created", cell: (c: any) => when(c.created_at) },
+            { label: "Name", cell: (c) => <a href={p.href("communities", c.id)}>{c.display_name}</a> },
+            { label: "Slug", cell: (c) => <code>{c.slug}</code> },
+            { label: "Status", cell: (c) => <Badge text={c.status} tone={tone(c.status)} /> },
+            { label: "Created", cell: (c) => when(c.created_at) },
           ]}
         />
       </Section>
@@ -74,7 +76,7 @@ function Communities(p: ScreenProps) {
             { name: "description", label: "Description", type: "textarea", rows: 2 },
           ]}
           onSubmit={async (v) => {
-            const c = await api<{ id: string }>("POST", wsBase(p), v);
+            const c = await api.post("/social/v1/workspaces/{workspace_id}/communities", { path: wsBase(p), body: v as BodyOf<"post", "/social/v1/workspaces/{workspace_id}/communities"> });
             setTick(tick + 1);
             go(p.href("communities", c.id));
           }}
@@ -85,8 +87,8 @@ function Communities(p: ScreenProps) {
 }
 
 function CommunityDetail({ p, id, tab, sub }: { p: ScreenProps; id: string; tab: string; sub: string[] }) {
-  const path = `${wsBase(p)}/${id}`;
-  const c = useLoad(() => get(path), [path]);
+  const path = { ...wsBase(p), community_id: id };
+  const c = useLoad(() => api.get("/social/v1/workspaces/{workspace_id}/communities/{community_id}", { path }), [p.ws.id, id]);
   const [saved, setSaved] = useState(false);
   // Actors name authors and fill the pickers of every tab; read again on a tab change (the backend writes them).
   const actors = useActors(id, tab);
@@ -96,7 +98,7 @@ function CommunityDetail({ p, id, tab, sub }: { p: ScreenProps; id: string; tab:
   const com = c.data;
   // Until the community of this address arrives, the previous one's must not drive the tabs.
   if (!com || com.id !== id.toLowerCase()) return <Loading />;
-  const setStatus = async (status: string) => (await api("PATCH", path, { status }), c.reload());
+  const setStatus = async (status: "active" | "suspended" | "archived") => (await api.patch("/social/v1/workspaces/{workspace_id}/communities/{community_id}", { path, body: { status } }), c.reload());
   return (
     <>
       <p>
@@ -121,7 +123,7 @@ function CommunityDetail({ p, id, tab, sub }: { p: ScreenProps; id: string; tab:
           <div class="row-actions">
             {com.status === "active" ? <ActionButton label="Suspend community" run={() => setStatus("suspended")} /> : <ActionButton label="Reactivate community" run={() => setStatus("active")} />}
             <ConfirmButton label="Archive" confirm="Confirm archive (final)" onConfirm={() => setStatus("archived")} />
-            <ConfirmButton label="Delete community" onConfirm={async () => (await api("DELETE", path), go(p.href("communities")))} />
+            <ConfirmButton label="Delete community" onConfirm={async () => (await api.delete("/social/v1/workspaces/{workspace_id}/communities/{community_id}", { path }), go(p.href("communities")))} />
           </div>
         )}
       </Section>
@@ -146,7 +148,7 @@ function CommunityDetail({ p, id, tab, sub }: { p: ScreenProps; id: string; tab:
             onSubmit={async (v) => {
               const { display_name, description, ...settings } = v;
               setSaved(false);
-              await api("PATCH", path, { display_name, description: description ?? null, settings });
+              await api.patch("/social/v1/workspaces/{workspace_id}/communities/{community_id}", { path, body: { display_name, description: description ?? null, settings } as BodyOf<"patch", "/social/v1/workspaces/{workspace_id}/communities/{community_id}"> });
               setSaved(true);
               c.reload();
             }}

@@ -4,8 +4,8 @@
  * all marked seen. The actor is part of the address.
  */
 import { useState } from "preact/hooks";
-import { api, get } from "../../lib/api";
-import { ActionButton, Badge, ErrorNote, PagedTable, useLoad, when } from "../../lib/ui";
+import { api } from "../../lib/api";
+import { ActionButton, Badge, ErrorNote, PagedTable, useLoad, when, type RowOf } from "../../lib/ui";
 import { ActorPicker, lane, WithActors, type Actors } from "./shared";
 
 export function Notifications({ communityId, actors, actorId, href }: { communityId: string; actors: Actors; actorId?: string; href: (...rest: string[]) => string }) {
@@ -15,7 +15,7 @@ export function Notifications({ communityId, actors, actorId, href }: { communit
         {() => (
           <>
             <ActorPicker actors={actors} value={actorId} label="Notifications of" hrefFor={(id) => href("notifications", ...(id ? [id] : []))} />
-            {actorId && <Inbox path={`${lane(communityId)}/actors/${actorId}/notifications`} actors={actors} postHref={(id) => href("posts", id)} />}
+            {actorId && <Inbox at={{ ...lane(communityId), actor_id: actorId }} actors={actors} postHref={(id) => href("posts", id)} />}
           </>
         )}
       </WithActors>
@@ -23,11 +23,13 @@ export function Notifications({ communityId, actors, actorId, href }: { communit
   );
 }
 
-function Inbox({ path, actors, postHref }: { path: string; actors: Actors; postHref: (id: string) => string }) {
+const NOTIFICATIONS = "/social/v1/communities/{community_id}/actors/{actor_id}/notifications";
+
+function Inbox({ at, actors, postHref }: { at: { community_id: string; actor_id: string }; actors: Actors; postHref: (id: string) => string }) {
   const [tick, setTick] = useState(0);
-  const counts = useLoad(() => get<{ unread_count: number; unseen_count: number }>(`${path}/counts`), [path, tick]);
-  const mark = (what: "read" | "seen", ids?: string[]) => api("POST", `${path}/${what}`, ids ? { ids } : {}).then(() => setTick((t) => t + 1));
-  const from = (n: any) => `${n.latest_actor_ids.map(actors.name).join(", ")}${n.actor_count > n.latest_actor_ids.length ? ` and ${n.actor_count - n.latest_actor_ids.length} more` : ""}`;
+  const counts = useLoad(() => api.get(`${NOTIFICATIONS}/counts`, { path: at }), [at.community_id, at.actor_id, tick]);
+  const mark = (what: "read" | "seen", ids?: string[]) => api.post(`${NOTIFICATIONS}/${what}`, { path: at, body: ids ? { ids } : {} }).then(() => setTick((t) => t + 1));
+  const from = (n: RowOf<typeof NOTIFICATIONS>) => `${n.latest_actor_ids.map(actors.name).join(", ")}${n.actor_count > n.latest_actor_ids.length ? ` and ${n.actor_count - n.latest_actor_ids.length} more` : ""}`;
   return (
     <>
       <ErrorNote error={counts.error} />
@@ -40,16 +42,17 @@ function Inbox({ path, actors, postHref }: { path: string; actors: Actors; postH
       </p>
       <PagedTable
         label="Notifications"
-        path={path}
+        path={NOTIFICATIONS}
+        params={at}
         reloadKey={tick}
         empty="No notification yet."
         columns={[
-          { label: "Type", cell: (n: any) => <Badge text={n.type.replace(/_/g, " ")} tone={n.is_read ? undefined : "info"} /> },
-          { label: "From", cell: (n: any) => from(n) },
-          { label: "On", cell: (n: any) => (n.target_type === "post" ? <a href={postHref(n.target_id)}>post</a> : n.target_type) },
-          { label: "Activities", cell: (n: any) => String(n.activity_count) },
-          { label: "Latest", cell: (n: any) => when(n.updated_at) },
-          { label: "", cell: (n: any) => (n.is_read ? <span class="muted">read</span> : <ActionButton label="Mark read" run={() => mark("read", [n.id])} />) },
+          { label: "Type", cell: (n) => <Badge text={n.type.replace(/_/g, " ")} tone={n.is_read ? undefined : "info"} /> },
+          { label: "From", cell: (n) => from(n) },
+          { label: "On", cell: (n) => (n.target_type === "post" ? <a href={postHref(n.target_id)}>post</a> : n.target_type) },
+          { label: "Activities", cell: (n) => String(n.activity_count) },
+          { label: "Latest", cell: (n) => when(n.updated_at) },
+          { label: "", cell: (n) => (n.is_read ? <span class="muted">read</span> : <ActionButton label="Mark read" run={() => mark("read", [n.id])} />) },
         ]}
       />
     </>

@@ -5,19 +5,25 @@
  * actor's behalf, publishing a draft and deletion.
  */
 import { useState } from "preact/hooks";
-import { api, get } from "../../lib/api";
+import { api, type BodyOf, type ParamsOf } from "../../lib/api";
 import { go } from "../../lib/router";
-import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, Section, useLoad, when, type Column, type Field } from "../../lib/ui";
+import { ActionButton, Badge, ConfirmButton, ErrorNote, Form, Loading, PagedTable, Section, useLoad, when, type Column, type Field, type RowOf } from "../../lib/ui";
 import { Comments } from "./comments";
-import { moderate } from "./moderation";
+import { moderate, type ModerationAt } from "./moderation";
 import { actorOptions, lane, onThisOrigin, REASONS, tone, WithActors, type Actors } from "./shared";
 
 const KINDS = ["text", "link", "image", "quote", "story", "poll"];
+const POSTS = "/social/v1/communities/{community_id}/posts";
+/** The lists of posts: the public list, an actor's home feed, the discover feed. */
+type PostList = typeof POSTS | "/social/v1/communities/{community_id}/actors/{actor_id}/feeds/home" | "/social/v1/communities/{community_id}/feeds/discover";
+export type PostSource = { [P in PostList]: { path: P; params: ParamsOf<P>; query?: Record<string, string | undefined> } }[PostList];
+/** What a post's free-form attributes may hold that a row shows (a link's URL, a poll's question). */
+type Attributes = { url?: string; poll?: { question?: string } } | null;
 const VISIBILITIES = ["public", "followers", "close_friends"];
 
 export interface PostsProps {
   communityId: string;
-  moderation: string;
+  moderation: ModerationAt;
   actors: Actors;
   href: (...rest: string[]) => string;
 }
@@ -43,7 +49,7 @@ function PostList(props: PostsProps) {
             />
           )}
         </WithActors>
-        <PostTable path={`${lane(props.communityId)}/posts`} query={{ author_id: author }} label="Posts" empty="No published public post yet." {...props} />
+        <PostTable list={{ path: POSTS, params: lane(props.communityId), query: { author_id: author } }} label="Posts" empty="No published public post yet." {...props} />
       </Section>
       <Section title="Write a post">
         <WithActors actors={props.actors}>{() => <NewPost {...props} />}</WithActors>
@@ -53,17 +59,19 @@ function PostList(props: PostsProps) {
 }
 
 /** A paged list of posts (the public list or a feed): author, kind, text, counts; a row opens the post. */
-export function PostTable({ path, query, label, empty, actors, href, reloadKey }: { path: string; query?: Record<string, string | undefined>; label: string; empty: string; reloadKey?: unknown } & PostsProps) {
-  const columns: Column<any>[] = [
+export function PostTable({ list, label, empty, actors, href, reloadKey }: { list: PostSource; label: string; empty: string; reloadKey?: unknown } & PostsProps) {
+  // Every list answers the same post view; the table is typed by the public list's.
+  const source = list as { path: typeof POSTS; params: ParamsOf<typeof POSTS>; query?: { author_id?: string } };
+  const columns: Column<RowOf<typeof POSTS>>[] = [
     { label: "Author", cell: (x) => actors.name(x.actor_id) },
     { label: "Kind", cell: (x) => x.kind },
-    { label: "Text", cell: (x) => <a href={href("posts", x.id)} class="clip">{x.body ?? x.attributes?.poll?.question ?? x.attributes?.url ?? "(no text)"}</a> },
+    { label: "Text", cell: (x) => <a href={href("posts", x.id)} class="clip">{x.body ?? (x.attributes as Attributes)?.poll?.question ?? (x.attributes as Attributes)?.url ?? "(no text)"}</a> },
     { label: "Visibility", cell: (x) => x.effective_visibility },
     { label: "Comments", cell: (x) => String(x.comment_count) },
     { label: "Reactions", cell: (x) => String(x.reaction_count) },
     { label: "Published", cell: (x) => when(x.published_at) },
   ];
-  return <PagedTable label={label} path={path} query={query} reloadKey={reloadKey} empty={empty} onRow={(x: any) => go(href("posts", x.id))} columns={columns} />;
+  return <PagedTable label={label} {...source} reloadKey={reloadKey} empty={empty} onRow={(x) => go(href("posts", x.id))} columns={columns} />;
 }
 
 /** The post form: fields follow the kind (a link's URL, a poll's question and options, an image's asset, a quoted post). */
@@ -104,7 +112,7 @@ function NewPost({ communityId, actors, href }: PostsProps) {
         if (v.kind === "poll") body.attributes = { poll: { question: v.question, options: String(v.options ?? "").split("\n").map((s) => s.trim()).filter(Boolean) } };
         if (v.kind === "image") body.assets = [{ asset_id: v.asset_id, alt_text: v.alt_text ?? null }];
         if (v.kind === "quote") body.quote_post_id = v.quote_post_id;
-        const post = await api<{ id: string }>("POST", `${lane(communityId)}/posts`, body);
+        const post = await api.post(POSTS, { path: lane(communityId), body: body as BodyOf<"post", typeof POSTS> });
         go(href("posts", post.id));
       }}
     />
@@ -112,14 +120,14 @@ function NewPost({ communityId, actors, href }: PostsProps) {
 }
 
 function PostDetail({ communityId, moderation, actors, href, id }: PostsProps & { id: string }) {
-  const path = `${lane(communityId)}/posts/${id}`;
-  const post = useLoad(() => get(path), [path]);
+  const path = { ...lane(communityId), post_id: id };
+  const post = useLoad(() => api.get("/social/v1/communities/{community_id}/posts/{post_id}", { path }), [communityId, id]);
   const [reported, setReported] = useState(false);
   if (post.error) return <ErrorNote error={post.error} />;
   const x = post.data;
   // Until the post of this address arrives, the previous one's data must not drive its parts.
   if (!x || x.id !== id.toLowerCase()) return <Loading />;
-  const mod = (action: string) => moderate(moderation, action, "post", x.id).then(post.reload);
+  const mod = (action: "restore" | "hide" | "remove") => moderate(moderation, action, "post", x.id).then(post.reload);
   return (
     <>
       <p>
@@ -129,11 +137,11 @@ function PostDetail({ communityId, moderation, actors, href, id }: PostsProps & 
         {x.body && <p>{x.body}</p>}
         {x.kind === "link" && (
           <p>
-            Link: <code>{x.attributes.url}</code>
+            Link: <code>{(x.attributes as Attributes)!.url}</code>
           </p>
         )}
         {x.assets.length > 0 && <PostAssets communityId={communityId} refs={x.assets} />}
-        {x.kind === "poll" && <PollResults path={path} />}
+        {x.kind === "poll" && <PollResults at={path} />}
         <dl class="facts" data-testid="post">
           <dt>Id</dt>
           <dd>
@@ -150,7 +158,7 @@ function PostDetail({ communityId, moderation, actors, href, id }: PostsProps & 
           {x.hashtags.length > 0 && (
             <>
               <dt>Hashtags</dt>
-              <dd>{x.hashtags.map((t: string) => `#${t}`).join(" ")}</dd>
+              <dd>{x.hashtags.map((t) => `#${t}`).join(" ")}</dd>
             </>
           )}
           <dt>{x.status === "scheduled" ? "Scheduled for" : "Published"}</dt>
@@ -163,10 +171,10 @@ function PostDetail({ communityId, moderation, actors, href, id }: PostsProps & 
           )}
         </dl>
         <div class="row-actions">
-          {x.status !== "published" && <ActionButton label="Publish now" kind="primary" run={() => api("PATCH", path, { status: "published" }).then(post.reload)} />}
+          {x.status !== "published" && <ActionButton label="Publish now" kind="primary" run={() => api.patch("/social/v1/communities/{community_id}/posts/{post_id}", { path, body: { status: "published" } }).then(post.reload)} />}
           {x.moderation ? <ActionButton label="Restore" run={() => mod("restore")} /> : <ActionButton label="Hide" run={() => mod("hide")} />}
           {x.moderation !== "removed" && <ConfirmButton label="Remove" onConfirm={() => mod("remove")} />}
-          <ConfirmButton label="Delete post" onConfirm={async () => (await api("DELETE", path), go(href("posts")))} />
+          <ConfirmButton label="Delete post" onConfirm={async () => (await api.delete("/social/v1/communities/{community_id}/posts/{post_id}", { path }), go(href("posts")))} />
         </div>
       </Section>
       {x.status === "published" && <Comments communityId={communityId} postId={x.id} moderation={moderation} actors={actors} onChange={post.reload} />}
@@ -183,7 +191,7 @@ function PostDetail({ communityId, moderation, actors, href, id }: PostsProps & 
           ]}
           onSubmit={async (v) => {
             setReported(false);
-            await api("POST", `${lane(communityId)}/flags`, { ...v, target_type: "post", target_id: x.id });
+            await api.post("/social/v1/communities/{community_id}/flags", { path: lane(communityId), body: { ...(v as BodyOf<"post", "/social/v1/communities/{community_id}/flags">), target_type: "post", target_id: x.id } });
             setReported(true);
           }}
         />
@@ -198,26 +206,26 @@ function PostDetail({ communityId, moderation, actors, href, id }: PostsProps & 
 }
 
 function PostAssets({ communityId, refs }: { communityId: string; refs: { asset_id: string; alt_text: string | null }[] }) {
-  const assets = useLoad(() => Promise.all(refs.map((r) => get(`${lane(communityId)}/assets/${r.asset_id}`).catch(() => null))), [communityId, refs.map((r) => r.asset_id).join()]);
+  const assets = useLoad(() => Promise.all(refs.map((r) => api.get("/social/v1/communities/{community_id}/assets/{asset_id}", { path: { ...lane(communityId), asset_id: r.asset_id } }).catch(() => null))), [communityId, refs.map((r) => r.asset_id).join()]);
   return (
     <div class="row-actions">
       {(assets.data ?? []).map((a, i) => {
-        const thumb = a?.renditions.find((r: any) => r.name === "small");
+        const thumb = a?.renditions.find((r) => r.name === "small");
         return thumb ? <img src={onThisOrigin(thumb.url)} alt={refs[i].alt_text ?? ""} width={thumb.width} height={thumb.height} style={{ maxWidth: "100%", height: "auto" }} /> : <span class="muted">(asset {refs[i].asset_id} unavailable)</span>;
       })}
     </div>
   );
 }
 
-function PollResults({ path }: { path: string }) {
-  const r = useLoad(() => get(`${path}/poll-results`), [path]);
+function PollResults({ at }: { at: { community_id: string; post_id: string } }) {
+  const r = useLoad(() => api.get("/social/v1/communities/{community_id}/posts/{post_id}/poll-results", { path: at }), [at.community_id, at.post_id]);
   if (r.error) return <ErrorNote error={r.error} />;
   if (!r.data) return <Loading />;
   return (
     <div aria-label="Poll results">
       <strong>{r.data.question}</strong>
       <ul>
-        {r.data.options.map((o: any) => (
+        {r.data.options.map((o) => (
           <li>{`${o.label}: ${o.count}`}</li>
         ))}
       </ul>

@@ -1,28 +1,23 @@
 /** What the community screens share: the lanes' paths, status tones, actors by id, the actor picker. */
 import type { JSX } from "preact";
-import { get, type Page } from "../../lib/api";
+import { api } from "../../lib/api";
 import { go } from "../../lib/router";
-import { ErrorNote, Loading, useLoad } from "../../lib/ui";
+import { ErrorNote, Loading, useLoad, type RowOf } from "../../lib/ui";
 
-/** The customer-backend lane of one community (the console's session is a credential there too). */
-export const lane = (id: string) => `/social/v1/communities/${id}`;
+/** The path parameter of one community's customer-backend lane (the console's session is a credential there too). */
+export const lane = (id: string) => ({ community_id: id });
 export const tone = (s: string) => (s === "active" || s === "published" || s === "ready" ? "ok" : s === "suspended" || s === "processing" || s === "uploading" || s === "draft" || s === "scheduled" ? "warn" : "bad");
 
 /** How many actors the pickers offer: a console is for looking around, the API pages the rest. */
 export const PICKER_ACTORS = 200;
 
-export interface Actor {
-  id: string;
-  external_id: string;
-  display_name: string | null;
-  status: string;
-}
+export type Actor = RowOf<"/social/v1/communities/{community_id}/actors">;
 
 export const actorName = (a: Actor | undefined, id: string) => (a ? (a.display_name ?? a.external_id) : `${id.slice(0, 8)}…`);
 
 /** The community's first 200 actors (newest first), for pickers and naming authors; read again when `again` changes. */
 export function useActors(communityId: string, again?: unknown) {
-  const r = useLoad(() => get<Page<Actor>>(`${lane(communityId)}/actors?limit=${PICKER_ACTORS}`), [communityId, again]);
+  const r = useLoad(() => api.get("/social/v1/communities/{community_id}/actors", { path: lane(communityId), query: { limit: PICKER_ACTORS } }), [communityId, again]);
   const list = r.data?.data ?? [];
   const byId = new Map(list.map((a) => [a.id, a]));
   return { list, byId, name: (id: string) => actorName(byId.get(id), id), error: r.error, loading: r.loading, reload: r.reload };
