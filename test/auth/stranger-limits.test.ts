@@ -1,5 +1,5 @@
 /**
- * Limits on what a stranger can make an App do (issue 29; platform/stranger-limits.ts): public
+ * Limits on what a stranger can make an App do (issue 29; kernel/identity/stranger-limits.ts): public
  * sign-ups per client address and per App, mail requests per client address, mails per
  * recipient. Low limits come from the environment. Varied client addresses: a server listening
  * on "::" is reached over 127.0.0.1 and over ::1, two addresses (in-process only: the binary

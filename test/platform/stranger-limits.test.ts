@@ -1,5 +1,5 @@
 /**
- * Limits on what a stranger can make the console do (issue 29; platform/stranger-limits.ts):
+ * Limits on what a stranger can make the console do (issue 29; kernel/identity/stranger-limits.ts):
  * sign-ups per client address and for the whole console, reset requests per client address,
  * reset mails and invitations per recipient. Low limits come from the environment. Varied
  * client addresses: a server listening on "::" is reached over 127.0.0.1 and over ::1 (in-process

@@ -7,3 +7,4 @@ export { challengeLocked, invalidMfaToken, MfaChallenges, wrongCode, type Challe
 export { factorStatus, MFA_RULES, MfaFactors, type FactorStatus } from "./mfa-factors";
 export { invalidCredentials, normaliseIdentifier, provePassword, refuseInactive, type PasswordRealm } from "./password-signin";
 export { rotateRefresh, type RefreshTokenStore } from "./refresh-rotation";
+export { StrangerLimits } from "./stranger-limits";

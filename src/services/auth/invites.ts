@@ -20,7 +20,7 @@
  * - Revoke (DELETE) is idempotent and keeps the first revoked_at.
  * - send_email on a request (not a system caller such as the waitlist): past the client
  *   address's mail requests or the recipient's invite mails an hour, 429 RATE_LIMITED and
- *   nothing is created (platform/stranger-limits.ts; judged after the body).
+ *   nothing is created (kernel/identity/stranger-limits.ts; judged after the body).
  */
 import type { RequestMeta } from "../../access/http";
 import { SECOND } from "../../core/clock";
@@ -30,7 +30,7 @@ import { randomBase62, uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { hashToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
-import { StrangerLimits } from "../platform/stranger-limits";
+import { StrangerLimits } from "../../kernel/identity";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";
 import type { SigninService } from "./signin";

@@ -41,7 +41,7 @@
  *   per challenge, 30 s apart (429 MFA_SEND_LIMIT / MFA_SEND_TOO_SOON with Retry-After);
  *   each send supersedes the previous code. Only the HMAC of a code is stored. A send also
  *   counts against the client address's mail requests and the factor address's sign-in code
- *   mails an hour (platform/stranger-limits.ts): 429 RATE_LIMITED with Retry-After past either
+ *   mails an hour (kernel/identity/stranger-limits.ts): 429 RATE_LIMITED with Retry-After past either
  *   (the caller proved the password: the answer may name the address's state).
  * - Verify tries the live emailed code, then each enabled TOTP factor; amr becomes
  *   ["pwd", "email" | "totp"]. Recover takes a recovery code; amr ["pwd", "recovery_code"].
@@ -76,8 +76,7 @@ import { buildPage, decodeCursor, parseLimit } from "../../core/pagination";
 import { deriveKey, safeEqual } from "../../core/secrets";
 import { newTotpSeed, normaliseRecoveryCode, TOTP_CODE_RE, totpKeyUri, totpSecretText } from "../../core/totp";
 import type { AppContext } from "../../context";
-import { factorStatus, invalidMfaToken, MFA_RULES, MfaChallenges, MfaFactors, wrongCode, type FactorStatus, type MfaRealm } from "../../kernel/identity";
-import { StrangerLimits } from "../platform/stranger-limits";
+import { factorStatus, invalidMfaToken, MFA_RULES, MfaChallenges, MfaFactors, StrangerLimits, wrongCode, type FactorStatus, type MfaRealm } from "../../kernel/identity";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthAuditEntry } from "./audit";
 import type { AppAccess } from "./access";

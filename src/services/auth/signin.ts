@@ -6,7 +6,7 @@
  * With the App setting signup_requires_pak (pak = platform API key) only the latter is
  * accepted, so users can only be created from the customer's backend. signup_enabled=false
  * refuses both with 403 SIGNUP_DISABLED. Sign-ups with the publishable key are limited per
- * client address (all Apps together) and per App (platform/stranger-limits.ts): 429
+ * client address (all Apps together) and per App (kernel/identity/stranger-limits.ts): 429
  * RATE_LIMITED with Retry-After, after the body is judged and before the password is hashed.
  * Sign-ups with a workspace API key come from the customer's own backend and are not counted.
  *
@@ -25,8 +25,7 @@ import { forbidden, invalidField, unauthorized } from "../../core/errors";
 import { SigninGuard } from "../../core/signin-guard";
 import { safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
-import { provePassword, type PasswordRealm } from "../../kernel/identity";
-import { StrangerLimits } from "../platform/stranger-limits";
+import { provePassword, StrangerLimits, type PasswordRealm } from "../../kernel/identity";
 import { actorOfPrincipal, type AppService, type LoadedApp } from "./apps";
 import { recordAuthAudit } from "./audit";
 import type { ConsumerTokens, SessionService } from "./sessions";

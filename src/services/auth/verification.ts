@@ -30,7 +30,7 @@
  *   code, at most MAIL_PER_RECIPIENT_PER_HOUR reset mails per address (further requests are
  *   dropped silently, counted for unknown addresses too). Past the client address's mail
  *   requests an hour: 429 RATE_LIMITED with Retry-After, which says nothing about the address.
- *   Limits: platform/stranger-limits.ts.
+ *   Limits: kernel/identity/stranger-limits.ts.
  *   The reset takes email + code (codes are per target), revokes every session, and marks
  *   the primary email verified: the code proved the user reads that mailbox.
  */
@@ -45,7 +45,7 @@ import * as rateStore from "../../core/store/ratelimit";
 import { uuid } from "../../core/ids";
 import { deriveKey, safeEqual } from "../../core/secrets";
 import type { AppContext } from "../../context";
-import { StrangerLimits } from "../platform/stranger-limits";
+import { StrangerLimits } from "../../kernel/identity";
 import type { AdminCaller } from "./access";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";

@@ -13,11 +13,10 @@ import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "../../kernel/tenancy";
-import { provePassword, rotateRefresh, type PasswordRealm } from "../../kernel/identity";
+import { provePassword, rotateRefresh, StrangerLimits, type PasswordRealm } from "../../kernel/identity";
 import * as store from "./store/accounts";
 import { hasLiveInvitationFor } from "./store/members";
 import { markEmailVerified } from "./store/oauth";
-import { StrangerLimits } from "./stranger-limits";
 import { SessionTokens } from "./tokens";
 
 export const SESSION_SHORT = 24 * 3600;
@@ -63,7 +62,7 @@ export class AccountService {
   /** Console accounts as the identity core's password realm. */
   private readonly passwordRealm: PasswordRealm<store.AccountRow>;
   private readonly resetGuesses: AddressLimit;
-  /** Sign-ups and reset mails per client address and recipient (stranger-limits.ts). */
+  /** Sign-ups and reset mails per client address and recipient (kernel/identity/stranger-limits.ts). */
   private readonly strangers: StrangerLimits;
   private readonly resetKey: Uint8Array;
   /** Deferred work (reset mails) still running: awaited by idle() in tests and shutdown. */

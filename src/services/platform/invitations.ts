@@ -7,7 +7,7 @@
  * answers one 404 for every way a token can be unusable, so the endpoint tells nobody
  * which tokens or addresses exist.
  *
- * The mail is limited (stranger-limits.ts): with open sign-up anyone can make a workspace and
+ * The mail is limited (kernel/identity/stranger-limits.ts): with open sign-up anyone can make a workspace and
  * invite strangers. Past the client address's mail requests an hour, or the invitations one
  * address may get an hour from all workspaces, 429 RATE_LIMITED with Retry-After and nothing
  * is created (the answer already tells whether the address is a member, so it may say so).
@@ -24,7 +24,7 @@ import { hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta, type Authz } from "../../kernel/tenancy";
 import type { RoleService } from "./roles";
-import { StrangerLimits } from "./stranger-limits";
+import { StrangerLimits } from "../../kernel/identity";
 import { accountById } from "./store/accounts";
 import * as store from "./store/members";
 import { BUILTIN_ROLE_IDS, insertMember, workspaceById } from "./store/workspaces";
