@@ -16,6 +16,7 @@
  *   and conversation memberships; the counters of the actors on the other side of its
  *   follows and blocks are corrected in the same transaction (no per-edge events).
  */
+import type { Static } from "@sinclair/typebox";
 import type { Principal } from "../../../access/principal";
 import { tx, type Sql } from "../../../core/db";
 import { invalidField, notFound } from "../../../core/errors";
@@ -23,6 +24,7 @@ import { uuid } from "../../../core/ids";
 import type { Page } from "../../../core/pagination";
 import { type WebhookEngine, emitEvent } from "../../../kernel/webhooks";
 import { batchItems, idList, isObject, itemError, jsonObject, page, pageArgs, type ItemError } from "../core/common";
+import type { Actor } from "../core/schemas";
 import type { Lane } from "./lane";
 import * as store from "./store";
 import { SOCIAL_WEBHOOKS } from "../events";
@@ -32,21 +34,8 @@ export const ACTOR_NAME_MAX = 200;
 export const AVATAR_URL_MAX = 2048;
 const STATUSES = ["active", "suspended", "deleted"] as const;
 
-export interface ActorView {
-  id: string;
-  community_id: string;
-  external_id: string;
-  display_name: string | null;
-  avatar_url: string | null;
-  metadata: Record<string, unknown>;
-  status: store.ActorStatus;
-  is_private: boolean;
-  shadow_banned_at: string | null;
-  shadow_banned_until: string | null;
-  shadow_banned_reason: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** An actor as the API shows it: the Actor schema (core/schemas.ts) is its one declaration. */
+export type ActorView = Static<typeof Actor>;
 
 /** The counters row as the API shows it (countersView makes the counts numbers: PostgreSQL's int8 arrives as text). */
 export type CountersView = store.CounterRow;

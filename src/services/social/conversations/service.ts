@@ -24,6 +24,7 @@
  * - Folders: requests holds the conversations whose other participant (direct) or founder
  *   (group) the viewer restricts; inbox the rest; all both. Most recent activity first.
  */
+import type { Static } from "@sinclair/typebox";
 import type { Principal } from "../../../access/principal";
 import { tx, type Sql } from "../../../core/db";
 import { ApiError, forbidden, invalidField, notFound } from "../../../core/errors";
@@ -37,6 +38,7 @@ import { blocked } from "../graph/follows";
 import { blockBetween } from "../graph";
 import { parseSettings } from "../communities/settings";
 import type { CommunityRow } from "../communities/service";
+import type { Conversation } from "./schemas";
 import * as store from "./store";
 import { SOCIAL_WEBHOOKS } from "../events";
 
@@ -48,17 +50,8 @@ const FOLDERS = ["inbox", "requests", "all"] as const;
 const unprocessable = (message: string, code: string) => new ApiError(422, code, message);
 const notParticipant = () => forbidden("The actor is not a participant of this conversation", "NOT_A_PARTICIPANT");
 
-export interface ConversationView {
-  id: string;
-  community_id: string;
-  kind: "direct" | "group";
-  name: string | null;
-  created_by: string | null;
-  participants: { actor_id: string; joined_at: string; last_read_at: string | null; muted: boolean; role: string }[];
-  created_at: string;
-  updated_at: string;
-  last_message_at: string | null;
-}
+/** A conversation as the API shows it: the Conversation schema is its one declaration. */
+export type ConversationView = Static<typeof Conversation>;
 
 const participantView = (p: store.ParticipantRow) => ({ actor_id: p.actor_id, joined_at: p.joined_at, last_read_at: p.last_read_at, muted: !!p.muted, role: p.role });
 

@@ -1,21 +1,12 @@
 /** Views of graph rows, shared by follows and the other edges. */
+import type { Static } from "@sinclair/typebox";
 import type { Sql } from "../../../core/db";
 import { actorsByIds, actorView } from "../actors";
-import type { ActorView } from "../actors/service";
+import type { ExpandedEdge } from "./schemas";
 import type { EdgeRow } from "./store";
 
-export interface EdgeView {
-  id: string;
-  community_id: string;
-  kind: string;
-  src_actor_id: string;
-  dst_actor_id: string;
-  dst_post_id: string | null;
-  payload: Record<string, unknown>;
-  created_at: string;
-  src_actor?: ActorView | null;
-  dst_actor?: ActorView | null;
-}
+/** An edge as the API shows it, with its actor when expanded: the ExpandedEdge schema is its one declaration. */
+export type EdgeView = Static<typeof ExpandedEdge>;
 
 export const edgeView = (r: EdgeRow): EdgeView => ({
   id: r.id,
