@@ -41,6 +41,7 @@ import {
   EventCatalogue,
   LegacyWebhookService,
   legacyWebhookRoutes,
+  productEmitter,
   registerWebhookActions,
   WebhookEngine,
   webhookRoutes,
@@ -202,7 +203,8 @@ function moduleContext(m: ServiceModule<any>, kernel: Pick<ModuleContext, "ctx" 
     ...kernel,
     name,
     guard: (p, workspaceId, action) => kernel.tenancy.guard(p, workspaceId, action, name),
-    emit: (t, scopeId, type, data) => kernel.webhooks.engine.emit(t, { product, scopeId }, type, data),
+    // A product's emit refuses the types it does not declare; a module without one emits under its name.
+    emit: m.webhooks ? productEmitter(kernel.webhooks.engine, m.webhooks) : (t, scopeId, type, data) => kernel.webhooks.engine.emit(t, { product, scopeId }, type, data),
     service,
   };
 }

@@ -24,13 +24,16 @@ import type { JobDefinition } from "../core/scheduler";
 import type { InboundHandler } from "../core/smtp-listener";
 import type { Principal } from "../access/principal";
 import type { Tenancy, WorkspaceRow } from "./tenancy";
-import type { Actor, ScopeResolver, WebhookParts, WebhookProduct } from "./webhooks";
+import type { Actor, EventEmitter, ScopeResolver, WebhookParts, WebhookProduct } from "./webhooks";
 
 /**
  * What every module's create() and hooks receive: the app context and the kernel, bound to
  * the module's name (its action namespace, its per-workspace switch, its webhook product).
  */
-export interface ModuleContext {
+// `any` by default: a helper that takes any module's context (ServiceDeps) accepts every
+// module's, and a module's own context types its emit by its product's declarations.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface ModuleContext<P extends WebhookProduct = any> {
   ctx: AppContext;
   /** The module's name (ServiceModule.name). */
   name: string;
@@ -40,8 +43,12 @@ export interface ModuleContext {
    * action) and the module is switched on for it (403 SERVICE_NOT_ENABLED). The id as given.
    */
   guard(p: Principal, workspaceId: string, action: string): Promise<WorkspaceRow>;
-  /** Records a webhook event of the module's product for `scopeId`, in the caller's transaction `t`. */
-  emit(t: Sql, scopeId: string, type: string, data: unknown): Promise<{ id: string }>;
+  /**
+   * Records a webhook event of the module's product for `scopeId`, in the caller's transaction
+   * `t`. Typed by the product's declarations (EventData): an undeclared type or a payload that
+   * is not its declared data fails the type check, and an undeclared type throws.
+   */
+  emit: EventEmitter<P>;
   /** Callers, workspaces and their authorization (kernel/tenancy): for checks guard() does not cover. */
   tenancy: Tenancy;
   /** The webhook engine and its HTTP side (emit() above covers the module's own events). */
@@ -78,7 +85,7 @@ export interface WebhookScopeMount {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Routes = Elysia<any, any, any, any, any, any, any>;
 
-export interface ServiceModule<S = unknown> {
+export interface ServiceModule<S = unknown, P extends WebhookProduct = WebhookProduct> {
   /**
    * The service's name: its policy-action namespace, its per-workspace switch
    * (DEFAULT_SERVICES, /platform/v1/workspaces/{slug}/services) and its table prefix.
@@ -103,20 +110,20 @@ export interface ServiceModule<S = unknown> {
    * <product>.webhooks.read / .write actions; endpoints whose scope id is a deleted
    * workspace's id go with the workspace.
    */
-  webhooks?: WebhookProduct;
+  webhooks?: P;
   /**
    * The service's schema: its migrations folder's list (services/<name>/migrations/index.ts).
    * The engines run the kernel's and every module's as one list (kernel/migrations: schemaOf).
    */
   migrations?: readonly Migration[];
   /** Builds the service once per app. Modules earlier in the list are already created. */
-  create(deps: ModuleContext): S;
+  create(deps: ModuleContext<P>): S;
   /** Where the shared webhook routes of the product are mounted (and whether the legacy routes are too). */
-  webhookScopes?(service: S, deps: ModuleContext): WebhookScopeMount[];
+  webhookScopes?(service: S, deps: ModuleContext<P>): WebhookScopeMount[];
   /** The service's own routes (full paths, under its prefix). */
-  routes?(service: S, deps: ModuleContext): Routes;
+  routes?(service: S, deps: ModuleContext<P>): Routes;
   /** Scheduled jobs (the scheduler runs them by name; tests call them directly). */
-  jobs?(service: S, deps: ModuleContext): JobDefinition[];
+  jobs?(service: S, deps: ModuleContext<P>): JobDefinition[];
   /** Runs inside the transaction that deletes a workspace: drop what its foreign keys don't reach. */
   onWorkspaceDelete?(service: S, t: Sql, workspaceId: string, actor: Actor): Promise<void>;
   /**
@@ -130,5 +137,5 @@ export interface ServiceModule<S = unknown> {
   stop?(service: S): Promise<void>;
 }
 
-/** Identity function that lets TypeScript infer a module's service type from create(). */
-export const defineService = <S>(m: ServiceModule<S>): ServiceModule<S> => m;
+/** Identity function that lets TypeScript infer a module's service type from create() and its events from webhooks. */
+export const defineService = <S, P extends WebhookProduct = WebhookProduct>(m: ServiceModule<S, P>): ServiceModule<S, P> => m;

@@ -4,7 +4,7 @@
  * (conventions: webhooks/catalogue.ts).
  */
 import { Type, type TProperties, type TSchema } from "@sinclair/typebox";
-import { ChangedFields, defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
+import { ChangedFields, defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
 
 const APP = "app_0192f600b1c2";
 const user = (over: Record<string, unknown> = {}) => ({
@@ -105,6 +105,3 @@ export const AUTH_WEBHOOKS = defineWebhookProduct({
   legacyHeader: "x-auth-signature",
   events: EVENTS,
 });
-
-/** Event type -> its data, for typed emits. */
-export type AuthEvents = EventData<typeof AUTH_WEBHOOKS>;

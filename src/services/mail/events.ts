@@ -3,8 +3,9 @@
  * and used to validate subscriptions. Each example is the `data` object of the envelope
  * (conventions: webhooks/catalogue.ts).
  */
+import type { ModuleContext } from "../../kernel/module";
 import { Type, type TProperties } from "@sinclair/typebox";
-import { defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
+import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
 import { Message, Suppression } from "./messages/schemas";
 
 /** The data of every email.* event: the message without its SMTP transcript, and the event's own fields. */
@@ -149,5 +150,5 @@ export const MAIL_WEBHOOKS = defineWebhookProduct({
   events: EVENTS,
 });
 
-/** Event type -> its data, for typed emits. */
-export type MailEvents = EventData<typeof MAIL_WEBHOOKS>;
+/** The module's context with its emit typed by these declarations. */
+export type MailContext = ModuleContext<typeof MAIL_WEBHOOKS>;

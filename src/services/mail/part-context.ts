@@ -5,13 +5,10 @@
  * written once.
  */
 import type { Principal } from "../../access/principal";
-import type { Sql } from "../../core/db";
-import type { ServiceDeps } from "../../kernel/module";
-import { emitEvent } from "../../kernel/webhooks";
-import { MAIL_WEBHOOKS, type MailEvents } from "./events";
+import type { MailContext } from "./events";
 
 export class MailPartContext {
-  constructor(readonly d: ServiceDeps) {}
+  constructor(readonly d: MailContext) {}
 
   get ctx() {
     return this.d.ctx;
@@ -23,7 +20,7 @@ export class MailPartContext {
   }
 
   /** Records a mail event on `t`, the transaction of the change it describes. */
-  emit<K extends keyof MailEvents>(t: Sql, workspaceId: string, type: K, data: MailEvents[K]) {
-    return emitEvent(this.d.webhooks.engine, MAIL_WEBHOOKS, t, workspaceId, type, data);
+  get emit() {
+    return this.d.emit;
   }
 }

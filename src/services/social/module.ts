@@ -2,7 +2,7 @@
 import type { Sql } from "../../core/db";
 import type { AuthService } from "../auth/service";
 import { defineService, type WebhookScopeMount } from "../../kernel/module";
-import { productEmitter, withListeners, workspaceScope } from "../../kernel/webhooks";
+import { withListeners, workspaceScope } from "../../kernel/webhooks";
 import { ActorService } from "./actors/service";
 import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities/service";
 import { ConversationService } from "./conversations/service";
@@ -39,7 +39,7 @@ export const socialModule = defineService({
     const communities = new CommunityService(d.ctx, d, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
     const lane = new Lane(d.ctx, communities);
     // Part 2: follow events also write in-app notifications (notifications/service.ts).
-    const follows = new FollowService(lane, withListeners(productEmitter(d.webhooks.engine, SOCIAL_WEBHOOKS), followNotifications(() => d.ctx.clock.iso())));
+    const follows = new FollowService(lane, withListeners(d.emit, followNotifications(() => d.ctx.clock.iso())));
     const content = contentParts(lane, d.webhooks.engine);
     return {
       ...content,

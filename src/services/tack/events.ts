@@ -3,8 +3,9 @@
  * and used to validate subscriptions. Each example is the `data` object of the envelope
  * (conventions: webhooks/catalogue.ts).
  */
+import type { ModuleContext } from "../../kernel/module";
 import { Type } from "@sinclair/typebox";
-import { defineWebhookProduct, type EventData, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
+import { defineWebhookProduct, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
 import { Card, Comment, List, Project } from "./board/schemas";
 
 const card = (over: Record<string, unknown> = {}) => ({
@@ -123,5 +124,5 @@ export const TACK_WEBHOOKS = defineWebhookProduct({
   events: EVENTS,
 });
 
-/** Event type -> its data, for typed emits. */
-export type TackEvents = EventData<typeof TACK_WEBHOOKS>;
+/** The module's context with its emit typed by these declarations. */
+export type TackContext = ModuleContext<typeof TACK_WEBHOOKS>;

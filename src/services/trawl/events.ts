@@ -3,8 +3,9 @@
  * and used to validate subscriptions. Each example is the `data` object of the envelope
  * (conventions: webhooks/catalogue.ts).
  */
+import type { ModuleContext } from "../../kernel/module";
 import { Type } from "@sinclair/typebox";
-import { defineWebhookProduct, type EventData, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
+import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
 import { Job } from "./schemas";
 
 const job = (over: Record<string, unknown> = {}) => ({
@@ -67,5 +68,5 @@ export const TRAWL_WEBHOOKS = defineWebhookProduct({
   events: EVENTS,
 });
 
-/** Event type -> its data, for typed emits. */
-export type TrawlEvents = EventData<typeof TRAWL_WEBHOOKS>;
+/** The module's context with its emit typed by these declarations. */
+export type TrawlContext = ModuleContext<typeof TRAWL_WEBHOOKS>;

@@ -16,13 +16,11 @@ import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
 import { prefixedId, prefixedIdPattern } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
-import type { ServiceDeps } from "../../kernel/module";
 import { SchemaCompiler, isObject } from "./schema";
 import * as store from "./store";
 import type { JobStatus } from "./store";
 import { jobView, monthlyUsageView, settingsView, type JobView } from "./views";
-import { emitEvent } from "../../kernel/webhooks";
-import { TRAWL_WEBHOOKS, type TrawlEvents } from "./events";
+import type { TrawlContext } from "./events";
 
 export const DESCRIPTION_MAX = 4000;
 export const URLS_MAX = 20;
@@ -88,7 +86,7 @@ export class JobService {
   /** Called after a cancel commits (the worker aborts the job's in-flight call). */
   onCancel: (jobId: string) => void = () => {};
 
-  constructor(readonly deps: ServiceDeps) {}
+  constructor(readonly deps: TrawlContext) {}
 
   get ctx() {
     return this.deps.ctx;
@@ -196,8 +194,9 @@ export class JobService {
 
   // ------------------------------------------------------------------ worker side
 
-  emit<K extends keyof TrawlEvents>(t: Sql, workspaceId: string, type: K, data: TrawlEvents[K]) {
-    return emitEvent(this.deps.webhooks.engine, TRAWL_WEBHOOKS, t, workspaceId, type, data);
+  /** The module's typed emit: records a trawl event on `t`, the transaction of the change it describes. */
+  get emit() {
+    return this.deps.emit;
   }
 
   /**

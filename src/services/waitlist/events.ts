@@ -4,7 +4,7 @@
  * (conventions: webhooks/catalogue.ts).
  */
 import { Type } from "@sinclair/typebox";
-import { defineWebhookProduct, type EventData, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
+import { defineWebhookProduct, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
 import { Entry, Waitlist, WaitlistSettingsModel } from "./schemas";
 
 const entry = (over: Record<string, unknown> = {}) => ({
@@ -110,6 +110,3 @@ export const WAITLIST_WEBHOOKS = defineWebhookProduct({
   legacyHeader: "x-waitlist-signature",
   events: EVENTS,
 });
-
-/** Event type -> its data, for typed emits. */
-export type WaitlistEvents = EventData<typeof WAITLIST_WEBHOOKS>;

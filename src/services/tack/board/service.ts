@@ -14,13 +14,11 @@ import { ApiError, conflict, forbidden, notFound } from "../../../core/errors";
 import { prefixedId } from "../../../core/ids";
 import { tx, type Sql } from "../../../core/db";
 import { lockKey } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../../kernel/module";
 import { activeCardsInList, dropSearchRows, insertActivity } from "./cards-store";
 import * as store from "./store";
 import { Checks, LISTS_MAX, offsetPage, pagination } from "./validate";
 import { labelView, listView, projectView, workspaceView } from "./views";
-import { emitEvent } from "../../../kernel/webhooks";
-import { TACK_WEBHOOKS, type TackEvents } from "../events";
+import type { TackContext } from "../events";
 
 export const TACK = "tack";
 
@@ -113,7 +111,7 @@ export function labelPatch(v: Checks, b: Body) {
 }
 
 export class Board {
-  constructor(readonly deps: ServiceDeps) {}
+  constructor(readonly deps: TackContext) {}
 
   /** Runs one write operation in a transaction (the SQLite engine commits concurrent ones together). */
   write<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
@@ -160,8 +158,9 @@ export class Board {
     await insertActivity(t, { id: prefixedId("act"), project_id: projectId, card_id: cardId, actor_id: c.actorId, action, changes: JSON.stringify(changes), timestamp: this.clock.iso() });
   }
 
-  emit<K extends keyof TackEvents>(t: Sql, wsId: string, type: K, data: TackEvents[K]) {
-    return emitEvent(this.deps.webhooks.engine, TACK_WEBHOOKS, t, wsId, type, data);
+  /** The module's typed emit: records a board event on `t`, the transaction of the change it describes. */
+  get emit() {
+    return this.deps.emit;
   }
 
   // ------------------------------------------------------------------ workspaces
