@@ -8,3 +8,4 @@ export { factorStatus, MFA_RULES, MfaFactors, type FactorStatus } from "./mfa-fa
 export { invalidCredentials, normaliseIdentifier, provePassword, refuseInactive, type PasswordRealm } from "./password-signin";
 export { rotateRefresh, type RefreshTokenStore } from "./refresh-rotation";
 export { StrangerLimits } from "./stranger-limits";
+export { CONSOLE_PASSWORDS, PASSWORD_MAX, passwordProblem, type PasswordPolicy } from "./passwords";

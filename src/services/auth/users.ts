@@ -11,10 +11,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { tx, type Sql } from "../../core/db";
-import { isCommonPassword } from "../../core/common-passwords";
 import { badRequest, conflict, type ErrorDetail } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import type { AppContext } from "../../context";
+import { passwordProblem } from "../../kernel/identity";
 import type { LoadedApp } from "./apps";
 import { recordAuthAudit, type AuthActor } from "./audit";
 import type { RequestMeta } from "../../access/http";
@@ -25,7 +25,6 @@ import type { EventEmitter } from "../../kernel/webhooks";
 import type { AUTH_WEBHOOKS } from "./events";
 
 export const USERNAME_RE = /^[A-Za-z0-9._-]{3,64}$/;
-export const PASSWORD_MAX = 1024;
 export const DISPLAY_NAME_MAX = 200;
 export const METADATA_MAX_BYTES = 16 * 1024;
 
@@ -75,15 +74,9 @@ export function publicUser(u: store.UserView): PublicUser {
 /** Emits an Auth webhook event inside the caller's transaction (`t`: that transaction's handle). */
 export type EmitAuthEvent = EventEmitter<typeof AUTH_WEBHOOKS>;
 
-/** The App's password policy; every path that sets a password (sign-up, invite, change, reset, admin) goes through it. */
+/** The App's password policy (kernel/identity/passwords.ts); every path that sets a password (sign-up, invite, change, reset, admin) goes through it. */
 export function checkPassword(app: LoadedApp, password: string, field = "password"): ErrorDetail | null {
-  const min = app.settings.password_min_length;
-  if (password.length < min) return { field, reason: `must be at least ${min} characters` };
-  if (password.length > PASSWORD_MAX) return { field, reason: `must be at most ${PASSWORD_MAX} characters` };
-  if (app.settings.block_common_passwords && isCommonPassword(password)) {
-    return { field, reason: "is one of the 100,000 most used passwords; choose another" };
-  }
-  return null;
+  return passwordProblem(password, { minLength: app.settings.password_min_length, blockCommon: app.settings.block_common_passwords }, field);
 }
 
 export function checkMetadata(v: unknown, field = "metadata"): ErrorDetail | null {

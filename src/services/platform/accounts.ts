@@ -13,7 +13,7 @@ import { uuid } from "../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../core/secrets";
 import type { AppContext } from "../../context";
 import { audit, type RequestMeta } from "../../kernel/tenancy";
-import { provePassword, rotateRefresh, StrangerLimits, type PasswordRealm } from "../../kernel/identity";
+import { CONSOLE_PASSWORDS, passwordProblem, provePassword, rotateRefresh, StrangerLimits, type PasswordRealm } from "../../kernel/identity";
 import * as store from "./store/accounts";
 import { hasLiveInvitationFor } from "./store/members";
 import { markEmailVerified } from "./store/oauth";
@@ -96,8 +96,8 @@ export class AccountService {
     const email = b.email.trim();
     if (!EMAIL_RE.test(email) || email.length > 254) details.push({ field: "email", reason: "must be a valid email address" });
     if (!USERNAME_RE.test(b.username)) details.push({ field: "username", reason: "1-64 letters, digits, dot, underscore or hyphen" });
-    if (b.password.length < 8) details.push({ field: "password", reason: "must be at least 8 characters" });
-    if (b.password.length > 1024) details.push({ field: "password", reason: "must be at most 1024 characters" });
+    const password = passwordProblem(b.password, CONSOLE_PASSWORDS);
+    if (password) details.push(password);
     if (b.display_name != null && b.display_name.length > 200) details.push({ field: "display_name", reason: "at most 200 characters" });
     if (details.length) throw badRequest("Sign-up validation failed", details);
     return { email: email.toLowerCase(), username: b.username };
@@ -288,8 +288,8 @@ export class AccountService {
    */
   async resetPassword(b: { token: string; new_password: string }, meta: RequestMeta) {
     if (!/^\d{6}$/.test(b.token)) throw invalidField("token", "must be the 6-digit code from the email");
-    if (b.new_password.length < 8) throw invalidField("new_password", "must be at least 8 characters");
-    if (b.new_password.length > 1024) throw invalidField("new_password", "must be at most 1024 characters");
+    const password = passwordProblem(b.new_password, CONSOLE_PASSWORDS, "new_password");
+    if (password) throw invalidField(password.field, password.reason);
     await this.resetGuesses.admit(meta.ip, "Too many wrong reset codes; try again later");
     const row = await store.liveResetByCode(this.ctx.db, this.codeHash(b.token), this.ctx.clock.nowMs());
     if (!row) {
