@@ -7,7 +7,7 @@ import { Elysia } from "elysia";
 import { ActionRegistry } from "./access/actions";
 import { PUBLIC, SECURITY_SCHEMES } from "./access/openapi";
 import { t } from "./core/schema";
-import { ConfigError, type Config } from "./config";
+import { ConfigError, moduleSettings, type Config } from "./config";
 import { DAY, systemClock, type Clock } from "./core/clock";
 import { openDatabase, sqliteOf, SQLITE_FILE } from "./core/db";
 import { CacheBus } from "./core/cache-bus";
@@ -33,7 +33,7 @@ import { unlockMasterKey } from "./core/key-check";
 import { ensureWritableDir } from "./core/startup";
 import type { AppContext, ServiceCatalogue } from "./context";
 import type { InboundHandler } from "./core/smtp-listener";
-import type { ModuleContext, Routes, ServiceModule } from "./kernel/module";
+import { settingsOf, type ModuleContext, type Routes, type ServiceModule } from "./kernel/module";
 import { Tenancy } from "./kernel/tenancy";
 import type { Platform } from "./services/platform/service";
 import type { AuthService } from "./services/auth/service";
@@ -195,13 +195,17 @@ interface Mounted {
   context: ModuleContext;
 }
 
+/** What mount() hands every module: the app context, tenancy, the webhook engine and each module's settings by name. */
+type Kernel = Pick<ModuleContext, "ctx" | "tenancy" | "webhooks"> & { settings: Config["settings"] };
+
 /** The kernel as one module sees it: guard and emit bound to its name (its switch, its webhook product). */
-function moduleContext(m: ServiceModule<any>, kernel: Pick<ModuleContext, "ctx" | "tenancy" | "webhooks">, service: ModuleContext["service"]): ModuleContext {
+function moduleContext(m: ServiceModule<any>, kernel: Kernel, service: ModuleContext["service"]): ModuleContext {
   const { name } = m;
   const product = m.webhooks?.product ?? name;
   return {
     ...kernel,
     name,
+    settings: kernel.settings[name] ?? {},
     guard: (p, workspaceId, action) => kernel.tenancy.guard(p, workspaceId, action, name),
     // A product's emit refuses the types it does not declare; a module without one emits under its name.
     emit: m.webhooks ? productEmitter(kernel.webhooks.engine, m.webhooks) : (t, scopeId, type, data) => kernel.webhooks.engine.emit(t, { product, scopeId }, type, data),
@@ -215,7 +219,7 @@ function moduleContext(m: ServiceModule<any>, kernel: Pick<ModuleContext, "ctx" 
  * jobs, webhook scopes and routes, then the workspace-delete cascade and the dispatch of
  * workspace events. Returns the mounted modules in order.
  */
-function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Pick<ModuleContext, "ctx" | "tenancy" | "webhooks">, catalogue: EventCatalogue): Mounted[] {
+function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Kernel, catalogue: EventCatalogue): Mounted[] {
   const { ctx, tenancy, webhooks } = kernel;
   for (const m of modules) {
     // Grouped by namespace: the platform's module owns several (workspace, member, apikey ...).
@@ -284,6 +288,8 @@ export async function createApp(
   opts: { clock?: Clock; log?: Logger; webhooks?: Partial<WebhookEngineOptions>; modules?: readonly ServiceModule<any>[] } = {},
 ): Promise<BunkerApp> {
   const modules = opts.modules ?? SERVICE_MODULES;
+  // Before anything opens: a module's bad setting is a ConfigError like the kernel's.
+  const settings = moduleSettings(config, settingsOf(modules));
   const ctx = await buildContext(config, serviceCatalogue(config, modules), schemaOf(modules), opts);
   if (ctx.db.engine === "postgres") {
     // Several nodes may share this database: each scheduled tick runs on one of them.
@@ -331,7 +337,7 @@ export async function createApp(
     .get("/", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
     .use(adminConsole());
 
-  const mounted = mount(app, modules, { ctx, tenancy, webhooks: { engine, api: webhookApi, legacy: legacyWebhooks } }, catalogue);
+  const mounted = mount(app, modules, { ctx, tenancy, webhooks: { engine, api: webhookApi, legacy: legacyWebhooks }, settings }, catalogue);
 
   // Last, so the documents describe every route above: /docs (Swagger UI), /docs/json, and
   // /<service>/openapi.json with each module's title, description and version.

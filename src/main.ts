@@ -8,6 +8,8 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError, loadConfig, type Config } from "./config";
+import { settingsOf } from "./kernel/module";
+import type { Settings } from "./settings";
 import { listenCommand } from "./cli/listen";
 import { createBackup, restoreBackup } from "./core/backup";
 import { lockDataDir } from "./core/data-dir-lock";
@@ -39,9 +41,14 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
-function config(): Config {
+/**
+ * The configuration, or exit 2 with every problem. `modules`: the service modules' settings
+ * declarations (serve passes them all); without them only the kernel's settings are read, so
+ * the commands that do not load the app stay fast and a module's setting is not theirs to refuse.
+ */
+function config(modules: Readonly<Record<string, Settings>> = {}): Config {
   try {
-    return loadConfig();
+    return loadConfig(process.env, modules);
   } catch (e) {
     if (e instanceof ConfigError) fail(e.message, 2);
     throw e;
@@ -75,7 +82,11 @@ function starting(): Response {
 }
 
 async function serve() {
-  const cfg = config();
+  // The app (every service and the libraries they use) is loaded only by the commands that
+  // serve it: version, backup, restore, healthcheck and listen start without it. Serve loads it
+  // first, so its modules' settings are checked with the kernel's, in one list.
+  const { createApp, SERVICE_MODULES } = await import("./app");
+  const cfg = config(settingsOf(SERVICE_MODULES));
   const log = createLogger(cfg.logLevel);
   // Before any socket: every connection is a file handle.
   const files = raiseOpenFileLimit();
@@ -127,9 +138,6 @@ async function serve() {
   // Held for the life of the process: the shutdown handler below keeps the reference (an
   // unreachable lock would be closed by the garbage collector, and the lock freed with it).
   const lock = cfg.databaseUrl ? null : await startup(() => lockDataDir(cfg.dataDir));
-  // The app (every service and the libraries they use) is loaded only by the commands that
-  // serve it: version, backup, restore, healthcheck and listen start without it.
-  const { createApp } = await import("./app");
   const bunker = await startup(() => createApp(cfg, { log }));
   const { ctx } = bunker;
   if (smtp && bunker.inbound) smtp.setHandler(bunker.inbound);

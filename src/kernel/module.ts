@@ -24,6 +24,7 @@ import type { JobDefinition } from "../core/scheduler";
 import type { InboundHandler } from "../core/smtp-listener";
 import type { Principal } from "../access/principal";
 import type { Tenancy, WorkspaceRow } from "./tenancy";
+import type { Settings, SettingValues } from "../settings";
 import type { Actor, EventEmitter, ScopeResolver, WebhookParts, WebhookProduct } from "./webhooks";
 
 /**
@@ -33,10 +34,17 @@ import type { Actor, EventEmitter, ScopeResolver, WebhookParts, WebhookProduct }
 // `any` by default: a helper that takes any module's context (ServiceDeps) accepts every
 // module's, and a module's own context types its emit by its product's declarations.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export interface ModuleContext<P extends WebhookProduct = any> {
+export interface ModuleContext<P extends WebhookProduct = any, D extends Settings = Settings> {
   ctx: AppContext;
   /** The module's name (ServiceModule.name). */
   name: string;
+  /**
+   * The module's settings (ServiceModule.settings), read and checked at start with the kernel's.
+   * `any` in a context of no module in particular (ServiceDeps): a helper shared by a module's
+   * parts reads them into its declaration's type.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  settings: Settings extends D ? any : SettingValues<D>;
   /**
    * The guard of the module's workspace routes: the workspace once `p` may do `action` in it
    * (404 for an unknown workspace, another workspace's key or a non-member, 403 without the
@@ -85,7 +93,7 @@ export interface WebhookScopeMount {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Routes = Elysia<any, any, any, any, any, any, any>;
 
-export interface ServiceModule<S = unknown, P extends WebhookProduct = WebhookProduct> {
+export interface ServiceModule<S = unknown, P extends WebhookProduct = WebhookProduct, D extends Settings = Settings> {
   /**
    * The service's name: its policy-action namespace, its per-workspace switch
    * (DEFAULT_SERVICES, /platform/v1/workspaces/{slug}/services) and its table prefix.
@@ -116,14 +124,20 @@ export interface ServiceModule<S = unknown, P extends WebhookProduct = WebhookPr
    * The engines run the kernel's and every module's as one list (kernel/migrations: schemaOf).
    */
   migrations?: readonly Migration[];
+  /**
+   * The service's settings: environment variables declared in its settings.ts (src/settings.ts
+   * builders), read and checked at start with the kernel's into one list of problems, and
+   * handed to the module as its context's `settings`, typed by the declaration.
+   */
+  settings?: D;
   /** Builds the service once per app. Modules earlier in the list are already created. */
-  create(deps: ModuleContext<P>): S;
+  create(deps: ModuleContext<P, D>): S;
   /** Where the shared webhook routes of the product are mounted (and whether the legacy routes are too). */
-  webhookScopes?(service: S, deps: ModuleContext<P>): WebhookScopeMount[];
+  webhookScopes?(service: S, deps: ModuleContext<P, D>): WebhookScopeMount[];
   /** The service's own routes (full paths, under its prefix). */
-  routes?(service: S, deps: ModuleContext<P>): Routes;
+  routes?(service: S, deps: ModuleContext<P, D>): Routes;
   /** Scheduled jobs (the scheduler runs them by name; tests call them directly). */
-  jobs?(service: S, deps: ModuleContext<P>): JobDefinition[];
+  jobs?(service: S, deps: ModuleContext<P, D>): JobDefinition[];
   /** Runs inside the transaction that deletes a workspace: drop what its foreign keys don't reach. */
   onWorkspaceDelete?(service: S, t: Sql, workspaceId: string, actor: Actor): Promise<void>;
   /**
@@ -138,4 +152,8 @@ export interface ServiceModule<S = unknown, P extends WebhookProduct = WebhookPr
 }
 
 /** Identity function that lets TypeScript infer a module's service type from create() and its events from webhooks. */
-export const defineService = <S, P extends WebhookProduct = WebhookProduct>(m: ServiceModule<S, P>): ServiceModule<S, P> => m;
+export const defineService = <S, P extends WebhookProduct = WebhookProduct, D extends Settings = {}>(m: ServiceModule<S, P, D>): ServiceModule<S, P, D> => m;
+
+/** The settings declarations of a module list, by module name (loadConfig and createApp read them). */
+export const settingsOf = (modules: readonly ServiceModule<any>[]): Record<string, Settings> =>
+  Object.fromEntries(modules.flatMap((m) => (m.settings ? [[m.name, m.settings]] : [])));

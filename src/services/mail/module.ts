@@ -18,6 +18,7 @@ import { sendingPart } from "./sending/part";
 import type { MailPart, MailParts } from "./part";
 import { Uuid } from "./schemas";
 import { migrations } from "./migrations";
+import { MAIL_SETTINGS } from "./settings";
 
 /** In creation order: a part may use those before it. */
 const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart, sendingPart, mailboxesPart, inboundPart, sandboxPart];
@@ -25,6 +26,7 @@ const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart,
 export const mailModule = defineService({
   name: "mail",
   migrations,
+  settings: MAIL_SETTINGS,
   description: "Transactional sending, domains and inbound mailboxes",
   prefix: "/mail",
   openapi: { title: "Bunker mail", description: "Transactional sending, domains and inbound mailboxes.", version: "v0.1.0" },

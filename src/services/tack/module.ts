@@ -18,10 +18,12 @@ import { TACK_WEBHOOKS } from "./events";
 import { TACK_SCOPE_PARAMS, TACK_SCOPE_PREFIX, tackWebhookRoutes } from "./routes";
 import { TackWebhookService, tackWorkspaceScope } from "./webhooks";
 import { migrations } from "./migrations";
+import { TACK_SETTINGS } from "./settings";
 
 export const tackModule = defineService({
   name: "tack",
   migrations,
+  settings: TACK_SETTINGS,
   description: "Card board: workspaces, projects, lists and cards",
   prefix: "/tack",
   // The spec gives the board no description version, only "/v1 below /api": v1.0.0.

@@ -20,6 +20,7 @@ import { WorkspaceId } from "./schemas";
 import { JobService } from "./service";
 import { TrawlWorker } from "./worker";
 import { migrations } from "./migrations";
+import { TRAWL_SETTINGS } from "./settings";
 
 export const TRAWL_WORKER_JOB = "trawl.worker";
 
@@ -37,18 +38,19 @@ export interface Trawl {
 export const trawlModule = defineService({
   name: "trawl",
   migrations,
+  settings: TRAWL_SETTINGS,
   description: "AI extraction jobs",
   prefix: "/trawl",
   openapi: { title: "Bunker extraction jobs", description: "AI extraction jobs.", version: "v0.1.0" },
   actions: [...TRAWL_ACTIONS],
   webhooks: TRAWL_WEBHOOKS,
   create: (d): Trawl => {
-    const cfg = d.ctx.config;
+    const cfg = d.settings;
     const jobs = new JobService(d);
     // Its own guarded client: pages up to 5 MB (one byte more tells a larger page apart).
-    const http = createOutboundHttp({ allowPrivateTargets: cfg.allowPrivateTargets, requireHttps: false, maxBodyBytes: PAGE_MAX_BYTES + 1 });
-    const llm = cfg.trawl.llmBaseUrl ? new LlmClient(cfg.trawl.llmBaseUrl, cfg.trawl.llmApiKey) : null;
-    const worker = new TrawlWorker(jobs, { concurrency: cfg.trawl.concurrency, http, llm, models: { standard: cfg.trawl.llmModel, pro: cfg.trawl.llmModelPro } });
+    const http = createOutboundHttp({ allowPrivateTargets: d.ctx.config.allowPrivateTargets, requireHttps: false, maxBodyBytes: PAGE_MAX_BYTES + 1 });
+    const llm = cfg.llmBaseUrl ? new LlmClient(cfg.llmBaseUrl, cfg.llmApiKey) : null;
+    const worker = new TrawlWorker(jobs, { concurrency: cfg.concurrency, http, llm, models: { standard: cfg.llmModel, pro: cfg.llmModelPro } });
     return { jobs, worker };
   },
   routes: (s, d) => jobRoutes(s.jobs, d),

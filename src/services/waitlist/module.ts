@@ -23,10 +23,12 @@ import { variantRoutes } from "./variant-routes";
 import { VariantService } from "./variants";
 import { PUBLIC_TOPIC, WAITLIST_ACTIONS, WaitlistService } from "./waitlists";
 import { migrations } from "./migrations";
+import { WAITLIST_ENV_SETTINGS } from "./env-settings";
 
 export const waitlistModule = defineService({
   name: "waitlist",
   migrations,
+  settings: WAITLIST_ENV_SETTINGS,
   description: "Waitlists with approval and invites",
   prefix: "/waitlist",
   openapi: { title: "Bunker waitlist", description: "Waitlists with approval and invites.", version: "v0.1.0" },

@@ -24,6 +24,7 @@ import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../.
 import { randomBase62, uuid } from "../../core/ids";
 import { isUniqueViolation } from "../../core/store/sql";
 import type { EntryService } from "./entries";
+import type { WaitlistEnvSettings } from "./env-settings";
 import { type CustomField, type WaitlistSettings } from "./settings";
 import * as store from "./store";
 import { NO_INVITE, type ClientInfo, type PublicEntryView } from "./views";
@@ -119,9 +120,10 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
 
   // Every attempt counts against the rate limits, valid or not: one that writes an entry takes
   // its slots in the entry's transaction, the others in one of their own (a 429 wins over a 400).
+  const instance: WaitlistEnvSettings = svc.waitlists.deps.settings;
   const ipKey = createHash("sha256").update(`${w.id}|${client.ip ?? "unknown"}`).digest("base64url").slice(0, 22);
   const limits = [
-    { key: `ip:${ipKey}`, limit: ctx.config.waitlistSignupsPerIpPerMinute, what: "per client address" },
+    { key: `ip:${ipKey}`, limit: instance.signupsPerIpPerMinute, what: "per client address" },
     { key: `wl:${w.id}`, limit: s.signups_per_minute, what: "for this waitlist" },
   ];
 

@@ -1,8 +1,12 @@
 /** MAIL_HOSTNAME and DNS_SERVERS settings, and the TXT chunk joining of the mail resolver (Bun answers one record per string). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../../../src/config";
+import { MAIL_SETTINGS } from "../../../src/services/mail/settings";
 import { createMailResolver, joinTxtChunks, txtHas } from "../../../src/services/mail/domains/dns";
 import { startDnsServer, type TestDnsServer } from "../../helpers/dns-server";
+
+/** The mail module's settings as start-up reads them (with the kernel's). */
+const mail = (env: Record<string, string>) => ({ dnsServers: loadConfig(env, { mail: MAIL_SETTINGS }).settings.mail!.dnsServers });
 
 describe("config", () => {
   test("MAIL_HOSTNAME defaults to PUBLIC_URL's host; lower-cased, trailing dot dropped; a bad name stops start-up", () => {
@@ -12,9 +16,9 @@ describe("config", () => {
   });
 
   test("DNS_SERVERS: comma list of ip[:port]; unset is the system resolver", () => {
-    expect(loadConfig({}).dnsServers).toBeNull();
-    expect(loadConfig({ DNS_SERVERS: " 1.1.1.1, 127.0.0.1:5353 ,[::1]:53,::1" }).dnsServers).toEqual(["1.1.1.1", "127.0.0.1:5353", "[::1]:53", "::1"]);
-    for (const bad of ["dns.example", "1.1.1.1:0", "1.1.1.1:65536", "300.1.1.1"]) expect(() => loadConfig({ DNS_SERVERS: bad })).toThrow("DNS_SERVERS");
+    expect(mail({}).dnsServers).toBeNull();
+    expect(mail({ DNS_SERVERS: " 1.1.1.1, 127.0.0.1:5353 ,[::1]:53,::1" }).dnsServers).toEqual(["1.1.1.1", "127.0.0.1:5353", "[::1]:53", "::1"]);
+    for (const bad of ["dns.example", "1.1.1.1:0", "1.1.1.1:65536", "300.1.1.1"]) expect(() => mail({ DNS_SERVERS: bad })).toThrow("DNS_SERVERS");
   });
 });
 

@@ -21,6 +21,7 @@ import { ApiError, conflict, invalidField } from "../../../core/errors";
 import { isUuid, randomHex, uuid } from "../../../core/ids";
 import { isUniqueViolation } from "../../../core/store/sql";
 import type { ServiceDeps } from "../../../kernel/module";
+import { mailSettings } from "../settings";
 import { audit } from "../../../kernel/tenancy";
 import { DomainChecks } from "./checks";
 import { DomainsContext, type DomainView } from "./context";
@@ -28,12 +29,12 @@ import { DkimRotation, dkimSelector, newDkimKey, signingKey } from "./dkim";
 import { createMailResolver, type MailResolver } from "./dns";
 import { isSandboxName, normaliseFqdn } from "./fqdn";
 import * as store from "./store";
+import { DNS_PROVIDER_MAX } from "./limits";
 
 export type { DomainView } from "./context";
 
 export const INTENTS = ["send", "receive", "send_receive"] as const;
 export const STATUSES = ["pending", "active", "failed"] as const;
-export const DNS_PROVIDER_MAX = 100;
 
 /** What the sending part needs to sign mail from an active domain. */
 export interface SendDomain {
@@ -59,7 +60,7 @@ export class DomainService {
   private readonly dkim: DkimRotation;
 
   constructor(deps: ServiceDeps, resolver?: MailResolver) {
-    this.resolver = resolver ?? createMailResolver(deps.ctx.config.dnsServers);
+    this.resolver = resolver ?? createMailResolver(mailSettings(deps).dnsServers);
     this.c = new DomainsContext(deps);
     this.checks = new DomainChecks(this.c, this.resolver);
     this.dkim = new DkimRotation(this.c);

@@ -30,6 +30,7 @@ import type { DomainService } from "../domains/service";
 import * as boxStore from "../mailboxes/store";
 import type { MessageService } from "../messages/service";
 import type { MailParts } from "../part";
+import { mailSettings } from "../settings";
 import { authenticateMessage, DNS_CACHE_MS, mailauthResolver, type DnsLookup } from "./auth";
 import { parseMail, splitAddress, type ParsedMail } from "./parse";
 import { parseReport, type ReportOutcome } from "./reports";
@@ -56,7 +57,7 @@ export class InboundService {
     private readonly d: ServiceDeps,
     private readonly parts: MailParts,
   ) {
-    this.resolver = mailauthResolver(d.ctx.config.dnsServers, 3000, DNS_CACHE_MS, () => d.ctx.clock.nowMs());
+    this.resolver = mailauthResolver(mailSettings(d).dnsServers, 3000, DNS_CACHE_MS, () => d.ctx.clock.nowMs());
   }
 
   private get ctx() {

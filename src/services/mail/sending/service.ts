@@ -40,6 +40,7 @@ import type { DomainService, SendDomain } from "../domains/part";
 import type { MessageService, QueueInput } from "../messages/service";
 import type { MessageRow } from "../messages/store";
 import type { MailParts } from "../part";
+import { mailSettings } from "../settings";
 import type { SandboxService } from "../sandbox/service";
 import { deliver, type DeliveryOutcome, type DkimKey, type OutboundMail } from "./smtp-delivery";
 import * as store from "./store";
@@ -167,7 +168,8 @@ export class SendService {
     private readonly parts: MailParts,
   ) {
     this.addresses = new Resolver({ timeout: 3000, tries: 2 });
-    if (d.ctx.config.dnsServers?.length) this.addresses.setServers(d.ctx.config.dnsServers);
+    const { dnsServers } = mailSettings(d);
+    if (dnsServers?.length) this.addresses.setServers(dnsServers);
   }
 
   private get ctx() {
@@ -551,9 +553,9 @@ export class SendService {
         relayUrl: cfg.smtpRelayUrl,
         resolveMx: (name) => this.domains.resolver.resolveMx(name),
         resolveAddresses: (host) => this.resolveAddresses(host),
-        mxPort: cfg.mailMxPort,
+        mxPort: mailSettings(this.d).mxPort,
         allowPrivateTargets: cfg.allowPrivateTargets,
-        requireTls: cfg.mailRequireTls,
+        requireTls: mailSettings(this.d).requireTls,
         // A relay is a known service with a real certificate; MX hosts rarely have one for their name.
         verifyTls: cfg.smtpRelayUrl !== null,
         heloName: cfg.mailHostname,

@@ -25,6 +25,7 @@ import { bearerFrom, type Principal } from "../../../access/principal";
 import type { ErrorDetail } from "../../../core/errors";
 import { EXACT_LIMIT_MAX } from "../../../core/ratelimit";
 import type { ServiceDeps } from "../../../kernel/module";
+import type { TackRateLimits } from "../settings";
 import { withBodyRules } from "./body-rules";
 
 export const RATE_WINDOW_MS = 60_000;
@@ -61,7 +62,8 @@ interface Counted {
 
 export function boardGuard(deps: ServiceDeps) {
   const { ctx, tenancy } = deps;
-  const limits = ctx.config.tackRateLimits;
+  // Requests per minute of each rate class (TACK_RATE_*; 0: none).
+  const limits: TackRateLimits = deps.settings;
   // What onRequest found for a request, read back by the derive and by mapResponse.
   const counted = new WeakMap<Request, Counted>();
   return new Elysia({ name: "tack-board-guard" })
