@@ -1,10 +1,9 @@
 /** The community service (social) as a module (spec 3): communities, their webhooks, actors, the social graph and conversations. */
-import type { Sql } from "../../core/db";
 import type { AuthService } from "../auth/service";
 import { defineService, type WebhookScopeMount } from "../../kernel/module";
 import { withListeners, workspaceScope } from "../../kernel/webhooks";
 import { ActorService } from "./actors/service";
-import { CommunityService, SOCIAL_ACTIONS, type Actor } from "./communities/service";
+import { CommunityService, SOCIAL_ACTIONS } from "./communities/service";
 import { ConversationService } from "./conversations/service";
 import { Lane } from "./actors/lane";
 import { detachActor } from "./graph";
@@ -31,12 +30,9 @@ export const socialModule = defineService({
   bodyRoutes: CONTENT_BODY_ROUTES,
   actions: SOCIAL_ACTIONS,
   webhooks: SOCIAL_WEBHOOKS,
-  create: (d): SocialService & { dropWebhooks(t: Sql, c: { id: string; workspace_id: string }, actor: Actor): Promise<void> } => {
-    // On the deleting transaction t (the community's, or the workspace's).
-    const dropWebhooks = (t: Sql, c: { id: string; workspace_id: string }, actor: Actor) =>
-      d.webhooks.api.endpoints.removeScope(t, { product: "social", scopeId: c.id, workspaceId: c.workspace_id }, actor);
+  create: (d): SocialService => {
     // A community's app_id must be an App of its workspace when the Auth service is mounted.
-    const communities = new CommunityService(d.ctx, d, { apps: d.service<AuthService>("auth")?.apps, onDelete: dropWebhooks });
+    const communities = new CommunityService(d.ctx, d, { apps: d.service<AuthService>("auth")?.apps });
     const lane = new Lane(d.ctx, communities);
     // Part 2: follow events also write in-app notifications (notifications/service.ts).
     const follows = new FollowService(lane, withListeners(d.emit, followNotifications(() => d.ctx.clock.iso())));
@@ -52,7 +48,6 @@ export const socialModule = defineService({
       actors: new ActorService(lane, d.webhooks.engine, [detachActor, detachContent]),
       webhooks: new CommunityWebhookService(d.ctx, d.webhooks.api, d.webhooks.engine),
       communityScope: communityWebhookScope(communities),
-      dropWebhooks,
     };
   },
   webhookScopes: (social, d): WebhookScopeMount[] => [
@@ -63,6 +58,6 @@ export const socialModule = defineService({
   routes: (social, d) => socialRoutes(social, { principals: d.tenancy.authz, idempotency: d.ctx.idempotency, catalogue: d.webhooks.api.catalogue }),
   // A deleted workspace takes its communities along (foreign key); their webhook endpoints go here.
   onWorkspaceDelete: async (social, t, workspaceId, actor) => {
-    for (const id of await social.communities.idsInWorkspace(t, workspaceId)) await social.dropWebhooks(t, { id, workspace_id: workspaceId }, actor);
+    for (const id of await social.communities.idsInWorkspace(t, workspaceId)) await social.communities.dropWebhooks(t, { id, workspace_id: workspaceId }, actor);
   },
 });

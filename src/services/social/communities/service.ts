@@ -92,8 +92,6 @@ export interface Actor {
 export interface CommunityHooks {
   /** App directory of the Auth service, to check app_id; absent: app_id is stored as given. */
   apps?: AppDirectory;
-  /** Runs inside the delete transaction `t` (e.g. drops the community's webhook endpoints). */
-  onDelete?: (t: Sql, c: store.CommunityRow, actor: Actor) => Promise<void>;
 }
 
 /** A community row as features read it (the lane resolves it for every community route). */
@@ -109,8 +107,8 @@ const badCursor = (reason: string) => badRequest("Malformed cursor", [{ field: "
 export class CommunityService {
   constructor(
     readonly ctx: AppContext,
-    /** The social module's context: its guard, and tenancy for a community addressed by id. */
-    private readonly m: Pick<ModuleContext, "guard" | "tenancy" | "name">,
+    /** The social module's context: its guard, tenancy for a community addressed by id, and the webhook endpoints a deleted community takes along. */
+    private readonly m: Pick<ModuleContext, "guard" | "tenancy" | "name" | "webhooks">,
     private readonly hooks: CommunityHooks = {},
   ) {}
 
@@ -296,12 +294,17 @@ export class CommunityService {
     });
   }
 
+  /** Drops the community's webhook endpoints on the deleting transaction `t` (the community's, or its workspace's). */
+  dropWebhooks(t: Sql, c: { id: string; workspace_id: string }, actor: Actor): Promise<void> {
+    return this.m.webhooks.api.endpoints.removeScope(t, { product: this.m.name, scopeId: c.id, workspaceId: c.workspace_id }, actor);
+  }
+
   /** Deletes the community and everything in it (cascades), its webhook endpoints included. Not reversible. */
   async remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): Promise<void> {
     const ws = await this.m.guard(p, workspaceId, "social.delete");
     await tx(this.ctx.db, async (t) => {
       const r = await this.inWorkspace(t, ws.id, id);
-      await this.hooks.onDelete?.(t, r, { principal: p, meta });
+      await this.dropWebhooks(t, r, { principal: p, meta });
       await store.deleteCommunity(t, r.id);
       await audit(t, this.ctx, { actor: p, action: "social.community.delete", workspaceId: ws.id, target: { type: "community", id: r.id }, meta, metadata: { slug: r.slug } });
     });
