@@ -6,7 +6,7 @@
  */
 import type { TString } from "@sinclair/typebox";
 import { t } from "../../core/schema";
-import { NAME_RE } from "./content/service";
+import { NAME_RE } from "./content/limits";
 import { EMAIL_MAX, EMAIL_RE } from "./messages/suppressions";
 import { UUID_PATTERN, Uuid } from "../../access/schemas";
 export { UUID_PATTERN, Uuid };

@@ -6,7 +6,8 @@ import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { requirePrincipal } from "../../access/principal";
 import type { ServiceDeps } from "../../kernel/module";
 import { ErrorBody, Job, JobCreate, JobList, JobListQuery, JobParams as jobParams, Settings, SettingsPut, Usage, UsageQuery, WorkspaceParams as wsParams } from "./schemas";
-import { DESCRIPTION_MAX, STEPS, TIMEOUT, URLS_MAX, type JobService } from "./service";
+import { DESCRIPTION_MAX, STEPS, TIMEOUT, URLS_MAX } from "./limits";
+import type { JobService } from "./service";
 import type { JobView } from "./views";
 
 const BASE = "/trawl/v1/workspaces/:workspace_id";

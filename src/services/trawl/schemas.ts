@@ -2,7 +2,7 @@
 import { t } from "../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
 import { LegacyWebhookId } from "../../kernel/webhooks";
-import { CREDIT_LIMIT_MAX, DESCRIPTION_MAX, JOB_ID, STEPS, TIMEOUT, URLS_MAX } from "./service";
+import { CREDIT_LIMIT_MAX, DESCRIPTION_MAX, JOB_ID, STEPS, TIMEOUT, URLS_MAX } from "./limits";
 import { UUID_PATTERN, Uuid } from "../../access/schemas";
 export { UUID_PATTERN, Uuid };
 

@@ -14,26 +14,15 @@
 import type { Principal } from "../../access/principal";
 import { tx, type Sql } from "../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
-import { prefixedId, prefixedIdPattern } from "../../core/ids";
+import { prefixedId } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
+import { CREDIT_LIMIT_MAX, CREDIT_LOW_RATIO, DESCRIPTION_MAX, LIST_DEFAULT, LIST_MAX, STEPS, TIERS, TIMEOUT, URL_MAX, URLS_MAX } from "./limits";
 import { SchemaCompiler, isObject } from "./schema";
 import * as store from "./store";
 import type { JobStatus } from "./store";
 import { jobView, monthlyUsageView, settingsView, type JobView } from "./views";
 import type { TrawlContext } from "./events";
 
-export const DESCRIPTION_MAX = 4000;
-export const URLS_MAX = 20;
-export const URL_MAX = 2048;
-export const STEPS = { min: 1, max: 50, def: 10 } as const;
-export const TIMEOUT = { min: 10, max: 900, def: 120 } as const;
-export const TIERS = ["standard", "pro"] as const;
-export const LIST_DEFAULT = 20;
-export const LIST_MAX = 100;
-export const CREDIT_LOW_RATIO = 0.9;
-export const CREDIT_LIMIT_MAX = 1_000_000_000;
-/** Ids as core/ids prefixedId makes them: the prefix and the 32 hex digits of a UUIDv7. */
-export const JOB_ID = new RegExp(prefixedIdPattern("job"));
 
 export interface JobInput {
   json_schema?: unknown;

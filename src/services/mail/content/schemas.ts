@@ -1,7 +1,7 @@
 /** TypeBox models of the content part's routes (brand and templates). */
 import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
-import { BODY_MAX, NAME_RE, SUBJECT_MAX } from "./service";
+import { BODY_MAX, NAME_RE, SUBJECT_MAX } from "./limits";
 
 export { ErrorBody };
 

@@ -34,13 +34,11 @@ import { lint, type Finding } from "./lint";
 import { applySchema, checkIncludes, prepare, render, validateSchema, variablesOf, type Includable, type Rendered, type VariablesSchema } from "./render";
 import * as store from "./store";
 import { brandView, templateListItemView, templateView, type BrandView, type TemplateListItemView, type TemplateView } from "./views";
+import { NAME_RE, SUBJECT_MAX, BODY_MAX } from "./limits";
 
-export const NAME_RE = /^[a-z0-9_-]{1,64}$/;
 export const KINDS = ["template", "layout", "partial"] as const;
 export const LIST_DEFAULT = 20;
 export const LIST_MAX = 100;
-export const SUBJECT_MAX = 998;
-export const BODY_MAX = 500_000;
 export const TAGS_MAX = 20;
 const TAG_RE = /^[a-z0-9_-]{1,64}$/;
 

@@ -2,7 +2,7 @@
 import { t } from "../../../core/schema";
 import { ErrorBody } from "../../../access/schemas";
 import { FQDN_MAX } from "./fqdn";
-import { DNS_PROVIDER_MAX } from "./service";
+import { DNS_PROVIDER_MAX } from "./limits";
 
 export { ErrorBody };
 

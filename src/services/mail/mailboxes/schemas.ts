@@ -2,7 +2,7 @@
 import { t } from "../../../core/schema";
 import { ErrorBody, Pagination } from "../../../access/schemas";
 import { Uuid } from "../schemas";
-import { DISPLAY_NAME_MAX, FILTER_MAX, LIST_DEFAULT, LIST_MAX, LOCAL_PART_MAX, RETENTION_DEFAULT, RETENTION_MAX, RETENTION_MIN } from "./service";
+import { DISPLAY_NAME_MAX, FILTER_MAX, LIST_DEFAULT, LIST_MAX, LOCAL_PART_MAX, RETENTION_DEFAULT, RETENTION_MAX, RETENTION_MIN } from "./limits";
 
 export { ErrorBody };
 const N = t.Nullable;

@@ -29,15 +29,8 @@ import { parseMail, type AttachmentInfo } from "../inbound/parse";
 import * as store from "./store";
 import { MAILBOX_STATUSES, type MailboxRow, type MailboxStatus, type ReceivedRow } from "./store";
 import { mailboxView, receivedSummaryView, receivedView, type MailboxView, type ReceivedSummaryView, type ReceivedView } from "./views";
+import { LOCAL_PART_MAX, DISPLAY_NAME_MAX, RETENTION_MIN, RETENTION_MAX, RETENTION_DEFAULT, LIST_DEFAULT, LIST_MAX, FILTER_MAX } from "./limits";
 
-export const LOCAL_PART_MAX = 64;
-export const DISPLAY_NAME_MAX = 200;
-export const RETENTION_MIN = 1;
-export const RETENTION_MAX = 3650;
-export const RETENTION_DEFAULT = 30;
-export const LIST_DEFAULT = 20;
-export const LIST_MAX = 100;
-export const FILTER_MAX = 200;
 export const RESERVED_PREFIXES = ["bounces+", "bunker-test-"] as const;
 const ATEXT = "A-Za-z0-9!#$%&'*+/=?^_`{|}~-";
 const DOT_STRING = new RegExp(`^[${ATEXT}]+(\\.[${ATEXT}]+)*$`);

@@ -21,13 +21,13 @@
 import type { Static } from "@sinclair/typebox";
 import type { Deliverability } from "./schemas";
 import type { MessageStatus } from "./store";
+import { MAX_BLOCK_SIGNALS } from "./limits";
 
 export const BLOCKED_SHARE = 0.2;
 export const BLOCKED_MIN = 10;
 export const AT_RISK_NEGATIVE = 0.05;
 export const AT_RISK_COMPLAINTS = 0.003;
 export const HEALTHY_CONFIRMED = 0.1;
-export const MAX_BLOCK_SIGNALS = 10;
 
 /** Reply texts of receivers that refuse mail for its source's reputation (RBL/DNSBL listings, policy blocks). */
 export const BLOCK_RE =

@@ -1,9 +1,9 @@
 /** TypeBox models of the messages part (message log, settings, timeline, deliverability, suppressions). */
 import { t } from "../../../core/schema";
 import { ErrorBody, Pagination } from "../../../access/schemas";
-import { MAX_BLOCK_SIGNALS } from "./deliverability";
+import { MAX_BLOCK_SIGNALS } from "./limits";
 import { LIST_DEFAULT, LIST_MAX, RECIPIENT_MAX, SUBJECT_CONTAINS_MAX, TEMPLATE_MAX } from "./query";
-import { TIMELINE_MAX_BUCKETS, WINDOW_DEFAULT, WINDOW_MAX } from "./stats";
+import { TIMELINE_MAX_BUCKETS, WINDOW_DEFAULT, WINDOW_MAX } from "./limits";
 import { DELIVERED_TO, MESSAGE_STATUSES, SUPPRESSION_REASONS } from "./store";
 
 export { ErrorBody };

@@ -8,10 +8,8 @@ import { badRequest, invalidField } from "../../../core/errors";
 import type { MailPartContext } from "../part-context";
 import { verdictOf, type DeliverabilityView } from "./deliverability";
 import * as store from "./store";
+import { WINDOW_DEFAULT, WINDOW_MAX, TIMELINE_MAX_BUCKETS } from "./limits";
 
-export const WINDOW_DEFAULT = 14;
-export const WINDOW_MAX = 90;
-export const TIMELINE_MAX_BUCKETS = 366;
 
 export class MessageStats {
   constructor(private readonly c: MailPartContext) {}
