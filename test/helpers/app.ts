@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { createApp, type BunkerApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { ManualClock } from "../../src/core/clock";
-import { testDatabaseUrl } from "./engine";
+import { SQLITE_FILE } from "../../src/core/db";
+import { seedSqlite, testDatabaseUrl } from "./engine";
 import { type BinaryProcess, inProcessOnly, ON_BINARY, startBinary } from "./binary";
 
 export interface TestApp extends BunkerApp {
@@ -40,6 +41,8 @@ export async function startTestApp(
     return startBinaryTestApp({ BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...TEST_COSTS, ...UNLIMITED_STRANGERS, ...env }, dir);
   }
   const databaseUrl = env.DATABASE_URL ?? (await testDatabaseUrl());
+  // A module list of the test's own may need another schema: it migrates from nothing.
+  if (!databaseUrl && !opts.modules) seedSqlite(join(dir, SQLITE_FILE));
   const engineEnv: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl, PG_POOL_SIZE: "4" } : {};
   const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: "silent", BUNKER_ENV: "test", PUBLIC_URL: "http://localhost:8080", CONSOLE_SIGNUP: "open", ...UNLIMITED_STRANGERS, ...engineEnv, ...env });
   const clock = new ManualClock(Date.parse("2026-11-21T12:00:00.000Z"));
