@@ -206,7 +206,7 @@ function moduleContext(m: ServiceModule<any>, kernel: Kernel, service: ModuleCon
     ...kernel,
     name,
     settings: kernel.settings[name] ?? {},
-    guard: (p, workspaceId, action) => kernel.tenancy.guard(p, workspaceId, action, name),
+    guard: (p, workspaceId, action) => kernel.tenancy.guard(p, m.workspaceIdsAnyCase ? workspaceId.toLowerCase() : workspaceId, action, name),
     // A product's emit refuses the types it does not declare; a module without one emits under its name.
     emit: m.webhooks ? productEmitter(kernel.webhooks.engine, m.webhooks) : (t, scopeId, type, data) => kernel.webhooks.engine.emit(t, { product, scopeId }, type, data),
     service,

@@ -48,7 +48,8 @@ export interface ModuleContext<P extends WebhookProduct = any, D extends Setting
   /**
    * The guard of the module's workspace routes: the workspace once `p` may do `action` in it
    * (404 for an unknown workspace, another workspace's key or a non-member, 403 without the
-   * action) and the module is switched on for it (403 SERVICE_NOT_ENABLED). The id as given.
+   * action) and the module is switched on for it (403 SERVICE_NOT_ENABLED). The id as given,
+   * or lower-cased first when the module says its routes take any case (workspaceIdsAnyCase).
    */
   guard(p: Principal, workspaceId: string, action: string): Promise<WorkspaceRow>;
   /**
@@ -110,6 +111,11 @@ export interface ServiceModule<S = unknown, P extends WebhookProduct = WebhookPr
    * rule for every other route): uploads with a larger cap, form posts. Full paths.
    */
   bodyRoutes?: readonly BodyRoute[];
+  /**
+   * Its routes' schemas accept workspace ids (UUIDs) in any case, and its rows hold them
+   * lower-case: the context's guard() lower-cases the id before the check (mail, waitlist).
+   */
+  workspaceIdsAnyCase?: boolean;
   /** Policy actions, `<namespace>.<verb>`; registered (grouped by namespace) before create(). */
   actions?: readonly { name: string; description: string }[];
   /**

@@ -50,7 +50,7 @@ export const trawlModule = defineService({
     // Its own guarded client: pages up to 5 MB (one byte more tells a larger page apart).
     const http = createOutboundHttp({ allowPrivateTargets: d.ctx.config.allowPrivateTargets, requireHttps: false, maxBodyBytes: PAGE_MAX_BYTES + 1 });
     const llm = cfg.llmBaseUrl ? new LlmClient(cfg.llmBaseUrl, cfg.llmApiKey) : null;
-    const worker = new TrawlWorker(jobs, { concurrency: cfg.concurrency, http, llm, models: { standard: cfg.llmModel, pro: cfg.llmModelPro } });
+    const worker = new TrawlWorker(d, jobs, { concurrency: cfg.concurrency, http, llm, models: { standard: cfg.llmModel, pro: cfg.llmModelPro } });
     return { jobs, worker };
   },
   routes: (s, d) => jobRoutes(s.jobs, d),

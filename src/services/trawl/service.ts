@@ -75,14 +75,10 @@ export class JobService {
   /** Called after a cancel commits (the worker aborts the job's in-flight call). */
   onCancel: (jobId: string) => void = () => {};
 
-  constructor(readonly deps: TrawlContext) {}
-
-  get ctx() {
-    return this.deps.ctx;
-  }
+  constructor(readonly m: TrawlContext) {}
 
   async create(p: Principal, workspaceId: string, input: JobInput): Promise<JobView> {
-    const ws = await this.deps.guard(p, workspaceId, "trawl.job.write");
+    const ws = await this.m.guard(p, workspaceId, "trawl.job.write");
     const details: ErrorDetail[] = [];
     details.push(...this.schemas.check(input.json_schema));
     const description = typeof input.description === "string" ? input.description.trim() : "";
@@ -98,11 +94,11 @@ export class JobService {
     const webhookId = input.webhook_id ?? null;
     if (details.length) throw badRequest("Invalid extraction job", details);
     if (webhookId !== null) {
-      const hook = await this.deps.webhooks.legacy.row(this.ctx.db, { product: this.deps.name, scopeId: ws.id }, webhookId as string).catch(() => null);
+      const hook = await this.m.webhooks.legacy.row(this.m.ctx.db, { product: this.m.name, scopeId: ws.id }, webhookId as string).catch(() => null);
       if (!hook) throw new ApiError(404, "NOT_FOUND", `Webhook ${webhookId} not found in this workspace`, [{ field: "webhook_id", reason: "no legacy webhook of the workspace has this id" }]);
     }
     await this.assertCredits(ws.id);
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const row: store.NewJob = {
       id: prefixedId("job"),
       workspace_id: ws.id,
@@ -113,7 +109,7 @@ export class JobService {
       timeout_s: timeoutS,
       model_tier: tier as string,
       webhook_id: webhookId as string | null,
-      enqueued_ms: this.ctx.clock.nowMs(),
+      enqueued_ms: this.m.ctx.clock.nowMs(),
       enqueued_at: now,
       created_at: now,
     };
@@ -135,15 +131,15 @@ export class JobService {
       started_at: null,
       completed_at: null,
     });
-    await tx(this.ctx.db, async (t) => {
+    await tx(this.m.ctx.db, async (t) => {
       await store.insertJob(t, row);
-      await this.emit(t, ws.id, "job.queued", view);
+      await this.m.emit(t, ws.id, "job.queued", view);
     });
     return view;
   }
 
   async list(p: Principal, workspaceId: string, q: { status?: string; cursor?: string; limit?: number }): Promise<Page<JobView>> {
-    const ws = await this.deps.guard(p, workspaceId, "trawl.job.read");
+    const ws = await this.m.guard(p, workspaceId, "trawl.job.read");
     const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
     let status: JobStatus | null = null;
     if (q.status !== undefined && q.status !== "") {
@@ -152,27 +148,27 @@ export class JobService {
     }
     const c = decodeCursor<{ c?: unknown; id?: unknown }>(q.cursor);
     if (c && (typeof c.c !== "string" || typeof c.id !== "string")) throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
-    const rows = await store.listJobs(this.ctx.db, ws.id, status, c ? { created_at: c.c as string, id: c.id as string } : null, limit + 1);
+    const rows = await store.listJobs(this.m.ctx.db, ws.id, status, c ? { created_at: c.c as string, id: c.id as string } : null, limit + 1);
     return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id }), jobView);
   }
 
   async get(p: Principal, workspaceId: string, id: string): Promise<JobView> {
-    const ws = await this.deps.guard(p, workspaceId, "trawl.job.read");
-    const r = await store.jobInWorkspace(this.ctx.db, ws.id, id);
+    const ws = await this.m.guard(p, workspaceId, "trawl.job.read");
+    const r = await store.jobInWorkspace(this.m.ctx.db, ws.id, id);
     if (!r) throw notFound("Job");
     return jobView(r);
   }
 
   async cancel(p: Principal, workspaceId: string, id: string): Promise<JobView> {
-    const ws = await this.deps.guard(p, workspaceId, "trawl.job.write");
-    const view = await tx(this.ctx.db, async (t) => {
+    const ws = await this.m.guard(p, workspaceId, "trawl.job.write");
+    const view = await tx(this.m.ctx.db, async (t) => {
       const r = await store.jobInWorkspace(t, ws.id, id);
       if (!r) throw notFound("Job");
-      if (!(await store.cancel(t, id, this.ctx.clock.iso()))) {
+      if (!(await store.cancel(t, id, this.m.ctx.clock.iso()))) {
         throw conflict(`The job is ${r.status}: only queued or running jobs can be cancelled`, "JOB_NOT_CANCELLABLE");
       }
       const v = jobView((await store.jobById(t, id))!);
-      await this.emit(t, ws.id, "job.cancelled", v);
+      await this.m.emit(t, ws.id, "job.cancelled", v);
       // Usage of a job cancelled while running is recorded by the worker when it stops.
       if (r.status === "queued") await this.account(t, ws.id, { steps: 0, pages_fetched: 0, bytes_fetched: 0, tokens_in: 0, tokens_out: 0 });
       return v;
@@ -183,21 +179,16 @@ export class JobService {
 
   // ------------------------------------------------------------------ worker side
 
-  /** The module's typed emit: records a trawl event on `t`, the transaction of the change it describes. */
-  get emit() {
-    return this.deps.emit;
-  }
-
   /**
    * Finishes a running job held by `owner` (null: the expiry sweep) with its event and usage,
    * in one transaction. False when the claim was lost (cancelled meanwhile, or taken over).
    */
   async finishJob(jobId: string, owner: string | null, o: Omit<store.Outcome, "completed_at">): Promise<boolean> {
-    return tx(this.ctx.db, async (t) => {
-      const done = await store.finish(t, jobId, owner, { ...o, completed_at: this.ctx.clock.iso() });
+    return tx(this.m.ctx.db, async (t) => {
+      const done = await store.finish(t, jobId, owner, { ...o, completed_at: this.m.ctx.clock.iso() });
       if (!done) return false;
       const r = (await store.jobById(t, jobId))!;
-      await this.emit(t, r.workspace_id, o.status === "succeeded" ? "job.succeeded" : "job.failed", jobView(r));
+      await this.m.emit(t, r.workspace_id, o.status === "succeeded" ? "job.succeeded" : "job.failed", jobView(r));
       await this.account(t, r.workspace_id, o);
       return true;
     });
@@ -205,7 +196,7 @@ export class JobService {
 
   /** Usage of a job that was cancelled while it ran (the worker noticed and stopped). */
   async recordCancelledUsage(jobId: string, u: store.Usage): Promise<void> {
-    await tx(this.ctx.db, async (t) => {
+    await tx(this.m.ctx.db, async (t) => {
       const r = await store.jobById(t, jobId);
       if (!r || r.status !== "cancelled") return;
       await store.recordUsage(t, jobId, u);
@@ -215,18 +206,18 @@ export class JobService {
 
   /** Adds a finished job's usage to the month; credits.low once at 90% of the limit. */
   private async account(t: Sql, workspaceId: string, u: store.Usage): Promise<void> {
-    const month = monthOf(this.ctx.clock.iso());
+    const month = monthOf(this.m.ctx.clock.iso());
     const row = await store.addUsage(t, workspaceId, month, u, creditsOf(u));
     const limit = (await store.settings(t, workspaceId))?.monthly_credit_limit ?? null;
     if (limit === null || row.credits < CREDIT_LOW_RATIO * limit) return;
     if (!(await store.markLowNotified(t, workspaceId, month))) return;
-    await this.emit(t, workspaceId, "credits.low", { workspace_id: workspaceId, month, credits_used: row.credits, monthly_credit_limit: limit, remaining: Math.max(0, limit - row.credits) });
+    await this.m.emit(t, workspaceId, "credits.low", { workspace_id: workspaceId, month, credits_used: row.credits, monthly_credit_limit: limit, remaining: Math.max(0, limit - row.credits) });
   }
 
   private async assertCredits(workspaceId: string): Promise<void> {
-    const limit = (await store.settings(this.ctx.db, workspaceId))?.monthly_credit_limit ?? null;
+    const limit = (await store.settings(this.m.ctx.db, workspaceId))?.monthly_credit_limit ?? null;
     if (limit === null) return;
-    const used = (await store.usage(this.ctx.db, workspaceId, monthOf(this.ctx.clock.iso())))?.credits ?? 0;
+    const used = (await store.usage(this.m.ctx.db, workspaceId, monthOf(this.m.ctx.clock.iso())))?.credits ?? 0;
     if (used >= limit) {
       throw new ApiError(402, "CREDIT_LIMIT_REACHED", `The workspace used ${used} of its ${limit} monthly extraction credits; new jobs are refused until the next month or a higher limit`);
     }
@@ -235,26 +226,26 @@ export class JobService {
   // ------------------------------------------------------------------ settings and usage
 
   async getSettings(p: Principal, workspaceId: string) {
-    const ws = await this.deps.guard(p, workspaceId, "trawl.job.read");
-    return settingsView(ws.id, (await store.settings(this.ctx.db, ws.id)) ?? null);
+    const ws = await this.m.guard(p, workspaceId, "trawl.job.read");
+    return settingsView(ws.id, (await store.settings(this.m.ctx.db, ws.id)) ?? null);
   }
 
   async putSettings(p: Principal, workspaceId: string, input: { monthly_credit_limit?: unknown }) {
-    const ws = await this.deps.guard(p, workspaceId, "trawl.settings.write");
+    const ws = await this.m.guard(p, workspaceId, "trawl.settings.write");
     const v = input.monthly_credit_limit;
     if (v !== null && (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > CREDIT_LIMIT_MAX)) {
       throw badRequest("Invalid monthly_credit_limit", [{ field: "monthly_credit_limit", reason: `integer from 1 to ${CREDIT_LIMIT_MAX}, or null for no limit` }]);
     }
-    await tx(this.ctx.db, (t) => store.putSettings(t, { workspace_id: ws.id, monthly_credit_limit: v as number | null, updated_at: this.ctx.clock.iso() }));
+    await tx(this.m.ctx.db, (t) => store.putSettings(t, { workspace_id: ws.id, monthly_credit_limit: v as number | null, updated_at: this.m.ctx.clock.iso() }));
     return this.getSettings(p, workspaceId);
   }
 
   async usage(p: Principal, workspaceId: string, q: { month?: string }) {
-    const ws = await this.deps.guard(p, workspaceId, "trawl.job.read");
-    const month = q.month ?? monthOf(this.ctx.clock.iso());
+    const ws = await this.m.guard(p, workspaceId, "trawl.job.read");
+    const month = q.month ?? monthOf(this.m.ctx.clock.iso());
     if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw badRequest("Invalid month", [{ field: "month", reason: "YYYY-MM" }]);
-    const u = await store.usage(this.ctx.db, ws.id, month);
-    const limit = (await store.settings(this.ctx.db, ws.id))?.monthly_credit_limit ?? null;
+    const u = await store.usage(this.m.ctx.db, ws.id, month);
+    const limit = (await store.settings(this.m.ctx.db, ws.id))?.monthly_credit_limit ?? null;
     return monthlyUsageView(ws.id, month, u ?? null, limit);
   }
 }

@@ -31,6 +31,7 @@ import type { OutboundHttp } from "../../core/outbound-http";
 import { withoutRequired, type JsonObject } from "./schema";
 import { JobError, runJob, type Progress } from "./pipeline/run";
 import type { LlmClient } from "./pipeline/llm";
+import type { TrawlContext } from "./events";
 import type { JobService } from "./service";
 import { jobView } from "./views";
 import * as store from "./store";
@@ -66,15 +67,12 @@ export class TrawlWorker {
   readonly leaseMs: number;
 
   constructor(
+    private readonly m: TrawlContext,
     private readonly svc: JobService,
     private readonly o: WorkerOptions,
   ) {
     this.leaseMs = o.leaseMs ?? LEASE_MS;
     svc.onCancel = (id) => this.running.get(id)?.controller.abort(new Cancelled("cancelled"));
-  }
-
-  private get ctx() {
-    return this.svc.ctx;
   }
 
   /** Jobs running in this process. */
@@ -85,8 +83,8 @@ export class TrawlWorker {
   /** Fails exhausted jobs, claims what fits and starts it; returns how many were started. */
   async tick(): Promise<number> {
     if (this.stopped) return 0;
-    const now = this.ctx.clock.nowMs();
-    const exhausted = await tx(this.ctx.db, (t) => store.claimExhausted(t, now, MAX_ATTEMPTS, 50));
+    const now = this.m.ctx.clock.nowMs();
+    const exhausted = await tx(this.m.ctx.db, (t) => store.claimExhausted(t, now, MAX_ATTEMPTS, 50));
     for (const j of exhausted) {
       await this.svc.finishJob(j.id, j.lease_owner, {
         status: "failed",
@@ -117,14 +115,14 @@ export class TrawlWorker {
   /** Claims up to `free` due jobs and starts them (their slots are reserved by the caller). */
   private async claim(now: number, free: number): Promise<number> {
     const owner = randomBytes(12).toString("hex");
-    const claimed = await tx(this.ctx.db, async (t) => {
-      const rows = await store.claimDue(t, now, now + this.leaseMs, owner, this.ctx.clock.iso(), MAX_ATTEMPTS, free);
-      for (const r of rows) await this.svc.emit(t, r.workspace_id, "job.running", jobView(r));
+    const claimed = await tx(this.m.ctx.db, async (t) => {
+      const rows = await store.claimDue(t, now, now + this.leaseMs, owner, this.m.ctx.clock.iso(), MAX_ATTEMPTS, free);
+      for (const r of rows) await this.m.emit(t, r.workspace_id, "job.running", jobView(r));
       return rows;
     });
     if (this.stopped) {
       // stop() began while this claim ran: hand the jobs back instead of starting them.
-      for (const job of claimed) await store.release(this.ctx.db, job.id, owner);
+      for (const job of claimed) await store.release(this.m.ctx.db, job.id, owner);
       return 0;
     }
     // start() takes each job's slot in `running` before the caller gives the reservation back.
@@ -146,7 +144,7 @@ export class TrawlWorker {
   private start(job: store.JobRow, owner: string) {
     const controller = new AbortController();
     const done = this.run(job, owner, controller)
-      .catch((e) => this.ctx.log.error("extraction job run failed", { job: job.id, error: String(e) }))
+      .catch((e) => this.m.ctx.log.error("extraction job run failed", { job: job.id, error: String(e) }))
       .finally(() => {
         this.running.delete(job.id);
         // A freed slot takes the next queued job at once rather than at the next tick.
@@ -154,7 +152,7 @@ export class TrawlWorker {
         // A busy or unreachable database is said by the scheduler's tick, which tries again.
         const next = this.tick()
           .then(() => {})
-          .catch((e) => void (isDatabaseUnavailable(e) || this.ctx.log.warn("extraction worker: claim after a finished job failed", { error: String(e) })))
+          .catch((e) => void (isDatabaseUnavailable(e) || this.m.ctx.log.warn("extraction worker: claim after a finished job failed", { error: String(e) })))
           .finally(() => this.chained.delete(next));
         this.chained.add(next);
       });
@@ -175,7 +173,7 @@ export class TrawlWorker {
         return;
       } catch (e) {
         if (!isDatabaseUnavailable(e) || this.stopped || performance.now() + wait > giveUpAt) throw e;
-        if (wait === 250) this.ctx.log.warn("extraction job: the database is busy or unreachable; writing the outcome again shortly", { job: jobId, error: String(e) });
+        if (wait === 250) this.m.ctx.log.warn("extraction job: the database is busy or unreachable; writing the outcome again shortly", { job: jobId, error: String(e) });
         await Bun.sleep(wait);
       }
     }
@@ -187,7 +185,7 @@ export class TrawlWorker {
     const deadline = setTimeout(() => controller.abort(new JobError("TIMEOUT", `the job ran longer than timeout_s (${job.timeout_s} s)`)), job.timeout_s * 1000);
     const heartbeat = setInterval(() => {
       store
-        .extendLease(this.ctx.db, job.id, owner, this.ctx.clock.nowMs() + this.leaseMs)
+        .extendLease(this.m.ctx.db, job.id, owner, this.m.ctx.clock.nowMs() + this.leaseMs)
         .then((held) => {
           if (!held && !signal.aborted) controller.abort(new Cancelled("claim lost"));
         })
@@ -213,11 +211,11 @@ export class TrawlWorker {
         return;
       }
       if (reason instanceof Shutdown) {
-        await this.persist(job.id, () => store.release(this.ctx.db, job.id, owner));
+        await this.persist(job.id, () => store.release(this.m.ctx.db, job.id, owner));
         return;
       }
       const err = reason instanceof JobError ? reason : new JobError("FETCH_FAILED", `unexpected error: ${(reason as Error)?.message ?? String(reason)}`);
-      if (!(reason instanceof JobError)) this.ctx.log.warn("extraction job: unexpected error", { job: job.id, error: String(reason) });
+      if (!(reason instanceof JobError)) this.m.ctx.log.warn("extraction job: unexpected error", { job: job.id, error: String(reason) });
       await this.persist(job.id, () =>
         this.svc.finishJob(job.id, owner, {
           status: "failed",

@@ -20,8 +20,7 @@ import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
 import * as store from "./store";
 import { entryView, publicEntryView, type ClientInfo, type EntryView, type PublicEntryView } from "./views";
 import type { WaitlistService } from "./waitlists";
-import { emitEvent } from "../../kernel/webhooks";
-import { WAITLIST_WEBHOOKS } from "./events";
+import type { WaitlistContext } from "./events";
 import { BULK_MAX } from "./limits";
 
 export const ENTRY_STATUSES = ["pending", "approved", "rejected"] as const;
@@ -34,15 +33,10 @@ const isEntryStatus = (v: unknown): v is store.EntryStatus => typeof v === "stri
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
 export class EntryService {
-  constructor(readonly waitlists: WaitlistService) {}
-
-  get ctx() {
-    return this.waitlists.ctx;
-  }
-
-  private get deps() {
-    return this.waitlists.deps;
-  }
+  constructor(
+    readonly m: WaitlistContext,
+    readonly waitlists: WaitlistService,
+  ) {}
 
   // ------------------------------------------------------------------ shared by sign-up and admin
 
@@ -63,12 +57,12 @@ export class EntryService {
   }
 
   async variantOf(waitlistId: string, id: string) {
-    return store.variantById(this.ctx.db, waitlistId, id.toLowerCase());
+    return store.variantById(this.m.ctx.db, waitlistId, id.toLowerCase());
   }
 
   async emitEntry(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, type: "entry.created" | "entry.updated" | "entry.approved" | "entry.rejected", r: store.EntryRow, extra: { changes?: Record<string, { from: unknown; to: unknown }> } = {}, fresh = false): Promise<void> {
     const position = await this.position(t, w, s, r, fresh);
-    await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, type, { ...entryView(r, position), ...extra });
+    await this.m.emit(t, w.workspace_id, type, { ...entryView(r, position), ...extra });
   }
 
   /**
@@ -77,19 +71,19 @@ export class EntryService {
    * job waitlist.referrals, batch by batch (referrals.ts).
    */
   async referralChanged(t: Sql, w: store.WaitlistRow, referrer: store.EntryRow, delta: 1 | -1): Promise<void> {
-    const at = this.ctx.clock.iso();
+    const at = this.m.ctx.clock.iso();
     await store.bumpReferrals(t, referrer.id, delta, at);
     const from = Number(referrer.referral_count);
     await store.insertReferralUpdate(t, { id: uuid(), waitlist_id: w.id, entry_id: referrer.id, from_count: from, to_count: from + delta, created_at: at });
   }
 
   notify(t: Sql, w: store.WaitlistRow, r: store.EntryRow, kind: NotificationKind): Promise<void> {
-    return enqueueNotification(t, this.ctx, this.waitlists.notifier, { workspace_id: w.workspace_id, waitlist_id: w.id, entry_id: r.id, kind });
+    return enqueueNotification(t, this.m.ctx, this.waitlists.notifier, { workspace_id: w.workspace_id, waitlist_id: w.id, entry_id: r.id, kind });
   }
 
   /** Approves or rejects a pending entry in t: event, referral bookkeeping, notification. 409 when not pending. */
   async decide(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, to: "approved" | "rejected"): Promise<store.EntryRow> {
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     if (!(await store.decideEntry(t, w.id, r.id, to, now))) throw conflict(`The entry is ${r.status}; only pending entries can be ${to}`, "ENTRY_NOT_PENDING");
     // Before the read: queuing an approval's invite sets the entry's invite to pending.
     await this.notify(t, w, r, to);
@@ -115,7 +109,7 @@ export class EntryService {
     const { waitlist: w, input } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read", () => listQuery(q));
     const { limit, status, sort, text, c } = input;
     const s = parseWaitlistSettings(w.settings);
-    const rows = await store.listEntries(this.ctx.db, {
+    const rows = await store.listEntries(this.m.ctx.db, {
       waitlistId: w.id,
       boost: s.referral_boost,
       status: status as store.EntryStatus | null,
@@ -129,20 +123,20 @@ export class EntryService {
 
   async count(p: Principal, workspaceId: string, waitlistId: string) {
     const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read");
-    const c = await store.countByStatus(this.ctx.db, w.id);
+    const c = await store.countByStatus(this.m.ctx.db, w.id);
     return { total: c.pending + c.approved + c.rejected, ...c };
   }
 
   async get(p: Principal, workspaceId: string, waitlistId: string, id: string): Promise<EntryView> {
     const { waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.read");
-    const r = await this.entryIn(this.ctx.db, w, id);
-    return entryView(r, await store.positionOf(this.ctx.db, w.id, parseWaitlistSettings(w.settings).referral_boost, r.id));
+    const r = await this.entryIn(this.m.ctx.db, w, id);
+    return entryView(r, await store.positionOf(this.m.ctx.db, w.id, parseWaitlistSettings(w.settings).referral_boost, r.id));
   }
 
   async update(p: Principal, workspaceId: string, waitlistId: string, id: string, b: { name?: unknown; interest?: unknown; metadata?: unknown }, meta?: RequestMeta): Promise<EntryView> {
     const { ws, waitlist: w, input: patch } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", () => entryPatch(b));
     const s = parseWaitlistSettings(w.settings);
-    return tx(this.ctx.db, async (t) => {
+    return tx(this.m.ctx.db, async (t) => {
       const r = await this.entryIn(t, w, id);
       if (b.metadata !== undefined) {
         const merged: Record<string, unknown> = { ...JSON.parse(r.metadata) };
@@ -156,35 +150,35 @@ export class EntryService {
       const changes: Record<string, { from: unknown; to: unknown }> = {};
       for (const k of Object.keys(patch) as (keyof store.EntryRow)[]) if (patch[k] !== r[k]) changes[k] = { from: k === "metadata" ? JSON.parse(r.metadata) : r[k], to: k === "metadata" ? JSON.parse(patch.metadata!) : patch[k] };
       if (Object.keys(changes).length === 0) return entryView(r, await store.positionOf(t, w.id, s.referral_boost, r.id));
-      await store.updateEntry(t, r.id, patch, this.ctx.clock.iso());
+      await store.updateEntry(t, r.id, patch, this.m.ctx.clock.iso());
       const after = (await store.entryById(t, w.id, r.id))!;
       await this.emitEntry(t, w, s, "entry.updated", after, { changes });
-      await audit(t, this.ctx, { actor: p, action: "waitlist.entry.update", workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta, metadata: { fields: Object.keys(changes) } });
+      await audit(t, this.m.ctx, { actor: p, action: "waitlist.entry.update", workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta, metadata: { fields: Object.keys(changes) } });
       return entryView(after, await store.positionOf(t, w.id, s.referral_boost, r.id));
     });
   }
 
   async remove(p: Principal, workspaceId: string, waitlistId: string, id: string, meta?: RequestMeta): Promise<void> {
     const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
-    await tx(this.ctx.db, async (t) => {
+    await tx(this.m.ctx.db, async (t) => {
       const r = await this.entryIn(t, w, id);
       await store.deleteEntry(t, r);
       if (r.referred_by_entry_id && r.status !== "rejected") {
         const referrer = await store.entryById(t, w.id, r.referred_by_entry_id);
         if (referrer) await this.referralChanged(t, w, referrer, -1);
       }
-      await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, "entry.deleted", { id: r.id, waitlist_id: w.id, email: r.email, deleted_at: this.ctx.clock.iso() });
-      await audit(t, this.ctx, { actor: p, action: "waitlist.entry.delete", workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta });
+      await this.m.emit(t, w.workspace_id, "entry.deleted", { id: r.id, waitlist_id: w.id, email: r.email, deleted_at: this.m.ctx.clock.iso() });
+      await audit(t, this.m.ctx, { actor: p, action: "waitlist.entry.delete", workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta });
     });
   }
 
   async decideOne(p: Principal, workspaceId: string, waitlistId: string, id: string, to: "approved" | "rejected", meta?: RequestMeta): Promise<EntryView> {
     const { ws, waitlist: w } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write");
     const s = parseWaitlistSettings(w.settings);
-    return tx(this.ctx.db, async (t) => {
+    return tx(this.m.ctx.db, async (t) => {
       const r = await this.entryIn(t, w, id);
       const after = await this.decide(t, w, s, r, to);
-      await audit(t, this.ctx, { actor: p, action: `waitlist.entry.${to === "approved" ? "approve" : "reject"}`, workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta });
+      await audit(t, this.m.ctx, { actor: p, action: `waitlist.entry.${to === "approved" ? "approve" : "reject"}`, workspaceId: ws.id, target: { type: "waitlist_entry", id: r.id }, meta });
       return entryView(after, null);
     });
   }
@@ -193,7 +187,7 @@ export class EntryService {
   async bulk(p: Principal, workspaceId: string, waitlistId: string, b: { action?: unknown; entry_ids?: unknown; top?: unknown }, meta?: RequestMeta) {
     const { ws, waitlist: w, input: to } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.entry.write", () => bulkAction(b));
     const s = parseWaitlistSettings(w.settings);
-    return tx(this.ctx.db, async (t) => {
+    return tx(this.m.ctx.db, async (t) => {
       const ids = b.entry_ids !== undefined ? [...new Set((b.entry_ids as string[]).map((x) => x.toLowerCase()))] : await store.topPendingIds(t, w.id, s.referral_boost, b.top as number);
       const rows: store.EntryRow[] = [];
       for (const id of ids) {
@@ -205,7 +199,7 @@ export class EntryService {
       if (notPending.length) throw conflict(`Only pending entries can be ${to}: ${notPending.map((r) => r.id).join(", ")}`, "ENTRY_NOT_PENDING");
       const out: EntryView[] = [];
       for (const r of rows) out.push(entryView(await this.decide(t, w, s, (await store.entryById(t, w.id, r.id))!, to), null));
-      await audit(t, this.ctx, { actor: p, action: `waitlist.entry.bulk_${b.action}`, workspaceId: ws.id, target: { type: "waitlist", id: w.id }, meta, metadata: { count: out.length } });
+      await audit(t, this.m.ctx, { actor: p, action: `waitlist.entry.bulk_${b.action}`, workspaceId: ws.id, target: { type: "waitlist", id: w.id }, meta, metadata: { count: out.length } });
       return { action: b.action as string, count: out.length, data: out };
     });
   }

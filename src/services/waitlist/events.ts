@@ -5,6 +5,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import { defineWebhookProduct, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
+import type { ModuleContext } from "../../kernel/module";
 import { Entry, Waitlist, WaitlistSettingsModel } from "./schemas";
 
 const entry = (over: Record<string, unknown> = {}) => ({
@@ -110,3 +111,6 @@ export const WAITLIST_WEBHOOKS = defineWebhookProduct({
   legacyHeader: "x-waitlist-signature",
   events: EVENTS,
 });
+
+/** The waitlist module's context: its emit typed by these declarations. */
+export type WaitlistContext = ModuleContext<typeof WAITLIST_WEBHOOKS>;

@@ -29,6 +29,8 @@ export const waitlistModule = defineService({
   name: "waitlist",
   migrations,
   settings: WAITLIST_ENV_SETTINGS,
+  // Admin routes take workspace ids as UUIDs of any case (the route schemas), rows hold them lower-case.
+  workspaceIdsAnyCase: true,
   description: "Waitlists with approval and invites",
   prefix: "/waitlist",
   openapi: { title: "Bunker waitlist", description: "Waitlists with approval and invites.", version: "v0.1.0" },
@@ -49,7 +51,7 @@ export const waitlistModule = defineService({
         throw e;
       }
     });
-    return { waitlists, entries: new EntryService(waitlists), variants: new VariantService(waitlists, publicConfig), worker, publicConfig };
+    return { waitlists, entries: new EntryService(d, waitlists), variants: new VariantService(d, waitlists, publicConfig), worker, publicConfig };
   },
   routes: (s, d) =>
     new Elysia({ name: "waitlist-routes" })
@@ -70,7 +72,7 @@ export const waitlistModule = defineService({
     if (e.type !== "workspace.renamed") return;
     const data = e.data as { workspace_id: string; old_slug: string; new_slug: string };
     await store.renameWorkspace(t, data.workspace_id, data.old_slug, data.new_slug);
-    await s.waitlists.ctx.caches.changed(t, PUBLIC_TOPIC);
+    await s.waitlists.m.ctx.caches.changed(t, PUBLIC_TOPIC);
   },
   stop: (s) => s.publicConfig.flushViews(),
   webhookScopes: (_, d) => [{ prefix: "/waitlist/v1/workspaces/:workspace_id", resolve: workspaceScope(d.tenancy, d.name), legacyRoutes: "unlisted", params: { workspace_id: Uuid("The workspace's id") } }],

@@ -19,13 +19,11 @@ import { tx, type Sql } from "../../core/db";
 import { ApiError } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import type { AppContext } from "../../context";
-import type { ServiceDeps } from "../../kernel/module";
 import type { Bridges } from "./bridges";
 import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";
 import * as store from "./store";
-import { emitEvent } from "../../kernel/webhooks";
-import { WAITLIST_WEBHOOKS } from "./events";
+import type { WaitlistContext } from "./events";
 
 export type NotificationKind = "welcome" | "approved" | "rejected";
 export const NOTIFY_JOB = "waitlist.notify";
@@ -87,24 +85,20 @@ export const notificationsOf = store.notificationsOf;
 
 export class NotificationWorker implements Notifier {
   constructor(
-    private readonly deps: ServiceDeps,
+    private readonly m: WaitlistContext,
     private readonly bridges: Bridges,
   ) {}
 
-  private get ctx() {
-    return this.deps.ctx;
-  }
-
   kick(): void {
-    this.ctx.scheduler.runNow(NOTIFY_JOB).catch((e: Error) => this.ctx.log.warn("waitlist notify run failed", { error: e.message }));
+    this.m.ctx.scheduler.runNow(NOTIFY_JOB).catch((e: Error) => this.m.ctx.log.warn("waitlist notify run failed", { error: e.message }));
   }
 
   /** Claims and carries out due notifications; returns how many were handled. */
   async runDue(): Promise<number> {
     let handled = 0;
     for (let round = 0; round < 10; round++) {
-      const now = this.ctx.clock.nowMs();
-      const claimed = await tx(this.ctx.db, (t) => store.claimNotifications(t, now, now + LEASE_MS, BATCH));
+      const now = this.m.ctx.clock.nowMs();
+      const claimed = await tx(this.m.ctx.db, (t) => store.claimNotifications(t, now, now + LEASE_MS, BATCH));
       for (const r of claimed) await this.handle({ ...r, attempts: Number(r.attempts) + 1 });
       handled += claimed.length;
       if (claimed.length < BATCH) break;
@@ -113,24 +107,24 @@ export class NotificationWorker implements Notifier {
   }
 
   private async finish(db: Sql, id: string, fields: { state: string; next?: number; error?: string | null }): Promise<void> {
-    await store.finishNotification(db, id, fields.state, fields.next ?? this.ctx.clock.nowMs(), fields.error ?? null, this.ctx.clock.iso());
+    await store.finishNotification(db, id, fields.state, fields.next ?? this.m.ctx.clock.nowMs(), fields.error ?? null, this.m.ctx.clock.iso());
   }
 
   private async handle(n: NotificationRow): Promise<void> {
     try {
       await this.carryOut(n);
-      await this.finish(this.ctx.db, n.id, { state: "done" });
+      await this.finish(this.m.ctx.db, n.id, { state: "done" });
     } catch (e) {
       const invite = e instanceof InviteFailure ? e : null;
       const cause = invite?.original ?? e;
       const message = (cause as Error)?.message ?? String(cause);
       const final = !!invite?.permanent || n.attempts >= MAX_ATTEMPTS;
       const delay = Math.min(HOUR, 30 * SECOND * 2 ** (n.attempts - 1));
-      await tx(this.ctx.db, async (t) => {
-        await this.finish(t, n.id, { state: final ? "failed" : "pending", next: this.ctx.clock.nowMs() + delay, error: message.slice(0, 500) });
+      await tx(this.m.ctx.db, async (t) => {
+        await this.finish(t, n.id, { state: final ? "failed" : "pending", next: this.m.ctx.clock.nowMs() + delay, error: message.slice(0, 500) });
         if (invite) await this.inviteFailed(t, n, invite, final);
       });
-      this.ctx.log.warn("waitlist notification failed", { id: n.id, kind: n.kind, attempts: n.attempts, final, error: message, ...(invite ? { invite_error: invite.code } : {}) });
+      this.m.ctx.log.warn("waitlist notification failed", { id: n.id, kind: n.kind, attempts: n.attempts, final, error: message, ...(invite ? { invite_error: invite.code } : {}) });
     }
   }
 
@@ -139,9 +133,9 @@ export class NotificationWorker implements Notifier {
     const w = await store.waitlistById(t, n.waitlist_id);
     const entry = w ? await store.entryById(t, w.id, n.entry_id) : null;
     if (!w || !entry) return;
-    const at = this.ctx.clock.iso();
+    const at = this.m.ctx.clock.iso();
     await store.updateEntry(t, entry.id, inviteState(final ? "failed" : "pending", n.attempts, failure, at), at);
-    if (final) await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, "entry.invite_failed", entryView((await store.entryById(t, w.id, entry.id))!, null));
+    if (final) await this.m.emit(t, w.workspace_id, "entry.invite_failed", entryView((await store.entryById(t, w.id, entry.id))!, null));
   }
 
   /** The Auth invite for an entry, through the bridge; every failure as an InviteFailure. */
@@ -157,12 +151,12 @@ export class NotificationWorker implements Notifier {
   }
 
   private async carryOut(n: NotificationRow): Promise<void> {
-    const db = this.ctx.db;
+    const db = this.m.ctx.db;
     const w = await store.waitlistById(db, n.waitlist_id);
     const entry = w ? await store.entryById(db, w.id, n.entry_id) : null;
     if (!w || !entry) return; // deleted since: nothing to tell anyone
     const s = await store.settingsOf(db, n.workspace_id);
-    let code = n.invite_code ? this.ctx.secretBox.decrypt(n.invite_code) : null;
+    let code = n.invite_code ? this.m.ctx.secretBox.decrypt(n.invite_code) : null;
     let appSlug = entry.invited_to_app_slug;
     // An entry whose invite is pending is invited even if the settings dropped the App since (it then fails, visibly).
     if (n.kind === "approved" && !entry.invited_at && (s?.default_auth_app_slug || entry.invite_status === "pending")) {
@@ -170,11 +164,11 @@ export class NotificationWorker implements Notifier {
       code = invite.code;
       appSlug = app.slug;
       await tx(db, async (t) => {
-        const at = this.ctx.clock.iso();
+        const at = this.m.ctx.clock.iso();
         await store.updateEntry(t, entry.id, { invited_at: at, invited_to_app_slug: app.slug, invite_app_slug: app.slug, ...inviteState("sent", n.attempts, null, at) }, at);
-        await store.keepInviteCode(t, n.id, this.ctx.secretBox.encrypt(invite.code));
+        await store.keepInviteCode(t, n.id, this.m.ctx.secretBox.encrypt(invite.code));
         const after = (await store.entryById(t, w.id, entry.id))!;
-        await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, "entry.invited", entryView(after, null));
+        await this.m.emit(t, w.workspace_id, "entry.invited", entryView(after, null));
       });
     }
     if (!s?.notifications_via_mail) return;

@@ -7,17 +7,15 @@
  * transaction: at least once, in the order of the changes.
  */
 import { tx } from "../../core/db";
-import type { ServiceDeps } from "../../kernel/module";
 import { entryView } from "./views";
 import { parseWaitlistSettings } from "./settings";
 import * as store from "./store";
-import { emitEvent } from "../../kernel/webhooks";
-import { WAITLIST_WEBHOOKS } from "./events";
+import type { WaitlistContext } from "./events";
 
 export const REFERRALS_JOB = "waitlist.referrals";
 const BATCH = 1000;
 
-export async function emitReferralUpdates(d: ServiceDeps): Promise<number> {
+export async function emitReferralUpdates(d: WaitlistContext): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await tx(d.ctx.db, async (t) => {
@@ -31,7 +29,7 @@ export async function emitReferralUpdates(d: ServiceDeps): Promise<number> {
         for (const u of updates) {
           const e = await store.entryById(t, w.id, u.entry_id);
           if (!e) continue; // the referrer was deleted since
-          await emitEvent(d.webhooks.engine, WAITLIST_WEBHOOKS, t, w.workspace_id, "entry.updated", {
+          await d.emit(t, w.workspace_id, "entry.updated", {
             ...entryView(e, positions.get(e.id) ?? null),
             changes: { referral_count: { from: Number(u.from_count), to: Number(u.to_count) } },
           });

@@ -104,7 +104,7 @@ export function adminRoutes(svc: { waitlists: WaitlistService; entries: EntrySer
     .get(`${WL}/entries/export.csv`, async (c) => {
       const p = requirePrincipal(c.principal);
       const { waitlist } = await waitlists.scoped(p, c.params.workspace_id, c.params.waitlist_id, "waitlist.entry.read");
-      return exportCsv(waitlists.ctx.db, waitlist);
+      return exportCsv(waitlists.m.ctx.db, waitlist);
     }, {
       params: wlParams,
       detail: {

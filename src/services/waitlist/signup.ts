@@ -114,13 +114,13 @@ export const originAllowed = (s: WaitlistSettings, origin: string | null) => ori
 
 /** `w` and `s`: the waitlist as the public cache holds it (public.ts; emptied on every change of a waitlist). */
 export async function signup(svc: EntryService, w: store.WaitlistRow, s: WaitlistSettings, body: SignupBody, client: ClientInfo): Promise<{ status: 200 | 201; body: PublicEntryView }> {
-  const ctx = svc.ctx;
+  const ctx = svc.m.ctx;
   if (w.status !== "open") throw conflict(`This waitlist is ${w.status} and takes no sign-ups`, "WAITLIST_CLOSED");
   if (!originAllowed(s, client.origin)) throw new ApiError(403, "ORIGIN_NOT_ALLOWED", "This origin may not post to this waitlist (settings.allowed_origins)");
 
   // Every attempt counts against the rate limits, valid or not: one that writes an entry takes
   // its slots in the entry's transaction, the others in one of their own (a 429 wins over a 400).
-  const instance: WaitlistEnvSettings = svc.waitlists.deps.settings;
+  const instance: WaitlistEnvSettings = svc.m.settings;
   const ipKey = createHash("sha256").update(`${w.id}|${client.ip ?? "unknown"}`).digest("base64url").slice(0, 22);
   const limits = [
     { key: `ip:${ipKey}`, limit: instance.signupsPerIpPerMinute, what: "per client address" },

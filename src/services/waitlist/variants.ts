@@ -25,6 +25,7 @@ import { isUniqueViolation } from "../../core/store/sql";
 import { audit } from "../../kernel/tenancy";
 import { addDays, dayStart, daysBetween, isCalendarDay } from "./days";
 import type { PublicConfig } from "./public";
+import type { WaitlistContext } from "./events";
 import * as store from "./store";
 import { variantView, type VariantView } from "./views";
 import { PUBLIC_TOPIC, type WaitlistService } from "./waitlists";
@@ -71,34 +72,31 @@ function fields(b: VariantInput, creating: boolean): Partial<store.VariantRow> {
 
 export class VariantService {
   constructor(
+    private readonly m: WaitlistContext,
     private readonly waitlists: WaitlistService,
     private readonly publicConfig: PublicConfig,
   ) {}
 
-  private get ctx() {
-    return this.waitlists.ctx;
-  }
-
   async list(p: Principal, workspaceId: string, waitlistId: string): Promise<{ data: VariantView[] }> {
     const { waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.read");
-    return { data: (await store.variantsOf(this.ctx.db, waitlist.id)).map(variantView) };
+    return { data: (await store.variantsOf(this.m.ctx.db, waitlist.id)).map(variantView) };
   }
 
   async create(p: Principal, workspaceId: string, waitlistId: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
     const { ws, waitlist, input: f } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update", () => fields(b, true));
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const row: store.VariantRow = {
       id: uuid(), waitlist_id: waitlist.id, name: f.name!, display_name: f.display_name ?? null, description: f.description ?? null, cta_text: f.cta_text ?? null,
       weight: f.weight ?? 1, active: f.active ?? 1, created_at: now, updated_at: now,
     };
     const taken = () => conflict(`A variant named "${row.name}" exists`, "VARIANT_NAME_TAKEN");
     try {
-      await tx(this.ctx.db, async (t) => {
+      await tx(this.m.ctx.db, async (t) => {
         if ((await store.variantsOf(t, waitlist.id)).length >= VARIANTS_MAX) throw conflict(`At most ${VARIANTS_MAX} variants per waitlist`, "VARIANT_LIMIT_REACHED");
         if (await store.variantNameTaken(t, waitlist.id, row.name, "")) throw taken();
         await store.insertVariant(t, row);
-        await this.ctx.caches.changed(t, PUBLIC_TOPIC);
-        await audit(t, this.ctx, { actor: p, action: "waitlist.variant.create", workspaceId: ws.id, target: { type: "waitlist_variant", id: row.id }, meta, metadata: { name: row.name } });
+        await this.m.ctx.caches.changed(t, PUBLIC_TOPIC);
+        await audit(t, this.m.ctx, { actor: p, action: "waitlist.variant.create", workspaceId: ws.id, target: { type: "waitlist_variant", id: row.id }, meta, metadata: { name: row.name } });
       });
     } catch (e) {
       if (isUniqueViolation(e)) throw taken();
@@ -110,14 +108,14 @@ export class VariantService {
   async update(p: Principal, workspaceId: string, waitlistId: string, id: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
     const { ws, waitlist, input: f } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update", () => fields(b, false));
     try {
-      return await tx(this.ctx.db, async (t) => {
+      return await tx(this.m.ctx.db, async (t) => {
         const r = await store.variantById(t, waitlist.id, id.toLowerCase());
         if (!r) throw notFound("Variant");
         if (Object.keys(f).length === 0) return variantView(r);
         if (f.name !== undefined && (await store.variantNameTaken(t, waitlist.id, f.name, r.id))) throw conflict(`A variant named "${f.name}" exists`, "VARIANT_NAME_TAKEN");
-        await store.updateVariant(t, r.id, f, this.ctx.clock.iso());
-        await this.ctx.caches.changed(t, PUBLIC_TOPIC);
-        await audit(t, this.ctx, { actor: p, action: "waitlist.variant.update", workspaceId: ws.id, target: { type: "waitlist_variant", id: r.id }, meta, metadata: { fields: Object.keys(f) } });
+        await store.updateVariant(t, r.id, f, this.m.ctx.clock.iso());
+        await this.m.ctx.caches.changed(t, PUBLIC_TOPIC);
+        await audit(t, this.m.ctx, { actor: p, action: "waitlist.variant.update", workspaceId: ws.id, target: { type: "waitlist_variant", id: r.id }, meta, metadata: { fields: Object.keys(f) } });
         return variantView((await store.variantById(t, waitlist.id, r.id))!);
       });
     } catch (e) {
@@ -128,12 +126,12 @@ export class VariantService {
 
   async remove(p: Principal, workspaceId: string, waitlistId: string, id: string, meta?: RequestMeta): Promise<void> {
     const { ws, waitlist } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update");
-    await tx(this.ctx.db, async (t) => {
+    await tx(this.m.ctx.db, async (t) => {
       const r = await store.variantById(t, waitlist.id, id.toLowerCase());
       if (!r) throw notFound("Variant");
       await store.deleteVariant(t, r.id);
-      await this.ctx.caches.changed(t, PUBLIC_TOPIC);
-      await audit(t, this.ctx, { actor: p, action: "waitlist.variant.delete", workspaceId: ws.id, target: { type: "waitlist_variant", id: r.id }, meta, metadata: { name: r.name } });
+      await this.m.ctx.caches.changed(t, PUBLIC_TOPIC);
+      await audit(t, this.m.ctx, { actor: p, action: "waitlist.variant.delete", workspaceId: ws.id, target: { type: "waitlist_variant", id: r.id }, meta, metadata: { name: r.name } });
     });
   }
 
@@ -143,7 +141,7 @@ export class VariantService {
       const v = q[k];
       if (v !== undefined && !isCalendarDay(v)) throw invalidField(k, "a calendar date YYYY-MM-DD (UTC), years 0001-9999");
     }
-    const until = q.until ?? new Date(this.ctx.clock.nowMs()).toISOString().slice(0, 10);
+    const until = q.until ?? new Date(this.m.ctx.clock.nowMs()).toISOString().slice(0, 10);
     const defaultSince = addDays(until, -(DEFAULT_DAYS - 1));
     const since = q.since ?? (defaultSince < FIRST_DAY ? FIRST_DAY : defaultSince);
     const days = daysBetween(since, until);
@@ -160,7 +158,7 @@ export class VariantService {
     // The end of until as ISO 8601's 24:00 rather than the next day's start: the day after
     // 9999-12-31 has no four-digit year, and the stored instants are compared as text.
     const to = `${until}T24:00:00.000Z`;
-    const db = this.ctx.db;
+    const db = this.m.ctx.db;
     const [signups, decisions, views, variants, referrers, utm] = await Promise.all([
       store.signupsByDay(db, w.id, from, to),
       store.decisionsByDay(db, w.id, from, to),

@@ -17,8 +17,6 @@ import { conflict, invalidField, notFound } from "../../core/errors";
 import { uuid } from "../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
 import { isUniqueViolation } from "../../core/store/sql";
-import type { AppContext } from "../../context";
-import type { ServiceDeps } from "../../kernel/module";
 import { audit } from "../../kernel/tenancy";
 import type { Bridges } from "./bridges";
 import type { Notifier } from "./notify";
@@ -26,8 +24,7 @@ import { applyWaitlistSettings, defaultWaitlistSettings, parseWaitlistSettings, 
 import * as store from "./store";
 import { waitlistView, type WaitlistView, type WorkspaceSettingsView } from "./views";
 import { putSettings, readSettings } from "./workspace-settings";
-import { emitEvent } from "../../kernel/webhooks";
-import { WAITLIST_WEBHOOKS } from "./events";
+import type { WaitlistContext } from "./events";
 
 export const WAITLIST_ACTIONS = [
   { name: "waitlist.list", description: "List waitlists" },
@@ -63,22 +60,10 @@ const createdBy = (p: Principal) => (p.kind === "api_key" ? `api_key:${p.keyId}`
 
 export class WaitlistService {
   constructor(
-    readonly deps: ServiceDeps,
+    readonly m: WaitlistContext,
     readonly bridges: Bridges,
     readonly notifier: Notifier,
   ) {}
-
-  get ctx(): AppContext {
-    return this.deps.ctx;
-  }
-
-  /**
-   * Workspace of an admin route: 404/403 from the platform; 403 when the waitlist service is off.
-   * Ids come here as the route schemas let them through: UUIDs of any case (rows hold them lower-case).
-   */
-  workspace(p: Principal, workspaceId: string, action: string) {
-    return this.deps.guard(p, workspaceId.toLowerCase(), action);
-  }
 
   async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<store.WaitlistRow> {
     const r = await store.waitlistInWorkspace(db, workspaceId, id.toLowerCase());
@@ -92,28 +77,28 @@ export class WaitlistService {
    * the input rules that need no stored record (400), then the waitlist exists (404).
    */
   async scoped<T = void>(p: Principal, workspaceId: string, waitlistId: string, action: string, check?: () => T) {
-    const ws = await this.workspace(p, workspaceId, action);
+    const ws = await this.m.guard(p, workspaceId, action);
     const input = check?.() as T;
-    return { ws, waitlist: await this.inWorkspace(this.ctx.db, ws.id, waitlistId), input };
+    return { ws, waitlist: await this.inWorkspace(this.m.ctx.db, ws.id, waitlistId), input };
   }
 
   private publicChanged(t: Sql) {
-    return this.ctx.caches.changed(t, PUBLIC_TOPIC);
+    return this.m.ctx.caches.changed(t, PUBLIC_TOPIC);
   }
 
   // ------------------------------------------------------------------ settings
 
   async getSettings(p: Principal, workspaceId: string): Promise<WorkspaceSettingsView> {
-    const ws = await this.workspace(p, workspaceId, "waitlist.settings.read");
-    return readSettings(this.ctx.db, ws.id);
+    const ws = await this.m.guard(p, workspaceId, "waitlist.settings.read");
+    return readSettings(this.m.ctx.db, ws.id);
   }
 
   async putSettings(p: Principal, workspaceId: string, body: Record<string, unknown>, meta?: RequestMeta): Promise<WorkspaceSettingsView> {
-    const ws = await this.workspace(p, workspaceId, "waitlist.settings.write");
-    const view = await putSettings(this.ctx.db, this.bridges, ws.id, body, this.ctx.clock.iso());
-    await tx(this.ctx.db, async (t) => {
+    const ws = await this.m.guard(p, workspaceId, "waitlist.settings.write");
+    const view = await putSettings(this.m.ctx.db, this.bridges, ws.id, body, this.m.ctx.clock.iso());
+    await tx(this.m.ctx.db, async (t) => {
       await this.publicChanged(t);
-      await audit(t, this.ctx, { actor: p, action: "waitlist.settings.update", workspaceId: ws.id, target: { type: "waitlist_settings", id: ws.id }, meta, metadata: { fields: Object.keys(body) } });
+      await audit(t, this.m.ctx, { actor: p, action: "waitlist.settings.update", workspaceId: ws.id, target: { type: "waitlist_settings", id: ws.id }, meta, metadata: { fields: Object.keys(body) } });
     });
     return view;
   }
@@ -121,17 +106,17 @@ export class WaitlistService {
   // ------------------------------------------------------------------ waitlists
 
   async create(p: Principal, workspaceId: string, input: { slug?: unknown; display_name?: unknown; description?: unknown; settings?: unknown }, meta?: RequestMeta): Promise<WaitlistView> {
-    const ws = await this.workspace(p, workspaceId, "waitlist.create");
+    const ws = await this.m.guard(p, workspaceId, "waitlist.create");
     if (typeof input.slug !== "string" || !SLUG_RE.test(input.slug)) throw invalidField("slug", "2-63 of a-z, 0-9 and hyphens, starting and ending with a letter or digit");
     const slug = input.slug;
     const display_name = this.displayName(input.display_name);
     const description = this.description(input.description ?? null);
     const settings = input.settings === undefined ? defaultWaitlistSettings() : applyWaitlistSettings(defaultWaitlistSettings(), input.settings);
     const id = uuid();
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const taken = () => conflict(`The slug "${slug}" is already used by a waitlist of this workspace`, "SLUG_TAKEN");
     try {
-      await tx(this.ctx.db, async (t) => {
+      await tx(this.m.ctx.db, async (t) => {
         if (await store.slugTaken(t, ws.id, slug)) throw taken();
         await store.insertWaitlist(t, {
           id, workspace_id: ws.id, workspace_slug: ws.slug, previous_workspace_slug: null, slug, display_name, description,
@@ -139,13 +124,13 @@ export class WaitlistService {
         });
         await store.insertStats(t, id);
         await store.insertVariant(t, { id: uuid(), waitlist_id: id, name: "default", display_name: null, description: null, cta_text: null, weight: 1, active: 1, created_at: now, updated_at: now });
-        await audit(t, this.ctx, { actor: p, action: "waitlist.create", workspaceId: ws.id, target: { type: "waitlist", id }, meta, metadata: { slug } });
+        await audit(t, this.m.ctx, { actor: p, action: "waitlist.create", workspaceId: ws.id, target: { type: "waitlist", id }, meta, metadata: { slug } });
       });
     } catch (e) {
       if (isUniqueViolation(e)) throw taken();
       throw e;
     }
-    return waitlistView((await store.waitlistById(this.ctx.db, id))!);
+    return waitlistView((await store.waitlistById(this.m.ctx.db, id))!);
   }
 
   private displayName(v: unknown): string {
@@ -160,64 +145,64 @@ export class WaitlistService {
   }
 
   async list(p: Principal, workspaceId: string, q: { limit?: number; cursor?: string; status?: string }): Promise<Page<WaitlistView>> {
-    const ws = await this.workspace(p, workspaceId, "waitlist.list");
+    const ws = await this.m.guard(p, workspaceId, "waitlist.list");
     const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
     const status = q.status === undefined || q.status === "" ? null : q.status;
     if (status !== null && !isStatus(status)) throw invalidField("status", `one of ${STATUSES.join(", ")}`);
     const c = decodeCursor<{ c?: unknown; id?: unknown }>(q.cursor);
     if (c && (typeof c.c !== "string" || typeof c.id !== "string")) throw invalidField("cursor", "not a cursor issued by this API");
-    const rows = await store.listWaitlists(this.ctx.db, { workspaceId: ws.id, status, before: c ? { c: c.c as string, id: c.id as string } : null, limit: limit + 1 });
+    const rows = await store.listWaitlists(this.m.ctx.db, { workspaceId: ws.id, status, before: c ? { c: c.c as string, id: c.id as string } : null, limit: limit + 1 });
     return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id }), waitlistView);
   }
 
   async get(p: Principal, workspaceId: string, id: string): Promise<WaitlistView> {
-    const ws = await this.workspace(p, workspaceId, "waitlist.read");
-    return waitlistView(await this.inWorkspace(this.ctx.db, ws.id, id));
+    const ws = await this.m.guard(p, workspaceId, "waitlist.read");
+    return waitlistView(await this.inWorkspace(this.m.ctx.db, ws.id, id));
   }
 
   async update(p: Principal, workspaceId: string, id: string, input: { display_name?: unknown; description?: unknown; settings?: unknown }, meta?: RequestMeta): Promise<WaitlistView> {
-    const ws = await this.workspace(p, workspaceId, "waitlist.update");
+    const ws = await this.m.guard(p, workspaceId, "waitlist.update");
     const patch: Partial<store.WaitlistRow> = {};
     if (input.display_name !== undefined) patch.display_name = this.displayName(input.display_name);
     if (input.description !== undefined) patch.description = this.description(input.description);
     const settings = input.settings === undefined ? undefined : settingsPatch(input.settings);
-    return tx(this.ctx.db, async (t) => {
+    return tx(this.m.ctx.db, async (t) => {
       const r = await this.inWorkspace(t, ws.id, id);
       if (settings !== undefined) patch.settings = JSON.stringify({ ...parseWaitlistSettings(r.settings), ...settings });
       if (Object.keys(patch).length === 0) return waitlistView(r);
-      await store.updateWaitlist(t, r.id, patch, this.ctx.clock.iso());
+      await store.updateWaitlist(t, r.id, patch, this.m.ctx.clock.iso());
       await this.publicChanged(t);
-      await audit(t, this.ctx, { actor: p, action: "waitlist.update", workspaceId: ws.id, target: { type: "waitlist", id: r.id }, meta, metadata: { fields: Object.keys(patch) } });
+      await audit(t, this.m.ctx, { actor: p, action: "waitlist.update", workspaceId: ws.id, target: { type: "waitlist", id: r.id }, meta, metadata: { fields: Object.keys(patch) } });
       return waitlistView((await store.waitlistById(t, r.id))!);
     });
   }
 
   async setStatus(p: Principal, workspaceId: string, id: string, status: unknown, meta?: RequestMeta): Promise<WaitlistView> {
-    const ws = await this.workspace(p, workspaceId, "waitlist.update");
+    const ws = await this.m.guard(p, workspaceId, "waitlist.update");
     if (!isStatus(status)) throw invalidField("status", `one of ${STATUSES.join(", ")}`);
-    return tx(this.ctx.db, async (t) => {
+    return tx(this.m.ctx.db, async (t) => {
       const r = await this.inWorkspace(t, ws.id, id);
       if (r.status === status) return waitlistView(r);
       if (!MOVES[r.status].includes(status)) {
         throw conflict(`A ${r.status} waitlist cannot move to ${status} (allowed: ${MOVES[r.status].join(", ")})`, "INVALID_STATUS_TRANSITION");
       }
-      const now = this.ctx.clock.iso();
+      const now = this.m.ctx.clock.iso();
       await store.updateWaitlist(t, r.id, { status }, now);
       await this.publicChanged(t);
       const view = waitlistView((await store.waitlistById(t, r.id))!);
-      await emitEvent(this.deps.webhooks.engine, WAITLIST_WEBHOOKS, t, ws.id, "waitlist.status_changed", { ...view, previous_status: r.status });
-      await audit(t, this.ctx, { actor: p, action: "waitlist.status", workspaceId: ws.id, target: { type: "waitlist", id: r.id }, meta, metadata: { from: r.status, to: status } });
+      await this.m.emit(t, ws.id, "waitlist.status_changed", { ...view, previous_status: r.status });
+      await audit(t, this.m.ctx, { actor: p, action: "waitlist.status", workspaceId: ws.id, target: { type: "waitlist", id: r.id }, meta, metadata: { from: r.status, to: status } });
       return view;
     });
   }
 
   async remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): Promise<void> {
-    const ws = await this.workspace(p, workspaceId, "waitlist.delete");
-    await tx(this.ctx.db, async (t) => {
+    const ws = await this.m.guard(p, workspaceId, "waitlist.delete");
+    await tx(this.m.ctx.db, async (t) => {
       const r = await this.inWorkspace(t, ws.id, id);
       await store.deleteWaitlist(t, r.id);
       await this.publicChanged(t);
-      await audit(t, this.ctx, { actor: p, action: "waitlist.delete", workspaceId: ws.id, target: { type: "waitlist", id: r.id }, meta, metadata: { slug: r.slug } });
+      await audit(t, this.m.ctx, { actor: p, action: "waitlist.delete", workspaceId: ws.id, target: { type: "waitlist", id: r.id }, meta, metadata: { slug: r.slug } });
     });
   }
 }
