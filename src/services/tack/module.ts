@@ -32,13 +32,13 @@ export const tackModule = defineService({
   webhooks: TACK_WEBHOOKS,
   create: (d) => {
     const board = new Board(d);
-    return { board, cards: new Cards(board), api: d.webhooks.api, webhooks: new TackWebhookService(d.ctx, d.webhooks.api), scope: tackWorkspaceScope(d.tenancy) };
+    return { board, cards: new Cards(d, board), api: d.webhooks.api, webhooks: new TackWebhookService(d.ctx, d.webhooks.api), scope: tackWorkspaceScope(d) };
   },
   // Board workspaces go with their platform workspace (foreign keys); their webhook
   // endpoints (scoped to the board workspace) and FTS rows here.
   onWorkspaceDelete: async (tack, t, workspaceId, actor) => {
     for (const scopeId of await workspaceIdsOfOwner(t, workspaceId)) {
-      await tack.api.endpoints.removeScope(t, { product: "tack", scopeId, workspaceId }, actor);
+      await tack.api.endpoints.removeScope(t, { product: TACK_WEBHOOKS.product, scopeId, workspaceId }, actor);
     }
     await dropSearchRows(t, { ownerWorkspaceId: workspaceId });
   },

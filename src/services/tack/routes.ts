@@ -25,9 +25,10 @@ import { noContent } from "../../core/openapi";
 import { ErrorBody } from "../../access/schemas";
 import type { boardGuard } from "./board/guard";
 import { WorkspaceRef } from "./board/schemas";
-import { URL_MAX, EndpointId, paramsOf, type Access, type ScopeResolver, MAX_ENDPOINTS_PER_SCOPE } from "../../kernel/webhooks";
-import { SECRET_MAX, SECRET_MIN, TACK, TACK_LIST_DEFAULT, TACK_LIST_MAX, type TackWebhookService } from "./webhooks";
+import { URL_MAX, EndpointId, paramsOf, type Access, type ScopeResolver, MAX_ENDPOINTS_PER_SCOPE, webhookAction } from "../../kernel/webhooks";
+import { SECRET_MAX, SECRET_MIN, TACK_LIST_DEFAULT, TACK_LIST_MAX, type TackWebhookService } from "./webhooks";
 import { TackWebhook, TackWebhookList } from "./webhook-views";
+import { TACK_WEBHOOKS } from "./events";
 
 export const TACK_SCOPE_PREFIX = "/tack/api/v1/workspaces/:workspace_id";
 /** The scope's parameter: the board workspace's name or id (here and on the shared routes, module.ts). */
@@ -75,8 +76,8 @@ export function tackWebhookRoutes(
   deps: { principals: PrincipalResolver; idempotency: Idempotency; guard: ReturnType<typeof boardGuard> },
 ) {
   const tags = ["Card board: webhooks"];
-  const read = `${TACK}.webhooks.read`;
-  const write = `${TACK}.webhooks.write`;
+  const read = webhookAction(TACK_WEBHOOKS.product, "read");
+  const write = webhookAction(TACK_WEBHOOKS.product, "write");
   const scopeParams = paramsOf(TACK_SCOPE_PREFIX, [], TACK_SCOPE_PARAMS);
   const idParams = paramsOf(TACK_SCOPE_PREFIX, ["webhook_id"], { ...TACK_SCOPE_PARAMS, webhook_id: EndpointId("whk_... (registered here) or ep_... (created through /webhooks/endpoints), followed by 32 hex digits") });
   const workspaceNote = "{workspace} is the workspace id or name; another workspace's, unknown or foreign workspaces answer 404.";

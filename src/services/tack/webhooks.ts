@@ -61,11 +61,10 @@ import { invalidField, notFound } from "../../core/errors";
 import { workspaceById, workspaceByRef } from "./board/store";
 import { prefixedId } from "../../core/ids";
 import { parseLimit } from "../../core/pagination";
-import type { Tenancy } from "../../kernel/tenancy";
+import type { TackContext } from "./events";
 import { type Actor, type EndpointRecord, type ResolvedScope, registerWebhookActions, webhookAction, type ScopeResolver, type WebhookService, generateSecret, SECRET_PREFIX, type Scope } from "../../kernel/webhooks";
 import { tackWebhookView, type TackWebhookPage, type TackWebhookView } from "./webhook-views";
 
-export const TACK = "tack" as const;
 export const TACK_LIST_DEFAULT = 50;
 export const TACK_LIST_MAX = 100;
 export const SECRET_MIN = 16;
@@ -97,16 +96,16 @@ export interface TackUpdateInput {
  * off for the platform workspace. Scope: {product: "tack", scopeId: board workspace id,
  * workspaceId: its platform workspace} (audit entries go to the platform workspace).
  */
-export function tackWorkspaceScope(tenancy: Tenancy): ScopeResolver {
-  registerWebhookActions(tenancy.ctx.actions, TACK);
+export function tackWorkspaceScope(m: TackContext): ScopeResolver {
+  registerWebhookActions(m.ctx.actions, m.name);
   return async ({ principal, params }, access) => {
     const ref = params.workspace_id ?? "";
-    const db = tenancy.ctx.db;
+    const db = m.ctx.db;
     const board =
       principal.kind === "api_key" ? await workspaceByRef(db, principal.workspaceId, ref) : ref.startsWith("ws_") ? await workspaceById(db, ref) : null;
     if (!board) throw notFound("Workspace");
-    const found = await tenancy.guard(principal, board.owner_workspace_id, webhookAction(TACK, access), TACK);
-    return { product: TACK, scopeId: board.id, workspaceId: found.id };
+    const found = await m.guard(principal, board.owner_workspace_id, webhookAction(m.name, access));
+    return { product: m.name, scopeId: board.id, workspaceId: found.id };
   };
 }
 

@@ -12,6 +12,7 @@ import { conflict, notFound } from "../../../core/errors";
 import { prefixedId } from "../../../core/ids";
 import type { Sql } from "../../../core/db";
 import { lockKey } from "../../../core/store/sql";
+import type { TackContext } from "../events";
 import * as cs from "./cards-store";
 import { Board, diff, has, type Body, type Caller } from "./service";
 import * as store from "./store";
@@ -98,14 +99,10 @@ export function commentInput(v: Checks, b: Body) {
 }
 
 export class Cards {
-  constructor(readonly board: Board) {}
-
-  private get db() {
-    return this.board.db;
-  }
-  private get clock() {
-    return this.board.clock;
-  }
+  constructor(
+    readonly m: TackContext,
+    readonly board: Board,
+  ) {}
 
   async out(db: Sql, row: cs.CardRow): Promise<CardView> {
     return cardView(row, (await cs.labelNamesOf(db, [row.id])).get(row.id)!);
@@ -161,7 +158,7 @@ export class Cards {
     if (m.from_list !== m.to_list) changes.list_id = { from: m.from_list, to: m.to_list };
     await this.board.activity(t, c, card.project_id, card.id, "card.moved", changes);
     const view = await this.out(t, (await cs.cardById(t, card.project_id, card.id))!);
-    await this.board.emit(t, wsId, "card.moved", { ...view, ...m, changes, actor_id: c.actorId });
+    await this.m.emit(t, wsId, "card.moved", { ...view, ...m, changes, actor_id: c.actorId });
   }
 
   // ------------------------------------------------------------------ create, read
@@ -179,7 +176,7 @@ export class Cards {
       const n = await cs.activeCardCount(t, list!.id);
       const pos = Math.min(position ?? n, n);
       if (pos < n) await cs.shiftCards(t, list!.id, pos, n - 1, 1);
-      const at = this.clock.iso();
+      const at = this.m.ctx.clock.iso();
       const row: cs.CardRow = {
         id: prefixedId("card"), workspace_id: ws.id, project_id: project.id, list_id: list!.id, search_id: await cs.nextSearchId(t),
         title: title!, body: body!, priority: priority!, position: pos, assignees: JSON.stringify(assignees), due_at: due ?? null,
@@ -189,7 +186,7 @@ export class Cards {
       await cs.setCardLabels(t, row.id, labelIds, false);
       const view = cardView(row, [...labels!].sort());
       await this.board.activity(t, c, project.id, row.id, "card.created", { title: { from: null, to: row.title }, list_id: { from: null, to: row.list_id }, position: { from: null, to: pos } });
-      await this.board.emit(t, ws.id, "card.created", { ...view, actor_id: c.actorId });
+      await this.m.emit(t, ws.id, "card.created", { ...view, actor_id: c.actorId });
       return view;
     });
   }
@@ -197,12 +194,12 @@ export class Cards {
   async list(c: Caller, wsRef: string, projectRef: string, q: CardQuery) {
     const v = new Checks();
     const { limit, offset } = offsetPage(q);
-    const { ws, project } = await this.board.project(this.db, c, wsRef, projectRef);
+    const { ws, project } = await this.board.project(this.m.ctx.db, c, wsRef, projectRef);
     const filter: cs.CardFilter = { projectId: project.id, includeArchived: flag(v, "include_archived", q.include_archived) ?? false, labelIds: [], words: [] };
-    if (q.list !== undefined) filter.listId = (await this.targetList(this.db, v, project.id, q.list, "list"))?.id;
+    if (q.list !== undefined) filter.listId = (await this.targetList(this.m.ctx.db, v, project.id, q.list, "list"))?.id;
     if (q.label !== undefined) {
       const names = Array.isArray(q.label) ? q.label : [q.label];
-      filter.labelIds = await this.labelIds(this.db, v, ws.id, [...new Set(names)], "label");
+      filter.labelIds = await this.labelIds(this.m.ctx.db, v, ws.id, [...new Set(names)], "label");
     }
     if (q.priority !== undefined) filter.priority = v.priority("priority", q.priority);
     if (q.assignee !== undefined) filter.assignee = v.assignees("assignee", [q.assignee])?.[0];
@@ -212,14 +209,14 @@ export class Cards {
       else if (!(filter.words = searchWords(q.q)).length) v.fail("q", "needs at least one letter or digit");
     }
     v.done();
-    const { total, rows } = await cs.searchCards(this.db, filter, limit, offset);
-    const labels = await cs.labelNamesOf(this.db, rows.map((r) => r.id));
+    const { total, rows } = await cs.searchCards(this.m.ctx.db, filter, limit, offset);
+    const labels = await cs.labelNamesOf(this.m.ctx.db, rows.map((r) => r.id));
     return { data: rows.map((r) => cardView(r, labels.get(r.id)!)), pagination: pagination(total, limit, offset, rows.length) };
   }
 
   async get(c: Caller, wsRef: string, projectRef: string, id: string) {
-    const { card } = await this.card(this.db, c, wsRef, projectRef, id);
-    return this.out(this.db, card);
+    const { card } = await this.card(this.m.ctx.db, c, wsRef, projectRef, id);
+    return this.out(this.m.ctx.db, card);
   }
 
   // ------------------------------------------------------------------ update, archive
@@ -232,7 +229,7 @@ export class Cards {
       const list = has(b, "list") ? await this.targetList(t, v, project.id, b.list, "list") : undefined;
       const labelIds = labels ? await this.labelIds(t, v, ws.id, labels, "labels") : undefined;
       v.done();
-      const at = this.clock.iso();
+      const at = this.m.ctx.clock.iso();
       const changes = diff(card, patch);
       if (changes.assignees) changes.assignees = { from: JSON.parse(card.assignees), to: assignees };
       if (changes.metadata) changes.metadata = { from: JSON.parse(card.metadata), to: JSON.parse(patch.metadata!) };
@@ -249,7 +246,7 @@ export class Cards {
         if (patch.title !== undefined || patch.body !== undefined) await cs.reindexCard(t, card.search_id, patch.title ?? card.title, patch.body ?? card.body);
         await this.board.activity(t, c, project.id, card.id, "card.updated", changes);
         const view = await this.out(t, (await cs.cardById(t, project.id, card.id))!);
-        await this.board.emit(t, ws.id, "card.updated", { ...view, changes, actor_id: c.actorId });
+        await this.m.emit(t, ws.id, "card.updated", { ...view, changes, actor_id: c.actorId });
       }
       if (list || position !== undefined) {
         const m = await this.place(t, { ...card }, list ?? (await store.listByRef(t, project.id, card.list_id))!, position, at);
@@ -266,12 +263,12 @@ export class Cards {
       const card = await cs.cardById(t, project.id, id);
       if (!card) throw notFound("Card");
       if (card.archived_at) return this.out(t, card);
-      const at = this.clock.iso();
+      const at = this.m.ctx.clock.iso();
       await cs.shiftCards(t, card.list_id, Number(card.position) + 1, Number.MAX_SAFE_INTEGER, -1);
       await cs.updateCard(t, card.id, { archived_at: at }, at);
       await this.board.activity(t, c, project.id, card.id, "card.archived", { archived_at: { from: null, to: at } });
       const view = await this.out(t, (await cs.cardById(t, project.id, card.id))!);
-      await this.board.emit(t, ws.id, "card.archived", { ...view, actor_id: c.actorId });
+      await this.m.emit(t, ws.id, "card.archived", { ...view, actor_id: c.actorId });
       return view;
     });
   }
@@ -285,7 +282,7 @@ export class Cards {
       const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id, true);
       const list = has(b, "list") ? await this.targetList(t, v, project.id, b.list, "list") : await store.listByRef(t, project.id, card.list_id);
       v.done();
-      const m = await this.place(t, card, list!, position, this.clock.iso());
+      const m = await this.place(t, card, list!, position, this.m.ctx.clock.iso());
       await this.moved(t, c, ws.id, card, m);
       return this.out(t, (await cs.cardById(t, project.id, card.id))!);
     });
@@ -318,7 +315,7 @@ export class Cards {
         if (card && list) plan.push({ card, list, position: item.position });
       }
       v.done();
-      const at = this.clock.iso();
+      const at = this.m.ctx.clock.iso();
       for (const p of plan) {
         // The card as it is now: earlier moves of the batch may have shifted it.
         const now = (await cs.cardById(t, project.id, p.card.id))!;
@@ -337,13 +334,13 @@ export class Cards {
     return this.board.write(async (t) => {
       const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id, true);
       if (!!card.completed_at === done) return this.out(t, card);
-      const at = this.clock.iso();
+      const at = this.m.ctx.clock.iso();
       const completed_at = done ? at : null;
       await cs.updateCard(t, card.id, { completed_at }, at);
       const action = done ? "card.completed" : "card.reopened";
       await this.board.activity(t, c, project.id, card.id, action, { completed_at: { from: card.completed_at, to: completed_at } });
       const view = await this.out(t, (await cs.cardById(t, project.id, card.id))!);
-      await this.board.emit(t, ws.id, action, { ...view, actor_id: c.actorId });
+      await this.m.emit(t, ws.id, action, { ...view, actor_id: c.actorId });
       return view;
     });
   }
@@ -358,18 +355,18 @@ export class Cards {
       // Comments are allowed on archived cards (a note on why), not in archived projects.
       const { ws, project, card } = await this.card(t, c, wsRef, projectRef, id);
       if (project.archived_at || ws.archived_at) throw conflict("The project is archived", "ARCHIVED");
-      const row: cs.CommentRow = { id: prefixedId("cmt"), card_id: card.id, project_id: project.id, author_id: c.actorId, body: body!, created_at: this.clock.iso() };
+      const row: cs.CommentRow = { id: prefixedId("cmt"), card_id: card.id, project_id: project.id, author_id: c.actorId, body: body!, created_at: this.m.ctx.clock.iso() };
       await cs.insertComment(t, row);
       await this.board.activity(t, c, project.id, card.id, "comment.created", { comment_id: { from: null, to: row.id } });
-      await this.board.emit(t, ws.id, "comment.created", { ...commentView(row), project_id: project.id, actor_id: c.actorId });
+      await this.m.emit(t, ws.id, "comment.created", { ...commentView(row), project_id: project.id, actor_id: c.actorId });
       return commentView(row);
     });
   }
 
   async comments(c: Caller, wsRef: string, projectRef: string, id: string, q: { limit?: number; offset?: number }) {
     const { limit, offset } = offsetPage(q);
-    const { card } = await this.card(this.db, c, wsRef, projectRef, id);
-    const { total, rows } = await cs.pageComments(this.db, card.id, limit, offset);
+    const { card } = await this.card(this.m.ctx.db, c, wsRef, projectRef, id);
+    const { total, rows } = await cs.pageComments(this.m.ctx.db, card.id, limit, offset);
     return { data: rows.map(commentView), pagination: pagination(total, limit, offset, rows.length) };
   }
 
@@ -380,9 +377,9 @@ export class Cards {
     if (q.action !== undefined && !/^[a-z]+\.[a-z_]+$/.test(q.action)) v.fail("action", "an action such as card.moved");
     v.done();
     let projectId: string;
-    if (cardId) projectId = (await this.card(this.db, c, wsRef, projectRef, cardId)).project.id;
-    else projectId = (await this.board.project(this.db, c, wsRef, projectRef)).project.id;
-    const { total, rows } = await cs.pageActivity(this.db, { projectId, cardId, action: q.action, since: since ?? undefined }, limit, offset);
+    if (cardId) projectId = (await this.card(this.m.ctx.db, c, wsRef, projectRef, cardId)).project.id;
+    else projectId = (await this.board.project(this.m.ctx.db, c, wsRef, projectRef)).project.id;
+    const { total, rows } = await cs.pageActivity(this.m.ctx.db, { projectId, cardId, action: q.action, since: since ?? undefined }, limit, offset);
     return { data: rows.map(activityView), pagination: pagination(total, limit, offset, rows.length) };
   }
 }

@@ -42,7 +42,7 @@ export const IDEMPOTENCY_NOTE = "Accepts Idempotency-Key (24 h; a replay answers
  * replays), then run once per caller and key; answers `status`.
  */
 export const idempotentAs = <T>(board: Board, c: RouteIO & { principal: Principal | null }, action: string, status: number, fn: (k: Caller) => Promise<T>) =>
-  as(board, c.principal, action, (k) => idempotent(board.deps.ctx.idempotency, c, callerKey(k.principal), async () => ({ status, body: await fn(k) })) as Promise<T>);
+  as(board, c.principal, action, (k) => idempotent(board.m.ctx.idempotency, c, callerKey(k.principal), async () => ({ status, body: await fn(k) })) as Promise<T>);
 
 export function boardRoutes(board: Board, deps: ServiceDeps) {
   const tags = ["Card board: workspaces, projects, lists, labels"];

@@ -20,8 +20,6 @@ import { Checks, LISTS_MAX, offsetPage, pagination } from "./validate";
 import { labelView, listView, projectView, workspaceView } from "./views";
 import type { TackContext } from "../events";
 
-export const TACK = "tack";
-
 /** A caller resolved for one request: its platform workspace and its id for author/actor fields. */
 export interface Caller {
   principal: Principal;
@@ -111,18 +109,11 @@ export function labelPatch(v: Checks, b: Body) {
 }
 
 export class Board {
-  constructor(readonly deps: TackContext) {}
+  constructor(readonly m: TackContext) {}
 
   /** Runs one write operation in a transaction (the SQLite engine commits concurrent ones together). */
   write<T>(fn: (t: Sql) => Promise<T>): Promise<T> {
-    return tx(this.deps.ctx.db, fn);
-  }
-
-  get db() {
-    return this.deps.ctx.db;
-  }
-  get clock() {
-    return this.deps.ctx.clock;
+    return tx(this.m.ctx.db, fn);
   }
 
   // ------------------------------------------------------------------ access
@@ -133,7 +124,7 @@ export class Board {
    */
   async caller(principal: Principal, action: string): Promise<Caller> {
     if (principal.kind !== "api_key") throw forbidden("Card-board routes take a workspace API key (svc_live_...)", "API_KEY_REQUIRED");
-    await this.deps.guard(principal, principal.workspaceId, action);
+    await this.m.guard(principal, principal.workspaceId, action);
     return { principal, owner: principal.workspaceId, actorId: principal.keyId };
   }
 
@@ -155,12 +146,7 @@ export class Board {
   }
 
   async activity(t: Sql, c: Caller, projectId: string, cardId: string | null, action: string, changes: Record<string, { from: unknown; to: unknown }> = {}) {
-    await insertActivity(t, { id: prefixedId("act"), project_id: projectId, card_id: cardId, actor_id: c.actorId, action, changes: JSON.stringify(changes), timestamp: this.clock.iso() });
-  }
-
-  /** The module's typed emit: records a board event on `t`, the transaction of the change it describes. */
-  get emit() {
-    return this.deps.emit;
+    await insertActivity(t, { id: prefixedId("act"), project_id: projectId, card_id: cardId, actor_id: c.actorId, action, changes: JSON.stringify(changes), timestamp: this.m.ctx.clock.iso() });
   }
 
   // ------------------------------------------------------------------ workspaces
@@ -169,20 +155,20 @@ export class Board {
     const v = new Checks();
     const { name, display, metadata } = workspaceInput(v, b);
     v.done();
-    const at = this.clock.iso();
+    const at = this.m.ctx.clock.iso();
     const row: store.WorkspaceRow = { id: prefixedId("ws"), owner_workspace_id: c.owner, name: name!, display_name: display!, metadata: metadata!, archived_at: null, created_at: at, updated_at: at };
-    await store.insertWorkspace(this.db, row);
+    await store.insertWorkspace(this.m.ctx.db, row);
     return workspaceView(row);
   }
 
   async listWorkspaces(c: Caller, q: { limit?: number; offset?: number; include_archived?: boolean }) {
     const { limit, offset } = offsetPage(q);
-    const { total, rows } = await store.pageWorkspaces(this.db, c.owner, q.include_archived === true, limit, offset);
+    const { total, rows } = await store.pageWorkspaces(this.m.ctx.db, c.owner, q.include_archived === true, limit, offset);
     return { data: rows.map(workspaceView), pagination: pagination(total, limit, offset, rows.length) };
   }
 
   async getWorkspace(c: Caller, ref: string) {
-    return workspaceView(await this.workspace(this.db, c, ref));
+    return workspaceView(await this.workspace(this.m.ctx.db, c, ref));
   }
 
   async updateWorkspace(c: Caller, ref: string, b: Body) {
@@ -191,7 +177,7 @@ export class Board {
     v.done();
     return this.write(async (t) => {
       const ws = await this.workspace(t, c, ref, true);
-      await store.updateWorkspace(t, ws.id, patch, this.clock.iso());
+      await store.updateWorkspace(t, ws.id, patch, this.m.ctx.clock.iso());
       return workspaceView((await store.workspaceById(t, ws.id))!);
     });
   }
@@ -199,7 +185,7 @@ export class Board {
   async archiveWorkspace(c: Caller, ref: string) {
     return this.write(async (t) => {
       const ws = await this.workspace(t, c, ref);
-      if (!ws.archived_at) await store.updateWorkspace(t, ws.id, { archived_at: this.clock.iso() }, this.clock.iso());
+      if (!ws.archived_at) await store.updateWorkspace(t, ws.id, { archived_at: this.m.ctx.clock.iso() }, this.m.ctx.clock.iso());
       return workspaceView((await store.workspaceById(t, ws.id))!);
     });
   }
@@ -216,7 +202,7 @@ export class Board {
     v.done();
     return this.write(async (t) => {
       const ws = await this.workspace(t, c, wsRef, true);
-      const at = this.clock.iso();
+      const at = this.m.ctx.clock.iso();
       const row: store.ProjectRow = { id: prefixedId("proj"), workspace_id: ws.id, name: name!, display_name: display!, status: "active", archived_at: null, created_at: at, updated_at: at };
       await store.insertProject(t, row);
       for (const [i, l] of lists.entries()) {
@@ -224,22 +210,22 @@ export class Board {
       }
       const view = await this.projectOut(t, row);
       await this.activity(t, c, row.id, null, "project.created", { name: { from: null, to: row.name } });
-      await this.emit(t, ws.id, "project.created", { ...view, actor_id: c.actorId });
+      await this.m.emit(t, ws.id, "project.created", { ...view, actor_id: c.actorId });
       return view;
     });
   }
 
   async listProjects(c: Caller, wsRef: string, q: { limit?: number; offset?: number; include_archived?: boolean }) {
     const { limit, offset } = offsetPage(q);
-    const ws = await this.workspace(this.db, c, wsRef);
-    const { total, rows } = await store.pageProjects(this.db, ws.id, q.include_archived === true, limit, offset);
-    const lists = await store.listsOfProjects(this.db, rows.map((r) => r.id));
+    const ws = await this.workspace(this.m.ctx.db, c, wsRef);
+    const { total, rows } = await store.pageProjects(this.m.ctx.db, ws.id, q.include_archived === true, limit, offset);
+    const lists = await store.listsOfProjects(this.m.ctx.db, rows.map((r) => r.id));
     return { data: rows.map((r) => projectView(r, lists.get(r.id)!)), pagination: pagination(total, limit, offset, rows.length) };
   }
 
   async getProject(c: Caller, wsRef: string, ref: string) {
-    const { project } = await this.project(this.db, c, wsRef, ref);
-    return this.projectOut(this.db, project);
+    const { project } = await this.project(this.m.ctx.db, c, wsRef, ref);
+    return this.projectOut(this.m.ctx.db, project);
   }
 
   async updateProject(c: Caller, wsRef: string, ref: string, b: Body) {
@@ -249,7 +235,7 @@ export class Board {
     return this.write(async (t) => {
       const { project } = await this.project(t, c, wsRef, ref, true);
       const changes = diff(project, patch);
-      await store.updateProject(t, project.id, patch, this.clock.iso());
+      await store.updateProject(t, project.id, patch, this.m.ctx.clock.iso());
       if (Object.keys(changes).length) await this.activity(t, c, project.id, null, "project.updated", changes);
       return this.projectOut(t, (await store.projectByRef(t, project.workspace_id, project.id))!);
     });
@@ -259,12 +245,12 @@ export class Board {
     return this.write(async (t) => {
       const { ws, project } = await this.project(t, c, wsRef, ref);
       if (!project.archived_at) {
-        const at = this.clock.iso();
+        const at = this.m.ctx.clock.iso();
         await store.updateProject(t, project.id, { status: "archived", archived_at: at }, at);
         await this.activity(t, c, project.id, null, "project.archived", { status: { from: "active", to: "archived" } });
       }
       const view = await this.projectOut(t, (await store.projectByRef(t, ws.id, project.id))!);
-      if (!project.archived_at) await this.emit(t, ws.id, "project.archived", { ...view, actor_id: c.actorId });
+      if (!project.archived_at) await this.m.emit(t, ws.id, "project.archived", { ...view, actor_id: c.actorId });
       return view;
     });
   }
@@ -272,8 +258,8 @@ export class Board {
   // ------------------------------------------------------------------ lists
 
   async listLists(c: Caller, wsRef: string, projectRef: string) {
-    const { project } = await this.project(this.db, c, wsRef, projectRef);
-    const rows = await store.listsOfProject(this.db, project.id);
+    const { project } = await this.project(this.m.ctx.db, c, wsRef, projectRef);
+    const rows = await store.listsOfProject(this.m.ctx.db, project.id);
     return { data: rows.map(listView), pagination: pagination(rows.length, LISTS_MAX, 0, rows.length) };
   }
 
@@ -287,11 +273,11 @@ export class Board {
       if (n >= LISTS_MAX) throw conflict(`A project holds at most ${LISTS_MAX} lists`, "LIMIT_REACHED");
       const pos = Math.min(position ?? n, n);
       if (pos < n) await store.shiftLists(t, project.id, pos, n, 1);
-      const at = this.clock.iso();
+      const at = this.m.ctx.clock.iso();
       const row: store.ListRow = { id: prefixedId("list"), project_id: project.id, name: name!, display_name: display!, position: pos, created_at: at, updated_at: at };
       await store.insertList(t, row);
       await this.activity(t, c, project.id, null, "list.created", { name: { from: null, to: row.name }, position: { from: null, to: pos } });
-      await this.emit(t, ws.id, "list.created", { ...listView(row), actor_id: c.actorId });
+      await this.m.emit(t, ws.id, "list.created", { ...listView(row), actor_id: c.actorId });
       return listView(row);
     });
   }
@@ -304,7 +290,7 @@ export class Board {
   }
 
   async getList(c: Caller, wsRef: string, projectRef: string, ref: string) {
-    return listView((await this.list(this.db, c, wsRef, projectRef, ref)).list);
+    return listView((await this.list(this.m.ctx.db, c, wsRef, projectRef, ref)).list);
   }
 
   async updateList(c: Caller, wsRef: string, projectRef: string, ref: string, b: Body) {
@@ -321,11 +307,11 @@ export class Board {
         patch.position = to;
       }
       const changes = diff(list, patch);
-      await store.updateList(t, list.id, patch, this.clock.iso());
+      await store.updateList(t, list.id, patch, this.m.ctx.clock.iso());
       const view = listView((await store.listByRef(t, project.id, list.id))!);
       if (Object.keys(changes).length) {
         await this.activity(t, c, project.id, null, "list.updated", changes);
-        await this.emit(t, ws.id, "list.updated", { ...view, changes, actor_id: c.actorId });
+        await this.m.emit(t, ws.id, "list.updated", { ...view, changes, actor_id: c.actorId });
       }
       return view;
     });
@@ -341,7 +327,7 @@ export class Board {
       await store.deleteList(t, list.id);
       await store.shiftLists(t, project.id, Number(list.position) + 1, Number.MAX_SAFE_INTEGER, -1);
       await this.activity(t, c, project.id, null, "list.deleted", { name: { from: list.name, to: null } });
-      await this.emit(t, ws.id, "list.deleted", { id: list.id, project_id: project.id, name: list.name, deleted_at: this.clock.iso(), actor_id: c.actorId });
+      await this.m.emit(t, ws.id, "list.deleted", { id: list.id, project_id: project.id, name: list.name, deleted_at: this.m.ctx.clock.iso(), actor_id: c.actorId });
     });
   }
 
@@ -353,7 +339,7 @@ export class Board {
     v.done();
     return this.write(async (t) => {
       const ws = await this.workspace(t, c, wsRef, true);
-      const at = this.clock.iso();
+      const at = this.m.ctx.clock.iso();
       const row: store.LabelRow = { id: prefixedId("lbl"), workspace_id: ws.id, name: name!, color: color!, created_at: at, updated_at: at };
       await store.insertLabel(t, row);
       return labelView(row);
@@ -362,8 +348,8 @@ export class Board {
 
   async listLabels(c: Caller, wsRef: string, q: { limit?: number; offset?: number }) {
     const { limit, offset } = offsetPage(q);
-    const ws = await this.workspace(this.db, c, wsRef);
-    const { total, rows } = await store.pageLabels(this.db, ws.id, limit, offset);
+    const ws = await this.workspace(this.m.ctx.db, c, wsRef);
+    const { total, rows } = await store.pageLabels(this.m.ctx.db, ws.id, limit, offset);
     return { data: rows.map(labelView), pagination: pagination(total, limit, offset, rows.length) };
   }
 
@@ -375,7 +361,7 @@ export class Board {
   }
 
   async getLabel(c: Caller, wsRef: string, ref: string) {
-    return labelView(await this.label(this.db, c, wsRef, ref));
+    return labelView(await this.label(this.m.ctx.db, c, wsRef, ref));
   }
 
   async updateLabel(c: Caller, wsRef: string, ref: string, b: Body) {
@@ -384,7 +370,7 @@ export class Board {
     v.done();
     return this.write(async (t) => {
       const label = await this.label(t, c, wsRef, ref, true);
-      await store.updateLabel(t, label.id, patch, this.clock.iso());
+      await store.updateLabel(t, label.id, patch, this.m.ctx.clock.iso());
       return labelView((await store.labelByRef(t, label.workspace_id, label.id))!);
     });
   }
