@@ -6,28 +6,24 @@
  */
 import type { TString } from "@sinclair/typebox";
 import { t } from "../../core/schema";
-import { NAME_RE } from "./content/limits";
-import { EMAIL_MAX, EMAIL_RE } from "./messages/suppressions";
 import { UUID_PATTERN, Uuid } from "../../access/schemas";
 export { UUID_PATTERN, Uuid };
 
 /** Every mail row id (domains, messages, mailboxes, received messages) and the workspace's id are UUIDs, any case (rows hold them lower-case). */
 const WorkspaceId = Uuid("The workspace's id");
-/** A template's name, the key of the /templates/{name} routes (the rule a template is saved under). */
-const TemplateName = t.String({ pattern: NAME_RE.source, description: "1-64 of lowercase letters, digits, underscore and hyphen" });
-/** A suppressed address: only addresses of this form are ever suppressed (added, or sent to and bounced). */
-const SuppressedEmail = t.String({ pattern: EMAIL_RE.source, maxLength: EMAIL_MAX, description: "The address (any case)" });
 /** An attachment's 0-based position in the received message's manifest. */
 const Position = t.String({ pattern: "^[0-9]{1,4}$", description: "0-based position in the attachments manifest" });
 
-/** Path parameters: workspace_id plus the named ones. */
-const params = <P extends Record<string, TString>>(more: P) => t.Object({ workspace_id: WorkspaceId, ...more });
+/**
+ * Path parameters: workspace_id plus the named ones. The keys whose rule a part owns (a
+ * template's name, a suppressed address) are built with it in that part's schemas.ts, so
+ * this file builds on no part.
+ */
+export const params = <P extends Record<string, TString>>(more: P) => t.Object({ workspace_id: WorkspaceId, ...more });
 
 export const WorkspaceParams = params({});
 export const DomainParams = params({ domain_id: Uuid("The domain's id") });
 export const MessageParams = params({ id: Uuid("The message's id") });
-export const SuppressionParams = params({ email: SuppressedEmail });
-export const TemplateParams = params({ name: TemplateName });
 export const MailboxParams = params({ id: Uuid("The mailbox's id") });
 export const ReceivedParams = params({ id: Uuid("The mailbox's id"), mid: Uuid("The received message's id") });
 export const AttachmentParams = params({ id: Uuid("The mailbox's id"), mid: Uuid("The received message's id"), position: Position });

@@ -5,8 +5,8 @@ import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import type { ServiceDeps } from "../../../kernel/module";
-import { TemplateParams, WorkspaceParams } from "../schemas";
-import { Brand, BrandPut, DraftBody, ErrorBody, LintResult, RenderBody, Rendered, Tags, Template, TemplateList, TemplateListQuery, TemplateUpsert, Variables } from "./schemas";
+import { WorkspaceParams } from "../schemas";
+import { Brand, BrandPut, DraftBody, ErrorBody, LintResult, RenderBody, Rendered, Tags, Template, TemplateList, TemplateListQuery, TemplateParams, TemplateUpsert, Variables } from "./schemas";
 import type { ContentService, DraftInput, TemplateInput } from "./service";
 
 const brandTags = ["Mail: brand"];

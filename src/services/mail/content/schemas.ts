@@ -1,9 +1,15 @@
 /** TypeBox models of the content part's routes (brand and templates). */
 import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
+import { params } from "../schemas";
 import { BODY_MAX, NAME_RE, SUBJECT_MAX } from "./limits";
 
 export { ErrorBody };
+
+/** A template's name, the key of the /templates/{name} routes (the rule a template is saved under). */
+const TemplateName = t.String({ pattern: NAME_RE.source, description: "1-64 of lowercase letters, digits, underscore and hyphen" });
+/** The path of /templates/{name} (the sending part's send routes take it too). */
+export const TemplateParams = params({ name: TemplateName });
 
 const color = (d: string) => t.String({ description: `${d} (#RRGGBB)`, examples: ["#2563EB"] });
 const brandTokens = {

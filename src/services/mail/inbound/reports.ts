@@ -11,7 +11,7 @@
  *   with a 4xx -> deferred.
  * Anything else is kept as "unparsed" (with its raw message) and counted, never dropped.
  */
-import type { ParsedMail } from "./parse";
+import type { ParsedMail } from "../parse";
 
 export interface ReportOutcome {
   kind: "dsn" | "arf" | "unparsed";

@@ -27,12 +27,12 @@ import type { InboundHandler, InboundMessage } from "../../../core/smtp-listener
 import type { ServiceDeps } from "../../../kernel/module";
 import { MailPartContext } from "../part-context";
 import type { DomainService } from "../domains/service";
-import * as boxStore from "../mailboxes/store";
-import type { MessageService } from "../messages/service";
+import * as mailboxes from "../mailboxes";
+import type { MessageService } from "../messages";
 import type { MailParts } from "../part";
 import { mailSettings } from "../settings";
 import { authenticateMessage, DNS_CACHE_MS, mailauthResolver, type DnsLookup } from "./auth";
-import { parseMail, splitAddress, type ParsedMail } from "./parse";
+import { parseMail, splitAddress, type ParsedMail } from "../parse";
 import { parseReport, type ReportOutcome } from "./reports";
 import { spamCheck, type AuthResults } from "./spam";
 import * as store from "./store";
@@ -46,7 +46,7 @@ const PURGE_BATCH = 500;
 export const REPORT_KINDS = ["dsn", "arf", "unparsed"] as const;
 
 type Target =
-  | { kind: "mailbox"; address: string; boxes: boxStore.MailboxTarget[] }
+  | { kind: "mailbox"; address: string; boxes: mailboxes.MailboxTarget[] }
   | { kind: "test"; address: string; domains: { id: string; workspace_id: string }[] }
   | { kind: "verp"; address: string; message: { id: string; workspace_id: string } };
 
@@ -97,12 +97,12 @@ export class InboundService {
       return m ? { kind: "verp", address, message: m } : null;
     }
     if (local.startsWith("bunker-test-")) {
-      const domains = await boxStore.testAddressDomains(db, fqdn, local.slice("bunker-test-".length));
+      const domains = await mailboxes.testAddressDomains(db, fqdn, local.slice("bunker-test-".length));
       return domains.length ? { kind: "test", address, domains } : null;
     }
-    let boxes = await boxStore.mailboxTargets(db, fqdn, local);
+    let boxes = await mailboxes.mailboxTargets(db, fqdn, local);
     const plus = local.indexOf("+");
-    if (!boxes.length && plus > 0) boxes = await boxStore.mailboxTargets(db, fqdn, local.slice(0, plus));
+    if (!boxes.length && plus > 0) boxes = await mailboxes.mailboxTargets(db, fqdn, local.slice(0, plus));
     return boxes.length ? { kind: "mailbox", address, boxes } : null;
   }
 
@@ -113,7 +113,7 @@ export class InboundService {
       if (t) targets.push(t);
     }
     // A mailbox reached by two RCPT addresses gets one copy (the first address).
-    const boxes = new Map<string, { box: boxStore.MailboxTarget; envelopeTo: string }>();
+    const boxes = new Map<string, { box: mailboxes.MailboxTarget; envelopeTo: string }>();
     const tests = new Map<string, { id: string; workspace_id: string }>();
     const verps = new Map<string, { id: string; workspace_id: string }>();
     for (const t of targets) {
@@ -152,7 +152,7 @@ export class InboundService {
   private async store(
     msg: InboundMessage,
     parsed: ParsedMail,
-    boxes: { box: boxStore.MailboxTarget; envelopeTo: string }[],
+    boxes: { box: mailboxes.MailboxTarget; envelopeTo: string }[],
     tests: { id: string }[],
     local?: { auth: AuthResults; within: (t: Sql) => Promise<void> },
   ) {
@@ -181,11 +181,11 @@ export class InboundService {
       await tx(this.ctx.db, async (t) => {
         for (const { box, envelopeTo } of boxes) {
           const id = uuid();
-          const row: boxStore.ReceivedRow = {
+          const row: mailboxes.ReceivedRow = {
             id,
             workspace_id: box.workspace_id,
             mailbox_id: box.id,
-            seq: await boxStore.nextMessageSeq(t, box.id),
+            seq: await mailboxes.nextMessageSeq(t, box.id),
             raw_object_key: keys.get(box.workspace_id)!,
             envelope_from: msg.from,
             envelope_to: envelopeTo,
@@ -213,7 +213,7 @@ export class InboundService {
             read_at: null,
             deleted_at: null,
           };
-          await boxStore.insertReceived(t, row);
+          await mailboxes.insertReceived(t, row);
           await emitEvent(this.d.webhooks.engine, MAIL_WEBHOOKS, t, box.workspace_id, "email.received", {
             mailbox_id: box.id,
             message_id: id,
@@ -314,17 +314,17 @@ export class InboundService {
     const nowMs = this.ctx.clock.nowMs();
     let total = 0;
     for (;;) {
-      const doomed = await boxStore.purgeCandidates(this.ctx.db, nowMs, PURGE_BATCH);
+      const doomed = await mailboxes.purgeCandidates(this.ctx.db, nowMs, PURGE_BATCH);
       if (!doomed.length) break;
       const orphans = await tx(this.ctx.db, async (t: Sql) => {
-        await boxStore.deleteReceived(t, doomed.map((r) => r.id));
-        return boxStore.unreferencedKeys(t, doomed.map((r) => r.raw_object_key));
+        await mailboxes.deleteReceived(t, doomed.map((r) => r.id));
+        return mailboxes.unreferencedKeys(t, doomed.map((r) => r.raw_object_key));
       });
       for (const k of orphans) await this.ctx.objects.delete(k).catch((e) => this.ctx.log.warn("received message object not deleted", { key: k, error: String(e) }));
       total += doomed.length;
       if (doomed.length < PURGE_BATCH) break;
     }
-    await boxStore.deleteEmptyDeletedMailboxes(this.ctx.db, nowMs);
+    await mailboxes.deleteEmptyDeletedMailboxes(this.ctx.db, nowMs);
     const old = await store.oldReports(this.ctx.db, nowMs - REPORT_RETENTION_DAYS * DAY, PURGE_BATCH);
     if (old.length) {
       await store.deleteReports(this.ctx.db, old.map((r) => r.id));
@@ -335,7 +335,7 @@ export class InboundService {
 
   /** Inside the workspace-deleting transaction: its rows go by foreign key, its objects after the commit. */
   async dropWorkspaceObjects(t: Sql, workspaceId: string): Promise<void> {
-    const keys = await boxStore.objectKeysOfWorkspace(t, workspaceId);
+    const keys = await mailboxes.objectKeysOfWorkspace(t, workspaceId);
     if (!keys.length) return;
     t.afterCommit(async () => {
       for (const k of keys) await this.ctx.objects.delete(k).catch(() => {});

@@ -4,7 +4,7 @@
  * A message is quarantined when its verdict is spam or DMARC fails under a quarantine or
  * reject policy.
  */
-import type { ParsedMail } from "./parse";
+import type { ParsedMail } from "../parse";
 
 export const SPAM_THRESHOLD = 5;
 export const SUSPICIOUS_THRESHOLD = 3;

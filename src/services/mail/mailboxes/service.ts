@@ -25,7 +25,7 @@ import type { ServiceDeps } from "../../../kernel/module";
 import { audit } from "../../../kernel/tenancy";
 import type { DomainService } from "../domains/service";
 import type { MailParts } from "../part";
-import { parseMail, type AttachmentInfo } from "../inbound/parse";
+import { parseMail, type AttachmentInfo } from "../parse";
 import * as store from "./store";
 import { MAILBOX_STATUSES, type MailboxRow, type MailboxStatus, type ReceivedRow } from "./store";
 import { mailboxView, receivedSummaryView, receivedView, type MailboxView, type ReceivedSummaryView, type ReceivedView } from "./views";

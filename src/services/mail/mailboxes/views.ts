@@ -4,7 +4,7 @@
  * the served shape).
  */
 import type { Static } from "@sinclair/typebox";
-import type { AttachmentInfo } from "../inbound/parse";
+import type { AttachmentInfo } from "../parse";
 import type { Mailbox, Received, ReceivedSummary } from "./schemas";
 import type { MailboxRow, ReceivedRow } from "./store";
 

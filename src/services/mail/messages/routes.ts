@@ -9,7 +9,7 @@ import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import { noContent } from "../../../core/openapi";
 import type { ServiceDeps } from "../../../kernel/module";
-import { MessageParams, SuppressionParams, WorkspaceParams } from "../schemas";
+import { MessageParams, WorkspaceParams } from "../schemas";
 import {
   Deleted,
   Deliverability,
@@ -24,6 +24,7 @@ import {
   Settings,
   SettingsPatch,
   Suppression,
+  SuppressionParams,
   SuppressionCreate,
   SuppressionList,
   SuppressionListQuery,

@@ -1,12 +1,15 @@
 /** TypeBox models of the messages part (message log, settings, timeline, deliverability, suppressions). */
 import { t } from "../../../core/schema";
 import { ErrorBody, Pagination } from "../../../access/schemas";
-import { MAX_BLOCK_SIGNALS } from "./limits";
+import { params } from "../schemas";
+import { EMAIL_MAX, EMAIL_RE, MAX_BLOCK_SIGNALS, TIMELINE_MAX_BUCKETS, WINDOW_DEFAULT, WINDOW_MAX } from "./limits";
 import { LIST_DEFAULT, LIST_MAX, RECIPIENT_MAX, SUBJECT_CONTAINS_MAX, TEMPLATE_MAX } from "./query";
-import { TIMELINE_MAX_BUCKETS, WINDOW_DEFAULT, WINDOW_MAX } from "./limits";
 import { DELIVERED_TO, MESSAGE_STATUSES, SUPPRESSION_REASONS } from "./store";
 
 export { ErrorBody };
+
+/** The path of /suppressions/{email}: a suppressed address (any case). */
+export const SuppressionParams = params({ email: t.String({ pattern: EMAIL_RE.source, maxLength: EMAIL_MAX, description: "The address (any case)" }) });
 
 const N = t.Nullable;
 const lit = <const T extends readonly [string, ...string[]]>(xs: T, description: string) => t.UnionEnum(xs, { description });

@@ -8,13 +8,11 @@ import { tx, type Sql } from "../../../core/db";
 import { badRequest, invalidField, notFound } from "../../../core/errors";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import type { MailPartContext } from "../part-context";
+import { EMAIL_MAX, EMAIL_RE } from "./limits";
 import { badCursor, LIST_DEFAULT, LIST_MAX } from "./query";
 import * as store from "./store";
 import { SUPPRESSION_REASONS, type SuppressionReason, type SuppressionRow } from "./store";
 import { foldEmail, suppressionView, type SuppressionView } from "./views";
-
-export const EMAIL_MAX = 254;
-export const EMAIL_RE = /^[^\s@<>(),;:"\\]+@[^\s@<>(),;:"\\]+\.[^\s@<>(),;:"\\]+$/;
 
 const isReason = (v: unknown): v is SuppressionReason => typeof v === "string" && (SUPPRESSION_REASONS as readonly string[]).includes(v);
 

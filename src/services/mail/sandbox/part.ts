@@ -6,7 +6,7 @@
  */
 import type { DomainService } from "../domains/service";
 import type { InboundService } from "../inbound/service";
-import type { MessageService } from "../messages/service";
+import type { MessageService } from "../messages";
 import { defineMailPart } from "../part";
 import { sandboxRoutes } from "./routes";
 import { SandboxService } from "./service";

@@ -31,11 +31,10 @@ import type { ServiceDeps } from "../../../kernel/module";
 import type { DomainService, DomainView } from "../domains/service";
 import type { InboundService } from "../inbound/service";
 import type { AuthResults } from "../inbound/spam";
-import { badCursor } from "../messages/query";
-import type { MessageService } from "../messages/service";
-import type { MessageRow } from "../messages/store";
+import { badCursor, type MessageRow, type MessageService } from "../messages";
 import { MailPartContext } from "../part-context";
 import { compose, type DkimKey, type OutboundMail } from "../sending/smtp-delivery";
+import type { SandboxDelivery } from "../sending/service";
 import * as store from "./store";
 
 /** Captured messages kept per workspace (the newest). */
@@ -72,7 +71,7 @@ class ClaimLost extends Error {}
 /** The workspace got its sandbox domain meanwhile, or another workspace's has the name drawn. */
 class NameTaken extends Error {}
 
-export class SandboxService {
+export class SandboxService implements SandboxDelivery {
   private readonly c: MailPartContext;
 
   constructor(

@@ -8,7 +8,8 @@ import { callerKey, idempotent } from "../../../access/idempotent";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { requirePrincipal } from "../../../access/principal";
 import type { ServiceDeps } from "../../../kernel/module";
-import { TemplateParams, WorkspaceParams } from "../schemas";
+import { TemplateParams } from "../content/schemas";
+import { WorkspaceParams } from "../schemas";
 import { BatchBody, BatchResult, ErrorBody, SendAccepted, SendBody, SendSettings, SendSettingsPatch, TestSendBody } from "./schemas";
 import { BATCH_MAX, DEFAULT_RATE_PER_SECOND, TO_MAX, type BatchResult as BatchView, type SendResult, type SendService } from "./service";
 

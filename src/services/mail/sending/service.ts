@@ -37,11 +37,9 @@ import type { ServiceDeps } from "../../../kernel/module";
 import { MailPartContext } from "../part-context";
 import { renderForSend, sendRenderer } from "../content/part";
 import type { DomainService, SendDomain } from "../domains/part";
-import type { MessageService, QueueInput } from "../messages/service";
-import type { MessageRow } from "../messages/store";
+import type { MessageRow, MessageService, QueueInput } from "../messages";
 import type { MailParts } from "../part";
 import { mailSettings } from "../settings";
-import type { SandboxService } from "../sandbox/service";
 import { deliver, type DeliveryOutcome, type DkimKey, type OutboundMail } from "./smtp-delivery";
 import * as store from "./store";
 
@@ -132,6 +130,15 @@ interface SendData {
   from_name?: string | null;
 }
 
+/**
+ * Where the worker hands a sandbox domain's message instead of SMTP: the sandbox part's
+ * service. Declared here because that part builds on this one (it composes the message
+ * with smtp-delivery.ts), so this one must not import it back.
+ */
+export interface SandboxDelivery {
+  deliver(owner: string, m: MessageRow, mail: OutboundMail, dkim: DkimKey): Promise<void>;
+}
+
 interface Sender {
   name: string | null;
   address: string;
@@ -183,7 +190,7 @@ export class SendService {
   }
   /** A later part (created after this one): looked up when a sandbox message is delivered. */
   private get sandbox() {
-    return this.parts.sandbox as SandboxService;
+    return this.parts.sandbox as SandboxDelivery;
   }
 
   private workspace(p: Principal, workspaceId: string, action: string) {

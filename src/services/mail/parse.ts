@@ -1,9 +1,12 @@
 /**
  * Parsing of a received message with mailparser: the fields a received-message row stores
  * (addresses, subject, plain-text preview, Message-ID, attachment manifest with sha256).
+ * Shared by two parts, so it sits beside them rather than in either: inbound parses what
+ * arrives, mailboxes re-parse a stored message to hand out one of its attachments (inbound
+ * builds on mailboxes, which must not build on inbound).
  */
 import { createHash } from "node:crypto";
-import { lazy } from "../../../core/lazy";
+import { lazy } from "../../core/lazy";
 
 // Loaded by the first message received, not at start-up (core/lazy.ts).
 const mailparser = lazy(() => require("mailparser") as typeof import("mailparser"));

@@ -1,4 +1,4 @@
-// mailparser ships no type definitions; the inbound part uses simpleParser's common fields.
+// mailparser ships no type definitions; parse.ts uses simpleParser's common fields.
 declare module "mailparser" {
   export function simpleParser(source: unknown, options?: unknown): Promise<any>;
 }
