@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HOUR, MINUTE } from "../../src/core/clock";
 import { hashToken } from "../../src/core/secrets";
 import { platformChanged } from "../../src/kernel/tenancy";
-import { BUILTIN_ROLE_IDS, insertMember } from "../../src/services/platform/store/workspaces";
+import { BUILTIN_ROLE_IDS, insertMember } from "../../src/services/platform/workspaces/store/workspaces";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
 import { inProcess } from "../helpers/target";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MINUTE } from "../../src/core/clock";
 import { encodeCursor } from "../../src/core/pagination";
-import { BUILTIN_ROLE_IDS, insertMember } from "../../src/services/platform/store/workspaces";
+import { BUILTIN_ROLE_IDS, insertMember } from "../../src/services/platform/workspaces/store/workspaces";
 import { createWorkspace, signup, startTestApp, type TestApp } from "../helpers/app";
 import { inProcess } from "../helpers/target";
 

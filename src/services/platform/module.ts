@@ -1,7 +1,7 @@
 /** The platform service as a module: workspaces, members, roles, API keys, audit (spec 1). */
 import { MULTIPART_TYPE, OAUTH_FORM_TYPES } from "../../core/request-body";
 import { defineService } from "../../kernel/module";
-import { AVATAR_MAX_BYTES } from "./workspaces";
+import { AVATAR_MAX_BYTES } from "./workspaces/workspaces";
 import { platformRoutes } from "./routes";
 import { Platform, PLATFORM_ACTIONS } from "./service";
 

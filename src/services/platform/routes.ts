@@ -1,18 +1,18 @@
 /** Mounts every platform route group under /platform. */
 import { Elysia } from "elysia";
 import type { Platform } from "./service";
-import { adminRoutes } from "./routes/admin";
-import { apiKeyRoutes } from "./routes/apikeys";
-import { auditRoutes } from "./routes/audit";
-import { authRoutes } from "./routes/auth";
-import { introspectRoutes } from "./routes/introspect";
-import { memberRoutes } from "./routes/members";
-import { mfaRoutes } from "./routes/mfa";
-import { oauthRoutes } from "./routes/oauth";
-import { personalTokenRoutes } from "./routes/personal-tokens";
-import { roleRoutes } from "./routes/roles";
-import { workspaceServiceRoutes } from "./routes/workspace-services";
-import { workspaceRoutes } from "./routes/workspaces";
+import { adminRoutes } from "./identity/routes/admin";
+import { apiKeyRoutes } from "./keys/routes/apikeys";
+import { auditRoutes } from "./audit/routes";
+import { authRoutes } from "./identity/routes/auth";
+import { introspectRoutes } from "./introspect/routes";
+import { memberRoutes } from "./workspaces/routes/members";
+import { mfaRoutes } from "./identity/routes/mfa";
+import { oauthRoutes } from "./identity/routes/oauth";
+import { personalTokenRoutes } from "./keys/routes/personal-tokens";
+import { roleRoutes } from "./workspaces/routes/roles";
+import { workspaceServiceRoutes } from "./workspaces/routes/workspace-services";
+import { workspaceRoutes } from "./workspaces/routes/workspaces";
 
 export function platformRoutes(platform: Platform) {
   return new Elysia({ prefix: "/platform" })

@@ -4,21 +4,21 @@
  * tenancy (kernel/tenancy), which resolves and authorizes callers for every service.
  */
 import type { AppContext } from "../../context";
-import { AccountService } from "./accounts";
-import { ApiKeyService } from "./apikeys";
-import { AuditLogService } from "./audit-log";
+import { AccountService } from "./identity/accounts";
+import { ApiKeyService } from "./keys/apikeys";
+import { AuditLogService } from "./audit/service";
 import type { Authz, Tenancy } from "../../kernel/tenancy";
-import { IntrospectService } from "./introspect";
-import { InvitationService } from "./invitations";
-import { MemberService } from "./members";
-import { PlatformMfa } from "./mfa";
-import { PlatformOAuth } from "./oauth";
-import { PersonalTokenService } from "./personal-tokens";
-import { RoleService } from "./roles";
-import { sessionPrincipals } from "./session-principals";
-import { SetupService } from "./setup";
-import { WorkspaceServiceActivation } from "./workspace-services";
-import { WorkspaceService } from "./workspaces";
+import { IntrospectService } from "./introspect/service";
+import { InvitationService } from "./identity/invitations";
+import { MemberService } from "./workspaces/members";
+import { PlatformMfa } from "./identity/mfa";
+import { PlatformOAuth } from "./identity/oauth";
+import { PersonalTokenService } from "./keys/personal-tokens";
+import { RoleService } from "./workspaces/roles";
+import { sessionPrincipals } from "./identity/session-principals";
+import { SetupService } from "./identity/setup";
+import { WorkspaceServiceActivation } from "./workspaces/workspace-services";
+import { WorkspaceService } from "./workspaces/workspaces";
 
 export const PLATFORM_ACTIONS = {
   workspace: [
