@@ -9,16 +9,10 @@
  *   owner.
  * - The graph of features has no cycles: a feature can be read, tested and moved with what
  *   it builds on, never with what builds on it.
- * Written for every service; the ones that do not pass yet are listed in KNOWN below (each
- * entry must still fail, so the list shrinks as services are brought in line).
+ * Every service is held to it; a feature publishes what the others use in its index.ts.
  */
 import { describe, expect, test } from "bun:test";
 import { cycles, importGraph } from "./import-graph";
-
-/** Services whose interior does not follow the rule yet: remove an entry when it passes. */
-const KNOWN: Record<string, string> = {
-  tack: "board/ and the root read each other's stores",
-};
 
 const isStore = (rest: string) => rest === "store.ts" || rest.startsWith("store/") || /(^|\/)[\w-]*-store\.ts$/.test(rest);
 
@@ -76,16 +70,9 @@ describe("the interior of each service", () => {
     });
   });
 
-  for (const service of services.filter((s) => !(s in KNOWN))) {
+  for (const service of services) {
     test(`${service}: no feature imports another's store, no cycles between features`, () => {
       expect(interior(graph, service)).toEqual({ storeImports: [], cycles: [] });
     });
   }
-
-  test("every known exception still breaks the rule (remove it from KNOWN once it passes)", () => {
-    for (const service of Object.keys(KNOWN)) {
-      const found = interior(graph, service);
-      expect({ service, breaks: found.storeImports.length + found.cycles.length > 0 }).toEqual({ service, breaks: true });
-    }
-  });
 });

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { SERVICE_MODULES } from "../../src/app";
 import { emitEvent } from "../../src/kernel/webhooks";
-import { TACK_WEBHOOKS } from "../../src/services/tack/events";
+import { TACK_WEBHOOKS } from "../../src/services/tack/board/events";
 import { startTestApp } from "../helpers/app";
 import { inProcess } from "../helpers/target";
 

@@ -21,7 +21,7 @@ export interface EventDefinition<T extends string = string, S extends TSchema = 
   data: S;
 }
 
-/** What a product brings to the webhook engine (defined in the product's folder, e.g. services/tack/events.ts). */
+/** What a product brings to the webhook engine (defined in the product's folder, e.g. services/mail/events.ts). */
 export interface WebhookProduct<E extends readonly EventDefinition[] = readonly EventDefinition[]> {
   /** Scope namespace and action prefix (<product>.webhooks.read), e.g. "tack". */
   product: Product;

@@ -28,7 +28,7 @@ import { WorkspaceRef } from "./board/schemas";
 import { URL_MAX, EndpointId, paramsOf, type Access, type ScopeResolver, MAX_ENDPOINTS_PER_SCOPE, webhookAction } from "../../kernel/webhooks";
 import { SECRET_MAX, SECRET_MIN, TACK_LIST_DEFAULT, TACK_LIST_MAX, type TackWebhookService } from "./webhooks";
 import { TackWebhook, TackWebhookList } from "./webhook-views";
-import { TACK_WEBHOOKS } from "./events";
+import { TACK_WEBHOOKS } from "./board/events";
 
 export const TACK_SCOPE_PREFIX = "/tack/api/v1/workspaces/:workspace_id";
 /** The scope's parameter: the board workspace's name or id (here and on the shared routes, module.ts). */

@@ -58,10 +58,10 @@
  */
 import type { AppContext } from "../../context";
 import { invalidField, notFound } from "../../core/errors";
-import { workspaceById, workspaceByRef } from "./board/store";
+import { workspaceById, workspaceByRef } from "./board";
 import { prefixedId } from "../../core/ids";
 import { parseLimit } from "../../core/pagination";
-import type { TackContext } from "./events";
+import type { TackContext } from "./board/events";
 import { type Actor, type EndpointRecord, type ResolvedScope, registerWebhookActions, webhookAction, type ScopeResolver, type WebhookService, generateSecret, SECRET_PREFIX, type Scope } from "../../kernel/webhooks";
 import { tackWebhookView, type TackWebhookPage, type TackWebhookView } from "./webhook-views";
 

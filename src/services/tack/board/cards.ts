@@ -12,7 +12,7 @@ import { conflict, notFound } from "../../../core/errors";
 import { prefixedId } from "../../../core/ids";
 import type { Sql } from "../../../core/db";
 import { lockKey } from "../../../core/store/sql";
-import type { TackContext } from "../events";
+import type { TackContext } from "./events";
 import * as cs from "./cards-store";
 import { Board, diff, has, type Body, type Caller } from "./service";
 import * as store from "./store";

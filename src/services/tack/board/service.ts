@@ -18,7 +18,7 @@ import { activeCardsInList, dropSearchRows, insertActivity } from "./cards-store
 import * as store from "./store";
 import { Checks, LISTS_MAX, offsetPage, pagination } from "./validate";
 import { labelView, listView, projectView, workspaceView } from "./views";
-import type { TackContext } from "../events";
+import type { TackContext } from "./events";
 
 /** A caller resolved for one request: its platform workspace and its id for author/actor fields. */
 export interface Caller {

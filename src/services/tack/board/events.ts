@@ -1,12 +1,14 @@
 /**
  * Webhook events of the card board (tack): the catalogue served by {scope}/webhooks/event-types
  * and used to validate subscriptions. Each example is the `data` object of the envelope
- * (conventions: webhooks/catalogue.ts).
+ * (conventions: webhooks/catalogue.ts). With the board rather than at the service's root:
+ * the events carry the board's records (schemas.ts) and the board's services emit them
+ * through the context typed here, so a root file would sit on both sides of board/.
  */
-import type { ModuleContext } from "../../kernel/module";
+import type { ModuleContext } from "../../../kernel/module";
 import { Type } from "@sinclair/typebox";
-import { defineWebhookProduct, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
-import { Card, Comment, List, Project } from "./board/schemas";
+import { defineWebhookProduct, FieldChanges, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../../kernel/webhooks";
+import { Card, Comment, List, Project } from "./schemas";
 
 const card = (over: Record<string, unknown> = {}) => ({
   id: "card_0192f3b27d1e7f0a8c44",
