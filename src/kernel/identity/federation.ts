@@ -51,7 +51,7 @@ export class FederatedSignin {
     private readonly ctx: AppContext,
     private readonly oidc: OidcClient,
     readonly provider: ProviderConfig,
-    readonly failed: (reason: string, ownerId?: string | null) => Promise<void>,
+    readonly failed: (reason: string, ownerId?: string | null) => Promise<unknown>,
     private readonly reasonOf: (e: ApiError) => string = (e) => e.code.toLowerCase(),
   ) {}
 

@@ -10,5 +10,5 @@ export { rotateRefresh, type RefreshTokenStore } from "./refresh-rotation";
 export { StrangerLimits } from "./stranger-limits";
 export { CONSOLE_PASSWORDS, PASSWORD_MAX, passwordProblem, type PasswordPolicy } from "./passwords";
 export { beginFederatedSignin, FederatedSignin, removableIdentity, type OAuthStateRecord } from "./federation";
-export { openSession, type SessionRows, type SessionTokens } from "./sessions";
+export { openSession, type SessionRows, type TokenResponse } from "./sessions";
 export { invitationHash, issueInvitation, type InvitationSecret } from "./invitations";

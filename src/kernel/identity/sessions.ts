@@ -8,7 +8,7 @@
 import { tx, type Sql } from "../../core/db";
 import { hashToken } from "../../core/secrets";
 
-export interface SessionTokens {
+export interface TokenResponse {
   access_token: string;
   refresh_token: string;
   token_type: "Bearer";
@@ -28,7 +28,7 @@ export async function openSession<S extends { id: string; created_at: string }>(
   session: S,
   tokens: { access: string; refresh: string; expiresIn: number },
   within?: (t: Sql) => Promise<void>,
-): Promise<SessionTokens> {
+): Promise<TokenResponse> {
   await tx(db, async (t) => {
     await rows.insertSession(t, session);
     await rows.insertRefreshToken(t, hashToken(tokens.refresh), session.id, session.created_at);
