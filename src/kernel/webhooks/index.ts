@@ -30,3 +30,4 @@ export { registerWebhookActions, webhookAction, workspaceScope, type Access, typ
 export { generateSecret, SECRET_PREFIX, TIMESTAMP_TOLERANCE_SEC, verifyStandard } from "./signing";
 export { WebhookService } from "./service";
 export { MAX_ENDPOINTS_PER_SCOPE, type Product, type Scope } from "./types";
+export type { EndpointAttemptRow } from "./store/queue";

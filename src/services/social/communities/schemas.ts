@@ -1,16 +1,18 @@
 /** TypeBox models of the community service, shared by its routes and the OpenAPI document. */
+import type { TInteger } from "@sinclair/typebox";
 import { t } from "../../../core/schema";
 import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
-import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX } from "./service";
-import { SETTINGS } from "./settings";
+import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX } from "./limits";
+import { SETTINGS, type SettingKey } from "./settings";
 import { Uuid, UuidOut } from "../core/schemas";
 
 export { ErrorBody, Pagination };
 
 const Status = t.Union([t.Literal("active"), t.Literal("suspended"), t.Literal("archived")], { description: "active | suspended | archived (archived is final)" });
 
+/** Built from the declarations; typed by their keys (Object.fromEntries forgets them), so Static<> of a community names each setting. */
 export const Settings = t.Object(
-  Object.fromEntries(Object.entries(SETTINGS).map(([k, s]) => [k, t.Integer({ minimum: s.min, maximum: s.max, default: s.default, description: s.description })])),
+  Object.fromEntries(Object.entries(SETTINGS).map(([k, s]) => [k, t.Integer({ minimum: s.min, maximum: s.max, default: s.default, description: s.description })])) as Record<SettingKey, TInteger>,
   { description: "Every setting, defaults filled in" },
 );
 

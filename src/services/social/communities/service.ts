@@ -31,8 +31,10 @@ import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pa
 import type { AppContext } from "../../../context";
 import { audit } from "../../../kernel/tenancy";
 import type { ModuleContext } from "../../../kernel/module";
-import { applySettings, defaultSettings, parseSettings, type CommunitySettings } from "./settings";
+import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX, SLUG_RE } from "./limits";
+import { applySettings, defaultSettings, parseSettings } from "./settings";
 import * as store from "./store";
+import { communityView, type CommunityView } from "./views";
 
 export const SOCIAL_ACTIONS = [
   { name: "social.list", description: "List communities and other community records" },
@@ -42,30 +44,11 @@ export const SOCIAL_ACTIONS = [
   { name: "social.delete", description: "Delete a community with everything in it, or single community records" },
 ] as const;
 
-export const SLUG_RE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
-export const DISPLAY_NAME_MAX = 200;
-export const DESCRIPTION_MAX = 2000;
-export const Q_MAX = 128;
-export const LIST_DEFAULT = 50;
-export const LIST_MAX = 200;
 export const STATUSES = ["active", "suspended", "archived"] as const;
 
 /** What the service needs of the Auth service to check app_id (AuthService.apps fits). */
 export interface AppDirectory {
   byId(id: string): { id: string; workspaceId: string } | null | Promise<{ id: string; workspaceId: string } | null>;
-}
-
-export interface CommunityView {
-  id: string;
-  workspace_id: string;
-  slug: string;
-  display_name: string;
-  description: string | null;
-  app_id: string | null;
-  settings: CommunitySettings;
-  status: store.CommunityStatus;
-  created_at: string;
-  updated_at: string;
 }
 
 export interface CommunityInput {
@@ -111,21 +94,6 @@ export class CommunityService {
     private readonly m: Pick<ModuleContext, "guard" | "tenancy" | "name" | "webhooks">,
     private readonly hooks: CommunityHooks = {},
   ) {}
-
-  view(r: store.CommunityRow): CommunityView {
-    return {
-      id: r.id,
-      workspace_id: r.workspace_id,
-      slug: r.slug,
-      display_name: r.display_name,
-      description: r.description,
-      app_id: r.app_id,
-      settings: parseSettings(r.settings),
-      status: r.status,
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-    };
-  }
 
   private async inWorkspace(db: Sql, workspaceId: string, id: string): Promise<store.CommunityRow> {
     const r = await store.communityInWorkspace(db, workspaceId, checkUuid(id, "community_id"));
@@ -223,7 +191,7 @@ export class CommunityService {
       if (await store.slugTaken(this.ctx.db, ws.id, slug)) throw slugTaken();
       throw appTaken();
     }
-    return this.view((await store.communityById(this.ctx.db, id))!);
+    return communityView((await store.communityById(this.ctx.db, id))!);
   }
 
   async list(p: Principal, workspaceId: string, q: ListQuery): Promise<Page<CommunityView>> {
@@ -251,7 +219,7 @@ export class CommunityService {
       before: c ? { created_at: c.c as string, id: c.id as string } : null,
       limit: limit + 1,
     });
-    return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id, q: text, s: status }), (r) => this.view(r));
+    return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id, q: text, s: status }), (r) => communityView(r));
   }
 
   /** Ids of the workspace's communities (its deletion drops their webhook endpoints), on `db` (the deleting transaction). */
@@ -261,7 +229,7 @@ export class CommunityService {
 
   async get(p: Principal, workspaceId: string, id: string): Promise<CommunityView> {
     const ws = await this.m.guard(p, workspaceId, "social.read");
-    return this.view(await this.inWorkspace(this.ctx.db, ws.id, id));
+    return communityView(await this.inWorkspace(this.ctx.db, ws.id, id));
   }
 
   async update(p: Principal, workspaceId: string, id: string, input: CommunityInput, meta?: RequestMeta): Promise<CommunityView> {
@@ -280,7 +248,7 @@ export class CommunityService {
         if (r.status === "archived") throw conflict("The community is archived; archived is final", "COMMUNITY_ARCHIVED");
         patch.status = input.status as store.CommunityStatus;
       }
-      if (Object.keys(patch).length === 0) return this.view(r);
+      if (Object.keys(patch).length === 0) return communityView(r);
       await store.updateCommunity(t, r.id, patch, this.ctx.clock.iso());
       await audit(t, this.ctx, {
         actor: p,
@@ -290,7 +258,7 @@ export class CommunityService {
         meta,
         metadata: { fields: Object.keys(patch).filter((k) => k !== "name_fold"), ...(patch.status ? { status: { from: r.status, to: patch.status } } : {}) },
       });
-      return this.view((await store.communityById(t, r.id))!);
+      return communityView((await store.communityById(t, r.id))!);
     });
   }
 

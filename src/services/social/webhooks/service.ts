@@ -57,43 +57,11 @@ import { badRequest, conflict, invalidField, notFound } from "../../../core/erro
 import { prefixedId } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { type Actor, type EndpointRecord, type ResolvedScope, type WebhookEngine, type WebhookService, generateSecret, type Scope } from "../../../kernel/webhooks";
+import { communityAttemptView, communityWebhookView, type CommunityAttemptView, type CommunityWebhookView } from "./views";
 
 export const PING_TYPE = "ping";
 export const COMMUNITY_DELIVERIES_DEFAULT = 50;
 export const COMMUNITY_DELIVERIES_MAX = 200;
-
-export interface CommunityWebhookView {
-  id: string;
-  community_id: string;
-  url: string;
-  event_types: string[];
-  disabled: boolean;
-  disabled_at: string | null;
-  disabled_reason: string | null;
-  consecutive_failures: number;
-  first_failure_at: string | null;
-  last_status_code: number | null;
-  last_attempt_at: string | null;
-  signing_secret_hint: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface CommunityAttemptView {
-  id: string;
-  delivery_id: string | null;
-  event_id: string;
-  event_type: string;
-  attempt_number: number;
-  trigger: string;
-  request_body: string;
-  response_status: number | null;
-  response_body: string | null;
-  error_class: string | null;
-  latency_ms: number;
-  succeeded: boolean;
-  created_at: string;
-}
 
 export interface CommunityWebhookInput {
   url?: unknown;
@@ -114,26 +82,8 @@ export class CommunityWebhookService {
     private readonly engine: WebhookEngine,
   ) {}
 
-  view(r: EndpointRecord): CommunityWebhookView {
-    // Paused (enabled = 0) or auto-disabled by the engine: this record folds both into one flag.
-    const autoDisabled = r.status === "auto_disabled";
-    const disabled = autoDisabled || r.enabled !== 1;
-    return {
-      id: r.id,
-      community_id: r.scope_id,
-      url: r.url,
-      event_types: JSON.parse(r.event_types) as string[],
-      disabled,
-      disabled_at: !disabled ? null : autoDisabled ? r.auto_disabled_at : r.updated_at,
-      disabled_reason: !disabled ? null : autoDisabled ? (r.disabled_reason ?? "failing") : "manual",
-      consecutive_failures: r.consecutive_failures,
-      first_failure_at: r.first_failure_at,
-      last_status_code: r.last_status_code,
-      last_attempt_at: r.last_attempt_at,
-      signing_secret_hint: this.api.endpoints.secretHint(r),
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-    };
+  private view(r: EndpointRecord): CommunityWebhookView {
+    return communityWebhookView(r, this.api.endpoints.secretHint(r));
   }
 
   /** A subscriber of this community created through this surface, or 404. On `db`: a transaction, or ctx.db. */
@@ -223,21 +173,7 @@ export class CommunityWebhookService {
     }
     const ep = await this.row(this.ctx.db, scope, id);
     const rows = await this.api.queue.attemptsOfEndpoint(ep.id, c ? { ms: c.ms as number, id: c.id as string } : null, limit + 1);
-    return buildPage(rows, limit, (r) => ({ ms: r.created_ms, id: r.id }), (r) => ({
-      id: r.id,
-      delivery_id: r.delivery_id,
-      event_id: r.event_id,
-      event_type: r.event_type,
-      attempt_number: r.attempt_number,
-      trigger: r.trigger,
-      request_body: r.request_body,
-      response_status: r.status_code,
-      response_body: r.response_body,
-      error_class: r.error_class,
-      latency_ms: r.latency_ms,
-      succeeded: r.status_code !== null && r.status_code >= 200 && r.status_code < 300,
-      created_at: r.created_at,
-    }));
+    return buildPage(rows, limit, (r) => ({ ms: r.created_ms, id: r.id }), communityAttemptView);
   }
 
   /** Records a ping event for this subscriber only and queues its delivery. */
