@@ -5,6 +5,7 @@ import { adminRoutes } from "./identity/routes/admin";
 import { apiKeyRoutes } from "./keys/routes/apikeys";
 import { auditRoutes } from "./audit/routes";
 import { authRoutes } from "./identity/routes/auth";
+import { invitationRoutes } from "./identity/routes/invitations";
 import { introspectRoutes } from "./introspect/routes";
 import { memberRoutes } from "./workspaces/routes/members";
 import { mfaRoutes } from "./identity/routes/mfa";
@@ -25,6 +26,7 @@ export function platformRoutes(platform: Platform) {
     .use(personalTokenRoutes(platform))
     .use(auditRoutes(platform))
     .use(memberRoutes(platform))
+    .use(invitationRoutes(platform))
     .use(roleRoutes(platform))
     .use(workspaceServiceRoutes(platform))
     .use(adminRoutes(platform));

@@ -4,12 +4,13 @@ import { t } from "../../../core/schema";
 import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
-import type { Platform } from "../service";
+import type { RouteDeps } from "../route-deps";
+import type { AuditLogService } from "./service";
 import { AuditList, AuditQuery, ErrorBody, workspaceParams } from "../schemas";
 
 const tags = ["Platform: audit"];
 
-export function auditRoutes(platform: Platform) {
+export function auditRoutes(platform: RouteDeps & { readonly auditLog: AuditLogService }) {
   return new Elysia({ prefix: "/v1" })
     .use(principalPlugin(platform.authz))
     .guard(secured(PLATFORM_CALLER))

@@ -15,7 +15,7 @@ import type { AppContext } from "../../../context";
 import { audit, type RequestMeta } from "../../../kernel/tenancy";
 import { CONSOLE_PASSWORDS, passwordProblem, provePassword, rotateRefresh, StrangerLimits, type PasswordRealm } from "../../../kernel/identity";
 import * as store from "./store/accounts";
-import { hasLiveInvitationFor } from "../workspaces/store/members";
+import { hasLiveInvitationFor } from "./store/invitations";
 import { markEmailVerified } from "./store/oauth";
 import { SessionTokens } from "./tokens";
 

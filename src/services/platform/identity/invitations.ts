@@ -23,11 +23,10 @@ import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import { hashToken, randomToken } from "../../../core/secrets";
 import type { AppContext } from "../../../context";
 import { audit, type RequestMeta, type Authz } from "../../../kernel/tenancy";
-import type { RoleService } from "../workspaces/roles";
 import { StrangerLimits } from "../../../kernel/identity";
 import { accountById } from "./store/accounts";
-import * as store from "../workspaces/store/members";
-import { BUILTIN_ROLE_IDS, insertMember, workspaceById } from "../workspaces/store/workspaces";
+import * as store from "./store/invitations";
+import { BUILTIN_ROLE_IDS, insertMember, isMemberByEmail, memberOfAccount, workspaceById, type RoleService } from "../workspaces";
 
 export const INVITATION_TTL_MS = 7 * DAY;
 // The sign-up rule for addresses (accounts.ts), so every invitable address can also sign up.
@@ -80,7 +79,7 @@ export class InvitationService {
       const ws = access.workspace;
       const role = await this.roles.resolve(t, ws.id, roleId ?? BUILTIN_ROLE_IDS.member);
       this.roles.assertCanGrant(access, role);
-      if (await store.isMemberByEmail(t, ws.id, email)) throw conflict("This address already belongs to a member of the workspace", "ALREADY_MEMBER");
+      if (await isMemberByEmail(t, ws.id, email)) throw conflict("This address already belongs to a member of the workspace", "ALREADY_MEMBER");
 
       // One reading of the clock: expires_at is exactly the TTL after created_at, also on a real clock.
       const nowMs = this.ctx.clock.nowMs();
@@ -146,7 +145,7 @@ export class InvitationService {
         const account = await accountById(t, p.accountId);
         // A token forwarded to someone else must not work for them: same answer as a bad token.
         if (!inv || !account || account.email.toLowerCase() !== inv.email.toLowerCase()) throw invitationNotFound();
-        if (await store.memberOfAccount(t, inv.workspace_id, account.id)) throw alreadyMember();
+        if (await memberOfAccount(t, inv.workspace_id, account.id)) throw alreadyMember();
         const now = this.ctx.clock.iso();
         if (!(await store.markInvitationAccepted(t, inv.id, now))) throw invitationNotFound();
         const memberId = uuid();

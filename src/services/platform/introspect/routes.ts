@@ -5,12 +5,13 @@ import { JsonObject } from "../../../access/schemas";
 import { principalPlugin } from "../../../access/http";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
-import type { Platform } from "../service";
+import type { RouteDeps } from "../route-deps";
+import type { IntrospectService } from "./service";
 import { ErrorBody, Introspection, PolicyStatement, Uuid } from "../schemas";
 
 const tags = ["Platform: introspection"];
 
-export function introspectRoutes(platform: Platform) {
+export function introspectRoutes(platform: RouteDeps & { readonly introspect: IntrospectService }) {
   return new Elysia({ prefix: "/v1/introspect" })
     .use(principalPlugin(platform.authz))
     .guard(secured(PLATFORM_CALLER))

@@ -8,9 +8,8 @@ import { unauthorized } from "../../../core/errors";
 import { type MaybePromise } from "../../../core/maybe-promise";
 import type { AppContext } from "../../../context";
 import { platformGeneration, type Authz } from "../../../kernel/tenancy";
-import * as accounts from "../identity/store/accounts";
-import * as ws from "../workspaces/store/workspaces";
-import type { WorkspaceService } from "../workspaces/workspaces";
+import { accountById } from "../identity";
+import * as ws from "../workspaces";
 
 /** Statements of a key's policy its minter's current policy still covers (a key never exceeds its minter). */
 export function effectiveKeyPolicy(keyPolicy: Policy, minterPolicy: Policy): Policy {
@@ -23,7 +22,7 @@ export class IntrospectService {
   constructor(
     private readonly ctx: AppContext,
     private readonly authz: Authz,
-    private readonly workspaces: WorkspaceService,
+    private readonly workspaces: ws.WorkspaceService,
   ) {}
 
   async current(p: Principal) {
@@ -63,7 +62,7 @@ export class IntrospectService {
   }
 
   private async loadAccountView(accountId: string) {
-    const a = (await accounts.accountById(this.ctx.db, accountId))!;
+    const a = (await accountById(this.ctx.db, accountId))!;
     const rows = await ws.workspacesOfAccount(this.ctx.db, accountId, null, 1000);
     // One static, index-prefix query per workspace beats a dynamic IN list for typical accounts.
     const services = await Promise.all(rows.map((r) => ws.enabledServices(this.ctx.db, r.id)));

@@ -12,7 +12,8 @@ import { ApiError, forbidden } from "../../../../core/errors";
 import { uuid } from "../../../../core/ids";
 import { audit } from "../../../../kernel/tenancy";
 import { buildPage, decodeCursor, parseLimit } from "../../../../core/pagination";
-import type { Platform } from "../../service";
+import type { RouteDeps } from "../../route-deps";
+import type { AccountService } from "../accounts";
 import * as store from "../store/accounts";
 import { ErrorBody, ListQuery, OperatorAccount, OperatorAccountList, Uuid } from "../../schemas";
 
@@ -49,7 +50,7 @@ async function streamAndDelete(path: string): Promise<{ stream: ReadableStream<U
   }
 }
 
-export function adminRoutes(platform: Platform) {
+export function adminRoutes(platform: RouteDeps & { readonly accounts: AccountService }) {
   const requireOperator = (p: any) => {
     const h = requireHuman(p, "Operator routes");
     if (!h.isOperator) throw forbidden("Operators only", "OPERATOR_REQUIRED");

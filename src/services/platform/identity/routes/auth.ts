@@ -5,7 +5,9 @@ import { principalPlugin, requestMeta, SESSION_COOKIE, sessionCookieOf } from ".
 import { requireSession } from "../../../../access/principal";
 import { HUMAN_CALLER, PUBLIC, secured } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
-import type { Platform } from "../../service";
+import type { RouteDeps } from "../../route-deps";
+import type { AccountService } from "../accounts";
+import type { SetupService } from "../setup";
 import { EmailBody, ErrorBody, MfaChallenge, RefreshBody, ResetBody, SetupBody, SigninBody, SignupBody, TokenResponse } from "../../schemas";
 import type { TokenResponse as Tokens } from "../accounts";
 
@@ -23,7 +25,7 @@ export function sessionCookie(config: { publicUrl: string }) {
   };
 }
 
-export function authRoutes(platform: Platform) {
+export function authRoutes(platform: RouteDeps & { readonly accounts: AccountService; readonly setup: SetupService }) {
   const setCookie = sessionCookie(platform.ctx.config);
 
   return new Elysia({ prefix: "/v1/auth" })

@@ -11,7 +11,8 @@ import { requireHuman, requireSession } from "../../../../access/principal";
 import { HUMAN_CALLER, PUBLIC, secured } from "../../../../access/openapi";
 import { forbidden } from "../../../../core/errors";
 import { noContent } from "../../../../core/openapi";
-import type { Platform } from "../../service";
+import type { RouteDeps } from "../../route-deps";
+import type { PlatformMfa } from "../mfa";
 import { ErrorBody, MfaFactor, RecoveryCodes, TokenResponse, Uuid } from "../../schemas";
 import { sessionCookie } from "./auth";
 
@@ -27,7 +28,7 @@ const VERIFY_DOC =
   "The challenge lives 10 minutes and is single use: 400 INVALID_TOKEN when unknown, used or expired. 401 INVALID_CODE for a wrong code; the 5th wrong code or recovery code locks the challenge (429 MFA_LOCKED from then on, a right code included: sign in again). " +
   "10 wrong answers for one account over any challenges without a success lock its MFA sign-in for 15 minutes (429 MFA_LOCKED, Retry-After). 30 wrong answers from one client address within 15 minutes: 429 TOO_MANY_ATTEMPTS with Retry-After. Audited (account.signin, method password+totp or oauth+totp).";
 
-export function mfaRoutes(platform: Platform) {
+export function mfaRoutes(platform: RouteDeps & { readonly mfa: PlatformMfa }) {
   const { mfa } = platform;
   const setCookie = sessionCookie(platform.ctx.config);
   const requireOperator = (p: Parameters<typeof requireHuman>[0]) => {

@@ -6,7 +6,8 @@ import { requireHuman, requireSession } from "../../../../access/principal";
 import { HUMAN_CALLER, PUBLIC, secured } from "../../../../access/openapi";
 import { noContent, redirect } from "../../../../core/openapi";
 import type { CallbackInput } from "../../../../core/oidc";
-import type { Platform } from "../../service";
+import type { RouteDeps } from "../../route-deps";
+import type { PlatformOAuth } from "../oauth";
 import { CallbackFields, ErrorBody, formOrJsonBody, Identity, MfaChallenge, TokenResponse, Uuid } from "../../schemas";
 import { sessionCookie } from "./auth";
 
@@ -50,7 +51,7 @@ export function isBrowserNavigation(request: Request): boolean {
 
 const BROWSER_REDIRECT = redirect(303, "Browser navigation only: to return_to (signed in, cookie set), or to return_to#mfa_token=<token> when MFA is required");
 
-export function oauthRoutes(platform: Platform) {
+export function oauthRoutes(platform: RouteDeps & { readonly oauth: PlatformOAuth }) {
   const { oauth } = platform;
   const setCookie = sessionCookie(platform.ctx.config);
   // The JSON result (checked against Result) or, for a browser, a 303 Response; `any` because

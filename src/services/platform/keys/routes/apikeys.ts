@@ -6,14 +6,15 @@ import { idempotentWithSecret } from "../../../../access/idempotent";
 import { requirePrincipal, requireSession } from "../../../../access/principal";
 import { HUMAN_CALLER, PLATFORM_CALLER, secured } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
-import type { Platform } from "../../service";
+import type { RouteDeps } from "../../route-deps";
+import type { ApiKeyService } from "../apikeys";
 import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, ErrorBody, ListQuery, workspaceParams } from "../../schemas";
 
 const tags = ["Platform: API keys"];
 const slugParam = workspaceParams();
 const keyParams = workspaceParams("key_id");
 
-export function apiKeyRoutes(platform: Platform) {
+export function apiKeyRoutes(platform: RouteDeps & { readonly apiKeys: ApiKeyService }) {
   const { apiKeys } = platform;
   return new Elysia({ prefix: "/v1" })
     .use(principalPlugin(platform.authz))

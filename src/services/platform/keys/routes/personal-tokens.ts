@@ -5,12 +5,13 @@ import { principalPlugin } from "../../../../access/http";
 import { requireHuman, requireSession } from "../../../../access/principal";
 import { HUMAN_CALLER, secured } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
-import type { Platform } from "../../service";
+import type { RouteDeps } from "../../route-deps";
+import type { PersonalTokenService } from "../personal-tokens";
 import { ErrorBody, ListQuery, PersonalTokenCreate, PersonalTokenCreated, PersonalTokenList, Uuid } from "../../schemas";
 
 const tags = ["Platform: personal access tokens"];
 
-export function personalTokenRoutes(platform: Platform) {
+export function personalTokenRoutes(platform: RouteDeps & { readonly personalTokens: PersonalTokenService }) {
   const { personalTokens } = platform;
   return new Elysia({ prefix: "/v1/me/tokens" })
     .use(principalPlugin(platform.authz))

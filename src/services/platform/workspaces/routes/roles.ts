@@ -5,7 +5,8 @@ import { principalPlugin } from "../../../../access/http";
 import { requirePrincipal } from "../../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
-import type { Platform } from "../../service";
+import type { RouteDeps } from "../../route-deps";
+import type { RoleService } from "../roles";
 import { ErrorBody, ListQuery, Role, RoleCreate, RoleList, RolePatch, workspaceParams } from "../../schemas";
 
 const tags = ["Platform: roles"];
@@ -14,7 +15,7 @@ const roleParams = workspaceParams("role_id");
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 const within = "The policy must use registered actions and stay within your own policy (403 ROLE_EXCEEDS_CALLER).";
 
-export function roleRoutes(platform: Platform) {
+export function roleRoutes(platform: RouteDeps & { readonly roles: RoleService }) {
   const { roles } = platform;
   return new Elysia({ prefix: "/v1/workspaces/:workspace_slug/roles" })
     .use(principalPlugin(platform.authz))

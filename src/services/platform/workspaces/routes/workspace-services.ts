@@ -4,14 +4,15 @@ import { t } from "../../../../core/schema";
 import { principalPlugin } from "../../../../access/http";
 import { requirePrincipal } from "../../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../../access/openapi";
-import type { Platform } from "../../service";
+import type { RouteDeps } from "../../route-deps";
+import type { WorkspaceServiceActivation } from "../workspace-services";
 import { ErrorBody, WorkspaceServiceItem, WorkspaceServiceList, workspaceParams } from "../../schemas";
 
 const tags = ["Platform: services"];
 const serviceParams = t.Composite([workspaceParams(), t.Object({ service: t.String() })]);
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
-export function workspaceServiceRoutes(platform: Platform) {
+export function workspaceServiceRoutes(platform: RouteDeps & { readonly workspaceServices: WorkspaceServiceActivation }) {
   const { workspaceServices } = platform;
   return new Elysia({ prefix: "/v1/workspaces/:workspace_slug/services" })
     .use(principalPlugin(platform.authz))

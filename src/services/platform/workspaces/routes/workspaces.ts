@@ -6,14 +6,15 @@ import { callerKey, idempotent } from "../../../../access/idempotent";
 import { requireHuman, requirePrincipal } from "../../../../access/principal";
 import { HUMAN_CALLER, PLATFORM_CALLER, PUBLIC, secured } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
-import type { Platform } from "../../service";
+import type { RouteDeps } from "../../route-deps";
+import type { WorkspaceService } from "../workspaces";
 import { AVATAR_TYPES } from "../workspaces";
 import { ErrorBody, ListQuery, Uuid, Workspace, WorkspaceCreate, WorkspaceList, WorkspacePatch, workspaceParams } from "../../schemas";
 
 const tags = ["Platform: workspaces"];
 const slugParam = workspaceParams();
 
-export function workspaceRoutes(platform: Platform) {
+export function workspaceRoutes(platform: RouteDeps & { readonly workspaces: WorkspaceService }) {
   const { workspaces } = platform;
   return new Elysia({ prefix: "/v1" })
     .guard(secured(PUBLIC))
