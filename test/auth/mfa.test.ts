@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as OTPAuth from "otpauth";
 import { MINUTE, SECOND } from "../../src/core/clock";
 import { ADDRESS_LIMITS } from "../../src/core/signin-guard";
-import { MFA_LIMITS } from "../../src/services/auth/mfa";
+import { MFA_LIMITS } from "../../src/services/auth/identity/mfa";
 import { startTestAppWithMail, type TestApp } from "../helpers/app";
 import { claimsOf, createAuthApp, signupEndUser, type TestAuthApp, type TestEndUser } from "../helpers/auth";
 import type { SmtpSink } from "../helpers/smtp-sink";

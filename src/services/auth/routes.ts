@@ -1,20 +1,20 @@
 /** Mounts every Auth route group under /auth. */
 import { Elysia } from "elysia";
 import type { AuthService } from "./service";
-import { adminUsersRoutes } from "./routes/admin-users";
-import { appRoutes } from "./routes/apps";
-import { auditRoutes } from "./routes/audit";
-import { identitiesRoutes } from "./routes/identities";
-import { invitesRoutes } from "./routes/invites";
-import { m2mRoutes } from "./routes/m2m";
-import { meRoutes } from "./routes/me";
-import { mfaRoutes } from "./routes/mfa";
-import { oauthRoutes } from "./routes/oauth";
-import { rbacRoutes } from "./routes/rbac";
-import { sessionRoutes } from "./routes/session";
-import { tenantsRoutes } from "./routes/tenants";
-import { verificationRoutes } from "./routes/verification";
-import { wellKnownRoutes } from "./routes/well-known";
+import { adminUsersRoutes } from "./identity/routes/admin-users";
+import { appRoutes } from "./apps/routes";
+import { auditRoutes } from "./audit-log/routes";
+import { identitiesRoutes } from "./identity/routes/identities";
+import { invitesRoutes } from "./identity/routes/invites";
+import { m2mRoutes } from "./m2m/routes";
+import { meRoutes } from "./identity/routes/me";
+import { mfaRoutes } from "./identity/routes/mfa";
+import { oauthRoutes } from "./identity/routes/oauth";
+import { rbacRoutes } from "./identity/routes/rbac";
+import { sessionRoutes } from "./identity/routes/session";
+import { tenantsRoutes } from "./identity/routes/tenants";
+import { verificationRoutes } from "./identity/routes/verification";
+import { wellKnownRoutes } from "./apps/well-known";
 
 export function authRoutes(auth: AuthService) {
   return new Elysia({ prefix: "/auth" })

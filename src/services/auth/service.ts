@@ -6,25 +6,25 @@ import type { AppContext } from "../../context";
 import type { Sql } from "../../core/db";
 import type { Tenancy } from "../../kernel/tenancy";
 import { type WebhookEngine, type WebhookService, productEmitter } from "../../kernel/webhooks";
-import { AppAccess } from "./access";
-import { AppService } from "./apps";
-import { SigningKeys } from "./keys";
-import { MfaService } from "./mfa";
-import { SessionService } from "./sessions";
-import { SigninService } from "./signin";
-import { UserService } from "./users";
-import { VerificationService } from "./verification";
-import { TenantService } from "./tenants";
-import { RbacService } from "./rbac";
-import { M2mService } from "./m2m";
-import { InviteService } from "./invites";
-import { AuditQueryService } from "./audit-log";
-import { AdminUserService } from "./admin-users";
-import { MeService } from "./me";
-import { IdentityService } from "./identities";
-import { AuthOAuth } from "./oauth";
-import { purgeExpiredSessions } from "./store/users";
-import { clientByClientId } from "./store/m2m";
+import { AppAccess } from "./apps/access";
+import { AppService } from "./apps/service";
+import { SigningKeys } from "./apps/keys";
+import { MfaService } from "./identity/mfa";
+import { SessionService } from "./identity/sessions";
+import { SigninService } from "./identity/signin";
+import { UserService } from "./identity/users";
+import { VerificationService } from "./identity/verification";
+import { TenantService } from "./identity/tenants";
+import { RbacService } from "./identity/rbac";
+import { M2mService } from "./m2m/service";
+import { InviteService } from "./identity/invites";
+import { AuditQueryService } from "./audit-log/service";
+import { AdminUserService } from "./identity/admin-users";
+import { MeService } from "./identity/me";
+import { IdentityService } from "./identity/identities";
+import { AuthOAuth } from "./identity/oauth";
+import { purgeExpiredSessions, roleByName } from "./identity";
+import { clientByClientId } from "./m2m";
 import { DAY } from "../../core/clock";
 import { AUTH_WEBHOOKS } from "./events";
 
@@ -59,8 +59,12 @@ export class AuthService {
     // Records the event on t, the transaction of the change it describes: both commit or neither.
     const emit = productEmitter(webhooks, AUTH_WEBHOOKS);
     this.keys = new SigningKeys(ctx);
-    this.apps = new AppService(ctx, tenancy, this.keys, (t, app, principal, meta) =>
-      webhookApi.endpoints.removeScope(t, { product: "auth", scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),
+    this.apps = new AppService(
+      ctx,
+      tenancy,
+      this.keys,
+      (t, app, principal, meta) => webhookApi.endpoints.removeScope(t, { product: "auth", scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),
+      async (appId, name) => !!(await roleByName(ctx.db, appId, name)),
     );
     this.access = new AppAccess(this.apps, this.keys, tenancy.authz, (appId, clientId) => clientByClientId(ctx.db, appId, clientId));
     this.users = new UserService(ctx, emit);
