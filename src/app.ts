@@ -9,7 +9,7 @@ import { PUBLIC, SECURITY_SCHEMES } from "./access/openapi";
 import { t } from "./core/schema";
 import { ConfigError, moduleSettings, type Config } from "./config";
 import { DAY, systemClock, type Clock } from "./core/clock";
-import { openDatabase, sqliteOf, SQLITE_FILE } from "./core/db";
+import { openDatabase, sqliteOf, SQLITE_FILE, type Sql } from "./core/db";
 import { CacheBus } from "./core/cache-bus";
 import { EventOutbox } from "./core/events";
 import { CredentialGate } from "./core/credential-gate";
@@ -33,7 +33,7 @@ import { unlockMasterKey } from "./core/key-check";
 import { ensureWritableDir } from "./core/startup";
 import type { AppContext, ServiceCatalogue } from "./context";
 import type { InboundHandler } from "./core/smtp-listener";
-import { settingsOf, type ModuleContext, type Routes, type ServiceModule } from "./kernel/module";
+import { settingsOf, type ModuleContext, type Routes, type ServiceModule, type SubscribedEvent } from "./kernel/module";
 import { Tenancy } from "./kernel/tenancy";
 import type { Platform } from "./services/platform/service";
 import type { AuthService } from "./services/auth/service";
@@ -188,18 +188,22 @@ function registerCoreJobs(ctx: AppContext) {
   });
 }
 
-/** A mounted module, the service it created and the context it was given. */
+/** A mounted module, the service it created, the context it was given and the ports it provides, by name. */
 interface Mounted {
   module: ServiceModule<any>;
   service: unknown;
   context: ModuleContext;
+  ports: Map<string, unknown>;
 }
 
 /** What mount() hands every module: the app context, tenancy, the webhook engine and each module's settings by name. */
 type Kernel = Pick<ModuleContext, "ctx" | "tenancy" | "webhooks"> & { settings: Config["settings"] };
 
+/** What a module reaches of the others: their services and the ports they provide, looked up when asked. */
+type Neighbours = Pick<ModuleContext, "service" | "ports" | "port">;
+
 /** The kernel as one module sees it: guard and emit bound to its name (its switch, its webhook product). */
-function moduleContext(m: ServiceModule<any>, kernel: Kernel, service: ModuleContext["service"]): ModuleContext {
+function moduleContext(m: ServiceModule<any>, kernel: Kernel, neighbours: Neighbours): ModuleContext {
   const { name } = m;
   const product = m.webhooks?.product ?? name;
   return {
@@ -209,15 +213,15 @@ function moduleContext(m: ServiceModule<any>, kernel: Kernel, service: ModuleCon
     guard: (p, workspaceId, action) => kernel.tenancy.guard(p, m.workspaceIdsAnyCase ? workspaceId.toLowerCase() : workspaceId, action, name),
     // A product's emit refuses the types it does not declare; a module without one emits under its name.
     emit: m.webhooks ? productEmitter(kernel.webhooks.engine, m.webhooks) : (t, scopeId, type, data) => kernel.webhooks.engine.emit(t, { product, scopeId }, type, data),
-    service,
+    ...neighbours,
   };
 }
 
 /**
  * The generic wiring of every module, done once: actions and webhook products first (so
  * policies and subscriptions can name them), then each service in list order with its
- * jobs, webhook scopes and routes, then the workspace-delete cascade and the dispatch of
- * workspace events. Returns the mounted modules in order.
+ * ports, jobs, webhook scopes and routes, then the workspace-delete cascade and the delivery
+ * of outbox subscriptions. Returns the mounted modules in order.
  */
 function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Kernel, catalogue: EventCatalogue): Mounted[] {
   const { ctx, tenancy, webhooks } = kernel;
@@ -232,13 +236,19 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Kern
   }
 
   const mounted: Mounted[] = [];
-  const service = <T>(name: string) => mounted.find((x) => x.module.name === name)?.service as T | undefined;
+  // Looked up when called, not when the context is built: a port provided further down the list is there once mounted.
+  const neighbours: Neighbours = {
+    service: <T>(name: string) => mounted.find((x) => x.module.name === name)?.service as T | undefined,
+    ports: (name) => mounted.flatMap((x) => (x.ports.has(name) ? [x.ports.get(name) as never] : [])),
+    port: (name) => mounted.find((x) => x.ports.has(name))?.ports.get(name) as never,
+  };
   const shared = { webhooks: webhooks.api, principals: tenancy.authz, idempotency: ctx.idempotency };
   const legacy = { legacy: webhooks.legacy, principals: tenancy.authz, idempotency: ctx.idempotency };
   for (const m of modules) {
-    const full = moduleContext(m, kernel, service);
+    const full = moduleContext(m, kernel, neighbours);
     const s = m.create(full);
-    mounted.push({ module: m, service: s, context: full });
+    const provides = Object.entries(m.provides ?? {}) as [string, (s: unknown, d: ModuleContext) => unknown][];
+    mounted.push({ module: m, service: s, context: full, ports: new Map(provides.map(([name, build]) => [name, build(s, full)])) });
     for (const job of m.jobs?.(s, full) ?? []) ctx.scheduler.register(job);
     if (m.webhooks) {
       const product = m.webhooks.product;
@@ -262,17 +272,21 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Kern
     for (const { module: m, service: s } of mounted) await m.onWorkspaceDelete?.(s, t, workspaceId, actor);
   });
 
-  // Workspace events (workspace.created / renamed / deleted) go to the modules that keep
-  // denormalised workspace data, and are marked dispatched so the retention purge removes them.
-  const consumers = mounted.filter((x) => x.module.onWorkspaceEvent);
+  // Outbox subscriptions: the platform's workspace events (workspace.created / renamed /
+  // deleted) go to the modules subscribed to their type, in the claim's transaction, and are
+  // marked dispatched (subscribed to or not) so the retention purge removes them.
+  const subscribers = mounted.filter((x) => x.module.subscribe);
   ctx.scheduler.register({
     name: "platform.events",
     schedule: "*/5 * * * * *",
     run: async () => {
       while (
         (await ctx.events.claim(WORKSPACE_EVENT_SCOPE, 500, async (e, t) => {
-          const event = { ...e, data: JSON.parse(e.data) as unknown, dispatched_at: null };
-          for (const { module: m, service: s } of consumers) await m.onWorkspaceEvent!(s, event, t);
+          const event = { ...e, data: JSON.parse(e.data) as unknown, dispatched_at: null } as SubscribedEvent;
+          for (const { module: m, service: s } of subscribers) {
+            const handle = m.subscribe![event.type] as ((s: unknown, e: SubscribedEvent, t: Sql) => Promise<void> | void) | undefined;
+            await handle?.(s, event, t);
+          }
         })) === 500
       );
     },

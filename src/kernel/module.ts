@@ -3,10 +3,10 @@
  * (services/<name>/module.ts) and app.ts mounts the list, one line per service; mount()
  * does the generic work once for every module: registers its policy actions and webhook
  * product, builds its ModuleContext (the kernel bound to the module's name), creates the
- * service, registers its scheduled jobs, mounts its webhook scopes
+ * service and the ports it provides, registers its scheduled jobs, mounts its webhook scopes
  * (shared and legacy routes) and its own routes, drops its workspace-scoped webhook
- * endpoints with a deleted workspace and calls its cascade, hands it platform workspace
- * events, describes it in its own OpenAPI document, and awaits its stop on shutdown.
+ * endpoints with a deleted workspace and calls its cascade, delivers it the outbox events it
+ * subscribes to, describes it in its own OpenAPI document, and awaits its stop on shutdown.
  *
  * A module is a plain object (better-auth's plugin object, PocketBase's table of contents):
  * nothing runs at import time, and the service it creates lives in one app instance.
@@ -67,7 +67,38 @@ export interface ModuleContext<P extends WebhookProduct = any, D extends Setting
    * "auth" to check App ids); undefined when that service is not mounted.
    */
   service<T>(name: string): T | undefined;
+  /**
+   * Every implementation of a port (ServiceModule.provides), one per providing module in list
+   * order. Resolved at call time: a module later in the list may provide a port an earlier
+   * one consumes, once it is mounted.
+   */
+  ports<K extends PortName>(name: K): Ports[K][];
+  /** The first implementation of a port in list order (one provider is the rule), or undefined when no mounted module provides it. */
+  port<K extends PortName>(name: K): Ports[K] | undefined;
 }
+
+/**
+ * The ports modules provide one another, by name, with their TypeScript interface: the
+ * providing or the consuming side declares each in its ports.ts by augmenting this interface
+ * (`declare module "../../kernel/module" { interface Ports { "mail.sending": MailSending } }`),
+ * so provides and ports() are typed by the name and the kernel names no product.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface Ports {}
+export type PortName = keyof Ports & string;
+
+/**
+ * The outbox events a module may subscribe to, by type, with their data: the platform's
+ * workspace events, recorded with the change under the scope `platform:<workspace id>`.
+ */
+export interface SubscribableEvents {
+  "workspace.created": { workspace_id: string; slug: string };
+  "workspace.renamed": { workspace_id: string; old_slug: string; new_slug: string };
+  "workspace.deleted": { workspace_id: string; slug: string };
+}
+
+/** An outbox event as a subscriber gets it: its data parsed and typed by its type. */
+export type SubscribedEvent<K extends keyof SubscribableEvents = keyof SubscribableEvents> = Omit<OutboxEvent, "type" | "data"> & { type: K; data: SubscribableEvents[K] };
 
 /** The earlier name of ModuleContext, kept for the files (and test helpers) that still say it. */
 export type ServiceDeps = ModuleContext;
@@ -144,13 +175,22 @@ export interface ServiceModule<S = unknown, P extends WebhookProduct = WebhookPr
   routes?(service: S, deps: ModuleContext<P, D>): Routes;
   /** Scheduled jobs (the scheduler runs them by name; tests call them directly). */
   jobs?(service: S, deps: ModuleContext<P, D>): JobDefinition[];
+  /**
+   * The ports it provides other modules (and itself), by name: each builds the port's
+   * implementation from the created service, once, right after create(). Consumers get them
+   * through their context's ports()/port(), in list order.
+   */
+  provides?: { [K in PortName]?: (service: S, deps: ModuleContext<P, D>) => Ports[K] };
   /** Runs inside the transaction that deletes a workspace: drop what its foreign keys don't reach. */
   onWorkspaceDelete?(service: S, t: Sql, workspaceId: string, actor: Actor): Promise<void>;
   /**
-   * Platform workspace events from the outbox (workspace.created, workspace.renamed,
-   * workspace.deleted), for services that keep denormalised workspace data. At least once.
+   * Outbox subscriptions, by event type (SubscribableEvents): the kernel's platform.events job
+   * hands each event to every subscriber in list order, at least once, in the transaction that
+   * marks it dispatched (a throw rolls the batch back and it is offered again). For reactions
+   * that may lag the change; one that must commit with it is an in-transaction listener
+   * (withListeners, kernel/webhooks) instead.
    */
-  onWorkspaceEvent?(service: S, event: OutboxEvent, t: Sql): Promise<void> | void;
+  subscribe?: { [K in keyof SubscribableEvents]?: (service: S, event: SubscribedEvent<K>, t: Sql) => Promise<void> | void };
   /** The owner of inbound mail (one service at most); main.ts hands it to the SMTP listener. */
   inbound?(service: S): InboundHandler;
   /** Awaited on shutdown, after the scheduler stopped and before the database closes: finish background work. */

@@ -1,8 +1,8 @@
 /**
  * The ServiceModule contract, end to end: a service defined only by its module (the way a
  * new service plugs in) gets its actions, webhook product and scope, routes, jobs, OpenAPI
- * document, workspace cascade, workspace events and shutdown from mount(), with nothing
- * else edited. Also: platform workspace.* events are consumed and purged, and the app
+ * document, workspace cascade, the ports it provides, its outbox subscriptions and shutdown
+ * from mount(), with nothing else edited. Also: platform workspace.* events are consumed and purged, and the app
  * waits for background legacy test sends before it closes the database.
  */
 // source-only: builds apps from injected service modules and drives their jobs in-process; the binary has its fixed module list
@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { DAY } from "../../src/core/clock";
 import { ConfigError } from "../../src/config";
-import type { OutboxEvent } from "../../src/core/events";
 import { createLogger } from "../../src/core/log";
 import { DISPATCHED_EVENT_RETENTION_MS, SERVICE_MODULES } from "../../src/app";
-import { defineService } from "../../src/kernel/module";
+import { defineService, type SubscribedEvent } from "../../src/kernel/module";
+import type { DomainInUseCheck } from "../../src/services/mail/ports";
 import { defineWebhookProduct, workspaceScope } from "../../src/kernel/webhooks";
 import { Type } from "@sinclair/typebox";
 import { createWorkspace, ownerWithKey, signup, startTestApp, type TestApp } from "../helpers/app";
@@ -23,10 +23,14 @@ import { startReceiver, type Receiver } from "../helpers/http-receiver";
 const created: ProbeState[] = [];
 interface ProbeState {
   deletedWorkspaces: string[];
-  workspaceEvents: OutboxEvent[];
+  workspaceEvents: SubscribedEvent[];
   stopped: boolean;
   jobRuns: number;
+  /** The mail.domain-in-use check it provides: it holds the domains named held-*. */
+  holds: DomainInUseCheck;
 }
+
+const seen = (state: ProbeState, e: SubscribedEvent) => void state.workspaceEvents.push(e);
 
 const probeModule = defineService({
   name: "probe",
@@ -41,7 +45,8 @@ const probeModule = defineService({
     events: [{ type: "thing.created", description: "A probe thing was created.", data: Type.Object({ id: Type.String() }), example: { id: "thing_1" } }],
   }),
   create: (): ProbeState => {
-    const state = { deletedWorkspaces: [], workspaceEvents: [], stopped: false, jobRuns: 0 };
+    const holds: DomainInUseCheck = async (_t, domain) => (domain.fqdn.startsWith("held-") ? "the probe holds it" : null);
+    const state = { deletedWorkspaces: [], workspaceEvents: [], stopped: false, jobRuns: 0, holds };
     created.push(state);
     return state;
   },
@@ -50,7 +55,10 @@ const probeModule = defineService({
     new Elysia().get("/probe/v1/things", () => ({ data: [], seen: state.workspaceEvents.length, actions: d.ctx.actions.matching("probe.*") }), { detail: { tags: ["Probe"] } }),
   jobs: (state) => [{ name: "probe.tick", schedule: "0 0 * * * *", run: () => void state.jobRuns++ }],
   onWorkspaceDelete: async (state, _t, workspaceId) => void state.deletedWorkspaces.push(workspaceId),
-  onWorkspaceEvent: (state, e) => void state.workspaceEvents.push(e),
+  // Not workspace.renamed: an event type no module subscribes to is dispatched all the same.
+  subscribe: { "workspace.created": seen, "workspace.deleted": seen },
+  // A port of a module earlier in the list (mail consumes it when a domain is deleted).
+  provides: { "mail.domain-in-use": (state) => state.holds },
   stop: async (state) => {
     await Bun.sleep(5);
     state.stopped = true;
@@ -95,7 +103,7 @@ describe("a service added by its module alone", () => {
     expect(Object.keys(doc.body.paths).every((p) => p.startsWith("/probe/"))).toBe(true);
   });
 
-  test("a deleted workspace takes the product's endpoints along and reaches onWorkspaceDelete; workspace events reach onWorkspaceEvent", async () => {
+  test("a deleted workspace takes the product's endpoints along and reaches onWorkspaceDelete; workspace events reach its subscriptions", async () => {
     const user = await signup(app);
     const ws = await createWorkspace(app, user.token);
     const ep = await app.call("POST", `/probe/v1/workspaces/${ws.id}/webhooks/endpoints`, { token: user.token, body: { url: "https://example.com/hook" } });
@@ -111,6 +119,36 @@ describe("a service added by its module alone", () => {
     // Delivered once: a second run finds nothing new.
     await app.ctx.scheduler.runNow("platform.events");
     expect(probe.workspaceEvents.filter((e) => (e.data as { workspace_id?: string }).workspace_id === ws.id)).toHaveLength(2);
+  });
+
+  test("a subscription gets the event types it names, typed; the others are dispatched without reaching it", async () => {
+    const user = await signup(app);
+    const ws = await createWorkspace(app, user.token);
+    expect((await app.call("PATCH", `/platform/v1/workspaces/${ws.slug}`, { token: user.token, body: { slug: `${ws.slug}-x` } })).status).toBe(200);
+    await app.ctx.scheduler.runNow("platform.events");
+    const mine = probe.workspaceEvents.filter((e) => e.data.workspace_id === ws.id);
+    expect(mine.map((e) => [e.type, e.data])).toEqual([["workspace.created", { workspace_id: ws.id, slug: ws.slug }]]);
+    const renamed = await app.ctx.db.all<{ dispatched_at: string | null }>("SELECT dispatched_at FROM core_events WHERE scope = ? AND type = 'workspace.renamed'", `platform:${ws.id}`);
+    expect(renamed).toEqual([{ dispatched_at: app.clock.iso() }]);
+  });
+
+  test("a port it provides is found at call time by an earlier module that consumes it: mail asks the probe before it deletes a domain", async () => {
+    const mailContext = app.contextOf("mail");
+    const providers = mailContext.ports("mail.domain-in-use");
+    // Every provider in list order: mail's own first, the probe (mounted last) last; port() is the first.
+    expect(providers.at(-1)).toBe(probe.holds);
+    expect(mailContext.port("mail.domain-in-use")).toBe(providers[0]!);
+    expect(providers[0]).not.toBe(probe.holds);
+
+    const { token, ws } = await ownerWithKey(app);
+    const domains = `/mail/v1/workspaces/${ws.id}/domains`;
+    const held = await app.call("POST", domains, { token, body: { fqdn: `held-${ws.slug}.example` } });
+    const free = await app.call("POST", domains, { token, body: { fqdn: `free-${ws.slug}.example` } });
+    expect([held.status, free.status]).toEqual([201, 201]);
+    const refused = await app.call("DELETE", `${domains}/${held.body.id}`, { token });
+    expect([refused.status, refused.body.error.code, refused.body.error.message]).toEqual([409, "DOMAIN_IN_USE", `The domain held-${ws.slug}.example is in use: the probe holds it`]);
+    expect((await app.call("GET", `${domains}/${held.body.id}`, { token })).status).toBe(200);
+    expect((await app.call("DELETE", `${domains}/${free.body.id}`, { token })).status).toBe(204);
   });
 
   test("stop() awaits the module's stop before the database closes", async () => {

@@ -8,6 +8,7 @@ import { Uuid } from "./schemas";
 import { AuthService } from "./service";
 import { appWebhookScope } from "./webhook-scope";
 import { migrations } from "./migrations";
+import { authInvites } from "./ports";
 
 export const authModule = defineService({
   name: "auth",
@@ -29,6 +30,8 @@ export const authModule = defineService({
   // Auth Apps: /auth/v1/apps/{app_id}/webhooks/... (shared and legacy routes).
   webhookScopes: (auth) => [{ prefix: "/auth/v1/apps/:app_id", resolve: appWebhookScope(auth), legacyRoutes: "unlisted", params: { app_id: Uuid("The App's id") } }],
   routes: (auth) => authRoutes(auth),
+  // Other services invite to an App of their workspace (the waitlist's approvals).
+  provides: { "auth.invites": (auth) => authInvites(auth) },
   jobs: (auth) => [{ name: "auth.purge", schedule: "0 23 * * * *", run: () => auth.purge() }],
   stop: async (auth) => {
     await auth.verification.idle();

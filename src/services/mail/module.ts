@@ -12,6 +12,8 @@ import { domainsPart } from "./domains/part";
 import { inboundPart, type InboundService } from "./inbound/part";
 import { mailboxesPart } from "./mailboxes/part";
 import { MAIL_WEBHOOKS } from "./events";
+import { mailSending } from "./ports";
+import type { MailboxService } from "./mailboxes/part";
 import { messagesPart } from "./messages/part";
 import { sandboxPart } from "./sandbox/part";
 import { sendingPart } from "./sending/part";
@@ -44,6 +46,11 @@ export const mailModule = defineService({
       if (r) app.use(r);
     }
     return app;
+  },
+  // Other services send through mail.sending (the waitlist); mailboxes keep their domain from being deleted.
+  provides: {
+    "mail.sending": (parts) => mailSending(parts),
+    "mail.domain-in-use": (parts) => (t, domain) => (parts.mailboxes as MailboxService).domainInUse(t, domain),
   },
   jobs: (parts, d) => PARTS.flatMap((p) => p.jobs?.(parts[p.name], d) ?? []),
   onWorkspaceDelete: async (parts, t, workspaceId) => {

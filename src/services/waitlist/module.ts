@@ -3,7 +3,8 @@
  * routes (settings, waitlists, entries), the notification outbox job, the view counter
  * flush, the webhook event catalogue and the workspace webhook scope (shared and legacy
  * routes under /waitlist/v1/workspaces/{workspace_id}/webhooks). It uses the Auth and mail
- * services mounted before it through bridges.ts.
+ * services through their ports (bridges.ts), and keeps a mail domain its settings name from
+ * being deleted (the mail.domain-in-use port it provides).
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../../core/errors";
@@ -40,8 +41,6 @@ export const waitlistModule = defineService({
     const b = bridges(d);
     const worker = new NotificationWorker(d, b);
     const waitlists = new WaitlistService(d, b, worker);
-    // A mail domain named by a workspace's waitlist settings cannot be deleted (409 DOMAIN_IN_USE).
-    b.onDomainDelete(async (t, domain) => ((await store.domainUsed(t, domain.id)) ? "the workspace's waitlist settings use it as default sender domain" : null));
     const publicConfig = new PublicConfig(d.ctx, async (workspaceId) => {
       try {
         await d.tenancy.authz.requireService(d.ctx.db, workspaceId, d.name);
@@ -58,6 +57,10 @@ export const waitlistModule = defineService({
       .use(publicRoutes(s.entries, s.publicConfig))
       .use(adminRoutes(s, { principals: d.tenancy.authz, idempotency: d.ctx.idempotency }))
       .use(variantRoutes(s.variants, { principals: d.tenancy.authz })),
+  // A mail domain named by a workspace's waitlist settings cannot be deleted (409 DOMAIN_IN_USE).
+  provides: {
+    "mail.domain-in-use": () => async (t, domain) => ((await store.domainUsed(t, domain.id)) ? "the workspace's waitlist settings use it as default sender domain" : null),
+  },
   jobs: (s, d) => [
     { name: REFERRALS_JOB, schedule: "*/2 * * * * *", run: async () => void (await emitReferralUpdates(d)) },
     { name: NOTIFY_JOB, schedule: "*/30 * * * * *", run: async () => void (await s.worker.runDue()) },
@@ -67,12 +70,12 @@ export const waitlistModule = defineService({
       run: async () => void (await s.publicConfig.flushViews()),
     },
   ],
-  // Workspace slug renamed: the new slug serves and the old one keeps answering (previous_workspace_slug).
-  onWorkspaceEvent: async (s, e, t) => {
-    if (e.type !== "workspace.renamed") return;
-    const data = e.data as { workspace_id: string; old_slug: string; new_slug: string };
-    await store.renameWorkspace(t, data.workspace_id, data.old_slug, data.new_slug);
-    await s.waitlists.m.ctx.caches.changed(t, PUBLIC_TOPIC);
+  subscribe: {
+    // Workspace slug renamed: the new slug serves and the old one keeps answering (previous_workspace_slug).
+    "workspace.renamed": async (s, e, t) => {
+      await store.renameWorkspace(t, e.data.workspace_id, e.data.old_slug, e.data.new_slug);
+      await s.waitlists.m.ctx.caches.changed(t, PUBLIC_TOPIC);
+    },
   },
   stop: (s) => s.publicConfig.flushViews(),
   webhookScopes: (_, d) => [{ prefix: "/waitlist/v1/workspaces/:workspace_id", resolve: workspaceScope(d.tenancy, d.name), legacyRoutes: "unlisted", params: { workspace_id: Uuid("The workspace's id") } }],

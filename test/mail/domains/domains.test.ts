@@ -3,11 +3,12 @@
  * (dns2) as DNS_SERVERS: create and its dns_instructions, FQDN validation edges, cross-workspace
  * 404s, verify (pending -> active), the scheduled check (pending -> active, pending -> failed
  * after 72 h on the injected clock, active records vanishing), DKIM rotation, delete with the
- * in-use hook, PATCH dns_provider, the member role's reads, and the domain.* events.
+ * in-use port, PATCH dns_provider, the member role's reads, and the domain.* events.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createPublicKey, createSign, createVerify } from "node:crypto";
 import { SERVICE_MODULES } from "../../../src/app";
+import { defineService } from "../../../src/kernel/module";
 import { DAY, HOUR, MINUTE } from "../../../src/core/clock";
 import type { MailParts } from "../../../src/services/mail/part";
 import { DNS_CHECK_JOB, type DomainService } from "../../../src/services/mail/domains/part";
@@ -20,6 +21,14 @@ const MAIL_HOST = "mx.bunker.test";
 let app: TestApp;
 let dns: TestDnsServer;
 let domains: DomainService;
+/** Domains a module after mail says are in use (through the mail.domain-in-use port). */
+const blocked = new Set<string>();
+const domainUser = defineService({
+  name: "domainuser",
+  description: "Uses mail domains (this test only)",
+  create: () => ({}),
+  provides: { "mail.domain-in-use": () => async (_t, dom) => (blocked.has(dom.id) ? "the mailbox support@ uses it" : null) },
+});
 
 beforeAll(async () => {
   dns = await startDnsServer();
@@ -29,8 +38,9 @@ beforeAll(async () => {
     app = await startTestApp(env);
     return;
   }
-  // The mail module as the app mounts it, with its parts kept for the hooks the later parts use.
-  const modules = SERVICE_MODULES.map((m) =>
+  // The mail module as the app mounts it, with its parts kept for the lookups the later parts
+  // use, and a module after it that provides an in-use check.
+  const modules = [...SERVICE_MODULES.map((m) =>
     m.name !== "mail"
       ? m
       : {
@@ -41,7 +51,7 @@ beforeAll(async () => {
             return parts;
           },
         },
-  );
+  ), domainUser];
   app = await startTestApp(env, undefined, { modules });
   app.webhooks.options.autoKick = false;
 });
@@ -413,7 +423,7 @@ describe("update and delete", () => {
     expect((await app.call("PATCH", p, { token, body: { dns_provider: null } })).body.dns_provider).toBeNull();
   });
 
-  inProcess("reads events through app.ctx.db and registers an in-use check on the domain service")("DELETE: 204, gone, domain.deleted; seq_id not reused; 409 DOMAIN_IN_USE from a registered check", async () => {
+  inProcess("reads events through app.ctx.db and mounts a module that provides an in-use check")("DELETE: 204, gone, domain.deleted; seq_id not reused; 409 DOMAIN_IN_USE from a provided check", async () => {
     const { token, ws } = await ownerWithKey(app);
     const d = await create(token, ws.id, { fqdn: fresh() });
     const del = await app.call("DELETE", `${base(ws.id)}/${d.id}`, { token });
@@ -424,8 +434,7 @@ describe("update and delete", () => {
     const again = await create(token, ws.id, { fqdn: d.fqdn });
     expect(again.seq_id).toBe("2");
 
-    const blocked = new Set([again.id]);
-    domains.registerInUseCheck(async (_t, dom) => (blocked.has(dom.id) ? "the mailbox support@ uses it" : null));
+    blocked.add(again.id);
     const r = await app.call("DELETE", `${base(ws.id)}/${again.id}`, { token });
     expect([r.status, r.body.error.code]).toEqual([409, "DOMAIN_IN_USE"]);
     expect(r.body.error.message).toContain("mailbox");

@@ -1,15 +1,16 @@
 /**
  * The mail service's domains part (see ../part.ts): sending/receiving domains, DKIM keys and
  * DNS checks. Later parts use `parts.domains` (a DomainService): activeSendDomain(db,
- * workspaceId, fqdn), domainById(db, workspaceId, id), registerInUseCheck(check) and the
- * resolver (resolveMx / resolveTxt, DNS_SERVERS-aware).
+ * workspaceId, fqdn), domainById(db, workspaceId, id) and the resolver (resolveMx /
+ * resolveTxt, DNS_SERVERS-aware). Who uses a domain refuses its delete through the
+ * mail.domain-in-use port (../ports.ts).
  */
 import { defineMailPart } from "../part";
 import { domainRoutes } from "./routes";
 import { DomainService } from "./service";
 
 export { DomainService };
-export type { DomainInUseCheck, DomainView, SendDomain } from "./service";
+export type { DomainView, SendDomain } from "./service";
 
 export const DNS_CHECK_JOB = "mail.domains.dns-check";
 

@@ -49,12 +49,8 @@ export interface SendDomain {
   sandbox: boolean;
 }
 
-/** A check a later part registers: a reason when the domain is in use (DELETE answers 409 DOMAIN_IN_USE), else null. */
-export type DomainInUseCheck = (t: Sql, domain: { id: string; workspace_id: string; fqdn: string }) => Promise<string | null>;
-
 export class DomainService {
   readonly resolver: MailResolver;
-  private readonly inUseChecks: DomainInUseCheck[] = [];
   private readonly c: DomainsContext;
   private readonly checks: DomainChecks;
   private readonly dkim: DkimRotation;
@@ -68,11 +64,6 @@ export class DomainService {
 
   private get ctx() {
     return this.c.ctx;
-  }
-
-  /** Later parts (mailboxes, waitlist settings) refuse the delete of a domain they use. */
-  registerInUseCheck(check: DomainInUseCheck): void {
-    this.inUseChecks.push(check);
   }
 
   // ------------------------------------------------------------------ operations
@@ -191,7 +182,8 @@ export class DomainService {
     const ws = await this.c.workspace(p, workspaceId, "mail.domain.write");
     await tx(this.ctx.db, async (t) => {
       const r = await this.c.inWorkspace(t, ws.id, id);
-      for (const check of this.inUseChecks) {
+      // Whoever uses a domain refuses its delete (mail's mailboxes, the waitlist's settings): the mail.domain-in-use port (../ports.ts).
+      for (const check of this.c.d.ports("mail.domain-in-use")) {
         const reason = await check(t, { id: r.id, workspace_id: r.workspace_id, fqdn: r.fqdn });
         if (reason) throw new ApiError(409, "DOMAIN_IN_USE", `The domain ${r.fqdn} is in use: ${reason}`);
       }

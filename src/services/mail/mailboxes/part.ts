@@ -1,7 +1,7 @@
 /**
  * The mail service's mailboxes part (see ../part.ts): mailboxes on receiving domains and the
- * received messages in them (routes, service, store). Uses parts.domains (registers its
- * in-use check: a domain with mailboxes cannot be deleted).
+ * received messages in them (routes, service, store). Uses parts.domains; its domainInUse
+ * is mail's mail.domain-in-use check (a domain with mailboxes cannot be deleted).
  */
 import { defineMailPart } from "../part";
 import { mailboxRoutes } from "./routes";

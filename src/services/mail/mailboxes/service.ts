@@ -73,11 +73,12 @@ export class MailboxService {
   constructor(
     private readonly d: ServiceDeps,
     private readonly parts: MailParts,
-  ) {
-    this.domains.registerInUseCheck(async (t, domain) => {
-      const n = await store.liveMailboxCount(t, domain.id);
-      return n ? `${n} mailbox${n === 1 ? "" : "es"} (delete them first)` : null;
-    });
+  ) {}
+
+  /** Mail's mail.domain-in-use check (module.ts provides it): a domain with live mailboxes stays. */
+  async domainInUse(t: Sql, domain: { id: string }): Promise<string | null> {
+    const n = await store.liveMailboxCount(t, domain.id);
+    return n ? `${n} mailbox${n === 1 ? "" : "es"} (delete them first)` : null;
   }
 
   private get ctx() {
