@@ -91,15 +91,18 @@ export class FederatedSignin {
       }),
     );
   }
+}
 
-  /** The resolved owner may sign in: blocked looks like a wrong credential (audited), suspended / deactivated 403. */
-  async admit(owner: { id: string; status: string }): Promise<void> {
-    if (owner.status === "blocked") {
-      await this.failed("blocked", owner.id);
-      throw invalidCredentials();
-    }
-    refuseInactive(owner.status);
+/**
+ * A resolved owner may sign in: blocked looks like a wrong credential (audited through the
+ * realm's `failed`), suspended / deactivated answer 403.
+ */
+export async function admitFederated(owner: { id: string; status: string }, failed: (reason: string, ownerId: string) => Promise<unknown>): Promise<void> {
+  if (owner.status === "blocked") {
+    await failed("blocked", owner.id);
+    throw invalidCredentials();
   }
+  refuseInactive(owner.status);
 }
 
 /**

@@ -9,6 +9,6 @@ export { invalidCredentials, normaliseIdentifier, provePassword, refuseInactive,
 export { rotateRefresh, type RefreshTokenStore } from "./refresh-rotation";
 export { StrangerLimits } from "./stranger-limits";
 export { CONSOLE_PASSWORDS, PASSWORD_MAX, passwordProblem, type PasswordPolicy } from "./passwords";
-export { beginFederatedSignin, FederatedSignin, removableIdentity, type OAuthStateRecord } from "./federation";
+export { admitFederated, beginFederatedSignin, FederatedSignin, removableIdentity, type OAuthStateRecord } from "./federation";
 export { openSession, type SessionRows, type TokenResponse } from "./sessions";
 export { invitationHash, issueInvitation, type InvitationSecret } from "./invitations";

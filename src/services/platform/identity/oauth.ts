@@ -44,17 +44,13 @@
 import type { RequestMeta } from "../../../access/http";
 import { DAY } from "../../../core/clock";
 import { tx, type Sql } from "../../../core/db";
-import { ApiError, badRequest, conflict, notFound } from "../../../core/errors";
+import { ApiError } from "../../../core/errors";
 import { randomHex, uuid } from "../../../core/ids";
 import {
   OidcClient,
   displayNameFromUserJson,
-  hashState,
-  invalidState,
   isProviderId,
-  limitStarts,
   providerError,
-  providerMismatch,
   unknownProvider,
   type CallbackInput,
   identityView,
@@ -62,9 +58,9 @@ import {
   type ProviderConfig,
   type ProviderId,
 } from "../../../core/oidc";
-import { checkReturnTo, parseOriginPatterns, type OriginPattern } from "../../../core/return-to";
+import { parseOriginPatterns, type OriginPattern } from "../../../core/return-to";
 import type { AppContext } from "../../../context";
-import { invalidCredentials, refuseInactive } from "../../../kernel/identity";
+import { admitFederated, beginFederatedSignin, FederatedSignin, removableIdentity } from "../../../kernel/identity";
 import { SESSION_DEFAULT, type AccountService, type MfaChallengeResponse, type TokenResponse } from "./accounts";
 import { audit } from "../../../kernel/tenancy";
 import * as accounts from "./store/accounts";
@@ -74,6 +70,8 @@ const USERNAME_MAX = 64;
 
 
 const notResolvable = (why: string) => new ApiError(401, "IDENTITY_NOT_RESOLVABLE", why);
+// The console's audit names the state's refusals so (an App's audit uses the error codes).
+const STATE_REASONS: Record<string, string> = { INVALID_OAUTH_STATE: "invalid_state", OAUTH_PROVIDER_MISMATCH: "provider_mismatch" };
 
 
 export class PlatformOAuth {
@@ -111,11 +109,13 @@ export class PlatformOAuth {
   /** The provider URL to redirect the browser to. */
   async start(id: string, returnTo: unknown, meta: RequestMeta): Promise<string> {
     const p = this.provider(id);
-    const target = checkReturnTo(returnTo, this.allow);
-    await limitStarts(this.ctx.ratelimit, `platform:oauth-start:${meta.ip ?? "unknown"}`);
-    const flow = await this.oidc.beginWebFlow(p, this.redirectUri(p.id), target.href, this.ctx.secretBox.encrypt);
-    await store.insertState(this.ctx.db, flow.record);
-    return flow.url;
+    return beginFederatedSignin(this.ctx, this.oidc, p, {
+      redirectUri: this.redirectUri(p.id),
+      returnTo,
+      allow: this.allow,
+      limitKey: `platform:oauth-start:${meta.ip ?? "unknown"}`,
+      store: (record) => store.insertState(this.ctx.db, record),
+    });
   }
 
   /**
@@ -124,52 +124,18 @@ export class PlatformOAuth {
    */
   async callback(id: string, b: CallbackInput, meta: RequestMeta): Promise<{ tokens: TokenResponse; return_to: string } | (MfaChallengeResponse & { return_to: string })> {
     const p = this.provider(id);
-    if (typeof b.state !== "string" || !b.state) throw badRequest("state is required", [{ field: "state", reason: "is required" }]);
-    const row = await store.consumeState(this.ctx.db, hashState(b.state), this.ctx.clock.iso(), this.ctx.clock.nowMs());
     const fail = (reason: string, accountId: string | null = null) =>
       audit(this.ctx.db, this.ctx, { actor: { actor_type: accountId ? "account" : "anonymous", actor_id: accountId }, action: "account.signin_failed", meta, metadata: { method: "oauth", provider: p.id, reason } });
-    if (!row) {
-      await fail("invalid_state");
-      throw invalidState();
-    }
-    if (row.provider !== p.id) {
-      await fail("provider_mismatch");
-      throw providerMismatch();
-    }
+    const attempt = new FederatedSignin(this.ctx, this.oidc, p, fail, (e) => STATE_REASONS[e.code] ?? e.code.toLowerCase());
+    const row = await attempt.spendState(b, (stateHash) => store.consumeState(this.ctx.db, stateHash, this.ctx.clock.iso(), this.ctx.clock.nowMs()));
     if (b.error) {
       await fail(`provider_error:${String(b.error).slice(0, 64)}`);
       throw providerError(String(b.error));
     }
-    if (!b.code && !b.id_token) throw badRequest("code or id_token is required", [{ field: "code", reason: "code or id_token is required" }]);
-
-    let who: IdTokenIdentity;
-    try {
-      who = await this.oidc.completeWebFlow(p, {
-        redirectUri: this.redirectUri(p.id),
-        codeVerifier: this.ctx.secretBox.decrypt(row.code_verifier_enc),
-        nonceHash: row.nonce_hash,
-        code: b.code,
-        idToken: b.id_token,
-        nonceUsed: (h) => store.nonceUsed(this.ctx.db, h),
-      });
-    } catch (e) {
-      if (e instanceof ApiError) await fail(e.code.toLowerCase());
-      throw e;
-    }
-
-    let accountId: string;
-    try {
-      accountId = await this.resolveAccount(p.id, who, p.id === "idp_1" ? displayNameFromUserJson(b.user) : null, meta);
-    } catch (e) {
-      if (e instanceof ApiError) await fail(e.code.toLowerCase());
-      throw e;
-    }
+    const who = await attempt.verify(row, b, this.redirectUri(p.id), (h) => store.nonceUsed(this.ctx.db, h));
+    const accountId = await attempt.audited(() => this.resolveAccount(p.id, who, p.id === "idp_1" ? displayNameFromUserJson(b.user) : null, meta));
     const account = (await accounts.accountById(this.ctx.db, accountId))!;
-    if (account.status === "blocked") {
-      await fail("blocked", account.id);
-      throw invalidCredentials();
-    }
-    refuseInactive(account.status);
+    await admitFederated(account, fail);
     // The provider is the first factor only: an account with MFA still needs its code.
     const challenge = await this.accounts.mfa?.challengeFor(account.id, `oauth:${p.id}`, SESSION_DEFAULT, meta);
     if (challenge) return { ...challenge, return_to: row.return_to };
@@ -237,11 +203,7 @@ export class PlatformOAuth {
 
   async unlink(accountId: string, identityId: string, meta: RequestMeta): Promise<void> {
     await tx(this.ctx.db, async (t) => {
-      const mine = await store.identitiesOf(t, accountId);
-      const target = mine.find((i) => i.id === identityId);
-      if (!target) throw notFound("Identity");
-      const ways = mine.length + ((await store.hasPassword(t, accountId)) ? 1 : 0);
-      if (ways <= 1) throw conflict("This is the account's last way to sign in: set a password or link another provider first", "LAST_SIGN_IN_METHOD");
+      const target = await removableIdentity(await store.identitiesOf(t, accountId), identityId, () => store.hasPassword(t, accountId));
       await store.deleteIdentity(t, accountId, identityId);
       await audit(t, this.ctx, { actor: { actor_type: "account", actor_id: accountId }, action: "account.identity.unlink", target: { type: "identity", id: identityId }, meta, metadata: { provider: target.provider, issuer: target.issuer } });
     });
