@@ -40,14 +40,12 @@ import { MAX_ENDPOINTS_PER_SCOPE, type AttemptResult, type EventTypeInfo, type P
 import * as store from "./store/endpoints";
 import * as log from "./store/events-log";
 import * as legacyStore from "./store/legacy";
+import { DESCRIPTION_MAX, GRACE_DEFAULT_HOURS, GRACE_MAX_HOURS, URL_MAX } from "./limits";
+import { endpointView, type EndpointView } from "./views";
 
 /** An endpoint as stored: product surfaces (the card board's, the community's records) build their views from it. */
 export type EndpointRecord = store.EndpointRow;
 
-export const URL_MAX = 2048;
-export const DESCRIPTION_MAX = 500;
-export const GRACE_DEFAULT_HOURS = 24;
-export const GRACE_MAX_HOURS = 168;
 const HOUR_MS = 3_600_000;
 
 /** A scope as the routes resolve it; workspaceId (when the scope lives in one) goes into audit entries. */
@@ -67,22 +65,6 @@ export interface EventTypeSource {
 /** What the endpoints need of the delivery engine (engine.ts: WebhookEngine). */
 export interface ManualSender {
   sendOnce(endpointId: string, eventId: string, trigger: "test" | "replay", deliveryId?: string): Promise<AttemptResult>;
-}
-
-export interface EndpointView {
-  id: string;
-  url: string;
-  description: string;
-  event_types: string[];
-  enabled: boolean;
-  status: "enabled" | "auto_disabled";
-  signing_secret_hint: string;
-  consecutive_failures: number;
-  first_failure_at: string | null;
-  disabled_reason: string | null;
-  previous_secret_expires_at: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 export interface EndpointInput {
@@ -110,23 +92,7 @@ export class EndpointService {
   ) {}
 
   view(r: store.EndpointRow): EndpointView {
-    const secret = this.ctx.secretBox.decrypt(r.secret_enc);
-    const prevLive = r.prev_secret_enc !== null && r.prev_secret_expires_ms !== null && r.prev_secret_expires_ms > this.ctx.clock.nowMs();
-    return {
-      id: r.id,
-      url: r.url,
-      description: r.description,
-      event_types: JSON.parse(r.event_types) as string[],
-      enabled: r.enabled === 1 && r.status === "enabled",
-      status: r.status,
-      signing_secret_hint: secret.slice(-4),
-      consecutive_failures: r.consecutive_failures,
-      first_failure_at: r.first_failure_at,
-      disabled_reason: r.status === "auto_disabled" ? (r.disabled_reason ?? "failing") : null,
-      previous_secret_expires_at: prevLive ? new Date(r.prev_secret_expires_ms!).toISOString() : null,
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-    };
+    return endpointView(r, this.ctx.secretBox.decrypt(r.secret_enc), this.ctx.clock.nowMs());
   }
 
   /** The endpoint row of this scope on `db` (a transaction, or ctx.db), or 404 (another scope's id is not found either). */

@@ -22,49 +22,10 @@ import { tx } from "../../core/db";
 import type { AppContext } from "../../context";
 import { EVENT_RETENTION_MS, type AttemptResult, type Scope } from "./types";
 import { pickResult, type EndpointService, type ManualSender } from "./endpoints";
+import { DELIVERY_STATUSES } from "./limits";
 import * as log from "./store/events-log";
 import * as endpointsStore from "./store/endpoints";
-
-export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "not_sent"] as const;
-
-/** The most recent attempt of an event to an endpoint: scheduled, retry, test or replay. */
-export interface LatestAttemptView {
-  attempt_number: number;
-  trigger: string;
-  status_code: number | null;
-  error_class: string | null;
-  latency_ms: number;
-  created_at: string;
-}
-
-export interface DeliveryView {
-  endpoint_id: string;
-  status: (typeof DELIVERY_STATUSES)[number];
-  /** Every attempt of the event to the endpoint, replays and tests included. */
-  attempts: number;
-  /** Status code of the latest attempt. */
-  last_status_code: number | null;
-  latest_attempt: LatestAttemptView | null;
-  next_attempt_at: string | null;
-}
-
-export interface EventView {
-  id: string;
-  type: string;
-  created_at: string;
-  is_test: boolean;
-  deliveries: DeliveryView[];
-}
-
-export interface AttemptView extends log.AttemptFields {
-  endpoint_id: string;
-}
-
-export interface EventDetailView extends EventView {
-  /** The envelope exactly as delivered ({id, type, created_at, data}). */
-  payload: unknown;
-  attempts: AttemptView[];
-}
+import { deliveryView, eventDetailView, eventView, type DeliveryView, type EventDetailView, type EventView } from "./views";
 
 export interface EventsQuery {
   endpoint_id?: string;
@@ -73,27 +34,6 @@ export interface EventsQuery {
   limit?: unknown;
   cursor?: string;
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-const deliveryView = (d: log.DeliveryWithLatestRow): DeliveryView => ({
-  endpoint_id: d.endpoint_id,
-  status: d.status,
-  attempts: d.attempts,
-  last_status_code: d.last_status_code,
-  latest_attempt:
-    d.latest_attempt_number === null
-      ? null
-      : {
-          attempt_number: d.latest_attempt_number,
-          trigger: d.latest_trigger!,
-          status_code: d.last_status_code,
-          error_class: d.latest_error_class,
-          latency_ms: d.latest_latency_ms!,
-          created_at: d.latest_created_at!,
-        },
-  next_attempt_at: d.status === "pending" ? iso(d.next_attempt_ms) : null,
-});
 
 export class EventsLogService {
   constructor(
@@ -136,7 +76,7 @@ export class EventsLogService {
     }
     const last = page[page.length - 1];
     return {
-      data: page.map((r) => ({ id: r.id, type: r.type, created_at: r.created_at, is_test: r.is_test === 1, deliveries: byEvent.get(r.id) ?? [] })),
+      data: page.map((r) => eventView(r, byEvent.get(r.id) ?? [])),
       pagination: { next_cursor: has_more ? encodeCursor({ ms: last.created_ms, id: last.id }) : null, has_more },
     };
   }
@@ -149,24 +89,8 @@ export class EventsLogService {
 
   async get(scope: Scope, id: string): Promise<EventDetailView> {
     const e = await this.event(scope, id);
-    return {
-      id: e.id,
-      type: e.type,
-      created_at: e.created_at,
-      is_test: e.is_test === 1,
-      deliveries: (await log.deliveriesOf(this.ctx.db, [e.id])).map(deliveryView),
-      payload: JSON.parse(e.body),
-      attempts: (await log.attemptsOf(this.ctx.db, e.id)).map((a) => ({
-        endpoint_id: a.endpoint_id,
-        attempt_number: a.attempt_number,
-        trigger: a.trigger,
-        status_code: a.status_code,
-        latency_ms: a.latency_ms,
-        error_class: a.error_class,
-        response_body: a.response_body,
-        created_at: a.created_at,
-      })),
-    };
+    const deliveries = (await log.deliveriesOf(this.ctx.db, [e.id])).map(deliveryView);
+    return eventDetailView(e, deliveries, await log.attemptsOf(this.ctx.db, e.id));
   }
 
   async replay(scope: Scope, id: string, endpointId: string | undefined): Promise<{ data: (AttemptResult & { endpoint_id: string; trigger: "replay" })[] }> {

@@ -20,7 +20,8 @@ export {
   type WebhookProduct,
 } from "./catalogue";
 export { WebhookEngine, type WebhookEngineOptions } from "./engine";
-export { URL_MAX, type Actor, type EndpointRecord, type EventTypeSource, type ResolvedScope } from "./endpoints";
+export { type Actor, type EndpointRecord, type EventTypeSource, type ResolvedScope } from "./endpoints";
+export { URL_MAX } from "./limits";
 export { EndpointId, LegacyWebhookId } from "./ids";
 export { LEGACY_SUNSET, LegacyWebhookService } from "./legacy";
 export { deprecationHeaders, legacyWebhookRoutes } from "./legacy-routes";

@@ -54,6 +54,7 @@ import { generateLegacySecret } from "./signing";
 import type { Scope } from "./types";
 import * as endpointsStore from "./store/endpoints";
 import * as store from "./store/legacy";
+import { legacyWebhookView, type LegacyAttemptView, type LegacyWebhookView } from "./views";
 
 /** Sunset of the legacy routes (and of the legacy signature header), as the Sunset header writes it. */
 export const LEGACY_SUNSET = "Fri, 15 Jan 2027 00:00:00 GMT";
@@ -64,21 +65,6 @@ export const LEGACY_LIST_DEFAULT = 20;
 export const LEGACY_LIST_MAX = 100;
 export const DELIVERIES_DEFAULT = 50;
 export const DELIVERIES_MAX = 200;
-
-export interface LegacyWebhookView {
-  id: string;
-  workspace_id: string;
-  url: string;
-  active: boolean;
-  failure_count: number;
-  last_status_code: number | null;
-  last_attempt_at: string | null;
-  auto_disabled_at: string | null;
-  first_failure_at: string | null;
-  created_at: string;
-}
-
-export type LegacyAttemptView = store.LegacyAttemptRow;
 
 export interface LegacyInput {
   url?: unknown;
@@ -96,18 +82,7 @@ export class LegacyWebhookService {
   ) {}
 
   view(r: endpointsStore.EndpointRow): LegacyWebhookView {
-    return {
-      id: r.id,
-      workspace_id: r.scope_id,
-      url: r.url,
-      active: r.enabled === 1 && r.status === "enabled",
-      failure_count: r.consecutive_failures,
-      last_status_code: r.last_status_code,
-      last_attempt_at: r.last_attempt_at,
-      auto_disabled_at: r.auto_disabled_at,
-      first_failure_at: r.first_failure_at,
-      created_at: r.created_at,
-    };
+    return legacyWebhookView(r);
   }
 
   /** The legacy webhook of this scope, or 404 (another scope's id or a shared endpoint's id too). */
