@@ -1,29 +1,13 @@
 /** The per-App audit log: GET /:app_slug/v1/audit-log (action auth.audit.list). */
 import { t } from "../../../core/schema";
-import { JsonObject } from "../../../access/schemas";
 import { APP_ADMIN } from "../../../access/openapi";
 import { AUTH_AUDIT_DEFAULT_LIMIT, AUTH_AUDIT_MAX_LIMIT } from "./service";
-import type { AppScopeParts } from "../apps/scope";
 import type { AuditQueryService } from "./service";
 import { ErrorBody, Pagination } from "../schemas";
-import { adminCredentials, appGroup, appSlugParams } from "../apps/scope";
+import { adminCredentials, appGroup, appSlugParams, type AppScopeParts } from "../apps/scope";
+import { AuditEntry } from "./schemas";
 
 const tags = ["Auth: audit"];
-
-const AuditEntry = t.Object({
-  id: t.String({ format: "uuid" }),
-  action: t.String({ description: "e.g. user.create (sign-up), user.signin, user.signin.mfa_required, app.update, mfa.*, tenant.*, role.*" }),
-  outcome: t.Union([t.Literal("success"), t.Literal("failure")]),
-  actor: t.Object({
-    type: t.String({ description: "user | m2m_client | account | api_key | personal_token | system | anonymous" }),
-    id: t.Nullable(t.String({ description: "null for anonymous callers (e.g. a failed sign-in with an unknown identifier)" })),
-  }),
-  target: t.Nullable(t.Object({ type: t.String(), id: t.Nullable(t.String()) })),
-  ip: t.Nullable(t.String()),
-  user_agent: t.Nullable(t.String()),
-  metadata: JsonObject({ description: "Action-specific details; never passwords, codes or secrets" }),
-  created_at: t.String({ format: "date-time" }),
-});
 
 const AuditQuery = t.Object({
   action: t.Optional(t.String({ description: 'Exact action ("user.signin") or prefix pattern ("user.*")' })),

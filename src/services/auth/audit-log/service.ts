@@ -15,7 +15,8 @@ import type { AppContext } from "../../../context";
 import { parseIsoInstant } from "../../platform/identity/credentials";
 import type { LoadedApp } from "../apps/service";
 import type { AdminCredentials, AppAccess } from "../apps/access";
-import { listAuthAudit, type AuditFilter, type AuthAuditRow } from "../audit";
+import { listAuthAudit, type AuditFilter } from "../audit";
+import { authAuditView, type AuthAuditView } from "./views";
 
 export const AUTH_AUDIT_DEFAULT_LIMIT = 50;
 export const AUTH_AUDIT_MAX_LIMIT = 200;
@@ -32,39 +33,6 @@ export interface AuthAuditQuery {
   limit?: number;
   cursor?: string;
 }
-
-export interface AuthAuditView {
-  id: string;
-  action: string;
-  outcome: "success" | "failure";
-  actor: { type: string; id: string | null };
-  target: { type: string; id: string | null } | null;
-  ip: string | null;
-  user_agent: string | null;
-  metadata: Record<string, unknown>;
-  created_at: string;
-}
-
-function parseMetadata(s: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(s);
-    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
-  } catch {
-    return {}; // a damaged row must not break the whole page
-  }
-}
-
-export const authAuditView = (r: AuthAuditRow): AuthAuditView => ({
-  id: r.id,
-  action: r.action,
-  outcome: r.outcome,
-  actor: { type: r.actor_type, id: r.actor_id },
-  target: r.target_type ? { type: r.target_type, id: r.target_id } : null,
-  ip: r.ip,
-  user_agent: r.user_agent,
-  metadata: parseMetadata(r.metadata),
-  created_at: r.created_at,
-});
 
 const malformedCursor = () => badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
 

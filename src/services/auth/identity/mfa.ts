@@ -76,7 +76,7 @@ import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import { deriveKey, safeEqual } from "../../../core/secrets";
 import { newTotpSeed, normaliseRecoveryCode, TOTP_CODE_RE, totpKeyUri, totpSecretText } from "../../../core/totp";
 import type { AppContext } from "../../../context";
-import { factorStatus, invalidMfaToken, MFA_RULES, MfaChallenges, MfaFactors, StrangerLimits, wrongCode, type FactorStatus, type MfaRealm } from "../../../kernel/identity";
+import { invalidMfaToken, MFA_RULES, MfaChallenges, MfaFactors, StrangerLimits, wrongCode, type MfaRealm } from "../../../kernel/identity";
 import type { LoadedApp } from "../apps/service";
 import { recordAuthAudit, type AuthAuditEntry } from "../audit/record";
 import type { AppAccess } from "../apps/access";
@@ -85,6 +85,7 @@ import { isEmail } from "../apps/settings";
 import type { MfaChallengeResponse, MfaGate, SigninService } from "./signin";
 import * as store from "./store/mfa";
 import { userView, type UserView } from "./store/users";
+import { factorView } from "./views";
 
 /** The identity core's numbers, a user's MFA sign-in locking after 5 wrong answers across challenges, plus emailed codes and step-up. */
 export const MFA_LIMITS = {
@@ -99,28 +100,6 @@ export const MFA_LIMITS = {
 };
 
 const CODE_RE = TOTP_CODE_RE;
-
-export interface FactorView {
-  id: string;
-  type: store.FactorType;
-  name: string | null;
-  status: FactorStatus;
-  email: string | null;
-  created_at: string;
-  confirmed_at: string | null;
-  disabled_at: string | null;
-}
-
-const factorView = (f: store.FactorRow): FactorView => ({
-  id: f.id,
-  type: f.type,
-  name: f.name,
-  status: factorStatus(f),
-  email: f.email,
-  created_at: f.created_at,
-  confirmed_at: f.confirmed_at,
-  disabled_at: f.disabled_at,
-});
 
 /** "alice@example.com" -> "a***e@example.com"; short local parts keep only their first character. */
 export function maskEmail(email: string) {

@@ -43,6 +43,7 @@ import type { AdminCaller, AdminCredentials, AppAccess, M2mClaims } from "../app
 import type { SessionService } from "./sessions";
 import * as store from "./store/roles";
 import type { EmitAuthEvent, UserService } from "./users";
+import { roleView } from "./views";
 
 export const PERMISSION_RE = /^[a-z][a-z0-9_-]*\.[a-z][a-z0-9_-]*$/;
 const RESOURCE_WILDCARD_RE = /^[a-z][a-z0-9_-]*\.\*$/;
@@ -65,26 +66,6 @@ export function permissionCovers(granted: string, wanted: string): boolean {
 }
 
 export const claimsAllow = (permissions: unknown, wanted: string) => Array.isArray(permissions) && permissions.some((p) => typeof p === "string" && permissionCovers(p, wanted));
-
-export interface RoleView {
-  id: string;
-  app_id: string;
-  name: string;
-  description: string;
-  permissions: string[];
-  created_at: string;
-  updated_at: string;
-}
-
-const roleView = (r: store.RoleRow): RoleView => ({
-  id: r.id,
-  app_id: r.app_id,
-  name: r.name,
-  description: r.description,
-  permissions: JSON.parse(r.permissions),
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
 
 const permissionView = (p: store.PermissionRow) => ({ name: p.name, description: p.description, created_at: p.created_at });
 

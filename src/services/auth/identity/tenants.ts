@@ -39,56 +39,13 @@ import { roleByName } from "./store/roles";
 import * as store from "./store/tenants";
 import { contactByValue, userView } from "./store/users";
 import { checkMetadata, type EmitAuthEvent, type UserService } from "./users";
+import { memberView, tenantView, type MemberView, type TenantView } from "./views";
 
 export const TENANT_STATUSES = ["active", "suspended", "archived"] as const;
 export const TENANT_SLUG_RE = /^[a-z0-9-]{1,63}$/;
 export const TENANT_NAME_MAX = 200;
 const SUFFIX_HEX = 6;
 const SLUG_ATTEMPTS = 8;
-
-export interface TenantView {
-  id: string;
-  display_id: string;
-  app_id: string;
-  slug: string;
-  display_name: string;
-  status: store.TenantStatus;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface MemberView {
-  id: string;
-  tenant_id: string;
-  account_id: string;
-  role_id: string | null;
-  role_name: string | null;
-  joined_at: string;
-  invited_by: string | null;
-}
-
-export const tenantView = (t: store.TenantRow): TenantView => ({
-  id: t.id,
-  display_id: t.display_id,
-  app_id: t.app_id,
-  slug: t.slug,
-  display_name: t.display_name,
-  status: t.status,
-  metadata: JSON.parse(t.metadata),
-  created_at: t.created_at,
-  updated_at: t.updated_at,
-});
-
-export const memberView = (m: store.MemberRow): MemberView => ({
-  id: m.id,
-  tenant_id: m.tenant_id,
-  account_id: m.user_id,
-  role_id: m.role_id,
-  role_name: m.role_name,
-  joined_at: m.joined_at,
-  invited_by: m.invited_by,
-});
 
 /** "Café Society, Inc." -> "cafe-society-inc"; empty results fall back to "tenant". */
 export function slugFromName(name: string): string {

@@ -7,22 +7,13 @@ import { t } from "../../../../core/schema";
 import { APP_USER, PUBLIC } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
 import type { MfaService } from "../mfa";
+import { Factor } from "../schemas";
 import { appParams, ConsumerTokens, ErrorBody, ListQuery, Pagination, Uuid } from "../../schemas";
 import { appGroup, appSlugParams, authz, type AppScopeParts } from "../../apps/scope";
 
 const signinTags = ["Auth: sign-in"];
 const meTags = ["Auth: MFA"];
 
-const Factor = t.Object({
-  id: t.String({ format: "uuid" }),
-  type: t.String({ description: "totp | email" }),
-  name: t.Nullable(t.String()),
-  status: t.String({ description: "pending (not confirmed yet) | active | disabled" }),
-  email: t.Nullable(t.String({ description: "Address of an email factor" })),
-  created_at: t.String({ format: "date-time" }),
-  confirmed_at: t.Nullable(t.String({ format: "date-time" })),
-  disabled_at: t.Nullable(t.String({ format: "date-time" })),
-});
 const EnrolledFactor = t.Composite([
   Factor,
   t.Object({

@@ -9,6 +9,7 @@ import { bearerFrom } from "../../../../access/principal";
 import { APP_ADMIN, OPTIONAL_APP_TOKEN, PUBLIC } from "../../../../access/openapi";
 import { andThen } from "../../../../core/maybe-promise";
 import type { RbacService } from "../rbac";
+import { Role } from "../schemas";
 import { appParams, ErrorBody, formOrJsonBody, ListQuery, Pagination } from "../../schemas";
 import { DESCRIPTION_MAX, PERMISSION_MAX_LENGTH, ROLE_PERMISSIONS_MAX, TOKEN_MAX_LENGTH } from "../rbac";
 import { adminCredentials, appGroup, appSlugParams, authz, tokenCheckGroup, type AppScopeParts } from "../../apps/scope";
@@ -23,15 +24,6 @@ const adminNote = "Caller: a workspace API key / console principal with the acti
 
 // Schema bounds are loose on purpose: the service checks the exact limits and names the field.
 const Permission = t.Object({ name: t.String(), description: t.String(), created_at: t.String({ format: "date-time" }) });
-const Role = t.Object({
-  id: t.String({ format: "uuid" }),
-  app_id: t.String({ format: "uuid" }),
-  name: t.String(),
-  description: t.String(),
-  permissions: t.Array(t.String(), { description: "Registered resource.action names, resource.* wildcards, or *" }),
-  created_at: t.String({ format: "date-time" }),
-  updated_at: t.String({ format: "date-time" }),
-});
 const Description = t.Optional(t.Nullable(t.String({ maxLength: 4096, description: `At most ${DESCRIPTION_MAX} characters after trimming` })));
 const PermissionList = t.Array(t.String({ maxLength: 256 }), {
   maxItems: 1000,

@@ -7,6 +7,7 @@ import { JsonObject } from "../../../../access/schemas";
 import { APP_ADMIN } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
 import type { TenantService } from "../tenants";
+import { Member, Tenant } from "../schemas";
 import { appParams, ErrorBody, ListQuery, Pagination, TenantRef, Uuid } from "../../schemas";
 import { adminCredentials, appGroup, appSlugParams, type AppScopeParts } from "../../apps/scope";
 
@@ -17,28 +18,6 @@ const tenantParams = appParams([], { tenant_id: TenantRef() });
 const memberParams = appParams(["account_id"], { tenant_id: TenantRef() });
 // Not t.Record: Elysia coerces a JSON array into an object for it. The service checks the shape.
 const Metadata = t.Unknown({ description: "Customer-controlled JSON object, at most 16 KiB of JSON" });
-
-const Tenant = t.Object({
-  id: t.String({ format: "uuid" }),
-  display_id: t.String({ description: "tnt_ + 12 hex" }),
-  app_id: t.String({ format: "uuid" }),
-  slug: t.String({ description: "Unique per App regardless of case" }),
-  display_name: t.String(),
-  status: t.String({ description: "active | suspended | archived" }),
-  metadata: JsonObject(),
-  created_at: t.String({ format: "date-time" }),
-  updated_at: t.String({ format: "date-time" }),
-});
-
-const Member = t.Object({
-  id: t.String({ format: "uuid" }),
-  tenant_id: t.String({ format: "uuid" }),
-  account_id: t.String({ format: "uuid" }),
-  role_id: t.Nullable(t.String()),
-  role_name: t.Nullable(t.String()),
-  joined_at: t.String({ format: "date-time" }),
-  invited_by: t.Nullable(t.String({ description: "Id of the API key, account or M2M client that added the member" })),
-});
 
 const page = <T extends ReturnType<typeof t.Object>>(item: T) => t.Object({ data: t.Array(item), pagination: Pagination });
 
