@@ -23,10 +23,11 @@
  */
 import type { RequestMeta } from "../../../access/http";
 import { tx } from "../../../core/db";
-import { conflict, forbidden, notFound, unauthorized } from "../../../core/errors";
+import { forbidden, unauthorized } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import { identityView, type IdTokenIdentity, type ProviderId } from "../../../core/oidc";
 import type { AppContext } from "../../../context";
+import { removableIdentity } from "../../../kernel/identity";
 import type { LoadedApp } from "../apps/service";
 import { recordAuthAudit } from "../audit/record";
 import type { AppAccess } from "../apps/access";
@@ -99,13 +100,7 @@ export class IdentityService {
   async unlink(app: LoadedApp, authorization: string | null | undefined, identityId: string, meta: RequestMeta) {
     const user = await this.caller(app, authorization);
     await tx(this.ctx.db, async (t) => {
-      const mine = await store.identitiesOf(t, app.id, user.id);
-      const target = mine.find((i) => i.id === identityId);
-      if (!target) throw notFound("Identity");
-      const fresh = (await users.userView(t, app.id, user.id))!;
-      if (mine.length + (fresh.password_hash ? 1 : 0) <= 1) {
-        throw conflict("This is the account's last way to sign in: set a password or link another provider first", "LAST_SIGN_IN_METHOD");
-      }
+      const target = await removableIdentity(await store.identitiesOf(t, app.id, user.id), identityId, async () => !!(await users.userView(t, app.id, user.id))!.password_hash);
       await store.deleteIdentity(t, app.id, user.id, identityId);
       await recordAuthAudit(t, this.ctx, app.id, { action: "user.identity.unlink", actor: { type: "user", id: user.id }, target: { type: "identity", id: identityId }, meta, metadata: { provider: target.provider, issuer: target.issuer } });
     });

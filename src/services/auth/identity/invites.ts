@@ -28,9 +28,8 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, badRequest, conflict, invalidField, notFound, type ErrorDetail } from "../../../core/errors";
 import { randomBase62, uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
-import { hashToken } from "../../../core/secrets";
 import type { AppContext } from "../../../context";
-import { StrangerLimits } from "../../../kernel/identity";
+import { invitationHash, issueInvitation, StrangerLimits } from "../../../kernel/identity";
 import type { LoadedApp } from "../apps/service";
 import { recordAuthAudit, type AuthActor } from "../audit/record";
 import type { SigninService } from "./signin";
@@ -125,24 +124,22 @@ export class InviteService {
     }
     if (details.length) throw badRequest("Invalid invite", details);
 
-    const code = `inv_${randomBase62(32)}`;
-    // One reading of the clock: expires_at is exactly the TTL after created_at, also on a real clock.
-    const nowMs = this.ctx.clock.nowMs();
-    const now = new Date(nowMs).toISOString();
+    const secret = issueInvitation(this.ctx.clock, `inv_${randomBase62(32)}`, ttl * SECOND);
+    const code = secret.token;
     const row: store.InviteRow = {
       id: uuid(),
       app_id: app.id,
-      code_hash: hashToken(code),
+      code_hash: secret.token_hash,
       code_hint: `inv_...${code.slice(-4)}`,
       email,
       role_id: role?.id ?? null,
       tenant_id: tenant?.id ?? null,
       max_uses: maxUses,
       uses: 0,
-      expires_at: nowMs + ttl * SECOND,
+      expires_at: secret.expires_at,
       revoked_at: null,
       created_by: actor.id, // same convention as tenant members' invited_by
-      created_at: now,
+      created_at: secret.created_at,
     };
     if (b.send_email && meta) {
       const limits = new StrangerLimits(this.ctx, `auth:${app.id}`);
@@ -193,7 +190,7 @@ export class InviteService {
   /** Creates the account the invite allows and signs it in. */
   async accept(app: LoadedApp, b: AcceptInvite, meta: RequestMeta) {
     if (typeof b.code !== "string" || !INVITE_CODE_RE.test(b.code.trim())) throw invalidField("code", "must be an invite code (inv_...)");
-    const invite = await store.inviteByHash(this.ctx.db, app.id, hashToken(b.code.trim()));
+    const invite = await store.inviteByHash(this.ctx.db, app.id, invitationHash(b.code.trim()));
     if (!invite) throw new ApiError(404, "INVITE_NOT_FOUND", "Unknown invite code");
     // Audited on the database itself: the refusal must stay recorded when a transaction rolls back.
     const refuse = async (status: Exclude<store.InviteStatus, "active">) => {

@@ -39,7 +39,7 @@
  */
 import type { RequestMeta } from "../../../access/http";
 import { DAY, SECOND } from "../../../core/clock";
-import { ApiError, badRequest } from "../../../core/errors";
+import { ApiError } from "../../../core/errors";
 import {
   CLOCK_SKEW_SEC,
   OidcClient,
@@ -47,13 +47,9 @@ import {
   checkNativeNonce,
   displayNameFromUserJson,
   hashNonce,
-  hashState,
   idTokenRejected,
-  invalidState,
   isProviderId,
-  limitStarts,
   nonceReplayed,
-  providerMismatch,
   randomOAuthValue,
   unknownProvider,
   type CallbackInput,
@@ -61,10 +57,10 @@ import {
   type ProviderConfig,
   type ProviderId,
 } from "../../../core/oidc";
-import { checkReturnTo, parseOriginPatterns } from "../../../core/return-to";
+import { parseOriginPatterns } from "../../../core/return-to";
 import { hashToken, safeEqual } from "../../../core/secrets";
 import type { AppContext } from "../../../context";
-import { invalidCredentials, refuseInactive } from "../../../kernel/identity";
+import { admitFederated, beginFederatedSignin, FederatedSignin } from "../../../kernel/identity";
 import type { LoadedApp } from "../apps/service";
 import { recordAuthAudit } from "../audit/record";
 import type { IdentityService } from "./identities";
@@ -111,37 +107,29 @@ export class AuthOAuth {
     return recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "user.signin", outcome: "failure", actor: { type: userId ? "user" : "anonymous", id: userId }, meta, metadata: { method: "oauth", provider, reason } });
   }
 
-  /** Runs a step; an ApiError it throws is audited as a failed sign-in first. */
-  private async audited<T>(app: LoadedApp, provider: string, meta: RequestMeta, fn: () => T | Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      if (e instanceof ApiError) await this.failure(app, provider, e.code.toLowerCase(), meta);
-      throw e;
-    }
+  /** A sign-in attempt at provider p: its refusals are audited as failed sign-ins of the App. */
+  private attempt(app: LoadedApp, p: ProviderConfig, meta: RequestMeta) {
+    return new FederatedSignin(this.ctx, this.oidc, p, (reason, userId = null) => this.failure(app, p.id, reason, meta, userId));
   }
 
   // --- web flow ---------------------------------------------------------------------------
 
   async authorize(app: LoadedApp, id: string, returnTo: unknown, meta: RequestMeta): Promise<string> {
     const p = this.provider(app, id);
-    const target = checkReturnTo(returnTo, parseOriginPatterns(app.settings.allowed_redirect_origins));
-    await limitStarts(this.ctx.ratelimit, `auth:${app.id}:oauth-start:${meta.ip ?? "unknown"}`);
-    const flow = await this.oidc.beginWebFlow(p, this.redirectUri(app, p.id), target.href, this.ctx.secretBox.encrypt);
-    await store.insertState(this.ctx.db, { ...flow.record, app_id: app.id });
-    return flow.url;
+    return beginFederatedSignin(this.ctx, this.oidc, p, {
+      redirectUri: this.redirectUri(app, p.id),
+      returnTo,
+      allow: parseOriginPatterns(app.settings.allowed_redirect_origins),
+      limitKey: `auth:${app.id}:oauth-start:${meta.ip ?? "unknown"}`,
+      store: (record) => store.insertState(this.ctx.db, { ...record, app_id: app.id }),
+    });
   }
 
   /** The URL to send the browser to (303): return_to with auth_code, or with the provider's error. */
   async callback(app: LoadedApp, id: string, b: CallbackInput, meta: RequestMeta): Promise<string> {
     const p = this.provider(app, id);
-    if (typeof b.state !== "string" || !b.state) throw badRequest("state is required", [{ field: "state", reason: "is required" }]);
-    const row = await this.audited(app, p.id, meta, async () => {
-      const r = await store.consumeState(this.ctx.db, app.id, hashState(b.state!), this.ctx.clock.iso(), this.ctx.clock.nowMs());
-      if (!r) throw invalidState();
-      if (r.provider !== p.id) throw providerMismatch();
-      return r;
-    });
+    const attempt = this.attempt(app, p, meta);
+    const row = await attempt.spendState(b, (stateHash) => store.consumeState(this.ctx.db, app.id, stateHash, this.ctx.clock.iso(), this.ctx.clock.nowMs()));
     const back = new URL(row.return_to);
     if (b.error) {
       const error = /^[\x20-\x7e]{1,64}$/.test(b.error) ? b.error : "provider_error";
@@ -149,18 +137,8 @@ export class AuthOAuth {
       back.searchParams.append("error", error);
       return back.href;
     }
-    if (!b.code && !b.id_token) throw badRequest("code or id_token is required", [{ field: "code", reason: "code or id_token is required" }]);
-    const who = await this.audited(app, p.id, meta, () =>
-      this.oidc.completeWebFlow(p, {
-        redirectUri: this.redirectUri(app, p.id),
-        codeVerifier: this.ctx.secretBox.decrypt(row.code_verifier_enc),
-        nonceHash: row.nonce_hash,
-        code: b.code,
-        idToken: b.id_token,
-        nonceUsed: (h) => store.nonceUsed(this.ctx.db, app.id, h),
-      }),
-    );
-    const user = await this.audited(app, p.id, meta, () => this.auth.identities.resolve(app, p.id, who, p.id === "idp_1" ? displayNameFromUserJson(b.user) : null, meta));
+    const who = await attempt.verify(row, b, this.redirectUri(app, p.id), (h) => store.nonceUsed(this.ctx.db, app.id, h));
+    const user = await attempt.audited(() => this.auth.identities.resolve(app, p.id, who, p.id === "idp_1" ? displayNameFromUserJson(b.user) : null, meta));
     const code = randomOAuthValue();
     const now = this.ctx.clock.nowMs();
     await store.insertCode(this.ctx.db, {
@@ -192,7 +170,8 @@ export class AuthOAuth {
     const p = this.provider(app, id, { native: true });
     if (!PROVIDER_TRAITS[p.id].native) throw new ApiError(400, "UNSUPPORTED_OAUTH_FLOW", `The native flow is offered for idp_1 only, not ${p.id}`);
     const nonce = checkNativeNonce(b.nonce);
-    const who: IdTokenIdentity = await this.audited(app, p.id, meta, async () => {
+    const attempt = this.attempt(app, p, meta);
+    const who: IdTokenIdentity = await attempt.audited(async () => {
       const v = await this.oidc.verifyIdToken(p, b.id_token);
       if (!v.nonce || !safeEqual(v.nonce, hashNonce(nonce))) throw idTokenRejected("the nonce claim is not the SHA-256 (hex) of the nonce sent");
       // Consumed until the token expires (plus skew): after that the token itself is refused.
@@ -200,18 +179,14 @@ export class AuthOAuth {
       if (!fresh) throw nonceReplayed();
       return v;
     });
-    const user = await this.audited(app, p.id, meta, () => this.auth.identities.resolve(app, p.id, who, displayNameFromUserJson(b.user), meta));
+    const user = await attempt.audited(() => this.auth.identities.resolve(app, p.id, who, displayNameFromUserJson(b.user), meta));
     return this.finish(app, user, p.id, meta);
   }
 
   // --- shared end of both flows -----------------------------------------------------------
 
   private async finish(app: LoadedApp, user: UserView, provider: ProviderId, meta: RequestMeta): Promise<ConsumerTokens | MfaChallengeResponse> {
-    if (user.status === "blocked") {
-      await this.failure(app, provider, "blocked", meta, user.id);
-      throw invalidCredentials();
-    }
-    refuseInactive(user.status);
+    await admitFederated(user, (reason, userId) => this.failure(app, provider, reason, meta, userId));
     const amr = ["oauth", provider];
     if (app.settings.mfa_policy !== "disabled" && app.settings.mfa_for_federated) {
       const challenge = await this.auth.mfa.challengeFor(app, user, null, meta, amr);

@@ -18,12 +18,12 @@
  */
 import { SignJWT } from "jose";
 import type { RequestMeta } from "../../../access/http";
-import { tx, type Sql } from "../../../core/db";
+import type { Sql } from "../../../core/db";
 import { ApiError } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../../core/secrets";
 import type { AppContext } from "../../../context";
-import { rotateRefresh } from "../../../kernel/identity";
+import { openSession, rotateRefresh, type TokenResponse } from "../../../kernel/identity";
 import { andThen, type MaybePromise } from "../../../core/maybe-promise";
 import type { LoadedApp } from "../apps/service";
 import { AUTH_USERS_TOPIC, authUsersChanged } from "../audit/record";
@@ -31,12 +31,7 @@ import type { SigningKeys } from "../apps/keys";
 import { membershipClaims } from "./store/tenants";
 import * as store from "./store/users";
 
-export interface ConsumerTokens {
-  access_token: string;
-  refresh_token: string;
-  token_type: "Bearer";
-  expires_in: number;
-}
+export type ConsumerTokens = TokenResponse;
 
 export interface SessionStart {
   tenantId?: string | null;
@@ -133,12 +128,7 @@ export class SessionService {
     };
     const ttl = this.accessTtl(app, session);
     const [access, refresh] = await Promise.all([this.accessToken(app, user, session, ttl), this.refreshToken(app, session)]);
-    await tx(this.ctx.db, async (t) => {
-      await store.insertSession(t, session);
-      await store.insertRefreshToken(t, hashToken(refresh), session.id, session.created_at);
-      if (within) await within(t);
-    });
-    return { access_token: access, refresh_token: refresh, token_type: "Bearer", expires_in: ttl };
+    return openSession(this.ctx.db, store, session, { access, refresh, expiresIn: ttl }, within);
   }
 
   /** The live session behind a refresh token of this App, or 400. */
