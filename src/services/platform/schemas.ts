@@ -69,22 +69,6 @@ export const SetupBody = t.Object({
   display_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
 });
 
-export const Workspace = t.Object({
-  id: t.String({ format: "uuid" }),
-  slug: t.String(),
-  display_name: t.String(),
-  created_by: t.String({ format: "uuid" }),
-  status: t.String({ description: "active" }),
-  settings: JsonObject(),
-  avatar_url: t.Nullable(t.String()),
-  created_at: t.String({ format: "date-time" }),
-  updated_at: t.String({ format: "date-time" }),
-  member_role_id: t.Optional(t.String({ format: "uuid" })),
-  member_role: t.Optional(t.String()),
-});
-
-export const WorkspaceList = t.Object({ data: t.Array(Workspace), pagination: Pagination });
-
 const accountFields = {
   id: t.String({ format: "uuid" }),
   email: t.String(),
@@ -121,104 +105,15 @@ export const Introspection = t.Object({
   ),
 });
 
-export const WorkspaceCreate = t.Object({ slug: t.String({ maxLength: 63 }), display_name: t.String({ maxLength: 100 }) });
-export const WorkspacePatch = t.Object({
-  display_name: t.Optional(t.String({ maxLength: 100 })),
-  slug: t.Optional(t.String({ maxLength: 63 })),
-  settings: t.Optional(JsonObject()),
-});
-
 export const PolicyStatement = t.Object({
   effect: t.Literal("allow"),
   actions: t.Array(t.String()),
   resources: t.Array(t.String()),
 });
 
-// --- Workspace API keys, personal access tokens, audit log -------------------------------
+// API keys and personal access tokens: keys/schemas.ts; the audit log: audit/schemas.ts.
 
-export const ApiKey = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  prefix: t.String({ description: "First 12 characters of the key, for recognising it" }),
-  last_four: t.String(),
-  policy: t.Array(PolicyStatement),
-  created_by: t.String({ format: "uuid" }),
-  created_at: t.String({ format: "date-time" }),
-  expires_at: t.Nullable(t.String({ format: "date-time" })),
-  last_used_at: t.Nullable(t.String({ format: "date-time", description: "Advisory; updated at most once a minute" })),
-  revoked_at: t.Nullable(t.String({ format: "date-time" })),
-});
-export const ApiKeyCreated = t.Composite([
-  ApiKey,
-  t.Object({ key: t.Nullable(t.String({ description: "svc_live_... — shown only in the first response; null on an Idempotency-Key replay" })) }),
-]);
-export const ApiKeyList = t.Object({ data: t.Array(ApiKey), pagination: Pagination });
-export const ApiKeyCreate = t.Object({
-  name: t.String({ minLength: 1, maxLength: 100 }),
-  // Statements are validated by validatePolicy (not TypeBox) so unknown fields are rejected, never silently stripped.
-  policy: t.Array(t.Unknown(), { description: "Policy statements {effect: allow, actions[], resources[]}; must be covered by your own role policy" }),
-  expires_at: t.Optional(t.Nullable(t.String({ description: "ISO 8601 date-time (or date, read as UTC midnight), in the future; omit for a key that does not expire" }))),
-});
-
-export const PersonalToken = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  prefix: t.String({ description: "First 12 characters of the token" }),
-  last_four: t.String(),
-  created_at: t.String({ format: "date-time" }),
-  expires_at: t.Nullable(t.String({ format: "date-time" })),
-  last_used_at: t.Nullable(t.String({ format: "date-time", description: "Updated at most once a minute" })),
-  revoked_at: t.Nullable(t.String({ format: "date-time" })),
-});
-export const PersonalTokenCreated = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  token: t.String({ description: "pat_... — shown only in this response" }),
-  prefix: t.String(),
-  last_four: t.String(),
-  created_at: t.String({ format: "date-time" }),
-  expires_at: t.Nullable(t.String({ format: "date-time" })),
-});
-export const PersonalTokenList = t.Object({ data: t.Array(PersonalToken), pagination: Pagination });
-export const PersonalTokenCreate = t.Object({
-  name: t.String({ minLength: 1, maxLength: 100 }),
-  expires_in_days: t.Optional(t.Integer({ minimum: 1, maximum: 365, description: "Default 30" })),
-});
-
-export const AuditEntry = t.Object({
-  id: t.String({ format: "uuid" }),
-  actor: t.Object({ type: t.String({ description: "account | api_key | personal_token | system" }), id: t.Nullable(t.String()) }),
-  action: t.String(),
-  target: t.Nullable(t.Object({ type: t.String(), id: t.Nullable(t.String()) })),
-  ip: t.Nullable(t.String()),
-  user_agent: t.Nullable(t.String()),
-  metadata: JsonObject(),
-  created_at: t.String({ format: "date-time" }),
-});
-export const AuditList = t.Object({ data: t.Array(AuditEntry), pagination: Pagination });
-export const AuditQuery = t.Object({
-  actor_id: t.Optional(Uuid("Account id (sessions and personal tokens) or API key id")),
-  action: t.Optional(t.String({ description: 'Exact action ("apikey.create") or prefix pattern ("apikey.*")' })),
-  since: t.Optional(t.String({ description: "ISO 8601; entries at or after" })),
-  until: t.Optional(t.String({ description: "ISO 8601; entries strictly before" })),
-  limit: t.Optional(t.QueryInteger({ description: "1-200, default 50" })),
-  cursor: t.Optional(t.String()),
-});
-
-// --- members, invitations, roles, service activation ----------------------------------
-
-export const Member = t.Object({
-  id: t.String({ format: "uuid" }),
-  account_id: t.String({ format: "uuid" }),
-  email: t.String(),
-  username: t.String(),
-  display_name: t.Nullable(t.String()),
-  role_id: t.String({ format: "uuid" }),
-  role: t.String({ description: "Role name" }),
-  joined_at: t.String({ format: "date-time" }),
-});
-export const MemberList = t.Object({ data: t.Array(Member), pagination: Pagination });
-export const MemberPatch = t.Object({ role_id: Uuid("A built-in role or a custom role of this workspace") });
+// --- invitations (workspaces, members, roles, service activation: workspaces/schemas.ts) ---
 
 export const Invitation = t.Object({
   id: t.String({ format: "uuid" }),
@@ -241,43 +136,6 @@ export const InvitationAccepted = t.Object({
   member_id: t.String({ format: "uuid" }),
   role: t.String({ description: "Role name" }),
 });
-
-/**
- * Policy input. Extra keys are kept (not stripped by validation) so the service can
- * reject them: a misspelled restriction must fail, never be silently dropped.
- */
-export const PolicyInput = t.Array(
-  t.Object({ effect: t.String(), actions: t.Array(t.String()), resources: t.Array(t.String()) }, { additionalProperties: t.Unknown() }),
-  { description: "Policy statements; actions must be registered actions or prefix patterns, and must not exceed the caller's own policy" },
-);
-export const Role = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  description: t.String(),
-  policy: t.Array(PolicyStatement),
-  builtin: t.Boolean({ description: "owner, admin and member are built in and read-only" }),
-  created_at: t.String({ format: "date-time" }),
-  updated_at: t.String({ format: "date-time" }),
-});
-export const RoleList = t.Object({ data: t.Array(Role), pagination: Pagination });
-export const RoleCreate = t.Object({
-  name: t.String({ maxLength: 64, description: "1-64 of [a-z0-9_-], unique in the workspace including built-ins" }),
-  description: t.Optional(t.Nullable(t.String({ maxLength: 500 }))),
-  policy: PolicyInput,
-});
-export const RolePatch = t.Object({
-  name: t.Optional(t.String({ maxLength: 64 })),
-  description: t.Optional(t.Nullable(t.String({ maxLength: 500 }))),
-  policy: t.Optional(PolicyInput),
-});
-
-export const WorkspaceServiceItem = t.Object({
-  service: t.String(),
-  enabled: t.Boolean(),
-  enabled_at: t.Nullable(t.String({ format: "date-time" })),
-  description: t.String(),
-});
-export const WorkspaceServiceList = t.Object({ data: t.Array(WorkspaceServiceItem) });
 
 /**
  * `detail.requestBody` of a route whose module lists it with OAUTH_FORM_TYPES: the same fields

@@ -6,7 +6,8 @@ import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import type { RouteDeps } from "../route-deps";
 import type { AuditLogService } from "./service";
-import { AuditList, AuditQuery, ErrorBody, workspaceParams } from "../schemas";
+import { ErrorBody, workspaceParams } from "../schemas";
+import { AuditList, AuditQuery } from "./schemas";
 
 const tags = ["Platform: audit"];
 

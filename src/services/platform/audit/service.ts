@@ -10,7 +10,8 @@ import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import type { AppContext } from "../../../context";
 import type { Authz } from "../../../kernel/tenancy";
 import { parseIsoInstant } from "../identity/credentials";
-import { listAudit, type AuditRow } from "./store";
+import { listAudit } from "./store";
+import { auditView } from "./views";
 
 export const AUDIT_DEFAULT_LIMIT = 50;
 export const AUDIT_MAX_LIMIT = 200;
@@ -23,17 +24,6 @@ export interface AuditQuery {
   limit?: number;
   cursor?: string;
 }
-
-export const auditView = (r: AuditRow) => ({
-  id: r.id,
-  actor: { type: r.actor_type, id: r.actor_id },
-  action: r.action,
-  target: r.target_type ? { type: r.target_type, id: r.target_id } : null,
-  ip: r.ip,
-  user_agent: r.user_agent,
-  metadata: JSON.parse(r.metadata) as Record<string, unknown>,
-  created_at: r.created_at,
-});
 
 export class AuditLogService {
   constructor(

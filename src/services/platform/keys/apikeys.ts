@@ -18,42 +18,15 @@ import type { AppContext } from "../../../context";
 import { audit, type RequestMeta, API_KEY_PREFIX, type Authz } from "../../../kernel/tenancy";
 import { isoOrNull, mintSecret, parseIsoInstant, validateName } from "../identity/credentials";
 import * as store from "./store";
+import { apiKeyView } from "./views";
 
 type Session = Extract<Principal, { kind: "session" }>;
-
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  prefix: string;
-  last_four: string;
-  policy: Policy;
-  created_by: string;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
 
 export class ApiKeyService {
   constructor(
     private readonly ctx: AppContext,
     private readonly authz: Authz,
   ) {}
-
-  view(k: store.ApiKeyRow): ApiKeyView {
-    return {
-      id: k.id,
-      name: k.name,
-      prefix: k.prefix,
-      last_four: k.last_four,
-      policy: JSON.parse(k.policy),
-      created_by: k.created_by,
-      created_at: k.created_at,
-      expires_at: isoOrNull(k.expires_at),
-      last_used_at: k.last_used_at,
-      revoked_at: k.revoked_at,
-    };
-  }
 
   /** Returns the key's view and, separately, the plaintext key (the caller decides where it may appear). */
   create(p: Session, slug: string, b: { name: unknown; policy: unknown; expires_at?: unknown }, meta: RequestMeta) {
@@ -93,7 +66,7 @@ export class ApiKeyService {
         meta,
         metadata: { name, prefix: minted.prefix, policy, expires_at: isoOrNull(expiresAt) },
       });
-      return { view: this.view((await store.apiKeyById(t, workspace.id, id))!), key: minted.secret };
+      return { view: apiKeyView((await store.apiKeyById(t, workspace.id, id))!), key: minted.secret };
     });
   }
 
@@ -102,7 +75,7 @@ export class ApiKeyService {
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "apikey.list");
     const rows = await store.listApiKeys(this.ctx.db, workspace.id, typeof after === "string" ? after : null, limit + 1);
-    return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(r));
+    return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => apiKeyView(r));
   }
 
   async get(p: Principal, slug: string, keyId: string) {
@@ -110,7 +83,7 @@ export class ApiKeyService {
     // Scoped by workspace: another workspace's key id is indistinguishable from an unknown one.
     const row = await store.apiKeyById(this.ctx.db, workspace.id, keyId);
     if (!row) throw notFound("API key");
-    return this.view(row);
+    return apiKeyView(row);
   }
 
   /** Revocation is final and idempotent: revoking an already revoked key is a quiet success. */

@@ -20,6 +20,7 @@ import type { AppContext } from "../../../context";
 import { audit, type RequestMeta, PAT_PREFIX } from "../../../kernel/tenancy";
 import { isoOrNull, mintSecret, validateName } from "../identity/credentials";
 import * as store from "./store";
+import { personalTokenView } from "./views";
 
 type Session = Extract<Principal, { kind: "session" }>;
 type Human = Extract<Principal, { accountId: string }>;
@@ -27,32 +28,8 @@ type Human = Extract<Principal, { accountId: string }>;
 export const PAT_DEFAULT_DAYS = 30;
 export const PAT_MAX_DAYS = 365;
 
-export interface PersonalTokenView {
-  id: string;
-  name: string;
-  prefix: string;
-  last_four: string;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-
 export class PersonalTokenService {
   constructor(private readonly ctx: AppContext) {}
-
-  view(r: store.PersonalTokenRow): PersonalTokenView {
-    return {
-      id: r.id,
-      name: r.name,
-      prefix: r.prefix,
-      last_four: r.last_four,
-      created_at: r.created_at,
-      expires_at: isoOrNull(r.expires_at),
-      last_used_at: r.last_used_at,
-      revoked_at: r.revoked_at,
-    };
-  }
 
   create(p: Session, b: { name: unknown; expires_in_days?: unknown }, meta: RequestMeta) {
     const name = validateName(b.name);
@@ -83,7 +60,7 @@ export class PersonalTokenService {
         meta,
         metadata: { name, prefix: minted.prefix, expires_at: isoOrNull(expiresAt) },
       });
-      const { revoked_at: _, ...view } = this.view((await store.personalTokenById(t, p.accountId, id))!);
+      const { revoked_at: _, ...view } = personalTokenView((await store.personalTokenById(t, p.accountId, id))!);
       return { view, token: minted.secret };
     });
   }
@@ -92,7 +69,7 @@ export class PersonalTokenService {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     const rows = await store.listPersonalTokens(this.ctx.db, p.accountId, typeof after === "string" ? after : null, limit + 1);
-    return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(r));
+    return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => personalTokenView(r));
   }
 
   /** Only the owner's tokens are visible: someone else's token id is a 404. Revoking twice is a quiet success. */

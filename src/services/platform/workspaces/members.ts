@@ -13,6 +13,7 @@ import type { AppContext } from "../../../context";
 import { audit, type RequestMeta, type Authz } from "../../../kernel/tenancy";
 import type { RoleService, WorkspaceAccess } from "./roles";
 import * as store from "./store/members";
+import { memberView } from "./views";
 import { BUILTIN_ROLE_IDS } from "./store/workspaces";
 
 export class MemberService {
@@ -22,24 +23,11 @@ export class MemberService {
     private readonly roles: RoleService,
   ) {}
 
-  view(m: store.MemberRow) {
-    return {
-      id: m.id,
-      account_id: m.account_id,
-      email: m.email,
-      username: m.username,
-      display_name: m.display_name,
-      role_id: m.role_id,
-      role: m.role_name,
-      joined_at: m.created_at,
-    };
-  }
-
   async list(p: Principal, slug: string, q: { limit?: number; cursor?: string }) {
     const limit = parseLimit(q.limit, 20, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "member.list");
-    return buildPage(await store.listMembers(this.ctx.db, workspace.id, after, limit + 1), limit, (r) => ({ id: r.id }), (r) => this.view(r));
+    return buildPage(await store.listMembers(this.ctx.db, workspace.id, after, limit + 1), limit, (r) => ({ id: r.id }), memberView);
   }
 
   updateRole(p: Principal, slug: string, memberId: string, b: { role_id: string }, meta: RequestMeta) {
@@ -48,7 +36,7 @@ export class MemberService {
       const ws = access.workspace;
       const target = await this.member(t, ws.id, memberId);
       const next = await this.roles.resolve(t, ws.id, b.role_id);
-      if (next.id === target.role_id) return this.view(target);
+      if (next.id === target.role_id) return memberView(target);
       // Changing a role takes the old one away and grants the new one: both must be within reach.
       this.roles.assertCanGrant(access, { id: target.role_id, policy: target.role_policy });
       this.roles.assertCanGrant(access, next);
@@ -62,7 +50,7 @@ export class MemberService {
         meta,
         metadata: { account_id: target.account_id, from_role_id: target.role_id, to_role_id: next.id },
       });
-      return this.view(await this.member(t, ws.id, target.id));
+      return memberView(await this.member(t, ws.id, target.id));
     });
   }
 

@@ -15,6 +15,7 @@ import { audit, type RequestMeta, type Authz, type WorkspaceAccess } from "../..
 import * as store from "./store/roles";
 import * as members from "./store/members";
 import { BUILTIN_ROLE_IDS } from "./store/workspaces";
+import { roleView } from "./views";
 
 export const ROLE_NAME_RE = /^[a-z0-9_-]{1,64}$/;
 const DESCRIPTION_MAX = 500;
@@ -49,18 +50,6 @@ export class RoleService {
     private readonly authz: Authz,
   ) {}
 
-  view(r: store.RoleRow) {
-    return {
-      id: r.id,
-      name: r.name,
-      description: r.description,
-      policy: parsePolicy(r.policy),
-      builtin: !!r.builtin,
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-    };
-  }
-
   /** A role the workspace may use, or 404 (another workspace's custom role included). */
   async resolve(db: Sql, workspaceId: string, roleId: string) {
     const r = await store.visibleRole(db, workspaceId, roleId);
@@ -88,12 +77,12 @@ export class RoleService {
     const limit = parseLimit(q.limit, 50, 100);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "role.list");
-    return buildPage(await store.listRoles(this.ctx.db, workspace.id, after, limit + 1), limit, (r) => ({ id: r.id }), (r) => this.view(r));
+    return buildPage(await store.listRoles(this.ctx.db, workspace.id, after, limit + 1), limit, (r) => ({ id: r.id }), roleView);
   }
 
   async get(p: Principal, slug: string, roleId: string) {
     const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "role.read");
-    return this.view(await this.resolve(this.ctx.db, workspace.id, roleId));
+    return roleView(await this.resolve(this.ctx.db, workspace.id, roleId));
   }
 
   create(p: Principal, slug: string, b: { name: unknown; description?: unknown; policy: unknown }, meta: RequestMeta) {
@@ -110,7 +99,7 @@ export class RoleService {
         const id = uuid();
         await store.insertRole(t, { id, workspace_id: ws.id, name, description, policy: JSON.stringify(policy), created_at: now, updated_at: now });
         await audit(t, this.ctx, { actor: p, action: "role.create", workspaceId: ws.id, target: { type: "role", id }, meta, metadata: { name, policy } });
-        return this.view(await this.resolve(t, ws.id, id));
+        return roleView(await this.resolve(t, ws.id, id));
       }),
     );
   }
@@ -134,7 +123,7 @@ export class RoleService {
         });
         const changed = Object.fromEntries(Object.entries({ name, description, policy }).filter(([, v]) => v !== undefined));
         await audit(t, this.ctx, { actor: p, action: "role.update", workspaceId: ws.id, target: { type: "role", id: role.id }, meta, metadata: changed });
-        return this.view(await this.resolve(t, ws.id, role.id));
+        return roleView(await this.resolve(t, ws.id, role.id));
       }),
     );
   }

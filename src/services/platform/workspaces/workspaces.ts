@@ -8,7 +8,10 @@ import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import { andThen } from "../../../core/maybe-promise";
 import type { AppContext } from "../../../context";
 import { audit, type RequestMeta, type Tenancy } from "../../../kernel/tenancy";
+import type { Static } from "@sinclair/typebox";
 import * as store from "./store/workspaces";
+import type { Workspace } from "./schemas";
+import { workspaceView } from "./views";
 import { WORKSPACE_SLUG_MAX, WORKSPACE_SLUG_PATTERN } from "../schemas";
 
 export const SLUG_RE = new RegExp(WORKSPACE_SLUG_PATTERN);
@@ -66,27 +69,14 @@ export class WorkspaceService {
    * The API shape of a row, built once per row object: the read cache hands out the same row
    * on every request for a workspace, and a fresh row (after any change) gets a fresh view.
    */
-  private views = new WeakMap<store.WorkspaceRow, ReturnType<WorkspaceService["buildView"]>>();
+  private views = new WeakMap<store.WorkspaceRow, Static<typeof Workspace>>();
 
   view(w: store.WorkspaceRow) {
     let v = this.views.get(w);
-    if (!v) this.views.set(w, (v = this.buildView(w)));
+    if (!v) this.views.set(w, (v = workspaceView(w, this.avatarUrl(w))));
     return v;
   }
 
-  private buildView(w: store.WorkspaceRow) {
-    return {
-      id: w.id,
-      slug: w.slug,
-      display_name: w.display_name,
-      created_by: w.created_by,
-      status: w.status,
-      settings: JSON.parse(w.settings),
-      avatar_url: this.avatarUrl(w),
-      created_at: w.created_at,
-      updated_at: w.updated_at,
-    };
-  }
 
   create(p: Extract<Principal, { accountId: string }>, b: { slug: unknown; display_name: unknown }, meta: RequestMeta) {
     const slug = validateSlug(b.slug);

@@ -8,7 +8,8 @@ import { HUMAN_CALLER, PLATFORM_CALLER, secured } from "../../../../access/opena
 import { noContent } from "../../../../core/openapi";
 import type { RouteDeps } from "../../route-deps";
 import type { ApiKeyService } from "../apikeys";
-import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList, ErrorBody, ListQuery, workspaceParams } from "../../schemas";
+import { ErrorBody, ListQuery, workspaceParams } from "../../schemas";
+import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyList } from "../schemas";
 
 const tags = ["Platform: API keys"];
 const slugParam = workspaceParams();

@@ -7,7 +7,8 @@ import { HUMAN_CALLER, secured } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
 import type { RouteDeps } from "../../route-deps";
 import type { PersonalTokenService } from "../personal-tokens";
-import { ErrorBody, ListQuery, PersonalTokenCreate, PersonalTokenCreated, PersonalTokenList, Uuid } from "../../schemas";
+import { ErrorBody, ListQuery, Uuid } from "../../schemas";
+import { PersonalTokenCreate, PersonalTokenCreated, PersonalTokenList } from "../schemas";
 
 const tags = ["Platform: personal access tokens"];
 

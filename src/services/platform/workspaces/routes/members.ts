@@ -7,7 +7,8 @@ import { PLATFORM_CALLER, secured } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
 import type { RouteDeps } from "../../route-deps";
 import type { MemberService } from "../members";
-import { ErrorBody, ListQuery, Member, MemberList, MemberPatch, workspaceParams } from "../../schemas";
+import { ErrorBody, ListQuery, workspaceParams } from "../../schemas";
+import { Member, MemberList, MemberPatch } from "../schemas";
 
 const tags = ["Platform: members"];
 const slugParam = workspaceParams();

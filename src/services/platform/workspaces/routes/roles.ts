@@ -7,7 +7,8 @@ import { PLATFORM_CALLER, secured } from "../../../../access/openapi";
 import { noContent } from "../../../../core/openapi";
 import type { RouteDeps } from "../../route-deps";
 import type { RoleService } from "../roles";
-import { ErrorBody, ListQuery, Role, RoleCreate, RoleList, RolePatch, workspaceParams } from "../../schemas";
+import { ErrorBody, ListQuery, workspaceParams } from "../../schemas";
+import { Role, RoleCreate, RoleList, RolePatch } from "../schemas";
 
 const tags = ["Platform: roles"];
 const slugParam = workspaceParams();

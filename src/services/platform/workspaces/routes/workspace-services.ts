@@ -6,7 +6,8 @@ import { requirePrincipal } from "../../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../../access/openapi";
 import type { RouteDeps } from "../../route-deps";
 import type { WorkspaceServiceActivation } from "../workspace-services";
-import { ErrorBody, WorkspaceServiceItem, WorkspaceServiceList, workspaceParams } from "../../schemas";
+import { ErrorBody, workspaceParams } from "../../schemas";
+import { WorkspaceServiceItem, WorkspaceServiceList } from "../schemas";
 
 const tags = ["Platform: services"];
 const serviceParams = t.Composite([workspaceParams(), t.Object({ service: t.String() })]);

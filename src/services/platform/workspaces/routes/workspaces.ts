@@ -9,7 +9,8 @@ import { noContent } from "../../../../core/openapi";
 import type { RouteDeps } from "../../route-deps";
 import type { WorkspaceService } from "../workspaces";
 import { AVATAR_TYPES } from "../workspaces";
-import { ErrorBody, ListQuery, Uuid, Workspace, WorkspaceCreate, WorkspaceList, WorkspacePatch, workspaceParams } from "../../schemas";
+import { ErrorBody, ListQuery, Uuid, workspaceParams } from "../../schemas";
+import { Workspace, WorkspaceCreate, WorkspaceList, WorkspacePatch } from "../schemas";
 
 const tags = ["Platform: workspaces"];
 const slugParam = workspaceParams();
