@@ -13,7 +13,7 @@ import { uuid } from "../../../core/ids";
 import { deriveKey, hashToken, randomToken } from "../../../core/secrets";
 import type { AppContext } from "../../../context";
 import { audit, type RequestMeta } from "../../../kernel/tenancy";
-import { CONSOLE_PASSWORDS, passwordProblem, provePassword, rotateRefresh, StrangerLimits, type PasswordRealm } from "../../../kernel/identity";
+import { CONSOLE_PASSWORDS, openSession, passwordProblem, provePassword, rotateRefresh, StrangerLimits, type PasswordRealm, type TokenResponse } from "../../../kernel/identity";
 import * as store from "./store/accounts";
 import { hasLiveInvitationFor } from "./store/invitations";
 import { markEmailVerified } from "./store/oauth";
@@ -27,12 +27,7 @@ const RESET_TTL_MS = 15 * MINUTE;
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/;
 const USERNAME_RE = /^[A-Za-z0-9._-]{1,64}$/;
 
-export interface TokenResponse {
-  access_token: string;
-  refresh_token: string;
-  token_type: "Bearer";
-  expires_in: number;
-}
+export type { TokenResponse };
 
 /** short = 24 h, long = 90 d, integer seconds 3600..7776000, default 30 days. */
 export function parseSessionDuration(v: unknown): number {
@@ -175,18 +170,15 @@ export class AccountService {
       this.tokens.access(accountId, sessionId, Math.floor(nowMs / 1000) + accessTtl),
       this.tokens.refresh(accountId, sessionId, sessionExpSec),
     ]);
-    await tx(this.ctx.db, async (t) => {
-      await store.insertSession(t, {
-        id: sessionId,
-        account_id: accountId,
-        created_at: this.ctx.clock.iso(),
-        expires_at: sessionExpSec * 1000,
-        ip: meta.ip,
-        user_agent: meta.userAgent?.slice(0, 512) ?? null,
-      });
-      await store.insertRefreshToken(t, hashToken(refresh), sessionId, this.ctx.clock.iso());
-    });
-    return { access_token: access, refresh_token: refresh, token_type: "Bearer", expires_in: accessTtl };
+    const session = {
+      id: sessionId,
+      account_id: accountId,
+      created_at: this.ctx.clock.iso(),
+      expires_at: sessionExpSec * 1000,
+      ip: meta.ip,
+      user_agent: meta.userAgent?.slice(0, 512) ?? null,
+    };
+    return openSession(this.ctx.db, store, session, { access, refresh, expiresIn: accessTtl });
   }
 
   async refresh(refreshToken: string): Promise<TokenResponse> {
