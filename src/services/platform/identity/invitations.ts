@@ -20,10 +20,10 @@ import { isUniqueViolation } from "../../../core/store/sql";
 import { ApiError, conflict, invalidField, notFound } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
-import { hashToken, randomToken } from "../../../core/secrets";
+import { randomToken } from "../../../core/secrets";
 import type { AppContext } from "../../../context";
 import { audit, type RequestMeta, type Authz } from "../../../kernel/tenancy";
-import { StrangerLimits } from "../../../kernel/identity";
+import { invitationHash, issueInvitation, StrangerLimits } from "../../../kernel/identity";
 import { accountById } from "./store/accounts";
 import * as store from "./store/invitations";
 import { BUILTIN_ROLE_IDS, insertMember, isMemberByEmail, memberOfAccount, workspaceById, type RoleService } from "../workspaces";
@@ -81,16 +81,12 @@ export class InvitationService {
       this.roles.assertCanGrant(access, role);
       if (await isMemberByEmail(t, ws.id, email)) throw conflict("This address already belongs to a member of the workspace", "ALREADY_MEMBER");
 
-      // One reading of the clock: expires_at is exactly the TTL after created_at, also on a real clock.
-      const nowMs = this.ctx.clock.nowMs();
-      const now = new Date(nowMs).toISOString();
-      const replaced = await store.revokeOpenInvitationFor(t, ws.id, email, now);
-      const token = randomToken(32);
+      const { token, token_hash, created_at, expires_at: expiresAt } = issueInvitation(this.ctx.clock, randomToken(32), INVITATION_TTL_MS);
+      const replaced = await store.revokeOpenInvitationFor(t, ws.id, email, created_at);
       const id = uuid();
       // A key invites on behalf of the person who minted it; the audit entry names the key.
       const invitedBy = p.kind === "api_key" ? p.createdBy : p.accountId;
-      const expiresAt = nowMs + INVITATION_TTL_MS;
-      await store.insertInvitation(t, { id, workspace_id: ws.id, email, role_id: role.id, token_hash: hashToken(token), invited_by: invitedBy, created_at: now, expires_at: expiresAt });
+      await store.insertInvitation(t, { id, workspace_id: ws.id, email, role_id: role.id, token_hash, invited_by: invitedBy, created_at, expires_at: expiresAt });
 
       const inviter = await accountById(t, invitedBy);
       const who = inviter ? (inviter.display_name ?? inviter.username) : "A workspace administrator";
@@ -141,7 +137,7 @@ export class InvitationService {
   async accept(p: Extract<Principal, { accountId: string }>, token: string, meta: RequestMeta) {
     try {
       return await tx(this.ctx.db, async (t) => {
-        const inv = await store.liveInvitationByTokenHash(t, hashToken(token), this.ctx.clock.nowMs());
+        const inv = await store.liveInvitationByTokenHash(t, invitationHash(token), this.ctx.clock.nowMs());
         const account = await accountById(t, p.accountId);
         // A token forwarded to someone else must not work for them: same answer as a bad token.
         if (!inv || !account || account.email.toLowerCase() !== inv.email.toLowerCase()) throw invitationNotFound();
