@@ -10,7 +10,8 @@ import { noContent } from "../../../core/openapi";
 import type { AppContext } from "../../../context";
 import type { Tenancy } from "../../../kernel/tenancy";
 import type { AppService } from "./service";
-import { App, ErrorBody, ListQuery, Pagination, Uuid } from "../schemas";
+import { ErrorBody, ListQuery, Pagination, Uuid } from "../schemas";
+import { App } from "./schemas";
 
 const tags = ["Auth: apps"];
 const idParam = t.Object({ app_id: Uuid() });

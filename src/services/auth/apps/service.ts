@@ -24,25 +24,16 @@ import type { AppContext } from "../../../context";
 import { audit as platformAudit, type Tenancy } from "../../../kernel/tenancy";
 import { recordAuthAudit, type AuthActor } from "../audit/record";
 import type { SigningKeys } from "./keys";
-import { DEFAULT_SETTINGS, applySettings, parseSettings, publicSettings, type AppSettings, type SettingsSecrets } from "./settings";
+import { DEFAULT_SETTINGS, applySettings, parseSettings, type AppSettings, type SettingsSecrets } from "./settings";
+import type { LoadedApp } from "./loaded";
 import * as store from "./store";
+import { appView } from "./views";
+
+export type { LoadedApp };
 
 export const SLUG_RE = /^[a-z][a-z0-9-]{1,61}[a-z0-9]$/;
 const RESERVED_SLUGS = new Set(["apps", "docs", "admin", "api", "well-known", "openapi", "static", "health", "metrics", "oauth", "auth", "me"]);
 export const isReservedSlug = (s: string) => RESERVED_SLUGS.has(s) || /^v\d+$/.test(s);
-
-/** An App as every other module sees it: row, parsed settings and its issuer. */
-export interface LoadedApp {
-  id: string;
-  workspaceId: string;
-  slug: string;
-  displayName: string;
-  settings: AppSettings;
-  issuer: string;
-  publishableKey: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export const actorOfPrincipal = (p: Principal): AuthActor =>
   p.kind === "api_key" ? { type: "api_key", id: p.keyId } : p.kind === "personal_token" ? { type: "personal_token", id: p.accountId } : { type: "account", id: p.accountId };
@@ -101,22 +92,6 @@ export class AppService {
       publishableKey: row.publishable_key,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
-    };
-  }
-
-  view(a: LoadedApp) {
-    return {
-      id: a.id,
-      workspace_id: a.workspaceId,
-      slug: a.slug,
-      display_name: a.displayName,
-      issuer: a.issuer,
-      jwks_uri: `${a.issuer}/v1/.well-known/jwks.json`,
-      publishable_key: a.publishableKey,
-      // Provider client secrets never leave the server: only their hint.
-      settings: publicSettings(a.settings),
-      created_at: a.createdAt,
-      updated_at: a.updatedAt,
     };
   }
 
@@ -223,7 +198,7 @@ export class AppService {
       await recordAuthAudit(t, this.ctx, id, { action: "app.create", actor: actorOfPrincipal(p), target: { type: "app", id }, meta });
       await this.changed(t);
     });
-    return this.view((await this.byId(id))!);
+    return appView((await this.byId(id))!);
   }
 
   async list(p: Principal, q: { workspace_id?: string; limit?: number; cursor?: string }) {
@@ -231,11 +206,11 @@ export class AppService {
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     const rows = await store.listApps(this.ctx.db, workspaceId, typeof after === "string" ? after : null, limit + 1);
-    return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(this.load(r)));
+    return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => appView(this.load(r)));
   }
 
   async get(p: Principal, id: string) {
-    return this.view(await this.forPrincipal(p, id, "auth.app.read"));
+    return appView(await this.forPrincipal(p, id, "auth.app.read"));
   }
 
   async update(p: Principal, id: string, b: { slug?: string; display_name?: string; displayName?: string; settings?: Record<string, unknown> }, meta: RequestMeta) {
@@ -264,7 +239,7 @@ export class AppService {
       });
       await this.changed(t);
     });
-    return this.view((await this.byId(app.id))!);
+    return appView((await this.byId(app.id))!);
   }
 
   async remove(p: Principal, id: string, meta: RequestMeta) {
@@ -294,6 +269,6 @@ export class AppService {
       await recordAuthAudit(t, this.ctx, app.id, { action: "app.publishable_key.rotate", actor: actorOfPrincipal(p), target: { type: "app", id: app.id }, meta });
       await this.changed(t);
     });
-    return this.view((await this.byId(app.id))!);
+    return appView((await this.byId(app.id))!);
   }
 }

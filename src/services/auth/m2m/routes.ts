@@ -17,6 +17,7 @@ import type { AppScopeParts } from "../apps/scope";
 import type { M2mService } from "./service";
 import { ErrorBody, ListQuery, M2mClientRef, Pagination, Uuid } from "../schemas";
 import { oauthError, type TokenAnswer } from "./service";
+import { Client } from "./schemas";
 
 /** The parts of the Auth service these routes use (AuthService passes itself). */
 type Parts = AppScopeParts & { m2m: M2mService; ctx: AppContext; tenancy: Tenancy };
@@ -35,16 +36,6 @@ const Permissions = t.Array(t.String(), {
   description: 'auth.* action names ("auth.user.read") or prefix patterns ("auth.user.*"); nothing covering auth.m2m.* or auth.app.*, and only actions the caller holds itself',
 });
 
-const Client = t.Object({
-  id: t.String({ format: "uuid" }),
-  client_id: t.String({ description: "m2m_...: sent to the token endpoint" }),
-  name: t.String(),
-  permissions: t.Array(t.String()),
-  secret_hint: t.String({ description: "Last 4 characters of the current secret" }),
-  created_at: t.String({ format: "date-time" }),
-  rotated_at: t.Nullable(t.String({ format: "date-time" })),
-  last_used_at: t.Nullable(t.String({ format: "date-time", description: "Last token issued (updated at most once a minute)" })),
-});
 const ClientWithSecret = t.Composite([Client, t.Object({ client_secret: t.String({ description: "Shown only in this answer; only its hash is stored" }) })]);
 
 function managementRoutes(auth: Parts) {

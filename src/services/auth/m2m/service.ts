@@ -47,6 +47,7 @@ import { AUTH_ACTIONS } from "../actions";
 import type { SigningKeys } from "../apps/keys";
 import type { Tenancy } from "../../../kernel/tenancy";
 import * as store from "./store";
+import { clientView } from "./views";
 
 export const CLIENT_ID_PREFIX = "m2m_";
 export const CLIENT_SECRET_PREFIX = "m2ms_";
@@ -59,17 +60,6 @@ export const NAME_MAX = 200;
 /** Prefixes no M2M client may be granted (no escalation to App or client management). */
 const UNGRANTABLE = ["auth.m2m.", "auth.app."];
 
-export interface M2mClientView {
-  id: string;
-  client_id: string;
-  name: string;
-  permissions: string[];
-  secret_hint: string;
-  created_at: string;
-  rotated_at: string | null;
-  last_used_at: string | null;
-}
-
 /** What the token endpoint answers: an OAuth body, never the house error body. */
 export interface TokenAnswer {
   status: number;
@@ -81,17 +71,6 @@ export const oauthError = (status: number, error: string, description: string, h
   status,
   body: { error, error_description: description },
   headers,
-});
-
-const view = (r: store.M2mClientRow): M2mClientView => ({
-  id: r.id,
-  client_id: r.client_id,
-  name: r.name,
-  permissions: JSON.parse(r.permissions),
-  secret_hint: r.secret_hint,
-  created_at: r.created_at,
-  rotated_at: r.rotated_at,
-  last_used_at: r.last_used_at,
 });
 
 const newSecret = () => {
@@ -185,7 +164,7 @@ export class M2mService {
       await store.insertClient(t, row);
       await recordAuthAudit(t, this.ctx, app.id, { action: "m2m.create", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta, metadata: { name, permissions } });
     });
-    return { ...view(row), client_secret: secret };
+    return { ...clientView(row), client_secret: secret };
   }
 
   async list(p: Principal, appId: string, q: { limit?: number; cursor?: string }) {
@@ -194,13 +173,13 @@ export class M2mService {
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id: unknown }>(q.cursor)?.id;
     const rows = await store.listClients(this.ctx.db, app.id, typeof after === "string" ? after : null, limit + 1);
-    return buildPage(rows, limit, (r) => ({ id: r.id }), view);
+    return buildPage(rows, limit, (r) => ({ id: r.id }), clientView);
   }
 
   async get(p: Principal, appId: string, ref: string) {
     await this.tokenLog.flush();
     const app = await this.auth.apps.forPrincipal(p, appId, "auth.m2m.list");
-    return view(await this.load(app, ref));
+    return clientView(await this.load(app, ref));
   }
 
   async update(p: Principal, appId: string, ref: string, b: { name?: unknown; permissions?: unknown }, meta: RequestMeta) {
@@ -217,7 +196,7 @@ export class M2mService {
       await store.updateClient(t, row.id, { name, permissions: JSON.stringify(permissions) });
       await recordAuthAudit(t, this.ctx, app.id, { action: "m2m.update", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta, metadata: { fields, permissions } });
     });
-    return view({ ...row, name, permissions: JSON.stringify(permissions) });
+    return clientView({ ...row, name, permissions: JSON.stringify(permissions) });
   }
 
   async rotateSecret(p: Principal, appId: string, ref: string, meta: RequestMeta) {
@@ -229,7 +208,7 @@ export class M2mService {
       await store.setClientSecret(t, row.id, hash, hint, now);
       await recordAuthAudit(t, this.ctx, app.id, { action: "m2m.secret.rotate", actor: actorOfPrincipal(p), target: { type: "m2m_client", id: row.client_id }, meta });
     });
-    return { ...view({ ...row, secret_hash: hash, secret_hint: hint, rotated_at: now }), client_secret: secret };
+    return { ...clientView({ ...row, secret_hash: hash, secret_hint: hint, rotated_at: now }), client_secret: secret };
   }
 
   async remove(p: Principal, appId: string, ref: string, meta: RequestMeta) {
