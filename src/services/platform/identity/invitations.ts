@@ -26,6 +26,7 @@ import { audit, type RequestMeta, type Authz } from "../../../kernel/tenancy";
 import { invitationHash, issueInvitation, StrangerLimits } from "../../../kernel/identity";
 import { accountById } from "./store/accounts";
 import * as store from "./store/invitations";
+import { invitationView } from "./views";
 import { BUILTIN_ROLE_IDS, insertMember, isMemberByEmail, memberOfAccount, workspaceById, type RoleService } from "../workspaces";
 
 export const INVITATION_TTL_MS = 7 * DAY;
@@ -44,18 +45,6 @@ export class InvitationService {
     private readonly roles: RoleService,
   ) {
     this.strangers = new StrangerLimits(ctx, "console");
-  }
-
-  view(i: store.InvitationRow) {
-    return {
-      id: i.id,
-      email: i.email,
-      role_id: i.role_id,
-      role: i.role_name,
-      invited_by: i.invited_by,
-      created_at: i.created_at,
-      expires_at: new Date(i.expires_at).toISOString(),
-    };
   }
 
   async create(p: Principal, slug: string, b: { email: string; role_id?: string }, meta: RequestMeta) {
@@ -111,7 +100,7 @@ export class InvitationService {
         meta,
         metadata: { email, role_id: role.id, ...(replaced ? { replaced_invitation_id: replaced } : {}) },
       });
-      return this.view((await store.liveInvitationById(t, ws.id, id, this.ctx.clock.nowMs()))!);
+      return invitationView((await store.liveInvitationById(t, ws.id, id, this.ctx.clock.nowMs()))!);
     });
   }
 
@@ -121,7 +110,7 @@ export class InvitationService {
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
     const { workspace } = await this.authz.authorizeWorkspace(this.ctx.db, p, { slug }, "member.list");
     const rows = await store.listLiveInvitations(this.ctx.db, workspace.id, this.ctx.clock.nowMs(), after, limit + 1);
-    return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => this.view(r));
+    return buildPage(rows, limit, (r) => ({ id: r.id }), invitationView);
   }
 
   async revoke(p: Principal, slug: string, invitationId: string, meta: RequestMeta): Promise<void> {

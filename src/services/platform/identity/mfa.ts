@@ -45,24 +45,15 @@ import { badRequest, conflict, invalidField, notFound } from "../../../core/erro
 import { uuid } from "../../../core/ids";
 import { newTotpSeed, normaliseRecoveryCode, TOTP_CODE_RE, totpKeyUri, totpSecretText } from "../../../core/totp";
 import type { AppContext } from "../../../context";
-import { factorStatus, invalidMfaToken, MFA_RULES, MfaChallenges, MfaFactors, wrongCode, type FactorStatus, type MfaRealm } from "../../../kernel/identity";
+import { invalidMfaToken, MFA_RULES, MfaChallenges, MfaFactors, wrongCode, type MfaRealm } from "../../../kernel/identity";
 import type { AccountService, TokenResponse } from "./accounts";
 import { audit, type RequestMeta } from "../../../kernel/tenancy";
 import * as accounts from "./store/accounts";
 import * as store from "./store/mfa";
+import { factorView } from "./views";
 
 /** The identity core's numbers; an account's MFA sign-in locks after 10 wrong answers across challenges. */
 export const PLATFORM_MFA = { ...MFA_RULES, ownerFailures: 10 };
-
-export interface FactorView {
-  id: string;
-  type: "totp";
-  name: string | null;
-  status: FactorStatus;
-  created_at: string;
-  confirmed_at: string | null;
-  disabled_at: string | null;
-}
 
 export interface MfaChallenge {
   mfa_required: true;
@@ -70,16 +61,6 @@ export interface MfaChallenge {
   factors: { id: string; type: "totp"; name: string | null }[];
   expires_at: string;
 }
-
-const factorView = (f: store.FactorRow): FactorView => ({
-  id: f.id,
-  type: f.type,
-  name: f.name,
-  status: factorStatus(f),
-  created_at: f.created_at,
-  confirmed_at: f.confirmed_at,
-  disabled_at: f.disabled_at,
-});
 
 const act = (accountId: string) => ({ actor_type: "account", actor_id: accountId });
 

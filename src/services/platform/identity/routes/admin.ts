@@ -15,14 +15,11 @@ import { buildPage, decodeCursor, parseLimit } from "../../../../core/pagination
 import type { RouteDeps } from "../../route-deps";
 import type { AccountService } from "../accounts";
 import * as store from "../store/accounts";
+import { operatorAccountView } from "../views";
 import { ErrorBody, ListQuery, OperatorAccount, OperatorAccountList, Uuid } from "../../schemas";
 
 const tags = ["Platform: operator"];
 const STATUS_BY_VERB = { suspend: "suspended", deactivate: "deactivated", block: "blocked", reactivate: "active" } as const;
-
-const view = (a: store.AccountRow) => ({
-  id: a.id, email: a.email, username: a.username, display_name: a.display_name, status: a.status, is_operator: !!a.is_operator, created_at: a.created_at, updated_at: a.updated_at,
-});
 
 const PG_BACKUP =
   "This instance runs on PostgreSQL: back it up with PostgreSQL's tools (pg_dump --format=custom --file=bunker.dump \"$DATABASE_URL\"), and copy the object store and MASTER_KEY alongside.";
@@ -63,12 +60,12 @@ export function adminRoutes(platform: RouteDeps & { readonly accounts: AccountSe
       requireOperator(principal);
       const limit = parseLimit(query.limit, 50, 200);
       const after = decodeCursor<{ id: string }>(query.cursor)?.id ?? null;
-      return buildPage(await store.listAccounts(platform.ctx.db, after, limit + 1), limit, (r) => ({ id: r.id }), view);
+      return buildPage(await store.listAccounts(platform.ctx.db, after, limit + 1), limit, (r) => ({ id: r.id }), operatorAccountView);
     }, { query: ListQuery, response: { 200: OperatorAccountList, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }, detail: { tags, summary: "List accounts (operators)" } })
     .post("/accounts/:account_id/:verb", async ({ principal, params, meta }) => {
       const op = requireOperator(principal);
       const status = STATUS_BY_VERB[params.verb as keyof typeof STATUS_BY_VERB];
-      return view(await platform.accounts.setStatus(op.accountId, params.account_id, status, meta));
+      return operatorAccountView(await platform.accounts.setStatus(op.accountId, params.account_id, status, meta));
     }, {
       params: t.Object({ account_id: Uuid(), verb: t.Union([t.Literal("suspend"), t.Literal("deactivate"), t.Literal("block"), t.Literal("reactivate")]) }),
       response: { 200: OperatorAccount, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },

@@ -8,7 +8,8 @@ import { noContent } from "../../../../core/openapi";
 import type { RouteDeps } from "../../route-deps";
 import type { AccountService } from "../accounts";
 import type { SetupService } from "../setup";
-import { EmailBody, ErrorBody, MfaChallenge, RefreshBody, ResetBody, SetupBody, SigninBody, SignupBody, TokenResponse } from "../../schemas";
+import { ErrorBody } from "../../schemas";
+import { EmailBody, MfaChallenge, RefreshBody, ResetBody, SetupBody, SigninBody, SignupBody, TokenResponse } from "../schemas";
 import type { TokenResponse as Tokens } from "../accounts";
 
 const tags = ["Platform: auth"];

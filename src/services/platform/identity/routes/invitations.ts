@@ -7,7 +7,8 @@ import { HUMAN_CALLER, PLATFORM_CALLER, secured } from "../../../../access/opena
 import { noContent } from "../../../../core/openapi";
 import type { RouteDeps } from "../../route-deps";
 import type { InvitationService } from "../invitations";
-import { ErrorBody, Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, InvitationList, ListQuery, workspaceParams } from "../../schemas";
+import { ErrorBody, ListQuery, workspaceParams } from "../../schemas";
+import { Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, InvitationList } from "../schemas";
 
 const tags = ["Platform: members"];
 const slugParam = workspaceParams();

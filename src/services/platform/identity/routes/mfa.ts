@@ -13,7 +13,8 @@ import { forbidden } from "../../../../core/errors";
 import { noContent } from "../../../../core/openapi";
 import type { RouteDeps } from "../../route-deps";
 import type { PlatformMfa } from "../mfa";
-import { ErrorBody, MfaFactor, RecoveryCodes, TokenResponse, Uuid } from "../../schemas";
+import { ErrorBody, Uuid } from "../../schemas";
+import { MfaFactor, RecoveryCodes, TokenResponse } from "../schemas";
 import { sessionCookie } from "./auth";
 
 const signinTags = ["Platform: auth"];

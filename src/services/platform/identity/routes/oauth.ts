@@ -8,7 +8,8 @@ import { noContent, redirect } from "../../../../core/openapi";
 import type { CallbackInput } from "../../../../core/oidc";
 import type { RouteDeps } from "../../route-deps";
 import type { PlatformOAuth } from "../oauth";
-import { CallbackFields, ErrorBody, formOrJsonBody, Identity, MfaChallenge, TokenResponse, Uuid } from "../../schemas";
+import { CallbackFields, ErrorBody, formOrJsonBody, Identity, Uuid } from "../../schemas";
+import { MfaChallenge, TokenResponse } from "../schemas";
 import { sessionCookie } from "./auth";
 
 const tags = ["Platform: federated sign-in"];
