@@ -17,7 +17,7 @@ export const platformModule = defineService({
     { method: "POST", path: "/platform/v1/auth/oauth/:provider/callback", types: OAUTH_FORM_TYPES },
   ],
   actions: Object.values(PLATFORM_ACTIONS).flat(),
-  create: (d) => new Platform(d.ctx, d.tenancy),
+  create: (d) => new Platform(d),
   routes: (platform) => platformRoutes(platform),
   jobs: (platform) => [
     {

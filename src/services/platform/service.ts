@@ -7,7 +7,8 @@ import type { AppContext } from "../../context";
 import { AccountService } from "./identity/accounts";
 import { ApiKeyService } from "./keys/apikeys";
 import { AuditLogService } from "./audit/service";
-import type { Authz, Tenancy } from "../../kernel/tenancy";
+import type { Authz } from "../../kernel/tenancy";
+import type { ModuleContext } from "../../kernel/module";
 import { IntrospectService } from "./introspect/service";
 import { InvitationService } from "./identity/invitations";
 import { MemberService } from "./workspaces/members";
@@ -68,11 +69,12 @@ export class Platform {
   readonly oauth: PlatformOAuth;
   readonly mfa: PlatformMfa;
 
-  /** Built by the platform module on the kernel's tenancy, whose console sessions it resolves. */
-  constructor(
-    readonly ctx: AppContext,
-    tenancy: Tenancy,
-  ) {
+  readonly ctx: AppContext;
+
+  /** Built by the platform module on its context and the kernel's tenancy, whose console sessions it resolves. */
+  constructor(m: ModuleContext) {
+    const { ctx, tenancy } = m;
+    this.ctx = ctx;
     this.accounts = new AccountService(ctx);
     this.authz = tenancy.authz;
     tenancy.authz.acceptSessions(sessionPrincipals(ctx, this.accounts.tokens));
@@ -85,7 +87,7 @@ export class Platform {
     this.roles = new RoleService(ctx, this.authz);
     this.members = new MemberService(ctx, this.authz, this.roles);
     this.invitations = new InvitationService(ctx, this.authz, this.roles);
-    this.workspaceServices = new WorkspaceServiceActivation(ctx, this.authz);
+    this.workspaceServices = new WorkspaceServiceActivation(m, this.authz);
     this.mfa = new PlatformMfa(ctx, this.accounts);
     this.accounts.mfa = this.mfa;
     this.oauth = new PlatformOAuth(ctx, this.accounts);
