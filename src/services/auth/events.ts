@@ -5,6 +5,7 @@
  */
 import { Type, type TProperties, type TSchema } from "@sinclair/typebox";
 import { ChangedFields, defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
+import type { ModuleContext } from "../../kernel/module";
 
 const APP = "app_0192f600b1c2";
 const user = (over: Record<string, unknown> = {}) => ({
@@ -105,3 +106,6 @@ export const AUTH_WEBHOOKS = defineWebhookProduct({
   legacyHeader: "x-auth-signature",
   events: EVENTS,
 });
+
+/** What the Auth module gets from the kernel: its emit is typed by the events above. */
+export type AuthContext = ModuleContext<typeof AUTH_WEBHOOKS>;

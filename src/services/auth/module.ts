@@ -26,7 +26,7 @@ export const authModule = defineService({
   ],
   actions: AUTH_ACTIONS,
   webhooks: AUTH_WEBHOOKS,
-  create: (d) => new AuthService(d.ctx, d.tenancy, d.webhooks.engine, d.webhooks.api),
+  create: (d) => new AuthService(d),
   // Auth Apps: /auth/v1/apps/{app_id}/webhooks/... (shared and legacy routes).
   webhookScopes: (auth) => [{ prefix: "/auth/v1/apps/:app_id", resolve: appWebhookScope(auth), legacyRoutes: "unlisted", params: { app_id: Uuid("The App's id") } }],
   routes: (auth) => authRoutes(auth),

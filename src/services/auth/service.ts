@@ -2,10 +2,6 @@
  * The Auth service object: builds its parts once per app instance and exposes them to the
  * routes (and, later, to other services: the waitlist creates invites through it).
  */
-import type { AppContext } from "../../context";
-import type { Sql } from "../../core/db";
-import type { Tenancy } from "../../kernel/tenancy";
-import { type WebhookEngine, type WebhookService, productEmitter } from "../../kernel/webhooks";
 import { AppAccess } from "./apps/access";
 import { AppService } from "./apps/service";
 import { SigningKeys } from "./apps/keys";
@@ -26,7 +22,7 @@ import { AuthOAuth } from "./identity/oauth";
 import { purgeExpiredSessions, roleByName } from "./identity";
 import { clientByClientId } from "./m2m";
 import { DAY } from "../../core/clock";
-import { AUTH_WEBHOOKS } from "./events";
+import type { AuthContext } from "./events";
 
 /** Expired sessions (and their refresh tokens) are kept this long for the audit trail, then purged. */
 export const SESSION_RETENTION_MS = 30 * DAY;
@@ -50,20 +46,13 @@ export class AuthService {
   readonly identities: IdentityService;
   readonly oauth: AuthOAuth;
 
-  constructor(
-    readonly ctx: AppContext,
-    readonly tenancy: Tenancy,
-    readonly webhooks: WebhookEngine,
-    webhookApi: WebhookService,
-  ) {
-    // Records the event on t, the transaction of the change it describes: both commit or neither.
-    const emit = productEmitter(webhooks, AUTH_WEBHOOKS);
+  constructor(readonly m: AuthContext) {
+    const { ctx, tenancy, emit } = m;
     this.keys = new SigningKeys(ctx);
     this.apps = new AppService(
-      ctx,
-      tenancy,
+      m,
       this.keys,
-      (t, app, principal, meta) => webhookApi.endpoints.removeScope(t, { product: "auth", scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),
+      (t, app, principal, meta) => m.webhooks.api.endpoints.removeScope(t, { product: m.name, scopeId: app.id, workspaceId: app.workspaceId }, { principal, meta }),
       async (appId, name) => !!(await roleByName(ctx.db, appId, name)),
     );
     this.access = new AppAccess(this.apps, this.keys, tenancy.authz, (appId, clientId) => clientByClientId(ctx.db, appId, clientId));
@@ -86,7 +75,7 @@ export class AuthService {
   /** Retention purge (the auth.purge job): retired signing keys, expired sessions, OAuth state. */
   async purge(): Promise<void> {
     await this.keys.purge();
-    await purgeExpiredSessions(this.ctx.db, this.ctx.clock.nowMs() - SESSION_RETENTION_MS);
+    await purgeExpiredSessions(this.m.ctx.db, this.m.ctx.clock.nowMs() - SESSION_RETENTION_MS);
     await this.oauth.purge();
   }
 }

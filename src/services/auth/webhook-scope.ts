@@ -7,9 +7,10 @@ import { registerWebhookActions, webhookAction, type ScopeResolver } from "../..
 import type { AuthService } from "./service";
 
 export function appWebhookScope(auth: AuthService): ScopeResolver {
-  registerWebhookActions(auth.ctx.actions, "auth");
+  const { ctx, name } = auth.m;
+  registerWebhookActions(ctx.actions, name);
   return async ({ principal, params }, access) => {
-    const app = await auth.apps.forPrincipal(principal, params.app_id, webhookAction("auth", access));
-    return { product: "auth", scopeId: app.id, workspaceId: app.workspaceId };
+    const app = await auth.apps.forPrincipal(principal, params.app_id, webhookAction(name, access));
+    return { product: name, scopeId: app.id, workspaceId: app.workspaceId };
   };
 }

@@ -7,8 +7,7 @@ import { callerKey, idempotent } from "../../../access/idempotent";
 import { requirePrincipal } from "../../../access/principal";
 import { PLATFORM_CALLER, secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
-import type { AppContext } from "../../../context";
-import type { Tenancy } from "../../../kernel/tenancy";
+import type { AuthContext } from "../events";
 import type { AppService } from "./service";
 import { ErrorBody, ListQuery, Pagination, Uuid } from "../schemas";
 import { App } from "./schemas";
@@ -18,14 +17,14 @@ const idParam = t.Object({ app_id: Uuid() });
 const Settings = t.Optional(JsonObject({ description: "Any of the App settings; unknown keys are 400" }));
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
-export function appRoutes(auth: { apps: AppService; ctx: AppContext; tenancy: Tenancy }) {
+export function appRoutes(auth: { apps: AppService; m: Pick<AuthContext, "ctx" | "tenancy"> }) {
   const { apps } = auth;
   return new Elysia({ prefix: "/v1/apps" })
-    .use(principalPlugin(auth.tenancy.authz))
+    .use(principalPlugin(auth.m.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .post("", (c) => {
       const p = requirePrincipal(c.principal);
-      return idempotent(auth.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: await apps.create(p, c.body, c.meta) }));
+      return idempotent(auth.m.ctx.idempotency, c, callerKey(p), async () => ({ status: 201, body: await apps.create(p, c.body, c.meta) }));
     }, {
       body: t.Object({
         workspace_id: t.Optional(Uuid("Required for a signed-in user; a workspace API key defaults to its workspace")),

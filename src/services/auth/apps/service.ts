@@ -20,8 +20,8 @@ import { uuid, randomBase62 } from "../../../core/ids";
 import type { MaybePromise } from "../../../core/maybe-promise";
 import { buildPage, decodeCursor, parseLimit } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { AppContext } from "../../../context";
-import { audit as platformAudit, type Tenancy } from "../../../kernel/tenancy";
+import { audit as platformAudit } from "../../../kernel/tenancy";
+import type { ModuleContext } from "../../../kernel/module";
 import { recordAuthAudit, type AuthActor } from "../audit/record";
 import type { SigningKeys } from "./keys";
 import { DEFAULT_SETTINGS, applySettings, parseSettings, type AppSettings, type SettingsSecrets } from "./settings";
@@ -54,17 +54,17 @@ export class AppService {
   readonly authBaseUrl: string;
 
   constructor(
-    private readonly ctx: AppContext,
-    private readonly tenancy: Tenancy,
+    /** The Auth module's context: its name is the service an App's workspace must have switched on. */
+    private readonly m: Pick<ModuleContext, "ctx" | "tenancy" | "name">,
     private readonly keys: SigningKeys,
     /** Drops what the App's foreign keys don't reach (its webhook endpoints), inside the deleting transaction t. */
     private readonly onRemove: (t: Sql, app: LoadedApp, actor: Principal, meta: RequestMeta) => Promise<void>,
     /** Whether the App has a role of this name (roles are the users' feature, which builds on Apps). */
     private readonly roleExists: (appId: string, name: string) => Promise<boolean>,
   ) {
-    this.authBaseUrl = `${ctx.config.publicUrl}/auth`;
+    this.authBaseUrl = `${m.ctx.config.publicUrl}/auth`;
     // A deleted workspace takes its Apps along (foreign key); their webhook endpoints go here.
-    tenancy.onWorkspaceDelete(async (t, workspaceId, actor, meta) => {
+    m.tenancy.onWorkspaceDelete(async (t, workspaceId, actor, meta) => {
       for (const id of await store.appIdsInWorkspace(t, workspaceId)) {
         const app = await this.byId(id, t);
         if (app) await onRemove(t, app, actor, meta);
@@ -77,8 +77,8 @@ export class AppService {
 
   /** Provider secrets in settings: encrypted at rest; issuers must pass the outbound guard. */
   private readonly secrets: SettingsSecrets = {
-    encrypt: (plain) => this.ctx.secretBox.encrypt(plain),
-    checkUrl: (url) => void this.ctx.outbound.checkUrl(url),
+    encrypt: (plain) => this.m.ctx.secretBox.encrypt(plain),
+    checkUrl: (url) => void this.m.ctx.outbound.checkUrl(url),
   };
 
   private load(row: store.AppRow): LoadedApp {
@@ -98,51 +98,51 @@ export class AppService {
   /** The App of an end-user route, or 404. A cached App answers at once (no promise); a miss reads it. */
   bySlug(slug: string): MaybePromise<LoadedApp> {
     const key = slug.toLowerCase();
-    const gen = this.ctx.caches.generation(APPS_TOPIC);
-    const maxAge = this.ctx.caches.maxAgeMs;
+    const gen = this.m.ctx.caches.generation(APPS_TOPIC);
+    const maxAge = this.m.ctx.caches.maxAgeMs;
     if (gen !== this.cacheGen) {
       this.bySlugCache.clear();
       this.cacheGen = gen;
     }
     const hit = this.bySlugCache.get(key);
-    if (hit && (maxAge === Number.POSITIVE_INFINITY || this.ctx.clock.nowMs() - hit.at < maxAge)) return hit.app;
-    return store.appBySlug(this.ctx.db, key).then((row) => {
+    if (hit && (maxAge === Number.POSITIVE_INFINITY || this.m.ctx.clock.nowMs() - hit.at < maxAge)) return hit.app;
+    return store.appBySlug(this.m.ctx.db, key).then((row) => {
       if (!row) throw notFound("App");
       const app = this.load(row);
       // A load the generation moved under may have read the row before a commit: answered, not kept.
-      if (this.ctx.caches.generation(APPS_TOPIC) === gen) {
+      if (this.m.ctx.caches.generation(APPS_TOPIC) === gen) {
         if (this.bySlugCache.size >= 10_000) this.bySlugCache.clear();
-        this.bySlugCache.set(key, { app, at: maxAge === Number.POSITIVE_INFINITY ? 0 : this.ctx.clock.nowMs() });
+        this.bySlugCache.set(key, { app, at: maxAge === Number.POSITIVE_INFINITY ? 0 : this.m.ctx.clock.nowMs() });
       }
       return app;
     });
   }
 
   /** db: the database, or the caller's open transaction. */
-  async byId(id: string, db: Sql = this.ctx.db): Promise<LoadedApp | null> {
+  async byId(id: string, db: Sql = this.m.ctx.db): Promise<LoadedApp | null> {
     const row = await store.appById(db, id);
     return row ? this.load(row) : null;
   }
 
-  async byPublishableKey(key: string, db: Sql = this.ctx.db): Promise<LoadedApp | null> {
+  async byPublishableKey(key: string, db: Sql = this.m.ctx.db): Promise<LoadedApp | null> {
     const row = await store.appByPublishableKey(db, key);
     return row ? this.load(row) : null;
   }
 
   /** Marks the Apps changed: slug caches empty now, and on every node when t commits. */
   changed(t: Sql): Promise<void> {
-    return this.ctx.caches.changed(t, APPS_TOPIC);
+    return this.m.ctx.caches.changed(t, APPS_TOPIC);
   }
 
   /** Workspace guard for a platform principal: 404 (as "App") when the caller has no access to the workspace. */
-  async authorize(p: Principal, app: LoadedApp, action: string, db: Sql = this.ctx.db): Promise<void> {
+  async authorize(p: Principal, app: LoadedApp, action: string, db: Sql = this.m.ctx.db): Promise<void> {
     try {
-      await this.tenancy.authz.authorizeWorkspace(db, p, { id: app.workspaceId }, action);
+      await this.m.tenancy.authz.authorizeWorkspace(db, p, { id: app.workspaceId }, action);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) throw notFound("App");
       throw e;
     }
-    await this.tenancy.authz.requireService(db, app.workspaceId, "auth");
+    await this.m.tenancy.authz.requireService(db, app.workspaceId, this.m.name);
   }
 
   /** Loads an App by id for a platform principal (404 for unknown or another workspace's App). */
@@ -156,7 +156,7 @@ export class AppService {
   private async workspaceFor(p: Principal, workspaceId: string | undefined, action: string): Promise<string> {
     const id = workspaceId ?? (p.kind === "api_key" ? p.workspaceId : undefined);
     if (!id) throw badRequest("workspace_id is required for a signed-in user", [{ field: "workspace_id", reason: "required unless the caller is a workspace API key" }]);
-    const { workspace } = await this.tenancy.authz.authorizeService(this.ctx.db, p, { id }, action, "auth");
+    const { workspace } = await this.m.tenancy.authz.authorizeService(this.m.ctx.db, p, { id }, action, this.m.name);
     return workspace.id;
   }
 
@@ -176,8 +176,8 @@ export class AppService {
     const settings = applySettings(DEFAULT_SETTINGS, b.settings ?? {}, () => false, this.secrets);
     const id = uuid();
     const { row: key } = await this.keys.generate(id);
-    const now = this.ctx.clock.iso();
-    await tx(this.ctx.db, async (t) => {
+    const now = this.m.ctx.clock.iso();
+    await tx(this.m.ctx.db, async (t) => {
       if (await store.slugTaken(t, b.slug, null)) throw slugTakenError();
       await store
         .insertApp(t, {
@@ -195,7 +195,7 @@ export class AppService {
           throw isUniqueViolation(e) ? slugTakenError() : e;
         });
       await store.insertSigningKey(t, key);
-      await recordAuthAudit(t, this.ctx, id, { action: "app.create", actor: actorOfPrincipal(p), target: { type: "app", id }, meta });
+      await recordAuthAudit(t, this.m.ctx, id, { action: "app.create", actor: actorOfPrincipal(p), target: { type: "app", id }, meta });
       await this.changed(t);
     });
     return appView((await this.byId(id))!);
@@ -205,7 +205,7 @@ export class AppService {
     const workspaceId = await this.workspaceFor(p, q.workspace_id, "auth.app.list");
     const limit = parseLimit(q.limit);
     const after = decodeCursor<{ id: string }>(q.cursor)?.id ?? null;
-    const rows = await store.listApps(this.ctx.db, workspaceId, typeof after === "string" ? after : null, limit + 1);
+    const rows = await store.listApps(this.m.ctx.db, workspaceId, typeof after === "string" ? after : null, limit + 1);
     return buildPage(rows, limit, (r) => ({ id: r.id }), (r) => appView(this.load(r)));
   }
 
@@ -225,12 +225,12 @@ export class AppService {
     const wantedRole = b.settings?.default_role;
     const roleKnown = typeof wantedRole === "string" && (await this.roleExists(app.id, wantedRole));
     const settings = applySettings(app.settings, b.settings ?? {}, (name) => roleKnown && name === wantedRole, this.secrets);
-    await tx(this.ctx.db, async (t) => {
+    await tx(this.m.ctx.db, async (t) => {
       if (slug !== app.slug && (await store.slugTaken(t, slug, app.id))) throw slugTakenError();
-      await store.updateApp(t, app.id, { slug, display_name: displayName, settings: JSON.stringify(settings), updated_at: this.ctx.clock.iso() }).catch((e) => {
+      await store.updateApp(t, app.id, { slug, display_name: displayName, settings: JSON.stringify(settings), updated_at: this.m.ctx.clock.iso() }).catch((e) => {
         throw isUniqueViolation(e) ? slugTakenError() : e;
       });
-      await recordAuthAudit(t, this.ctx, app.id, {
+      await recordAuthAudit(t, this.m.ctx, app.id, {
         action: "app.update",
         actor: actorOfPrincipal(p),
         target: { type: "app", id: app.id },
@@ -245,10 +245,10 @@ export class AppService {
   async remove(p: Principal, id: string, meta: RequestMeta) {
     const app = await this.forPrincipal(p, id, "auth.app.delete");
     // Everything of the App goes with it (ON DELETE CASCADE); the platform audit keeps the trace.
-    await tx(this.ctx.db, async (t) => {
+    await tx(this.m.ctx.db, async (t) => {
       await this.onRemove(t, app, p, meta);
       await store.deleteApp(t, app.id);
-      await platformAudit(t, this.ctx, { actor: p, action: "auth.app.delete", workspaceId: app.workspaceId, target: { type: "auth_app", id: app.id }, meta, metadata: { slug: app.slug } });
+      await platformAudit(t, this.m.ctx, { actor: p, action: "auth.app.delete", workspaceId: app.workspaceId, target: { type: "auth_app", id: app.id }, meta, metadata: { slug: app.slug } });
       await this.changed(t);
     });
     this.keys.forget(app.id);
@@ -257,16 +257,16 @@ export class AppService {
   async rotateKey(p: Principal, id: string, meta: RequestMeta) {
     const app = await this.forPrincipal(p, id, "auth.app.update");
     const kid = await this.keys.rotate(app.id, app.settings.access_token_ttl);
-    await recordAuthAudit(this.ctx.db, this.ctx, app.id, { action: "app.signing_key.rotate", actor: actorOfPrincipal(p), target: { type: "signing_key", id: kid }, meta });
+    await recordAuthAudit(this.m.ctx.db, this.m.ctx, app.id, { action: "app.signing_key.rotate", actor: actorOfPrincipal(p), target: { type: "signing_key", id: kid }, meta });
     return { kid, jwks: await this.keys.jwks(app.id) };
   }
 
   async rotatePublishableKey(p: Principal, id: string, meta: RequestMeta) {
     const app = await this.forPrincipal(p, id, "auth.app.update");
     const key = `pk_${randomBase62(32)}`;
-    await tx(this.ctx.db, async (t) => {
-      await store.setPublishableKey(t, app.id, key, this.ctx.clock.iso());
-      await recordAuthAudit(t, this.ctx, app.id, { action: "app.publishable_key.rotate", actor: actorOfPrincipal(p), target: { type: "app", id: app.id }, meta });
+    await tx(this.m.ctx.db, async (t) => {
+      await store.setPublishableKey(t, app.id, key, this.m.ctx.clock.iso());
+      await recordAuthAudit(t, this.m.ctx, app.id, { action: "app.publishable_key.rotate", actor: actorOfPrincipal(p), target: { type: "app", id: app.id }, meta });
       await this.changed(t);
     });
     return appView((await this.byId(app.id))!);

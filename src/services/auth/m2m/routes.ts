@@ -11,8 +11,7 @@ import { PLATFORM_CALLER, PUBLIC, secured } from "../../../access/openapi";
 import { requestIdOf } from "../../../core/http";
 import { ApiError } from "../../../core/errors";
 import { noContent } from "../../../core/openapi";
-import type { AppContext } from "../../../context";
-import type { Tenancy } from "../../../kernel/tenancy";
+import type { AuthContext } from "../events";
 import type { AppScopeParts } from "../apps/scope";
 import type { M2mService } from "./service";
 import { ErrorBody, ListQuery, M2mClientRef, Pagination, Uuid } from "../schemas";
@@ -20,7 +19,7 @@ import { oauthError, type TokenAnswer } from "./service";
 import { Client } from "./schemas";
 
 /** The parts of the Auth service these routes use (AuthService passes itself). */
-type Parts = AppScopeParts & { m2m: M2mService; ctx: AppContext; tenancy: Tenancy };
+type Parts = AppScopeParts & { m2m: M2mService; m: Pick<AuthContext, "ctx" | "tenancy"> };
 
 const tags = ["Auth: M2M clients"];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
@@ -41,7 +40,7 @@ const ClientWithSecret = t.Composite([Client, t.Object({ client_secret: t.String
 function managementRoutes(auth: Parts) {
   const { m2m } = auth;
   return new Elysia({ prefix: "/v1/apps/:app_id/m2m-clients" })
-    .use(principalPlugin(auth.tenancy.authz))
+    .use(principalPlugin(auth.m.tenancy.authz))
     .guard(secured(PLATFORM_CALLER))
     .post("", async ({ principal, params, body, meta, set }) => {
       const created = await m2m.create(requirePrincipal(principal), params.app_id, body, meta);
@@ -146,7 +145,7 @@ function tokenRoute(auth: Parts) {
       // The kernel's refusals of the body itself (413 too large, 408 too slow) keep their
       // status: they are about the request's transport, not an OAuth answer.
       if (err instanceof ApiError && (err.status === 408 || err.status === 413)) throw err;
-      auth.ctx.log.error("token endpoint failed", { request_id: requestIdOf(request), err: String((err as Error)?.stack ?? err) });
+      auth.m.ctx.log.error("token endpoint failed", { request_id: requestIdOf(request), err: String((err as Error)?.stack ?? err) });
       answer = oauthError(500, "server_error", "Internal server error");
     }
     return send(set, answer);

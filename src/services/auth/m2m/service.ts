@@ -45,7 +45,7 @@ import { actorOfPrincipal, type LoadedApp, type AppService } from "../apps/servi
 import { recordAuthAudit } from "../audit/record";
 import { AUTH_ACTIONS } from "../actions";
 import type { SigningKeys } from "../apps/keys";
-import type { Tenancy } from "../../../kernel/tenancy";
+import type { AuthContext } from "../events";
 import * as store from "./store";
 import { clientView } from "./views";
 
@@ -92,7 +92,7 @@ export class M2mService {
   constructor(
     private readonly ctx: AppContext,
     /** The parts of the Auth service this feature uses (AuthService passes itself). */
-    private readonly auth: { apps: AppService; keys: SigningKeys; tenancy: Tenancy },
+    private readonly auth: { apps: AppService; keys: SigningKeys; m: Pick<AuthContext, "tenancy"> },
   ) {
     this.allActions = AUTH_ACTIONS.map((a) => a.name);
     this.grantable = this.allActions.filter((n) => !UNGRANTABLE.some((p) => n.startsWith(p)));
@@ -128,7 +128,7 @@ export class M2mService {
 
   /** 403 unless the caller's own policy allows every action the permissions cover. */
   private async assertCallerHolds(p: Principal, app: LoadedApp, permissions: string[]) {
-    const access = await this.auth.tenancy.authz.workspaceAccess(this.ctx.db, p, { id: app.workspaceId });
+    const access = await this.auth.m.tenancy.authz.workspaceAccess(this.ctx.db, p, { id: app.workspaceId });
     const resource = `workspace/${app.workspaceId}`;
     const missing = this.grantable.filter((a) => permissions.some((perm) => actionMatches(perm, a)) && !isAllowedByAll(access.policies, a, resource));
     if (missing.length) throw forbidden(`You cannot grant actions you are not allowed yourself: ${missing.join(", ")}`);
