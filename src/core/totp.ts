@@ -1,6 +1,6 @@
 /**
  * The pure parts of TOTP second factors and recovery codes, shared by the Auth service's end
- * users (services/auth/mfa.ts) and console accounts (services/platform/mfa.ts). Storage,
+ * users (services/auth/identity/mfa.ts) and console accounts (services/platform/identity/mfa.ts). Storage,
  * encryption of the seed (secret box) and hashing of recovery codes (HMAC with a key derived
  * from the master key) stay with each service.
  *
