@@ -12,15 +12,15 @@ export { ErrorBody, ListQuery, Pagination } from "../../access/schemas";
 const eitherPattern = (...alternatives: string[]) => `^(${alternatives.join("|")})$`;
 
 /**
- * An App's slug in a path: the slug rules of apps.ts (SLUG_RE) in any case, because the App
+ * An App's slug in a path: the slug rules of apps/service.ts (SLUG_RE) in any case, because the App
  * is looked up case-insensitively (bySlug lowercases).
  */
 export const AppSlug = t.String({ pattern: "^[A-Za-z][A-Za-z0-9-]{1,61}[A-Za-z0-9]$", description: "The App's slug (3-63 letters, digits and hyphens, starting with a letter)" });
 
-/** A tenant by its UUID or its display id (tenants.ts: displayId("tnt"), tnt_ + 12 lowercase hex). */
+/** A tenant by its UUID or its display id (identity/tenants.ts: displayId("tnt"), tnt_ + 12 lowercase hex). */
 export const TenantRef = (description = "Tenant UUID or tnt_ display id") => t.String({ pattern: eitherPattern(UUID_BODY, "tnt_[0-9a-f]{12}"), description });
 
-/** An M2M client by its UUID or its client_id (m2m.ts: m2m_ + 24 base62 characters). */
+/** An M2M client by its UUID or its client_id (m2m/service.ts: m2m_ + 24 base62 characters). */
 export const M2mClientRef = t.String({ pattern: eitherPattern(UUID_BODY, "m2m_[0-9A-Za-z]{24}"), description: "The client's id (UUID) or its client_id (m2m_...)" });
 
 /**

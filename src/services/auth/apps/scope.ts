@@ -14,7 +14,7 @@ import { PLATFORM_SCHEMES, secured, type Requirement } from "../../../access/ope
 import type { AppService } from "./service";
 import { appParams } from "../schemas";
 
-/** The group's own parameter, for its routes that take no other: app_slug in its shape (schemas.ts AppSlug). */
+/** The group's own parameter, for its routes that take no other: app_slug in its shape (../schemas.ts AppSlug). */
 export const appSlugParams = appParams();
 
 /**

@@ -28,11 +28,11 @@ export interface AuthAuditEntry {
 
 /**
  * Topic of the caches of end-user state read on the token-check hot paths (live sessions and
- * their users, /me profiles: sessions.ts, me.ts). Every change to users, sessions, tenants,
- * memberships, roles or MFA factors writes an audit entry here, which moves the topic (at once
- * and again when its transaction commits, on every node: core/cache-bus.ts), so those caches
- * never serve a changed row. Changes nobody audits (logout, refresh-token reuse) move it
- * themselves.
+ * their users, /me profiles: identity/sessions.ts, identity/me.ts). Every change to users,
+ * sessions, tenants, memberships, roles or MFA factors writes an audit entry here, which
+ * moves the topic (at once and again when its transaction commits, on every node:
+ * core/cache-bus.ts), so those caches never serve a changed row. Changes nobody audits
+ * (logout, refresh-token reuse) move it themselves.
  */
 export const AUTH_USERS_TOPIC = "auth.users";
 

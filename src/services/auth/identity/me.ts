@@ -39,7 +39,7 @@ export interface ProfilePatch {
 
 const PROFILE_CACHE_MAX = 20_000;
 
-/** What /me adds to the user: read through a cache emptied whenever AUTH_USERS_TOPIC moves (audit.ts). */
+/** What /me adds to the user: read through a cache emptied whenever AUTH_USERS_TOPIC moves (audit/record.ts). */
 interface ProfileExtras {
   tenants: meStore.MyTenantRow[];
   mfa_enabled: boolean;

@@ -60,7 +60,7 @@ interface LiveEntry {
  * Session checks of the hot paths (/me, introspection, MFA and identity routes) read through
  * two caches, so a token already checked is answered without a promise (maybe-promise.ts):
  * - live sessions (with their user): emptied whenever AUTH_USERS_TOPIC moves, i.e. on every
- *   audited change of users, memberships, roles or factors and on every revocation (audit.ts);
+ *   audited change of users, memberships, roles or factors and on every revocation (audit/record.ts);
  *   past its expires_at an entry is not served. A load the topic moved under is not kept.
  * - ended sessions: a revoked or expired session never comes back, so "not live" is kept
  *   without invalidation (bounded; forgetting one only costs a read).
