@@ -27,6 +27,8 @@ const PARTS: readonly MailPart<any>[] = [domainsPart, contentPart, messagesPart,
 
 export const mailModule = defineService({
   name: "mail",
+  // Its routes take workspace ids as UUIDs of any case (the route schemas), rows hold them lower-case.
+  workspaceIdsAnyCase: true,
   migrations,
   settings: MAIL_SETTINGS,
   description: "Transactional sending, domains and inbound mailboxes",

@@ -26,8 +26,7 @@ import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../.
 import { uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../../kernel/module";
-import { MailPartContext } from "../part-context";
+import type { MailContext } from "../part-context";
 import { audit, workspaceDisplayName } from "../../../kernel/tenancy";
 import { parseRaw, resolveBrand, validateBrand, type BrandRaw, type BrandTokens } from "./brand";
 import { lint, type Finding } from "./lint";
@@ -138,19 +137,11 @@ export async function sendRenderer(db: Sql, workspaceId: string, name: string): 
 }
 
 export class ContentService {
-  constructor(private readonly deps: ServiceDeps) {}
-
-  private get ctx() {
-    return this.deps.ctx;
-  }
-
-  private workspace(p: Principal, workspaceId: string, action: string) {
-    return new MailPartContext(this.deps).workspace(p, workspaceId, action);
-  }
+  constructor(private readonly m: MailContext) {}
 
   /** For the sending part (same as the module-level export, bound to this app's database). */
   renderForSend(workspaceId: string, name: string, data: Record<string, unknown>, opts: { missing: "error" | "placeholder" }) {
-    return renderForSend(this.ctx.db, workspaceId, name, data, opts);
+    return renderForSend(this.m.ctx.db, workspaceId, name, data, opts);
   }
 
   // ------------------------------------------------------------------ brand
@@ -161,26 +152,26 @@ export class ContentService {
   }
 
   async getBrand(p: Principal, workspaceId: string): Promise<BrandView> {
-    const ws = await this.workspace(p, workspaceId, "mail.brand.read");
-    return this.brandView(this.ctx.db, ws.id);
+    const ws = await this.m.guard(p, workspaceId, "mail.brand.read");
+    return this.brandView(this.m.ctx.db, ws.id);
   }
 
   async putBrand(p: Principal, workspaceId: string, body: unknown, meta?: RequestMeta): Promise<BrandView> {
-    const ws = await this.workspace(p, workspaceId, "mail.brand.write");
+    const ws = await this.m.guard(p, workspaceId, "mail.brand.write");
     const raw = validateBrand(body);
     const set = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null));
-    await tx(this.ctx.db, async (t) => {
-      await store.putBrand(t, ws.id, JSON.stringify(set), this.ctx.clock.iso());
-      await audit(t, this.ctx, { actor: p, action: "mail.brand.update", workspaceId: ws.id, target: { type: "mail_brand", id: ws.id }, meta, metadata: { fields: Object.keys(set) } });
+    await tx(this.m.ctx.db, async (t) => {
+      await store.putBrand(t, ws.id, JSON.stringify(set), this.m.ctx.clock.iso());
+      await audit(t, this.m.ctx, { actor: p, action: "mail.brand.update", workspaceId: ws.id, target: { type: "mail_brand", id: ws.id }, meta, metadata: { fields: Object.keys(set) } });
     });
-    return this.brandView(this.ctx.db, ws.id);
+    return this.brandView(this.m.ctx.db, ws.id);
   }
 
   async deleteBrand(p: Principal, workspaceId: string, meta?: RequestMeta): Promise<void> {
-    const ws = await this.workspace(p, workspaceId, "mail.brand.write");
-    await tx(this.ctx.db, async (t) => {
+    const ws = await this.m.guard(p, workspaceId, "mail.brand.write");
+    await tx(this.m.ctx.db, async (t) => {
       await store.deleteBrand(t, ws.id);
-      await audit(t, this.ctx, { actor: p, action: "mail.brand.reset", workspaceId: ws.id, target: { type: "mail_brand", id: ws.id }, meta });
+      await audit(t, this.m.ctx, { actor: p, action: "mail.brand.reset", workspaceId: ws.id, target: { type: "mail_brand", id: ws.id }, meta });
     });
   }
 
@@ -226,15 +217,15 @@ export class ContentService {
   }
 
   async upsert(p: Principal, workspaceId: string, input: TemplateInput, meta?: RequestMeta): Promise<TemplateView> {
-    const ws = await this.workspace(p, workspaceId, "mail.template.write");
+    const ws = await this.m.guard(p, workspaceId, "mail.template.write");
     const v = this.validateTemplate(input);
     // Syntax of every field, and no include cycle with the saved layouts and partials.
     const rootId = v.kind === "template" ? `template.${v.name}` : `${v.kind}.${v.name}`;
-    const others = (await includablesOf(this.ctx.db, ws.id)).filter((i) => `${i.kind}.${i.name}` !== rootId);
+    const others = (await includablesOf(this.m.ctx.db, ws.id)).filter((i) => `${i.kind}.${i.name}` !== rootId);
     const { partials, roots } = prepare({ rootId, source: { subject: v.subject, body_html: v.body_html, body_text: v.body_text }, includables: others });
     checkIncludes(rootId, roots, partials, true);
 
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const fields = {
       subject: v.subject,
       body_html: v.body_html,
@@ -244,14 +235,14 @@ export class ContentService {
       updated_at: now,
     };
     const write = () =>
-      tx(this.ctx.db, async (t) => {
+      tx(this.m.ctx.db, async (t) => {
         const existing = await store.templateByName(t, ws.id, v.name);
         if (existing) {
           if (existing.kind !== v.kind) {
             throw conflict(`The template ${v.name} is a ${existing.kind}; its kind cannot change (delete it and create it again)`, "TEMPLATE_KIND_IMMUTABLE");
           }
           await store.replaceTemplate(t, existing.id, ws.id, fields, v.tags);
-          await audit(t, this.ctx, { actor: p, action: "mail.template.update", workspaceId: ws.id, target: { type: "mail_template", id: existing.id }, meta, metadata: { name: v.name } });
+          await audit(t, this.m.ctx, { actor: p, action: "mail.template.update", workspaceId: ws.id, target: { type: "mail_template", id: existing.id }, meta, metadata: { name: v.name } });
           return existing.id;
         }
         const id = uuid();
@@ -260,7 +251,7 @@ export class ContentService {
           { id, workspace_id: ws.id, name: v.name, kind: v.kind, ...fields, source: "manual", source_ref: null, source_synced_at: null, created_at: now },
           v.tags,
         );
-        await audit(t, this.ctx, { actor: p, action: "mail.template.create", workspaceId: ws.id, target: { type: "mail_template", id }, meta, metadata: { name: v.name, kind: v.kind } });
+        await audit(t, this.m.ctx, { actor: p, action: "mail.template.create", workspaceId: ws.id, target: { type: "mail_template", id }, meta, metadata: { name: v.name, kind: v.kind } });
         return id;
       });
     try {
@@ -270,7 +261,7 @@ export class ContentService {
       if (!isUniqueViolation(e)) throw e;
       await write();
     }
-    return templateView((await store.templateByName(this.ctx.db, ws.id, v.name))!);
+    return templateView((await store.templateByName(this.m.ctx.db, ws.id, v.name))!);
   }
 
   /** A template of the path: the route schema holds its name to NAME_RE. */
@@ -281,21 +272,21 @@ export class ContentService {
   }
 
   async get(p: Principal, workspaceId: string, name: string): Promise<TemplateView> {
-    const ws = await this.workspace(p, workspaceId, "mail.template.read");
-    return templateView(await this.byName(this.ctx.db, ws.id, name));
+    const ws = await this.m.guard(p, workspaceId, "mail.template.read");
+    return templateView(await this.byName(this.m.ctx.db, ws.id, name));
   }
 
   async remove(p: Principal, workspaceId: string, name: string, meta?: RequestMeta): Promise<void> {
-    const ws = await this.workspace(p, workspaceId, "mail.template.write");
-    await tx(this.ctx.db, async (t) => {
+    const ws = await this.m.guard(p, workspaceId, "mail.template.write");
+    await tx(this.m.ctx.db, async (t) => {
       const row = await this.byName(t, ws.id, name);
       await store.deleteTemplate(t, row.id);
-      await audit(t, this.ctx, { actor: p, action: "mail.template.delete", workspaceId: ws.id, target: { type: "mail_template", id: row.id }, meta, metadata: { name } });
+      await audit(t, this.m.ctx, { actor: p, action: "mail.template.delete", workspaceId: ws.id, target: { type: "mail_template", id: row.id }, meta, metadata: { name } });
     });
   }
 
   async list(p: Principal, workspaceId: string, q: { kind?: string; tags?: string; search?: string; limit?: number; cursor?: string }): Promise<Page<TemplateListItemView>> {
-    const ws = await this.workspace(p, workspaceId, "mail.template.read");
+    const ws = await this.m.guard(p, workspaceId, "mail.template.read");
     let limit = LIST_DEFAULT;
     if (q.limit !== undefined) {
       const n = Number(q.limit);
@@ -308,26 +299,26 @@ export class ContentService {
     const pattern = q.search ? likePattern(q.search) : null;
     const c = decodeCursor<{ n?: unknown }>(q.cursor);
     if (c && typeof c.n !== "string") throw badRequest("Malformed cursor", [{ field: "cursor", reason: "not a cursor issued by this API" }], "INVALID_CURSOR");
-    const rows = await store.listTemplates(this.ctx.db, { workspaceId: ws.id, kind, tags, pattern, after: c ? (c.n as string) : null, limit: limit + 1 });
+    const rows = await store.listTemplates(this.m.ctx.db, { workspaceId: ws.id, kind, tags, pattern, after: c ? (c.n as string) : null, limit: limit + 1 });
     return buildPage(rows, limit, (r) => ({ n: r.name }), templateListItemView);
   }
 
   async tags(p: Principal, workspaceId: string): Promise<{ data: string[] }> {
-    const ws = await this.workspace(p, workspaceId, "mail.template.read");
-    return { data: await store.tagsOf(this.ctx.db, ws.id) };
+    const ws = await this.m.guard(p, workspaceId, "mail.template.read");
+    return { data: await store.tagsOf(this.m.ctx.db, ws.id) };
   }
 
   async render(p: Principal, workspaceId: string, name: string, body: { data?: unknown }): Promise<Rendered> {
-    const ws = await this.workspace(p, workspaceId, "mail.template.read");
-    const row = await this.byName(this.ctx.db, ws.id, name);
-    return renderStored(this.ctx.db, ws.id, row, dataObject(body.data, true), "error");
+    const ws = await this.m.guard(p, workspaceId, "mail.template.read");
+    const row = await this.byName(this.m.ctx.db, ws.id, name);
+    return renderStored(this.m.ctx.db, ws.id, row, dataObject(body.data, true), "error");
   }
 
   async variables(p: Principal, workspaceId: string, name: string): Promise<{ data: string[] }> {
-    const ws = await this.workspace(p, workspaceId, "mail.template.read");
-    const row = await this.byName(this.ctx.db, ws.id, name);
+    const ws = await this.m.guard(p, workspaceId, "mail.template.read");
+    const row = await this.byName(this.m.ctx.db, ws.id, name);
     const rootId = row.kind === "template" ? `template.${row.name}` : `${row.kind}.${row.name}`;
-    const { asts, partials } = prepare({ rootId, source: { subject: row.subject, body_html: row.body_html, body_text: row.body_text }, includables: await includablesOf(this.ctx.db, ws.id) });
+    const { asts, partials } = prepare({ rootId, source: { subject: row.subject, body_html: row.body_html, body_text: row.body_text }, includables: await includablesOf(this.m.ctx.db, ws.id) });
     const roots = [asts.subject, asts.body_html, ...(asts.body_text ? [asts.body_text] : [])];
     return { data: variablesOf(roots, partials).map((v) => v.path) };
   }
@@ -341,8 +332,8 @@ export class ContentService {
     return render({
       rootId: "draft",
       source: { subject: (input.subject as string | undefined) ?? "", body_html: input.body_html as string, body_text: (input.body_text as string | undefined) || null },
-      includables: await includablesOf(this.ctx.db, ws.id),
-      brand: await brandTokens(this.ctx.db, ws.id),
+      includables: await includablesOf(this.m.ctx.db, ws.id),
+      brand: await brandTokens(this.m.ctx.db, ws.id),
       data: dataObject(input.data, false),
       missing: "empty",
       inline,
@@ -350,12 +341,12 @@ export class ContentService {
   }
 
   async preview(p: Principal, workspaceId: string, input: DraftInput): Promise<Rendered> {
-    const ws = await this.workspace(p, workspaceId, "mail.template.read");
+    const ws = await this.m.guard(p, workspaceId, "mail.template.read");
     return this.draft(ws, input);
   }
 
   async lint(p: Principal, workspaceId: string, input: DraftInput): Promise<{ score: number; findings: Finding[] }> {
-    const ws = await this.workspace(p, workspaceId, "mail.template.read");
+    const ws = await this.m.guard(p, workspaceId, "mail.template.read");
     const r = await this.draft(ws, input, false);
     return lint({ subject: r.subject, html: r.html, text: typeof input.body_text === "string" && input.body_text !== "" ? r.text : null });
   }

@@ -30,19 +30,15 @@ export class DomainChecks {
     private readonly resolver: MailResolver,
   ) {}
 
-  private get ctx() {
-    return this.c.ctx;
-  }
-
   /** POST /verify: checks the records now and applies the outcome; returns the domain. */
   async verify(p: Principal, workspaceId: string, id: string): Promise<DomainView> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.domain.write");
-    const r = await this.c.inWorkspace(this.ctx.db, ws.id, id);
+    const ws = await this.c.m.guard(p, workspaceId, "mail.domain.write");
+    const r = await this.c.inWorkspace(this.c.m.ctx.db, ws.id, id);
     // The sandbox domain has no records to look up: it is active as it is.
     if (r.sandbox) return this.c.view(r);
     const results = await this.check(r);
     await this.apply(r.id, results, { manual: true });
-    return this.c.view((await store.domainById(this.ctx.db, r.id))!);
+    return this.c.view((await store.domainById(this.c.m.ctx.db, r.id))!);
   }
 
   /** Looks up every record of the domain (its instructions, plus the previous DKIM selector during a rotation). */
@@ -70,7 +66,7 @@ export class DomainChecks {
               break;
             case "spf": {
               res.observed = a.records.filter((s) => /^v=spf1(\s|$)/i.test(s.trim()));
-              const want = this.ctx.config.mailHostname.toLowerCase();
+              const want = this.c.m.ctx.config.mailHostname.toLowerCase();
               res.found = res.observed.some((s) => s.toLowerCase().split(/\s+/).some((m) => m.replace(/^[+~?]/, "") === `a:${want}` || m.replace(/^[+~?]/, "") === `include:${want}`));
               break;
             }
@@ -117,9 +113,9 @@ export class DomainChecks {
    * retired once the new DKIM record is seen.
    */
   async apply(id: string, results: CheckResults, opts: { manual: boolean }): Promise<void> {
-    const now = this.ctx.clock.iso();
-    const nowMs = this.ctx.clock.nowMs();
-    await tx(this.ctx.db, async (t) => {
+    const now = this.c.m.ctx.clock.iso();
+    const nowMs = this.c.m.ctx.clock.nowMs();
+    await tx(this.c.m.ctx.db, async (t) => {
       const r = await store.domainById(t, id);
       if (!r) return; // deleted meanwhile
       const prev = JSON.parse(r.dns_check_results) as CheckResults;
@@ -162,16 +158,16 @@ export class DomainChecks {
       await store.updateDomain(t, r.id, patch, now);
       if (event) {
         const updated = (await store.domainById(t, r.id))!;
-        await this.c.emit(t, r.workspace_id, "domain.updated", this.c.eventData(updated, event));
+        await this.c.m.emit(t, r.workspace_id, "domain.updated", this.c.eventData(updated, event));
       }
     });
   }
 
   /** The scheduled check: claims due domains (pending every 10 min, active daily), checks and applies. Returns how many were checked. */
   async runDueChecks(limit = 50): Promise<number> {
-    const nowMs = this.ctx.clock.nowMs();
+    const nowMs = this.c.m.ctx.clock.nowMs();
     const iso = (ms: number) => new Date(ms).toISOString();
-    const claimed = await tx(this.ctx.db, (t) =>
+    const claimed = await tx(this.c.m.ctx.db, (t) =>
       store.claimDue(t, {
         pendingBefore: iso(nowMs - PENDING_EVERY_MS),
         activeBefore: iso(nowMs - ACTIVE_EVERY_MS),
@@ -184,7 +180,7 @@ export class DomainChecks {
       try {
         await this.apply(r.id, await this.check(r), { manual: false });
       } catch (e) {
-        this.ctx.log.warn("mail domain DNS check failed", { domain_id: r.id, error: (e as Error).message });
+        this.c.m.ctx.log.warn("mail domain DNS check failed", { domain_id: r.id, error: (e as Error).message });
       }
     }
     return claimed.length;

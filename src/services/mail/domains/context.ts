@@ -1,24 +1,26 @@
 /**
- * What the domain modules (service.ts, checks.ts, dkim.ts) share on top of the mail part
- * context: the API view of a domain (views.ts, with this instance's mail host), the data of domain.* events, and the lookup of a
+ * What the domain modules (service.ts, checks.ts, dkim.ts) share on top of the module
+ * context (m): the API view of a domain (views.ts, with this instance's mail host), the data of domain.* events, and the lookup of a
  * domain in the caller's workspace (404 otherwise).
  */
 import type { Sql } from "../../../core/db";
 import { notFound } from "../../../core/errors";
-import { MailPartContext } from "../part-context";
+import type { MailContext } from "../part-context";
 import { dnsInstructions, type DnsInstruction } from "./records";
 import * as store from "./store";
 import { domainView, type DomainView } from "./views";
 
 export type { DomainView };
 
-export class DomainsContext extends MailPartContext {
+export class DomainsContext {
+  constructor(readonly m: MailContext) {}
+
   instructions(r: Parameters<typeof dnsInstructions>[1]): DnsInstruction[] {
-    return dnsInstructions(this.ctx.config.mailHostname, r);
+    return dnsInstructions(this.m.ctx.config.mailHostname, r);
   }
 
   view(r: store.DomainRow): DomainView {
-    return domainView(r, this.ctx.config.mailHostname);
+    return domainView(r, this.m.ctx.config.mailHostname);
   }
 
   /** The data of domain.* webhook events. */

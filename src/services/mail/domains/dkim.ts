@@ -52,8 +52,8 @@ export class DkimRotation {
 
   /** New selector and key. An active domain keeps signing with the old one until the new record is seen. */
   async rotate(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): Promise<DomainView> {
-    const ctx = this.c.ctx;
-    const ws = await this.c.workspace(p, workspaceId, "mail.domain.write");
+    const ctx = this.c.m.ctx;
+    const ws = await this.c.m.guard(p, workspaceId, "mail.domain.write");
     await this.c.inWorkspace(ctx.db, ws.id, id);
     const key = await newDkimKey(ctx);
     return tx(ctx.db, async (t) => {

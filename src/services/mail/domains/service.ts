@@ -20,7 +20,7 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, conflict, invalidField } from "../../../core/errors";
 import { isUuid, randomHex, uuid } from "../../../core/ids";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../../kernel/module";
+import type { MailContext } from "../part-context";
 import { mailSettings } from "../settings";
 import { audit } from "../../../kernel/tenancy";
 import { DomainChecks } from "./checks";
@@ -55,27 +55,26 @@ export class DomainService {
   private readonly checks: DomainChecks;
   private readonly dkim: DkimRotation;
 
-  constructor(deps: ServiceDeps, resolver?: MailResolver) {
-    this.resolver = resolver ?? createMailResolver(mailSettings(deps).dnsServers);
-    this.c = new DomainsContext(deps);
+  constructor(
+    private readonly m: MailContext,
+    resolver?: MailResolver,
+  ) {
+    this.resolver = resolver ?? createMailResolver(mailSettings(m).dnsServers);
+    this.c = new DomainsContext(m);
     this.checks = new DomainChecks(this.c, this.resolver);
     this.dkim = new DkimRotation(this.c);
-  }
-
-  private get ctx() {
-    return this.c.ctx;
   }
 
   // ------------------------------------------------------------------ operations
 
   async create(p: Principal, workspaceId: string, input: { fqdn?: unknown; intent?: unknown }, meta?: RequestMeta): Promise<DomainView> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.domain.write");
+    const ws = await this.m.guard(p, workspaceId, "mail.domain.write");
     const fqdn = normaliseFqdn(input.fqdn);
-    if (isSandboxName(fqdn, this.ctx.config.mailHostname)) throw invalidField("fqdn", `names under sandbox.${this.ctx.config.mailHostname} are for sandbox domains (POST /domains/sandbox)`);
+    if (isSandboxName(fqdn, this.m.ctx.config.mailHostname)) throw invalidField("fqdn", `names under sandbox.${this.m.ctx.config.mailHostname} are for sandbox domains (POST /domains/sandbox)`);
     const intent = input.intent === undefined ? "send" : input.intent;
     if (typeof intent !== "string" || !(INTENTS as readonly string[]).includes(intent)) throw invalidField("intent", `one of ${INTENTS.join(", ")}`);
     const exists = () => conflict(`The domain ${fqdn} is already in this workspace`, "DOMAIN_EXISTS");
-    if (await store.domainByFqdn(this.ctx.db, ws.id, fqdn)) throw exists();
+    if (await store.domainByFqdn(this.m.ctx.db, ws.id, fqdn)) throw exists();
     try {
       const row = await this.insert(p, ws.id, { fqdn, intent: intent as store.DomainIntent, sandbox: false }, meta, async (t) => {
         if (await store.domainByFqdn(t, ws.id, fqdn)) throw exists();
@@ -99,10 +98,10 @@ export class DomainService {
     meta: RequestMeta | undefined,
     check: (t: Sql) => Promise<void>,
   ): Promise<store.DomainRow> {
-    const key = await newDkimKey(this.ctx);
+    const key = await newDkimKey(this.m.ctx);
     const id = uuid();
-    const now = this.ctx.clock.iso();
-    await tx(this.ctx.db, async (t) => {
+    const now = this.m.ctx.clock.iso();
+    await tx(this.m.ctx.db, async (t) => {
       await check(t);
       const seq = await store.nextSeq(t, workspaceId);
       const row: store.DomainRow = {
@@ -116,7 +115,7 @@ export class DomainService {
         verification_token: randomHex(16),
         test_token: randomHex(8),
         test_received_at: null,
-        dkim_selector: dkimSelector(this.ctx, []),
+        dkim_selector: dkimSelector(this.m.ctx, []),
         dkim_public_key: key.publicPem,
         dkim_private_key: key.privateEnc,
         dkim_prev_selector: null,
@@ -133,8 +132,8 @@ export class DomainService {
         sandbox: d.sandbox ? 1 : 0,
       };
       await store.insertDomain(t, row);
-      await this.c.emit(t, workspaceId, "domain.created", this.c.eventData(row));
-      await audit(t, this.ctx, {
+      await this.m.emit(t, workspaceId, "domain.created", this.c.eventData(row));
+      await audit(t, this.m.ctx, {
         actor: p,
         action: "mail.domain.create",
         workspaceId,
@@ -143,21 +142,21 @@ export class DomainService {
         metadata: { fqdn: d.fqdn, intent: d.intent, ...(d.sandbox ? { sandbox: true } : {}) },
       });
     });
-    return (await store.domainById(this.ctx.db, id))!;
+    return (await store.domainById(this.m.ctx.db, id))!;
   }
 
   async list(p: Principal, workspaceId: string): Promise<{ data: DomainView[] }> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.domain.read");
-    return { data: (await store.listDomains(this.ctx.db, ws.id)).map((r) => this.c.view(r)) };
+    const ws = await this.m.guard(p, workspaceId, "mail.domain.read");
+    return { data: (await store.listDomains(this.m.ctx.db, ws.id)).map((r) => this.c.view(r)) };
   }
 
   async get(p: Principal, workspaceId: string, id: string): Promise<DomainView> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.domain.read");
-    return this.c.view(await this.c.inWorkspace(this.ctx.db, ws.id, id));
+    const ws = await this.m.guard(p, workspaceId, "mail.domain.read");
+    return this.c.view(await this.c.inWorkspace(this.m.ctx.db, ws.id, id));
   }
 
   async update(p: Principal, workspaceId: string, id: string, input: { dns_provider?: unknown }, meta?: RequestMeta): Promise<DomainView> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.domain.write");
+    const ws = await this.m.guard(p, workspaceId, "mail.domain.write");
     const patch: store.DomainPatch = {};
     if (input.dns_provider !== undefined) {
       const v = input.dns_provider;
@@ -169,27 +168,27 @@ export class DomainService {
         patch.dns_provider = s;
       }
     }
-    return tx(this.ctx.db, async (t) => {
+    return tx(this.m.ctx.db, async (t) => {
       const r = await this.c.inWorkspace(t, ws.id, id);
       if (Object.keys(patch).length === 0) return this.c.view(r);
-      await store.updateDomain(t, r.id, patch, this.ctx.clock.iso());
-      await audit(t, this.ctx, { actor: p, action: "mail.domain.update", workspaceId: ws.id, target: { type: "mail_domain", id: r.id }, meta, metadata: { fields: Object.keys(patch) } });
+      await store.updateDomain(t, r.id, patch, this.m.ctx.clock.iso());
+      await audit(t, this.m.ctx, { actor: p, action: "mail.domain.update", workspaceId: ws.id, target: { type: "mail_domain", id: r.id }, meta, metadata: { fields: Object.keys(patch) } });
       return this.c.view((await store.domainById(t, r.id))!);
     });
   }
 
   async remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): Promise<void> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.domain.write");
-    await tx(this.ctx.db, async (t) => {
+    const ws = await this.m.guard(p, workspaceId, "mail.domain.write");
+    await tx(this.m.ctx.db, async (t) => {
       const r = await this.c.inWorkspace(t, ws.id, id);
       // Whoever uses a domain refuses its delete (mail's mailboxes, the waitlist's settings): the mail.domain-in-use port (../ports.ts).
-      for (const check of this.c.d.ports("mail.domain-in-use")) {
+      for (const check of this.m.ports("mail.domain-in-use")) {
         const reason = await check(t, { id: r.id, workspace_id: r.workspace_id, fqdn: r.fqdn });
         if (reason) throw new ApiError(409, "DOMAIN_IN_USE", `The domain ${r.fqdn} is in use: ${reason}`);
       }
       await store.deleteDomain(t, r.id);
-      await this.c.emit(t, ws.id, "domain.deleted", this.c.eventData(r, { deleted_at: this.ctx.clock.iso() }));
-      await audit(t, this.ctx, { actor: p, action: "mail.domain.delete", workspaceId: ws.id, target: { type: "mail_domain", id: r.id }, meta, metadata: { fqdn: r.fqdn } });
+      await this.m.emit(t, ws.id, "domain.deleted", this.c.eventData(r, { deleted_at: this.m.ctx.clock.iso() }));
+      await audit(t, this.m.ctx, { actor: p, action: "mail.domain.delete", workspaceId: ws.id, target: { type: "mail_domain", id: r.id }, meta, metadata: { fqdn: r.fqdn } });
     });
   }
 
@@ -237,12 +236,12 @@ export class DomainService {
     }
     const r = await store.activeSendDomain(db, workspaceId, name);
     if (!r) return null;
-    const key = signingKey(this.ctx, r);
+    const key = signingKey(this.m.ctx, r);
     return { id: r.id, workspace_id: r.workspace_id, fqdn: r.fqdn, intent: r.intent, dkim_selector: key.selector, dkim_private_key_pem: key.privateKeyPem, sandbox: r.sandbox === 1 };
   }
 
   /** Part 2: mail to test_address arrived. */
   async markTestReceived(db: Sql, domainId: string): Promise<void> {
-    await store.updateDomain(db, domainId, { test_received_at: this.ctx.clock.iso() }, this.ctx.clock.iso());
+    await store.updateDomain(db, domainId, { test_received_at: this.m.ctx.clock.iso() }, this.m.ctx.clock.iso());
   }
 }

@@ -24,8 +24,6 @@ import { tx } from "../../../core/db";
 import { DAY } from "../../../core/clock";
 import { isUuid, uuid } from "../../../core/ids";
 import type { InboundHandler, InboundMessage } from "../../../core/smtp-listener";
-import type { ServiceDeps } from "../../../kernel/module";
-import { MailPartContext } from "../part-context";
 import type { DomainService } from "../domains/service";
 import * as mailboxes from "../mailboxes";
 import type { MessageService } from "../messages";
@@ -36,8 +34,7 @@ import { parseMail, splitAddress, type ParsedMail } from "../parse";
 import { parseReport, type ReportOutcome } from "./reports";
 import { spamCheck, type AuthResults } from "./spam";
 import * as store from "./store";
-import { emitEvent } from "../../../kernel/webhooks";
-import { MAIL_WEBHOOKS } from "../events";
+import type { MailContext } from "../part-context";
 
 export const PURGE_JOB = "mail.inbound.retention";
 /** Bounce/complaint report rows (and their raw messages) are kept this long. */
@@ -54,14 +51,10 @@ export class InboundService {
   private readonly resolver: DnsLookup;
 
   constructor(
-    private readonly d: ServiceDeps,
+    private readonly m: MailContext,
     private readonly parts: MailParts,
   ) {
-    this.resolver = mailauthResolver(mailSettings(d).dnsServers, 3000, DNS_CACHE_MS, () => d.ctx.clock.nowMs());
-  }
-
-  private get ctx() {
-    return this.d.ctx;
+    this.resolver = mailauthResolver(mailSettings(m).dnsServers, 3000, DNS_CACHE_MS, () => m.ctx.clock.nowMs());
   }
 
   private get domains(): DomainService {
@@ -89,7 +82,7 @@ export class InboundService {
     const domain = address.slice(at + 1).replace(/\.$/, "");
     const fqdn = (/^[\x00-\x7f]*$/.test(domain) ? domain : domainToASCII(domain)).toLowerCase();
     if (!fqdn) return null;
-    const db = this.ctx.db;
+    const db = this.m.ctx.db;
     if (local.startsWith("bounces+")) {
       const id = local.slice("bounces+".length);
       if (!isUuid(id)) return null;
@@ -128,7 +121,7 @@ export class InboundService {
   }
 
   private rawKey(workspaceId: string, id: string) {
-    const day = this.ctx.clock.iso().slice(0, 10).replace(/-/g, "/");
+    const day = this.m.ctx.clock.iso().slice(0, 10).replace(/-/g, "/");
     return `mail/inbound/${workspaceId}/${day}/${id}.eml`;
   }
 
@@ -156,8 +149,8 @@ export class InboundService {
     tests: { id: string }[],
     local?: { auth: AuthResults; within: (t: Sql) => Promise<void> },
   ) {
-    const nowMs = this.ctx.clock.nowMs();
-    const now = this.ctx.clock.iso();
+    const nowMs = this.m.ctx.clock.nowMs();
+    const now = this.m.ctx.clock.iso();
     const keys = new Map<string, string>();
     let auth: AuthResults = local?.auth ?? { spf: "none", dkim: "none", dmarc: "none", dmarcPolicy: null };
     if (boxes.length) {
@@ -165,12 +158,12 @@ export class InboundService {
       // The DNS round trips of the checks overlap the object writes.
       const checks = local
         ? Promise.resolve(local.auth)
-        : authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.ctx.config.mailHostname, resolver: this.resolver });
-      const puts = await Promise.allSettled([...keys.values()].map((k) => this.ctx.objects.put(k, msg.raw, "message/rfc822")));
+        : authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.m.ctx.config.mailHostname, resolver: this.resolver });
+      const puts = await Promise.allSettled([...keys.values()].map((k) => this.m.ctx.objects.put(k, msg.raw, "message/rfc822")));
       auth = await checks;
       const failed = puts.find((r): r is PromiseRejectedResult => r.status === "rejected");
       if (failed) {
-        for (const k of keys.values()) await this.ctx.objects.delete(k).catch(() => {});
+        for (const k of keys.values()) await this.m.ctx.objects.delete(k).catch(() => {});
         throw failed.reason;
       }
     }
@@ -178,7 +171,7 @@ export class InboundService {
     const from = splitAddress(parsed.fromAddress);
     const attachments = parsed.attachments.map(({ content: _, ...a }) => a);
     try {
-      await tx(this.ctx.db, async (t) => {
+      await tx(this.m.ctx.db, async (t) => {
         for (const { box, envelopeTo } of boxes) {
           const id = uuid();
           const row: mailboxes.ReceivedRow = {
@@ -214,7 +207,7 @@ export class InboundService {
             deleted_at: null,
           };
           await mailboxes.insertReceived(t, row);
-          await emitEvent(this.d.webhooks.engine, MAIL_WEBHOOKS, t, box.workspace_id, "email.received", {
+          await this.m.emit(t, box.workspace_id, "email.received", {
             mailbox_id: box.id,
             message_id: id,
             seq_id: String(row.seq),
@@ -230,7 +223,7 @@ export class InboundService {
         await local?.within(t);
       });
     } catch (e) {
-      for (const k of keys.values()) await this.ctx.objects.delete(k).catch(() => {});
+      for (const k of keys.values()) await this.m.ctx.objects.delete(k).catch(() => {});
       throw e;
     }
   }
@@ -250,10 +243,10 @@ export class InboundService {
     let key: string | null = null;
     if (out.kind === "unparsed") {
       key = `mail/reports/${m.workspace_id}/${uuid()}.eml`;
-      await this.ctx.objects.put(key, msg.raw, "message/rfc822");
+      await this.m.ctx.objects.put(key, msg.raw, "message/rfc822");
     }
-    const now = this.ctx.clock.iso();
-    await store.insertReport(this.ctx.db, {
+    const now = this.m.ctx.clock.iso();
+    await store.insertReport(this.m.ctx.db, {
       id: uuid(),
       workspace_id: m.workspace_id,
       message_id: m.id,
@@ -264,16 +257,16 @@ export class InboundService {
       applied: applied ? 1 : 0,
       raw_object_key: key,
       received_at: now,
-      received_ms: this.ctx.clock.nowMs(),
+      received_ms: this.m.ctx.clock.nowMs(),
     });
-    this.ctx.log.info("mail report received", { message_id: m.id, kind: out.kind, action: out.action, status: out.statusCode, applied });
+    this.m.ctx.log.info("mail report received", { message_id: m.id, kind: out.kind, action: out.action, status: out.statusCode, applied });
   }
 
   // ------------------------------------------------------------------ the report log
 
   /** GET /inbound-reports: bounce and complaint reports newest first, with counts of the last 30 days. */
   async listReports(p: Principal, workspaceId: string, q: { kind?: string; limit?: unknown; cursor?: string }) {
-    const workspace = await new MailPartContext(this.d).workspace(p, workspaceId, "mail.message.read");
+    const workspace = await this.m.guard(p, workspaceId, "mail.message.read");
     const limit = parseLimit(q.limit, 20, 100);
     let kind = q.kind === undefined || q.kind === "" ? null : q.kind;
     if (kind !== null && !REPORT_KINDS.includes(kind as never)) throw invalidField("kind", REPORT_KINDS.join(", "));
@@ -283,7 +276,7 @@ export class InboundService {
       if (kind !== null && kind !== c.k) throw badRequest("Malformed cursor", [{ field: "cursor", reason: "the cursor belongs to another kind filter" }], "INVALID_CURSOR");
       kind = (c.k as string | null) ?? null;
     }
-    const rows = await store.listReports(this.ctx.db, { workspaceId: workspace.id, kind, before: c ? { received_ms: c.m as number, id: c.id as string } : null, limit: limit + 1 });
+    const rows = await store.listReports(this.m.ctx.db, { workspaceId: workspace.id, kind, before: c ? { received_ms: c.m as number, id: c.id as string } : null, limit: limit + 1 });
     const page = buildPage(rows, limit, (r) => ({ m: r.received_ms, id: r.id, k: kind }), (r) => ({
       id: r.id,
       message_id: r.message_id,
@@ -295,7 +288,7 @@ export class InboundService {
       received_at: r.received_at,
     }));
     const counts = { window_days: 30, dsn: 0, arf: 0, unparsed: 0, applied: 0 };
-    for (const r of await store.reportCounts(this.ctx.db, workspace.id, this.ctx.clock.nowMs() - 30 * DAY)) {
+    for (const r of await store.reportCounts(this.m.ctx.db, workspace.id, this.m.ctx.clock.nowMs() - 30 * DAY)) {
       counts[r.kind as "dsn" | "arf" | "unparsed"] += r.n;
       if (r.applied) counts.applied += r.n;
     }
@@ -311,24 +304,24 @@ export class InboundService {
    * the number of messages purged.
    */
   async purge(): Promise<number> {
-    const nowMs = this.ctx.clock.nowMs();
+    const nowMs = this.m.ctx.clock.nowMs();
     let total = 0;
     for (;;) {
-      const doomed = await mailboxes.purgeCandidates(this.ctx.db, nowMs, PURGE_BATCH);
+      const doomed = await mailboxes.purgeCandidates(this.m.ctx.db, nowMs, PURGE_BATCH);
       if (!doomed.length) break;
-      const orphans = await tx(this.ctx.db, async (t: Sql) => {
+      const orphans = await tx(this.m.ctx.db, async (t: Sql) => {
         await mailboxes.deleteReceived(t, doomed.map((r) => r.id));
         return mailboxes.unreferencedKeys(t, doomed.map((r) => r.raw_object_key));
       });
-      for (const k of orphans) await this.ctx.objects.delete(k).catch((e) => this.ctx.log.warn("received message object not deleted", { key: k, error: String(e) }));
+      for (const k of orphans) await this.m.ctx.objects.delete(k).catch((e) => this.m.ctx.log.warn("received message object not deleted", { key: k, error: String(e) }));
       total += doomed.length;
       if (doomed.length < PURGE_BATCH) break;
     }
-    await mailboxes.deleteEmptyDeletedMailboxes(this.ctx.db, nowMs);
-    const old = await store.oldReports(this.ctx.db, nowMs - REPORT_RETENTION_DAYS * DAY, PURGE_BATCH);
+    await mailboxes.deleteEmptyDeletedMailboxes(this.m.ctx.db, nowMs);
+    const old = await store.oldReports(this.m.ctx.db, nowMs - REPORT_RETENTION_DAYS * DAY, PURGE_BATCH);
     if (old.length) {
-      await store.deleteReports(this.ctx.db, old.map((r) => r.id));
-      for (const r of old) if (r.raw_object_key) await this.ctx.objects.delete(r.raw_object_key).catch(() => {});
+      await store.deleteReports(this.m.ctx.db, old.map((r) => r.id));
+      for (const r of old) if (r.raw_object_key) await this.m.ctx.objects.delete(r.raw_object_key).catch(() => {});
     }
     return total;
   }
@@ -338,7 +331,7 @@ export class InboundService {
     const keys = await mailboxes.objectKeysOfWorkspace(t, workspaceId);
     if (!keys.length) return;
     t.afterCommit(async () => {
-      for (const k of keys) await this.ctx.objects.delete(k).catch(() => {});
+      for (const k of keys) await this.m.ctx.objects.delete(k).catch(() => {});
     });
   }
 }

@@ -21,7 +21,7 @@ import { ApiError, badRequest, conflict, invalidField, notFound } from "../../..
 import { uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../../kernel/module";
+import type { MailContext } from "../part-context";
 import { audit } from "../../../kernel/tenancy";
 import type { DomainService } from "../domains/service";
 import type { MailParts } from "../part";
@@ -71,7 +71,7 @@ function parseDateParam(v: string | undefined, field: string): string | null {
 
 export class MailboxService {
   constructor(
-    private readonly d: ServiceDeps,
+    private readonly m: MailContext,
     private readonly parts: MailParts,
   ) {}
 
@@ -81,16 +81,12 @@ export class MailboxService {
     return n ? `${n} mailbox${n === 1 ? "" : "es"} (delete them first)` : null;
   }
 
-  private get ctx() {
-    return this.d.ctx;
-  }
-
   private get domains(): DomainService {
     return this.parts.domains as DomainService;
   }
 
   private access(p: Principal, workspaceId: string, action: string) {
-    return this.d.tenancy.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, action, "mail");
+    return this.m.tenancy.authz.authorizeService(this.m.ctx.db, p, { id: workspaceId.toLowerCase() }, action, this.m.name);
   }
 
   /** Ids here passed the route schemas (mail/schemas.ts): UUIDs of any case. */
@@ -129,14 +125,14 @@ export class MailboxService {
     const local = validLocalPart(input.local_part);
     const display = input.display_name === undefined ? null : this.displayName(input.display_name);
     const retention = input.retention_days === undefined ? RETENTION_DEFAULT : this.retention(input.retention_days);
-    const domain = await this.domains.domainById(this.ctx.db, ws.id, input.domain_id as string);
+    const domain = await this.domains.domainById(this.m.ctx.db, ws.id, input.domain_id as string);
     if (!domain) throw notFound("Domain");
     if (domain.intent === "send") throw new ApiError(400, "DOMAIN_NOT_RECEIVING", `The domain ${domain.fqdn} has intent send; mailboxes need intent receive or send_receive`, [{ field: "domain_id", reason: "domain does not receive mail" }]);
     const exists = () => conflict(`${local}@${domain.fqdn} already exists`, "MAILBOX_EXISTS");
     const id = uuid();
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     try {
-      await tx(this.ctx.db, async (t) => {
+      await tx(this.m.ctx.db, async (t) => {
         if (await store.liveMailboxAt(t, domain.id, local.toLowerCase())) throw exists();
         await store.insertMailbox(t, {
           id,
@@ -154,13 +150,13 @@ export class MailboxService {
           updated_at: now,
           deleted_at: null,
         });
-        await audit(t, this.ctx, { actor: p, action: "mail.mailbox.create", workspaceId: ws.id, target: { type: "mail_mailbox", id }, meta, metadata: { address: `${local}@${domain.fqdn}` } });
+        await audit(t, this.m.ctx, { actor: p, action: "mail.mailbox.create", workspaceId: ws.id, target: { type: "mail_mailbox", id }, meta, metadata: { address: `${local}@${domain.fqdn}` } });
       });
     } catch (e) {
       if (isUniqueViolation(e)) throw exists();
       throw e;
     }
-    return mailboxView((await store.mailboxInWorkspace(this.ctx.db, ws.id, id))!, domain.fqdn);
+    return mailboxView((await store.mailboxInWorkspace(this.m.ctx.db, ws.id, id))!, domain.fqdn);
   }
 
   async list(p: Principal, workspaceId: string, q: { limit?: unknown; cursor?: string; domain_id?: string; status?: string }): Promise<Page<MailboxView>> {
@@ -176,16 +172,16 @@ export class MailboxService {
       domainId = (c.d as string | null) ?? null;
       status = (c.st as string | null) ?? null;
     }
-    const rows = await store.listMailboxes(this.ctx.db, { workspaceId: ws.id, domainId, status: status as MailboxStatus | null, afterSeq: c ? (c.s as number) : 0, limit: limit + 1 });
+    const rows = await store.listMailboxes(this.m.ctx.db, { workspaceId: ws.id, domainId, status: status as MailboxStatus | null, afterSeq: c ? (c.s as number) : 0, limit: limit + 1 });
     const fqdns = new Map<string, string>();
-    for (const r of rows) if (!fqdns.has(r.domain_id)) fqdns.set(r.domain_id, await this.fqdnOf(this.ctx.db, ws.id, r.domain_id));
+    for (const r of rows) if (!fqdns.has(r.domain_id)) fqdns.set(r.domain_id, await this.fqdnOf(this.m.ctx.db, ws.id, r.domain_id));
     return buildPage(rows, limit, (r) => ({ s: r.seq, d: domainId, st: status }), (r) => mailboxView(r, fqdns.get(r.domain_id)!));
   }
 
   async get(p: Principal, workspaceId: string, id: string): Promise<MailboxView> {
     const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.read");
-    const r = await this.mailbox(this.ctx.db, ws.id, id);
-    return mailboxView(r, await this.fqdnOf(this.ctx.db, ws.id, r.domain_id));
+    const r = await this.mailbox(this.m.ctx.db, ws.id, id);
+    return mailboxView(r, await this.fqdnOf(this.m.ctx.db, ws.id, r.domain_id));
   }
 
   async update(p: Principal, workspaceId: string, id: string, input: { display_name?: unknown; retention_days?: unknown; status?: unknown }, meta?: RequestMeta): Promise<MailboxView> {
@@ -197,11 +193,11 @@ export class MailboxService {
       if (typeof input.status !== "string" || !(MAILBOX_STATUSES as readonly string[]).includes(input.status)) throw invalidField("status", MAILBOX_STATUSES.join(" or "));
       patch.status = input.status as MailboxStatus;
     }
-    return tx(this.ctx.db, async (t) => {
+    return tx(this.m.ctx.db, async (t) => {
       const r = await this.mailbox(t, ws.id, id);
       if (Object.keys(patch).length) {
-        await store.updateMailbox(t, r.id, patch, this.ctx.clock.iso());
-        await audit(t, this.ctx, { actor: p, action: "mail.mailbox.update", workspaceId: ws.id, target: { type: "mail_mailbox", id: r.id }, meta, metadata: { fields: Object.keys(patch) } });
+        await store.updateMailbox(t, r.id, patch, this.m.ctx.clock.iso());
+        await audit(t, this.m.ctx, { actor: p, action: "mail.mailbox.update", workspaceId: ws.id, target: { type: "mail_mailbox", id: r.id }, meta, metadata: { fields: Object.keys(patch) } });
       }
       return mailboxView((await store.mailboxInWorkspace(t, ws.id, r.id))!, await this.fqdnOf(t, ws.id, r.domain_id));
     });
@@ -210,11 +206,11 @@ export class MailboxService {
   /** Soft delete: refuses mail at once; its messages stay until retention purges them (then the row goes). */
   async remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): Promise<void> {
     const { workspace: ws } = await this.access(p, workspaceId, "mail.mailbox.write");
-    await tx(this.ctx.db, async (t) => {
+    await tx(this.m.ctx.db, async (t) => {
       const r = await this.mailbox(t, ws.id, id);
-      const now = this.ctx.clock.iso();
+      const now = this.m.ctx.clock.iso();
       await store.updateMailbox(t, r.id, { deleted_at: now }, now);
-      await audit(t, this.ctx, { actor: p, action: "mail.mailbox.delete", workspaceId: ws.id, target: { type: "mail_mailbox", id: r.id }, meta, metadata: {} });
+      await audit(t, this.m.ctx, { actor: p, action: "mail.mailbox.delete", workspaceId: ws.id, target: { type: "mail_mailbox", id: r.id }, meta, metadata: {} });
     });
   }
 
@@ -222,7 +218,7 @@ export class MailboxService {
 
   async listMessages(p: Principal, workspaceId: string, mailboxId: string, q: ReceivedQuery): Promise<Page<ReceivedSummaryView>> {
     const access = await this.access(p, workspaceId, "mail.mailbox.read");
-    const box = await this.mailbox(this.ctx.db, access.workspace.id, mailboxId);
+    const box = await this.mailbox(this.m.ctx.db, access.workspace.id, mailboxId);
     const withBody = isAllowedByAll(access.policies, "mail.message.body.read", `workspace/${access.workspace.id}`);
     const limit = parseLimit(q.limit, LIST_DEFAULT, LIST_MAX);
     type F = { from: string | null; subject: string | null; since: string | null; until: string | null; unread: boolean | null };
@@ -252,7 +248,7 @@ export class MailboxService {
       }
       f = { from: cf.from ?? null, subject: cf.subject ?? null, since: cf.since ?? null, until: cf.until ?? null, unread: cf.unread ?? null };
     }
-    const rows = await store.listReceived(this.ctx.db, {
+    const rows = await store.listReceived(this.m.ctx.db, {
       mailboxId: box.id,
       fromPattern: f.from === null ? null : likePattern(f.from),
       subjectPattern: f.subject === null ? null : likePattern(f.subject),
@@ -267,8 +263,8 @@ export class MailboxService {
 
   private async message(p: Principal, workspaceId: string, mailboxId: string, id: string, action: string) {
     const access = await this.access(p, workspaceId, action);
-    const box = await this.mailbox(this.ctx.db, access.workspace.id, mailboxId);
-    const r = await store.receivedInMailbox(this.ctx.db, box.id, id.toLowerCase());
+    const box = await this.mailbox(this.m.ctx.db, access.workspace.id, mailboxId);
+    const r = await store.receivedInMailbox(this.m.ctx.db, box.id, id.toLowerCase());
     if (!r) throw notFound("Message");
     return { access, box, r };
   }
@@ -280,19 +276,19 @@ export class MailboxService {
 
   async deleteMessage(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<void> {
     const { r } = await this.message(p, workspaceId, mailboxId, id, "mail.message.delete");
-    await store.softDeleteReceived(this.ctx.db, r.id, this.ctx.clock.iso());
+    await store.softDeleteReceived(this.m.ctx.db, r.id, this.m.ctx.clock.iso());
   }
 
   async markRead(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<void> {
     const { r } = await this.message(p, workspaceId, mailboxId, id, "mail.mailbox.read");
-    await store.markRead(this.ctx.db, r.id, this.ctx.clock.iso());
+    await store.markRead(this.m.ctx.db, r.id, this.m.ctx.clock.iso());
   }
 
   /** The stored .eml (body access). */
   async raw(p: Principal, workspaceId: string, mailboxId: string, id: string): Promise<{ row: ReceivedRow; data: Uint8Array }> {
     await this.access(p, workspaceId, "mail.message.body.read");
     const { r } = await this.message(p, workspaceId, mailboxId, id, "mail.mailbox.read");
-    const o = await this.ctx.objects.get(r.raw_object_key);
+    const o = await this.m.ctx.objects.get(r.raw_object_key);
     if (!o) throw new ApiError(410, "GONE", "The raw message is no longer stored");
     return { row: r, data: o.data };
   }

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import type { Principal } from "../../../access/principal";
 import { HOUR, MINUTE } from "../../../core/clock";
 import { ApiError } from "../../../core/errors";
-import type { MailPartContext } from "../part-context";
+import type { MailContext } from "../part-context";
 import { csvRow } from "./csv";
 import { filterOf, parseFilters, type MessageQuery } from "./query";
 import * as store from "./store";
@@ -27,29 +27,25 @@ const exportLimit = (message: string, retryAfterS: number) =>
   new ApiError(429, "EXPORT_LIMIT", message, undefined, { "retry-after": String(Math.max(1, retryAfterS)) });
 
 export class MessageExport {
-  constructor(private readonly c: MailPartContext) {}
-
-  private get ctx() {
-    return this.c.ctx;
-  }
+  constructor(private readonly m: MailContext) {}
 
   async exportCsv(p: Principal, workspaceId: string, q: MessageQuery): Promise<Response> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.message.read");
+    const ws = await this.m.guard(p, workspaceId, "mail.message.read");
     const f = parseFilters(q);
     const holder = randomBytes(12).toString("hex");
-    const now = this.ctx.clock.nowMs();
-    if (!(await store.takeExportLock(this.ctx.db, ws.id, holder, now, now + EXPORT_LEASE_MS))) {
+    const now = this.m.ctx.clock.nowMs();
+    if (!(await store.takeExportLock(this.m.ctx.db, ws.id, holder, now, now + EXPORT_LEASE_MS))) {
       throw exportLimit("Another export of this workspace is running; one at a time", EXPORT_BUSY_RETRY_S);
     }
-    const release = () => store.releaseExportLock(this.ctx.db, ws.id, holder).then(() => {});
+    const release = () => store.releaseExportLock(this.m.ctx.db, ws.id, holder).then(() => {});
     try {
-      const hit = await this.ctx.ratelimit.hit(`mail:export:${ws.id}`, EXPORTS_PER_HOUR, HOUR);
+      const hit = await this.m.ctx.ratelimit.hit(`mail:export:${ws.id}`, EXPORTS_PER_HOUR, HOUR);
       if (!hit.allowed) throw exportLimit(`At most ${EXPORTS_PER_HOUR} exports per hour per workspace`, Math.ceil(hit.retryAfterMs / 1000));
     } catch (e) {
       await release();
       throw e;
     }
-    const db = this.ctx.db;
+    const db = this.m.ctx.db;
     const enc = new TextEncoder();
     let before: { created_at: string; id: string } | null = null;
     let started = false;
@@ -84,7 +80,7 @@ export class MessageExport {
       },
       cancel: () => finish(),
     });
-    const day = this.ctx.clock.iso().slice(0, 10);
+    const day = this.m.ctx.clock.iso().slice(0, 10);
     return new Response(stream, {
       headers: {
         "content-type": "text/csv; charset=utf-8",

@@ -14,7 +14,7 @@
  */
 import { HOUR, MINUTE } from "../../../core/clock";
 import { tx, type Sql } from "../../../core/db";
-import type { MailPartContext } from "../part-context";
+import type { MailContext } from "../part-context";
 import * as store from "./store";
 import type { MessageRow, MessageStatus } from "./store";
 import type { Suppressions } from "./suppressions";
@@ -37,13 +37,9 @@ const RELEASE = { lease_until_ms: null, lease_owner: null, handover_ms: null, ne
 
 export class DeliveryOutcomes {
   constructor(
-    private readonly c: MailPartContext,
+    private readonly m: MailContext,
     private readonly suppressions: Suppressions,
   ) {}
-
-  private get ctx() {
-    return this.c.ctx;
-  }
 
   /**
    * Applies an outcome and emits its event in one transaction; null (nothing written, no
@@ -55,7 +51,7 @@ export class DeliveryOutcomes {
     owner: string | null,
     o: store.Outcome,
     after: (t: Sql, r: MessageRow) => Promise<void>,
-    db: Sql = this.ctx.db,
+    db: Sql = this.m.ctx.db,
   ): Promise<MessageRow | null> {
     return tx(db, async (t) => {
       if (!(await store.applyOutcome(t, id, from, owner, o))) return null;
@@ -67,11 +63,11 @@ export class DeliveryOutcomes {
 
   /** The relay or MX accepted the message (250): sent, email.sent. */
   markSent(id: string, owner: string, o: { transcript?: string | null; envelopeFrom?: string | null; rfc822MessageId?: string | null } = {}) {
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const patch: store.Outcome = { ...RELEASE, status: "sent", sent_at: now, smtp_transcript: o.transcript ?? null, send_data: null };
     if (o.envelopeFrom !== undefined) patch.envelope_from = o.envelopeFrom;
     if (o.rfc822MessageId !== undefined) patch.rfc822_message_id = o.rfc822MessageId;
-    return this.outcome(id, ["sending"], owner, patch, (t, r) => this.c.emit(t, r.workspace_id, "email.sent", eventData(r)).then(() => {}));
+    return this.outcome(id, ["sending"], owner, patch, (t, r) => this.m.emit(t, r.workspace_id, "email.sent", eventData(r)).then(() => {}));
   }
 
   /**
@@ -81,7 +77,7 @@ export class DeliveryOutcomes {
    * stored the copy, so the copy and the outcome stand or fall together).
    */
   markSandboxDelivered(t: Sql, id: string, owner: string, to: store.DeliveredTo, o: { envelopeFrom: string; rfc822MessageId: string }) {
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const patch: store.Outcome = {
       ...RELEASE,
       status: "delivered",
@@ -94,8 +90,8 @@ export class DeliveryOutcomes {
       rfc822_message_id: o.rfc822MessageId,
     };
     return this.outcome(id, ["sending"], owner, patch, async (t2, r) => {
-      await this.c.emit(t2, r.workspace_id, "email.sent", eventData(r));
-      await this.c.emit(t2, r.workspace_id, "email.delivered", eventData(r));
+      await this.m.emit(t2, r.workspace_id, "email.sent", eventData(r));
+      await this.m.emit(t2, r.workspace_id, "email.delivered", eventData(r));
     }, t);
   }
 
@@ -104,10 +100,10 @@ export class DeliveryOutcomes {
    * email.delivery_delayed; failed (email.failed) when the message was queued 72 h ago or more.
    */
   async markDeferred(id: string, owner: string, reply: SmtpReply): Promise<MessageRow | null> {
-    const cur = await store.messageById(this.ctx.db, id);
+    const cur = await store.messageById(this.m.ctx.db, id);
     if (!cur) return null;
-    const nowMs = this.ctx.clock.nowMs();
-    const now = this.ctx.clock.iso();
+    const nowMs = this.m.ctx.clock.nowMs();
+    const now = this.m.ctx.clock.iso();
     const count = Number(cur.deferral_count) + 1;
     const common: store.Outcome = {
       ...RELEASE,
@@ -120,12 +116,12 @@ export class DeliveryOutcomes {
     if (nowMs - Date.parse(cur.created_at) >= GIVE_UP_MS) {
       const error = `gave up after ${GIVE_UP_MS / HOUR} hours of deferrals (${count}); last reply: ${reply.detail ?? reply.code ?? "none"}`;
       return this.outcome(id, ["sending"], owner, { ...common, status: "failed", failed_at: now, error, send_data: null }, (t, r) =>
-        this.c.emit(t, r.workspace_id, "email.failed", eventData(r, { error, failed_at: now })).then(() => {}),
+        this.m.emit(t, r.workspace_id, "email.failed", eventData(r, { error, failed_at: now })).then(() => {}),
       );
     }
     const next = nowMs + BACKOFF_MS[Math.min(count - 1, BACKOFF_MS.length - 1)]!;
     return this.outcome(id, ["sending"], owner, { ...common, status: "deferred", next_attempt_ms: next }, (t, r) =>
-      this.c.emit(t, r.workspace_id, "email.delivery_delayed", eventData(r, { next_attempt_at: new Date(next).toISOString() })).then(() => {}),
+      this.m.emit(t, r.workspace_id, "email.delivery_delayed", eventData(r, { next_attempt_at: new Date(next).toISOString() })).then(() => {}),
     );
   }
 
@@ -135,23 +131,23 @@ export class DeliveryOutcomes {
    * email.bounced, and the address is suppressed.
    */
   markBounced(id: string, owner: string | null, reply: SmtpReply) {
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const from: MessageStatus[] = owner === null ? ["sent", "delivered", "deferred"] : ["sending"];
     const patch: store.Outcome = { ...RELEASE, status: "bounced", bounced_at: now, bounce_code: reply.code, bounce_detail: reply.detail, send_data: null };
     if (reply.transcript !== undefined) patch.smtp_transcript = reply.transcript;
     return this.outcome(id, from, owner, patch, async (t, r) => {
-      await this.c.emit(t, r.workspace_id, "email.bounced", eventData(r, { bounce_type: "hard", bounced_at: now }));
+      await this.m.emit(t, r.workspace_id, "email.bounced", eventData(r, { bounce_type: "hard", bounced_at: now }));
       await this.suppressions.suppress(t, r.workspace_id, r.to_address, "bounce", r.id);
     });
   }
 
   /** Will not be sent: while sending (owner) or before (owner null: from queued or deferred). email.failed. */
   markFailed(id: string, owner: string | null, error: string, transcript?: string | null) {
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const from: MessageStatus[] = owner === null ? ["queued", "deferred"] : ["sending"];
     const patch: store.Outcome = { ...RELEASE, status: "failed", failed_at: now, error, send_data: null };
     if (transcript !== undefined) patch.smtp_transcript = transcript;
-    return this.outcome(id, from, owner, patch, (t, r) => this.c.emit(t, r.workspace_id, "email.failed", eventData(r, { error, failed_at: now })).then(() => {}));
+    return this.outcome(id, from, owner, patch, (t, r) => this.m.emit(t, r.workspace_id, "email.failed", eventData(r, { error, failed_at: now })).then(() => {}));
   }
 
   /**
@@ -159,13 +155,13 @@ export class DeliveryOutcomes {
    * from deferred when a delay report came after it was sent (sent_at set).
    */
   async markDelivered(id: string, auth: { spf?: string | null; dkim?: string | null; dmarc?: string | null } = {}): Promise<MessageRow | null> {
-    const cur = await store.messageById(this.ctx.db, id);
+    const cur = await store.messageById(this.m.ctx.db, id);
     if (!cur || (cur.status === "deferred" && cur.sent_at === null)) return null;
-    const patch: store.Outcome = { status: "delivered", delivered_at: this.ctx.clock.iso() };
+    const patch: store.Outcome = { status: "delivered", delivered_at: this.m.ctx.clock.iso() };
     if (auth.spf !== undefined) patch.spf_result = auth.spf;
     if (auth.dkim !== undefined) patch.dkim_result = auth.dkim;
     if (auth.dmarc !== undefined) patch.dmarc_result = auth.dmarc;
-    return this.outcome(id, ["sent", "deferred"], null, patch, (t, r) => this.c.emit(t, r.workspace_id, "email.delivered", eventData(r)).then(() => {}));
+    return this.outcome(id, ["sent", "deferred"], null, patch, (t, r) => this.m.emit(t, r.workspace_id, "email.delivered", eventData(r)).then(() => {}));
   }
 
   /**
@@ -174,18 +170,18 @@ export class DeliveryOutcomes {
    * the report's status and diagnostic), email.delivery_delayed with next_attempt_at null.
    */
   async markDelayedByReport(id: string, reply: SmtpReply): Promise<MessageRow | null> {
-    const cur = await store.messageById(this.ctx.db, id);
+    const cur = await store.messageById(this.m.ctx.db, id);
     if (!cur || cur.sent_at === null) return null;
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const patch: store.Outcome = { status: "deferred", deferred_at: now, deferral_count: Number(cur.deferral_count) + 1, bounce_code: reply.code, bounce_detail: reply.detail };
-    return this.outcome(id, ["sent", "deferred"], null, patch, (t, r) => this.c.emit(t, r.workspace_id, "email.delivery_delayed", eventData(r, { next_attempt_at: null })).then(() => {}));
+    return this.outcome(id, ["sent", "deferred"], null, patch, (t, r) => this.m.emit(t, r.workspace_id, "email.delivery_delayed", eventData(r, { next_attempt_at: null })).then(() => {}));
   }
 
   /** A spam complaint (feedback loop, part 2): complained, email.complained, and the address is suppressed. */
   markComplained(id: string) {
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     return this.outcome(id, ["sent", "delivered"], null, { status: "complained", complained_at: now }, async (t, r) => {
-      await this.c.emit(t, r.workspace_id, "email.complained", eventData(r, { complained_at: now }));
+      await this.m.emit(t, r.workspace_id, "email.complained", eventData(r, { complained_at: now }));
       await this.suppressions.suppress(t, r.workspace_id, r.to_address, "complaint", r.id);
     });
   }

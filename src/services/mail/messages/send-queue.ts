@@ -20,7 +20,7 @@ import { tx, type Sql } from "../../../core/db";
 import { uuid } from "../../../core/ids";
 import { nodeOf } from "../../../core/node-id";
 import { bodyKey } from "./bodies";
-import type { MailPartContext } from "../part-context";
+import type { MailContext } from "../part-context";
 import * as store from "./store";
 import type { MessageRow } from "./store";
 import { foldEmail } from "./views";
@@ -56,11 +56,7 @@ export interface Claim {
 }
 
 export class SendQueue {
-  constructor(private readonly c: MailPartContext) {}
-
-  private get ctx() {
-    return this.c.ctx;
-  }
+  constructor(private readonly m: MailContext) {}
 
   /**
    * Queues messages (one per input) in one transaction: status queued, due now. Bodies go to
@@ -68,9 +64,9 @@ export class SendQueue {
    * them again. `within` runs in the same transaction (e.g. the send's own bookkeeping).
    */
   async queue(workspaceId: string, inputs: QueueInput[], within?: (t: Sql, rows: MessageRow[]) => Promise<void>): Promise<MessageRow[]> {
-    const redact = await store.redactBodies(this.ctx.db, workspaceId);
-    const now = this.ctx.clock.iso();
-    const nowMs = this.ctx.clock.nowMs();
+    const redact = await store.redactBodies(this.m.ctx.db, workspaceId);
+    const now = this.m.ctx.clock.iso();
+    const nowMs = this.m.ctx.clock.nowMs();
     const rows: store.NewMessageRow[] = inputs.map((i) => {
       const id = uuid();
       const hasBody = (i.html ?? null) !== null || (i.text ?? null) !== null;
@@ -102,10 +98,10 @@ export class SendQueue {
     try {
       for (const [k, r] of rows.entries()) {
         if (!r.body_key) continue;
-        await this.ctx.objects.put(r.body_key, JSON.stringify({ html: inputs[k]!.html ?? null, text: inputs[k]!.text ?? null }), "application/json");
+        await this.m.ctx.objects.put(r.body_key, JSON.stringify({ html: inputs[k]!.html ?? null, text: inputs[k]!.text ?? null }), "application/json");
         written.push(r.body_key);
       }
-      return await tx(this.ctx.db, async (t) => {
+      return await tx(this.m.ctx.db, async (t) => {
         for (const r of rows) await store.insertMessage(t, r);
         const out: MessageRow[] = [];
         for (const r of rows) out.push((await store.messageById(t, r.id))!);
@@ -113,38 +109,38 @@ export class SendQueue {
         return out;
       });
     } catch (e) {
-      for (const k of written) await this.ctx.objects.delete(k).catch(() => {});
+      for (const k of written) await this.m.ctx.objects.delete(k).catch(() => {});
       throw e;
     }
   }
 
   /** Claims up to `limit` due messages for `leaseMs` (they become sending). */
   async claim(limit = 50, leaseMs = DEFAULT_LEASE_MS): Promise<Claim> {
-    const owner = `${nodeOf(this.ctx).owner}/${randomBytes(6).toString("hex")}`;
-    const now = this.ctx.clock.nowMs();
-    const messages = await tx(this.ctx.db, (t) => store.claimDue(t, now, now + leaseMs, owner, limit));
+    const owner = `${nodeOf(this.m.ctx).owner}/${randomBytes(6).toString("hex")}`;
+    const now = this.m.ctx.clock.nowMs();
+    const messages = await tx(this.m.ctx.db, (t) => store.claimDue(t, now, now + leaseMs, owner, limit));
     for (const m of messages) {
       if (m.handover_ms === null) continue;
-      this.ctx.metrics.count("bunker_mail_resent_after_handover_total", "Messages sent again after a worker stopped while handing them over (possible duplicates, same Message-ID).", {});
-      this.ctx.log.warn("mail message sent again after an interrupted hand-over (possible duplicate)", { message_id: m.id, handover_at: new Date(Number(m.handover_ms)).toISOString() });
+      this.m.ctx.metrics.count("bunker_mail_resent_after_handover_total", "Messages sent again after a worker stopped while handing them over (possible duplicates, same Message-ID).", {});
+      this.m.ctx.log.warn("mail message sent again after an interrupted hand-over (possible duplicate)", { message_id: m.id, handover_at: new Date(Number(m.handover_ms)).toISOString() });
     }
     return { owner, messages };
   }
 
   /** Makes the claims this node's previous process held when it stopped due now; how many. */
   async reclaimInterrupted(): Promise<number> {
-    const n = await store.reclaimInterrupted(this.ctx.db, nodeOf(this.ctx).patterns, this.ctx.clock.nowMs());
-    if (n) this.ctx.log.info("mail messages interrupted by a stop are due again", { count: n, node: nodeOf(this.ctx).id });
+    const n = await store.reclaimInterrupted(this.m.ctx.db, nodeOf(this.m.ctx).patterns, this.m.ctx.clock.nowMs());
+    if (n) this.m.ctx.log.info("mail messages interrupted by a stop are due again", { count: n, node: nodeOf(this.m.ctx).id });
     return n;
   }
 
   /** See the module comment; false when the claim was lost (do not send). */
   markHandover(id: string, owner: string): Promise<boolean> {
-    return store.markHandover(this.ctx.db, id, owner, this.ctx.clock.nowMs());
+    return store.markHandover(this.m.ctx.db, id, owner, this.m.ctx.clock.nowMs());
   }
 
   /** Keeps a long delivery's claim; false when it was lost (stop: another worker has the message). */
   extendLease(id: string, owner: string, leaseMs = DEFAULT_LEASE_MS): Promise<boolean> {
-    return store.extendLease(this.ctx.db, id, owner, this.ctx.clock.nowMs() + leaseMs);
+    return store.extendLease(this.m.ctx.db, id, owner, this.m.ctx.clock.nowMs() + leaseMs);
   }
 }

@@ -16,9 +16,8 @@
  */
 import type { Principal } from "../../../access/principal";
 import type { Sql } from "../../../core/db";
-import type { ServiceDeps } from "../../../kernel/module";
 import { dropWorkspaceBodies, readBody } from "./bodies";
-import { MailPartContext } from "../part-context";
+import type { MailContext } from "../part-context";
 import { MessageExport } from "./export";
 import { MessageLog } from "./log";
 import { DeliveryOutcomes, type SmtpReply } from "./outcomes";
@@ -35,7 +34,6 @@ export type { SmtpReply } from "./outcomes";
 export type { MessageBodyView, MessageView, SuppressionView } from "./views";
 
 export class MessageService {
-  private readonly c: MailPartContext;
   private readonly sendQueue: SendQueue;
   private readonly outcomes: DeliveryOutcomes;
   private readonly suppressions: Suppressions;
@@ -43,14 +41,13 @@ export class MessageService {
   private readonly exporter: MessageExport;
   private readonly stats: MessageStats;
 
-  constructor(d: ServiceDeps) {
-    this.c = new MailPartContext(d);
-    this.sendQueue = new SendQueue(this.c);
-    this.suppressions = new Suppressions(this.c);
-    this.outcomes = new DeliveryOutcomes(this.c, this.suppressions);
-    this.log = new MessageLog(this.c);
-    this.exporter = new MessageExport(this.c);
-    this.stats = new MessageStats(this.c);
+  constructor(private readonly m: MailContext) {
+    this.sendQueue = new SendQueue(this.m);
+    this.suppressions = new Suppressions(this.m);
+    this.outcomes = new DeliveryOutcomes(this.m, this.suppressions);
+    this.log = new MessageLog(this.m);
+    this.exporter = new MessageExport(this.m);
+    this.stats = new MessageStats(this.m);
   }
 
   // ------------------------------------------------------------------ send pipeline (send-queue.ts, bodies.ts)
@@ -85,11 +82,11 @@ export class MessageService {
   }
 
   readBody(r: MessageRow) {
-    return readBody(this.c.ctx, r);
+    return readBody(this.m.ctx, r);
   }
 
   dropWorkspaceBodies(t: Sql, workspaceId: string) {
-    return dropWorkspaceBodies(this.c.ctx, t, workspaceId);
+    return dropWorkspaceBodies(this.m.ctx, t, workspaceId);
   }
 
   // ------------------------------------------------------------------ delivery outcomes (outcomes.ts)

@@ -5,21 +5,17 @@
 import type { Principal } from "../../../access/principal";
 import { DAY } from "../../../core/clock";
 import { badRequest, invalidField } from "../../../core/errors";
-import type { MailPartContext } from "../part-context";
+import type { MailContext } from "../part-context";
 import { verdictOf, type DeliverabilityView } from "./deliverability";
 import * as store from "./store";
 import { WINDOW_DEFAULT, WINDOW_MAX, TIMELINE_MAX_BUCKETS } from "./limits";
 
 
 export class MessageStats {
-  constructor(private readonly c: MailPartContext) {}
-
-  private get ctx() {
-    return this.c.ctx;
-  }
+  constructor(private readonly m: MailContext) {}
 
   async timeline(p: Principal, workspaceId: string, q: { granularity?: string; since?: string; until?: string; metric?: string }) {
-    const ws = await this.c.workspace(p, workspaceId, "mail.message.read");
+    const ws = await this.m.guard(p, workspaceId, "mail.message.read");
     const details: { field: string; reason: string }[] = [];
     if (q.granularity !== "day") details.push({ field: "granularity", reason: "required: day" });
     const metric = q.metric === undefined || q.metric === "" ? "sent" : q.metric;
@@ -34,7 +30,7 @@ export class MessageStats {
     const buckets = Math.ceil((until! - first) / DAY);
     if (buckets > TIMELINE_MAX_BUCKETS) throw invalidField("until", `at most ${TIMELINE_MAX_BUCKETS} daily buckets (got ${buckets})`);
     const counts = new Map(
-      (await store.dailyCounts(this.ctx.db, ws.id, metric === "sent" ? "sent_at" : "bounced_at", new Date(since!).toISOString(), new Date(until!).toISOString())).map((r) => [
+      (await store.dailyCounts(this.m.ctx.db, ws.id, metric === "sent" ? "sent_at" : "bounced_at", new Date(since!).toISOString(), new Date(until!).toISOString())).map((r) => [
         r.day,
         Number(r.n),
       ]),
@@ -47,17 +43,17 @@ export class MessageStats {
   }
 
   async deliverability(p: Principal, workspaceId: string, q: { window_days?: number }): Promise<DeliverabilityView> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.message.read");
+    const ws = await this.m.guard(p, workspaceId, "mail.message.read");
     let days = WINDOW_DEFAULT;
     if (q.window_days !== undefined) {
       days = Number(q.window_days);
       if (!Number.isInteger(days) || days < 1 || days > WINDOW_MAX) throw invalidField("window_days", `integer 1-${WINDOW_MAX}`);
     }
-    const now = this.ctx.clock.nowMs();
+    const now = this.m.ctx.clock.nowMs();
     const since = new Date(now - days * DAY).toISOString();
     const until = new Date(now + 1).toISOString();
-    const counts = Object.fromEntries((await store.statusCounts(this.ctx.db, ws.id, since, until)).map((r) => [r.status, Number(r.n)]));
-    const details = await store.negativeDetails(this.ctx.db, ws.id, since, until);
+    const counts = Object.fromEntries((await store.statusCounts(this.m.ctx.db, ws.id, since, until)).map((r) => [r.status, Number(r.n)]));
+    const details = await store.negativeDetails(this.m.ctx.db, ws.id, since, until);
     return verdictOf(days, counts, details);
   }
 }

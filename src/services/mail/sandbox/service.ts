@@ -27,12 +27,11 @@ import { notFound } from "../../../core/errors";
 import { randomHex, uuid } from "../../../core/ids";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { ServiceDeps } from "../../../kernel/module";
+import type { MailContext } from "../part-context";
 import type { DomainService, DomainView } from "../domains/service";
 import type { InboundService } from "../inbound/service";
 import type { AuthResults } from "../inbound/spam";
 import { badCursor, type MessageRow, type MessageService } from "../messages";
-import { MailPartContext } from "../part-context";
 import { compose, type DkimKey, type OutboundMail } from "../sending/smtp-delivery";
 import type { SandboxDelivery } from "../sending/service";
 import * as store from "./store";
@@ -72,41 +71,33 @@ class ClaimLost extends Error {}
 class NameTaken extends Error {}
 
 export class SandboxService implements SandboxDelivery {
-  private readonly c: MailPartContext;
-
   constructor(
-    private readonly d: ServiceDeps,
+    private readonly m: MailContext,
     private readonly domains: DomainService,
     private readonly messages: MessageService,
     private readonly inbound: InboundService,
-  ) {
-    this.c = new MailPartContext(d);
-  }
-
-  private get ctx() {
-    return this.d.ctx;
-  }
+  ) {}
 
   // ------------------------------------------------------------------ the sandbox domain
 
   /** POST /domains/sandbox: the workspace's sandbox domain, created when it has none. */
   async createDomain(p: Principal, workspaceId: string, meta?: RequestMeta): Promise<{ created: boolean; domain: DomainView }> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.domain.write");
-    const existing = await this.domains.sandboxOf(this.ctx.db, ws.id);
+    const ws = await this.m.guard(p, workspaceId, "mail.domain.write");
+    const existing = await this.domains.sandboxOf(this.m.ctx.db, ws.id);
     if (existing) return { created: false, domain: existing };
     for (let i = 0; i < NAME_TRIES; i++) {
-      const fqdn = `${randomHex(3)}.sandbox.${this.ctx.config.mailHostname.toLowerCase()}`;
+      const fqdn = `${randomHex(3)}.sandbox.${this.m.ctx.config.mailHostname.toLowerCase()}`;
       try {
         await this.domains.insert(p, ws.id, { fqdn, intent: "send_receive", sandbox: true }, meta, async (t) => {
           if ((await this.domains.sandboxOf(t, ws.id)) || (await this.domains.sandboxNameTaken(t, fqdn))) throw new NameTaken();
         });
-        this.ctx.log.warn("mail sandbox domain created: for trying Bunker out, not for production (its mail never leaves this instance)", { workspace_id: ws.id, fqdn });
-        return { created: true, domain: (await this.domains.sandboxOf(this.ctx.db, ws.id))! };
+        this.m.ctx.log.warn("mail sandbox domain created: for trying Bunker out, not for production (its mail never leaves this instance)", { workspace_id: ws.id, fqdn });
+        return { created: true, domain: (await this.domains.sandboxOf(this.m.ctx.db, ws.id))! };
       } catch (e) {
         if (!(e instanceof NameTaken) && !isUniqueViolation(e)) throw e;
       }
       // Another request gave the workspace its sandbox meanwhile: that one (else the name was taken: another name).
-      const made = await this.domains.sandboxOf(this.ctx.db, ws.id);
+      const made = await this.domains.sandboxOf(this.m.ctx.db, ws.id);
       if (made) return { created: false, domain: made };
     }
     throw new Error("no free sandbox domain name after several tries");
@@ -124,10 +115,10 @@ export class SandboxService implements SandboxDelivery {
       if (!(await this.messages.markSandboxDelivered(t, m.id, owner, to, ids))) throw new ClaimLost();
     };
     try {
-      const envelope = { from: mail.envelopeFrom, to: [mail.to], remoteAddress: "127.0.0.1", helo: this.ctx.config.mailHostname };
+      const envelope = { from: mail.envelopeFrom, to: [mail.to], remoteAddress: "127.0.0.1", helo: this.m.ctx.config.mailHostname };
       if (await this.inbound.deliverLocal(envelope, () => compose(mail, dkim), LOCAL_AUTH, (t) => mark(t, "mailbox"))) return;
-      const redact = await this.messages.redactsBodies(this.ctx.db, m.workspace_id);
-      await tx(this.ctx.db, async (t) => {
+      const redact = await this.messages.redactsBodies(this.m.ctx.db, m.workspace_id);
+      await tx(this.m.ctx.db, async (t) => {
         await store.insertOutbox(t, {
           id: uuid(),
           workspace_id: m.workspace_id,
@@ -139,7 +130,7 @@ export class SandboxService implements SandboxDelivery {
           headers: mail.headers && Object.keys(mail.headers).length ? JSON.stringify(mail.headers) : null,
           html: redact ? null : mail.html,
           text: redact ? null : mail.text,
-          created_at: this.ctx.clock.iso(),
+          created_at: this.m.ctx.clock.iso(),
         });
         await store.pruneOutbox(t, m.workspace_id, OUTBOX_KEEP);
         await mark(t, "outbox");
@@ -155,18 +146,18 @@ export class SandboxService implements SandboxDelivery {
 
   /** GET /outbox: captured messages, newest first. */
   async list(p: Principal, workspaceId: string, q: { limit?: unknown; cursor?: string }): Promise<Page<OutboxItem>> {
-    const ws = await this.c.workspace(p, workspaceId, "mail.message.read");
+    const ws = await this.m.guard(p, workspaceId, "mail.message.read");
     const limit = parseLimit(q.limit, OUTBOX_LIST_DEFAULT, OUTBOX_LIST_MAX);
     const c = decodeCursor<{ c?: unknown; id?: unknown }>(q.cursor);
     if (c && (typeof c.c !== "string" || typeof c.id !== "string")) throw badCursor("not a cursor issued by this API");
-    const rows = await store.listOutbox(this.ctx.db, ws.id, c ? { created_at: c.c as string, id: c.id as string } : null, limit + 1);
+    const rows = await store.listOutbox(this.m.ctx.db, ws.id, c ? { created_at: c.c as string, id: c.id as string } : null, limit + 1);
     return buildPage(rows, limit, (r) => ({ c: r.created_at, id: r.id }), (r) => itemView(r));
   }
 
   /** GET /outbox/{id}: one captured message; its bodies only for callers who may read bodies. */
   async get(p: Principal, workspaceId: string, id: string): Promise<OutboxMessage> {
-    const access = await this.d.tenancy.authz.authorizeService(this.ctx.db, p, { id: workspaceId.toLowerCase() }, "mail.message.read", "mail");
-    const r = await store.outboxInWorkspace(this.ctx.db, access.workspace.id, id.toLowerCase());
+    const access = await this.m.tenancy.authz.authorizeService(this.m.ctx.db, p, { id: workspaceId.toLowerCase() }, "mail.message.read", this.m.name);
+    const r = await store.outboxInWorkspace(this.m.ctx.db, access.workspace.id, id.toLowerCase());
     if (!r) throw notFound("Outbox message");
     const visible = isAllowedByAll(access.policies, "mail.message.body.read", `workspace/${access.workspace.id}`);
     return {

@@ -33,8 +33,7 @@ import type { Sql } from "../../../core/db";
 import { ApiError, badRequest, invalidField, type ErrorDetail } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import { validateIdempotencyKey } from "../../../core/idempotency";
-import type { ServiceDeps } from "../../../kernel/module";
-import { MailPartContext } from "../part-context";
+import type { MailContext } from "../part-context";
 import { renderForSend, sendRenderer } from "../content/part";
 import type { DomainService, SendDomain } from "../domains/part";
 import type { MessageRow, MessageService, QueueInput } from "../messages";
@@ -171,16 +170,12 @@ export class SendService {
   private reclaimed: Promise<unknown> | null = null;
 
   constructor(
-    private readonly d: ServiceDeps,
+    private readonly m: MailContext,
     private readonly parts: MailParts,
   ) {
     this.addresses = new Resolver({ timeout: 3000, tries: 2 });
-    const { dnsServers } = mailSettings(d);
+    const { dnsServers } = mailSettings(m);
     if (dnsServers?.length) this.addresses.setServers(dnsServers);
-  }
-
-  private get ctx() {
-    return this.d.ctx;
   }
   private get domains() {
     return this.parts.domains as DomainService;
@@ -193,10 +188,6 @@ export class SendService {
     return this.parts.sandbox as SandboxDelivery;
   }
 
-  private workspace(p: Principal, workspaceId: string, action: string) {
-    return new MailPartContext(this.d).workspace(p, workspaceId, action);
-  }
-
   // ================================================================== validation
 
   private async sender(wsId: string, v: unknown, field: string, cache?: Map<string, SendDomain | null>): Promise<Sender> {
@@ -206,7 +197,7 @@ export class SendService {
     const name = domainOf(f.address);
     let domain = cache?.get(name);
     if (domain === undefined) {
-      domain = await this.domains.activeSendDomain(this.ctx.db, wsId, name);
+      domain = await this.domains.activeSendDomain(this.m.ctx.db, wsId, name);
       cache?.set(name, domain);
     }
     if (!domain) {
@@ -269,7 +260,7 @@ export class SendService {
   // ================================================================== rate limit
 
   async rateLimit(wsId: string): Promise<number> {
-    return (await store.ratePerSecond(this.ctx.db, wsId)) ?? DEFAULT_RATE_PER_SECOND;
+    return (await store.ratePerSecond(this.m.ctx.db, wsId)) ?? DEFAULT_RATE_PER_SECOND;
   }
 
   /** Takes `n` slots of the workspace's per-second budget, or throws 429 RATE_LIMITED; returns the X-RateLimit headers. */
@@ -287,7 +278,7 @@ export class SendService {
     };
     if (n > limit) throw refuse(SECOND, limit, `This request has ${n} messages; the workspace may send at most ${limit} per second (split it)`);
     // All n slots in one statement (all or none).
-    const hit = await this.ctx.ratelimit.hitMany(key, n, limit, SECOND);
+    const hit = await this.m.ctx.ratelimit.hitMany(key, n, limit, SECOND);
     if (!hit.allowed) throw refuse(hit.retryAfterMs, limit - hit.count, `Send rate limit: at most ${limit} messages per second per workspace`);
     return { "x-ratelimit-limit": String(limit), "x-ratelimit-remaining": String(Math.max(0, limit - hit.count)), "x-ratelimit-reset": "1" };
   }
@@ -295,7 +286,7 @@ export class SendService {
   // ================================================================== send routes
 
   private async rejectSuppressed(wsId: string, to: string[]): Promise<void> {
-    const hit = await this.messages.suppressed(this.ctx.db, wsId, to);
+    const hit = await this.messages.suppressed(this.m.ctx.db, wsId, to);
     if (!hit.size) return;
     throw new ApiError(
       422,
@@ -311,18 +302,18 @@ export class SendService {
 
   private kick(): void {
     if (!this.autoKick) return;
-    this.ctx.scheduler.runNow(DELIVER_JOB).catch((e: Error) => this.ctx.log.warn("mail delivery run failed", { error: e.message }));
+    this.m.ctx.scheduler.runNow(DELIVER_JOB).catch((e: Error) => this.m.ctx.log.warn("mail delivery run failed", { error: e.message }));
   }
 
   /** POST /templates/{name}/send. */
   async send(p: Principal, workspaceId: string, name: string, body: SendBody, idempotencyKey: string | null): Promise<{ result: SendResult; headers: Record<string, string> }> {
-    const ws = await this.workspace(p, workspaceId, "mail.send");
+    const ws = await this.m.guard(p, workspaceId, "mail.send");
     const to = this.recipients(body.to);
     const subject = this.subject(body.subject);
     const headers = this.headers(body.headers);
     const data = this.data(body.data, true);
     // The path's template first: an unknown one is 404 before checks of other records (the sender's domain).
-    const renderer = await sendRenderer(this.ctx.db, ws.id, name);
+    const renderer = await sendRenderer(this.m.ctx.db, ws.id, name);
     const s = await this.sender(ws.id, body.from, "from");
     const r = renderer(data, { missing: "error" });
     await this.rejectSuppressed(ws.id, to);
@@ -346,7 +337,7 @@ export class SendService {
   async sendForService(workspaceId: string, name: string, body: { from: string; to: string; data: Record<string, unknown> }): Promise<{ message_id: string }> {
     const to = this.recipients(body.to);
     const s = await this.sender(workspaceId, body.from, "from");
-    const r = await renderForSend(this.ctx.db, workspaceId, name, body.data, { missing: "error" });
+    const r = await renderForSend(this.m.ctx.db, workspaceId, name, body.data, { missing: "error" });
     await this.rejectSuppressed(workspaceId, to);
     await this.takeSlots(workspaceId, 1);
     const sd: SendData = { template: r.template_name, data: body.data, missing: "error", subject: null, from_name: s.name };
@@ -357,10 +348,10 @@ export class SendService {
 
   /** POST /templates/{name}/test-send: [TEST] subject, placeholders for missing variables, no suppression or rate checks. */
   async testSend(p: Principal, workspaceId: string, name: string, body: SendBody): Promise<SendResult> {
-    const ws = await this.workspace(p, workspaceId, "mail.send");
+    const ws = await this.m.guard(p, workspaceId, "mail.send");
     const to = this.recipients(body.to);
     const data = this.data(body.data, false);
-    const renderer = await sendRenderer(this.ctx.db, ws.id, name);
+    const renderer = await sendRenderer(this.m.ctx.db, ws.id, name);
     const s = await this.sender(ws.id, body.from, "from");
     const r = renderer(data, { missing: "placeholder" });
     const subject = `${TEST_PREFIX}${r.subject}`;
@@ -373,7 +364,7 @@ export class SendService {
 
   /** POST /templates/{name}/send-batch: each row accepted or rejected on its own; 429 when the accepted rows do not fit the rate. */
   async sendBatch(p: Principal, workspaceId: string, name: string, body: BatchBody): Promise<{ result: BatchResult; headers: Record<string, string> }> {
-    const ws = await this.workspace(p, workspaceId, "mail.send");
+    const ws = await this.m.guard(p, workspaceId, "mail.send");
     const list = body.messages;
     if (!Array.isArray(list) || list.length === 0) throw invalidField("messages", `required: 1-${BATCH_MAX} rows`);
     if (list.length > BATCH_MAX) throw invalidField("messages", `at most ${BATCH_MAX} rows (got ${list.length})`);
@@ -381,12 +372,12 @@ export class SendService {
     const defSubject = this.subject(body.subject);
     const defHeaders = this.headers(body.headers);
     const domains = new Map<string, SendDomain | null>();
-    const since = new Date(this.ctx.clock.nowMs() - ROW_IDEMPOTENCY_MS).toISOString();
+    const since = new Date(this.m.ctx.clock.nowMs() - ROW_IDEMPOTENCY_MS).toISOString();
     const results: BatchRowResult[] = [];
     const pending: { index: number; input: QueueInput; key: string | null }[] = [];
     const seenKeys = new Map<string, number>();
     // The template, layouts, partials and brand read once, before the rows: an unknown template is a 404 for the whole batch.
-    const renderer = await sendRenderer(this.ctx.db, ws.id, name);
+    const renderer = await sendRenderer(this.m.ctx.db, ws.id, name);
     const renderRow = (data: Record<string, unknown>) => renderer(data, { missing: "error" });
     const replayOf = new Map<number, number>();
     for (const [index, raw] of list.entries()) {
@@ -414,7 +405,7 @@ export class SendService {
             results.push({ index, status: "accepted", message_id: null, error: null });
             continue;
           }
-          const existing = await store.messageByIdempotencyKey(this.ctx.db, ws.id, key, since);
+          const existing = await store.messageByIdempotencyKey(this.m.ctx.db, ws.id, key, since);
           if (existing) {
             results.push({ index, status: "accepted", message_id: existing.id, error: null });
             continue;
@@ -430,7 +421,7 @@ export class SendService {
       }
     }
     // Suppressions in one query for the rows still in.
-    const hit = await this.messages.suppressed(this.ctx.db, ws.id, pending.map((x) => x.input.to));
+    const hit = await this.messages.suppressed(this.m.ctx.db, ws.id, pending.map((x) => x.input.to));
     const queued = pending.filter((x) => {
       if (!hit.has(fold(x.input.to))) return true;
       results[x.index] = {
@@ -459,17 +450,17 @@ export class SendService {
   // ================================================================== settings
 
   async getSettings(p: Principal, workspaceId: string): Promise<SendSettings> {
-    const ws = await this.workspace(p, workspaceId, "mail.message.read");
-    const custom = await store.ratePerSecond(this.ctx.db, ws.id);
+    const ws = await this.m.guard(p, workspaceId, "mail.message.read");
+    const custom = await store.ratePerSecond(this.m.ctx.db, ws.id);
     return { workspace_id: ws.id, rate_limit_per_second: custom ?? DEFAULT_RATE_PER_SECOND, custom: custom !== null };
   }
 
   async patchSettings(p: Principal, workspaceId: string, body: { rate_limit_per_second?: unknown }): Promise<SendSettings> {
-    const ws = await this.workspace(p, workspaceId, "mail.message.delete");
+    const ws = await this.m.guard(p, workspaceId, "mail.message.delete");
     const v = body.rate_limit_per_second;
     if (v === undefined) throw invalidField("rate_limit_per_second", `required: an integer 1-${RATE_MAX}, or null for the default (${DEFAULT_RATE_PER_SECOND})`);
     if (v !== null && (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > RATE_MAX)) throw invalidField("rate_limit_per_second", `an integer 1-${RATE_MAX}, or null for the default`);
-    await store.setRatePerSecond(this.ctx.db, ws.id, v as number | null, this.ctx.clock.iso());
+    await store.setRatePerSecond(this.m.ctx.db, ws.id, v as number | null, this.m.ctx.clock.iso());
     return { workspace_id: ws.id, rate_limit_per_second: (v as number | null) ?? DEFAULT_RATE_PER_SECOND, custom: v !== null };
   }
 
@@ -491,14 +482,14 @@ export class SendService {
       // couple at a time and then pauses for BUSY_PAUSE_FACTOR times as long as the round took,
       // so it takes about a quarter of the loop. It never stops: the queue keeps moving under
       // sustained load and catches up at full speed once the API is quiet.
-      const busy = this.ctx.metrics.requestsInFlight >= API_BUSY_REQUESTS;
+      const busy = this.m.ctx.metrics.requestsInFlight >= API_BUSY_REQUESTS;
       const batch = busy ? CLAIM_BATCH_BUSY : CLAIM_BATCH;
       const started = performance.now();
       const { owner, messages } = await this.messages.claim(batch, LEASE_MS);
       total += messages.length;
       await Promise.all(
         messages.map((m) =>
-          this.deliverOne(owner, m).catch((e: Error) => this.ctx.log.warn("mail delivery failed", { message_id: m.id, error: e.message })),
+          this.deliverOne(owner, m).catch((e: Error) => this.m.ctx.log.warn("mail delivery failed", { message_id: m.id, error: e.message })),
         ),
       );
       if (messages.length < batch) return total;
@@ -519,12 +510,12 @@ export class SendService {
   private async bodyOf(m: MessageRow, sd: SendData | null): Promise<{ html: string | null; text: string | null }> {
     const stored = await this.messages.readBody(m);
     if (stored.html !== null || stored.text !== null || !sd) return stored;
-    const r = await renderForSend(this.ctx.db, m.workspace_id, sd.template, sd.data, { missing: sd.missing });
+    const r = await renderForSend(this.m.ctx.db, m.workspace_id, sd.template, sd.data, { missing: sd.missing });
     return { html: r.html, text: r.text };
   }
 
   async deliverOne(owner: string, m: MessageRow): Promise<void> {
-    const db: Sql = this.ctx.db;
+    const db: Sql = this.m.ctx.db;
     const sd = m.send_data ? (JSON.parse(m.send_data) as SendData) : null;
     const dom = m.domain_id ? await this.domains.domainById(db, m.workspace_id, m.domain_id) : null;
     const domain = dom ? await this.domains.activeSendDomain(db, m.workspace_id, dom.fqdn) : null;
@@ -546,7 +537,7 @@ export class SendService {
     const envelopeFrom = `bounces+${m.id}@${domain.fqdn}`;
     const dkim: DkimKey = { domainName: domain.fqdn, keySelector: domain.dkim_selector, privateKey: domain.dkim_private_key_pem };
     const from = sd?.from_name ? `"${sd.from_name.replace(/["\\]/g, "")}" <${m.from_address}>` : m.from_address;
-    const cfg = this.ctx.config;
+    const cfg = this.m.ctx.config;
     // Recorded before the SMTP conversation starts: if this process dies before the outcome is,
     // the next claim knows the message may have been accepted (see send-queue.ts).
     if (!(await this.messages.markHandover(m.id, owner))) return;
@@ -560,9 +551,9 @@ export class SendService {
         relayUrl: cfg.smtpRelayUrl,
         resolveMx: (name) => this.domains.resolver.resolveMx(name),
         resolveAddresses: (host) => this.resolveAddresses(host),
-        mxPort: mailSettings(this.d).mxPort,
+        mxPort: mailSettings(this.m).mxPort,
         allowPrivateTargets: cfg.allowPrivateTargets,
-        requireTls: mailSettings(this.d).requireTls,
+        requireTls: mailSettings(this.m).requireTls,
         // A relay is a known service with a real certificate; MX hosts rarely have one for their name.
         verifyTls: cfg.smtpRelayUrl !== null,
         heloName: cfg.mailHostname,
