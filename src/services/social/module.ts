@@ -32,7 +32,7 @@ export const socialModule = defineService({
   webhooks: SOCIAL_WEBHOOKS,
   create: (d): SocialService => {
     // A community's app_id must be an App of its workspace when the Auth service is mounted.
-    const communities = new CommunityService(d.ctx, d, { apps: d.service<AuthService>("auth")?.apps });
+    const communities = new CommunityService(d, { apps: d.service<AuthService>("auth")?.apps });
     const lane = new Lane(d.ctx, communities);
     // Part 2: follow events also write in-app notifications (notifications/service.ts).
     const follows = new FollowService(lane, withListeners(d.emit, followNotifications(() => d.ctx.clock.iso())));
@@ -47,7 +47,7 @@ export const socialModule = defineService({
       // Deleting an actor first takes it out of the graph, then its marks on others' content.
       actors: new ActorService(lane, d.webhooks.engine, [detachActor, detachContent]),
       webhooks: new CommunityWebhookService(d.ctx, d.webhooks.api, d.webhooks.engine),
-      communityScope: communityWebhookScope(communities),
+      communityScope: communityWebhookScope(d, communities),
     };
   },
   webhookScopes: (social, d): WebhookScopeMount[] => [
@@ -55,7 +55,7 @@ export const socialModule = defineService({
     { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks", params: { community_id: Uuid() } },
   ],
   jobs: (social) => contentJobs(social),
-  routes: (social, d) => socialRoutes(social, { principals: d.tenancy.authz, idempotency: d.ctx.idempotency, catalogue: d.webhooks.api.catalogue }),
+  routes: (social, d) => socialRoutes(social, { product: d.name, principals: d.tenancy.authz, idempotency: d.ctx.idempotency, catalogue: d.webhooks.api.catalogue }),
   // A deleted workspace takes its communities along (foreign key); their webhook endpoints go here.
   onWorkspaceDelete: async (social, t, workspaceId, actor) => {
     for (const id of await social.communities.idsInWorkspace(t, workspaceId)) await social.communities.dropWebhooks(t, { id, workspace_id: workspaceId }, actor);

@@ -114,10 +114,10 @@ function communityRoutes(communities: CommunityService, deps: { principals: Prin
     });
 }
 
-export function socialRoutes(social: SocialService, deps: { principals: PrincipalResolver; idempotency: Idempotency; catalogue: EventTypeSource }) {
+export function socialRoutes(social: SocialService, deps: { product: string; principals: PrincipalResolver; idempotency: Idempotency; catalogue: EventTypeSource }) {
   const routeDeps = { principals: deps.principals, idempotency: deps.idempotency };
   return new Elysia()
-    .use(publicEventTypesRoute(deps.catalogue, "social", "/social/v1/webhook-event-types"))
+    .use(publicEventTypesRoute(deps.catalogue, deps.product, "/social/v1/webhook-event-types"))
     .use(communityRoutes(social.communities, routeDeps))
     .use(actorRoutes(social.actors, routeDeps))
     .use(followRoutes(social.follows, routeDeps))
@@ -127,7 +127,7 @@ export function socialRoutes(social: SocialService, deps: { principals: Principa
     .use(contentRoutes(social, routeDeps))
     .use(
       communityWebhookRoutes(
-        { webhooks: social.webhooks, ...routeDeps },
+        { webhooks: social.webhooks, product: deps.product, ...routeDeps },
         { prefix: COMMUNITY_SCOPE_PREFIX, resolve: social.communityScope, tag: "Community: community webhooks (spec 3 records)", params: { community_id: Uuid() } },
       ),
     );

@@ -28,7 +28,6 @@ import { ApiError, badRequest, conflict, invalidField, notFound } from "../../..
 import { uuid } from "../../../core/ids";
 import { checkUuid } from "../core/schemas";
 import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
-import type { AppContext } from "../../../context";
 import { audit } from "../../../kernel/tenancy";
 import type { ModuleContext } from "../../../kernel/module";
 import { DESCRIPTION_MAX, DISPLAY_NAME_MAX, LIST_DEFAULT, LIST_MAX, Q_MAX, SLUG_RE } from "./limits";
@@ -89,9 +88,8 @@ const badCursor = (reason: string) => badRequest("Malformed cursor", [{ field: "
 
 export class CommunityService {
   constructor(
-    readonly ctx: AppContext,
     /** The social module's context: its guard, tenancy for a community addressed by id, and the webhook endpoints a deleted community takes along. */
-    private readonly m: Pick<ModuleContext, "guard" | "tenancy" | "name" | "webhooks">,
+    private readonly m: Pick<ModuleContext, "ctx" | "guard" | "tenancy" | "name" | "webhooks">,
     private readonly hooks: CommunityHooks = {},
   ) {}
 
@@ -107,16 +105,16 @@ export class CommunityService {
    * 400; unknown, or in a workspace the caller has no access to: 404.
    */
   async forPrincipal(p: Principal, communityId: string, action: string): Promise<store.CommunityRow> {
-    const r = await store.communityById(this.ctx.db, checkUuid(communityId, "community_id"));
+    const r = await store.communityById(this.m.ctx.db, checkUuid(communityId, "community_id"));
     if (!r) throw notFound("Community");
     try {
-      await this.m.tenancy.authz.authorizeWorkspace(this.ctx.db, p, { id: r.workspace_id }, action);
+      await this.m.tenancy.authz.authorizeWorkspace(this.m.ctx.db, p, { id: r.workspace_id }, action);
     } catch (e) {
       // The platform says "Workspace not found": the caller asked for a community.
       if (e instanceof ApiError && e.status === 404) throw notFound("Community");
       throw e;
     }
-    await this.m.tenancy.authz.requireService(this.ctx.db, r.workspace_id, this.m.name);
+    await this.m.tenancy.authz.requireService(this.m.ctx.db, r.workspace_id, this.m.name);
     return r;
   }
 
@@ -162,12 +160,12 @@ export class CommunityService {
     const description = input.description === undefined ? null : this.description(input.description);
     const settings = input.settings === undefined ? defaultSettings() : applySettings(defaultSettings(), input.settings);
     const id = uuid();
-    const now = this.ctx.clock.iso();
+    const now = this.m.ctx.clock.iso();
     const slugTaken = () => conflict(`The slug "${slug}" is already used by a community of this workspace`, "SLUG_TAKEN");
     const appTaken = () => conflict("This App is already connected to a community", "APP_ALREADY_CONNECTED");
     const app_id = await this.appId(ws.id, input.app_id);
     try {
-      await tx(this.ctx.db, async (t) => {
+      await tx(this.m.ctx.db, async (t) => {
         if (await store.slugTaken(t, ws.id, slug)) throw slugTaken();
         if (app_id !== null && (await store.appConnected(t, app_id))) throw appTaken();
         await store.insertCommunity(t, {
@@ -183,15 +181,15 @@ export class CommunityService {
           created_at: now,
           updated_at: now,
         });
-        await audit(t, this.ctx, { actor: p, action: "social.community.create", workspaceId: ws.id, target: { type: "community", id }, meta, metadata: { slug, app_id } });
+        await audit(t, this.m.ctx, { actor: p, action: "social.community.create", workspaceId: ws.id, target: { type: "community", id }, meta, metadata: { slug, app_id } });
       });
     } catch (e) {
       // Two creates at once (PostgreSQL: both checks pass, one insert loses): the same 409s.
       if (!isUniqueViolation(e)) throw e;
-      if (await store.slugTaken(this.ctx.db, ws.id, slug)) throw slugTaken();
+      if (await store.slugTaken(this.m.ctx.db, ws.id, slug)) throw slugTaken();
       throw appTaken();
     }
-    return communityView((await store.communityById(this.ctx.db, id))!);
+    return communityView((await store.communityById(this.m.ctx.db, id))!);
   }
 
   async list(p: Principal, workspaceId: string, q: ListQuery): Promise<Page<CommunityView>> {
@@ -212,7 +210,7 @@ export class CommunityService {
       text = c.q as string | null;
       status = c.s as string | null;
     }
-    const rows = await store.listCommunities(this.ctx.db, {
+    const rows = await store.listCommunities(this.m.ctx.db, {
       workspaceId: ws.id,
       pattern: text === null ? null : likePattern(text),
       status: status as store.CommunityStatus | null,
@@ -229,7 +227,7 @@ export class CommunityService {
 
   async get(p: Principal, workspaceId: string, id: string): Promise<CommunityView> {
     const ws = await this.m.guard(p, workspaceId, "social.read");
-    return communityView(await this.inWorkspace(this.ctx.db, ws.id, id));
+    return communityView(await this.inWorkspace(this.m.ctx.db, ws.id, id));
   }
 
   async update(p: Principal, workspaceId: string, id: string, input: CommunityInput, meta?: RequestMeta): Promise<CommunityView> {
@@ -241,7 +239,7 @@ export class CommunityService {
     }
     if (input.description !== undefined) patch.description = this.description(input.description);
     if (input.status !== undefined && !isStatus(input.status)) throw invalidField("status", `one of ${STATUSES.join(", ")}`);
-    return tx(this.ctx.db, async (t) => {
+    return tx(this.m.ctx.db, async (t) => {
       const r = await this.inWorkspace(t, ws.id, id);
       if (input.settings !== undefined) patch.settings = JSON.stringify(applySettings(parseSettings(r.settings), input.settings));
       if (input.status !== undefined && input.status !== r.status) {
@@ -249,8 +247,8 @@ export class CommunityService {
         patch.status = input.status as store.CommunityStatus;
       }
       if (Object.keys(patch).length === 0) return communityView(r);
-      await store.updateCommunity(t, r.id, patch, this.ctx.clock.iso());
-      await audit(t, this.ctx, {
+      await store.updateCommunity(t, r.id, patch, this.m.ctx.clock.iso());
+      await audit(t, this.m.ctx, {
         actor: p,
         action: "social.community.update",
         workspaceId: ws.id,
@@ -270,11 +268,11 @@ export class CommunityService {
   /** Deletes the community and everything in it (cascades), its webhook endpoints included. Not reversible. */
   async remove(p: Principal, workspaceId: string, id: string, meta?: RequestMeta): Promise<void> {
     const ws = await this.m.guard(p, workspaceId, "social.delete");
-    await tx(this.ctx.db, async (t) => {
+    await tx(this.m.ctx.db, async (t) => {
       const r = await this.inWorkspace(t, ws.id, id);
       await this.dropWebhooks(t, r, { principal: p, meta });
       await store.deleteCommunity(t, r.id);
-      await audit(t, this.ctx, { actor: p, action: "social.community.delete", workspaceId: ws.id, target: { type: "community", id: r.id }, meta, metadata: { slug: r.slug } });
+      await audit(t, this.m.ctx, { actor: p, action: "social.community.delete", workspaceId: ws.id, target: { type: "community", id: r.id }, meta, metadata: { slug: r.slug } });
     });
   }
 }

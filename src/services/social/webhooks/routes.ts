@@ -32,6 +32,8 @@ const writeErrors = { ...errors, 409: ErrorBody };
 
 export interface CommunityWebhookRouteDeps {
   webhooks: CommunityWebhookService;
+  /** The module's webhook product (its name): the records' actions. */
+  product: string;
   principals: PrincipalResolver;
   idempotency: Idempotency;
 }
@@ -49,11 +51,11 @@ export interface CommunityWebhookRouteOptions {
 }
 
 export function communityWebhookRoutes(deps: CommunityWebhookRouteDeps, opts: CommunityWebhookRouteOptions) {
-  const { webhooks } = deps;
-  registerWebhookActions(webhooks.ctx.actions, "social");
+  const { webhooks, product } = deps;
+  registerWebhookActions(webhooks.ctx.actions, product);
   const tags = [opts.tag ?? "Community: webhooks"];
-  const read = webhookAction("social", "read");
-  const write = webhookAction("social", "write");
+  const read = webhookAction(product, "read");
+  const write = webhookAction(product, "write");
   const schemas = { ...opts.params, id: WebhookRecordId, delivery_id: DeliveryRef };
   const scopeParams = paramsOf(opts.prefix, [], schemas);
   const idParams = paramsOf(opts.prefix, ["id"], schemas);

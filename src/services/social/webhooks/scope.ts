@@ -4,13 +4,14 @@
  * workspace, which must have the social service enabled. Unknown communities and those of
  * other workspaces answer 404.
  */
+import type { ModuleContext } from "../../../kernel/module";
 import { registerWebhookActions, webhookAction, type ScopeResolver } from "../../../kernel/webhooks";
 import type { CommunityService } from "../communities/service";
 
-export function communityWebhookScope(communities: CommunityService): ScopeResolver {
-  registerWebhookActions(communities.ctx.actions, "social");
+export function communityWebhookScope(m: Pick<ModuleContext, "ctx" | "name">, communities: CommunityService): ScopeResolver {
+  registerWebhookActions(m.ctx.actions, m.name);
   return async ({ principal, params }, access) => {
-    const c = await communities.forPrincipal(principal, params.community_id, webhookAction("social", access));
-    return { product: "social", scopeId: c.id, workspaceId: c.workspace_id };
+    const c = await communities.forPrincipal(principal, params.community_id, webhookAction(m.name, access));
+    return { product: m.name, scopeId: c.id, workspaceId: c.workspace_id };
   };
 }
