@@ -126,10 +126,6 @@ export class ActorService {
     private readonly detach: readonly ActorDetach[] = [],
   ) {}
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   private now() {
     return this.lane.ctx.clock.iso();
   }
@@ -140,7 +136,7 @@ export class ActorService {
 
   /** One upsert in its own transaction. */
   private async upsertOne(communityId: string, input: UpsertInput): Promise<{ actor: ActorView; created: boolean }> {
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const now = this.now();
       const existing = await store.actorByExternal(t, communityId, input.external_id);
       if (!existing) {
@@ -198,32 +194,32 @@ export class ActorService {
     const c = await this.lane.community(p, communityId, "social.read");
     const raw = batchItems(isObject(body) ? body.external_ids : undefined, "external_ids");
     const ids = [...new Set(raw.map((v, i) => externalId(v, `external_ids[${i}]`)))];
-    const rows = new Map((await store.actorsByExternalIds(this.db, c.id, ids)).map((r) => [r.external_id, r]));
+    const rows = new Map((await store.actorsByExternalIds(this.lane.ctx.db, c.id, ids)).map((r) => [r.external_id, r]));
     return { data: ids.filter((id) => rows.has(id)).map((id) => actorView(rows.get(id)!)), missing: ids.filter((id) => !rows.has(id)) };
   }
 
   async byExternal(p: Principal, communityId: string, ext: string): Promise<ActorView> {
     const c = await this.lane.community(p, communityId, "social.read");
     // The route's schema bounds ext (1-EXTERNAL_ID_MAX characters).
-    const r = await store.actorByExternal(this.db, c.id, ext);
+    const r = await store.actorByExternal(this.lane.ctx.db, c.id, ext);
     if (!r) throw notFound("Actor");
     return actorView(r);
   }
 
   async get(p: Principal, communityId: string, actorId: string): Promise<ActorView> {
     const c = await this.lane.community(p, communityId, "social.read");
-    return actorView(await this.lane.actor(this.db, c.id, actorId));
+    return actorView(await this.lane.actor(this.lane.ctx.db, c.id, actorId));
   }
 
   async list(p: Principal, communityId: string, q: { limit?: number; cursor?: string; ids?: string }): Promise<Page<ActorView>> {
     const c = await this.lane.community(p, communityId, "social.list");
     const ids = idList(q.ids, "ids", false);
     if (ids) {
-      const rows = new Map((await store.actorsByIds(this.db, c.id, ids)).map((r) => [r.id, r]));
+      const rows = new Map((await store.actorsByIds(this.lane.ctx.db, c.id, ids)).map((r) => [r.id, r]));
       return { data: ids.filter((id) => rows.has(id)).map((id) => actorView(rows.get(id)!)), pagination: { next_cursor: null, has_more: false } };
     }
     const { limit, after } = pageArgs(q);
-    const rows = await store.listActors(this.db, c.id, after, limit + 1);
+    const rows = await store.listActors(this.lane.ctx.db, c.id, after, limit + 1);
     return page(rows, limit, (r) => ({ k: r.created_at, id: r.id }), actorView);
   }
 
@@ -239,7 +235,7 @@ export class ActorService {
       if (typeof body.status !== "string" || !(STATUSES as readonly string[]).includes(body.status)) throw invalidField("status", `one of ${STATUSES.join(", ")}`);
       patch.status = body.status as store.ActorStatus;
     }
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const before = await this.lane.actor(t, c.id, actorId);
       const changed = changedFields(before, patch);
       if (changed.length === 0) return actorView(before);
@@ -252,7 +248,7 @@ export class ActorService {
 
   async remove(p: Principal, communityId: string, actorId: string): Promise<void> {
     const c = await this.lane.community(p, communityId, "social.delete");
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       const a = await this.lane.actor(t, c.id, actorId);
       await store.lockActor(t, a.id);
       for (const detach of this.detach) await detach(t, a.id, this.now());
@@ -262,14 +258,14 @@ export class ActorService {
 
   async counters(p: Principal, communityId: string, actorId: string): Promise<CountersView> {
     const c = await this.lane.community(p, communityId, "social.read");
-    const a = await this.lane.actor(this.db, c.id, actorId);
-    return countersView((await store.countersOf(this.db, a.id))!);
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
+    return countersView((await store.countersOf(this.lane.ctx.db, a.id))!);
   }
 
   async countersMany(p: Principal, communityId: string, q: { actor_ids?: string }) {
     const c = await this.lane.community(p, communityId, "social.read");
     const ids = idList(q.actor_ids, "actor_ids", true)!;
-    const rows = new Map((await store.countersOfMany(this.db, c.id, ids)).map((r) => [r.actor_id, r]));
+    const rows = new Map((await store.countersOfMany(this.lane.ctx.db, c.id, ids)).map((r) => [r.actor_id, r]));
     return { data: ids.filter((id) => rows.has(id)).map((id) => countersView(rows.get(id)!)), missing: ids.filter((id) => !rows.has(id)) };
   }
 }

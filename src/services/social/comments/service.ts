@@ -78,10 +78,6 @@ export class CommentService {
     return this.posts.lane;
   }
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   /** A live comment of a live post (404 otherwise). */
   private async comment(db: Sql, post: postRecords.PostRow, id: string): Promise<store.CommentRow> {
     const c = await store.commentById(db, post.id, id.toLowerCase());
@@ -115,7 +111,7 @@ export class CommentService {
     const assets = input.assetRefs(o.assets);
     const cap = parseSettings(cm.settings).max_comment_depth;
     const now = this.posts.now();
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const author = await this.posts.writer(t, cm.id, o.actor_id);
       const post = await this.posts.live(t, cm.id, postId);
       if (await blockBetween(t, author.id, post.actor_id)) throw blocked();
@@ -159,54 +155,54 @@ export class CommentService {
 
   async list(pr: Principal, communityId: string, postId: string, q: { limit?: number; cursor?: string; parent_id?: string; actor_id?: string; requester_id?: string }) {
     const cm = await this.lane.community(pr, communityId, "social.list");
-    const post = await this.posts.live(this.db, cm.id, postId);
+    const post = await this.posts.live(this.lane.ctx.db, cm.id, postId);
     const viewerId = optionalViewer(q);
     let viewer: string | null = null;
     if (viewerId !== undefined) {
-      viewer = (await this.lane.actor(this.db, cm.id, viewerId, q.requester_id !== undefined ? "requester_id" : "actor_id")).id;
-      await this.posts.visibleTo(this.db, cm.id, post.id, viewer);
+      viewer = (await this.lane.actor(this.lane.ctx.db, cm.id, viewerId, q.requester_id !== undefined ? "requester_id" : "actor_id")).id;
+      await this.posts.visibleTo(this.lane.ctx.db, cm.id, post.id, viewer);
     }
     const { limit, after } = pageArgs(q);
     const a = { postId: post.id, viewer, postAuthor: post.actor_id, limit: limit + 1 };
     let rows: store.CommentRow[];
     let keyOf: (r: store.CommentRow) => Keyset;
     if (q.parent_id !== undefined) {
-      const parent = await this.comment(this.db, post, q.parent_id);
-      rows = await store.replies(this.db, a, parent.id, after);
+      const parent = await this.comment(this.lane.ctx.db, post, q.parent_id);
+      rows = await store.replies(this.lane.ctx.db, a, parent.id, after);
       keyOf = (r) => ({ k: r.created_at, id: r.id });
     } else {
       // Pinned first (k "p:<pinned_at>"), then the rest newest first (k "u:<created_at>").
       if (after && !/^[pu]:/.test(after.k)) throw badCursor();
       rows = [];
-      if (!after || after.k.startsWith("p:")) rows = await store.pinnedTop(this.db, a, after ? { k: after.k.slice(2), id: after.id } : null);
-      if (rows.length <= limit) rows = rows.concat(await store.unpinnedTop(this.db, { ...a, limit: limit + 1 - rows.length }, after?.k.startsWith("u:") ? { k: after.k.slice(2), id: after.id } : null));
+      if (!after || after.k.startsWith("p:")) rows = await store.pinnedTop(this.lane.ctx.db, a, after ? { k: after.k.slice(2), id: after.id } : null);
+      if (rows.length <= limit) rows = rows.concat(await store.unpinnedTop(this.lane.ctx.db, { ...a, limit: limit + 1 - rows.length }, after?.k.startsWith("u:") ? { k: after.k.slice(2), id: after.id } : null));
       keyOf = (r) => (Number(r.pinned) === 1 ? { k: `p:${r.pinned_at}`, id: r.id } : { k: `u:${r.created_at}`, id: r.id });
     }
     const more = rows.length > limit;
     const pageRows = rows.slice(0, limit);
     const last = pageRows[pageRows.length - 1];
-    return { data: await views(this.db, pageRows), pagination: { next_cursor: more && last ? encodeCursor(keyOf(last)) : null, has_more: more } };
+    return { data: await views(this.lane.ctx.db, pageRows), pagination: { next_cursor: more && last ? encodeCursor(keyOf(last)) : null, has_more: more } };
   }
 
   async get(pr: Principal, communityId: string, postId: string, id: string, q: { actor_id?: string }) {
     const cm = await this.lane.community(pr, communityId, "social.read");
-    const post = await this.posts.live(this.db, cm.id, postId);
-    const c = await this.comment(this.db, post, id);
+    const post = await this.posts.live(this.lane.ctx.db, cm.id, postId);
+    const c = await this.comment(this.lane.ctx.db, post, id);
     let viewer: string | null = null;
     if (q.actor_id !== undefined) {
-      viewer = (await this.lane.actor(this.db, cm.id, q.actor_id)).id;
-      await this.posts.visibleTo(this.db, cm.id, post.id, viewer);
-      if (viewer !== c.actor_id && (await blockBetween(this.db, viewer, c.actor_id))) throw notFound("Comment");
+      viewer = (await this.lane.actor(this.lane.ctx.db, cm.id, q.actor_id)).id;
+      await this.posts.visibleTo(this.lane.ctx.db, cm.id, post.id, viewer);
+      if (viewer !== c.actor_id && (await blockBetween(this.lane.ctx.db, viewer, c.actor_id))) throw notFound("Comment");
     }
     if (!store.visibleTo(c, viewer, post.actor_id)) throw notFound("Comment");
-    return (await views(this.db, [c]))[0];
+    return (await views(this.lane.ctx.db, [c]))[0];
   }
 
   async patch(pr: Principal, communityId: string, postId: string, id: string, body: unknown) {
     const cm = await this.lane.community(pr, communityId, "social.update");
     const o = isObject(body) ? body : {};
     const now = this.posts.now();
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const post = await this.posts.live(t, cm.id, postId);
       const cur = await this.comment(t, post, id);
       const next: store.CommentRow = { ...cur };
@@ -244,7 +240,7 @@ export class CommentService {
   async remove(pr: Principal, communityId: string, postId: string, id: string): Promise<void> {
     const cm = await this.lane.community(pr, communityId, "social.delete");
     const now = this.posts.now();
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       const post = await this.posts.live(t, cm.id, postId);
       const cur = await this.comment(t, post, id);
       if ((await store.softDeleteComment(t, cur.id, now)) !== 1) throw notFound("Comment");
@@ -258,7 +254,7 @@ export class CommentService {
     const cm = await this.lane.community(pr, communityId, "social.update");
     const o = isObject(body) ? body : {};
     const now = this.posts.now();
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const post = await this.posts.live(t, cm.id, postId);
       const approver = await this.lane.actor(t, cm.id, o.approver_actor_id, "approver_actor_id");
       if (approver.id !== post.actor_id) throw forbidden("Only the post's author may approve its comments", "NOT_POST_AUTHOR");

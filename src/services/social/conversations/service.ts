@@ -93,10 +93,6 @@ export class ConversationService {
     private readonly engine: WebhookEngine,
   ) {}
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   private async view(db: Sql, c: store.ConversationRow): Promise<ConversationView> {
     return conversationView(c, await store.participantsOf(db, c.id));
   }
@@ -141,7 +137,7 @@ export class ConversationService {
     }
     const cap = this.groupCap(c);
     if (members.length + 1 > cap) throw unprocessable(`A group holds at most ${cap} participants (max_group_conversation_size), its creator included`, "GROUP_TOO_LARGE");
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const creator = await this.lane.actor(t, c.id, creatorId);
       for (const id of members) {
         await this.lane.actor(t, c.id, id, "actor_ids");
@@ -156,7 +152,7 @@ export class ConversationService {
   }
 
   private async createDirect(c: CommunityRow, aId: string, bId: string): Promise<ConversationView> {
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const a = await this.lane.actor(t, c.id, aId);
       const b = await this.lane.actor(t, c.id, bId, "recipient_actor_id");
       if (a.id === b.id) throw unprocessable("A direct conversation needs two different actors", "CANNOT_MESSAGE_SELF");
@@ -174,25 +170,25 @@ export class ConversationService {
 
   async get(p: Principal, communityId: string, id: string): Promise<ConversationView> {
     const c = await this.lane.community(p, communityId, "social.read");
-    return this.view(this.db, await this.conversation(this.db, c.id, id));
+    return this.view(this.lane.ctx.db, await this.conversation(this.lane.ctx.db, c.id, id));
   }
 
   async list(p: Principal, communityId: string, q: { actor_id?: string; status?: string; limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
     const folder = q.status === undefined || q.status === "" ? "inbox" : q.status;
     if (!(FOLDERS as readonly string[]).includes(folder)) throw invalidField("status", FOLDERS.join(", "));
-    const a = await this.lane.actor(this.db, c.id, checkUuid(q.actor_id, "actor_id"));
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, checkUuid(q.actor_id, "actor_id"));
     const { limit, after } = pageArgs(q);
-    const rows = await store.conversationsOf(this.db, a.id, folder as store.Folder, after, limit + 1);
+    const rows = await store.conversationsOf(this.lane.ctx.db, a.id, folder as store.Folder, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.activity_at, id: r.id }), (r) => r);
-    const parts = await store.participantsOfMany(this.db, pg.data.map((r) => r.id));
+    const parts = await store.participantsOfMany(this.lane.ctx.db, pg.data.map((r) => r.id));
     return { data: pg.data.map((r) => conversationView(r, parts.filter((x) => x.conversation_id === r.id))), pagination: pg.pagination };
   }
 
   async unreadCount(p: Principal, communityId: string, q: { actor_id?: string }) {
     const c = await this.lane.community(p, communityId, "social.read");
-    const a = await this.lane.actor(this.db, c.id, checkUuid(q.actor_id, "actor_id"));
-    return { count: await store.unreadCount(this.db, a.id) };
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, checkUuid(q.actor_id, "actor_id"));
+    return { count: await store.unreadCount(this.lane.ctx.db, a.id) };
   }
 
   async send(p: Principal, communityId: string, id: string, body: unknown) {
@@ -202,7 +198,7 @@ export class ConversationService {
     const text = o.body.trim();
     if (text.length < 1 || text.length > MESSAGE_BODY_MAX) throw invalidField("body", `1-${MESSAGE_BODY_MAX} characters after trimming`);
     const assets = assetsOf(o.assets);
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const { conv, actor } = await this.asParticipant(t, c.id, id, o.actor_id);
       await checkAssets(t, c.id, actor.id, assets);
       const parts = await store.participantsOf(t, conv.id);
@@ -220,14 +216,14 @@ export class ConversationService {
 
   async messages(p: Principal, communityId: string, id: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
-    const conv = await this.conversation(this.db, c.id, id);
+    const conv = await this.conversation(this.lane.ctx.db, c.id, id);
     const { limit, after } = pageArgs(q);
-    return page(await store.messagesOf(this.db, conv.id, after, limit + 1), limit, (m) => ({ k: m.created_at, id: m.id }), messageView);
+    return page(await store.messagesOf(this.lane.ctx.db, conv.id, after, limit + 1), limit, (m) => ({ k: m.created_at, id: m.id }), messageView);
   }
 
   async read(p: Principal, communityId: string, id: string, body: unknown): Promise<ConversationView> {
     const c = await this.lane.community(p, communityId, "social.update");
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const { conv, actor } = await this.asParticipant(t, c.id, id, isObject(body) ? body.actor_id : undefined);
       await store.markRead(t, conv.id, actor.id, this.lane.ctx.clock.iso());
       return this.view(t, conv);
@@ -238,7 +234,7 @@ export class ConversationService {
     const c = await this.lane.community(p, communityId, "social.update");
     const o = isObject(body) ? body : {};
     if (typeof o.muted !== "boolean") throw invalidField("muted", "required, a boolean");
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const { conv, actor } = await this.asParticipant(t, c.id, id, actorId);
       await store.setMuted(t, conv.id, actor.id, o.muted ? 1 : 0);
       return this.view(t, conv);
@@ -251,7 +247,7 @@ export class ConversationService {
     if (!Array.isArray(o.actor_ids) || o.actor_ids.length < 1 || o.actor_ids.length > 1000) throw invalidField("actor_ids", "1-1000 actor uuids");
     const ids = [...new Set(o.actor_ids.map((v, i) => checkUuid(v, `actor_ids[${i}]`)))];
     const cap = this.groupCap(c);
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const { conv, actor } = await this.asParticipant(t, c.id, id, o.actor_id);
       if (conv.kind !== "group") throw unprocessable("Only group conversations take more participants", "NOT_A_GROUP");
       const fresh = [];
@@ -271,7 +267,7 @@ export class ConversationService {
 
   async leave(p: Principal, communityId: string, id: string, actorId: string): Promise<void> {
     const c = await this.lane.community(p, communityId, "social.delete");
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       const conv = await this.conversation(t, c.id, id);
       if (conv.kind !== "group") throw unprocessable("A direct conversation cannot be left", "NOT_A_GROUP");
       const a = await this.lane.actor(t, c.id, actorId);

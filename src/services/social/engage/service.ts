@@ -43,17 +43,13 @@ export class EngageService {
     return this.posts.lane;
   }
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   // ------------------------------------------------------------------ reactions
 
   async react(pr: Principal, communityId: string, postId: string, commentId: string | null, body: { actor_id: string; type: ReactionTypeName }) {
     const c = await this.lane.community(pr, communityId, "social.create");
     const type = body.type;
     const now = this.posts.now();
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const actor = await this.posts.writer(t, c.id, body.actor_id);
       const post = await this.posts.live(t, c.id, postId);
       let targetAuthor = post.actor_id;
@@ -82,7 +78,7 @@ export class EngageService {
 
   async unreact(pr: Principal, communityId: string, postId: string, commentId: string | null, actorId: string, type: ReactionTypeName): Promise<void> {
     const c = await this.lane.community(pr, communityId, "social.delete");
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       const post = await this.posts.live(t, c.id, postId);
       let targetId = post.id;
       if (commentId !== null) {
@@ -102,7 +98,7 @@ export class EngageService {
     const c = await this.lane.community(pr, communityId, "social.create");
     const o = isObject(body) ? body : {};
     if (typeof o.post_id !== "string") throw invalidField("post_id", "required, a post uuid");
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const actor = await this.posts.writer(t, c.id, o.actor_id);
       const post = await this.posts.visibleTo(t, c.id, o.post_id as string, actor.id);
       const row: store.BookmarkRow = { actor_id: actor.id, post_id: post.id, community_id: c.id, created_at: this.posts.now() };
@@ -114,19 +110,19 @@ export class EngageService {
 
   async unbookmark(pr: Principal, communityId: string, actorId: string, postId: string): Promise<void> {
     const c = await this.lane.community(pr, communityId, "social.delete");
-    await store.removeBookmark(this.db, c.id, actorId.toLowerCase(), postId.toLowerCase());
+    await store.removeBookmark(this.lane.ctx.db, c.id, actorId.toLowerCase(), postId.toLowerCase());
   }
 
   async bookmarks(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
-    const actor = await this.lane.actor(this.db, c.id, actorId);
+    const actor = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
-    const rows = await store.bookmarksOf(this.db, actor.id, after, limit + 1);
+    const rows = await store.bookmarksOf(this.lane.ctx.db, actor.id, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.created_at, id: r.post_id }), (r) => r);
     const out: { actor_id: string; post_id: string; created_at: string; post: PostView }[] = [];
     for (const b of pg.data) {
-      const p = await this.posts.visibleTo(this.db, c.id, b.post_id, actor.id).catch(() => null);
-      if (p) out.push({ actor_id: b.actor_id, post_id: b.post_id, created_at: b.created_at, post: await postView(this.db, p) });
+      const p = await this.posts.visibleTo(this.lane.ctx.db, c.id, b.post_id, actor.id).catch(() => null);
+      if (p) out.push({ actor_id: b.actor_id, post_id: b.post_id, created_at: b.created_at, post: await postView(this.lane.ctx.db, p) });
     }
     return { data: out, pagination: pg.pagination };
   }
@@ -137,7 +133,7 @@ export class EngageService {
     const c = await this.lane.community(pr, communityId, "social.create");
     const o = isObject(body) ? body : {};
     const now = this.posts.now();
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const actor = await this.posts.writer(t, c.id, o.actor_id);
       let src = await this.posts.live(t, c.id, postId);
       if (src.source_post_id) src = await this.posts.live(t, c.id, src.source_post_id);
@@ -162,7 +158,7 @@ export class EngageService {
 
   async unrepost(pr: Principal, communityId: string, postId: string, actorId: string): Promise<void> {
     const c = await this.lane.community(pr, communityId, "social.delete");
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       const src = await this.posts.live(t, c.id, postId);
       const r = await postRecords.liveRepostBy(t, actorId.toLowerCase(), src.id);
       if (r) await this.posts.softDelete(t, r, this.posts.now());
@@ -171,11 +167,11 @@ export class EngageService {
 
   async reposts(pr: Principal, communityId: string, postId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
-    const src = await this.posts.live(this.db, c.id, postId);
+    const src = await this.posts.live(this.lane.ctx.db, c.id, postId);
     const { limit, after } = pageArgs(q);
-    const rows = await postRecords.repostsOf(this.db, src.id, after, limit + 1);
+    const rows = await postRecords.repostsOf(this.lane.ctx.db, src.id, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.created_at, id: r.id }), (r) => r);
-    return { data: await postViews(this.db, pg.data), pagination: pg.pagination };
+    return { data: await postViews(this.lane.ctx.db, pg.data), pagination: pg.pagination };
   }
 
   // ------------------------------------------------------------------ views
@@ -183,7 +179,7 @@ export class EngageService {
   async view(pr: Principal, communityId: string, postId: string, body: unknown): Promise<void> {
     const c = await this.lane.community(pr, communityId, "social.create");
     const o = isObject(body) ? body : {};
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       const viewer = await this.lane.actor(t, c.id, o.viewer_actor_id, "viewer_actor_id");
       const post = await this.posts.visibleTo(t, c.id, postId, viewer.id);
       if (await store.addView(t, c.id, post.id, viewer.id, this.posts.now())) await postRecords.bumpPost(t, post.id, "view_count", 1);
@@ -193,11 +189,11 @@ export class EngageService {
   async viewers(pr: Principal, communityId: string, postId: string, q: { requester_id?: string; limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     if (q.requester_id === undefined) throw invalidField("requester_id", "required: the post author's uuid");
-    const post = await this.posts.live(this.db, c.id, postId);
-    const req = await this.lane.actor(this.db, c.id, q.requester_id, "requester_id");
+    const post = await this.posts.live(this.lane.ctx.db, c.id, postId);
+    const req = await this.lane.actor(this.lane.ctx.db, c.id, q.requester_id, "requester_id");
     if (req.id !== post.actor_id) throw forbidden("Only the post's author may list its viewers", "NOT_POST_AUTHOR");
     const { limit, after } = pageArgs(q);
-    const rows = await store.viewersOf(this.db, post.id, after, limit + 1);
+    const rows = await store.viewersOf(this.lane.ctx.db, post.id, after, limit + 1);
     return page(rows, limit, (r) => ({ k: r.viewed_at, id: r.viewer_actor_id }), (r) => r);
   }
 
@@ -215,7 +211,7 @@ export class EngageService {
     if (typeof o.option_index !== "number" || !Number.isInteger(o.option_index)) throw invalidField("option_index", "required, an integer (zero-based)");
     const index = o.option_index;
     const now = this.posts.now();
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       const voter = await this.posts.writer(t, c.id, o.actor_id);
       const post = await this.posts.live(t, c.id, postId);
       const poll = this.poll(post);
@@ -231,9 +227,9 @@ export class EngageService {
 
   async results(pr: Principal, communityId: string, postId: string) {
     const c = await this.lane.community(pr, communityId, "social.read");
-    const post = await this.posts.live(this.db, c.id, postId);
+    const post = await this.posts.live(this.lane.ctx.db, c.id, postId);
     const poll = this.poll(post);
-    const counts = new Map((await store.tally(this.db, post.id)).map((r) => [Number(r.option_index), Number(r.n)]));
+    const counts = new Map((await store.tally(this.lane.ctx.db, post.id)).map((r) => [Number(r.option_index), Number(r.n)]));
     const options = poll.options.map((label, index) => ({ index, label, count: counts.get(index) ?? 0 }));
     return { post_id: post.id, question: poll.question, options, total_votes: options.reduce((n, o) => n + o.count, 0), closes_at: poll.closes_at };
   }

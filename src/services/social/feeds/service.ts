@@ -57,16 +57,12 @@ export class FeedService {
     return this.posts.lane;
   }
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   async home(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
-    const viewer = await this.lane.actor(this.db, c.id, actorId);
+    const viewer = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
     const now = this.posts.now();
-    const g = await store.viewerGraph(this.db, viewer.id);
+    const g = await store.viewerGraph(this.lane.ctx.db, viewer.id);
     const sees = (p: PostReadRow) => {
       if (p.moderation !== null || (p.expires_at !== null && p.expires_at <= now)) return false;
       if (p.actor_id === viewer.id) return true;
@@ -80,10 +76,10 @@ export class FeedService {
     let from = after;
     const batch = 2 * (limit + 1);
     for (;;) {
-      const keys = await store.homeKeys(this.db, viewer.id, from, batch, now);
+      const keys = await store.homeKeys(this.lane.ctx.db, viewer.id, from, batch, now);
       const fresh = keys.filter((k) => !seen.has(k.id) && (seen.add(k.id), true));
-      const rows = new Map((await store.postsByIds(this.db, fresh.map((k) => k.id))).map((r) => [r.id, r]));
-      const hidden = await store.hiddenAmong(this.db, viewer.id, fresh.map((k) => k.id));
+      const rows = new Map((await store.postsByIds(this.lane.ctx.db, fresh.map((k) => k.id))).map((r) => [r.id, r]));
+      const hidden = await store.hiddenAmong(this.lane.ctx.db, viewer.id, fresh.map((k) => k.id));
       for (const k of fresh) {
         const p = rows.get(k.id);
         if (p && p.community_id === c.id && !hidden.has(p.id) && sees(p) && out.length <= limit) out.push(p);
@@ -93,7 +89,7 @@ export class FeedService {
       from = { k: last.published_at, id: last.id };
     }
     const pg = page(out, limit, (r) => ({ k: r.published_at as string, id: r.id }), (r) => r);
-    return { data: await postViews(this.db, pg.data), pagination: pg.pagination };
+    return { data: await postViews(this.lane.ctx.db, pg.data), pagination: pg.pagination };
   }
 
   async discover(pr: Principal, communityId: string, q: { limit?: number; cursor?: string; ranking?: string; window?: string; actor_id?: string }) {
@@ -102,13 +98,13 @@ export class FeedService {
     if (!["latest", "hot", "top"].includes(ranking)) throw invalidField("ranking", "latest, hot or top");
     const window = q.window ?? "7d";
     if (!(window in WINDOWS)) throw invalidField("window", "1h, 24h, 7d, 30d or all");
-    const viewer = q.actor_id !== undefined ? (await this.lane.actor(this.db, c.id, q.actor_id)).id : null;
+    const viewer = q.actor_id !== undefined ? (await this.lane.actor(this.lane.ctx.db, c.id, q.actor_id)).id : null;
     const now = this.posts.now();
     if (ranking === "latest") {
       const { limit, after } = pageArgs(q);
-      const rows = await store.discoverLatest(this.db, c.id, viewer, now, now, after, limit + 1);
+      const rows = await store.discoverLatest(this.lane.ctx.db, c.id, viewer, now, now, after, limit + 1);
       const pg = page(rows, limit, (r) => ({ k: r.published_at as string, id: r.id }), (r) => r);
-      return { data: await postViews(this.db, pg.data), pagination: pg.pagination };
+      return { data: await postViews(this.lane.ctx.db, pg.data), pagination: pg.pagination };
     }
     const limit = parseLimit(q.limit, PAGE_DEFAULT, PAGE_MAX);
     const cur = decodeCursor<Partial<RankCursor>>(q.cursor);
@@ -117,7 +113,7 @@ export class FeedService {
     const asOfMs = Date.parse(asOf);
     const span = WINDOWS[window];
     const since = span === null ? "0000" : new Date(asOfMs - span).toISOString();
-    const rows = await store.discoverWindow(this.db, c.id, viewer, now, since, asOf, ranking === "hot" ? HOT_CANDIDATES : TOP_CANDIDATES);
+    const rows = await store.discoverWindow(this.lane.ctx.db, c.id, viewer, now, since, asOf, ranking === "hot" ? HOT_CANDIDATES : TOP_CANDIDATES);
     const score = (p: PostReadRow) => (ranking === "hot" ? hotScore(p, asOfMs) : engagement(p));
     const ranked = rows.map((p) => ({ p, s: score(p) })).sort((a, b) => b.s - a.s || (a.p.id < b.p.id ? 1 : a.p.id > b.p.id ? -1 : 0));
     const ks = cur ? Number(cur.k) : null;
@@ -126,6 +122,6 @@ export class FeedService {
     const more = rest.length > limit;
     const last = slice[slice.length - 1];
     const next = more && last ? encodeCursor({ k: String(last.s), id: last.p.id, as_of: asOf, r: ranking, w: window } satisfies RankCursor) : null;
-    return { data: await postViews(this.db, slice.map((x) => x.p)), pagination: { next_cursor: next, has_more: more } };
+    return { data: await postViews(this.lane.ctx.db, slice.map((x) => x.p)), pagination: { next_cursor: next, has_more: more } };
   }
 }

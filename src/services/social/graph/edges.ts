@@ -42,10 +42,6 @@ export class EdgeService {
     private readonly follows: FollowService,
   ) {}
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   /** Creates a mute, block or restrict edge; 201 {edge, created}. */
   async create(p: Principal, communityId: string, kind: PlainKind, body: unknown): Promise<{ edge: EdgeView; created: boolean }> {
     const c = await this.lane.community(p, communityId, "social.create");
@@ -53,7 +49,7 @@ export class EdgeService {
     const srcId = checkUuid(o.src_actor_id, "src_actor_id");
     const dstId = checkUuid(o.dst_actor_id, "dst_actor_id");
     const payload = jsonObject(o.payload, "payload");
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const src = await this.lane.actor(t, c.id, srcId, "src_actor_id");
       const dst = await this.lane.actor(t, c.id, dstId, "dst_actor_id");
       if (src.id === dst.id) throw selfError(kind);
@@ -79,7 +75,7 @@ export class EdgeService {
 
   async remove(p: Principal, communityId: string, kind: PlainKind, src: string, dst: string): Promise<void> {
     const c = await this.lane.community(p, communityId, "social.delete");
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       const row = await store.deleteEdge(t, c.id, src.toLowerCase(), kind, dst.toLowerCase());
       if (row && kind === "block") await bumpCounter(t, row.src_actor_id, "blocks_count", -1, this.lane.ctx.clock.iso());
     });
@@ -90,7 +86,7 @@ export class EdgeService {
     const o = isObject(body) ? body : {};
     const ownerId = checkUuid(o.owner_actor_id, "owner_actor_id");
     const memberId = checkUuid(o.member_actor_id, "member_actor_id");
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       const owner = await this.lane.actor(t, c.id, ownerId, "owner_actor_id");
       const member = await this.lane.actor(t, c.id, memberId, "member_actor_id");
       if (owner.id === member.id) throw selfError("close_friend");
@@ -101,14 +97,14 @@ export class EdgeService {
 
   async removeCloseFriend(p: Principal, communityId: string, owner: string, member: string): Promise<void> {
     const c = await this.lane.community(p, communityId, "social.delete");
-    await store.deleteCloseFriend(this.db, c.id, owner.toLowerCase(), member.toLowerCase());
+    await store.deleteCloseFriend(this.lane.ctx.db, c.id, owner.toLowerCase(), member.toLowerCase());
   }
 
   async closeFriends(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
-    const a = await this.lane.actor(this.db, c.id, actorId);
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
-    const rows = await store.closeFriendsOf(this.db, a.id, after, limit + 1);
+    const rows = await store.closeFriendsOf(this.lane.ctx.db, a.id, after, limit + 1);
     return page(rows, limit, (r) => ({ k: r.created_at, id: r.member_actor_id }), (r) => ({ ...r }));
   }
 }

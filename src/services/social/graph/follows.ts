@@ -66,10 +66,6 @@ export class FollowService {
     private readonly emit: EventEmitter<typeof SOCIAL_WEBHOOKS>,
   ) {}
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   /** Removes the follow src -> dst (counters, edge.follow.deleted); true when it existed. */
   async removeFollow(t: Sql, communityId: string, src: string, dst: string, extra: Record<string, unknown> = {}): Promise<boolean> {
     const row = await store.deleteEdge(t, communityId, src, "follow", dst);
@@ -81,7 +77,7 @@ export class FollowService {
   }
 
   private async followOne(communityId: string, input: FollowInput, notify: boolean): Promise<FollowResult> {
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const [src, dst] = await actorPair(t, communityId, input.src, input.dst);
       if (src.id === dst.id) throw unprocessable("An actor cannot follow itself", "CANNOT_FOLLOW_SELF");
       const { follow: existing, blocked: isBlocked } = await store.followAndBlocks(t, communityId, src.id, dst.id);
@@ -131,7 +127,7 @@ export class FollowService {
 
   async unfollow(p: Principal, communityId: string, src: string, dst: string): Promise<void> {
     const c = await this.lane.community(p, communityId, "social.delete");
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       await this.removeFollow(t, c.id, src.toLowerCase(), dst.toLowerCase());
       await store.deleteRequest(t, c.id, dst.toLowerCase(), src.toLowerCase());
     });
@@ -139,7 +135,7 @@ export class FollowService {
 
   async approve(p: Principal, communityId: string, dstId: string, srcId: string): Promise<{ edge: EdgeView; created: boolean }> {
     const c = await this.lane.community(p, communityId, "social.create");
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const dst = await this.lane.actor(t, c.id, dstId);
       const src = await this.lane.actor(t, c.id, srcId);
       const req = await store.deleteRequest(t, c.id, dst.id, src.id);
@@ -161,14 +157,14 @@ export class FollowService {
 
   async decline(p: Principal, communityId: string, dstId: string, srcId: string): Promise<void> {
     const c = await this.lane.community(p, communityId, "social.delete");
-    await store.deleteRequest(this.db, c.id, dstId.toLowerCase(), srcId.toLowerCase());
+    await store.deleteRequest(this.lane.ctx.db, c.id, dstId.toLowerCase(), srcId.toLowerCase());
   }
 
   async requests(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
-    const a = await this.lane.actor(this.db, c.id, actorId);
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
-    const rows = await store.requestsTo(this.db, a.id, after, limit + 1);
+    const rows = await store.requestsTo(this.lane.ctx.db, a.id, after, limit + 1);
     return page(rows, limit, (r) => ({ k: r.created_at, id: r.id }), (r) => ({
       request_id: r.id,
       src_actor_id: r.src_actor_id,
@@ -193,10 +189,10 @@ export class FollowService {
     const side = dir === "out" ? "dst_actor" : "src_actor";
     const expand = expandArg(q.expand, side);
     const { limit, after } = pageArgs(q);
-    const a = await this.lane.actor(this.db, c.id, actorId);
-    const rows = dir === "out" ? await store.edgesFrom(this.db, a.id, kind, after, limit + 1) : await store.edgesTo(this.db, a.id, kind, after, limit + 1);
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
+    const rows = dir === "out" ? await store.edgesFrom(this.lane.ctx.db, a.id, kind, after, limit + 1) : await store.edgesTo(this.lane.ctx.db, a.id, kind, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.created_at, id: r.id }), edgeView);
-    if (expand) pg.data = await expandEdges(this.db, c.id, pg.data, side);
+    if (expand) pg.data = await expandEdges(this.lane.ctx.db, c.id, pg.data, side);
     return pg;
   }
 }

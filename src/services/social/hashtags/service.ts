@@ -32,15 +32,11 @@ const followView = (r: store.HashtagFollowRow) => ({ actor_id: r.actor_id, commu
 export class HashtagService {
   constructor(private readonly lane: Lane) {}
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   async get(p: Principal, communityId: string, raw: string) {
     const c = await this.lane.community(p, communityId, "social.read");
     const tag = normalizeTag(raw);
     if (!tag) throw invalidTag("tag");
-    const r = await store.hashtagOf(this.db, c.id, tag);
+    const r = await store.hashtagOf(this.lane.ctx.db, c.id, tag);
     if (!r) throw notFound("Hashtag");
     return hashtagView(r);
   }
@@ -53,7 +49,7 @@ export class HashtagService {
     if (text.length < 1 || [...text].length > SEARCH_Q_MAX) throw invalidField("q", `required, 1-${SEARCH_Q_MAX} characters`);
     const prefix = normalizeTag(text);
     if (!prefix) return { data: [] };
-    return { data: (await store.searchHashtags(this.db, c.id, prefix, limit)).map(hashtagView) };
+    return { data: (await store.searchHashtags(this.lane.ctx.db, c.id, prefix, limit)).map(hashtagView) };
   }
 
   async follow(p: Principal, communityId: string, actorId: string, body: unknown) {
@@ -62,7 +58,7 @@ export class HashtagService {
     if (typeof raw !== "string") throw invalidField("tag", "required");
     const tag = normalizeTag(raw);
     if (!tag) throw invalidTag("tag");
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const a = await this.lane.actor(t, c.id, actorId);
       if (!(await store.hashtagOf(t, c.id, tag))) throw notFound("Hashtag");
       const row = { community_id: c.id, actor_id: a.id, tag, followed_at: this.lane.ctx.clock.iso() };
@@ -75,14 +71,14 @@ export class HashtagService {
     const c = await this.lane.community(p, communityId, "social.delete");
     const tag = normalizeTag(raw);
     if (!tag) throw invalidTag("tag");
-    await store.unfollowHashtag(this.db, c.id, actorId.toLowerCase(), tag);
+    await store.unfollowHashtag(this.lane.ctx.db, c.id, actorId.toLowerCase(), tag);
   }
 
   async follows(p: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(p, communityId, "social.list");
-    const a = await this.lane.actor(this.db, c.id, actorId);
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
-    const rows = await store.hashtagFollowsOf(this.db, a.id, after, limit + 1);
+    const rows = await store.hashtagFollowsOf(this.lane.ctx.db, a.id, after, limit + 1);
     return page(rows, limit, (r) => ({ k: r.followed_at, id: r.tag }), followView);
   }
 }

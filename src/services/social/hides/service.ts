@@ -19,10 +19,6 @@ const view = (r: HideRow) => ({ ...r, kind: "hide", payload: JSON.parse(r.payloa
 export class HideService {
   constructor(private readonly posts: PostService) {}
 
-  private get db() {
-    return this.posts.lane.ctx.db;
-  }
-
   async hide(pr: Principal, communityId: string, body: unknown) {
     const c = await this.posts.lane.community(pr, communityId, "social.create");
     const o = isObject(body) ? body : {};
@@ -30,7 +26,7 @@ export class HideService {
     const postId = o.post_id ?? o.dst_post_id;
     if (typeof postId !== "string") throw invalidField("post_id", "required, a post uuid");
     const payload = jsonObject(o.payload, "payload");
-    return tx(this.db, async (t) => {
+    return tx(this.posts.lane.ctx.db, async (t) => {
       const actor = await this.posts.writer(t, c.id, src, "src_actor_id");
       const post = await this.posts.visibleTo(t, c.id, postId, actor.id);
       const row: HideRow = { id: uuid(), community_id: c.id, src_actor_id: actor.id, dst_actor_id: post.actor_id, dst_post_id: post.id, payload, created_at: this.posts.now() };
@@ -41,13 +37,13 @@ export class HideService {
 
   async unhide(pr: Principal, communityId: string, src: string, postId: string): Promise<void> {
     const c = await this.posts.lane.community(pr, communityId, "social.delete");
-    await deleteHide(this.db, c.id, src.toLowerCase(), postId.toLowerCase());
+    await deleteHide(this.posts.lane.ctx.db, c.id, src.toLowerCase(), postId.toLowerCase());
   }
 
   async list(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.posts.lane.community(pr, communityId, "social.list");
-    const a = await this.posts.lane.actor(this.db, c.id, actorId);
+    const a = await this.posts.lane.actor(this.posts.lane.ctx.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
-    return page(await hidesOf(this.db, a.id, after, limit + 1), limit, (r) => ({ k: r.created_at, id: r.id }), view);
+    return page(await hidesOf(this.posts.lane.ctx.db, a.id, after, limit + 1), limit, (r) => ({ k: r.created_at, id: r.id }), view);
   }
 }

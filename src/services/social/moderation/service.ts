@@ -51,10 +51,6 @@ export class ModerationService {
     return this.posts.lane;
   }
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   /** An admin-lane community: the caller needs `action` in the workspace; another workspace's community is 404. */
   private async adminCommunity(p: Principal, workspaceId: string, communityId: string, action: "social.read" | "social.update" | "social.list") {
     const c = await this.lane.community(p, communityId, action);
@@ -103,7 +99,7 @@ export class ModerationService {
     if (o.note !== undefined && o.note !== null && (typeof o.note !== "string" || o.note.length > NOTE_MAX)) throw invalidField("note", `at most ${NOTE_MAX} characters`);
     const threshold = parseSettings(c.settings).flag_auto_hide_threshold;
     const now = this.posts.now();
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const reporter = await this.posts.writer(t, c.id, o.reporter_actor_id, "reporter_actor_id");
       const tg = await this.target(t, c.id, o.target_type, o.target_id);
       if (tg.actorId === reporter.id) throw new ApiError(422, "CANNOT_FLAG_SELF", "An actor cannot flag itself or its own content");
@@ -124,7 +120,7 @@ export class ModerationService {
   async queue(pr: Principal, workspaceId: string, communityId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.adminCommunity(pr, workspaceId, communityId, "social.list");
     const { limit, after } = pageArgs(q);
-    const rows = await store.queue(this.db, c.id, after, limit + 1);
+    const rows = await store.queue(this.lane.ctx.db, c.id, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.first_flagged_at, id: r.target_id }), (r) => r);
     const data = [];
     for (const r of pg.data) {
@@ -134,11 +130,11 @@ export class ModerationService {
         target_actor_id: r.target_actor_id,
         flag_count: Number(r.flag_count),
         reporter_count: Number(r.reporter_count),
-        reasons: await store.reasonsOf(this.db, r.target_type, r.target_id),
+        reasons: await store.reasonsOf(this.lane.ctx.db, r.target_type, r.target_id),
         auto_hidden: Number(r.auto_hidden) === 1,
         first_flagged_at: r.first_flagged_at,
         last_flagged_at: r.last_flagged_at,
-        flags: (await store.openFlagsOn(this.db, r.target_type, r.target_id)).map(flagView),
+        flags: (await store.openFlagsOn(this.lane.ctx.db, r.target_type, r.target_id)).map(flagView),
       });
     }
     return { data, pagination: pg.pagination };
@@ -159,7 +155,7 @@ export class ModerationService {
       if (typeof o.duration_s !== "number" || !Number.isInteger(o.duration_s) || o.duration_s < 1) throw invalidField("duration_s", "a positive integer (seconds)");
       until = new Date(Date.parse(now) + o.duration_s * 1000).toISOString();
     }
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       let tg: Target;
       let flagId: string | null = null;
       if (o.flag_id !== undefined && o.flag_id !== null) {
@@ -203,7 +199,7 @@ export class ModerationService {
 
   async keywords(pr: Principal, workspaceId: string, communityId: string) {
     const c = await this.adminCommunity(pr, workspaceId, communityId, "social.read");
-    return { data: await store.keywordsOf(this.db, c.id) };
+    return { data: await store.keywordsOf(this.lane.ctx.db, c.id) };
   }
 
   async addKeyword(pr: Principal, workspaceId: string, communityId: string, body: unknown) {
@@ -213,12 +209,12 @@ export class ModerationService {
     if (kw.length < 1 || kw.length > 100) throw invalidField("keyword", "1-100 characters");
     const action = o.action === undefined ? "hold" : o.action;
     if (action !== "block" && action !== "hold") throw invalidField("action", "block or hold");
-    await store.upsertKeyword(this.db, { id: uuid(), community_id: c.id, keyword: kw, action, created_at: this.posts.now() });
-    return (await store.keywordOf(this.db, c.id, kw)) as store.KeywordRow;
+    await store.upsertKeyword(this.lane.ctx.db, { id: uuid(), community_id: c.id, keyword: kw, action, created_at: this.posts.now() });
+    return (await store.keywordOf(this.lane.ctx.db, c.id, kw)) as store.KeywordRow;
   }
 
   async removeKeyword(pr: Principal, workspaceId: string, communityId: string, id: string): Promise<void> {
     const c = await this.adminCommunity(pr, workspaceId, communityId, "social.update");
-    await store.deleteKeyword(this.db, c.id, id);
+    await store.deleteKeyword(this.lane.ctx.db, c.id, id);
   }
 }

@@ -25,18 +25,14 @@ export const MARK_IDS_MAX = 200;
 export class NotificationService {
   constructor(private readonly lane: Lane) {}
 
-  private get db() {
-    return this.lane.ctx.db;
-  }
-
   async list(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
-    const a = await this.lane.actor(this.db, c.id, actorId);
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
-    const rows = await store.inbox(this.db, a.id, after, limit + 1);
+    const rows = await store.inbox(this.lane.ctx.db, a.id, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.updated_at, id: r.id }), (r) => r);
-    const actors = await store.actorsOf(this.db, pg.data.map((r) => r.id), LATEST_ACTORS);
-    const counts = await store.counts(this.db, a.id);
+    const actors = await store.actorsOf(this.lane.ctx.db, pg.data.map((r) => r.id), LATEST_ACTORS);
+    const counts = await store.counts(this.lane.ctx.db, a.id);
     return {
       data: pg.data.map((r) => ({
         id: r.id,
@@ -61,23 +57,23 @@ export class NotificationService {
 
   async counts(pr: Principal, communityId: string, actorId: string) {
     const c = await this.lane.community(pr, communityId, "social.read");
-    const a = await this.lane.actor(this.db, c.id, actorId);
-    const n = await store.counts(this.db, a.id);
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
+    const n = await store.counts(this.lane.ctx.db, a.id);
     return { unread_count: n.unread, unseen_count: n.unseen };
   }
 
   /** Marks all groups (no ids) or the given ones read (which also makes them seen) or seen. */
   async mark(pr: Principal, communityId: string, actorId: string, what: "read" | "seen", body: unknown) {
     const c = await this.lane.community(pr, communityId, "social.update");
-    const a = await this.lane.actor(this.db, c.id, actorId);
+    const a = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
     const o = isObject(body) ? body : {};
     let ids: string[] | null = null;
     if (o.ids !== undefined && o.ids !== null) {
       if (!Array.isArray(o.ids) || o.ids.length > MARK_IDS_MAX || o.ids.some((x) => typeof x !== "string" || !isUuid(x))) throw invalidField("ids", `up to ${MARK_IDS_MAX} notification uuids`);
       ids = (o.ids as string[]).map((x) => x.toLowerCase());
     }
-    const updated = await store.mark(this.db, a.id, what, ids);
-    const n = await store.counts(this.db, a.id);
+    const updated = await store.mark(this.lane.ctx.db, a.id, what, ids);
+    const n = await store.counts(this.lane.ctx.db, a.id);
     return { updated, unread_count: n.unread, unseen_count: n.unseen };
   }
 }

@@ -50,10 +50,6 @@ export class PostService {
     readonly screening: ContentScreen,
   ) {}
 
-  get db() {
-    return this.lane.ctx.db;
-  }
-
   now() {
     return this.lane.ctx.clock.iso();
   }
@@ -98,7 +94,7 @@ export class PostService {
     input.checkContent(kind, text, assets, quoteId);
     const scheduled = status === "scheduled" ? input.scheduledFor(o.scheduled_for, now) : null;
     if (status !== "scheduled" && o.scheduled_for !== undefined && o.scheduled_for !== null) throw invalidField("scheduled_for", "only for status scheduled");
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const author = await this.writer(t, c.id, o.actor_id);
       const held = await this.screening.screen(t, c.id, [text, JSON.stringify(attributes.poll ?? null)]);
       await checkAssets(t, c.id, author.id, assets);
@@ -183,27 +179,27 @@ export class PostService {
   async get(pr: Principal, communityId: string, id: string, q: { actor_id?: string }): Promise<PostView> {
     const c = await this.lane.community(pr, communityId, "social.read");
     if (q.actor_id !== undefined) {
-      const viewer = await this.lane.actor(this.db, c.id, q.actor_id);
-      return postView(this.db, await this.visibleTo(this.db, c.id, id, viewer.id));
+      const viewer = await this.lane.actor(this.lane.ctx.db, c.id, q.actor_id);
+      return postView(this.lane.ctx.db, await this.visibleTo(this.lane.ctx.db, c.id, id, viewer.id));
     }
-    return postView(this.db, await this.live(this.db, c.id, id));
+    return postView(this.lane.ctx.db, await this.live(this.lane.ctx.db, c.id, id));
   }
 
   async list(pr: Principal, communityId: string, q: { limit?: number; cursor?: string; author_id?: string }) {
     const c = await this.lane.community(pr, communityId, "social.list");
     const { limit, after } = pageArgs(q);
     // A filter by an actor that does not exist is 404, like every other unknown id.
-    const author = q.author_id === undefined ? null : (await this.lane.actor(this.db, c.id, q.author_id, "author_id")).id;
-    const rows = await store.publicPosts(this.db, c.id, this.now(), author, after, limit + 1);
+    const author = q.author_id === undefined ? null : (await this.lane.actor(this.lane.ctx.db, c.id, q.author_id, "author_id")).id;
+    const rows = await store.publicPosts(this.lane.ctx.db, c.id, this.now(), author, after, limit + 1);
     const pg = page(rows, limit, (r) => ({ k: r.published_at as string, id: r.id }), (r) => r);
-    return { data: await postViews(this.db, pg.data), pagination: pg.pagination };
+    return { data: await postViews(this.lane.ctx.db, pg.data), pagination: pg.pagination };
   }
 
   async patch(pr: Principal, communityId: string, id: string, body: unknown): Promise<PostView> {
     const c = await this.lane.community(pr, communityId, "social.update");
     const o = isObject(body) ? body : {};
     const now = this.now();
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       await this.live(t, c.id, id);
       const cur = (await store.lockPost(t, c.id, id.toLowerCase())) as store.PostRow;
       if (cur.kind === "repost") throw new ApiError(409, "REPOST_IMMUTABLE", "A repost cannot be edited; delete it instead");
@@ -264,7 +260,7 @@ export class PostService {
 
   async remove(pr: Principal, communityId: string, id: string): Promise<void> {
     const c = await this.lane.community(pr, communityId, "social.delete");
-    await tx(this.db, async (t) => {
+    await tx(this.lane.ctx.db, async (t) => {
       await this.live(t, c.id, id);
       const cur = (await store.lockPost(t, c.id, id.toLowerCase())) as store.PostRow;
       await this.softDelete(t, cur, this.now());
@@ -287,7 +283,7 @@ export class PostService {
   async publishDue(): Promise<number> {
     let total = 0;
     for (;;) {
-      const { seen, done } = await tx(this.db, async (t) => {
+      const { seen, done } = await tx(this.lane.ctx.db, async (t) => {
         const now = this.now();
         const due = await store.duePosts(t, now, 100, dialect(t).skipLocked);
         let published = 0;
@@ -310,7 +306,7 @@ export class PostService {
 
   async decideTag(pr: Principal, communityId: string, postId: string, actorId: string, decision: "approved" | "declined") {
     const c = await this.lane.community(pr, communityId, "social.update");
-    return tx(this.db, async (t) => {
+    return tx(this.lane.ctx.db, async (t) => {
       const p = await this.live(t, c.id, postId);
       const a = await this.lane.actor(t, c.id, actorId);
       const tag = await store.tagOf(t, p.id, a.id);
@@ -327,8 +323,8 @@ export class PostService {
 
   async tags(pr: Principal, communityId: string, postId: string) {
     const c = await this.lane.community(pr, communityId, "social.read");
-    const p = await this.live(this.db, c.id, postId);
-    return { data: await store.tagsOfPost(this.db, p.id) };
+    const p = await this.live(this.lane.ctx.db, c.id, postId);
+    return { data: await store.tagsOfPost(this.lane.ctx.db, p.id) };
   }
 }
 
