@@ -36,11 +36,11 @@ for (const a of full ? ["test"] : args) {
 }
 
 const log = (msg: string) => console.log(`test (${engine}): ${msg}`);
-log(`${files.length} files in ${Math.min(files.length, shardCount(3))} processes`);
+log(`${files.length} files in ${Math.min(files.length, shardCount(2))} processes`);
 const { passed, failed, ok } = await runShards({
   kind: engine,
   files,
-  shards: shardCount(3),
+  shards: shardCount(2),
   env: engine === "postgres" ? { BUNKER_TEST_ENGINE: "postgres" } : {},
   record: full,
   log,

@@ -73,10 +73,10 @@ describe("jsonLimitExceeded: depth", () => {
     }
   });
 
-  test("one pass over 1 MiB of brackets is fast and needs no stack", () => {
-    const t0 = performance.now();
+  // A recursive scan would overflow the stack here long before 1 MiB; how fast the one pass
+  // is belongs to the benches (a timed assertion fails on a loaded machine, not on a slow scan).
+  test("one pass over 1 MiB of brackets needs no stack", () => {
     expect(exceedsJsonDepth("{".repeat(1 << 20), Number.MAX_SAFE_INTEGER)).toBe(false);
-    expect(performance.now() - t0).toBeLessThan(100);
   });
 
   test("items: array elements plus object members, at most MAX_JSON_ITEMS, commas in strings ignored", () => {

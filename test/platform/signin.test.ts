@@ -115,7 +115,7 @@ describe("sign-in rules", () => {
       // the machine only ever adds time to a round.
       const known: number[] = [];
       const unknown: number[] = [];
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < 5; round++) {
         known.push(await time((await signup(costly)).username));
         unknown.push(await time(`ghost-${round}-${Date.now()}`));
       }
@@ -126,7 +126,7 @@ describe("sign-in rules", () => {
     } finally {
       await costly.stop();
     }
-  });
+  }, 180_000);
 
   inProcess("changes account status through the service object (app.platform.accounts); the operator routes do it over HTTP in platform/setup and platform/every-route")("rule 2: 403 ACCOUNT_SUSPENDED / ACCOUNT_DEACTIVATED only with the right password; blocked looks invalid", async () => {
     const op = app.platform; // operator actions go through the service the admin routes use

@@ -46,7 +46,9 @@ test("SIGKILL while mail arrives: every message answered 250 is stored after a r
   const accepted: string[] = [];
   let stop = false;
   const worker = async (k: number) => {
-    const t = createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true, connectionTimeout: 3000, socketTimeout: 3000 } as never);
+    // Generous timeouts: the first message loads the parser and the authentication libraries,
+    // which takes seconds on a loaded machine; a kill resets the connection at once anyway.
+    const t = createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 30_000 } as never);
     for (let i = 0; !stop; i++) {
       const id = `<crash-${k}-${i}@sender.example>`;
       try {
