@@ -26,8 +26,8 @@
  */
 import { parseHTML } from "linkedom";
 import { createOutboundHttp } from "../../src/core/outbound-http";
-import { LlmClient } from "../../src/services/trawl/pipeline/llm";
-import { runJob } from "../../src/services/trawl/pipeline/run";
+import { LlmClient } from "../../src/services/trawl/worker/pipeline/llm";
+import { runJob } from "../../src/services/trawl/worker/pipeline/run";
 import { SchemaCompiler, withoutRequired, type JsonObject } from "../../src/services/trawl/schema";
 import { ARTICLE, LISTING_ITEMS, PRODUCT, SPECS, startFixtureSite, type FixtureSite } from "../../test/trawl/fixture-site";
 import { startLlmStub } from "../../test/trawl/llm-stub";

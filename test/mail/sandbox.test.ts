@@ -15,7 +15,7 @@ import { ON_BINARY } from "../helpers/target";
 import { until } from "../helpers/until";
 import { createWaitlist, join } from "../helpers/waitlist";
 import { OUTBOX_KEEP } from "../../src/services/mail/sandbox/service";
-import { NOTIFY_JOB } from "../../src/services/waitlist/notify";
+import { NOTIFY_JOB } from "../../src/services/waitlist/entries/notify";
 
 let e: SendingEnv;
 let mx: SmtpSink;

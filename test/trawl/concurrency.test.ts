@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { tx } from "../../src/core/db";
 import { prefixedId } from "../../src/core/ids";
-import * as store from "../../src/services/trawl/store";
+import * as store from "../../src/services/trawl/jobs/store";
 import { ownerWithKey, startTestApp, type TestApp } from "../helpers/app";
 import { inProcess, ON_BINARY } from "../helpers/target";
 import { until } from "../helpers/until";

@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { DAY } from "../../src/core/clock";
-import { creditsOf } from "../../src/services/trawl/service";
+import { creditsOf } from "../../src/services/trawl/jobs/service";
 import { ownerWithKey, type TestApp } from "../helpers/app";
 import { inProcess } from "../helpers/target";
 import type { FixtureSite } from "./fixture-site";

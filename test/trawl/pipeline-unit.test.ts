@@ -1,9 +1,9 @@
 /** Pure parts of the extraction pipeline: robots.txt rules, chunking, answer parsing, merging, links. */
 import { describe, expect, test } from "bun:test";
-import { isAllowed, parseRobots } from "../../src/services/trawl/pipeline/fetch";
-import { chunk, findLinks, keywords, parseDocument } from "../../src/services/trawl/pipeline/html";
-import { parseAnswer } from "../../src/services/trawl/pipeline/llm";
-import { dropNulls, merge } from "../../src/services/trawl/pipeline/merge";
+import { isAllowed, parseRobots } from "../../src/services/trawl/worker/pipeline/fetch";
+import { chunk, findLinks, keywords, parseDocument } from "../../src/services/trawl/worker/pipeline/html";
+import { parseAnswer } from "../../src/services/trawl/worker/pipeline/llm";
+import { dropNulls, merge } from "../../src/services/trawl/worker/pipeline/merge";
 
 describe("robots.txt", () => {
   const txt = `# comment

@@ -12,7 +12,7 @@ import { createTemplate, startSendingApp, workspaceWithDomain, type MailWorkspac
 import { startSmtpSink, type SmtpSink } from "../helpers/smtp-sink";
 import { inProcess, ON_BINARY } from "../helpers/target";
 import { createWaitlist, join, type TestWaitlist } from "../helpers/waitlist";
-import { NOTIFY_JOB, notificationsOf } from "../../src/services/waitlist/notify";
+import { NOTIFY_JOB, notificationsOf } from "../../src/services/waitlist/entries/notify";
 
 let e: SendingEnv;
 let sink: SmtpSink;

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiError } from "../../src/core/errors";
-import { InviteFailure, NOTIFY_JOB } from "../../src/services/waitlist/notify";
+import { InviteFailure, NOTIFY_JOB } from "../../src/services/waitlist/entries/notify";
 import { ownerWithKey, type TestApp } from "../helpers/app";
 import type { Receiver } from "../helpers/http-receiver";
 import { ON_BINARY } from "../helpers/target";

@@ -12,13 +12,13 @@
 import { createOutboundHttp } from "../../core/outbound-http";
 import { defineService } from "../../kernel/module";
 import { workspaceScope } from "../../kernel/webhooks";
-import { TRAWL_WEBHOOKS } from "./events";
-import { PAGE_MAX_BYTES } from "./pipeline/fetch";
-import { LlmClient } from "./pipeline/llm";
-import { jobRoutes } from "./routes";
-import { WorkspaceId } from "./schemas";
-import { JobService } from "./service";
-import { TrawlWorker } from "./worker";
+import { TRAWL_WEBHOOKS } from "./jobs/events";
+import { PAGE_MAX_BYTES } from "./worker/pipeline/fetch";
+import { LlmClient } from "./worker/pipeline/llm";
+import { jobRoutes } from "./jobs/routes";
+import { WorkspaceId } from "./jobs/schemas";
+import { JobService } from "./jobs/service";
+import { TrawlWorker } from "./worker/worker";
 import { migrations } from "./migrations";
 import { TRAWL_SETTINGS } from "./settings";
 

@@ -10,11 +10,11 @@ import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import { requirePrincipal, type PrincipalResolver } from "../../access/principal";
 import type { Idempotency } from "../../core/idempotency";
 import { noContent } from "../../core/openapi";
-import type { EntryService } from "./entries";
-import { exportCsv } from "./export";
+import type { EntryService } from "./entries/service";
+import { exportCsv } from "./entries/export";
 import * as S from "./schemas";
 import type { WaitlistView } from "./views";
-import type { WaitlistService } from "./waitlists";
+import type { WaitlistService } from "./waitlists/service";
 
 const errors = { 400: S.ErrorBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody };
 const wsParams = S.WorkspaceParams;

@@ -5,7 +5,7 @@
  * property name's first word ("price_usd" -> "price"); values are coerced to the property's
  * type. Arrays of objects take the record group whose keys cover the item properties best.
  */
-import { isObject, type JsonObject } from "../schema";
+import { isObject, type JsonObject } from "../../schema";
 import { norm, type Candidates, type Source, type Value } from "./heuristic";
 
 const SYNONYMS: Record<string, string[]> = {

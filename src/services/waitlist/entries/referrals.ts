@@ -6,11 +6,11 @@
  * `changes.referral_count {from, to}` of that change. Claimed, emitted and deleted in one
  * transaction: at least once, in the order of the changes.
  */
-import { tx } from "../../core/db";
-import { entryView } from "./views";
-import { parseWaitlistSettings } from "./settings";
-import * as store from "./store";
-import type { WaitlistContext } from "./events";
+import { tx } from "../../../core/db";
+import { entryView } from "../views";
+import { parseWaitlistSettings } from "../settings";
+import * as store from "../store";
+import type { WaitlistContext } from "../events";
 
 export const REFERRALS_JOB = "waitlist.referrals";
 const BATCH = 1000;

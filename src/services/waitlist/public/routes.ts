@@ -6,12 +6,12 @@
  * then refuses to read the answer; a sign-up from such an Origin is 403 ORIGIN_NOT_ALLOWED).
  */
 import { Elysia } from "elysia";
-import { requestMeta } from "../../access/http";
-import type { EntryService } from "./entries";
-import type { PublicConfig } from "./public";
-import * as S from "./schemas";
-import type { WaitlistSettings } from "./settings";
-import { signup } from "./signup";
+import { requestMeta } from "../../../access/http";
+import type { EntryService } from "../entries/service";
+import type { PublicConfig } from "./config";
+import * as S from "../schemas";
+import type { WaitlistSettings } from "../settings";
+import { signup } from "../entries/signup";
 
 const BASE = "/waitlist/v1/waitlists/:workspace_slug/:waitlist_slug";
 const params = S.PublicParams;

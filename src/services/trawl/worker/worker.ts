@@ -25,16 +25,16 @@
  *   back to the queue (their attempt does not count).
  */
 import { randomBytes } from "node:crypto";
-import { tx } from "../../core/db";
-import { isDatabaseUnavailable } from "../../core/store/sql";
-import type { OutboundHttp } from "../../core/outbound-http";
-import { withoutRequired, type JsonObject } from "./schema";
+import { tx } from "../../../core/db";
+import { isDatabaseUnavailable } from "../../../core/store/sql";
+import type { OutboundHttp } from "../../../core/outbound-http";
+import { withoutRequired, type JsonObject } from "../schema";
 import { JobError, runJob, type Progress } from "./pipeline/run";
 import type { LlmClient } from "./pipeline/llm";
-import type { TrawlContext } from "./events";
-import type { JobService } from "./service";
-import { jobView } from "./views";
-import * as store from "./store";
+import type { TrawlContext } from "../jobs/events";
+import type { JobService } from "../jobs/service";
+import { jobView } from "../jobs/views";
+import * as store from "../jobs/store";
 
 export const MAX_ATTEMPTS = 3;
 export const LEASE_MS = 60_000;

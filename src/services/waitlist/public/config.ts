@@ -12,17 +12,17 @@
  * active variants' weights, so a visitor keeps seeing the same one; without it, at random by
  * weight. The sign-up then posts the variant_id it was shown.
  */
-import { DAY, SECOND } from "../../core/clock";
-import { tx } from "../../core/db";
-import type { MaybePromise } from "../../core/maybe-promise";
-import { notFound } from "../../core/errors";
-import type { AppContext } from "../../context";
-import { platformGeneration } from "../../kernel/tenancy";
-import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
-import { publicWaitlist } from "./signup";
-import * as store from "./store";
-import { publicVariantView, publicWaitlistBase, type PublicWaitlistView } from "./views";
-import { PUBLIC_TOPIC } from "./waitlists";
+import { DAY, SECOND } from "../../../core/clock";
+import { tx } from "../../../core/db";
+import type { MaybePromise } from "../../../core/maybe-promise";
+import { notFound } from "../../../core/errors";
+import type { AppContext } from "../../../context";
+import { platformGeneration } from "../../../kernel/tenancy";
+import { parseWaitlistSettings, type WaitlistSettings } from "../settings";
+import { publicWaitlist } from "../entries/signup";
+import * as store from "../store";
+import { publicVariantView, publicWaitlistBase, type PublicWaitlistView } from "../views";
+import { PUBLIC_TOPIC } from "../waitlists/service";
 
 export const COUNT_TTL_MS = 5 * SECOND;
 export const VIEWS_JOB = "waitlist.views.flush";

@@ -16,14 +16,14 @@
  * required properties).
  */
 import type { ValidateFunction } from "ajv";
-import { describeErrors, missingRequired, type JsonObject } from "../schema";
+import { describeErrors, missingRequired, type JsonObject } from "../../schema";
 import { FetchError, PageFetcher, type FetchMeter } from "./fetch";
 import { candidatesFromHtml, candidatesFromJson } from "./heuristic";
 import { mapToSchema } from "./map";
 import { chunk, findLinks, keywords, parseDocument, toMarkdown } from "./html";
 import { LlmError, type LlmClient, type Tokens } from "./llm";
 import { merge } from "./merge";
-import type { OutboundHttp } from "../../../core/outbound-http";
+import type { OutboundHttp } from "../../../../core/outbound-http";
 
 export type ErrorCode = "FETCH_FAILED" | "BLOCKED_BY_SSRF_GUARD" | "TIMEOUT" | "SCHEMA_UNSATISFIED" | "LLM_ERROR" | "STEP_LIMIT" | "WORKER_LOST";
 

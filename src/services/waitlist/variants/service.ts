@@ -16,19 +16,19 @@
  * Only a waitlist with no variant left keeps a row without one;
  * top 10 referrers (all time) and sign-ups by utm_source in the range.
  */
-import type { RequestMeta } from "../../access/http";
-import type { Principal } from "../../access/principal";
-import { tx } from "../../core/db";
-import { conflict, invalidField, notFound } from "../../core/errors";
-import { uuid } from "../../core/ids";
-import { isUniqueViolation } from "../../core/store/sql";
-import { audit } from "../../kernel/tenancy";
-import { addDays, dayStart, daysBetween, isCalendarDay } from "./days";
-import type { PublicConfig } from "./public";
-import type { WaitlistContext } from "./events";
-import * as store from "./store";
-import { variantView, type VariantView } from "./views";
-import { PUBLIC_TOPIC, type WaitlistService } from "./waitlists";
+import type { RequestMeta } from "../../../access/http";
+import type { Principal } from "../../../access/principal";
+import { tx } from "../../../core/db";
+import { conflict, invalidField, notFound } from "../../../core/errors";
+import { uuid } from "../../../core/ids";
+import { isUniqueViolation } from "../../../core/store/sql";
+import { audit } from "../../../kernel/tenancy";
+import { addDays, dayStart, daysBetween, isCalendarDay } from "../days";
+import type { PublicConfig } from "../public/config";
+import type { WaitlistContext } from "../events";
+import * as store from "../store";
+import { variantView, type VariantView } from "../views";
+import { PUBLIC_TOPIC, type WaitlistService } from "../waitlists/service";
 
 export const VARIANTS_MAX = 20;
 export const WEIGHT_MAX = 1000;

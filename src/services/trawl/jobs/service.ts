@@ -11,13 +11,13 @@
  *   month when 90% is used; at 100% POST /jobs answers 402 CREDIT_LIMIT_REACHED (jobs
  *   already queued still run).
  */
-import type { Principal } from "../../access/principal";
-import { tx, type Sql } from "../../core/db";
-import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
-import { prefixedId } from "../../core/ids";
-import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
+import type { Principal } from "../../../access/principal";
+import { tx, type Sql } from "../../../core/db";
+import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../../core/errors";
+import { prefixedId } from "../../../core/ids";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
 import { CREDIT_LIMIT_MAX, CREDIT_LOW_RATIO, DESCRIPTION_MAX, LIST_DEFAULT, LIST_MAX, STEPS, TIERS, TIMEOUT, URL_MAX, URLS_MAX } from "./limits";
-import { SchemaCompiler, isObject } from "./schema";
+import { SchemaCompiler, isObject } from "../schema";
 import * as store from "./store";
 import type { JobStatus } from "./store";
 import { jobView, monthlyUsageView, settingsView, type JobView } from "./views";

@@ -5,10 +5,10 @@
  * sign-up that writes an entry takes its slots in the entry's own transaction (one commit),
  * and a refused limit rolls back the slots the earlier ones took with it.
  */
-import { MINUTE } from "../../core/clock";
-import { tx, type Sql } from "../../core/db";
-import { ApiError } from "../../core/errors";
-import type { AppContext } from "../../context";
+import { MINUTE } from "../../../core/clock";
+import { tx, type Sql } from "../../../core/db";
+import { ApiError } from "../../../core/errors";
+import type { AppContext } from "../../../context";
 
 export const WINDOW_MS = MINUTE;
 

@@ -10,21 +10,21 @@
  * - workspace_slug follows the workspace's slug (workspace.renamed), and the slug it had
  *   before the last rename (previous_workspace_slug) keeps serving the public routes.
  */
-import type { RequestMeta } from "../../access/http";
-import type { Principal } from "../../access/principal";
-import { tx, type Sql } from "../../core/db";
-import { conflict, invalidField, notFound } from "../../core/errors";
-import { uuid } from "../../core/ids";
-import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
-import { isUniqueViolation } from "../../core/store/sql";
-import { audit } from "../../kernel/tenancy";
-import type { Bridges } from "./bridges";
-import type { Notifier } from "./notify";
-import { applyWaitlistSettings, defaultWaitlistSettings, parseWaitlistSettings, settingsPatch, type WaitlistSettings } from "./settings";
-import * as store from "./store";
-import { waitlistView, type WaitlistView, type WorkspaceSettingsView } from "./views";
+import type { RequestMeta } from "../../../access/http";
+import type { Principal } from "../../../access/principal";
+import { tx, type Sql } from "../../../core/db";
+import { conflict, invalidField, notFound } from "../../../core/errors";
+import { uuid } from "../../../core/ids";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
+import { isUniqueViolation } from "../../../core/store/sql";
+import { audit } from "../../../kernel/tenancy";
+import type { Bridges } from "../bridges";
+import type { Notifier } from "../entries/notify";
+import { applyWaitlistSettings, defaultWaitlistSettings, parseWaitlistSettings, settingsPatch, type WaitlistSettings } from "../settings";
+import * as store from "../store";
+import { waitlistView, type WaitlistView, type WorkspaceSettingsView } from "../views";
 import { putSettings, readSettings } from "./workspace-settings";
-import type { WaitlistContext } from "./events";
+import type { WaitlistContext } from "../events";
 
 export const WAITLIST_ACTIONS = [
   { name: "waitlist.list", description: "List waitlists" },

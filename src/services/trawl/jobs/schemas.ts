@@ -1,9 +1,9 @@
 /** TypeBox models of the extraction-job routes, shared by the routes and the OpenAPI document. */
-import { t } from "../../core/schema";
-import { ErrorBody, JsonObject, Pagination } from "../../access/schemas";
-import { LegacyWebhookId } from "../../kernel/webhooks";
+import { t } from "../../../core/schema";
+import { ErrorBody, JsonObject, Pagination } from "../../../access/schemas";
+import { LegacyWebhookId } from "../../../kernel/webhooks";
 import { CREDIT_LIMIT_MAX, DESCRIPTION_MAX, JOB_ID, STEPS, TIMEOUT, URLS_MAX } from "./limits";
-import { UUID_PATTERN, Uuid } from "../../access/schemas";
+import { UUID_PATTERN, Uuid } from "../../../access/schemas";
 export { UUID_PATTERN, Uuid };
 
 export { ErrorBody };

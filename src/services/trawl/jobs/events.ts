@@ -3,9 +3,9 @@
  * and used to validate subscriptions. Each example is the `data` object of the envelope
  * (conventions: webhooks/catalogue.ts).
  */
-import type { ModuleContext } from "../../kernel/module";
+import type { ModuleContext } from "../../../kernel/module";
 import { Type } from "@sinclair/typebox";
-import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../kernel/webhooks";
+import { defineWebhookProduct, EXAMPLE_T0 as T0, EXAMPLE_T1 as T1 } from "../../../kernel/webhooks";
 import { Job } from "./schemas";
 
 const job = (over: Record<string, unknown> = {}) => ({

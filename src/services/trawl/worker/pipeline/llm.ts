@@ -12,7 +12,7 @@
  * (a local model on loopback must work); the job's abort signal cancels the call.
  */
 import { jsonrepair } from "jsonrepair";
-import { describeErrors, isObject, type JsonObject } from "../schema";
+import { describeErrors, isObject, type JsonObject } from "../../schema";
 import type { ValidateFunction } from "ajv";
 import { dropNulls } from "./merge";
 

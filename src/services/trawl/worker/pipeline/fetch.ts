@@ -6,7 +6,7 @@
  * 5 MB (a larger page is refused, not cut), content types HTML, JSON and text only, a clear
  * user agent, and robots.txt of each origin honoured for that user agent (or "*").
  */
-import { OutboundError, type OutboundHttp } from "../../../core/outbound-http";
+import { OutboundError, type OutboundHttp } from "../../../../core/outbound-http";
 
 export const USER_AGENT = "BunkerTrawl/0.1 (+https://github.com/bunker; extraction jobs)";
 export const ROBOTS_TOKEN = "bunkertrawl";

@@ -1,11 +1,11 @@
 /** Admin routes of a waitlist's variants and analytics (/waitlist/v1/workspaces/{workspace_id}/waitlists/{waitlist_id}/...). */
 import { Elysia } from "elysia";
-import { principalPlugin } from "../../access/http";
-import { PLATFORM_CALLER, secured } from "../../access/openapi";
-import { requirePrincipal, type PrincipalResolver } from "../../access/principal";
-import { noContent } from "../../core/openapi";
-import * as S from "./schemas";
-import type { VariantService } from "./variants";
+import { principalPlugin } from "../../../access/http";
+import { PLATFORM_CALLER, secured } from "../../../access/openapi";
+import { requirePrincipal, type PrincipalResolver } from "../../../access/principal";
+import { noContent } from "../../../core/openapi";
+import * as S from "../schemas";
+import type { VariantService } from "./service";
 
 const errors = { 400: S.ErrorBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody };
 const wlParams = S.WaitlistParams;

@@ -16,18 +16,18 @@
  *    BURST_WINDOW_MS set metadata.risk instead of being refused.
  */
 import { createHash } from "node:crypto";
-import { MINUTE } from "../../core/clock";
-import { lazy } from "../../core/lazy";
+import { MINUTE } from "../../../core/clock";
+import { lazy } from "../../../core/lazy";
 import { takeSignupSlots, takeSlotsIn } from "./ratelimit";
-import { tx, type Sql } from "../../core/db";
-import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../core/errors";
-import { randomBase62, uuid } from "../../core/ids";
-import { isUniqueViolation } from "../../core/store/sql";
-import type { EntryService } from "./entries";
-import type { WaitlistEnvSettings } from "./env-settings";
-import { type CustomField, type WaitlistSettings } from "./settings";
-import * as store from "./store";
-import { NO_INVITE, type ClientInfo, type PublicEntryView } from "./views";
+import { tx, type Sql } from "../../../core/db";
+import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../../core/errors";
+import { randomBase62, uuid } from "../../../core/ids";
+import { isUniqueViolation } from "../../../core/store/sql";
+import type { EntryService } from "./service";
+import type { WaitlistEnvSettings } from "../env-settings";
+import { type CustomField, type WaitlistSettings } from "../settings";
+import * as store from "../store";
+import { NO_INVITE, type ClientInfo, type PublicEntryView } from "../views";
 
 export const EMAIL_MAX = 254;
 export const NAME_MAX = 200;

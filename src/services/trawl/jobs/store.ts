@@ -3,8 +3,8 @@
  * claimed under a lease with an owner token), settings and monthly usage. Portable SQL:
  * ISO-text timestamps and epoch-ms BIGINT set by the application, JSON as TEXT.
  */
-import type { Sql } from "../../core/db";
-import { dialect } from "../../core/store/sql";
+import type { Sql } from "../../../core/db";
+import { dialect } from "../../../core/store/sql";
 
 export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 export const JOB_STATUSES: readonly JobStatus[] = ["queued", "running", "succeeded", "failed", "cancelled"];

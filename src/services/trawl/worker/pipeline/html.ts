@@ -5,7 +5,7 @@
  * matches the job's description), restricted to the job's origins.
  */
 import type TurndownService from "turndown";
-import { defaultOf, lazy } from "../../../core/lazy";
+import { defaultOf, lazy } from "../../../../core/lazy";
 
 // Loaded by the first page an extraction reads, not at start-up (core/lazy.ts).
 const readability = lazy(() => require("@mozilla/readability") as typeof import("@mozilla/readability"));

@@ -3,7 +3,7 @@
  * document), the service and the routes: a leaf module, so that schemas need not import the
  * service that imports them.
  */
-import { prefixedIdPattern } from "../../core/ids";
+import { prefixedIdPattern } from "../../../core/ids";
 
 export const DESCRIPTION_MAX = 4000;
 export const URLS_MAX = 20;

@@ -1,10 +1,10 @@
 /** Routes of the extraction-job service: /trawl/v1/workspaces/{workspace_id}/jobs..., settings and usage. */
 import { Elysia } from "elysia";
-import { principalPlugin } from "../../access/http";
-import { callerKey, idempotent } from "../../access/idempotent";
-import { PLATFORM_CALLER, secured } from "../../access/openapi";
-import { requirePrincipal } from "../../access/principal";
-import type { ServiceDeps } from "../../kernel/module";
+import { principalPlugin } from "../../../access/http";
+import { callerKey, idempotent } from "../../../access/idempotent";
+import { PLATFORM_CALLER, secured } from "../../../access/openapi";
+import { requirePrincipal } from "../../../access/principal";
+import type { ServiceDeps } from "../../../kernel/module";
 import { ErrorBody, Job, JobCreate, JobList, JobListQuery, JobParams as jobParams, Settings, SettingsPut, Usage, UsageQuery, WorkspaceParams as wsParams } from "./schemas";
 import { DESCRIPTION_MAX, STEPS, TIMEOUT, URLS_MAX } from "./limits";
 import type { JobService } from "./service";

@@ -12,7 +12,7 @@
  * The candidates are mapped onto the job's schema by map.ts.
  */
 import { jsonrepair } from "jsonrepair";
-import { isObject, type JsonObject } from "../schema";
+import { isObject, type JsonObject } from "../../schema";
 import type { Doc } from "./html";
 
 export type Source = "json-ld" | "microdata" | "meta" | "dl" | "table" | "title" | "json";

@@ -8,20 +8,20 @@
  * - A referral counts on the referrer while the referred entry exists and is not rejected.
  * - Positions (pending entries only; null otherwise): store.ts POSITIONS, docs/waitlist.md, "Reference".
  */
-import type { RequestMeta } from "../../access/http";
-import type { Principal } from "../../access/principal";
-import { tx, type Sql } from "../../core/db";
-import { ApiError, badRequest, conflict, invalidField, notFound } from "../../core/errors";
-import { uuid } from "../../core/ids";
-import { buildPage, decodeCursor, parseLimit, type Page } from "../../core/pagination";
-import { audit } from "../../kernel/tenancy";
+import type { RequestMeta } from "../../../access/http";
+import type { Principal } from "../../../access/principal";
+import { tx, type Sql } from "../../../core/db";
+import { ApiError, badRequest, conflict, invalidField, notFound } from "../../../core/errors";
+import { uuid } from "../../../core/ids";
+import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pagination";
+import { audit } from "../../../kernel/tenancy";
 import { enqueueNotification, type NotificationKind } from "./notify";
-import { parseWaitlistSettings, type WaitlistSettings } from "./settings";
-import * as store from "./store";
-import { entryView, publicEntryView, type ClientInfo, type EntryView, type PublicEntryView } from "./views";
-import type { WaitlistService } from "./waitlists";
-import type { WaitlistContext } from "./events";
-import { BULK_MAX } from "./limits";
+import { parseWaitlistSettings, type WaitlistSettings } from "../settings";
+import * as store from "../store";
+import { entryView, publicEntryView, type ClientInfo, type EntryView, type PublicEntryView } from "../views";
+import type { WaitlistService } from "../waitlists/service";
+import type { WaitlistContext } from "../events";
+import { BULK_MAX } from "../limits";
 
 export const ENTRY_STATUSES = ["pending", "approved", "rejected"] as const;
 export const ENTRY_LIST_DEFAULT = 50;

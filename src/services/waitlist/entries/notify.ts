@@ -14,16 +14,16 @@
  * entry.invite_failed (and no approved mail goes out: it would carry no invite).
  * Mail is at-least-once: a crash between queueing the mail and marking the row repeats it.
  */
-import { HOUR, MINUTE, SECOND } from "../../core/clock";
-import { tx, type Sql } from "../../core/db";
-import { ApiError } from "../../core/errors";
-import { uuid } from "../../core/ids";
-import type { AppContext } from "../../context";
-import type { Bridges } from "./bridges";
-import { entryView } from "./views";
-import { parseWaitlistSettings } from "./settings";
-import * as store from "./store";
-import type { WaitlistContext } from "./events";
+import { HOUR, MINUTE, SECOND } from "../../../core/clock";
+import { tx, type Sql } from "../../../core/db";
+import { ApiError } from "../../../core/errors";
+import { uuid } from "../../../core/ids";
+import type { AppContext } from "../../../context";
+import type { Bridges } from "../bridges";
+import { entryView } from "../views";
+import { parseWaitlistSettings } from "../settings";
+import * as store from "../store";
+import type { WaitlistContext } from "../events";
 
 export type NotificationKind = "welcome" | "approved" | "rejected";
 export const NOTIFY_JOB = "waitlist.notify";

@@ -5,10 +5,10 @@
  * cells (mail/messages/csv.ts). Columns: the fixed ones (COLUMNS), then one column per custom
  * field definition of the waitlist, named custom.<name>.
  */
-import type { Sql } from "../../core/db";
-import { csvRow } from "../mail/messages/csv";
-import { parseWaitlistSettings } from "./settings";
-import * as store from "./store";
+import type { Sql } from "../../../core/db";
+import { csvRow } from "../../mail/messages/csv";
+import { parseWaitlistSettings } from "../settings";
+import * as store from "../store";
 
 export const COLUMNS = [
   "id", "email", "name", "interest", "status", "position", "referral_code", "referral_count", "referred_by_entry_id", "referrer",

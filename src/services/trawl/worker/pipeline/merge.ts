@@ -3,7 +3,7 @@
  * de-duplicated (by canonical JSON), objects merged key by key, and a scalar keeps the first
  * non-empty value seen (pages are read in order: suggested URLs first).
  */
-import { isEmpty, isObject, type JsonObject } from "../schema";
+import { isEmpty, isObject, type JsonObject } from "../../schema";
 
 const canonical = (v: unknown): string => JSON.stringify(v, (_k, x) => (isObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
 
