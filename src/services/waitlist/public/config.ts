@@ -19,7 +19,7 @@ import { notFound } from "../../../core/errors";
 import type { AppContext } from "../../../context";
 import { platformGeneration } from "../../../kernel/tenancy";
 import { parseWaitlistSettings, type WaitlistSettings } from "../settings";
-import { publicWaitlist } from "../entries/signup";
+import { publicWaitlist } from "./signup";
 import * as store from "../store";
 import { publicVariantView, publicWaitlistBase, type PublicWaitlistView } from "../views";
 import { PUBLIC_TOPIC } from "../waitlists/service";

@@ -11,7 +11,7 @@ import type { EntryService } from "../entries/service";
 import type { PublicConfig } from "./config";
 import * as S from "../schemas";
 import type { WaitlistSettings } from "../settings";
-import { signup } from "../entries/signup";
+import { signup } from "./signup";
 
 const BASE = "/waitlist/v1/waitlists/:workspace_slug/:waitlist_slug";
 const params = S.PublicParams;

@@ -23,7 +23,7 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../../core/errors";
 import { randomBase62, uuid } from "../../../core/ids";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { EntryService } from "./service";
+import type { EntryService } from "../entries/service";
 import type { WaitlistEnvSettings } from "../env-settings";
 import { type CustomField, type WaitlistSettings } from "../settings";
 import * as store from "../store";
