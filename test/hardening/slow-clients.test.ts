@@ -110,7 +110,9 @@ describe("slow request bodies", () => {
     const large = 200_000;
     const slow = await exchange(post("/platform/v1/auth/signin", "application/json", large), { trickleMs: 50 });
     expect(slow.statuses).toEqual([408]);
-    // 40 KiB pieces every 150 ms (~270 KB/s, far above 4 KiB/s): ~0.75 s in all, past the 0.6 s timeout.
+    // 32 KiB pieces every 150 ms (~220 KB/s, far above 4 KiB/s): ~0.9 s in all, past the 0.6 s
+    // timeout. The first piece goes with the headers: a timer of this process that fires late
+    // on a loaded machine must not leave the server with no byte at all past its deadline.
     const json = Buffer.from(JSON.stringify({ identifier: "x".repeat(large - 40), password: "pw" }));
     const r = await new Promise<Exchange>((resolve) => {
       const t0 = performance.now();
@@ -120,11 +122,13 @@ describe("slow request bodies", () => {
       sock.on("close", () => resolve({ text, statuses: [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1])), error: null, closed: true, ms: performance.now() - t0 }));
       sock.write(post("/platform/v1/auth/signin", "application/json", json.length, "Connection: close\r\n"));
       let at = 0;
-      const step = setInterval(() => {
-        sock.write(json.subarray(at, at + 40_960));
-        at += 40_960;
+      const piece = () => {
+        sock.write(json.subarray(at, at + 32_768));
+        at += 32_768;
         if (at >= json.length) clearInterval(step);
-      }, 150);
+      };
+      const step = setInterval(piece, 150);
+      piece();
     });
     expect(r.ms).toBeGreaterThan(TIMEOUT_MS);
     expect(r.statuses).toHaveLength(1);
