@@ -1,6 +1,6 @@
 /**
- * The extraction-job service (trawl) as a module: the jobs API (routes.ts, service.ts), the
- * durable worker (worker.ts; scheduler job trawl.worker every second), the webhook event
+ * The extraction-job service (trawl) as a module: the jobs API (jobs/routes.ts, jobs/service.ts), the
+ * durable worker (worker/worker.ts; scheduler job trawl.worker every second), the webhook event
  * catalogue and the workspace webhook scope (shared and legacy routes under
  * /trawl/v1/workspaces/{workspace_id}/webhooks).
  *

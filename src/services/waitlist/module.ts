@@ -19,7 +19,7 @@ import { publicRoutes } from "./public/routes";
 import { emitReferralUpdates, REFERRALS_JOB } from "./entries/referrals";
 import { adminRoutes } from "./routes";
 import { Uuid } from "./schemas";
-import * as store from "./store";
+import { domainUsed, renameWorkspace } from "./waitlists";
 import { variantRoutes } from "./variants/routes";
 import { VariantService } from "./variants/service";
 import { PUBLIC_TOPIC, WAITLIST_ACTIONS, WaitlistService } from "./waitlists/service";
@@ -59,7 +59,7 @@ export const waitlistModule = defineService({
       .use(variantRoutes(s.variants, { principals: d.tenancy.authz })),
   // A mail domain named by a workspace's waitlist settings cannot be deleted (409 DOMAIN_IN_USE).
   provides: {
-    "mail.domain-in-use": () => async (t, domain) => ((await store.domainUsed(t, domain.id)) ? "the workspace's waitlist settings use it as default sender domain" : null),
+    "mail.domain-in-use": () => async (t, domain) => ((await domainUsed(t, domain.id)) ? "the workspace's waitlist settings use it as default sender domain" : null),
   },
   jobs: (s, d) => [
     { name: REFERRALS_JOB, schedule: "*/2 * * * * *", run: async () => void (await emitReferralUpdates(d)) },
@@ -73,7 +73,7 @@ export const waitlistModule = defineService({
   subscribe: {
     // Workspace slug renamed: the new slug serves and the old one keeps answering (previous_workspace_slug).
     "workspace.renamed": async (s, e, t) => {
-      await store.renameWorkspace(t, e.data.workspace_id, e.data.old_slug, e.data.new_slug);
+      await renameWorkspace(t, e.data.workspace_id, e.data.old_slug, e.data.new_slug);
       await s.waitlists.m.ctx.caches.changed(t, PUBLIC_TOPIC);
     },
   },

@@ -1,6 +1,6 @@
 /**
  * The waitlist service's admin routes under /waitlist/v1/workspaces/{workspace_id}: settings,
- * waitlists, entries. The public routes are public-routes.ts; the workspace webhook routes are
+ * waitlists, entries. The public routes are public/routes.ts; the workspace webhook routes are
  * mounted by mount() (module.ts webhookScopes).
  */
 import { Elysia } from "elysia";
@@ -13,8 +13,7 @@ import { noContent } from "../../core/openapi";
 import type { EntryService } from "./entries/service";
 import { exportCsv } from "./entries/export";
 import * as S from "./schemas";
-import type { WaitlistView } from "./views";
-import type { WaitlistService } from "./waitlists/service";
+import type { WaitlistService, WaitlistView } from "./waitlists";
 
 const errors = { 400: S.ErrorBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody };
 const wsParams = S.WorkspaceParams;

@@ -39,7 +39,7 @@ export const WorkspaceSettings = t.Object({
   updated_at: t.Nullable(t.String({ description: "null while no explicit settings row exists" })),
 });
 
-/** Checked in workspace-settings.ts (one detail per problem; unknown and read-only keys named too, so they pass the schema). */
+/** Checked in waitlists/workspace-settings.ts (one detail per problem; unknown and read-only keys named too, so they pass the schema). */
 export const WorkspaceSettingsPut = t.Object(
   { default_sender_domain_id: t.Optional(t.Nullable(Uuid("An active sending mail domain of the workspace; null clears"))) },
   {

@@ -1,6 +1,6 @@
 /**
  * A waitlist's own `settings` object (not the workspace-level waitlist settings, which live in
- * workspace-settings.ts). PATCH merges it shallowly: each key given replaces that key; null
+ * waitlists/workspace-settings.ts). PATCH merges it shallowly: each key given replaces that key; null
  * resets it to its default; unknown keys are 400.
  */
 import { badRequest, type ErrorDetail } from "../../core/errors";

@@ -1,6 +1,6 @@
 /**
  * Extraction jobs: create (validated at the boundary), list, read, cancel; the per-workspace
- * credit limit and the monthly usage. The worker (worker.ts) runs the jobs; it finishes them
+ * credit limit and the monthly usage. The worker (worker/worker.ts) runs the jobs; it finishes them
  * through finishJob() here so every final state records usage and emits its event in the
  * transaction of the change.
  *

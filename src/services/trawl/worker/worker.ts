@@ -31,10 +31,7 @@ import type { OutboundHttp } from "../../../core/outbound-http";
 import { withoutRequired, type JsonObject } from "../schema";
 import { JobError, runJob, type Progress } from "./pipeline/run";
 import type { LlmClient } from "./pipeline/llm";
-import type { TrawlContext } from "../jobs/events";
-import type { JobService } from "../jobs/service";
-import { jobView } from "../jobs/views";
-import * as store from "../jobs/store";
+import { claimDue, claimExhausted, extendLease, jobView, release, type JobRow, type JobService, type TrawlContext } from "../jobs";
 
 export const MAX_ATTEMPTS = 3;
 export const LEASE_MS = 60_000;
@@ -84,7 +81,7 @@ export class TrawlWorker {
   async tick(): Promise<number> {
     if (this.stopped) return 0;
     const now = this.m.ctx.clock.nowMs();
-    const exhausted = await tx(this.m.ctx.db, (t) => store.claimExhausted(t, now, MAX_ATTEMPTS, 50));
+    const exhausted = await tx(this.m.ctx.db, (t) => claimExhausted(t, now, MAX_ATTEMPTS, 50));
     for (const j of exhausted) {
       await this.svc.finishJob(j.id, j.lease_owner, {
         status: "failed",
@@ -116,13 +113,13 @@ export class TrawlWorker {
   private async claim(now: number, free: number): Promise<number> {
     const owner = randomBytes(12).toString("hex");
     const claimed = await tx(this.m.ctx.db, async (t) => {
-      const rows = await store.claimDue(t, now, now + this.leaseMs, owner, this.m.ctx.clock.iso(), MAX_ATTEMPTS, free);
+      const rows = await claimDue(t, now, now + this.leaseMs, owner, this.m.ctx.clock.iso(), MAX_ATTEMPTS, free);
       for (const r of rows) await this.m.emit(t, r.workspace_id, "job.running", jobView(r));
       return rows;
     });
     if (this.stopped) {
       // stop() began while this claim ran: hand the jobs back instead of starting them.
-      for (const job of claimed) await store.release(this.m.ctx.db, job.id, owner);
+      for (const job of claimed) await release(this.m.ctx.db, job.id, owner);
       return 0;
     }
     // start() takes each job's slot in `running` before the caller gives the reservation back.
@@ -141,7 +138,7 @@ export class TrawlWorker {
     await this.idle();
   }
 
-  private start(job: store.JobRow, owner: string) {
+  private start(job: JobRow, owner: string) {
     const controller = new AbortController();
     const done = this.run(job, owner, controller)
       .catch((e) => this.m.ctx.log.error("extraction job run failed", { job: job.id, error: String(e) }))
@@ -179,13 +176,12 @@ export class TrawlWorker {
     }
   }
 
-  private async run(job: store.JobRow, owner: string, controller: AbortController): Promise<void> {
+  private async run(job: JobRow, owner: string, controller: AbortController): Promise<void> {
     const { signal } = controller;
     const progress: Progress = { steps: 0, pages_fetched: 0, bytes_fetched: 0, tokens_in: 0, tokens_out: 0 };
     const deadline = setTimeout(() => controller.abort(new JobError("TIMEOUT", `the job ran longer than timeout_s (${job.timeout_s} s)`)), job.timeout_s * 1000);
     const heartbeat = setInterval(() => {
-      store
-        .extendLease(this.m.ctx.db, job.id, owner, this.m.ctx.clock.nowMs() + this.leaseMs)
+      extendLease(this.m.ctx.db, job.id, owner, this.m.ctx.clock.nowMs() + this.leaseMs)
         .then((held) => {
           if (!held && !signal.aborted) controller.abort(new Cancelled("claim lost"));
         })
@@ -211,7 +207,7 @@ export class TrawlWorker {
         return;
       }
       if (reason instanceof Shutdown) {
-        await this.persist(job.id, () => store.release(this.m.ctx.db, job.id, owner));
+        await this.persist(job.id, () => release(this.m.ctx.db, job.id, owner));
         return;
       }
       const err = reason instanceof JobError ? reason : new JobError("FETCH_FAILED", `unexpected error: ${(reason as Error)?.message ?? String(reason)}`);

@@ -8,7 +8,8 @@
 import type { Sql } from "../../../core/db";
 import { csvRow } from "../../mail/messages/csv";
 import { parseWaitlistSettings } from "../settings";
-import * as store from "../store";
+import * as store from "./store";
+import { type WaitlistRow } from "../waitlists";
 
 export const COLUMNS = [
   "id", "email", "name", "interest", "status", "position", "referral_code", "referral_count", "referred_by_entry_id", "referrer",
@@ -16,7 +17,7 @@ export const COLUMNS = [
 ] as const;
 const PAGE = 500;
 
-export function exportCsv(db: Sql, w: store.WaitlistRow): Response {
+export function exportCsv(db: Sql, w: WaitlistRow): Response {
   const s = parseWaitlistSettings(w.settings);
   const custom = s.custom_fields.map((f) => f.name);
   const enc = new TextEncoder();

@@ -20,9 +20,10 @@ import { ApiError } from "../../../core/errors";
 import { uuid } from "../../../core/ids";
 import type { AppContext } from "../../../context";
 import type { Bridges } from "../bridges";
-import { entryView } from "../views";
+import { entryView } from "./views";
 import { parseWaitlistSettings } from "../settings";
-import * as store from "../store";
+import * as store from "./store";
+import { type Notifier, settingsOf, waitlistById } from "../waitlists";
 import type { WaitlistContext } from "../events";
 
 export type NotificationKind = "welcome" | "approved" | "rejected";
@@ -31,15 +32,11 @@ export const MAX_ATTEMPTS = 8;
 const LEASE_MS = 5 * MINUTE;
 const BATCH = 20;
 
-export interface Notifier {
-  kick(): void;
-}
-
 type NotificationRow = store.NotificationRow;
 
 /** In t: queues a notification when the workspace's settings call for one. */
 export async function enqueueNotification(t: Sql, ctx: AppContext, notifier: Notifier, n: { workspace_id: string; waitlist_id: string; entry_id: string; kind: NotificationKind }): Promise<void> {
-  const s = await store.settingsOf(t, n.workspace_id);
+  const s = await settingsOf(t, n.workspace_id);
   const mail = !!s?.notifications_via_mail;
   if (!mail && !(n.kind === "approved" && s?.default_auth_app_slug)) return;
   const now = ctx.clock.iso();
@@ -130,7 +127,7 @@ export class NotificationWorker implements Notifier {
 
   /** In t: the entry shows the failed attempt (still pending while it is retried); a final one emits entry.invite_failed. */
   private async inviteFailed(t: Sql, n: NotificationRow, failure: InviteFailure, final: boolean): Promise<void> {
-    const w = await store.waitlistById(t, n.waitlist_id);
+    const w = await waitlistById(t, n.waitlist_id);
     const entry = w ? await store.entryById(t, w.id, n.entry_id) : null;
     if (!w || !entry) return;
     const at = this.m.ctx.clock.iso();
@@ -152,10 +149,10 @@ export class NotificationWorker implements Notifier {
 
   private async carryOut(n: NotificationRow): Promise<void> {
     const db = this.m.ctx.db;
-    const w = await store.waitlistById(db, n.waitlist_id);
+    const w = await waitlistById(db, n.waitlist_id);
     const entry = w ? await store.entryById(db, w.id, n.entry_id) : null;
     if (!w || !entry) return; // deleted since: nothing to tell anyone
-    const s = await store.settingsOf(db, n.workspace_id);
+    const s = await settingsOf(db, n.workspace_id);
     let code = n.invite_code ? this.m.ctx.secretBox.decrypt(n.invite_code) : null;
     let appSlug = entry.invited_to_app_slug;
     // An entry whose invite is pending is invited even if the settings dropped the App since (it then fails, visibly).

@@ -7,9 +7,10 @@
  * transaction: at least once, in the order of the changes.
  */
 import { tx } from "../../../core/db";
-import { entryView } from "../views";
+import { entryView } from "./views";
 import { parseWaitlistSettings } from "../settings";
-import * as store from "../store";
+import * as store from "./store";
+import { waitlistById } from "../waitlists";
 import type { WaitlistContext } from "../events";
 
 export const REFERRALS_JOB = "waitlist.referrals";
@@ -23,7 +24,7 @@ export async function emitReferralUpdates(d: WaitlistContext): Promise<number> {
       const byWaitlist = new Map<string, store.ReferralUpdateRow[]>();
       for (const r of rows) (byWaitlist.get(r.waitlist_id) ?? byWaitlist.set(r.waitlist_id, []).get(r.waitlist_id)!).push(r);
       for (const [waitlistId, updates] of byWaitlist) {
-        const w = await store.waitlistById(t, waitlistId);
+        const w = await waitlistById(t, waitlistId);
         if (!w) continue;
         const positions = await store.positionsOf(t, w.id, parseWaitlistSettings(w.settings).referral_boost, [...new Set(updates.map((u) => u.entry_id))]);
         for (const u of updates) {

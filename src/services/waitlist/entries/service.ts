@@ -1,6 +1,6 @@
 /**
  * Waitlist entries: views, positions, referrals, events, decisions (approve / reject, single
- * and bulk) and the admin reads and edits. Public sign-up is signup.ts; notifications after
+ * and bulk) and the admin reads and edits. Public sign-up is public/signup.ts; notifications after
  * commit are notify.ts.
  *
  * - Entry status: pending -> approved | rejected, from pending only (else 409
@@ -17,9 +17,9 @@ import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pa
 import { audit } from "../../../kernel/tenancy";
 import { enqueueNotification, type NotificationKind } from "./notify";
 import { parseWaitlistSettings, type WaitlistSettings } from "../settings";
-import * as store from "../store";
-import { entryView, publicEntryView, type ClientInfo, type EntryView, type PublicEntryView } from "../views";
-import type { WaitlistService } from "../waitlists/service";
+import * as store from "./store";
+import { entryView, publicEntryView, type ClientInfo, type EntryView, type PublicEntryView } from "./views";
+import type { WaitlistRow, WaitlistService } from "../waitlists";
 import type { WaitlistContext } from "../events";
 import { BULK_MAX } from "../limits";
 
@@ -45,22 +45,18 @@ export class EntryService {
    * last, so its position is the pending count (one row read): `fresh` says the caller just
    * inserted it (created now, UUIDv7 id), which spares the check that no pending entry is newer.
    */
-  async position(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, fresh = false): Promise<number | null> {
+  async position(db: Sql, w: WaitlistRow, s: WaitlistSettings, r: store.EntryRow, fresh = false): Promise<number | null> {
     if (r.status !== "pending") return null;
     if (Number(r.referral_count) === 0 && (fresh || !(await store.pendingAfter(db, w.id, r)))) return store.pendingCount(db, w.id);
     return store.positionOf(db, w.id, s.referral_boost, r.id);
   }
 
-  async publicView(db: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">, fresh = false): Promise<PublicEntryView> {
+  async publicView(db: Sql, w: WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">, fresh = false): Promise<PublicEntryView> {
     const base = s.allowed_origins.includes("*") || client.origin === null ? client.origin : s.allowed_origins.includes(client.origin) ? client.origin : null;
     return publicEntryView(r, s, await this.position(db, w, s, r, fresh), base);
   }
 
-  async variantOf(waitlistId: string, id: string) {
-    return store.variantById(this.m.ctx.db, waitlistId, id.toLowerCase());
-  }
-
-  async emitEntry(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, type: "entry.created" | "entry.updated" | "entry.approved" | "entry.rejected", r: store.EntryRow, extra: { changes?: Record<string, { from: unknown; to: unknown }> } = {}, fresh = false): Promise<void> {
+  async emitEntry(t: Sql, w: WaitlistRow, s: WaitlistSettings, type: "entry.created" | "entry.updated" | "entry.approved" | "entry.rejected", r: store.EntryRow, extra: { changes?: Record<string, { from: unknown; to: unknown }> } = {}, fresh = false): Promise<void> {
     const position = await this.position(t, w, s, r, fresh);
     await this.m.emit(t, w.workspace_id, type, { ...entryView(r, position), ...extra });
   }
@@ -70,19 +66,19 @@ export class EntryService {
    * entry.updated event (with the new position, an O(pending) computation) is emitted by the
    * job waitlist.referrals, batch by batch (referrals.ts).
    */
-  async referralChanged(t: Sql, w: store.WaitlistRow, referrer: store.EntryRow, delta: 1 | -1): Promise<void> {
+  async referralChanged(t: Sql, w: WaitlistRow, referrer: store.EntryRow, delta: 1 | -1): Promise<void> {
     const at = this.m.ctx.clock.iso();
     await store.bumpReferrals(t, referrer.id, delta, at);
     const from = Number(referrer.referral_count);
     await store.insertReferralUpdate(t, { id: uuid(), waitlist_id: w.id, entry_id: referrer.id, from_count: from, to_count: from + delta, created_at: at });
   }
 
-  notify(t: Sql, w: store.WaitlistRow, r: store.EntryRow, kind: NotificationKind): Promise<void> {
+  notify(t: Sql, w: WaitlistRow, r: store.EntryRow, kind: NotificationKind): Promise<void> {
     return enqueueNotification(t, this.m.ctx, this.waitlists.notifier, { workspace_id: w.workspace_id, waitlist_id: w.id, entry_id: r.id, kind });
   }
 
   /** Approves or rejects a pending entry in t: event, referral bookkeeping, notification. 409 when not pending. */
-  async decide(t: Sql, w: store.WaitlistRow, s: WaitlistSettings, r: store.EntryRow, to: "approved" | "rejected"): Promise<store.EntryRow> {
+  async decide(t: Sql, w: WaitlistRow, s: WaitlistSettings, r: store.EntryRow, to: "approved" | "rejected"): Promise<store.EntryRow> {
     const now = this.m.ctx.clock.iso();
     if (!(await store.decideEntry(t, w.id, r.id, to, now))) throw conflict(`The entry is ${r.status}; only pending entries can be ${to}`, "ENTRY_NOT_PENDING");
     // Before the read: queuing an approval's invite sets the entry's invite to pending.
@@ -99,7 +95,7 @@ export class EntryService {
   // ------------------------------------------------------------------ admin
 
   /** An entry of the waitlist by an id the route schema let through (a UUID of any case). */
-  private async entryIn(db: Sql, w: store.WaitlistRow, id: string): Promise<store.EntryRow> {
+  private async entryIn(db: Sql, w: WaitlistRow, id: string): Promise<store.EntryRow> {
     const r = await store.entryById(db, w.id, id.toLowerCase());
     if (!r) throw notFound("Entry");
     return r;

@@ -20,9 +20,10 @@ import type { AppContext } from "../../../context";
 import { platformGeneration } from "../../../kernel/tenancy";
 import { parseWaitlistSettings, type WaitlistSettings } from "../settings";
 import { publicWaitlist } from "./signup";
-import * as store from "../store";
-import { publicVariantView, publicWaitlistBase, type PublicWaitlistView } from "../views";
-import { PUBLIC_TOPIC } from "../waitlists/service";
+import { PUBLIC_TOPIC, settingsOf, type VariantRow, waitlistById, type WaitlistRow } from "../waitlists";
+import { addViews, publicVariantView, variantsOf } from "../variants";
+import { countEntries } from "../entries";
+import { publicWaitlistBase, type PublicWaitlistView } from "./views";
 
 export const COUNT_TTL_MS = 5 * SECOND;
 export const VIEWS_JOB = "waitlist.views.flush";
@@ -30,10 +31,10 @@ export const VIEWS_JOB = "waitlist.views.flush";
 interface Cached {
   /** The serialised answer per variant id ("" without one), built on first use; reset with the count. */
   json: Map<string, string>;
-  waitlist: store.WaitlistRow;
+  waitlist: WaitlistRow;
   settings: WaitlistSettings;
   base: Omit<PublicWaitlistView, "variant" | "signup_count">;
-  variants: store.VariantRow[];
+  variants: VariantRow[];
   totalWeight: number;
   count: { n: number; at: number } | null;
 }
@@ -61,7 +62,7 @@ export class PublicConfig {
   ) {}
 
   /** The public payload plus what the route needs (allowed origins). */
-  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlistView; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow }> {
+  get(workspaceSlug: string, slug: string, visitor: string | null, countView = true): MaybePromise<{ body: PublicWaitlistView; json: string; settings: WaitlistSettings; waitlist: WaitlistRow }> {
     const key = `${workspaceSlug.toLowerCase()}/${slug.toLowerCase()}`;
     // Emptied by any change of what it serves, and by any platform change (a service switched off, a workspace deleted).
     const gen = this.ctx.caches.generation(PUBLIC_TOPIC);
@@ -82,8 +83,8 @@ export class PublicConfig {
       const w = await publicWaitlist(this.ctx.db, workspaceSlug, slug);
       if (!(await this.serviceEnabled(w.workspace_id))) throw notFound("Waitlist");
       const s = parseWaitlistSettings(w.settings);
-      const ws = await store.settingsOf(this.ctx.db, w.workspace_id);
-      const variants = (await store.variantsOf(this.ctx.db, w.id)).filter((v) => v.active && v.weight > 0);
+      const ws = await settingsOf(this.ctx.db, w.workspace_id);
+      const variants = (await variantsOf(this.ctx.db, w.id)).filter((v) => v.active && v.weight > 0);
       c = {
         waitlist: w,
         settings: s,
@@ -95,7 +96,7 @@ export class PublicConfig {
       };
     }
     if (c.settings.show_signup_count) {
-      c.count = { n: await store.countEntries(this.ctx.db, c.waitlist.id), at: this.ctx.clock.nowMs() };
+      c.count = { n: await countEntries(this.ctx.db, c.waitlist.id), at: this.ctx.clock.nowMs() };
       c.json = new Map();
     }
     if (this.ctx.caches.generation(PUBLIC_TOPIC) === gen && platformGeneration(this.ctx) === this.platformGen) {
@@ -105,7 +106,7 @@ export class PublicConfig {
     return c;
   }
 
-  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlistView; json: string; settings: WaitlistSettings; waitlist: store.WaitlistRow } {
+  private answer(c: Cached, visitor: string | null, countView: boolean): { body: PublicWaitlistView; json: string; settings: WaitlistSettings; waitlist: WaitlistRow } {
     const v = this.pick(c, visitor);
     if (countView) this.countView(c, v);
     const body: PublicWaitlistView = {
@@ -122,7 +123,7 @@ export class PublicConfig {
   private dayIndex = -1;
   private dayText = "";
 
-  private countView(c: Cached, v: store.VariantRow | null): void {
+  private countView(c: Cached, v: VariantRow | null): void {
     const index = Math.floor(this.ctx.clock.nowMs() / DAY);
     if (index !== this.dayIndex) {
       this.dayIndex = index;
@@ -133,7 +134,7 @@ export class PublicConfig {
     this.views.set(vk, (this.views.get(vk) ?? 0) + 1);
   }
 
-  private pick(c: Cached, visitor: string | null): store.VariantRow | null {
+  private pick(c: Cached, visitor: string | null): VariantRow | null {
     if (!c.variants.length) return null;
     if (c.variants.length === 1) return c.variants[0]!;
     const point = visitor ? fnv1a(`${c.waitlist.id}:${visitor}`) % c.totalWeight : Math.floor(Math.random() * c.totalWeight);
@@ -159,8 +160,8 @@ export class PublicConfig {
         // A waitlist deleted meanwhile has no row to count against (foreign key): skip it.
         const live = rows.filter((r) => r.waitlist_id);
         const existing = new Set<string>();
-        for (const r of live) if (existing.has(r.waitlist_id) || (await store.waitlistById(t, r.waitlist_id))) existing.add(r.waitlist_id);
-        await store.addViews(t, live.filter((r) => existing.has(r.waitlist_id)));
+        for (const r of live) if (existing.has(r.waitlist_id) || (await waitlistById(t, r.waitlist_id))) existing.add(r.waitlist_id);
+        await addViews(t, live.filter((r) => existing.has(r.waitlist_id)));
       });
     } catch (e) {
       this.ctx.log.warn("waitlist views flush failed", { error: (e as Error).message });

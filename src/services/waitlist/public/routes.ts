@@ -7,7 +7,7 @@
  */
 import { Elysia } from "elysia";
 import { requestMeta } from "../../../access/http";
-import type { EntryService } from "../entries/service";
+import type { EntryService } from "../entries";
 import type { PublicConfig } from "./config";
 import * as S from "../schemas";
 import type { WaitlistSettings } from "../settings";

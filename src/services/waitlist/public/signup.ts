@@ -23,11 +23,11 @@ import { tx, type Sql } from "../../../core/db";
 import { ApiError, badRequest, conflict, notFound, type ErrorDetail } from "../../../core/errors";
 import { randomBase62, uuid } from "../../../core/ids";
 import { isUniqueViolation } from "../../../core/store/sql";
-import type { EntryService } from "../entries/service";
 import type { WaitlistEnvSettings } from "../env-settings";
 import { type CustomField, type WaitlistSettings } from "../settings";
-import * as store from "../store";
-import { NO_INVITE, type ClientInfo, type PublicEntryView } from "../views";
+import { type ClientInfo, countEntries, entryByCode, entryByEmail, type EntryRow, type EntryService, insertEntry, NO_INVITE, type PublicEntryView, recentFromClient } from "../entries";
+import { waitlistBySlugs, type WaitlistRow } from "../waitlists";
+import { variantById } from "../variants";
 
 export const EMAIL_MAX = 254;
 export const NAME_MAX = 200;
@@ -104,16 +104,16 @@ function customValues(defs: CustomField[], v: unknown, details: ErrorDetail[]): 
 }
 
 /** The waitlist of a public route: unknown or draft answer 404 alike. */
-export async function publicWaitlist(db: Sql, workspaceSlug: string, slug: string): Promise<store.WaitlistRow> {
-  const r = await store.waitlistBySlugs(db, workspaceSlug.toLowerCase(), slug.toLowerCase());
+export async function publicWaitlist(db: Sql, workspaceSlug: string, slug: string): Promise<WaitlistRow> {
+  const r = await waitlistBySlugs(db, workspaceSlug.toLowerCase(), slug.toLowerCase());
   if (!r || r.status === "draft") throw notFound("Waitlist");
   return r;
 }
 
 export const originAllowed = (s: WaitlistSettings, origin: string | null) => origin === null || s.allowed_origins.includes("*") || s.allowed_origins.includes(origin);
 
-/** `w` and `s`: the waitlist as the public cache holds it (public.ts; emptied on every change of a waitlist). */
-export async function signup(svc: EntryService, w: store.WaitlistRow, s: WaitlistSettings, body: SignupBody, client: ClientInfo): Promise<{ status: 200 | 201; body: PublicEntryView }> {
+/** `w` and `s`: the waitlist as the public cache holds it (config.ts; emptied on every change of a waitlist). */
+export async function signup(svc: EntryService, w: WaitlistRow, s: WaitlistSettings, body: SignupBody, client: ClientInfo): Promise<{ status: 200 | 201; body: PublicEntryView }> {
   const ctx = svc.m.ctx;
   if (w.status !== "open") throw conflict(`This waitlist is ${w.status} and takes no sign-ups`, "WAITLIST_CLOSED");
   if (!originAllowed(s, client.origin)) throw new ApiError(403, "ORIGIN_NOT_ALLOWED", "This origin may not post to this waitlist (settings.allowed_origins)");
@@ -143,7 +143,7 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
   const utm = { source: optString(u.source, "utm.source", UTM_MAX, details), medium: optString(u.medium, "utm.medium", UTM_MAX, details), campaign: optString(u.campaign, "utm.campaign", UTM_MAX, details) };
   let variantId: string | null = null;
   if (body.variant_id !== undefined && body.variant_id !== null && body.variant_id !== "") {
-    const v = typeof body.variant_id === "string" ? await svc.variantOf(w.id, body.variant_id) : null;
+    const v = typeof body.variant_id === "string" ? await variantById(ctx.db, w.id, body.variant_id.toLowerCase()) : null;
     if (!v || !v.active) details.push({ field: "variant_id", reason: "not an active variant of this waitlist" });
     else variantId = v.id;
   }
@@ -152,7 +152,7 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
     throw badRequest("Invalid sign-up", details);
   }
 
-  const existing = await store.entryByEmail(ctx.db, w.id, email);
+  const existing = await entryByEmail(ctx.db, w.id, email);
   if (existing) {
     await takeSignupSlots(ctx, limits);
     return { status: 200, body: await svc.publicView(ctx.db, w, s, existing, client) };
@@ -164,17 +164,17 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
       const out = await tx(ctx.db, async (t): Promise<{ status: 200 | 201; body: PublicEntryView }> => {
         await takeSlotsIn(t, ctx, limits);
         // Joined meanwhile (e.g. earlier in the same group commit): that entry, even when the list is now full.
-        const dup = await store.entryByEmail(t, w.id, email);
+        const dup = await entryByEmail(t, w.id, email);
         if (dup) return { status: 200, body: await svc.publicView(t, w, s, dup, client) };
-        if (s.max_entries !== null && (await store.countEntries(t, w.id)) >= s.max_entries) throw conflict("This waitlist is full", "WAITLIST_FULL");
+        if (s.max_entries !== null && (await countEntries(t, w.id)) >= s.max_entries) throw conflict("This waitlist is full", "WAITLIST_FULL");
         const now = ctx.clock.iso();
-        const referrer = code ? await store.entryByCode(t, w.id, code) : null;
+        const referrer = code ? await entryByCode(t, w.id, code) : null;
         const metadata: Record<string, unknown> = {};
         if (clientHash) {
-          const recent = await store.recentFromClient(t, w.id, clientHash, new Date(ctx.clock.nowMs() - BURST_WINDOW_MS).toISOString(), BURST_COUNT_CAP);
+          const recent = await recentFromClient(t, w.id, clientHash, new Date(ctx.clock.nowMs() - BURST_WINDOW_MS).toISOString(), BURST_COUNT_CAP);
           if (recent + 1 >= BURST_THRESHOLD) metadata.risk = { burst: true, signups_from_client_10m: Math.min(recent + 1, BURST_COUNT_CAP) };
         }
-        const r: store.EntryRow = {
+        const r: EntryRow = {
           id: uuid(), waitlist_id: w.id, workspace_id: w.workspace_id, email, name, interest,
           referrer: client.referer && client.referer.length <= 2000 ? client.referer : null,
           referral_code: randomBase62(8), referral_count: 0, referred_by_entry_id: referrer?.id ?? null,
@@ -182,7 +182,7 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
           utm_source: utm.source, utm_medium: utm.medium, utm_campaign: utm.campaign, variant_id: variantId, client_hash: clientHash,
           decided_at: null, created_at: now, updated_at: now, ...NO_INVITE,
         };
-        await store.insertEntry(t, r);
+        await insertEntry(t, r);
         if (referrer) await svc.referralChanged(t, w, referrer, +1);
         await svc.emitEntry(t, w, s, "entry.created", r, {}, true);
         await svc.notify(t, w, r, "welcome");
@@ -196,7 +196,7 @@ export async function signup(svc: EntryService, w: store.WaitlistRow, s: Waitlis
       if (e instanceof ApiError && e.code === "WAITLIST_FULL") await takeSignupSlots(ctx, limits);
       if (!isUniqueViolation(e)) throw e;
       // The same email at once (the loser returns the winner's entry), or a referral code collision (retry).
-      const winner = await store.entryByEmail(ctx.db, w.id, email);
+      const winner = await entryByEmail(ctx.db, w.id, email);
       if (winner) {
         await takeSignupSlots(ctx, limits);
         return { status: 200, body: await svc.publicView(ctx.db, w, s, winner, client) };

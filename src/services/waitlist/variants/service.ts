@@ -24,11 +24,10 @@ import { uuid } from "../../../core/ids";
 import { isUniqueViolation } from "../../../core/store/sql";
 import { audit } from "../../../kernel/tenancy";
 import { addDays, dayStart, daysBetween, isCalendarDay } from "../days";
-import type { PublicConfig } from "../public/config";
 import type { WaitlistContext } from "../events";
-import * as store from "../store";
-import { variantView, type VariantView } from "../views";
-import { PUBLIC_TOPIC, type WaitlistService } from "../waitlists/service";
+import * as store from "./store";
+import { insertVariant, PUBLIC_TOPIC, type VariantRow, type WaitlistService } from "../waitlists";
+import { variantView, type VariantView } from "./views";
 
 export const VARIANTS_MAX = 20;
 export const WEIGHT_MAX = 1000;
@@ -47,8 +46,8 @@ export interface VariantInput {
   active?: unknown;
 }
 
-function fields(b: VariantInput, creating: boolean): Partial<store.VariantRow> {
-  const out: Partial<store.VariantRow> = {};
+function fields(b: VariantInput, creating: boolean): Partial<VariantRow> {
+  const out: Partial<VariantRow> = {};
   if (b.name !== undefined || creating) {
     if (typeof b.name !== "string" || !NAME_RE.test(b.name)) throw invalidField("name", "1-40 of a-z, 0-9, _ and -, starting with a letter or digit");
     out.name = b.name;
@@ -70,11 +69,19 @@ function fields(b: VariantInput, creating: boolean): Partial<store.VariantRow> {
   return out;
 }
 
+/**
+ * The public pages' view counter (public/config.ts), flushed before statistics are read: a port
+ * here because public/ builds on variants/ (it shows them), not the other way round.
+ */
+export interface ViewCounts {
+  flushViews(): Promise<void>;
+}
+
 export class VariantService {
   constructor(
     private readonly m: WaitlistContext,
     private readonly waitlists: WaitlistService,
-    private readonly publicConfig: PublicConfig,
+    private readonly publicConfig: ViewCounts,
   ) {}
 
   async list(p: Principal, workspaceId: string, waitlistId: string): Promise<{ data: VariantView[] }> {
@@ -85,7 +92,7 @@ export class VariantService {
   async create(p: Principal, workspaceId: string, waitlistId: string, b: VariantInput, meta?: RequestMeta): Promise<VariantView> {
     const { ws, waitlist, input: f } = await this.waitlists.scoped(p, workspaceId, waitlistId, "waitlist.update", () => fields(b, true));
     const now = this.m.ctx.clock.iso();
-    const row: store.VariantRow = {
+    const row: VariantRow = {
       id: uuid(), waitlist_id: waitlist.id, name: f.name!, display_name: f.display_name ?? null, description: f.description ?? null, cta_text: f.cta_text ?? null,
       weight: f.weight ?? 1, active: f.active ?? 1, created_at: now, updated_at: now,
     };
@@ -94,7 +101,7 @@ export class VariantService {
       await tx(this.m.ctx.db, async (t) => {
         if ((await store.variantsOf(t, waitlist.id)).length >= VARIANTS_MAX) throw conflict(`At most ${VARIANTS_MAX} variants per waitlist`, "VARIANT_LIMIT_REACHED");
         if (await store.variantNameTaken(t, waitlist.id, row.name, "")) throw taken();
-        await store.insertVariant(t, row);
+        await insertVariant(t, row);
         await this.m.ctx.caches.changed(t, PUBLIC_TOPIC);
         await audit(t, this.m.ctx, { actor: p, action: "waitlist.variant.create", workspaceId: ws.id, target: { type: "waitlist_variant", id: row.id }, meta, metadata: { name: row.name } });
       });

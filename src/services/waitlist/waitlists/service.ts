@@ -19,10 +19,9 @@ import { buildPage, decodeCursor, parseLimit, type Page } from "../../../core/pa
 import { isUniqueViolation } from "../../../core/store/sql";
 import { audit } from "../../../kernel/tenancy";
 import type { Bridges } from "../bridges";
-import type { Notifier } from "../entries/notify";
 import { applyWaitlistSettings, defaultWaitlistSettings, parseWaitlistSettings, settingsPatch, type WaitlistSettings } from "../settings";
-import * as store from "../store";
-import { waitlistView, type WaitlistView, type WorkspaceSettingsView } from "../views";
+import * as store from "./store";
+import { waitlistView, type WaitlistView, type WorkspaceSettingsView } from "./views";
 import { putSettings, readSettings } from "./workspace-settings";
 import type { WaitlistContext } from "../events";
 
@@ -46,6 +45,14 @@ export const LIST_DEFAULT = 20;
 export const LIST_MAX = 100;
 /** Cache-bus topic of what the public GET serves (waitlists, workspace settings, variants). */
 export const PUBLIC_TOPIC = "waitlist.public";
+
+/**
+ * The notification worker (entries/notify.ts), which the module creates before this service: a
+ * port here because entries/ builds on waitlists/, not the other way round.
+ */
+export interface Notifier {
+  kick(): void;
+}
 
 const MOVES: Record<store.WaitlistStatus, readonly store.WaitlistStatus[]> = {
   draft: ["open"],

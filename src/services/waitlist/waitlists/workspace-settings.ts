@@ -11,8 +11,8 @@
 import { tx, type Sql } from "../../../core/db";
 import { badRequest, type ErrorDetail } from "../../../core/errors";
 import type { Bridges } from "../bridges";
-import * as store from "../store";
-import { settingsView, type WorkspaceSettingsView } from "../views";
+import * as store from "./store";
+import { settingsView, type WorkspaceSettingsView } from "./views";
 
 export const TEMPLATE_FIELDS = ["welcome_template_name", "approved_template_name", "rejected_template_name"] as const;
 const STRING_FIELDS = ["default_sender_domain_id", "default_auth_app_slug", "brand_name", "brand_logo_url", "primary_color", "default_sender_address", ...TEMPLATE_FIELDS] as const;
