@@ -7,7 +7,7 @@ import { Elysia } from "elysia";
 import { ActionRegistry } from "./access/actions";
 import { PUBLIC, SECURITY_SCHEMES } from "./access/openapi";
 import { t } from "./core/schema";
-import { ConfigError, moduleSettings, type Config } from "./config";
+import { invalidConfiguration, moduleSettings, type Config } from "./config";
 import { DAY, systemClock, type Clock } from "./core/clock";
 import { openDatabase, sqliteOf, SQLITE_FILE, type Sql } from "./core/db";
 import { CacheBus } from "./core/cache-bus";
@@ -117,7 +117,7 @@ export function serviceCatalogue(config: Config, modules: readonly ServiceModule
   const names = new Set(all.map((m) => m.name));
   if (names.size !== all.length) throw new Error(`two service modules share a name: ${all.map((m) => m.name).join(", ")}`);
   const unknown = (config.defaultServices ?? []).filter((s) => !all.some((m) => m.name === s));
-  if (unknown.length) throw new ConfigError("Invalid configuration:\n  - " + unknown.map((s) => `DEFAULT_SERVICES: unknown service "${s}"`).join("\n  - "));
+  if (unknown.length) throw invalidConfiguration(unknown.map((s) => `DEFAULT_SERVICES: unknown service "${s}"`));
   return { all, defaults: config.defaultServices ?? all.map((m) => m.name) };
 }
 

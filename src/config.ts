@@ -181,7 +181,8 @@ export interface Config extends SettingValues<typeof KERNEL_SETTINGS> {
   vars: Readonly<Env>;
 }
 
-const invalid = (problems: string[]) => new ConfigError("Invalid configuration:\n  - " + problems.join("\n  - "));
+/** The one shape of a configuration refusal: every problem, one per line. */
+export const invalidConfiguration = (problems: string[]) => new ConfigError("Invalid configuration:\n  - " + problems.join("\n  - "));
 
 /** The kernel's settings and those of `modules` (declarations by module name): one list of problems. */
 export function loadConfig(env: Env = process.env, modules: Readonly<Record<string, Settings>> = {}): Config {
@@ -189,7 +190,7 @@ export function loadConfig(env: Env = process.env, modules: Readonly<Record<stri
   const r = settingReader(env, problems);
   const kernel = readSettings(KERNEL_SETTINGS, r);
   const settings = Object.fromEntries(Object.entries(modules).map(([name, d]) => [name, readSettings(d, r)]));
-  if (problems.length) throw invalid(problems);
+  if (problems.length) throw invalidConfiguration(problems);
   return { ...kernel, settings, vars: { ...env } };
 }
 
@@ -198,6 +199,6 @@ export function moduleSettings(config: Config, modules: Readonly<Record<string, 
   const problems: string[] = [];
   const r = settingReader(config.vars, problems);
   const out = Object.fromEntries(Object.entries(modules).map(([name, d]) => [name, name in config.settings ? config.settings[name] : readSettings(d, r)]));
-  if (problems.length) throw invalid(problems);
+  if (problems.length) throw invalidConfiguration(problems);
   return out;
 }
