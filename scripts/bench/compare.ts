@@ -3,7 +3,8 @@
  * revision (e.g. the one before a refactor), both servers running side by side on SQLite,
  * measured with wrk in interleaved rounds (bare Bun.serve, then each path on the old server,
  * then on the new one, repeated). Reports each path's req/s before and after and the ratio
- * after / before per round (median), against the issue 12 target: within 10% (>= 0.90).
+ * after / before per round (median), against the issue 12 target: within 10% (>= 0.90), and
+ * the checkout's ratio to a plain Elysia app serving the same request (lib.ts interleaved).
  *
  *   workspace read (key)   GET  /platform/v1/workspaces/{slug}        API key
  *   introspect api-key     POST /platform/v1/introspect/api-key      API key
@@ -61,14 +62,14 @@ async function paths(url: string): Promise<{ name: string; spec: RequestSpec }[]
   if (user.status !== 200) throw new Error(`end-user signup failed: ${user.status}`);
   const token: string = user.body.access_token;
   const all: { name: string; spec: RequestSpec }[] = [
-    { name: "workspace read (key)", spec: { method: "GET", path: "/platform/v1/workspaces/bench-ws", headers: { authorization: key } } },
+    { name: "workspace read (key)", spec: { method: "GET", path: "/platform/v1/workspaces/bench-ws", route: "/platform/v1/workspaces/:workspace_slug", headers: { authorization: key } } },
     { name: "introspect api-key", spec: { method: "POST", path: "/platform/v1/introspect/api-key", headers: { authorization: key } } },
-    { name: "verify", spec: { method: "POST", path: "/auth/bench-app/v1/verify", headers: { "content-type": "application/json" }, body: JSON.stringify({ token }) } },
-    { name: "introspect", spec: { method: "POST", path: "/auth/bench-app/v1/oauth/introspect", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token }).toString() } },
-    { name: "me", spec: { method: "GET", path: "/auth/bench-app/v1/me", headers: { authorization: `Bearer ${token}` } } },
+    { name: "verify", spec: { method: "POST", path: "/auth/bench-app/v1/verify", route: "/auth/:app_slug/v1/verify", headers: { "content-type": "application/json" }, body: JSON.stringify({ token }) } },
+    { name: "introspect", spec: { method: "POST", path: "/auth/bench-app/v1/oauth/introspect", route: "/auth/:app_slug/v1/oauth/introspect", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token }).toString() } },
+    { name: "me", spec: { method: "GET", path: "/auth/bench-app/v1/me", route: "/auth/:app_slug/v1/me", headers: { authorization: `Bearer ${token}` } } },
     {
       name: "workspace write (key)",
-      spec: { method: "PATCH", path: "/platform/v1/workspaces/bench-ws", headers: { authorization: key, "content-type": "application/json" }, body: JSON.stringify({ display_name: "Bench workspace, renamed" }) },
+      spec: { method: "PATCH", path: "/platform/v1/workspaces/bench-ws", route: "/platform/v1/workspaces/:workspace_slug", headers: { authorization: key, "content-type": "application/json" }, body: JSON.stringify({ display_name: "Bench workspace, renamed" }) },
     },
   ];
   return all.filter((p) => !process.env.BENCH_ONLY || p.name.includes(process.env.BENCH_ONLY));
@@ -119,16 +120,18 @@ export default async function compareBench(args: string[]) {
         Number.isFinite(mb.cpuUs) ? fmtNum(mb.cpuUs, 1) : "-",
         Number.isFinite(ma.cpuUs) ? fmtNum(ma.cpuUs, 1) : "-",
         `${ratio.toFixed(2)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`,
+        a.plain ? median(a.runs.map((r, k) => r.rps / a.plain!.runs[k]!.rps)).toFixed(2) : "-",
         pa[i]!.name.includes("write") ? "" : `≥ ${TARGET.toFixed(2)}`,
         pa[i]!.name.includes("write") ? "" : ratio >= TARGET ? "PASS" : "BELOW",
       ]);
     }
     console.log(`\nbaseline (bare Bun.serve): ${fmtNum(medians(res.baseline).rps)} req/s`);
+    for (const p of res.plain) console.log(`${p.name}: ${fmtNum(medians(p).rps)} req/s, ${fmtNum(medians(p).cpuUs, 1)} srv µs/req`);
     console.log(
       table(
-        ["path", `req/s ${sha}`, "req/s now", `srv µs/req ${sha}`, "srv µs/req now", "after/before (min-max)", "target", "result"],
+        ["path", `req/s ${sha}`, "req/s now", `srv µs/req ${sha}`, "srv µs/req now", "after/before (min-max)", "now x Elysia", "target", "result"],
         rows,
-        [false, true, true, true, true, true, false, false],
+        [false, true, true, true, true, true, true, false, false],
       ),
     );
     console.log("\n" + wrkFootnote(ws, seconds, warmup, m));

@@ -8,7 +8,8 @@ import { loadavg } from "node:os";
  * Bun Workers); the server is its own process. Every loop is bounded by time, every child
  * process is stopped on exit, and only 127.0.0.1 is ever contacted.
  *
- * This file is also the entry of the load Workers (see the bottom of the file).
+ * This file is also the entry of the load Workers and of the plain Elysia baseline server
+ * (see the bottom of the file).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, tmpdir } from "node:os";
@@ -17,6 +18,7 @@ import type { Subprocess } from "bun";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
 const WORKER_FLAG = "--bunker-bench-load-worker";
+const PLAIN_ELYSIA_FLAG = "--bunker-bench-plain-elysia";
 
 // --- small utilities ---------------------------------------------------------------------
 
@@ -185,15 +187,50 @@ export async function startBunker(opts: { env?: Record<string, string>; healthTi
 export async function startBaseline(): Promise<ServerProc> {
   const dir = tempDir("bunker-bench-baseline-");
   const script = join(dir, "hello.ts");
-  const logFile = join(dir, "server.log");
   const portFile = join(dir, "port");
   writeFileSync(
     script,
     `const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("Hello, world!") });\n` +
       `await Bun.write(${JSON.stringify(portFile)}, String(s.port));\n`,
   );
+  return spawnReporting([process.execPath, script], dir, portFile, "baseline server", "/");
+}
+
+/** A route of the plain Elysia baseline: the method and template of one a bench measures. */
+export interface PlainRoute {
+  method: string;
+  /** Elysia route template (`/auth/:app_slug/v1/verify`). */
+  route: string;
+  /** The requests carry a body: the handler reads it (Elysia parses JSON and forms by content type). */
+  body: boolean;
+}
+
+/**
+ * The plain Elysia baseline: an Elysia app in its own process with the routes a bench
+ * measures (same methods, same templates), no Bunker code, no schemas, no hooks. A route
+ * whose requests carry a body reads it (Elysia parses what the handler names, by its
+ * source), then answers a small JSON object, as the cheapest real route would. This is what
+ * a Bunker route costs beyond the framework it is built on. Served by lib.ts itself, run as
+ * a script (the bottom of this file), so every bench measures the same one.
+ */
+export async function startPlainElysia(routes: PlainRoute[]): Promise<ServerProc> {
+  const dir = tempDir("bunker-bench-elysia-");
+  const routesFile = join(dir, "routes.json");
+  const portFile = join(dir, "port");
+  const seen = new Set<string>();
+  const unique = routes.filter((r) => {
+    const key = `${r.method.toUpperCase()} ${r.route}`;
+    return !seen.has(key) && (seen.add(key), true);
+  });
+  writeFileSync(routesFile, JSON.stringify(unique));
+  return spawnReporting([process.execPath, import.meta.path, PLAIN_ELYSIA_FLAG, routesFile, portFile], dir, portFile, "plain Elysia server", null);
+}
+
+/** Spawns a server that writes its port to `portFile` once listening; waits until it answers `probePath` (null: until it listens). */
+async function spawnReporting(argv: string[], dir: string, portFile: string, what: string, probePath: string | null): Promise<ServerProc> {
+  const logFile = join(dir, "server.log");
   const out = Bun.file(logFile);
-  const proc = Bun.spawn([process.execPath, script], { cwd: dir, stdin: "ignore", stdout: out, stderr: out });
+  const proc = Bun.spawn(argv, { cwd: dir, stdin: "ignore", stdout: out, stderr: out });
   let port = 0;
   const deadline = performance.now() + 15_000;
   while (!port && performance.now() < deadline) {
@@ -207,9 +244,9 @@ export async function startBaseline(): Promise<ServerProc> {
   const s = track(proc, url, port, logFile);
   if (!port) {
     await s.stop();
-    throw new Error(`baseline server did not start:\n${s.logTail()}`);
+    throw new Error(`${what} did not start:\n${s.logTail()}`);
   }
-  await waitHealthy(url, proc, 10_000, () => s.logTail());
+  if (probePath !== null) await waitHealthy(url + probePath, proc, 10_000, () => s.logTail());
   return s;
 }
 
@@ -254,6 +291,8 @@ export interface RequestSpec {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /** The route template the path matches (`/platform/v1/workspaces/:slug`), for the plain Elysia baseline; default: the path itself. */
+  route?: string;
 }
 
 /** Where the load generator runs: the bench process's main thread, or N Bun Workers. */
@@ -559,6 +598,21 @@ if (!Bun.isMainThread && process.argv.includes(WORKER_FLAG)) {
   scope.postMessage({ type: "ready" });
 }
 
+// --- plain Elysia baseline entry (startPlainElysia) ---------------------------------------------
+
+if (Bun.isMainThread && import.meta.main && process.argv.includes(PLAIN_ELYSIA_FLAG)) {
+  const [routesFile, portFile] = process.argv.slice(process.argv.indexOf(PLAIN_ELYSIA_FLAG) + 1);
+  const { Elysia } = await import("elysia");
+  const app = new Elysia();
+  for (const r of JSON.parse(readFileSync(routesFile!, "utf8")) as PlainRoute[]) {
+    // Elysia reads the handler's source to decide what to prepare: naming `body` is what
+    // makes it parse one, as every Bunker route that takes a body does.
+    app.route(r.method.toUpperCase(), r.route, r.body ? ({ body }: { body: unknown }) => ({ ok: body !== undefined }) : () => ({ ok: true }));
+  }
+  app.listen({ hostname: "127.0.0.1", port: 0 });
+  writeFileSync(portFile!, String(app.server!.port));
+}
+
 // --- shared by the benches that compare sign-in with the argon2id ceiling ---------------
 
 /** The server's argon2id cost (startBunker runs Bunker with these). */
@@ -760,6 +814,12 @@ export interface WrkTarget {
 export interface LocalTarget {
   name: string;
   run(durationSec: number): Promise<LoadResult>;
+  /**
+   * The same load on the plain Elysia baseline (e.g. the same wrk script at the same
+   * concurrency against its URL): the route it needs there and how to drive it. Without
+   * one, the target has no plain Elysia ratio.
+   */
+  plain?: { route: PlainRoute; run(server: { url: string; pid: number }, durationSec: number): Promise<LoadResult> };
 }
 
 export interface InterleavedResult {
@@ -767,36 +827,79 @@ export interface InterleavedResult {
   runs: LoadResult[];
   /** Per-round ratio to that round's baseline run. */
   ratios: number[];
+  /** The same requests on the plain Elysia baseline, run in the same rounds (shared by the targets that send the same requests). */
+  plain?: InterleavedResult;
 }
+
+/** The plain Elysia route a fixed request needs. */
+export const plainRouteOf = (spec: RequestSpec): PlainRoute => ({ method: spec.method, route: spec.route ?? spec.path.split("?")[0]!, body: spec.body !== undefined });
 
 /**
  * Runs the baseline and every target `rounds` times, interleaved (baseline, t1, t2, ...,
  * baseline, t1, ...), each after a short warm-up, so that a burst of noise on the machine
  * hits one round of everything rather than one target; callers report medians.
+ *
+ * Beside the bare Bun.serve baseline, every target's requests also go to the plain Elysia
+ * baseline (startPlainElysia, started here with the targets' routes), right after the
+ * target in each round: targets sending identical requests share one such run. LocalTargets
+ * take part when they say how (`plain`). BENCH_PLAIN_ELYSIA=0 leaves it out.
  */
-export async function interleaved(o: { baseline: WrkTarget; targets: (WrkTarget | LocalTarget)[]; rounds: number; warmupSec: number; durationSec: number; threads: number; connections: number }): Promise<{ baseline: InterleavedResult; targets: InterleavedResult[] }> {
+export async function interleaved(o: { baseline: WrkTarget; targets: (WrkTarget | LocalTarget)[]; rounds: number; warmupSec: number; durationSec: number; threads: number; connections: number }): Promise<{ baseline: InterleavedResult; targets: InterleavedResult[]; plain: InterleavedResult[] }> {
   const all = [o.baseline, ...o.targets];
-  const out = all.map((t) => ({ name: t.name, runs: [] as LoadResult[], ratios: [] as number[] }));
-  for (let round = 0; round < o.rounds; round++) {
-    process.stdout.write(`round ${round + 1}/${o.rounds}:`);
-    for (let i = 0; i < all.length; i++) {
-      const t = all[i];
-      const run = (durationSec: number) => ("run" in t ? t.run(durationSec) : wrkRun({ baseUrl: t.baseUrl, spec: t.spec, threads: o.threads, connections: o.connections, durationSec, serverPid: t.serverPid }));
-      if (o.warmupSec > 0) await run(o.warmupSec);
-      const r = await run(o.durationSec);
-      out[i].runs.push(r);
-      out[i].ratios.push(r.rps / out[0].runs[round].rps);
-      process.stdout.write(` ${t.name} ${fmtNum(r.rps)}/s`);
+  const out: InterleavedResult[] = all.map((t) => ({ name: t.name, runs: [], ratios: [] }));
+  const wrkWith = (spec: RequestSpec) => (server: { url: string; pid: number }, durationSec: number) =>
+    wrkRun({ baseUrl: server.url, spec, threads: o.threads, connections: o.connections, durationSec, serverPid: server.pid });
+  // Each target's run on the plain Elysia server, one per distinct request.
+  type Twin = { result: InterleavedResult; route: PlainRoute; run(server: { url: string; pid: number }, durationSec: number): Promise<LoadResult> };
+  const twins = new Map<string, Twin>();
+  const twinOf: (Twin | undefined)[] = all.map((t, i) => {
+    if (i === 0 || envNumber("BENCH_PLAIN_ELYSIA", 1) === 0) return undefined;
+    const plain = "run" in t ? t.plain : { route: plainRouteOf(t.spec), run: wrkWith(t.spec) };
+    if (!plain) return undefined;
+    // Requests of the same shape share a run: values (another server's token of the same
+    // length, say) cost the plain app nothing different.
+    const key = "run" in t ? `local:${i}` : JSON.stringify([t.spec.method, plain.route.route, t.spec.path, Object.entries(t.spec.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v.length]), t.spec.body?.length ?? -1]);
+    let twin = twins.get(key);
+    if (!twin) {
+      const base = `plain Elysia ${plain.route.method.toUpperCase()} ${plain.route.route}`;
+      const taken = (n: string) => [...twins.values()].some((x) => x.result.name === n);
+      let name = base;
+      for (let k = 2; taken(name); k++) name = `${base} #${k}`;
+      twin = { result: { name, runs: [], ratios: [] }, ...plain };
+      twins.set(key, twin);
     }
-    process.stdout.write("\n");
+    out[i]!.plain = twin.result;
+    return twin;
+  });
+  const elysia = twins.size ? await startPlainElysia([...twins.values()].map((x) => x.route)) : null;
+  try {
+    for (let round = 0; round < o.rounds; round++) {
+      process.stdout.write(`round ${round + 1}/${o.rounds}:`);
+      const measure = async (result: InterleavedResult, run: (durationSec: number) => Promise<LoadResult>) => {
+        if (o.warmupSec > 0) await run(o.warmupSec);
+        const r = await run(o.durationSec);
+        result.runs.push(r);
+        result.ratios.push(r.rps / out[0]!.runs[round]!.rps);
+        process.stdout.write(` ${result.name} ${fmtNum(r.rps)}/s`);
+      };
+      for (let i = 0; i < all.length; i++) {
+        const t = all[i]!;
+        await measure(out[i]!, "run" in t ? (d) => t.run(d) : (d) => wrkWith(t.spec)({ url: t.baseUrl, pid: t.serverPid }, d));
+        const twin = twinOf[i];
+        if (twin && elysia && twin.result.runs.length === round) await measure(twin.result, (d) => twin.run(elysia, d));
+      }
+      process.stdout.write("\n");
+    }
+  } finally {
+    await elysia?.stop();
   }
-  return { baseline: out[0], targets: out.slice(1) };
+  return { baseline: out[0]!, targets: out.slice(1), plain: [...twins.values()].map((x) => x.result) };
 }
 
 /**
- * interleaved() against the bare Bun.serve hello-world `baseline` (GET /), with the bench's
- * wrk settings (wrkSettings) and run lengths (BENCH_SECONDS, BENCH_WARMUP): the throughput
- * table of every bench.
+ * interleaved() against the bare Bun.serve hello-world `baseline` (GET /) and the plain
+ * Elysia app, with the bench's wrk settings (wrkSettings) and run lengths (BENCH_SECONDS,
+ * BENCH_WARMUP): the throughput table of every bench.
  */
 export function vsBunServe(baseline: ServerProc, targets: (WrkTarget | LocalTarget)[], ws: { threads: number; connections: number; rounds: number }, seconds: number, warmup: number) {
   return interleaved({
@@ -839,20 +942,44 @@ export interface WrkRow {
   what: string;
   /** Not compared with the baseline (e.g. a reference measured in the bench process). */
   noRatio?: boolean;
-  /** Ratio to reach (against the baseline unless `reference` says otherwise). */
+  /** Ratio to reach: of `reference` when there is one, else of the plain Elysia twin (`of: "elysia"`) or of bare Bun.serve (default). */
   target: number | null;
-  /** Another interleaved target to compare with instead of the baseline (e.g. raw signing), round by round. */
+  of?: "bun" | "elysia";
+  /** Another interleaved target to compare with (e.g. raw signing), round by round. */
   reference?: { result: InterleavedResult; label: string };
 }
 
-/** The table of an interleaved wrk run: medians, server CPU per request, ratio, verdict. */
+/** Per-round ratios of a target's runs to another's (same rounds). */
+const perRound = (result: InterleavedResult, to: InterleavedResult) => result.runs.map((r, i) => r.rps / to.runs[i]!.rps);
+
+/** A ratio's median and its spread across rounds. */
+function spread(ratios: number[]) {
+  if (!ratios.length) return null;
+  const ratio = median(ratios);
+  return { ratio, text: `${ratio.toFixed(2)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})` };
+}
+
+/**
+ * The table of an interleaved wrk run: medians, server CPU per request, the ratios to bare
+ * Bun.serve and to the plain Elysia app sending the same requests, verdict. The plain
+ * Elysia runs the rows used are listed after the bare baseline.
+ */
 export function wrkTable(baseline: InterleavedResult, rows: WrkRow[]): string {
-  const body = [{ result: baseline, what: "bare Bun.serve hello-world", target: null } as WrkRow, ...rows].map((row) => {
+  const plain = [...new Set(rows.map((r) => r.result.plain).filter((p) => p !== undefined))];
+  const lines = [
+    { result: baseline, what: "bare Bun.serve hello-world", target: null } as WrkRow,
+    ...plain.map((p): WrkRow => ({ result: p, what: "plain Elysia", target: null })),
+    ...rows,
+  ];
+  const body = lines.map((row) => {
     const m = medians(row.result);
-    const ratios = row.reference ? row.result.runs.map((r, i) => r.rps / row.reference!.result.runs[i].rps) : row.result.ratios;
-    const ratio = row.noRatio ? NaN : median(ratios);
-    const spread = row.noRatio || row.result === baseline ? "" : ` (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`;
-    const verdict = row.target === null ? "" : ratio >= row.target ? "PASS" : "BELOW";
+    const isBase = row.result === baseline;
+    const bun = row.noRatio || isBase ? null : spread(row.result.ratios);
+    const elysia = row.noRatio || !row.result.plain ? null : spread(perRound(row.result, row.result.plain));
+    const ref = row.reference ? spread(perRound(row.result, row.reference.result)) : null;
+    const judged = row.reference ? ref : row.of === "elysia" ? elysia : bun;
+    const verdict = row.target === null ? "" : judged && judged.ratio >= row.target ? "PASS" : "BELOW";
+    const targetText = row.target === null ? "" : row.reference ? `≥ ${row.target.toFixed(2)} of ${row.reference.label}: ${ref?.text ?? "-"}` : `≥ ${row.target.toFixed(2)} x ${row.of === "elysia" ? "Elysia" : "Bun"}`;
     return [
       row.result.name,
       fmtNum(m.rps),
@@ -863,23 +990,26 @@ export function wrkTable(baseline: InterleavedResult, rows: WrkRow[]): string {
       Number.isFinite(m.serverCores) ? m.serverCores.toFixed(2) : "-",
       Number.isFinite(m.clientCores) ? m.clientCores.toFixed(2) : "-",
       Number.isFinite(m.otherCores) ? m.otherCores.toFixed(2) : "-",
-      Number.isFinite(ratio) ? ratio.toFixed(2) + spread : "-",
-      row.target === null ? "" : `≥ ${row.target.toFixed(2)}${row.reference ? ` of ${row.reference.label}` : ""}`,
+      bun?.text ?? "-",
+      elysia?.text ?? "-",
+      targetText,
       verdict,
     ];
   });
   return table(
-    ["target", "req/s", "p50 ms", "p99 ms", "errors", "srv µs/req", "srv cores", "wrk cores", "other", "ratio (min-max)", "target", "result"],
+    ["target", "req/s", "p50 ms", "p99 ms", "errors", "srv µs/req", "srv cores", "wrk cores", "other", "x Bun (min-max)", "x Elysia (min-max)", "target", "result"],
     body,
-    [false, true, true, true, true, true, true, true, true, true, false, false],
+    [false, true, true, true, true, true, true, true, true, true, true, false, false],
   );
 }
 
 /** What every wrk report says about how it was measured. */
 export function wrkFootnote(s: { threads: number; connections: number; rounds: number }, seconds: number, warmup: number, m: { cores: number }): string {
   return `measured with wrk -t${s.threads} -c${s.connections}, ${warmup} s warm-up + ${seconds} s per run, ${s.rounds} rounds interleaved
-  (baseline, then each target, repeated); figures are medians over the rounds, "ratio" the median of each round's
-  target/baseline, or target/reference where the target column names one (min-max across rounds). "srv µs/req": server process CPU (user+system, /proc/<pid>/stat) per
+  (baseline, then each target followed by its plain Elysia twin, repeated); figures are medians over the rounds.
+  "x Bun": the median of each round's target / bare Bun.serve GET / (hello-world); "x Elysia": target / a plain
+  Elysia app (same route, method, headers and body; no Bunker code, no schemas; a body is parsed) measured right
+  after it; "of <reference>" where the target column names one (min-max across rounds). "srv µs/req": server process CPU (user+system, /proc/<pid>/stat) per
   request, the figure least sensitive to other load. CPU over each run, in cores: "srv" the server, "wrk" the
   load generator, "other" everything else on the machine (${m.cores} cores; noise when it is not ~0).`;
 }
