@@ -37,6 +37,7 @@ export interface JobStatus {
 
 interface JobState {
   def: JobDefinition;
+  /** The parsed pattern; given its function (and a timer) by schedule(), stopped by stop(). */
   cron: Cron | null;
   current: Promise<void> | null;
   /** The extra run requested by runNow while `current` was in progress. */
@@ -69,14 +70,19 @@ export class Scheduler {
 
   register(job: JobDefinition): void {
     if (!job.name || this.jobs.has(job.name)) throw new ApiError(500, "INTERNAL_ERROR", `Job "${job.name}" is already registered`);
-    // Validate the pattern now so a typo fails at start-up, not at the first tick.
-    // A Cron without a function schedules nothing.
+    // Parsed now, so a typo fails at start-up, not at the first tick. A Cron without a
+    // function schedules nothing: schedule() hands this one its function, so each pattern is
+    // parsed once per start, not twice (croner's parsing was a visible part of a start profile).
+    // No `name` option: croner keeps named jobs in a process-wide registry, and two apps side
+    // by side (tests) would collide. unref: the HTTP server, not a timer, keeps the process
+    // alive, so CLI commands that build the app can still exit.
+    let cron: Cron;
     try {
-      new Cron(job.schedule, { paused: true });
+      cron = new Cron(job.schedule, { unref: true });
     } catch (e) {
       throw new ApiError(500, "INTERNAL_ERROR", `Job "${job.name}": invalid schedule "${job.schedule}": ${(e as Error).message}`);
     }
-    const state: JobState = { def: job, cron: null, current: null, rerun: null, lastRunAt: null, lastError: null };
+    const state: JobState = { def: job, cron, current: null, rerun: null, lastRunAt: null, lastError: null };
     this.jobs.set(job.name, state);
     if (this.started && !this.stopped) this.schedule(state);
   }
@@ -125,10 +131,7 @@ export class Scheduler {
   }
 
   private schedule(state: JobState) {
-    // No `name` option: croner keeps named jobs in a process-wide registry, and two apps
-    // side by side (tests) would collide. unref: the HTTP server, not a timer, keeps the
-    // process alive, so CLI commands that build the app can still exit.
-    state.cron = new Cron(state.def.schedule, { unref: true }, () => {
+    state.cron?.schedule(() => {
       if (state.current) {
         this.log.debug("job still running, tick skipped", { job: state.def.name });
         return;
