@@ -13,6 +13,7 @@ import html from "../static/admin/index.html" with { type: "text" };
 import js from "../static/admin/app.js" with { type: "text" };
 import css from "../static/admin/app.css" with { type: "text" };
 import { notFound } from "./core/errors";
+import { lazy } from "./core/lazy";
 
 export const CONSOLE_CSP = [
   "default-src 'none'",
@@ -39,12 +40,19 @@ function asset(text: string, type: string): Asset {
   return { body, gzip: Bun.gzipSync(body, { level: 9 }) as Uint8Array<ArrayBuffer>, type, etag: `"${Bun.hash(body).toString(36)}"` };
 }
 
-/** Request path segment -> asset; the page itself is /admin/. */
-const ASSETS: Record<string, Asset> = {
-  "app.js": asset(js as unknown as string, "text/javascript; charset=utf-8"),
-  "app.css": asset(css as unknown as string, "text/css; charset=utf-8"),
-};
-const PAGE = asset(html as unknown as string, "text/html; charset=utf-8");
+/**
+ * Encoded and compressed on the first request for the console, not at import: gzip at level 9
+ * was a visible part of every start (and of every CLI command), and a node serving only the
+ * API never pays it nor keeps the copies.
+ */
+const assets = lazy(() => ({
+  /** Request path segment -> asset; the page itself is /admin/. */
+  files: {
+    "app.js": asset(js as unknown as string, "text/javascript; charset=utf-8"),
+    "app.css": asset(css as unknown as string, "text/css; charset=utf-8"),
+  } as Record<string, Asset>,
+  page: asset(html as unknown as string, "text/html; charset=utf-8"),
+}));
 
 function serve(request: Request, a: Asset, cache: string): Response {
   const headers: Record<string, string> = {
@@ -70,10 +78,11 @@ export function adminConsole() {
     new Elysia({ name: "admin-console" })
       // Elysia matches "/admin" and "/admin/" as one route (non-strict paths), so a separate
       // "/admin" redirect would also answer "/admin/" and loop: one handler decides by path.
-      .get("/admin/", ({ request, redirect }) => (new URL(request.url).pathname === "/admin" ? redirect("/admin/", 302) : serve(request, PAGE, "no-cache")), hide)
+      .get("/admin/", ({ request, redirect }) => (new URL(request.url).pathname === "/admin" ? redirect("/admin/", 302) : serve(request, assets().page, "no-cache")), hide)
       // Revalidated on every load (ETag): a new binary's console is picked up at once.
       .get("/admin/assets/:file", ({ request, params }) => {
-        const a = ASSETS[params.file];
+        const files = assets().files;
+        const a = Object.hasOwn(files, params.file) ? files[params.file] : undefined;
         if (!a) throw notFound("Console asset");
         return serve(request, a, "no-cache");
       }, hide)

@@ -10,7 +10,7 @@
  * binary does not carry, is rendered as its text.
  */
 import { posix } from "node:path";
-import { Marked, type Tokens } from "marked";
+import type { Tokens } from "marked";
 import { defaultOf, lazy } from "./lazy";
 import readme from "../../README.md" with { type: "text" };
 import index from "../../docs/README.md" with { type: "text" };
@@ -28,6 +28,7 @@ import waitlist from "../../docs/waitlist.md" with { type: "text" };
 import webhooks from "../../docs/webhooks.md" with { type: "text" };
 
 // Loaded by the first guide served, not at start-up (lazy.ts).
+const markedLib = lazy(() => require("marked") as typeof import("marked"));
 const sanitizeHtml = lazy(() => defaultOf(require("sanitize-html") as typeof import("sanitize-html")));
 
 export const GUIDES_PATH = "/docs/guides";
@@ -91,7 +92,7 @@ const escapeAttr = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 function render(markdown: string, from: string): { title: string; html: string } {
   const seen = new Map<string, number>();
   let title = "";
-  const marked = new Marked({
+  const marked = new (markedLib().Marked)({
     gfm: true,
     renderer: {
       heading(this: { parser: { parseInline(t: Tokens.Heading["tokens"]): string } }, { tokens, depth, text }: Tokens.Heading) {

@@ -7,7 +7,9 @@
  * Transactions are PostgreSQL's (READ COMMITTED); work that several nodes could take at
  * once is claimed with `FOR UPDATE SKIP LOCKED` (`dialect(db).skipLocked`).
  */
-import { SQL } from "bun";
+// A type only: Bun.SQL is read when a PostgreSQL database is opened, so a SQLite start does
+// not load the driver (importing the binding evaluated bun:sql at every start).
+import type { SQL } from "bun";
 import { migratePg } from "./migrate-pg";
 import type { Migration } from "./migrations";
 import { assertNotInOwnTx, noTransaction, isNamed, runAfterCommit, toPgPlaceholders, txScope, type Db, type Sql, type SqlParams, type Translated } from "./sql";
@@ -88,7 +90,7 @@ export class PostgresDb implements Db {
 
   /** Connects, checks the database (UTF-8, C collation) and migrates under an advisory lock. */
   static async open(url: string, opts: PostgresOptions): Promise<PostgresDb> {
-    const sql = new SQL(url, { max: opts.max ?? 10, bigint: true, idleTimeout: 60 });
+    const sql = new Bun.SQL(url, { max: opts.max ?? 10, bigint: true, idleTimeout: 60 });
     let migrated: string[] = [];
     try {
       if (opts.migrate !== false) migrated = await migratePg(sql, opts.migrations);

@@ -15,7 +15,6 @@
  * hosts unless ALLOW_PRIVATE_TARGETS), so the MTA cannot be pointed at internal services.
  */
 import { createPrivateKey, type KeyObject } from "node:crypto";
-import { format } from "node:util";
 import { isIP } from "node:net";
 import type { createTransport } from "nodemailer";
 import { lazy } from "../../../core/lazy";
@@ -23,6 +22,8 @@ import { isPublicAddress } from "../../../core/outbound-http";
 
 // Loaded by the first message composed, not at start-up (core/lazy.ts).
 const nodemailer = lazy(() => require("nodemailer") as typeof import("nodemailer"));
+// Read when the first transcript line is formatted: importing util.format loads node's inspect module.
+const format = lazy(() => (require("node:util") as typeof import("node:util")).format);
 
 export interface OutboundMail {
   /** Our message id: used for the Message-ID header. */
@@ -79,7 +80,7 @@ function transcriptLogger() {
   const lines: string[] = [];
   const record = (data: { tnx?: string } | undefined, message: string, ...args: unknown[]) => {
     if (data?.tnx !== "client" && data?.tnx !== "server") return;
-    let line = args.length ? format(message, ...args) : message;
+    let line = args.length ? format()(message, ...args) : message;
     // AUTH exchanges carry credentials (base64); the body is never logged by nodemailer.
     if (/^(C: )?AUTH\b/i.test(line) || /^C: [A-Za-z0-9+/=]{8,}$/.test(line)) line = line.replace(/(AUTH\s+\S+).*/i, "$1 [redacted]").replace(/^C: [A-Za-z0-9+/=]{8,}$/, "C: [redacted]");
     lines.push(line.length > 500 ? `${line.slice(0, 500)}…` : line);
