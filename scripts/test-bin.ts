@@ -16,7 +16,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, relative, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
+import { reaches } from "./testing/imports";
 import { runShards, shardCount, testFiles } from "./testing/shards";
 
 const root = resolve(import.meta.dir, "..");
@@ -69,18 +70,9 @@ for (const g of given) {
  * imports the helpers that start the app or the CLI. The others are unit tests of modules:
  * the binary has nothing to add to them.
  */
-function startsTheProgram(file: string, seen = new Set<string>()): boolean {
-  if (seen.has(file)) return false;
-  seen.add(file);
+function startsTheProgram(file: string): boolean {
   const starters = ["test/helpers/app.ts", "test/helpers/cli.ts", "test/helpers/binary.ts"].map((p) => join(root, p));
-  if (starters.includes(file) || file.startsWith(join(root, "test/bin/"))) return true;
-  const text = readFileSync(file, "utf8");
-  for (const m of text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
-    const target = resolve(dirname(file), m[1]);
-    const candidate = [target, `${target}.ts`, join(target, "index.ts")].find((c) => existsSync(c) && c.endsWith(".ts"));
-    if (candidate && candidate.startsWith(join(root, "test")) && startsTheProgram(candidate, seen)) return true;
-  }
-  return false;
+  return reaches(file, (f) => starters.includes(f) || f.startsWith(join(root, "test/bin/")));
 }
 
 const routesFile = join(work, "routes.jsonl");

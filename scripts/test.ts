@@ -8,10 +8,13 @@
  * Without paths: every test file. On PostgreSQL the files that only concern SQLite or the
  * source tree are left out (test/pg/ starts its own clusters; the type check, the floating
  * promise lint and the console's browser journeys run once, on SQLite, and the journeys again
- * against the binary). One file with bun's own options: `bun test --timeout 60000 <file>`.
+ * against the binary), and so are the files whose outcome cannot depend on the engine: they
+ * neither read BUNKER_TEST_ENGINE nor reach the helper that hands out the run's databases
+ * (scripts/testing/imports.ts), so a second run would repeat the first exactly. One file with bun's own options: `bun test --timeout 60000 <file>`.
  */
 import { existsSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
+import { dependsOnTestEngine } from "./testing/imports";
 import { root, runShards, shardCount, testFiles } from "./testing/shards";
 
 const args = process.argv.slice(2);
@@ -25,7 +28,7 @@ const NOT_ON = {
   sqlite: ["test/bin/"],
   postgres: ["test/bin/", "test/pg/", "test/typecheck.test.ts", "test/arch/floating.test.ts", "test/console/"],
 }[engine];
-const leftOut = (f: string) => NOT_ON.some((p) => f === p || f.startsWith(p));
+const leftOut = (f: string) => NOT_ON.some((p) => f === p || f.startsWith(p)) || (engine === "postgres" && !dependsOnTestEngine(resolve(root, f)));
 
 const full = args.length === 0;
 const files: string[] = [];
