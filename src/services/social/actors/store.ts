@@ -1,6 +1,7 @@
 /** SQL of actors and their counters. */
 import type { Sql } from "../../../core/db";
 import type { Keyset } from "../core/keyset";
+import { feedsChanged, feedWrite } from "../core/feed-changes";
 
 export type ActorStatus = "active" | "suspended" | "deleted";
 
@@ -67,6 +68,7 @@ export async function insertActorIfAbsent(db: Sql, r: ActorRow): Promise<boolean
   );
   if (n === 0) return false;
   await db.run("INSERT INTO social_counters (actor_id, community_id, updated_at) VALUES (?, ?, ?)", r.id, r.community_id, r.created_at);
+  await feedsChanged(db);
   return true;
 }
 
@@ -83,9 +85,10 @@ export async function updateActor(db: Sql, id: string, patch: ActorPatch, update
   const params: Record<string, string | number | null> = { id, updated_at: updatedAt };
   for (const k of cols) params[k] = patch[k] as string | number | null;
   await db.run(`UPDATE social_actors SET ${sets.join(", ")} WHERE id = $id`, params);
+  await feedsChanged(db);
 }
 
-export const deleteActor = (db: Sql, id: string) => db.run("DELETE FROM social_actors WHERE id = ?", id);
+export const deleteActor = (db: Sql, id: string) => feedWrite(db, db.run("DELETE FROM social_actors WHERE id = ?", id));
 
 /** Newest first. */
 export function listActors(db: Sql, communityId: string, after: Keyset | null, limit: number): Promise<ActorRow[]> {
@@ -115,12 +118,12 @@ export async function bumpCounter(db: Sql, actorId: string, name: CounterName, d
 
 /** Moderation restore: active again, shadow ban lifted (a deleted actor stays deleted). */
 export const reinstateActor = (db: Sql, id: string, now: string) =>
-  db.run("UPDATE social_actors SET status = 'active', shadow_banned_at = NULL, shadow_banned_until = NULL, shadow_banned_reason = NULL, updated_at = ? WHERE id = ? AND status <> 'deleted'", now, id);
+  feedWrite(db, db.run("UPDATE social_actors SET status = 'active', shadow_banned_at = NULL, shadow_banned_until = NULL, shadow_banned_reason = NULL, updated_at = ? WHERE id = ? AND status <> 'deleted'", now, id));
 
 /** Moderation ban, shadow: the actor's content is visible to itself only until `until` (null: no end). */
 export const shadowBanActor = (db: Sql, id: string, until: string | null, reason: string | null, now: string) =>
-  db.run("UPDATE social_actors SET shadow_banned_at = ?, shadow_banned_until = ?, shadow_banned_reason = ?, updated_at = ? WHERE id = ?", now, until, reason, now, id);
+  feedWrite(db, db.run("UPDATE social_actors SET shadow_banned_at = ?, shadow_banned_until = ?, shadow_banned_reason = ?, updated_at = ? WHERE id = ?", now, until, reason, now, id));
 
 /** Moderation ban: suspended (only an active actor). */
 export const suspendActor = (db: Sql, id: string, now: string) =>
-  db.run("UPDATE social_actors SET status = 'suspended', updated_at = ? WHERE id = ? AND status = 'active'", now, id);
+  feedWrite(db, db.run("UPDATE social_actors SET status = 'suspended', updated_at = ? WHERE id = ? AND status = 'active'", now, id));

@@ -1,6 +1,7 @@
 /** SQL of reactions (posts and comments), bookmarks, views and poll votes. */
 import type { Sql } from "../../../core/db";
 import type { Keyset } from "../core/common";
+import { feedsChanged } from "../core/feed-changes";
 
 export interface ReactionRow {
   target_id: string;
@@ -24,6 +25,7 @@ export async function addReaction(db: Sql, r: ReactionRow): Promise<boolean> {
      ON CONFLICT (target_id, type) DO UPDATE SET n = social_reaction_counts.n + 1`,
     r.target_id, r.type, r.community_id,
   );
+  await feedsChanged(db);
   return true;
 }
 
@@ -32,6 +34,7 @@ export async function removeReaction(db: Sql, targetId: string, actorId: string,
   const n = await db.run("DELETE FROM social_reactions WHERE target_id = ? AND actor_id = ? AND type = ?", targetId, actorId, type);
   if (n !== 1) return false;
   await db.run("UPDATE social_reaction_counts SET n = n - 1 WHERE target_id = ? AND type = ?", targetId, type);
+  await feedsChanged(db);
   return true;
 }
 

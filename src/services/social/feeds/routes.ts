@@ -2,16 +2,18 @@
 import { t } from "../../../core/schema";
 import { requirePrincipal } from "../../../access/principal";
 import { laneBase, type LaneRouteDeps } from "../core/routes";
-import { ActorParams, CommunityParams, errors, Pagination, PageQuery, Uuid } from "../core/schemas";
-import { Post } from "../posts/schemas";
+import { ActorParams, CommunityParams, errors, PageQuery, Uuid } from "../core/schemas";
+import { FeedPage } from "./schemas";
 import type { FeedService } from "./service";
 
 const tags = ["Community: feeds"];
-const FeedPage = t.Object({ data: t.Array(Post), pagination: Pagination });
+
+/** A feed page's JSON as built (and checked against FeedPage) by FeedService, or kept by its page cache. */
+const json = (body: string) => new Response(body, { headers: { "content-type": "application/json" } });
 
 export function feedRoutes(feeds: FeedService, deps: LaneRouteDeps) {
   return laneBase(deps)
-    .get("/actors/:actor_id/feeds/home", (c) => feeds.home(requirePrincipal(c.principal), c.params.community_id, c.params.actor_id, c.query), {
+    .get("/actors/:actor_id/feeds/home", async (c) => json(await feeds.home(requirePrincipal(c.principal), c.params.community_id, c.params.actor_id, c.query)), {
       params: ActorParams,
       query: PageQuery,
       response: { 200: FeedPage, ...errors },
@@ -21,7 +23,7 @@ export function feedRoutes(feeds: FeedService, deps: LaneRouteDeps) {
         description: "Visibility-checked (followers, close friends, private authors), minus muted and blocked actors; shadow-banned actors reach only themselves. Cursor pages are stable while new posts arrive.",
       },
     })
-    .get("/feeds/discover", (c) => feeds.discover(requirePrincipal(c.principal), c.params.community_id, c.query), {
+    .get("/feeds/discover", async (c) => json(await feeds.discover(requirePrincipal(c.principal), c.params.community_id, c.query)), {
       params: CommunityParams,
       query: t.Object({
         ...PageQuery.properties,

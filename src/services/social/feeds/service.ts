@@ -27,8 +27,11 @@ import { decodeCursor, encodeCursor, parseLimit } from "../../../core/pagination
 import { badCursor, page, pageArgs, PAGE_DEFAULT, PAGE_MAX } from "../core/common";
 import type { PostService } from "../posts/service";
 import type { PostReadRow } from "../posts";
-import { postViews } from "../posts/views";
+import { postViews, type PostView } from "../posts/views";
 import { effectiveVisibility, shadowBanned } from "../posts/visibility";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { earlier, FeedPageCache } from "./page-cache";
+import { FeedPage } from "./schemas";
 import * as store from "./store";
 
 export const HOT_CANDIDATES = 1_000;
@@ -42,6 +45,15 @@ export function hotScore(p: { reaction_count: number; comment_count: number; rep
   return Math.log10(Math.max(1, 3 + engagement(p))) / Math.pow(hours + 2, 1.8);
 }
 
+/** When a row read for a page stops being what it was by the clock alone: a story's expiry, its author's ban end (future ones only). */
+function changesAt(p: { expires_at: string | null; a_shadow_at: string | null; a_shadow_until: string | null }, now: string): string | null {
+  const expiry = p.expires_at !== null && p.expires_at > now ? p.expires_at : null;
+  const banEnd = p.a_shadow_at !== null && p.a_shadow_until !== null && p.a_shadow_until > now ? p.a_shadow_until : null;
+  return earlier(expiry, banEnd);
+}
+
+const FEED_PAGE = TypeCompiler.Compile(FeedPage);
+
 interface RankCursor {
   k: string;
   id: string;
@@ -50,49 +62,80 @@ interface RankCursor {
   w: string;
 }
 
+type FeedPageBody = { data: PostView[]; pagination: { next_cursor: string | null; has_more: boolean } };
+
 export class FeedService {
-  constructor(private readonly posts: PostService) {}
+  /** First pages of home and discover latest (page-cache.ts). */
+  readonly pages: FeedPageCache;
+
+  constructor(private readonly posts: PostService) {
+    this.pages = new FeedPageCache(posts.lane.ctx.db);
+  }
 
   private get lane() {
     return this.posts.lane;
   }
 
-  async home(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }) {
+  async home(pr: Principal, communityId: string, actorId: string, q: { limit?: number; cursor?: string }): Promise<string> {
     const c = await this.lane.community(pr, communityId, "social.list");
-    const viewer = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
     const { limit, after } = pageArgs(q);
     const now = this.posts.now();
+    // A kept page was built for this actor of this community, and deleting or changing an
+    // actor drops every kept page: a hit needs no actor lookup.
+    const key = after === null ? `home:${c.id}:${actorId}:${limit}` : null;
+    const kept = key === null ? null : this.pages.get(key, now);
+    if (kept !== null) return kept;
+    const viewer = await this.lane.actor(this.lane.ctx.db, c.id, actorId);
+    const mark = this.pages.mark();
+    // The soonest time a row read here changes by the clock alone (a story expiring, a ban ending).
+    let until: string | null = null;
     const g = await store.viewerGraph(this.lane.ctx.db, viewer.id);
-    const sees = (p: PostReadRow) => {
-      if (p.moderation !== null || (p.expires_at !== null && p.expires_at <= now)) return false;
+    const sees = (p: store.FeedFacts) => {
+      if (p.community_id !== c.id || p.hidden || p.moderation !== null || (p.expires_at !== null && p.expires_at <= now)) return false;
       if (p.actor_id === viewer.id) return true;
       if (p.a_status === "deleted" || shadowBanned(p, now) || g.blocks.has(p.actor_id) || g.mutes.has(p.actor_id)) return false;
       const v = effectiveVisibility(p);
       return v === "public" || (v === "followers" ? g.follows.has(p.actor_id) : g.closeOf.has(p.actor_id));
     };
-    // Candidates in batches until a page and one more are visible (or none are left).
-    const out: PostReadRow[] = [];
+    // Candidates in batches until a page and one more are visible (or none are left); the
+    // filter reads each candidate's visibility facts only, and the page's posts are read whole.
+    const out: store.FeedFacts[] = [];
     const seen = new Set<string>();
     let from = after;
     const batch = 2 * (limit + 1);
     for (;;) {
       const keys = await store.homeKeys(this.lane.ctx.db, viewer.id, from, batch, now);
       const fresh = keys.filter((k) => !seen.has(k.id) && (seen.add(k.id), true));
-      const rows = new Map((await store.postsByIds(this.lane.ctx.db, fresh.map((k) => k.id))).map((r) => [r.id, r]));
-      const hidden = await store.hiddenAmong(this.lane.ctx.db, viewer.id, fresh.map((k) => k.id));
+      const facts = new Map((await store.feedFacts(this.lane.ctx.db, viewer.id, fresh.map((k) => k.id))).map((r) => [r.id, r]));
+      for (const p of facts.values()) until = earlier(until, changesAt(p, now));
       for (const k of fresh) {
-        const p = rows.get(k.id);
-        if (p && p.community_id === c.id && !hidden.has(p.id) && sees(p) && out.length <= limit) out.push(p);
+        const p = facts.get(k.id);
+        if (p && sees(p) && out.length <= limit) out.push(p);
       }
       if (out.length > limit || keys.length < batch) break;
       const last = keys[keys.length - 1];
       from = { k: last.published_at, id: last.id };
     }
-    const pg = page(out, limit, (r) => ({ k: r.published_at as string, id: r.id }), (r) => r);
-    return { data: await postViews(this.lane.ctx.db, pg.data), pagination: pg.pagination };
+    const pg = page(out, limit, (r) => ({ k: r.published_at, id: r.id }), (r) => r.id);
+    const rows = new Map((await store.postsByIds(this.lane.ctx.db, pg.data)).map((r) => [r.id, r]));
+    // A post gone between the two reads (deleted, no longer published) is left out.
+    const data = pg.data.map((id) => rows.get(id)).filter((r): r is PostReadRow => r !== undefined && r.status === "published" && r.deleted_at === null);
+    return this.answer(key, { data: await postViews(this.lane.ctx.db, data), pagination: pg.pagination }, mark, until);
   }
 
-  async discover(pr: Principal, communityId: string, q: { limit?: number; cursor?: string; ranking?: string; window?: string; actor_id?: string }) {
+  /**
+   * The page's JSON, checked against the routes' schema first (the routes answer it as it is,
+   * so this check stands in for the one Elysia makes of an object); a first page (key not
+   * null) is kept for the next reader.
+   */
+  private answer(key: string | null, body: FeedPageBody, mark: number, until: string | null): string {
+    if (!FEED_PAGE.Check(body)) throw new Error(`feed page does not match its schema: ${JSON.stringify([...FEED_PAGE.Errors(body)].slice(0, 3))}`);
+    const json = JSON.stringify(body);
+    if (key !== null) this.pages.put(key, json, mark, until);
+    return json;
+  }
+
+  async discover(pr: Principal, communityId: string, q: { limit?: number; cursor?: string; ranking?: string; window?: string; actor_id?: string }): Promise<string> {
     const c = await this.lane.community(pr, communityId, "social.list");
     const ranking = q.ranking ?? "latest";
     if (!["latest", "hot", "top"].includes(ranking)) throw invalidField("ranking", "latest, hot or top");
@@ -102,9 +145,16 @@ export class FeedService {
     const now = this.posts.now();
     if (ranking === "latest") {
       const { limit, after } = pageArgs(q);
+      const key = after === null ? `discover:${c.id}:${viewer ?? ""}:${limit}` : null;
+      const kept = key === null ? null : this.pages.get(key, now);
+      if (kept !== null) return kept;
+      const mark = this.pages.mark();
+      // A shadow ban ending brings its author's posts back; a story on the page expires.
+      let until = key === null ? null : await store.nextBanEnd(this.lane.ctx.db, c.id, now);
       const rows = await store.discoverLatest(this.lane.ctx.db, c.id, viewer, now, now, after, limit + 1);
+      for (const p of rows) until = earlier(until, changesAt(p, now));
       const pg = page(rows, limit, (r) => ({ k: r.published_at as string, id: r.id }), (r) => r);
-      return { data: await postViews(this.lane.ctx.db, pg.data), pagination: pg.pagination };
+      return this.answer(key, { data: await postViews(this.lane.ctx.db, pg.data), pagination: pg.pagination }, mark, until);
     }
     const limit = parseLimit(q.limit, PAGE_DEFAULT, PAGE_MAX);
     const cur = decodeCursor<Partial<RankCursor>>(q.cursor);
@@ -114,7 +164,7 @@ export class FeedService {
     const span = WINDOWS[window];
     const since = span === null ? "0000" : new Date(asOfMs - span).toISOString();
     const rows = await store.discoverWindow(this.lane.ctx.db, c.id, viewer, now, since, asOf, ranking === "hot" ? HOT_CANDIDATES : TOP_CANDIDATES);
-    const score = (p: PostReadRow) => (ranking === "hot" ? hotScore(p, asOfMs) : engagement(p));
+    const score = (p: store.RankFacts) => (ranking === "hot" ? hotScore(p, asOfMs) : engagement(p));
     const ranked = rows.map((p) => ({ p, s: score(p) })).sort((a, b) => b.s - a.s || (a.p.id < b.p.id ? 1 : a.p.id > b.p.id ? -1 : 0));
     const ks = cur ? Number(cur.k) : null;
     const rest = ks === null ? ranked : ranked.filter((x) => x.s < ks || (x.s === ks && x.p.id < (cur?.id as string)));
@@ -122,6 +172,9 @@ export class FeedService {
     const more = rest.length > limit;
     const last = slice[slice.length - 1];
     const next = more && last ? encodeCursor({ k: String(last.s), id: last.p.id, as_of: asOf, r: ranking, w: window } satisfies RankCursor) : null;
-    return { data: await postViews(this.lane.ctx.db, slice.map((x) => x.p)), pagination: { next_cursor: next, has_more: more } };
+    // Ranked on a few columns per candidate; only the page's posts are read whole (in rank order).
+    const full = new Map((await store.postsByIds(this.lane.ctx.db, slice.map((x) => x.p.id))).map((r) => [r.id, r]));
+    const data = slice.map((x) => full.get(x.p.id)).filter((r): r is PostReadRow => r !== undefined);
+    return this.answer(null, { data: await postViews(this.lane.ctx.db, data), pagination: { next_cursor: next, has_more: more } }, 0, null);
   }
 }

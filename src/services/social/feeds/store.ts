@@ -7,7 +7,7 @@
 import type { Sql } from "../../../core/db";
 import type { SqlValue } from "../../../core/store/sql";
 import type { Keyset } from "../core/common";
-import type { PostReadRow } from "../posts";
+import type { PostReadRow, Visibility } from "../posts";
 
 const READ = `SELECT p.*, a.is_private AS a_private, a.status AS a_status, a.shadow_banned_until AS a_shadow_until, a.shadow_banned_at AS a_shadow_at
   FROM social_posts p JOIN social_actors a ON a.id = p.actor_id`;
@@ -21,16 +21,22 @@ const READ = `SELECT p.*, a.is_private AS a_private, a.status AS a_status, a.sha
  * checked on the few rows kept (FeedService). A post reached twice appears twice.
  */
 export async function homeKeys(db: Sql, viewer: string, after: Keyset | null, limit: number, nowIso: string): Promise<{ id: string; published_at: string }[]> {
-  // Newest first within a time window that widens until it holds a page (or covers all
-  // time): each followed author then contributes only its recent rows, not its history.
+  // Newest first within a time window that widens (x4) until it holds a page or covers all
+  // time: each followed author then contributes only its recent rows, not its history. The
+  // work of a read is the rows its windows hold: a window too small costs one more query
+  // with fewer than `limit` rows, one too large sorts every followed author's posts in it
+  // (the first window was 2 days: 4,000 rows for an actor following 50 busy authors).
   const top = after ? after.k : nowIso;
-  for (const days of [2, 14, 90, 730, null]) {
-    const since = days === null ? null : new Date(Date.parse(top) - days * 86_400_000).toISOString();
+  for (const hours of HOME_WINDOWS_H) {
+    const since = hours === null ? null : new Date(Date.parse(top) - hours * 3_600_000).toISOString();
     const rows = await homeKeysSince(db, viewer, after, limit, since);
     if (rows.length >= limit || since === null) return rows;
   }
   return [];
 }
+
+/** The home feed's candidate windows in hours (3 h, 12 h, 2 d, 8 d, 32 d, 128 d, 2 y), then all time. */
+const HOME_WINDOWS_H = [3, 12, 48, 192, 768, 3072, 17_520, null] as const;
 
 function homeKeysSince(db: Sql, viewer: string, after: Keyset | null, limit: number, since: string | null): Promise<{ id: string; published_at: string }[]> {
   const args: Record<string, SqlValue> = { viewer, limit };
@@ -51,6 +57,38 @@ function homeKeysSince(db: Sql, viewer: string, after: Keyset | null, limit: num
          WHERE hf.actor_id = $viewer${cur("h.published_at", "h.post_id")}
      ) k ORDER BY published_at DESC, id DESC LIMIT $limit`,
     args,
+  );
+}
+
+/** What the home feed's filter reads of a candidate: the post's and its author's visibility facts, and whether the viewer hid it. */
+export interface FeedFacts {
+  id: string;
+  community_id: string;
+  actor_id: string;
+  visibility: Visibility;
+  moderation: string | null;
+  expires_at: string | null;
+  published_at: string;
+  a_private: number;
+  a_status: string;
+  a_shadow_until: string | null;
+  a_shadow_at: string | null;
+  hidden: number;
+}
+
+/**
+ * Visibility facts of candidates, by id (any order): a few columns per row instead of the
+ * whole post, so the rows the filter drops cost little; the page's posts are read whole
+ * afterwards (postsByIds).
+ */
+export function feedFacts(db: Sql, viewer: string, ids: string[]): Promise<FeedFacts[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.all<FeedFacts>(
+    `SELECT p.id, p.community_id, p.actor_id, p.visibility, p.moderation, p.expires_at, p.published_at,
+       a.is_private AS a_private, a.status AS a_status, a.shadow_banned_until AS a_shadow_until, a.shadow_banned_at AS a_shadow_at,
+       EXISTS (SELECT 1 FROM social_hides hd WHERE hd.src_actor_id = ? AND hd.dst_post_id = p.id) AS hidden
+     FROM social_posts p JOIN social_actors a ON a.id = p.actor_id WHERE p.id IN (${ids.map(() => "?").join(",")})`,
+    viewer, ...ids,
   );
 }
 
@@ -76,13 +114,6 @@ export async function viewerGraph(db: Sql, viewer: string): Promise<{ follows: S
   return out;
 }
 
-/** Which of these posts the viewer hid. */
-export async function hiddenAmong(db: Sql, viewer: string, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.all<{ dst_post_id: string }>(`SELECT dst_post_id FROM social_hides WHERE src_actor_id = ? AND dst_post_id IN (${ids.map(() => "?").join(",")})`, viewer, ...ids);
-  return new Set(rows.map((r) => r.dst_post_id));
-}
-
 /** Discover, latest: public posts newest first (with a viewer: minus muted, blocked; its own shadow-banned posts kept). */
 export function discoverLatest(db: Sql, communityId: string, viewer: string | null, now: string, asOf: string, after: Keyset | null, limit: number): Promise<PostReadRow[]> {
   const args: Record<string, SqlValue> = { community: communityId, now, asOf, limit };
@@ -94,10 +125,23 @@ export function discoverLatest(db: Sql, communityId: string, viewer: string | nu
   return db.all<PostReadRow>(`${READ} WHERE ${discoverWhere(viewer, args)} AND p.published_at <= $asOf${cur} ORDER BY p.published_at DESC, p.id DESC LIMIT $limit`, args);
 }
 
+/** What ranking reads of a discover candidate (the page's posts are read whole afterwards). */
+export interface RankFacts {
+  id: string;
+  published_at: string;
+  reaction_count: number;
+  comment_count: number;
+  repost_count: number;
+}
+
 /** Discover candidates for hot and top: public posts published in [since, asOf], newest first, at most `cap`. */
-export function discoverWindow(db: Sql, communityId: string, viewer: string | null, now: string, since: string, asOf: string, cap: number): Promise<PostReadRow[]> {
+export function discoverWindow(db: Sql, communityId: string, viewer: string | null, now: string, since: string, asOf: string, cap: number): Promise<RankFacts[]> {
   const args: Record<string, SqlValue> = { community: communityId, now, since, asOf, limit: cap };
-  return db.all<PostReadRow>(`${READ} WHERE ${discoverWhere(viewer, args)} AND p.published_at >= $since AND p.published_at <= $asOf ORDER BY p.published_at DESC, p.id DESC LIMIT $limit`, args);
+  return db.all<RankFacts>(
+    `SELECT p.id, p.published_at, p.reaction_count, p.comment_count, p.repost_count FROM social_posts p JOIN social_actors a ON a.id = p.actor_id
+     WHERE ${discoverWhere(viewer, args)} AND p.published_at >= $since AND p.published_at <= $asOf ORDER BY p.published_at DESC, p.id DESC LIMIT $limit`,
+    args,
+  );
 }
 
 function discoverWhere(viewer: string | null, args: Record<string, SqlValue>): string {
@@ -109,4 +153,13 @@ function discoverWhere(viewer: string | null, args: Record<string, SqlValue>): s
     AND NOT EXISTS (SELECT 1 FROM social_edges b WHERE b.kind = 'block' AND ((b.src_actor_id = $viewer AND b.dst_actor_id = p.actor_id) OR (b.src_actor_id = p.actor_id AND b.dst_actor_id = $viewer)))
     AND NOT EXISTS (SELECT 1 FROM social_edges m WHERE m.kind = 'mute' AND m.src_actor_id = $viewer AND m.dst_actor_id = p.actor_id)))
     AND NOT EXISTS (SELECT 1 FROM social_hides hd WHERE hd.src_actor_id = $viewer AND hd.dst_post_id = p.id)`;
+}
+
+/** The soonest end of a shadow ban in the community after `now` (its author's posts come back then), or null. */
+export async function nextBanEnd(db: Sql, communityId: string, now: string): Promise<string | null> {
+  const r = await db.get<{ t: string | null }>(
+    "SELECT MIN(shadow_banned_until) AS t FROM social_actors WHERE community_id = ? AND shadow_banned_until > ? AND shadow_banned_at IS NOT NULL",
+    communityId, now,
+  );
+  return r?.t ?? null;
 }

@@ -1,6 +1,7 @@
 /** SQL of the actor graph: edges (follow, mute, block, restrict), follow requests, close friends. */
 import type { Sql } from "../../../core/db";
 import type { Keyset } from "../core/keyset";
+import { feedsChanged, feedWrite } from "../core/feed-changes";
 
 export type EdgeKind = "follow" | "mute" | "block" | "restrict";
 
@@ -36,6 +37,7 @@ export async function insertEdge(db: Sql, r: EdgeRow): Promise<boolean> {
      ON CONFLICT (src_actor_id, kind, dst_actor_id) DO NOTHING`,
     { ...r },
   );
+  await feedsChanged(db);
   return n === 1;
 }
 
@@ -44,6 +46,7 @@ export async function deleteEdge(db: Sql, communityId: string, src: string, kind
   const row = await edgeOf(db, communityId, src, kind, dst);
   if (!row) return null;
   const n = await db.run("DELETE FROM social_edges WHERE id = ?", row.id);
+  await feedsChanged(db);
   return n === 1 ? row : null;
 }
 
@@ -129,11 +132,12 @@ export async function insertCloseFriend(db: Sql, communityId: string, owner: str
     "INSERT INTO social_close_friends (community_id, owner_actor_id, member_actor_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (owner_actor_id, member_actor_id) DO NOTHING",
     communityId, owner, member, now,
   );
+  await feedsChanged(db);
   return n === 1;
 }
 
 export const deleteCloseFriend = (db: Sql, communityId: string, owner: string, member: string) =>
-  db.run("DELETE FROM social_close_friends WHERE owner_actor_id = ? AND member_actor_id = ? AND community_id = ?", owner, member, communityId);
+  feedWrite(db, db.run("DELETE FROM social_close_friends WHERE owner_actor_id = ? AND member_actor_id = ? AND community_id = ?", owner, member, communityId));
 
 export interface CloseFriendRow {
   owner_actor_id: string;
@@ -159,6 +163,7 @@ export function closeFriendsOf(db: Sql, owner: string, after: Keyset | null, lim
 export async function dropPairExtras(db: Sql, a: string, b: string): Promise<void> {
   await db.run("DELETE FROM social_follow_requests WHERE (src_actor_id = ? AND dst_actor_id = ?) OR (src_actor_id = ? AND dst_actor_id = ?)", a, b, b, a);
   await db.run("DELETE FROM social_close_friends WHERE (owner_actor_id = ? AND member_actor_id = ?) OR (owner_actor_id = ? AND member_actor_id = ?)", a, b, b, a);
+  await feedsChanged(db);
 }
 
 /**

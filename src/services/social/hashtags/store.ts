@@ -1,6 +1,7 @@
 /** SQL of the hashtag directory and hashtag follows. */
 import type { Sql } from "../../../core/db";
 import type { Keyset } from "../core/keyset";
+import { feedsChanged, feedWrite } from "../core/feed-changes";
 
 export interface HashtagRow {
   community_id: string;
@@ -56,10 +57,11 @@ export async function followHashtag(db: Sql, r: HashtagFollowRow): Promise<void>
      ON CONFLICT (actor_id, tag) DO UPDATE SET followed_at = excluded.followed_at`,
     r.community_id, r.actor_id, r.tag, r.followed_at,
   );
+  await feedsChanged(db);
 }
 
 export const unfollowHashtag = (db: Sql, communityId: string, actorId: string, tag: string) =>
-  db.run("DELETE FROM social_hashtag_follows WHERE community_id = ? AND actor_id = ? AND tag = ?", communityId, actorId, tag);
+  feedWrite(db, db.run("DELETE FROM social_hashtag_follows WHERE community_id = ? AND actor_id = ? AND tag = ?", communityId, actorId, tag));
 
 /** Newest first. */
 export function hashtagFollowsOf(db: Sql, actorId: string, after: Keyset | null, limit: number): Promise<HashtagFollowRow[]> {

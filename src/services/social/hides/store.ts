@@ -1,6 +1,7 @@
 /** Hides: SQL of the hides service (service.ts). */
 import type { Sql } from "../../../core/db";
 import type { Keyset } from "../core/keyset";
+import { feedWrite } from "../core/feed-changes";
 
 export interface HideRow {
   id: string;
@@ -22,10 +23,13 @@ export function hidesOf(db: Sql, src: string, after: Keyset | null, limit: numbe
 
 /** Rows inserted: 1, or 0 when the actor already hides the post. */
 export const insertHide = (db: Sql, row: HideRow) =>
-  db.run(
-    "INSERT INTO social_hides (id, community_id, src_actor_id, dst_actor_id, dst_post_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (src_actor_id, dst_post_id) DO NOTHING",
-    row.id, row.community_id, row.src_actor_id, row.dst_actor_id, row.dst_post_id, row.payload, row.created_at,
+  feedWrite(
+    db,
+    db.run(
+      "INSERT INTO social_hides (id, community_id, src_actor_id, dst_actor_id, dst_post_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (src_actor_id, dst_post_id) DO NOTHING",
+      row.id, row.community_id, row.src_actor_id, row.dst_actor_id, row.dst_post_id, row.payload, row.created_at,
+    ),
   );
 
 export const deleteHide = (db: Sql, communityId: string, src: string, postId: string) =>
-  db.run("DELETE FROM social_hides WHERE community_id = ? AND src_actor_id = ? AND dst_post_id = ?", communityId, src, postId);
+  feedWrite(db, db.run("DELETE FROM social_hides WHERE community_id = ? AND src_actor_id = ? AND dst_post_id = ?", communityId, src, postId));

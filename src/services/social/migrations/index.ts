@@ -13,6 +13,7 @@ import m0045 from "./0045_social_conversation_seq.sql" with { type: "text" };
 import m0046 from "./0046_social_posts.sql" with { type: "text" };
 import m0047 from "./0047_social_moderation.sql" with { type: "text" };
 import m0048 from "./0048_social_hides.sql" with { type: "text" };
+import m20261129021500 from "./20261129021500_social_ban_ends.sql" with { type: "text" };
 
 export const migrations: readonly Migration[] = [
   { name: "0040_social_communities", sql: m0040 },
@@ -24,4 +25,5 @@ export const migrations: readonly Migration[] = [
   { name: "0046_social_posts", sql: m0046 },
   { name: "0047_social_moderation", sql: m0047 },
   { name: "0048_social_hides", sql: m0048 },
+  { name: "20261129021500_social_ban_ends", sql: m20261129021500 },
 ];

@@ -7,6 +7,7 @@
  * reposts of its posts are soft-deleted, and reactions on its content are dropped.
  */
 import type { Sql } from "../../../core/db";
+import { feedsChanged } from "../core/feed-changes";
 
 export async function detachContent(t: Sql, actorId: string, now: string): Promise<void> {
   const a = actorId;
@@ -56,4 +57,5 @@ export async function detachContent(t: Sql, actorId: string, now: string): Promi
   const targets = `SELECT id FROM social_posts WHERE actor_id = ? UNION SELECT id FROM social_comments WHERE actor_id = ? UNION SELECT c.id FROM social_comments c JOIN social_posts p ON p.id = c.post_id WHERE p.actor_id = ?`;
   await t.run(`DELETE FROM social_reaction_counts WHERE target_id IN (${targets})`, a, a, a);
   await t.run(`DELETE FROM social_reactions WHERE target_id IN (${targets})`, a, a, a);
+  await feedsChanged(t);
 }

@@ -5,4 +5,4 @@
  * actor's removal from others' content.
  */
 export { detachContent } from "./detach-store";
-export { bumpPost, insertPost, liveRepostBy, postById, reactionCounts, repostsOf, restricts, updatePost, type PostReadRow, type PostRow } from "./store";
+export { bumpPost, insertPost, liveRepostBy, postById, reactionCounts, repostsOf, restricts, updatePost, type PostReadRow, type PostRow, type Visibility } from "./store";

@@ -2,6 +2,7 @@
 import type { Sql } from "../../../core/db";
 import type { SqlValue } from "../../../core/store/sql";
 import type { Keyset } from "../core/common";
+import { feedsChanged, feedWrite } from "../core/feed-changes";
 
 export type PostKind = "text" | "link" | "image" | "quote" | "story" | "poll" | "repost";
 export type PostStatus = "draft" | "scheduled" | "published";
@@ -50,6 +51,7 @@ const COLS = [
 
 export async function insertPost(db: Sql, r: PostRow): Promise<void> {
   await db.run(`INSERT INTO social_posts (${COLS.join(", ")}) VALUES (${COLS.map((c) => `$${c}`).join(", ")})`, { ...r });
+  await feedsChanged(db);
 }
 
 const READ = `SELECT p.*, a.is_private AS a_private, a.status AS a_status, a.shadow_banned_until AS a_shadow_until, a.shadow_banned_at AS a_shadow_at
@@ -65,12 +67,12 @@ export const lockPost = (db: Sql, communityId: string, id: string) =>
 export async function updatePost(db: Sql, id: string, patch: Partial<PostRow>): Promise<number> {
   const keys = Object.keys(patch);
   if (keys.length === 0) return 0;
-  return db.run(`UPDATE social_posts SET ${keys.map((k) => `${k} = $${k}`).join(", ")} WHERE id = $id`, { ...patch, id });
+  return feedWrite(db, db.run(`UPDATE social_posts SET ${keys.map((k) => `${k} = $${k}`).join(", ")} WHERE id = $id`, { ...patch, id }));
 }
 
 /** Publishes a scheduled post once: true only for the call that moved it (exactly once across workers and restarts). */
 export async function publishScheduled(db: Sql, id: string, now: string, expiresAt: string | null): Promise<boolean> {
-  return (await db.run("UPDATE social_posts SET status = 'published', published_at = ?, expires_at = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'", now, expiresAt, now, id)) === 1;
+  return (await feedWrite(db, db.run("UPDATE social_posts SET status = 'published', published_at = ?, expires_at = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'", now, expiresAt, now, id))) === 1;
 }
 
 /** Scheduled posts due at `now`, oldest first (claimed in the caller's transaction). */
@@ -81,6 +83,7 @@ export function duePosts(db: Sql, now: string, limit: number, skipLocked: string
 /** Counter columns of a post: += delta. */
 export async function bumpPost(db: Sql, id: string, col: "reaction_count" | "comment_count" | "repost_count" | "view_count", delta: number): Promise<void> {
   await db.run(`UPDATE social_posts SET ${col} = ${col} + ? WHERE id = ?`, delta, id);
+  await feedsChanged(db);
 }
 
 /** Author-visibility clause shared by public reads: live author, not shadow-banned at `now`. */
@@ -126,9 +129,10 @@ export async function addPostHashtags(db: Sql, communityId: string, postId: stri
       postId, communityId, tag, publishedAt,
     );
   }
+  await feedsChanged(db);
 }
 
-export const removePostHashtags = (db: Sql, postId: string) => db.run("DELETE FROM social_post_hashtags WHERE post_id = ?", postId);
+export const removePostHashtags = (db: Sql, postId: string) => feedWrite(db, db.run("DELETE FROM social_post_hashtags WHERE post_id = ?", postId));
 
 // ------------------------------------------------------------------ tags (@mentions)
 
@@ -214,9 +218,9 @@ export const repostsOf = (db: Sql, sourcePostId: string, after: { k: string; id:
     sourcePostId, ...(after ? [after.k, after.k, after.id] : []), limit,
   );
 
-export const removePostHashtag = (db: Sql, postId: string, tag: string) => db.run("DELETE FROM social_post_hashtags WHERE post_id = ? AND tag = ?", postId, tag);
+export const removePostHashtag = (db: Sql, postId: string, tag: string) => feedWrite(db, db.run("DELETE FROM social_post_hashtags WHERE post_id = ? AND tag = ?", postId, tag));
 
 /** Soft delete (its repost_key, unique among live reposts, is cleared); 1, or 0 when it was already deleted. */
 export const softDeletePost = (db: Sql, id: string, now: string) =>
-  db.run("UPDATE social_posts SET deleted_at = ?, repost_key = NULL, updated_at = ? WHERE id = ? AND deleted_at IS NULL", now, now, id);
+  feedWrite(db, db.run("UPDATE social_posts SET deleted_at = ?, repost_key = NULL, updated_at = ? WHERE id = ? AND deleted_at IS NULL", now, now, id));
 
