@@ -51,6 +51,8 @@ function fail(msg: string): never {
 }
 
 const entry = join(root, "src/main.ts");
+// Worker threads' entry points are embedded only when listed beside the main one.
+const workers = [join(root, "src/services/mail/inbound/check-worker.ts")];
 const outfile = resolve(option("--outfile") ?? join(root, "dist/bunker"));
 const target = option("--target");
 const bun = process.execPath;
@@ -69,6 +71,7 @@ const cmd = [
   ...(flag("--no-bytecode") ? [] : ["--bytecode", "--format=esm"]),
   ...(target ? [`--target=${target}`] : []),
   entry,
+  ...workers,
   "--outfile",
   outfile,
 ];

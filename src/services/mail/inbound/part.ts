@@ -16,4 +16,5 @@ export const inboundPart = defineMailPart({
   routes: (svc, deps) => inboundRoutes(svc, deps),
   jobs: (svc) => [{ name: PURGE_JOB, schedule: "0 30 3 * * *", run: async () => void (await svc.purge()) }],
   onWorkspaceDelete: (svc, t, workspaceId) => svc.dropWorkspaceObjects(t, workspaceId),
+  stop: (svc) => svc.stop(),
 });

@@ -7,9 +7,10 @@
  * of a message sent from a domain of that name. Everything else: 550 5.1.1 (no relaying).
  *
  * deliver(): one SMTP message may reach several of them. Mailbox copies: the raw message is
- * written to the object store (one object per workspace), parsed (mailparser),
- * authenticated (mailauth: SPF for the client IP and MAIL FROM, DKIM, DMARC), scored by the
- * spam rules (spam.ts), and every copy plus its email.received event is written in one
+ * written to the object store (one object per workspace) while a worker thread (checks.ts)
+ * parses it (mailparser) and authenticates it (mailauth: SPF for the client IP and MAIL
+ * FROM, DKIM, DMARC); it is scored by the spam rules (spam.ts), and every copy plus its
+ * email.received event is written in one
  * transaction; the SMTP reply waits for the commit (a failure answers 451: the sender
  * retries, nothing is half-stored). Test addresses set the domain's test_received_at in the
  * same transaction. VERP addresses: the message is read as a bounce or complaint report
@@ -29,10 +30,12 @@ import * as mailboxes from "../mailboxes";
 import type { MessageService } from "../messages";
 import type { MailParts } from "../part";
 import { mailSettings } from "../settings";
-import { authenticateMessage, DNS_CACHE_MS, mailauthResolver, type DnsLookup } from "./auth";
-import { parseMail, splitAddress, type ParsedMail } from "../parse";
-import { parseReport, type ReportOutcome } from "./reports";
-import { spamCheck, type AuthResults } from "./spam";
+import { DNS_CACHE_MS, mailauthResolver } from "./auth";
+import { CheckPool } from "./checks";
+import { examine, type Examined } from "./examine";
+import { parseMail, splitAddress } from "../parse";
+import type { ReportOutcome } from "./reports";
+import type { AuthResults } from "./spam";
 import * as store from "./store";
 import type { MailContext } from "../part-context";
 
@@ -48,13 +51,19 @@ type Target =
   | { kind: "verp"; address: string; message: { id: string; workspace_id: string } };
 
 export class InboundService {
-  private readonly resolver: DnsLookup;
+  private readonly checks: CheckPool;
 
   constructor(
     private readonly m: MailContext,
     private readonly parts: MailParts,
   ) {
-    this.resolver = mailauthResolver(mailSettings(m).dnsServers, 3000, DNS_CACHE_MS, () => m.ctx.clock.nowMs());
+    const resolver = mailauthResolver(mailSettings(m).dnsServers, 3000, DNS_CACHE_MS, () => m.ctx.clock.nowMs());
+    this.checks = new CheckPool(resolver, m.ctx.log);
+  }
+
+  /** Ends the check workers (the module stops). */
+  async stop(): Promise<void> {
+    this.checks.stop();
   }
 
   private get domains(): DomainService {
@@ -115,9 +124,12 @@ export class InboundService {
       if (t.kind === "verp") verps.set(t.message.id, t.message);
     }
     if (!boxes.size && !tests.size && !verps.size) return; // every recipient went away since RCPT
-    const parsed = await parseMail(msg.raw);
-    if (boxes.size || tests.size) await this.store(msg, parsed, [...boxes.values()], [...tests.values()]);
-    for (const m of verps.values()) await this.report(msg, parsed, m);
+    // Only mailbox copies record SPF, DKIM and DMARC; test addresses need the parse, VERP addresses the report.
+    const auth = boxes.size ? { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.m.ctx.config.mailHostname } : null;
+    const checked = this.checks.check(msg.raw, { auth, nowMs: this.m.ctx.clock.nowMs(), report: verps.size > 0 });
+    if (boxes.size || tests.size) await this.store(msg, checked, [...boxes.values()], [...tests.values()]);
+    const { report } = await checked;
+    for (const m of verps.values()) await this.report(msg, report!, m);
   }
 
   private rawKey(workspaceId: string, id: string) {
@@ -137,39 +149,38 @@ export class InboundService {
     const target = await this.classify(envelope.to[0] ?? "");
     if (target?.kind !== "mailbox") return false;
     const msg: InboundMessage = { ...envelope, raw: await build() };
-    const parsed = await parseMail(msg.raw);
-    await this.store(msg, parsed, target.boxes.map((box) => ({ box, envelopeTo: target.address })), [], { auth, within });
+    const nowMs = this.m.ctx.clock.nowMs();
+    const checked = parseMail(msg.raw).then((parsed) => examine(parsed, auth, nowMs, false));
+    await this.store(msg, checked, target.boxes.map((box) => ({ box, envelopeTo: target.address })), [], within);
     return true;
   }
 
+  /** `checked`: the message examined, authenticated when boxes is not empty (deliver asks for it then). */
   private async store(
     msg: InboundMessage,
-    parsed: ParsedMail,
+    checked: Promise<Examined>,
     boxes: { box: mailboxes.MailboxTarget; envelopeTo: string }[],
     tests: { id: string }[],
-    local?: { auth: AuthResults; within: (t: Sql) => Promise<void> },
+    within?: (t: Sql) => Promise<void>,
   ) {
     const nowMs = this.m.ctx.clock.nowMs();
     const now = this.m.ctx.clock.iso();
     const keys = new Map<string, string>();
-    let auth: AuthResults = local?.auth ?? { spf: "none", dkim: "none", dmarc: "none", dmarcPolicy: null };
-    if (boxes.length) {
-      for (const { box } of boxes) if (!keys.has(box.workspace_id)) keys.set(box.workspace_id, this.rawKey(box.workspace_id, uuid()));
-      // The DNS round trips of the checks overlap the object writes.
-      const checks = local
-        ? Promise.resolve(local.auth)
-        : authenticateMessage(msg.raw, { ip: msg.remoteAddress, helo: msg.helo ?? "", sender: msg.from, mta: this.m.ctx.config.mailHostname, resolver: this.resolver });
-      const puts = await Promise.allSettled([...keys.values()].map((k) => this.m.ctx.objects.put(k, msg.raw, "message/rfc822")));
-      auth = await checks;
-      const failed = puts.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failed) {
-        for (const k of keys.values()) await this.m.ctx.objects.delete(k).catch(() => {});
-        throw failed.reason;
-      }
+    for (const { box } of boxes) if (!keys.has(box.workspace_id)) keys.set(box.workspace_id, this.rawKey(box.workspace_id, uuid()));
+    // The object writes overlap the parse and the checks (a worker thread, DNS round trips).
+    const writes = Promise.allSettled([...keys.values()].map((k) => this.m.ctx.objects.put(k, msg.raw, "message/rfc822")));
+    const mail = await checked.catch(async (e: unknown) => {
+      await writes;
+      await this.dropObjects(keys);
+      throw e;
+    });
+    const failed = (await writes).find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) {
+      await this.dropObjects(keys);
+      throw failed.reason;
     }
-    const spam = spamCheck(parsed, auth, nowMs);
-    const from = splitAddress(parsed.fromAddress);
-    const attachments = parsed.attachments.map(({ content: _, ...a }) => a);
+    const { auth, spam } = mail;
+    const from = splitAddress(mail.fromAddress);
     try {
       await tx(this.m.ctx.db, async (t) => {
         for (const { box, envelopeTo } of boxes) {
@@ -182,16 +193,16 @@ export class InboundService {
             raw_object_key: keys.get(box.workspace_id)!,
             envelope_from: msg.from,
             envelope_to: envelopeTo,
-            from_address: parsed.fromAddress,
+            from_address: mail.fromAddress,
             from_local: from.local,
             from_domain: from.domain,
-            from_fold: `${parsed.fromName} <${parsed.fromAddress}>`.toLowerCase(),
-            to_addresses: JSON.stringify(parsed.to),
-            cc_addresses: JSON.stringify(parsed.cc),
-            subject: parsed.subject,
-            subject_fold: parsed.subject.toLowerCase(),
-            body_preview: parsed.preview,
-            rfc822_message_id: parsed.messageId,
+            from_fold: `${mail.fromName} <${mail.fromAddress}>`.toLowerCase(),
+            to_addresses: JSON.stringify(mail.to),
+            cc_addresses: JSON.stringify(mail.cc),
+            subject: mail.subject,
+            subject_fold: mail.subject.toLowerCase(),
+            body_preview: mail.preview,
+            rfc822_message_id: mail.messageId,
             size_bytes: msg.raw.byteLength,
             spam_score: spam.score,
             spam_verdict: spam.verdict,
@@ -200,7 +211,7 @@ export class InboundService {
             dkim_result: auth.dkim,
             dmarc_result: auth.dmarc,
             quarantined: spam.quarantined ? 1 : 0,
-            attachments: JSON.stringify(attachments),
+            attachments: JSON.stringify(mail.attachments),
             received_at: now,
             received_ms: nowMs,
             read_at: null,
@@ -212,25 +223,29 @@ export class InboundService {
             message_id: id,
             seq_id: String(row.seq),
             envelope_to: envelopeTo,
-            from_address: parsed.fromAddress,
-            subject: parsed.subject,
+            from_address: mail.fromAddress,
+            subject: mail.subject,
             spam_verdict: spam.verdict,
             quarantined: spam.quarantined,
             received_at: now,
           });
         }
         for (const d of tests) await this.domains.markTestReceived(t, d.id);
-        await local?.within(t);
+        await within?.(t);
       });
     } catch (e) {
-      for (const k of keys.values()) await this.m.ctx.objects.delete(k).catch(() => {});
+      await this.dropObjects(keys);
       throw e;
     }
   }
 
+  /** The raw objects of a message that was not stored after all. */
+  private async dropObjects(keys: Map<string, string>) {
+    for (const k of keys.values()) await this.m.ctx.objects.delete(k).catch(() => {});
+  }
+
   /** A report at a VERP address: applied to the outbound message; kept in the report log either way. */
-  private async report(msg: InboundMessage, parsed: ParsedMail, m: { id: string; workspace_id: string }) {
-    const out: ReportOutcome = parseReport(parsed);
+  private async report(msg: InboundMessage, out: ReportOutcome, m: { id: string; workspace_id: string }) {
     let applied = false;
     const reply = { code: out.statusCode, detail: out.detail };
     if (out.kind === "arf") applied = !!(await this.messages.markComplained(m.id));
