@@ -127,7 +127,8 @@ export async function buildContext(config: Config, services: ServiceCatalogue, m
   ensureWritableDir(config.dataDir);
   const db = await openDatabase(config, migrations);
   const metrics = new Metrics();
-  if (sqliteOf(db)) registerDatabaseGauges(metrics, join(config.dataDir, SQLITE_FILE));
+  const sqlite = sqliteOf(db);
+  if (sqlite) registerDatabaseGauges(metrics, join(config.dataDir, SQLITE_FILE), sqlite.commitStats);
   else if (config.objectStore === "local") {
     // Several nodes on one PostgreSQL database each keep their own local objects folder
     // unless it is shared: an avatar uploaded through one node would be missing on the others.

@@ -39,8 +39,14 @@ const fileSize = (path: string) => {
   }
 };
 
-/** Database file and WAL size, read from the file system at scrape time (no query). */
-export function registerDatabaseGauges(metrics: Metrics, dbPath: string) {
+/**
+ * Database file and WAL size, read from the file system at scrape time (no query), and the
+ * group commit's counts since start: transactions per commit is what one commit's cost is
+ * shared by (core/store/sqlite.ts).
+ */
+export function registerDatabaseGauges(metrics: Metrics, dbPath: string, commits: { commits: number; transactions: number }) {
   metrics.gauge("bunker_db_size_bytes", "Size of the SQLite database file.", () => fileSize(dbPath));
   metrics.gauge("bunker_db_wal_size_bytes", "Size of the SQLite write-ahead log (grows until a checkpoint).", () => fileSize(`${dbPath}-wal`));
+  metrics.gauge("bunker_db_commits", "SQLite commits since start (each carries a group of transactions).", () => commits.commits);
+  metrics.gauge("bunker_db_committed_transactions", "Transactions committed since start, in those commits.", () => commits.transactions);
 }

@@ -119,6 +119,10 @@ describe("/metrics", () => {
     if (app.ctx.db.engine === "sqlite") {
       expect(sample(text, "bunker_db_size_bytes")).toBeGreaterThan(0);
       expect(sample(text, "bunker_db_wal_size_bytes")).toBeGreaterThan(0);
+      // The sign-up and the reset request committed: at least one commit, each carrying one or more transactions.
+      const commits = sample(text, "bunker_db_commits")!;
+      expect(commits).toBeGreaterThan(0);
+      expect(sample(text, "bunker_db_committed_transactions")).toBeGreaterThanOrEqual(commits);
     } else {
       // The file gauges are SQLite's; a PostgreSQL server is watched with its own tooling.
       expect(sample(text, "bunker_db_size_bytes")).toBeUndefined();

@@ -326,6 +326,25 @@ describe("sqlite group commit", () => {
     expect(await rows("unique")).toEqual(["u1", "u2"]);
   });
 
+  test("a transaction queued while a group runs joins that group", async () => {
+    const ids = await inOneGroup(async (round) => {
+      const [first, late] = [`q1-${round}`, `q2-${round}`];
+      let reached!: () => void;
+      const midway = new Promise<void>((resolve) => (reached = resolve));
+      // The second handler reaches its write only once the first transaction is running
+      // (a request whose body or credential check finished meanwhile).
+      const second = midway.then(() => sqlite().tx((t) => t.run("INSERT INTO t_items (id, n, note) VALUES (?, 1, 'queued')", late)));
+      const one = sqlite().tx(async (t) => {
+        await t.run("INSERT INTO t_items (id, n, note) VALUES (?, 1, 'queued')", first);
+        reached();
+        await Promise.resolve();
+      });
+      await Promise.all([one, second]);
+      return [first, late];
+    });
+    expect((await rows("queued")).filter((id) => ids.includes(id))).toEqual(ids);
+  });
+
   test("lone writes outside a transaction join the group", async () => {
     const before = { ...sqlite().commitStats };
     await Promise.all(Array.from({ length: 20 }, (_, i) => sqlite().run("INSERT INTO t_items (id, n, note) VALUES (?, 1, 'lone')", `l${String(i).padStart(2, "0")}`)));

@@ -143,8 +143,8 @@ export class SqliteDb implements Db {
    * each in a savepoint of its own, and committed once. Each caller is still answered only
    * after the commit that holds its change (nothing acknowledged is lost on a crash), a
    * transaction that throws rolls back its own savepoint only (the others commit), and its
-   * notifications and after-commit callbacks are dropped with it. A lone transaction runs
-   * with no savepoint, exactly as a plain BEGIN/COMMIT.
+   * notifications and after-commit callbacks are dropped with it. The first transaction
+   * of a group runs with no savepoint (alone, it is exactly a plain BEGIN/COMMIT).
    *
    * Bun runs each request's handler, microtasks included, to its first real I/O before it
    * parses the next request, so a transaction started at once would always run alone: the
@@ -166,29 +166,34 @@ export class SqliteDb implements Db {
   private async drainTx(): Promise<void> {
     await this.acquire();
     try {
-      while (this.txQueue.length) await this.runBatch(this.txQueue.splice(0, BATCH_MAX));
+      while (this.txQueue.length) await this.runBatch();
     } finally {
       this.draining = false;
       this.release();
     }
   }
 
-  /** Runs the items it can within BATCH_MAX_MS in one transaction; the rest go back to the queue head. */
-  private async runBatch(items: TxItem[]): Promise<void> {
+  /**
+   * Runs queued transactions in one SQLite transaction until the queue is empty, BATCH_MAX of
+   * them ran or BATCH_MAX_MS passed; the rest stay queued for the next group. A transaction
+   * queued while the group runs (a handler that reached its write meanwhile) joins it instead
+   * of waiting for this commit and paying for one of its own.
+   */
+  private async runBatch(): Promise<void> {
     const done: { item: TxItem; handle: SqliteTx; value: unknown }[] = [];
     const started = performance.now();
-    let next = 0;
     // IMMEDIATE: takes the file's write lock up front, so another process (the CLI) never
     // deadlocks with us upgrading a read lock.
     try {
       this.writer.exec("BEGIN IMMEDIATE");
     } catch (err) {
-      for (const item of items) item.reject(err);
+      for (const item of this.txQueue.splice(0, BATCH_MAX)) item.reject(err);
       return;
     }
-    const lone = items.length === 1;
-    while (next < items.length) {
-      const item = items[next++]!;
+    for (let ran = 0; ran < BATCH_MAX && this.txQueue.length; ran++) {
+      const item = this.txQueue.shift()!;
+      // The first runs without a savepoint: when it throws, the transaction holds nothing else.
+      const lone = ran === 0;
       const handle = new SqliteTx(this, this.writer);
       const scope = { db: this as unknown, open: true };
       if (!lone) this.writer.exec("SAVEPOINT group_item");
@@ -203,11 +208,10 @@ export class SqliteDb implements Db {
         }
         item.reject(err);
         if (!this.writer.inTransaction || lone) {
-          // SQLite rolled the whole transaction back (I/O error, disk full) or a lone write failed: the
-          // writes of the items before this one are gone too.
+          // SQLite rolled the whole transaction back (I/O error, disk full) or the first write failed: the
+          // writes of the items before this one are gone too (the others still queued run in the next group).
           if (this.writer.inTransaction) this.writer.exec("ROLLBACK");
           for (const d of done) d.item.reject(new Error("transaction rolled back with its commit group", { cause: err }));
-          this.txQueue.unshift(...items.slice(next));
           return;
         }
       } finally {
@@ -216,7 +220,6 @@ export class SqliteDb implements Db {
       }
       if (performance.now() - started > BATCH_MAX_MS) break;
     }
-    this.txQueue.unshift(...items.slice(next));
     // The group's before-commit hooks, in order, outside the items' savepoints.
     const hooks = done.some((d) => d.handle.pendingBeforeCommit.length) ? new SqliteTx(this, this.writer) : null;
     if (hooks) {
