@@ -25,8 +25,9 @@ export async function idempotent(
   exec: () => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>,
 ) {
   const key = c.request.headers.get("idempotency-key");
-  const path = new URL(c.request.url).pathname;
-  const r = await idem.run({ scope, key, fingerprint: fingerprint(c.request.method, path, c.body ?? null), exec });
+  // Without a key nothing is stored or compared: the body is not hashed.
+  const fp = key === null ? "" : fingerprint(c.request.method, new URL(c.request.url).pathname, c.body ?? null);
+  const r = await idem.run({ scope, key, fingerprint: fp, exec });
   c.set.status = r.status;
   for (const [k, v] of Object.entries(r.headers ?? {})) c.set.headers[k] = v;
   if (r.replayed) c.set.headers["idempotent-replay"] = "true";
