@@ -86,7 +86,7 @@ export class RateLimiter {
     const start = now - (now % windowMs);
     const elapsed = now - start;
     const weight = (windowMs - elapsed) / windowMs;
-    const r = n > limit ? { allowed: false, cur: 0, prev: 0 } : await store.bumpWindow(on, { key, start, windowMs, weight, n, limit });
+    const r = n > limit ? { allowed: false, cur: 0, prev: 0 } : await store.bumpWindow(on, { key, start, windowMs, weight, n, limit }, on !== this.db);
     const count = Math.floor(r.prev * weight) + r.cur;
     const rollMs = windowMs - elapsed;
     if (r.allowed) return { allowed: true, count, retryAfterMs: 0 };

@@ -33,8 +33,10 @@ export async function hitLog(
 export async function bumpWindow(
   db: Sql,
   w: { key: string; start: number; windowMs: number; weight: number; n: number; limit: number },
+  /** db is the caller's open transaction: the lock lasts until it ends, and a savepoint of its own would only cost. */
+  inCallersTx = false,
 ): Promise<{ allowed: boolean; cur: number; prev: number }> {
-  return db.tx(async (t) => {
+  const bump = async (t: Sql) => {
     if (t.engine === "postgres") await lockKey(t, `ratelimit:${w.key}`);
     const rows = await t.all<{ start_ms: number; count: number }>(
       "SELECT start_ms, count FROM core_ratelimit_windows WHERE key = ? AND start_ms IN (?, ?)",
@@ -58,7 +60,8 @@ export async function bumpWindow(
       w.start + 2 * w.windowMs,
     );
     return { allowed: true, cur: cur + w.n, prev };
-  });
+  };
+  return inCallersTx ? bump(db) : db.tx(bump);
 }
 
 export async function windowStats(db: Sql, key: string, since: number): Promise<{ n: number; oldest: number | null }> {
