@@ -55,13 +55,17 @@ export function selectEvent(db: Sql, id: string): Promise<EventRow | null> {
   return db.get<EventRow>(`SELECT ${COLUMNS} FROM core_events WHERE id = ?`, id);
 }
 
-/** Marks the given events dispatched (those already marked keep their first time). */
+/**
+ * Marks the given events dispatched (those already marked keep their first time), in one
+ * statement whatever their number: the ids go as one JSON array, so the statement stays one
+ * prepared statement (an IN list of ? would be a new one for every count).
+ */
 export async function markDispatched(db: Sql, ids: string[], at: string): Promise<number> {
-  return db.tx(async (t) => {
-    let changed = 0;
-    for (const id of ids) changed += await t.run("UPDATE core_events SET dispatched_at = ? WHERE id = ? AND dispatched_at IS NULL", at, id);
-    return changed;
-  });
+  const list =
+    db.engine === "postgres"
+      ? "SELECT jsonb_array_elements_text(?::text::jsonb)" // bound as text: a jsonb parameter would get the string JSON-encoded
+      : "SELECT value FROM json_each(?)";
+  return db.run(`UPDATE core_events SET dispatched_at = ? WHERE dispatched_at IS NULL AND id IN (${list})`, at, JSON.stringify(ids));
 }
 
 export function deleteDispatchedBefore(db: Sql, cutoff: string): Promise<number> {
