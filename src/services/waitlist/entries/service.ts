@@ -29,6 +29,9 @@ export const ENTRY_LIST_MAX = 200;
 export const Q_MAX = 128;
 export const METADATA_MAX_BYTES = 8192;
 
+type EntryEventType = "entry.created" | "entry.updated" | "entry.approved" | "entry.rejected";
+type EntryEventExtra = { changes?: Record<string, { from: unknown; to: unknown }> };
+
 const isEntryStatus = (v: unknown): v is store.EntryStatus => typeof v === "string" && (ENTRY_STATUSES as readonly string[]).includes(v);
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
@@ -42,22 +45,30 @@ export class EntryService {
 
   /**
    * The entry's position (null unless pending). The newest pending entry with no referrals is
-   * last, so its position is the pending count (one row read): `fresh` says the caller just
-   * inserted it (created now, UUIDv7 id), which spares the check that no pending entry is newer.
+   * last, so its position is the pending count (one row read; a sign-up has it from its insert).
    */
-  async position(db: Sql, w: WaitlistRow, s: WaitlistSettings, r: store.EntryRow, fresh = false): Promise<number | null> {
+  async position(db: Sql, w: WaitlistRow, s: WaitlistSettings, r: store.EntryRow): Promise<number | null> {
     if (r.status !== "pending") return null;
-    if (Number(r.referral_count) === 0 && (fresh || !(await store.pendingAfter(db, w.id, r)))) return store.pendingCount(db, w.id);
+    if (Number(r.referral_count) === 0 && !(await store.pendingAfter(db, w.id, r))) return store.pendingCount(db, w.id);
     return store.positionOf(db, w.id, s.referral_boost, r.id);
   }
 
-  async publicView(db: Sql, w: WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">, fresh = false): Promise<PublicEntryView> {
-    const base = s.allowed_origins.includes("*") || client.origin === null ? client.origin : s.allowed_origins.includes(client.origin) ? client.origin : null;
-    return publicEntryView(r, s, await this.position(db, w, s, r, fresh), base);
+  async publicView(db: Sql, w: WaitlistRow, s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">): Promise<PublicEntryView> {
+    return this.publicViewAt(s, r, client, await this.position(db, w, s, r));
   }
 
-  async emitEntry(t: Sql, w: WaitlistRow, s: WaitlistSettings, type: "entry.created" | "entry.updated" | "entry.approved" | "entry.rejected", r: store.EntryRow, extra: { changes?: Record<string, { from: unknown; to: unknown }> } = {}, fresh = false): Promise<void> {
-    const position = await this.position(t, w, s, r, fresh);
+  /** The public view of an entry whose position the caller knows. */
+  publicViewAt(s: WaitlistSettings, r: store.EntryRow, client: Pick<ClientInfo, "origin">, position: number | null): PublicEntryView {
+    const base = s.allowed_origins.includes("*") || client.origin === null ? client.origin : s.allowed_origins.includes(client.origin) ? client.origin : null;
+    return publicEntryView(r, s, position, base);
+  }
+
+  async emitEntry(t: Sql, w: WaitlistRow, s: WaitlistSettings, type: EntryEventType, r: store.EntryRow, extra: EntryEventExtra = {}): Promise<void> {
+    await this.emitEntryAt(t, w, type, r, await this.position(t, w, s, r), extra);
+  }
+
+  /** The event of an entry whose position the caller knows. */
+  async emitEntryAt(t: Sql, w: WaitlistRow, type: EntryEventType, r: store.EntryRow, position: number | null, extra: EntryEventExtra = {}): Promise<void> {
     await this.m.emit(t, w.workspace_id, type, { ...entryView(r, position), ...extra });
   }
 

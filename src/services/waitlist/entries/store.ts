@@ -44,8 +44,11 @@ export type InviteStatus = "pending" | "sent" | "failed";
 /** An entry with its computed position (null unless pending). */
 export type PositionedEntry = EntryRow & { position: number | null };
 
-/** Inserts an entry and counts it (waitlist_stats). */
-export async function insertEntry(db: Sql, r: EntryRow): Promise<void> {
+/**
+ * Inserts an entry and counts it (waitlist_stats). Returns the waitlist's pending count after
+ * it (RETURNING: the sign-up's position without another read).
+ */
+export async function insertEntry(db: Sql, r: EntryRow): Promise<{ pending: number }> {
   await db.run(
     `INSERT INTO waitlist_entries (id, waitlist_id, workspace_id, email, name, interest, referrer, referral_code, referral_count, referred_by_entry_id, status,
        invited_at, invited_to_app_slug, metadata, custom_fields, utm_source, utm_medium, utm_campaign, variant_id, client_hash, decided_at, created_at, updated_at,
@@ -55,7 +58,12 @@ export async function insertEntry(db: Sql, r: EntryRow): Promise<void> {
        $invite_status, $invite_app_slug, $invite_attempts, $invite_error_code, $invite_error_message, $invite_updated_at)`,
     { ...r },
   );
-  await bumpStats(db, r.waitlist_id, 1, r.status === "pending" ? 1 : 0);
+  const row = await db.get<{ pending: number }>(
+    "UPDATE waitlist_stats SET total = total + 1, pending = pending + ? WHERE waitlist_id = ? RETURNING pending",
+    r.status === "pending" ? 1 : 0,
+    r.waitlist_id,
+  );
+  return { pending: Number(row?.pending ?? 0) };
 }
 
 export const entryById = (db: Sql, waitlistId: string, id: string) => db.get<EntryRow>("SELECT * FROM waitlist_entries WHERE waitlist_id = ? AND id = ?", waitlistId, id);

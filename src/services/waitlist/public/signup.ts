@@ -152,18 +152,13 @@ export async function signup(svc: EntryService, w: WaitlistRow, s: WaitlistSetti
     throw badRequest("Invalid sign-up", details);
   }
 
-  const existing = await entryByEmail(ctx.db, w.id, email);
-  if (existing) {
-    await takeSignupSlots(ctx, limits);
-    return { status: 200, body: await svc.publicView(ctx.db, w, s, existing, client) };
-  }
-
   const clientHash = client.ip ? createHash("sha256").update(client.ip).digest("base64url").slice(0, 22) : null;
   for (let attempt = 0; ; attempt++) {
     try {
       const out = await tx(ctx.db, async (t): Promise<{ status: 200 | 201; body: PublicEntryView }> => {
         await takeSlotsIn(t, ctx, limits);
-        // Joined meanwhile (e.g. earlier in the same group commit): that entry, even when the list is now full.
+        // Already on the list (or joined meanwhile, e.g. earlier in the same group commit): that
+        // entry, even when the list is now full; the slots taken above count this attempt.
         const dup = await entryByEmail(t, w.id, email);
         if (dup) return { status: 200, body: await svc.publicView(t, w, s, dup, client) };
         if (s.max_entries !== null && (await countEntries(t, w.id)) >= s.max_entries) throw conflict("This waitlist is full", "WAITLIST_FULL");
@@ -182,13 +177,14 @@ export async function signup(svc: EntryService, w: WaitlistRow, s: WaitlistSetti
           utm_source: utm.source, utm_medium: utm.medium, utm_campaign: utm.campaign, variant_id: variantId, client_hash: clientHash,
           decided_at: null, created_at: now, updated_at: now, ...NO_INVITE,
         };
-        await insertEntry(t, r);
+        // The newest pending entry, with no referrals: last, its position is the pending count.
+        const { pending } = await insertEntry(t, r);
         if (referrer) await svc.referralChanged(t, w, referrer, +1);
-        await svc.emitEntry(t, w, s, "entry.created", r, {}, true);
+        await svc.emitEntryAt(t, w, "entry.created", r, pending);
         await svc.notify(t, w, r, "welcome");
-        // In the transaction: the entry is the newest, so its position is exact.
-        const final = s.approval_required ? r : await svc.decide(t, w, s, r, "approved");
-        return { status: 201, body: await svc.publicView(t, w, s, final, client, true) };
+        if (s.approval_required) return { status: 201, body: svc.publicViewAt(s, r, client, pending) };
+        const approved = await svc.decide(t, w, s, r, "approved");
+        return { status: 201, body: svc.publicViewAt(s, approved, client, null) };
       });
       return out;
     } catch (e) {
