@@ -50,20 +50,6 @@ const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
 // ------------------------------------------------------------------ cards
 
-/**
- * The next search_id: PostgreSQL's sequence; SQLite (one writer at a time) one above the
- * highest key of the FTS table and of the cards inside the write transaction (the cards
- * cover index rows still queued for the commit, the FTS table keys whose card is gone), so
- * a key is never reused.
- */
-export async function nextSearchId(db: Sql): Promise<number> {
-  const sql =
-    db.engine === "postgres"
-      ? "SELECT nextval('tack_cards_search_seq') AS n"
-      : "SELECT MAX(COALESCE((SELECT MAX(rowid) FROM tack_cards_fts), 0), COALESCE((SELECT MAX(search_id) FROM tack_cards), 0)) + 1 AS n";
-  return Number((await db.get<{ n: number }>(sql))!.n);
-}
-
 /** Drops the search rows of cards about to go with their list or workspace (foreign keys don't reach them). */
 export async function dropSearchRows(db: Sql, where: { listId?: string; ownerWorkspaceId?: string }): Promise<void> {
   const cards = where.listId
@@ -73,26 +59,55 @@ export async function dropSearchRows(db: Sql, where: { listId?: string; ownerWor
   await db.run(`DELETE FROM tack_cards_fts WHERE ${key} IN (${cards.sql})`, cards.arg);
 }
 
-const CARD_COLUMNS = [
-  "id", "workspace_id", "project_id", "list_id", "search_id", "title", "body", "priority", "position", "assignees",
+/** The columns an insert sets from the row (search_id and position come from the insert itself). */
+const INSERT_COLUMNS = [
+  "id", "workspace_id", "project_id", "list_id", "title", "body", "priority", "assignees",
   "due_at", "completed_at", "metadata", "archived_at", "created_by", "created_at", "updated_at",
 ] as const;
 
+/** A card to insert: the insert gives its search_id, and its position when null (the end of its list). */
+export type NewCard = Omit<CardRow, "search_id" | "position"> & { position: number | null };
+
 /**
- * Inserts the card; its full-text row is written just before the commit (t.beforeCommit):
- * FTS5 flushes its pending index data at every savepoint, and the SQLite engine runs each
- * transaction of a commit group in one, so a row written here would cost an index segment
- * per card; queued, a group's rows make one. Index writes of a card stay in the order they
- * were made (insert, then any re-index), and search reads committed data only.
+ * The search_id of a new card: PostgreSQL's sequence; SQLite (one writer at a time) one above
+ * the highest key of the FTS table and of the cards inside the write transaction (the cards
+ * cover index rows still queued for the commit, the FTS table keys whose card is gone), so a
+ * key is never reused.
  */
-export async function insertCard(t: Sql, row: CardRow): Promise<void> {
-  await t.run(`INSERT INTO tack_cards (${CARD_COLUMNS.join(", ")}) VALUES (${marks(CARD_COLUMNS.length)})`, ...CARD_COLUMNS.map((c) => row[c] as SqlValue));
+const NEXT_SEARCH_ID = {
+  postgres: "nextval('tack_cards_search_seq')",
+  sqlite: "(SELECT MAX(COALESCE((SELECT MAX(rowid) FROM tack_cards_fts), 0), COALESCE((SELECT MAX(search_id) FROM tack_cards), 0)) + 1)",
+};
+/** The end of a list: one above the highest active position, through the partial index (see activeCardCount). */
+const LIST_END = "COALESCE((SELECT position + 1 FROM tack_cards WHERE list_id = ? AND archived_at IS NULL ORDER BY position DESC LIMIT 1), 0)";
+// The four statements (engine x position given or not), written once: the id and the end of
+// the list are read by the insert itself (RETURNING), not by statements of their own.
+const insertSql = (engine: "sqlite" | "postgres", atEnd: boolean) =>
+  `INSERT INTO tack_cards (search_id, position, ${INSERT_COLUMNS.join(", ")}) VALUES (${NEXT_SEARCH_ID[engine]}, ${atEnd ? LIST_END : "?"}, ${marks(INSERT_COLUMNS.length)}) RETURNING search_id, position`;
+const INSERT_SQL = { sqlite: [insertSql("sqlite", false), insertSql("sqlite", true)], postgres: [insertSql("postgres", false), insertSql("postgres", true)] } as const;
+
+/**
+ * Inserts the card and answers its row; its full-text row is written just before the commit
+ * (t.beforeCommit): FTS5 flushes its pending index data at every savepoint, and the SQLite
+ * engine runs each transaction of a commit group in one, so a row written here would cost an
+ * index segment per card; queued, a group's rows make one. Index writes of a card stay in the
+ * order they were made (insert, then any re-index), and search reads committed data only.
+ */
+export async function insertCard(t: Sql, card: NewCard): Promise<CardRow> {
+  const atEnd = card.position === null;
+  const got = (await t.get<{ search_id: number; position: number }>(
+    INSERT_SQL[t.engine][atEnd ? 1 : 0],
+    atEnd ? card.list_id : card.position,
+    ...INSERT_COLUMNS.map((c) => card[c] as SqlValue),
+  ))!;
+  const row: CardRow = { ...card, search_id: Number(got.search_id), position: Number(got.position) };
   const { search_id, title, body } = row;
   t.beforeCommit((h) =>
     h.engine === "postgres"
       ? h.run("INSERT INTO tack_cards_fts (search_id, doc) VALUES (?, setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B'))", search_id, title, body)
       : h.run("INSERT INTO tack_cards_fts (rowid, title, body) VALUES (?, ?, ?)", search_id, title, body),
   );
+  return row;
 }
 
 /** Re-indexes a card's title and body (before the commit, after any index write queued earlier: see insertCard). */

@@ -173,19 +173,22 @@ export class Cards {
       else if (!(list = (await store.listsOfProject(t, project.id))[0])) v.fail("list", "the project has no lists: create one first");
       const labelIds = labels ? await this.labelIds(t, v, ws.id, labels, "labels") : [];
       v.done();
-      const n = await cs.activeCardCount(t, list!.id);
-      const pos = Math.min(position ?? n, n);
-      if (pos < n) await cs.shiftCards(t, list!.id, pos, n - 1, 1);
+      // At a position: the cards from it on shift down first. Without one, the insert appends.
+      let pos: number | null = null;
+      if (position !== undefined) {
+        const n = await cs.activeCardCount(t, list!.id);
+        pos = Math.min(position, n);
+        if (pos < n) await cs.shiftCards(t, list!.id, pos, n - 1, 1);
+      }
       const at = this.m.ctx.clock.iso();
-      const row: cs.CardRow = {
-        id: prefixedId("card"), workspace_id: ws.id, project_id: project.id, list_id: list!.id, search_id: await cs.nextSearchId(t),
+      const row = await cs.insertCard(t, {
+        id: prefixedId("card"), workspace_id: ws.id, project_id: project.id, list_id: list!.id,
         title: title!, body: body!, priority: priority!, position: pos, assignees: JSON.stringify(assignees), due_at: due ?? null,
         completed_at: null, metadata: metadata!, archived_at: null, created_by: c.actorId, created_at: at, updated_at: at,
-      };
-      await cs.insertCard(t, row);
+      });
       await cs.setCardLabels(t, row.id, labelIds, false);
       const view = cardView(row, [...labels!].sort());
-      await this.board.activity(t, c, project.id, row.id, "card.created", { title: { from: null, to: row.title }, list_id: { from: null, to: row.list_id }, position: { from: null, to: pos } });
+      await this.board.activity(t, c, project.id, row.id, "card.created", { title: { from: null, to: row.title }, list_id: { from: null, to: row.list_id }, position: { from: null, to: row.position } });
       await this.m.emit(t, ws.id, "card.created", { ...view, actor_id: c.actorId });
       return view;
     });
