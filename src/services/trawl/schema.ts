@@ -66,10 +66,9 @@ export class SchemaCompiler {
     return fn;
   }
 
-  /** Problems of a job's json_schema as 400 details (field json_schema...); empty when usable. */
-  check(schema: unknown): ErrorDetail[] {
+  /** Problems of a job's json_schema as 400 details (field json_schema...); empty when usable. `text`: its JSON, when the caller has it. */
+  check(schema: unknown, text: string = JSON.stringify(schema)): ErrorDetail[] {
     if (!isObject(schema) || Object.keys(schema).length === 0) return [{ field: "json_schema", reason: "must be a non-empty JSON Schema object" }];
-    const text = JSON.stringify(schema);
     if (Buffer.byteLength(text) > SCHEMA_MAX_BYTES) return [{ field: "json_schema", reason: `must be at most ${SCHEMA_MAX_BYTES} bytes as JSON` }];
     if (schema.type !== "object") return [{ field: "json_schema.type", reason: 'the root must have type "object"' }];
     const remote = findRemoteRef(schema, "json_schema");

@@ -80,7 +80,9 @@ export class JobService {
   async create(p: Principal, workspaceId: string, input: JobInput): Promise<JobView> {
     const ws = await this.m.guard(p, workspaceId, "trawl.job.write");
     const details: ErrorDetail[] = [];
-    details.push(...this.schemas.check(input.json_schema));
+    // Serialised once: checked, compiled (the validator cache's key) and stored as this text.
+    const schemaText: string = JSON.stringify(input.json_schema);
+    details.push(...this.schemas.check(input.json_schema, schemaText));
     const description = typeof input.description === "string" ? input.description.trim() : "";
     if (typeof input.description !== "string" || description.length < 1 || description.length > DESCRIPTION_MAX) {
       details.push({ field: "description", reason: `string of 1-${DESCRIPTION_MAX} characters` });
@@ -102,7 +104,7 @@ export class JobService {
     const row: store.NewJob = {
       id: prefixedId("job"),
       workspace_id: ws.id,
-      json_schema: JSON.stringify(input.json_schema),
+      json_schema: schemaText,
       description,
       suggested_urls: JSON.stringify(suggested),
       max_steps: maxSteps,
