@@ -51,7 +51,8 @@ function schemePresence(scheme: any): Presence {
 }
 
 export class CredentialGate {
-  private byRoute: Map<string, RouteSecurity> | null = null;
+  /** Route template -> method -> what it declares (no key string built per request). */
+  private byRoute: Map<string, Map<string, RouteSecurity>> | null = null;
 
   constructor(
     private readonly routes: () => readonly RouteInfo[],
@@ -61,7 +62,7 @@ export class CredentialGate {
   /** What the matched route declares (OPEN for routes that declare nothing). */
   of(method: string, route: string | undefined): RouteSecurity {
     if (!route) return OPEN;
-    return this.table().get(`${method} ${route}`) ?? OPEN;
+    return (this.byRoute ?? this.table()).get(route)?.get(method) ?? OPEN;
   }
 
   /** Throws 401 when the route needs a credential and the request carries none it declares. */
@@ -72,17 +73,19 @@ export class CredentialGate {
   }
 
   /** Built on the first request, once every route is mounted (like the API documents). */
-  private table(): Map<string, RouteSecurity> {
+  private table(): Map<string, Map<string, RouteSecurity>> {
     if (this.byRoute) return this.byRoute;
     const presence = new Map(Object.entries(this.schemes).map(([name, scheme]) => [name, schemePresence(scheme)]));
-    const table = new Map<string, RouteSecurity>();
+    const table = new Map<string, Map<string, RouteSecurity>>();
     for (const r of this.routes()) {
       const requirements = r.hooks?.detail?.security as Requirement[] | undefined;
       if (!requirements?.length) continue;
       const needed = !requirements.some((req) => Object.keys(req).length === 0);
       const checks = requirements.map((req) => Object.keys(req).map((name) => presence.get(name) ?? (() => true)));
       const present: Presence = (request) => checks.some((all) => all.every((p) => p(request)));
-      table.set(`${r.method} ${r.path}`, { requirements, needed, present });
+      let byMethod = table.get(r.path);
+      if (!byMethod) table.set(r.path, (byMethod = new Map()));
+      byMethod.set(r.method, { requirements, needed, present });
     }
     return (this.byRoute = table);
   }

@@ -100,6 +100,17 @@ function pathOf(url: string): string {
 /** What Elysia's `wrap` hands the kernel: the app's (or one route's) request handler. */
 type Handle = (request: Request) => Response | Promise<Response>;
 
+/**
+ * Elysia compiles a route as an async function whenever it has a parse hook, and the kernel's
+ * body reader is a parse hook on every route; but Elysia never parses a GET or HEAD body
+ * (compose: hasBody), so on those routes the hook only cost a promise and a microtask per
+ * request. Dropped from them once every route is mounted and before any is compiled (a
+ * listening server compiles each route at its first request).
+ */
+function dropUnusedParseHooks(routes: readonly { method: string; hooks?: Record<string, unknown> }[]) {
+  for (const r of routes) if ((r.method === "GET" || r.method === "HEAD") && r.hooks?.parse) r.hooks.parse = undefined;
+}
+
 const recordRoute = (request: Request, route: string | undefined) => {
   const state = (request as { [STATE]?: RequestState })[STATE];
   if (state && route) state.route = route;
@@ -171,6 +182,8 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
   return new Elysia({ name: "http-kernel" })
     .error({ ApiError })
     .wrap((handle) => (request: Request) => serve(handle as unknown as Handle, request))
+    // Runs as the server starts listening, before it takes a request.
+    .onStart(({ routes }) => dropUnusedParseHooks(routes))
     // Every body goes through one reader: media type, size cap, JSON depth (request-body.ts).
     // Destructured, not `(ctx) => bodies.parse(ctx)`: Elysia infers from the source of hooks
     // which request parts to prepare on every route of the app, and a context handed whole
