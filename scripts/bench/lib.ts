@@ -217,12 +217,13 @@ export async function startPlainElysia(routes: PlainRoute[]): Promise<ServerProc
   const dir = tempDir("bunker-bench-elysia-");
   const routesFile = join(dir, "routes.json");
   const portFile = join(dir, "port");
-  const seen = new Set<string>();
-  const unique = routes.filter((r) => {
+  // One registration per method and template, reading a body when any of its requests carries one.
+  const unique = new Map<string, PlainRoute>();
+  for (const r of routes) {
     const key = `${r.method.toUpperCase()} ${r.route}`;
-    return !seen.has(key) && (seen.add(key), true);
-  });
-  writeFileSync(routesFile, JSON.stringify(unique));
+    unique.set(key, { ...r, body: r.body || !!unique.get(key)?.body });
+  }
+  writeFileSync(routesFile, JSON.stringify([...unique.values()]));
   return spawnReporting([process.execPath, import.meta.path, PLAIN_ELYSIA_FLAG, routesFile, portFile], dir, portFile, "plain Elysia server", null);
 }
 
