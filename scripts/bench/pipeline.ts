@@ -149,7 +149,7 @@ export default async function pipelineBench(args: string[]) {
     console.log(`\n${concurrency === 1 ? "serial" : `${concurrency} concurrent loops of`} app.handle() in one process, ${seconds} s per target after a warm-up; no sockets, so Bun's HTTP parsing is not included.
 cpu µs/req can exceed wall when work runs off the main thread (RS256 signing on WebCrypto's pool).`);
   } finally {
-    stall.stop(true);
+    await stall.stop(true);
     await bunker.stop();
     rmSync(dir, { recursive: true, force: true });
   }
