@@ -25,7 +25,7 @@
  * ceiling. Report only; exits 0 either way.
  */
 import { generateKeyPairSync } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dkimSign } from "mailauth/lib/dkim/sign";
 import { createTransport } from "nodemailer";
@@ -124,6 +124,33 @@ async function ceiling(job: Omit<CeilingJob, "warmupMs" | "ms">, threads: number
   }
 }
 
+/**
+ * CPU seconds of a process's threads so far, by kind (from /proc/<pid>/task): the event loop
+ * (the main thread), the check workers ("Worker"), JavaScriptCore's compilers and collector,
+ * and the rest (allocator, I/O pool, SQLite). Empty off Linux.
+ */
+function threadCpu(pid: number): Map<string, number> {
+  const by = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return by;
+  }
+  for (const t of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const kind = t === String(pid) ? "event loop" : name === "Worker" ? "check workers" : /JIT|JSC|Heap|Collector/i.test(name) ? "JIT and GC" : "other";
+      by.set(kind, (by.get(kind) ?? 0) + (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return by;
+}
+
 /** A receiving domain made active over HTTP on the bench's DNS server, and one mailbox: its address. */
 async function mailbox(bunker: ServerProc, dns: TestDnsServer, fqdn: string): Promise<{ to: string; messages: () => Promise<any> }> {
   const { session, workspaceId } = await benchOwner(bunker.url, "inbound-bench");
@@ -144,12 +171,17 @@ async function mailbox(bunker: ServerProc, dns: TestDnsServer, fqdn: string): Pr
 /** Stored messages/s from `clients` connections, and the server's CPU (cores, µs per message) after the warm-up. */
 async function stored(bunker: ServerProc, port: number, raw: string, to: string, clients: number, warmup: number, seconds: number) {
   let cpu0: number | null = null;
-  const at = setTimeout(() => (cpu0 = procCpuSeconds(bunker.pid)), warmup * 1000);
+  let threads0 = new Map<string, number>();
+  const at = setTimeout(() => {
+    cpu0 = procCpuSeconds(bunker.pid);
+    threads0 = threadCpu(bunker.pid);
+  }, warmup * 1000);
   const b = await drive(port, raw, to, clients, warmup, seconds);
   clearTimeout(at);
   const cpu1 = procCpuSeconds(bunker.pid);
+  const threads = new Map([...threadCpu(bunker.pid)].map(([k, v]) => [k, b.accepted ? ((v - (threads0.get(k) ?? 0)) * 1e6) / b.accepted : NaN]));
   const cpu = cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null;
-  return { ...b, cores: cpu === null ? NaN : cpu / seconds, cpuUs: cpu === null || !b.accepted ? NaN : (cpu * 1e6) / b.accepted };
+  return { ...b, cores: cpu === null ? NaN : cpu / seconds, cpuUs: cpu === null || !b.accepted ? NaN : (cpu * 1e6) / b.accepted, threads };
 }
 
 export default async function main() {
@@ -196,10 +228,11 @@ export default async function main() {
     const received = `Received: from bench.sender.example ([127.0.0.1])\r\n\tby mx.bunker.bench (Bunker) with ESMTP id 0123456789ab\r\n\tfor <${to}>;\r\n\t${new Date().toUTCString().replace(/GMT$/, "+0000")}\r\n`;
     const ceilingJob = { raw: new Uint8Array(Buffer.from(received + raw)), dns: dns.server, ip: "127.0.0.1", helo: "bench.sender.example", sender: "bench@sender.example", mta: "mx.bunker.bench", inFlight: 8 };
 
-    type Row = { perSec: number[]; cpuUs: number[]; cores: number[]; ratio: number[] };
-    const row = (): Row => ({ perSec: [], cpuUs: [], cores: [], ratio: [] });
+    type Row = { perSec: number[]; cpuUs: number[]; cores: number[]; ratio: number[]; threads: Map<string, number>[] };
+    const row = (): Row => ({ perSec: [], cpuUs: [], cores: [], ratio: [], threads: [] });
     const results = { baseline: [] as number[], ceiling: row(), bunker: row(), before: row(), failed: 0 };
-    const add = (r: Row, b: { perSec: number; cpuUs: number; cores: number }, ceil: number) => {
+    const add = (r: Row, b: { perSec: number; cpuUs: number; cores: number; threads?: Map<string, number> }, ceil: number) => {
+      if (b.threads) r.threads.push(b.threads);
       r.perSec.push(b.perSec);
       r.cpuUs.push(b.cpuUs);
       r.cores.push(b.cores);
@@ -235,8 +268,10 @@ export default async function main() {
         [false, true, false, true, true],
       ),
     );
+    const byThread = (r: Row) => ["event loop", "check workers", "JIT and GC", "other"].map((k) => `${k} ${fmtNum(median(r.threads.map((t) => t.get(k) ?? 0)))}`).join(", ");
+    console.log(`\nBunker CPU µs per stored message by thread (medians): ${byThread(results.bunker)}${before ? `; at ${beforeRoot}: ${byThread(results.before)}` : ""}`);
     console.log(
-      `\nBunker server CPU: ${runs(results.bunker.cores, 2)} cores${before ? ` (at ${beforeRoot}: ${runs(results.before.cores, 2)})` : ""}; refused during runs: ${results.failed}; ` +
+      `Bunker server CPU: ${runs(results.bunker.cores, 2)} cores${before ? ` (at ${beforeRoot}: ${runs(results.before.cores, 2)})` : ""}; refused during runs: ${results.failed}; ` +
         `stored sample: spf=${sample?.spf_result} dkim=${sample?.dkim_result} dmarc=${sample?.dmarc_result} verdict=${sample?.spam_verdict}`,
     );
     console.log(

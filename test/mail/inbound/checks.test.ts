@@ -1,13 +1,14 @@
 // Parsing and authentication on worker threads (issue 32): what the check pool answers is
 // what parseMail, authenticateMessage and examine answer on the event loop, message by message under
-// concurrency; the workers' DNS questions go through the one cached resolver; a stopped pool
-// fails what it still holds (the SMTP reply is then 451).
+// concurrency; the workers' DNS questions go through the one cached resolver, whose answers a
+// worker reuses exactly as long as that cache keeps them; a stopped pool fails what it still
+// holds (the SMTP reply is then 451).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { generateKeyPairSync } from "node:crypto";
 import { dkimSign } from "mailauth/lib/dkim/sign";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { createLogger } from "../../../src/core/log";
-import { authenticateMessage, mailauthResolver, type DnsLookup } from "../../../src/services/mail/inbound/auth";
+import { authenticateMessage, DNS_CACHE_MS, mailauthResolver, type CachedLookup } from "../../../src/services/mail/inbound/auth";
 import { CheckPool } from "../../../src/services/mail/inbound/checks";
 import { examine } from "../../../src/services/mail/inbound/examine";
 import { parseMail } from "../../../src/services/mail/parse";
@@ -15,7 +16,7 @@ import { startDnsServer, type TestDnsServer } from "../../helpers/dns-server";
 
 let dns: TestDnsServer;
 let asked: string[];
-let resolver: DnsLookup;
+let resolver: CachedLookup;
 let pool: CheckPool;
 const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } });
 const auth = { ip: "127.0.0.1", helo: "client.pool.example", sender: "ada@pool.example", mta: "mx.bunker.test" };
@@ -27,19 +28,24 @@ beforeAll(async () => {
   dns.set("pool.example", [{ type: "TXT", data: "v=spf1 ip4:127.0.0.1 -all" }]);
   dns.set("_dmarc.pool.example", [{ type: "TXT", data: "v=DMARC1; p=reject" }]);
   dns.set("s1._domainkey.pool.example", [{ type: "TXT", data: `v=DKIM1; k=rsa; p=${publicKey.replace(/-----[^-]+-----/g, "").replace(/\s+/g, "")}`.match(/.{1,255}/g)! }]);
-  const cached = mailauthResolver([dns.server]);
   asked = [];
-  // The resolver the pool is handed: the service's cached one, with a record of what it was asked.
-  resolver = (name, rrtype) => {
-    asked.push(`${rrtype} ${name}`);
-    return cached(name, rrtype);
-  };
+  resolver = counted(mailauthResolver([dns.server]));
   pool = new CheckPool(resolver, createLogger("silent"), 2);
 });
 afterAll(async () => {
   pool.stop();
   await dns.stop();
 });
+
+/** The resolver the pool is handed: the service's cached one, with a record of what it was asked. */
+const counted = (cached: CachedLookup): CachedLookup =>
+  Object.assign(
+    (name: string, rrtype: string) => {
+      asked.push(`${rrtype} ${name}`);
+      return cached(name, rrtype);
+    },
+    { until: cached.until },
+  );
 
 const compose = (mail: Record<string, unknown>) => new Promise<Buffer>((resolve, reject) => new MailComposer(mail as never).compile().build((e, m) => (e ? reject(e) : resolve(m))));
 const signed = async (raw: Buffer) => Buffer.concat([Buffer.from(((await dkimSign(raw, { signatureData: [{ signingDomain: "pool.example", selector: "s1", privateKey }] } as never)) as { signatures: string }).signatures), raw]);
@@ -65,9 +71,12 @@ describe("the check pool", () => {
           "--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; remote.example\r\n\r\nFinal-Recipient: rfc822; x@remote.example\r\nAction: failed\r\nStatus: 5.1.1\r\n--b--\r\n",
       ),
     ].map(bytes);
+    // MAIL_INBOUND_THREADS=0: the same checks on the event loop.
+    const inline = new CheckPool(resolver, createLogger("silent"), 0);
     for (const raw of messages) {
       const here = examine(await parseMail(raw), await authenticateMessage(raw, { ...auth, resolver }), NOW, true);
       expect(await pool.check(raw, ask({ report: true }))).toEqual(here);
+      expect(await inline.check(raw, ask({ report: true }))).toEqual(here);
       expect(await pool.check(raw, ask({ auth: false }))).toEqual(examine(await parseMail(raw), null, NOW, false));
     }
     const [plain, attached, dsn] = await Promise.all(messages.map((raw) => pool.check(raw, ask({ report: true }))));
@@ -98,6 +107,29 @@ describe("the check pool", () => {
     const served = dns.queries.slice(queries);
     expect(served.filter((q) => q === "many.example TXT")).toHaveLength(1);
     expect(new Set(served).size).toBe(served.length);
+  });
+
+  test("a worker reuses an answer until the service's cache lets it go (the message's receiving time, the injected clock), then asks again", async () => {
+    let clock = NOW;
+    const own = new CheckPool(counted(mailauthResolver([dns.server], 3000, DNS_CACHE_MS, () => clock)), createLogger("silent"), 1);
+    try {
+      dns.set("moving.example", [{ type: "TXT", data: "v=spf1 ip4:127.0.0.1 -all" }]);
+      const raw = bytes(await compose({ from: "x@moving.example", to: "in@bunker.test", subject: "Moving" }));
+      const at = (ms: number) => own.check(raw, { auth: { ...auth, sender: "x@moving.example" }, nowMs: ms, report: false });
+      expect((await at(clock)).auth.spf).toBe("pass");
+      const first = asked.filter((q) => q === "TXT moving.example").length;
+      expect(first).toBe(1);
+      dns.set("moving.example", [{ type: "TXT", data: "v=spf1 -all" }]);
+      clock = NOW + DNS_CACHE_MS - 1000;
+      expect((await at(clock)).auth.spf).toBe("pass");
+      // Kept by the worker: the event loop was not asked again.
+      expect(asked.filter((q) => q === "TXT moving.example").length).toBe(first);
+      clock = NOW + DNS_CACHE_MS + 1000;
+      expect((await at(clock)).auth.spf).toBe("fail");
+      expect(asked.filter((q) => q === "TXT moving.example").length).toBe(first + 1);
+    } finally {
+      own.stop();
+    }
   });
 
   test("a stopped pool fails the messages it holds and every later one", async () => {

@@ -19,7 +19,15 @@ const NODATA = new Set(["ENODATA", "ENOTIMP"]);
 
 /** How long answers (and "no such name / no data" answers) are reused; 0 turns the cache off. */
 export const DNS_CACHE_MS = 30_000;
-const DNS_CACHE_MAX = 10_000;
+export const DNS_CACHE_MAX = 10_000;
+
+/** A cached resolver, which also says until when (on its clock) it keeps the answer to a question: null when it does not. */
+export interface CachedLookup extends DnsLookup {
+  until(name: string, rrtype: string): number | null;
+}
+
+/** The cache's key of a question (names are case-insensitive). */
+export const dnsCacheKey = (name: string, rrtype: string) => `${rrtype} ${name.toLowerCase()}`;
 
 /**
  * A mailauth resolver on node:dns (Bun splits multi-string TXT records: joined back here),
@@ -28,12 +36,12 @@ const DNS_CACHE_MAX = 10_000;
  * (timeouts, SERVFAIL) are not cached. Senders keep sending from the same few domains, so
  * this saves the SPF, DKIM and DMARC round trips of most messages.
  */
-export function mailauthResolver(servers: string[] | null, timeoutMs = 3000, cacheMs = DNS_CACHE_MS, now: () => number = () => performance.now()): DnsLookup {
+export function mailauthResolver(servers: string[] | null, timeoutMs = 3000, cacheMs = DNS_CACHE_MS, now: () => number = () => performance.now()): CachedLookup {
   const lookup = uncachedResolver(servers, timeoutMs);
-  if (cacheMs <= 0) return lookup;
+  if (cacheMs <= 0) return Object.assign(lookup, { until: () => null });
   const cache = new Map<string, { until: number; answer: Promise<unknown> }>();
-  return (name, rrtype) => {
-    const key = `${rrtype} ${name.toLowerCase()}`;
+  const cached: DnsLookup = (name, rrtype) => {
+    const key = dnsCacheKey(name, rrtype);
     const t = now();
     const hit = cache.get(key);
     if (hit && hit.until > t) return hit.answer;
@@ -46,6 +54,7 @@ export function mailauthResolver(servers: string[] | null, timeoutMs = 3000, cac
     });
     return answer;
   };
+  return Object.assign(cached, { until: (name: string, rrtype: string) => cache.get(dnsCacheKey(name, rrtype))?.until ?? null });
 }
 
 function uncachedResolver(servers: string[] | null, timeoutMs: number): DnsLookup {

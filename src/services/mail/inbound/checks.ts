@@ -5,33 +5,22 @@
  * mailparser and mailauth are most of a received message's CPU (about 1.1 ms of 1.6 for a
  * 10 KB DKIM-signed message) and both are synchronous JavaScript: on the event loop they
  * cap inbound mail at one core and stall the SMTP sessions and the API while they run. Here
- * they run on `threads` workers (one per core, at most four), started with the first message
- * and handed each message by fewest jobs in hand. The workers ask their DNS questions back
+ * they run on `threads` workers (MAIL_INBOUND_THREADS; one per core, at most four, unless
+ * set), started with the first message and handed each message by fewest jobs in hand. With
+ * 0 threads they run on the event loop, as they did before: on a machine whose cores are
+ * already busy, the workers' own compiled code and collector cost more than they spare. The workers ask their DNS questions back
  * through `resolver` (the service's cached resolver), so every check reads the same cached
- * answers on the same clock as before.
+ * answers on the same clock as before; a worker keeps a copy of each answer until the
+ * moment that cache lets it go (`until`, compared with the message's receiving time), which
+ * spares the round trip to the event loop for the names most messages ask again.
  *
  * A worker that dies fails the messages it held (the SMTP reply is 451, the sender retries)
  * and is replaced at the next message.
  */
 import { availableParallelism } from "node:os";
 import type { Logger } from "../../../core/log";
-import type { DnsLookup } from "./auth";
-import type { Examined } from "./examine";
-
-/** What authenticateMessage needs besides the message and the resolver. */
-export interface AuthInput {
-  ip: string;
-  helo: string;
-  sender: string;
-  mta: string;
-}
-
-/** What a check asks: SPF, DKIM and DMARC (null: not checked), the receiving time, the report read or not. */
-export interface CheckAsk {
-  auth: AuthInput | null;
-  nowMs: number;
-  report: boolean;
-}
+import type { CachedLookup } from "./auth";
+import { checkMessage, type CheckAsk, type Examined } from "./examine";
 
 // The messages between the pool and its workers.
 export interface CheckJob extends CheckAsk {
@@ -48,9 +37,11 @@ export interface DnsAnswer {
   dns: number;
   answer?: unknown;
   error?: { code: string; message: string };
+  /** Until when the service's cache keeps this answer (its clock), null when it does not. */
+  until: number | null;
 }
 
-/** Worker threads: one per core, at most four (the inbound bench's ceiling uses as many). */
+/** Worker threads unless MAIL_INBOUND_THREADS says otherwise: one per core, at most four (the inbound bench's ceiling uses as many). */
 export const CHECK_THREADS = Math.min(availableParallelism(), 4);
 
 /**
@@ -72,16 +63,17 @@ export class CheckPool {
   private stopped = false;
 
   constructor(
-    private readonly resolver: DnsLookup,
+    private readonly resolver: CachedLookup,
     private readonly log: Logger,
     threads = CHECK_THREADS,
   ) {
-    this.threads = Array.from({ length: Math.max(1, threads) }, () => null);
+    this.threads = Array.from({ length: threads }, () => null);
   }
 
   /** Parses raw and, when `ask.auth` is given, checks SPF, DKIM and DMARC. */
   check(raw: Uint8Array, ask: CheckAsk): Promise<Examined> {
     if (this.stopped) return Promise.reject(new Error("inbound checks stopped"));
+    if (!this.threads.length) return checkMessage(raw, ask, this.resolver);
     const t = this.pick();
     const id = ++this.jobs;
     return new Promise<Examined>((resolve, reject) => {
@@ -133,9 +125,10 @@ export class CheckPool {
   }
 
   private answer(worker: Worker, q: DnsQuestion) {
+    const until = () => this.resolver.until(q.name, q.rrtype);
     this.resolver(q.name, q.rrtype).then(
-      (answer) => worker.postMessage({ dns: q.dns, answer } satisfies DnsAnswer),
-      (e: { code?: string; message?: string }) => worker.postMessage({ dns: q.dns, error: { code: String(e?.code ?? ""), message: String(e?.message ?? e) } } satisfies DnsAnswer),
+      (answer) => worker.postMessage({ dns: q.dns, answer, until: until() } satisfies DnsAnswer),
+      (e: { code?: string; message?: string }) => worker.postMessage({ dns: q.dns, error: { code: String(e?.code ?? ""), message: String(e?.message ?? e) }, until: until() } satisfies DnsAnswer),
     );
   }
 

@@ -5,7 +5,8 @@
  * few fields cross back to the event loop instead of the whole parse (text, every header,
  * attachment bytes).
  */
-import type { AttachmentInfo, ParsedMail } from "../parse";
+import { parseMail, type AttachmentInfo, type ParsedMail } from "../parse";
+import { authenticateMessage, type DnsLookup } from "./auth";
 import { parseReport, type ReportOutcome } from "./reports";
 import { spamCheck, type AuthResults, type SpamResult } from "./spam";
 
@@ -26,7 +27,29 @@ export interface Examined {
   report: ReportOutcome | null;
 }
 
+/** What authenticateMessage needs besides the message and the resolver. */
+export interface AuthInput {
+  ip: string;
+  helo: string;
+  sender: string;
+  mta: string;
+}
+
+/** What a check asks: SPF, DKIM and DMARC (null: not checked), the receiving time, the report read or not. */
+export interface CheckAsk {
+  auth: AuthInput | null;
+  nowMs: number;
+  report: boolean;
+}
+
 export const NOT_AUTHENTICATED: AuthResults = { spf: "none", dkim: "none", dmarc: "none", dmarcPolicy: null };
+
+/** Parses raw, checks SPF, DKIM and DMARC when asked (their DNS round trips overlap the parse), and examines it. */
+export async function checkMessage(raw: Uint8Array, ask: CheckAsk, resolver: DnsLookup): Promise<Examined> {
+  const checks = ask.auth ? authenticateMessage(raw, { ...ask.auth, resolver }) : null;
+  const [parsed, auth] = await Promise.all([parseMail(raw), checks]);
+  return examine(parsed, auth, ask.nowMs, ask.report);
+}
 
 /** nowMs: the receiving time (a Date more than a day ahead of it is a spam rule). */
 export function examine(parsed: ParsedMail, auth: AuthResults | null, nowMs: number, report: boolean): Examined {
