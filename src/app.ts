@@ -14,7 +14,7 @@ import { CacheBus } from "./core/cache-bus";
 import { EventOutbox } from "./core/events";
 import { CredentialGate } from "./core/credential-gate";
 import type { RouteInfo } from "./core/openapi";
-import { httpKernel, type ClientLimits } from "./core/http";
+import { httpKernel, type ClientLimits, type PrefixHook } from "./core/http";
 import { ClientAddresses } from "./core/client-address";
 import { Idempotency } from "./core/idempotency";
 import { RequestBodies } from "./core/request-body";
@@ -224,7 +224,7 @@ function moduleContext(m: ServiceModule<any>, kernel: Kernel, neighbours: Neighb
  * ports, jobs, webhook scopes and routes, then the workspace-delete cascade and the delivery
  * of outbox subscriptions. Returns the mounted modules in order.
  */
-function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Kernel, catalogue: EventCatalogue): Mounted[] {
+function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Kernel, catalogue: EventCatalogue, prefixHooks: PrefixHook[]): Mounted[] {
   const { ctx, tenancy, webhooks } = kernel;
   for (const m of modules) {
     // Grouped by namespace: the platform's module owns several (workspace, member, apikey ...).
@@ -251,6 +251,7 @@ function mount(app: Routes, modules: readonly ServiceModule<any>[], kernel: Kern
     const provides = Object.entries(m.provides ?? {}) as [string, (s: unknown, d: ModuleContext) => unknown][];
     mounted.push({ module: m, service: s, context: full, ports: new Map(provides.map(([name, build]) => [name, build(s, full)])) });
     for (const job of m.jobs?.(s, full) ?? []) ctx.scheduler.register(job);
+    prefixHooks.push(...(m.requestHooks?.(s, full) ?? []));
     if (m.webhooks) {
       const product = m.webhooks.product;
       for (const scope of m.webhookScopes?.(s, full) ?? []) {
@@ -321,6 +322,8 @@ export async function createApp(
   const legacyWebhooks = new LegacyWebhookService(ctx, webhookApi, engine);
 
   const bodies = new RequestBodies(config.maxBodyBytes, modules.flatMap((m) => m.bodyRoutes ?? []), { timeoutMs: config.bodyTimeoutMs, minRate: config.bodyMinRate });
+  // Filled by mount(), read by the kernel's wrapper at each request.
+  const prefixHooks: PrefixHook[] = [];
   const clients: ClientLimits = { addresses: new ClientAddresses(config.trustedProxies), server: () => app.server, maxInProgress: config.maxRequestsPerClient };
   const app = new Elysia({
     // Responses are checked against their schemas, never re-encoded: Elysia's t.Integer is a
@@ -334,7 +337,7 @@ export async function createApp(
     // only removes properties the schema does not declare, and leaves a wrong type to fail.
     normalize: "typebox",
   })
-    .use(httpKernel(ctx.log, ctx.metrics, bodies, new CredentialGate((): readonly RouteInfo[] => app.routes, SECURITY_SCHEMES), clients))
+    .use(httpKernel(ctx.log, ctx.metrics, bodies, new CredentialGate((): readonly RouteInfo[] => app.routes, SECURITY_SCHEMES), clients, prefixHooks))
     .get("/healthz", () => ({ status: "ok" as const, version: VERSION }), {
       response: t.Object({ status: t.Literal("ok"), version: t.String() }),
       detail: { tags: OPERATIONS, security: PUBLIC, summary: "Liveness: the process answers HTTP" },
@@ -352,7 +355,7 @@ export async function createApp(
     .get("/", ({ redirect }) => redirect("/admin/", 302), { detail: { hide: true } })
     .use(adminConsole());
 
-  const mounted = mount(app, modules, { ctx, tenancy, webhooks: { engine, api: webhookApi, legacy: legacyWebhooks }, settings }, catalogue);
+  const mounted = mount(app, modules, { ctx, tenancy, webhooks: { engine, api: webhookApi, legacy: legacyWebhooks }, settings }, catalogue, prefixHooks);
 
   // Last, so the documents describe every route above: /docs (Swagger UI), /docs/json, and
   // /<service>/openapi.json with each module's title, description and version.

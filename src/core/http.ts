@@ -51,6 +51,34 @@ interface RequestState {
   held?: string | null;
   /** The kernel's client rules, for clientAddressOf. */
   clients: ClientLimits;
+  /** The error the kernel's onError turned into the response, if one did (for prefix hooks' after()). */
+  failure?: HandledError;
+}
+
+/** An error as Elysia handed it to the kernel's onError: its code (VALIDATION, NOT_FOUND, PARSE ...) and the error. */
+export interface HandledError {
+  code: unknown;
+  error: unknown;
+}
+
+/**
+ * A module's work on the requests under its own path prefix, done by the kernel's wrapper
+ * around the app's handler (ServiceModule.requestHooks). Not an Elysia onRequest or global
+ * mapResponse: those run for every request of the app, and Elysia compiles every route as
+ * async (with a URL parse) once any exists. Here a request outside every prefix pays one
+ * string comparison per hook.
+ */
+export interface PrefixHook<S = unknown> {
+  /** A path: the hook sees requests to it and below it ("/tack/api" and "/tack/api/..."; not "/tack/apix"). */
+  prefix: string;
+  /**
+   * Before the app handles the request (before its body is read and its route is matched):
+   * a Response answers the request (the app and after() are skipped); anything else is the
+   * state handed to after().
+   */
+  before?(request: Request): S | Response | Promise<S | Response>;
+  /** Every response to a request before() let through: matched route or not, errors included. */
+  after?(request: Request, response: Response, state: S): Response | Promise<Response>;
 }
 
 /** Who the kernel counts requests in progress against, and how many each may have. */
@@ -80,10 +108,23 @@ export function requestIdOf(request: Request): string {
   return (request as { [STATE]?: RequestState })[STATE]?.id ?? "";
 }
 
+/** The route template the request matched (undefined before Elysia matched one, or for no route). */
+export function routeOf(request: Request): string | undefined {
+  return (request as { [STATE]?: RequestState })[STATE]?.route;
+}
+
+/** The error the kernel's onError answered the request with, if any. */
+export function handledErrorOf(request: Request): HandledError | undefined {
+  return (request as { [STATE]?: RequestState })[STATE]?.failure;
+}
+
 /** The matched route's declared security (undefined before the transform hook or without a gate). */
 export function routeSecurityOf(request: Request): RouteSecurity | undefined {
   return (request as { [STATE]?: RequestState })[STATE]?.security;
 }
+
+/** Where the path of a request URL starts (past the scheme and host). */
+const pathStart = (url: string) => url.indexOf("/", url.indexOf("//") + 2);
 
 /**
  * The path of a request URL. Elysia's own reading starts its search for the path at the 12th
@@ -91,7 +132,7 @@ export function routeSecurityOf(request: Request): RouteSecurity | undefined {
  * short, and a route's body rules missed it (an upload answered 415).
  */
 function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const start = pathStart(url);
   if (start === -1) return "/";
   const query = url.indexOf("?", start);
   return query === -1 ? url.slice(start) : url.slice(start, query);
@@ -99,6 +140,29 @@ function pathOf(url: string): string {
 
 /** What Elysia's `wrap` hands the kernel: the app's (or one route's) request handler. */
 type Handle = (request: Request) => Response | Promise<Response>;
+
+/** The request is to `prefix` or below it: the path (from `start` in the URL) is the prefix, or goes on with "/" or a query. */
+function underPrefix(url: string, start: number, prefix: string): boolean {
+  if (!url.startsWith(prefix, start)) return false;
+  const end = start + prefix.length;
+  return end === url.length || url[end] === "/" || url[end] === "?";
+}
+
+/** The first hook from `from` on whose prefix holds the request; -1 for none. */
+function nextHook(hooks: readonly PrefixHook[], from: number, url: string, start: number): number {
+  for (let i = from; i < hooks.length; i++) if (underPrefix(url, start, hooks[i]!.prefix)) return i;
+  return -1;
+}
+
+/** Hook `i` (which holds the request) and the later ones that do, around the app's handler: befores in list order, afters in reverse. */
+async function aroundHooks(hooks: readonly PrefixHook[], i: number, start: number, handle: Handle, request: Request): Promise<Response> {
+  const hook = hooks[i]!;
+  const state = hook.before ? await hook.before(request) : undefined;
+  if (state instanceof Response) return state;
+  const next = nextHook(hooks, i + 1, request.url, start);
+  const response = await (next < 0 ? handle(request) : aroundHooks(hooks, next, start, handle, request));
+  return hook.after ? hook.after(request, response, state) : response;
+}
 
 /**
  * Elysia compiles a route as an async function whenever it has a parse hook, and the kernel's
@@ -116,7 +180,18 @@ const recordRoute = (request: Request, route: string | undefined) => {
   if (state && route) state.route = route;
 };
 
-export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBodies(), gate?: CredentialGate, clients: ClientLimits = NO_CLIENT_LIMITS) {
+/**
+ * `prefixHooks` is read at each request: the app fills it as it mounts its modules (after the
+ * kernel is built).
+ */
+export function httpKernel(
+  log: Logger,
+  metrics: Metrics,
+  bodies = new RequestBodies(),
+  gate?: CredentialGate,
+  clients: ClientLimits = NO_CLIENT_LIMITS,
+  prefixHooks: readonly PrefixHook[] = [],
+) {
   // The level is fixed for a logger's life: below info, no access-log fields are built at all.
   const accessLog = log.enabled("info");
   const admission = clients.maxInProgress > 0 ? new ClientAdmission(clients.maxInProgress, clientAddressOf) : null;
@@ -154,7 +229,9 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     if (admission && !admission.admit(state, request)) return done(tooManyInProgress(), request, state, t0);
     let out: Response | Promise<Response>;
     try {
-      out = handle(request);
+      const start = prefixHooks.length ? pathStart(request.url) : -1;
+      const first = start < 0 ? -1 : nextHook(prefixHooks, 0, request.url, start);
+      out = first < 0 ? handle(request) : aroundHooks(prefixHooks, first, start, handle, request);
     } catch (err) {
       metrics.requestsInFlight--;
       admission?.release(state);
@@ -208,6 +285,8 @@ export function httpKernel(log: Logger, metrics: Metrics, bodies = new RequestBo
     .onError({ as: "global" }, ({ code, error: raised, set, request, route }) => {
       // Errors before the transform hook (a body refused by the parse hook) name the route too.
       recordRoute(request, route);
+      const state = (request as { [STATE]?: RequestState })[STATE];
+      if (state) state.failure = { code, error: raised };
       // Elysia wraps whatever a parse hook throws (our 400/413/415 included) in a ParseError.
       const error = code === "PARSE" && (raised as any).cause instanceof ApiError ? (raised as any).cause : raised;
       if (error instanceof ApiError) {

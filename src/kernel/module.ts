@@ -13,6 +13,7 @@
  * docs/architecture.md has the checklist for adding a service.
  */
 import type { BodyRoute } from "../core/request-body";
+import type { PrefixHook } from "../core/http";
 import type { ServiceDescription } from "../core/openapi";
 import type { Elysia } from "elysia";
 import type { TString } from "@sinclair/typebox";
@@ -173,6 +174,13 @@ export interface ServiceModule<S = unknown, P extends WebhookProduct = WebhookPr
   webhookScopes?(service: S, deps: ModuleContext<P, D>): WebhookScopeMount[];
   /** The service's own routes (full paths, under its prefix). */
   routes?(service: S, deps: ModuleContext<P, D>): Routes;
+  /**
+   * Work on every request under a path of its own, matched route or not (a rate limit counted
+   * before the body is read, headers on every response, errors included): run by the HTTP
+   * kernel's wrapper for requests under the hook's prefix only, so the app's other routes pay
+   * nothing for it (core/http.ts PrefixHook). Not Elysia's global onRequest/mapResponse.
+   */
+  requestHooks?(service: S, deps: ModuleContext<P, D>): PrefixHook<any>[];
   /** Scheduled jobs (the scheduler runs them by name; tests call them directly). */
   jobs?(service: S, deps: ModuleContext<P, D>): JobDefinition[];
   /**

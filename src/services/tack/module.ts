@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import { defineService } from "../../kernel/module";
 import { TACK_ACTIONS } from "./actions";
 import { cardRoutes } from "./board/card-routes";
-import { boardGuard, RATE_LIMIT_HEADERS } from "./board/guard";
+import { boardCaller, boardRequestHook, RATE_LIMIT_HEADERS } from "./board/guard";
 import { Cards } from "./board/cards";
 import { boardRoutes } from "./board/routes";
 import { Board } from "./board/service";
@@ -41,10 +41,12 @@ export const tackModule = defineService({
     }
     await dropSearchRows(t, { ownerWorkspaceId: workspaceId });
   },
+  // Rate limits and their headers on every request under /tack/api (board/guard.ts).
+  requestHooks: (_tack, d) => [boardRequestHook(d)],
   webhookScopes: (tack) => [{ prefix: TACK_SCOPE_PREFIX, resolve: tack.scope, params: TACK_SCOPE_PARAMS }],
   routes: (tack, d) =>
     new Elysia({ name: "tack-routes" })
       .use(boardRoutes(tack.board, d))
       .use(cardRoutes(tack.cards, d))
-      .use(tackWebhookRoutes(tack.webhooks, tack.scope, { principals: d.tenancy.authz, idempotency: d.ctx.idempotency, guard: boardGuard(d) })),
+      .use(tackWebhookRoutes(tack.webhooks, tack.scope, { principals: d.tenancy.authz, idempotency: d.ctx.idempotency, caller: boardCaller(d) })),
 });

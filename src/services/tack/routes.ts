@@ -23,7 +23,7 @@ import { PLATFORM_CALLER, secured } from "../../access/openapi";
 import type { Idempotency } from "../../core/idempotency";
 import { noContent } from "../../core/openapi";
 import { ErrorBody } from "../../access/schemas";
-import type { boardGuard } from "./board/guard";
+import type { boardCaller } from "./board/guard";
 import { WorkspaceRef } from "./board/schemas";
 import { URL_MAX, EndpointId, paramsOf, type Access, type ScopeResolver, MAX_ENDPOINTS_PER_SCOPE, webhookAction } from "../../kernel/webhooks";
 import { SECRET_MAX, SECRET_MIN, TACK_LIST_DEFAULT, TACK_LIST_MAX, type TackWebhookService } from "./webhooks";
@@ -73,7 +73,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody,
 export function tackWebhookRoutes(
   tack: TackWebhookService,
   resolve: ScopeResolver,
-  deps: { principals: PrincipalResolver; idempotency: Idempotency; guard: ReturnType<typeof boardGuard> },
+  deps: { principals: PrincipalResolver; idempotency: Idempotency; caller: ReturnType<typeof boardCaller> },
 ) {
   const tags = ["Card board: webhooks"];
   const read = webhookAction(TACK_WEBHOOKS.product, "read");
@@ -88,9 +88,9 @@ export function tackWebhookRoutes(
     return { principal, scope: await resolve({ principal, params: c.params }, access) };
   };
 
-  // The board's rate limits and X-RateLimit headers (board/guard.ts) before the principal plugin.
+  // The board's caller (board/guard.ts, counted by its request hook) before the principal plugin.
   return new Elysia({ prefix: TACK_SCOPE_PREFIX })
-    .use(deps.guard)
+    .use(deps.caller)
     .use(principalPlugin(deps.principals))
     .guard(secured(PLATFORM_CALLER))
     .get("/webhooks", async (c) => {

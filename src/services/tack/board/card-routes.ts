@@ -16,7 +16,7 @@ import { Elysia } from "elysia";
 import { secured } from "../../../access/openapi";
 import type { ServiceDeps } from "../../../kernel/module";
 import { BATCH_MOVE_MAX, type Cards } from "./cards";
-import { boardGuard } from "./guard";
+import { boardCaller } from "./guard";
 import { BOARD_PREFIX, CARD, PROJECT } from "./paths";
 import { API_KEY_CALLER, as, IDEMPOTENCY_NOTE, idempotentAs, RATE_NOTE, readErrors, writeErrors } from "./routes";
 import * as S from "./schemas";
@@ -30,7 +30,7 @@ export function cardRoutes(cards: Cards, deps: ServiceDeps) {
   const w = (p: P) => [p.workspace_id, p.project] as const;
 
   return new Elysia({ prefix: BOARD_PREFIX })
-    .use(boardGuard(deps))
+    .use(boardCaller(deps))
     .guard(secured(API_KEY_CALLER))
     .get(`${proj}/cards`, (c) => as(board, c.principal, "tack.card.read", (k) => cards.list(k, ...w(c.params), c.query)), {
       params: S.ProjectParams,

@@ -2,10 +2,11 @@
  * What every card-board route shares: the caller, the per-key rate limits with their
  * X-RateLimit-* headers, and the card-board error body.
  *
- * - The caller is resolved and counted in an onRequest hook, for every request under
- *   /tack/api (matched route or not): before the body is read and before the app's credential
- *   gate, so a request refused for a missing credential, an unreadable, too large or non-JSON
- *   body, a bad field or an unknown route still counts and still carries the headers.
+ * - The caller is resolved and counted in a request hook of the HTTP kernel (core/http.ts
+ *   PrefixHook), for every request under /tack/api (matched route or not) and no other: before
+ *   the body is read and before the app's credential gate, so a request refused for a missing
+ *   credential, an unreadable, too large or non-JSON body, a bad field or an unknown route
+ *   still counts and still carries the headers; the app's other routes pay nothing for it.
  * - Rate limits (spec: 200 writes, 600 reads, 30 batch operations per minute per API key):
  *   GET is a read, POST .../cards/batch-move a batch operation, anything else a write.
  *   The core rate limiter (a sliding log of the last minute, shared by every node) counts
@@ -23,6 +24,7 @@ import { Elysia } from "elysia";
 import { knownPlatformCaller, requestMeta, sessionCookieOf } from "../../../access/http";
 import { bearerFrom, type Principal } from "../../../access/principal";
 import type { ErrorDetail } from "../../../core/errors";
+import { handledErrorOf, routeOf, type PrefixHook } from "../../../core/http";
 import { EXACT_LIMIT_MAX } from "../../../core/ratelimit";
 import type { ServiceDeps } from "../../../kernel/module";
 import type { TackRateLimits } from "../settings";
@@ -50,32 +52,34 @@ const keyOf = (p: Principal | null, ip: string | null) =>
 
 /** The card board's base path: every response under it carries the rate-limit headers. */
 const BASE = "/tack/api";
-const underBase = (url: string) => {
-  const path = url.indexOf("/", url.indexOf("//") + 2);
-  return path >= 0 && url.startsWith(BASE, path) && (url.length === path + BASE.length || "/?#".includes(url[path + BASE.length]!));
-};
 
 interface Counted {
   principal: Principal | null;
   headers: Record<string, string>;
 }
 
-export function boardGuard(deps: ServiceDeps) {
+// What the request hook found for a request, read back by the routes' derive. Keyed by the
+// Request: one app's requests never meet another's.
+const counted = new WeakMap<Request, Counted>();
+
+/**
+ * The board's rate limits and headers as a request hook of the kernel (ServiceModule.requestHooks):
+ * every request under /tack/api, matched route or not, and no other.
+ */
+export function boardRequestHook(deps: ServiceDeps): PrefixHook<Counted> {
   const { ctx, tenancy } = deps;
   // Requests per minute of each rate class (TACK_RATE_*; 0: none).
   const limits: TackRateLimits = deps.settings;
-  // What onRequest found for a request, read back by the derive and by mapResponse.
-  const counted = new WeakMap<Request, Counted>();
-  return new Elysia({ name: "tack-board-guard" })
-    .onRequest(async ({ request, set }) => {
-      if (!underBase(request.url) || counted.has(request)) return;
+  return {
+    prefix: BASE,
+    async before(request) {
       const bearer = bearerFrom(request.headers.get("authorization"));
       const principal: Principal | null = await tenancy.authz.resolve(bearer, bearer ? null : sessionCookieOf(request));
       const state: Counted = { principal, headers: {} };
       counted.set(request, state);
       const cls = rateClassOf(request.method, new URL(request.url).pathname);
       const limit = limits[cls];
-      if (limit <= 0) return;
+      if (limit <= 0) return state;
       const key = `tack:${cls}:${keyOf(principal, principal ? null : requestMeta(request).ip)}`;
       const hit = await ctx.ratelimit.hit(key, limit, RATE_WINDOW_MS);
       // Until a counted request leaves the window; above the limiter's exact-log ceiling (a
@@ -89,41 +93,23 @@ export function boardGuard(deps: ServiceDeps) {
       headers["x-ratelimit-limit"] = String(limit);
       headers["x-ratelimit-remaining"] = String(Math.max(0, limit - hit.count));
       headers["x-ratelimit-reset"] = String(Math.ceil(resetMs / 1000));
-      if (!hit.allowed) headers["retry-after"] = String(Math.max(1, Math.ceil(hit.retryAfterMs / 1000)));
-      Object.assign(set.headers, headers);
-      // Answered here, in the card-board body: an error thrown from onRequest reaches no mapResponse.
-      if (!hit.allowed) {
-        const message = `Rate limit of ${limit} ${cls === "batch" ? "batch operations" : cls} per minute exceeded for this key`;
-        return new Response(JSON.stringify({ error: { code: "RATE_LIMITED", message, details: [] } }), { status: 429, headers: { "content-type": "application/json", ...headers } });
-      }
-    })
-    .derive({ as: "scoped" }, async ({ request }) => {
-      const meta = requestMeta(request);
-      const state = counted.get(request);
-      // An unknown credential is a 401 here, before the board validates the input.
-      if (state) return { principal: knownPlatformCaller(request, state.principal), meta };
-      const bearer = bearerFrom(request.headers.get("authorization"));
-      return { principal: knownPlatformCaller(request, await tenancy.authz.resolve(bearer, bearer ? null : sessionCookieOf(request))), meta };
-    })
+      if (hit.allowed) return state;
+      headers["retry-after"] = String(Math.max(1, Math.ceil(hit.retryAfterMs / 1000)));
+      const message = `Rate limit of ${limit} ${cls === "batch" ? "batch operations" : cls} per minute exceeded for this key`;
+      return new Response(JSON.stringify({ error: { code: "RATE_LIMITED", message, details: [] } }), { status: 429, headers: { "content-type": "application/json", ...headers } });
+    },
     // Errors become a fresh Response in the kernel's onError (the app's credential gate, the
-    // body reader and an unknown route included): copy the headers onto it and give its body
-    // the card-board shape (details always present). Global: those never reach a scoped hook.
-    // On an error the context also holds code, error (a ValidationError: type, value) and route.
-    .mapResponse({ as: "global" }, async ({ request, responseValue: res, code, error, route }: { request: Request; responseValue: unknown; code?: unknown; error?: unknown; route?: string }) => {
-      const state = counted.get(request);
-      if (!state) return;
-      if (!(res instanceof Response)) {
-        // An error body that reaches here as a value (Elysia serialises it afterwards).
-        const err = (res as { error?: { code?: unknown; details?: unknown } } | null)?.error;
-        if (err && typeof err === "object" && typeof err.code === "string" && !Array.isArray(err.details)) err.details = [];
-        return;
-      }
+    // body reader and an unknown route included): the headers go onto it, and its body gets
+    // the card-board shape (details always present).
+    async after(request, res, state) {
       let out = res;
       if (res.status >= 400 && (res.headers.get("content-type") ?? "").includes("application/json")) {
         const body = (await res.clone().json().catch(() => null)) as { error?: { details?: unknown } } | null;
-        // A body the route's schema refused: the board's rules name their fields too.
-        const refused = code === "VALIDATION" && (error as { type?: unknown } | undefined)?.type === "body" && Array.isArray(body?.error?.details);
-        const merged = refused ? withBodyRules(request.method, route, (error as { value?: unknown }).value, body!.error!.details as ErrorDetail[]) : undefined;
+        // A body the route's schema refused (the error the kernel answered: its type and the value as sent): the board's rules name their fields too.
+        const failure = handledErrorOf(request);
+        const error = failure?.error as { type?: unknown; value?: unknown } | undefined;
+        const refused = failure?.code === "VALIDATION" && error?.type === "body" && Array.isArray(body?.error?.details);
+        const merged = refused ? withBodyRules(request.method, routeOf(request), error!.value, body!.error!.details as ErrorDetail[]) : undefined;
         if (merged) out = new Response(JSON.stringify(merged), { status: res.status, headers: res.headers });
         else if (body?.error && !Array.isArray(body.error.details)) {
           body.error.details = [];
@@ -133,9 +119,28 @@ export function boardGuard(deps: ServiceDeps) {
       try {
         for (const k of RL_HEADERS) if (state.headers[k] !== undefined) out.headers.set(k, state.headers[k]!);
       } catch {
+        // Immutable headers (a fetched or redirect Response): a copy takes them.
         out = new Response(out.body, out);
         for (const k of RL_HEADERS) if (state.headers[k] !== undefined) out.headers.set(k, state.headers[k]!);
       }
       return out;
-    });
+    },
+  };
+}
+
+/**
+ * The caller of a card-board route, for its handler: the principal the request hook resolved
+ * (resolved here when the request did not go through it, e.g. a route mounted without the
+ * kernel). Scoped to the board's own routes. An unknown credential is a 401 here, before the
+ * board validates the input.
+ */
+export function boardCaller(deps: ServiceDeps) {
+  const { tenancy } = deps;
+  return new Elysia({ name: "tack-board-caller" }).derive({ as: "scoped" }, async ({ request }) => {
+    const meta = requestMeta(request);
+    const state = counted.get(request);
+    if (state) return { principal: knownPlatformCaller(request, state.principal), meta };
+    const bearer = bearerFrom(request.headers.get("authorization"));
+    return { principal: knownPlatformCaller(request, await tenancy.authz.resolve(bearer, bearer ? null : sessionCookieOf(request))), meta };
+  });
 }

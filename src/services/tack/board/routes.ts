@@ -18,7 +18,7 @@ import { requirePrincipal, type Principal } from "../../../access/principal";
 import { secured } from "../../../access/openapi";
 import { noContent } from "../../../core/openapi";
 import type { ServiceDeps } from "../../../kernel/module";
-import { boardGuard } from "./guard";
+import { boardCaller } from "./guard";
 import { BOARD_PREFIX, LABEL, LIST, PROJECT, WS } from "./paths";
 import * as S from "./schemas";
 import type { Board, Caller } from "./service";
@@ -50,7 +50,7 @@ export function boardRoutes(board: Board, deps: ServiceDeps) {
   const [ws, proj, list, label] = [WS, PROJECT, LIST, LABEL];
 
   return new Elysia({ prefix: BOARD_PREFIX })
-    .use(boardGuard(deps))
+    .use(boardCaller(deps))
     .guard(secured(API_KEY_CALLER))
     // ---------------------------------------------------------------- workspaces
     .get("", (c) => as(board, c.principal, "tack.workspace.read", (k) => board.listWorkspaces(k, c.query)), {
