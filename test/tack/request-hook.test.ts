@@ -36,6 +36,8 @@ test("only requests under /tack/api are counted and get the headers", async () =
   expect(rl(query.headers)).toEqual(["5", "2"]);
   const unknown = await app.call("GET", "/tack/api/v1/nope");
   expect(unknown.status).toBe(404);
+  // The card-board error body, details included, on an unknown route too (Elysia's not-found
+  // answer never reached the earlier global mapResponse, so it went without them).
   expect(unknown.body.error.details).toEqual([]);
   expect(rl(unknown.headers)).toEqual(["5", "1"]);
   // Another service's 404 keeps its own body: no card-board details added.
