@@ -2,9 +2,15 @@
  * The card board's rate limits run as a request hook of the HTTP kernel under /tack/api only:
  * the app's other routes carry no X-RateLimit headers and are not counted, a path that only
  * starts like the board's (/tack/apix) is not under it, and no Elysia hook of the board's
- * taxes the rest of the app (a sync route stays compiled as a sync function).
+ * taxes the rest of the app (a sync route stays compiled as a sync function). Last, the
+ * kernel's prefix hooks themselves (core/http.ts), on a bare kernel.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { RequestBodies } from "../../src/core/request-body";
+import { handledErrorOf, httpKernel, routeOf, type PrefixHook } from "../../src/core/http";
+import { createLogger } from "../../src/core/log";
+import { Metrics } from "../../src/core/metrics";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { inProcess } from "../helpers/target";
 
@@ -66,4 +72,37 @@ inProcess("reads the in-process app object's hooks and compiled route handlers")
     server.stop(true);
     await fresh.stop();
   }
+});
+
+test("the kernel's prefix hooks: nested prefixes in list order, a Response from before() answers, after() sees the route and the error", async () => {
+  const seen: string[] = [];
+  const hook = (prefix: string, answer?: string): PrefixHook<string> => ({
+    prefix,
+    before: (request) => {
+      seen.push(`before ${prefix}`);
+      return request.url.endsWith(answer ?? "\0") ? new Response("answered", { status: 418 }) : prefix;
+    },
+    after: (request, response, state) => {
+      seen.push(`after ${state} ${response.status} ${routeOf(request)} ${(handledErrorOf(request)?.code as string | undefined) ?? "-"}`);
+      response.headers.set("x-hooked", `${response.headers.get("x-hooked") ?? ""}${state};`);
+      return response;
+    },
+  });
+  const kernelApp = new Elysia()
+    .use(httpKernel(createLogger("silent", {}), new Metrics(), new RequestBodies(), undefined, undefined, [hook("/a"), hook("/a/b", "/stop"), hook("/c")]))
+    .get("/a/b/:id", () => "ok")
+    .get("/ab", () => "no hook");
+  const run = async (path: string) => {
+    seen.length = 0;
+    const r = await kernelApp.handle(new Request(`http://localhost${path}`));
+    return { status: r.status, hooked: r.headers.get("x-hooked"), seen: [...seen] };
+  };
+  expect(await run("/a/b/1")).toEqual({ status: 200, hooked: "/a/b;/a;", seen: ["before /a", "before /a/b", "after /a/b 200 /a/b/:id -", "after /a 200 /a/b/:id -"] });
+  // No route: the hooks still see the answer, and the error the kernel answered.
+  expect(await run("/a/x")).toEqual({ status: 404, hooked: "/a;", seen: ["before /a", "after /a 404 undefined NOT_FOUND"] });
+  // The inner hook answers: the app does not run, the outer hook's after() still does.
+  expect(await run("/a/b/stop")).toEqual({ status: 418, hooked: "/a;", seen: ["before /a", "before /a/b", "after /a 418 undefined -"] });
+  // Path boundaries: /ab is not under /a, /a?x=1 is.
+  expect(await run("/ab")).toEqual({ status: 200, hooked: null, seen: [] });
+  expect((await run("/a?x=1")).seen).toEqual(["before /a", "after /a 404 undefined NOT_FOUND"]);
 });
