@@ -5,10 +5,11 @@
  * nodemailer clients, against two same-run baselines:
  * - the ceiling: mailparser + mailauth alone on the same bytes (the message with a Received
  *   header like Bunker's), with Bunker's options, against the same DNS server through the
- *   same cached resolver, on as many Bun Workers as Bunker has check threads (CHECK_THREADS:
- *   one per core, at most four), 8 messages in flight on each, in this process. "Both cores"
- *   means that: every core busy with parse + authenticate and nothing else, no SMTP, no
- *   client, no storage; Bunker's row shares the same cores with its SMTP clients.
+ *   same cached resolver, on one Bun Worker per core (CHECK_THREADS, at most four), 8
+ *   messages in flight on each, in this process. "Both cores" means that: every core busy
+ *   with parse + authenticate and nothing else, no SMTP, no client, no storage; Bunker's row
+ *   shares the same cores with its SMTP clients. Bunker checks on its event loop unless
+ *   MAIL_INBOUND_THREADS (passed through to the server) gives it worker threads.
  * - smtp-server (the library Bunker's listener is built on) accepting and discarding, in its
  *   own process: the cost of SMTP alone.
  * Server CPU per stored message is the Bunker process's CPU (every thread, /proc) over the
@@ -276,7 +277,7 @@ export default async function main() {
     );
     console.log(
       `targets: >= 500 messages/s (${bMed >= 500 ? "met" : "not met"}), >= 0.6 of the ceiling (${ratio >= 0.6 ? "met" : "not met"}). ` +
-        `${m.cores} cores; Bunker (${CHECK_THREADS} check thread${CHECK_THREADS > 1 ? "s" : ""} beside its event loop) shares them with its SMTP clients (this process).`,
+        `${m.cores} cores; Bunker (MAIL_INBOUND_THREADS=${process.env.MAIL_INBOUND_THREADS ?? "0"}: its check threads beside the event loop) shares them with its SMTP clients (this process).`,
     );
   } finally {
     discard.stop();

@@ -14,8 +14,6 @@ function isDnsServer(s: string): boolean {
   return !m[2] || (Number(m[2]) >= 1 && Number(m[2]) <= 65535);
 }
 
-const INBOUND_THREADS = int("MAIL_INBOUND_THREADS", -1, 0, 16, "");
-
 const DNS_SERVERS = list("DNS_SERVERS", "", (s) => (isDnsServer(s) ? null : "is not an IP address with an optional port (1.1.1.1, 127.0.0.1:5353, [::1]:53)"));
 
 export const MAIL_SETTINGS = {
@@ -25,11 +23,7 @@ export const MAIL_SETTINGS = {
   }),
   mxPort: int("MAIL_MX_PORT", 25, 1, 65535, "Port of recipients' MX hosts for direct delivery (tests point it at a loopback sink)"),
   requireTls: bool("MAIL_REQUIRE_TLS", false, "Refuse to hand mail to a hop that does not offer STARTTLS (false: TLS when offered)"),
-  // null: inbound's own default (inbound/checks.ts).
-  inboundThreads: custom(["MAIL_INBOUND_THREADS"], "one per core, at most 4", "Worker threads that parse and authenticate received mail (0 to 16); 0: on the event loop", (r) => {
-    const n = INBOUND_THREADS.read(r);
-    return n < 0 ? null : n;
-  }),
+  inboundThreads: int("MAIL_INBOUND_THREADS", 0, 0, 16, "Worker threads that parse and authenticate received mail; 0: on the event loop"),
 };
 
 export type MailSettings = SettingValues<typeof MAIL_SETTINGS>;

@@ -5,10 +5,12 @@
  * mailparser and mailauth are most of a received message's CPU (about 1.1 ms of 1.6 for a
  * 10 KB DKIM-signed message) and both are synchronous JavaScript: on the event loop they
  * cap inbound mail at one core and stall the SMTP sessions and the API while they run. Here
- * they run on `threads` workers (MAIL_INBOUND_THREADS; one per core, at most four, unless
- * set), started with the first message and handed each message by fewest jobs in hand. With
- * 0 threads they run on the event loop, as they did before: on a machine whose cores are
- * already busy, the workers' own compiled code and collector cost more than they spare. The workers ask their DNS questions back
+ * they can run on `threads` workers (MAIL_INBOUND_THREADS), started with the first message
+ * and handed each message by fewest jobs in hand. The default is 0, the event loop: measured
+ * on a shared 2-core machine (docs/performance.md), the workers cost more CPU per message
+ * than they spared (their own compiled code and collector, the hops between threads) and
+ * stored fewer messages per second; a host with idle cores may measure otherwise
+ * (`MAIL_INBOUND_THREADS=2 npm run bench -- mail-inbound`). The workers ask their DNS questions back
  * through `resolver` (the service's cached resolver), so every check reads the same cached
  * answers on the same clock as before; a worker keeps a copy of each answer until the
  * moment that cache lets it go (`until`, compared with the message's receiving time), which
@@ -41,7 +43,7 @@ export interface DnsAnswer {
   until: number | null;
 }
 
-/** Worker threads unless MAIL_INBOUND_THREADS says otherwise: one per core, at most four (the inbound bench's ceiling uses as many). */
+/** Both cores, or each core up to four: the inbound bench's ceiling runs on as many threads. */
 export const CHECK_THREADS = Math.min(availableParallelism(), 4);
 
 /**
@@ -65,7 +67,7 @@ export class CheckPool {
   constructor(
     private readonly resolver: CachedLookup,
     private readonly log: Logger,
-    threads = CHECK_THREADS,
+    threads: number,
   ) {
     this.threads = Array.from({ length: threads }, () => null);
   }

@@ -31,7 +31,7 @@ import type { MessageService } from "../messages";
 import type { MailParts } from "../part";
 import { mailSettings } from "../settings";
 import { DNS_CACHE_MS, mailauthResolver } from "./auth";
-import { CHECK_THREADS, CheckPool } from "./checks";
+import { CheckPool } from "./checks";
 import { examine, type Examined } from "./examine";
 import { parseMail, splitAddress } from "../parse";
 import type { ReportOutcome } from "./reports";
@@ -58,7 +58,7 @@ export class InboundService {
     private readonly parts: MailParts,
   ) {
     const resolver = mailauthResolver(mailSettings(m).dnsServers, 3000, DNS_CACHE_MS, () => m.ctx.clock.nowMs());
-    this.checks = new CheckPool(resolver, m.ctx.log, mailSettings(m).inboundThreads ?? CHECK_THREADS);
+    this.checks = new CheckPool(resolver, m.ctx.log, mailSettings(m).inboundThreads);
   }
 
   /** Ends the check workers (the module stops). */
