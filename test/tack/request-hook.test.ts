@@ -69,7 +69,7 @@ inProcess("reads the in-process app object's hooks and compiled route handlers")
     const healthz = (fresh.app as unknown as typeof elysia).routes.find((r) => r.path === "/healthz" && r.method === "GET")!;
     expect((healthz.compile() as object).constructor.name).toBe("Function");
   } finally {
-    server.stop(true);
+    await server.stop(true);
     await fresh.stop();
   }
 });
