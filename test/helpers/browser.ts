@@ -37,7 +37,9 @@ export async function openConsole(browser: Browser, base: string, opts: { width?
   });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   const page = await context.newPage();
-  page.setDefaultTimeout(15_000); // slack for a loaded CI machine; a passing step takes well under 1 s
+  // A hang guard with slack for CI, whose three runs load both cores ~8x over (a step that
+  // passes in well under 1 s on a quiet machine took over 15 s there once); not a timing check.
+  page.setDefaultTimeout(30_000);
   const errors: string[] = [];
   page.on("console", (m) => {
     if (m.type() === "error") errors.push(`console: ${m.text()} @ ${m.location().url}`);
