@@ -16,6 +16,7 @@
  * the platform's sharp packages were not installed) still starts; its uploads end
  * asset.failed with image_processing_unavailable, after one warning.
  */
+import { RUNS_COMPILED } from "./compiled";
 import { dlopen } from "bun:ffi";
 import { createHash } from "node:crypto";
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -57,15 +58,10 @@ async function load(dataDir: string, log: Logger): Promise<SharpModule | null> {
   } catch (e) {
     const reason = (e instanceof Error ? e.message : String(e)).split("\n")[0];
     // sharp's own message is generic ("Could not load ..."); say which case this is.
-    const libvipsFrom = lib ? `embedded ${lib.name}` : compiled() ? "none: not embedded in this executable" : "node_modules";
+    const libvipsFrom = lib ? `embedded ${lib.name}` : RUNS_COMPILED ? "none: not embedded in this executable" : "node_modules";
     log.warn("image processing unavailable: image uploads will fail with image_processing_unavailable", { reason, libvips: libvipsFrom, data_dir: dataDir });
     return null;
   }
-}
-
-/** Whether this code runs from a `bun build --compile` executable (its modules live in bun's virtual filesystem). */
-function compiled(): boolean {
-  return import.meta.path.startsWith("/$bunfs/") || /^[A-Za-z]:[\\/]~BUN[\\/]/.test(import.meta.path);
 }
 
 /** The libvips library bun embedded, or undefined (from source, or a binary built without it). */

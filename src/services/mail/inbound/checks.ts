@@ -19,6 +19,7 @@
  * A worker that dies fails the messages it held (the SMTP reply is 451, the sender retries)
  * and is replaced at the next message.
  */
+import { RUNS_COMPILED } from "../../../core/compiled";
 import { availableParallelism } from "node:os";
 import type { Logger } from "../../../core/log";
 import type { CachedLookup } from "./auth";
@@ -51,8 +52,7 @@ export const CHECK_THREADS = Math.min(availableParallelism(), 4);
  * executable embeds it as an entry point of its own (scripts/build.ts lists it), named by its
  * path under src/, and there every module's import.meta.url is the executable's root.
  */
-const compiled = /^\/\$bunfs\/|^[A-Za-z]:[\\/]~BUN[\\/]/.test(import.meta.path);
-const WORKER_ENTRY = new URL(compiled ? "./services/mail/inbound/check-worker.ts" : "./check-worker.ts", import.meta.url);
+const WORKER_ENTRY = new URL(RUNS_COMPILED ? "./services/mail/inbound/check-worker.ts" : "./check-worker.ts", import.meta.url);
 
 interface Thread {
   worker: Worker;
