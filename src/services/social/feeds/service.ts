@@ -30,6 +30,7 @@ import type { PostReadRow } from "../posts";
 import { postViews, type PostView } from "../posts/views";
 import { effectiveVisibility, shadowBanned } from "../posts/visibility";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { lazy } from "../../../core/lazy";
 import { earlier, FeedPageCache } from "./page-cache";
 import { FeedPage } from "./schemas";
 import * as store from "./store";
@@ -52,7 +53,8 @@ function changesAt(p: { expires_at: string | null; a_shadow_at: string | null; a
   return earlier(expiry, banEnd);
 }
 
-const FEED_PAGE = TypeCompiler.Compile(FeedPage);
+/** Compiled with the first page built, not at start-up (every import is paid by each start). */
+const feedPage = lazy(() => TypeCompiler.Compile(FeedPage));
 
 interface RankCursor {
   k: string;
@@ -129,7 +131,7 @@ export class FeedService {
    * null) is kept for the next reader.
    */
   private answer(key: string | null, body: FeedPageBody, mark: number, until: string | null): string {
-    if (!FEED_PAGE.Check(body)) throw new Error(`feed page does not match its schema: ${JSON.stringify([...FEED_PAGE.Errors(body)].slice(0, 3))}`);
+    if (!feedPage().Check(body)) throw new Error(`feed page does not match its schema: ${JSON.stringify([...feedPage().Errors(body)].slice(0, 3))}`);
     const json = JSON.stringify(body);
     if (key !== null) this.pages.put(key, json, mark, until);
     return json;
